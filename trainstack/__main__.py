@@ -1,0 +1,3 @@
+from trainstack.cli.main import main
+
+main()

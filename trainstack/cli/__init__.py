@@ -1,0 +1,1 @@
+"""The command line: a thin layer that parses arguments and hands off to one service per verb."""

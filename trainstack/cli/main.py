@@ -1,0 +1,71 @@
+"""Entry point. Verbs are imported lazily so `trainstack validate` never pays for Pulumi or torch."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from trainstack.errors import UserError
+
+# verb -> "module:attribute". Add a verb by adding one line here and one module in cli/.
+VERBS: dict[str, str] = {
+    "validate": "trainstack.cli.validate:validate",
+    "schema": "trainstack.cli.schema:schema",
+    "init": "trainstack.cli.init:init",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(VERBS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = VERBS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in VERBS:
+            from trainstack.spec.suggest import did_you_mean
+
+            ctx.fail(f"no such command {name!r}.{did_you_mean(name, VERBS)}")
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="trainstack")
+def cli() -> None:
+    """trainstack: ML training on your own Kubernetes cluster, as code."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    try:
+        return cli.main(args=argv, prog_name="trainstack", standalone_mode=False)
+    except UserError as err:
+        click.echo(f"error: {err.render()}", err=True)
+        sys.exit(err.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(2 if isinstance(err, click.UsageError) else err.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
