@@ -1,0 +1,19 @@
+"""The run registry: a SQLite index of runs (local and deployed) under the state home."""
+
+from trainstack.registry.home import state_home
+from trainstack.registry.liveness import RunnerIdentity, current_runner
+from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
+from trainstack.registry.store import Registry, RunFilter
+
+__all__ = [
+    "NewRun",
+    "Registry",
+    "ReplicaExit",
+    "RunFilter",
+    "RunKind",
+    "RunRecord",
+    "RunStatus",
+    "RunnerIdentity",
+    "current_runner",
+    "state_home",
+]

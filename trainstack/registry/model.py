@@ -1,0 +1,91 @@
+"""What the run registry returns: frozen records, never rows or dicts."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+
+class RunStatus(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # the runner died without recording an end
+
+    @property
+    def finished(self) -> bool:
+        return self not in (RunStatus.PENDING, RunStatus.RUNNING)
+
+
+class RunKind(enum.StrEnum):
+    LOCAL = "local"
+    CLUSTER = "cluster"
+
+
+@dataclass(frozen=True, order=True)
+class ReplicaExit:
+    """The last exit code of one replica; `None` while it has not exited."""
+
+    role: str
+    index: int
+    exit_code: int | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.role}-{self.index}"
+
+
+def _empty_tags() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """What a caller knows about a run before it starts."""
+
+    name: str
+    component: str
+    component_version: str
+    kind: RunKind = RunKind.LOCAL
+    job_type: str = ""
+    experiment: str | None = None
+    tags: Mapping[str, str] = field(default_factory=_empty_tags)
+    spec_path: str | None = None
+    stack_name: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: str
+    name: str
+    component: str
+    component_version: str
+    kind: RunKind
+    job_type: str
+    experiment: str | None
+    tags: Mapping[str, str]
+    status: RunStatus
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    exits: tuple[ReplicaExit, ...]
+    restarts: int
+    run_dir: Path | None
+    runner_pid: int | None
+    runner_started_at: float | None
+    stack_name: str | None
+    spec_path: str | None
+    reason: str | None
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at is None:
+            return None
+        if self.finished_at is None:
+            return None
+        return self.finished_at - self.started_at
