@@ -1,0 +1,45 @@
+"""The validate service: check many spec files and collect every diagnostic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trainstack.errors import Diagnostic, SpecError
+from trainstack.spec.discover import spec_files
+from trainstack.spec.loader import Loader
+from trainstack.spec.model import Component, Run
+
+
+@dataclass
+class Report:
+    components: list[Component] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+
+def validate(paths: Iterable[Path], *, components_dir: Path | None = None) -> Report:
+    loader = Loader(components_dir)
+    report = Report()
+    seen: set[Diagnostic] = set()
+    for path in spec_files(paths):
+        report.files += 1
+        try:
+            spec = loader.load(path)
+        except SpecError as err:
+            for d in err.diagnostics():
+                if d not in seen:  # a run repeats its invalid component's diagnostics
+                    seen.add(d)
+                    report.diagnostics.append(d)
+            continue
+        if isinstance(spec, Component):
+            report.components.append(spec)
+        else:
+            report.runs.append(spec)
+    return report

@@ -1,0 +1,221 @@
+"""Load spec files into typed objects. The only way specs enter trainstack.
+
+load → structure (cerberus) → rules → normalize. Every problem in a file is collected and raised
+together as one SpecError; only Component and Run objects leave this module.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainstack.errors import Diagnostic, SpecError
+from trainstack.spec import normalize, structure
+from trainstack.spec.model import Component, Run
+from trainstack.spec.rules import component as component_rules
+from trainstack.spec.rules import run as run_rules
+from trainstack.spec.schema import API_VERSION
+from trainstack.spec.suggest import closest
+from trainstack.spec.yamlsource import SourceDoc, load
+
+KINDS = ("Component", "Run")
+COMPONENT_FILE = "component.yaml"
+COMPONENTS_ENV = "TRAINSTACK_COMPONENTS"
+
+
+@dataclass
+class _Cached:
+    stamp: tuple[int, int]
+    result: Component | SpecError
+
+
+class Loader:
+    """Loads specs, caching components by file so a directory of runs parses each component once."""
+
+    def __init__(self, components_dir: Path | None = None) -> None:
+        env_dir = os.environ.get(COMPONENTS_ENV)
+        self.components_dir = components_dir or (Path(env_dir) if env_dir else None)
+        self._components: dict[Path, _Cached] = {}
+        self._index: dict[Path, list[Component]] = {}
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def load(self, path: Path) -> Component | Run:
+        doc = load(path)
+        kind = _kind(doc)
+        return self._component_from(doc) if kind == "Component" else self._run_from(doc)
+
+    def component(self, path: Path) -> Component:
+        resolved = path.resolve()
+        try:
+            st = resolved.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = (0, 0)
+        cached = self._components.get(resolved)
+        if cached is None or cached.stamp != stamp:
+            try:
+                doc = load(path)
+                if _kind(doc) != "Component":
+                    raise SpecError([doc.diag(("kind",), f"expected a Component, found "
+                                              f"{doc.data.get('kind')!r}", code="kind")])
+                result: Component | SpecError = self._component_from(doc)
+            except SpecError as err:
+                result = err
+            cached = self._components[resolved] = _Cached(stamp, result)
+        if isinstance(cached.result, SpecError):
+            raise cached.result
+        return cached.result
+
+    def run(self, path: Path) -> Run:
+        doc = load(path)
+        if _kind(doc) != "Run":
+            raise SpecError([doc.diag(("kind",), f"expected a Run, found "
+                                      f"{doc.data.get('kind')!r}", code="kind")])
+        return self._run_from(doc)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _component_from(self, doc: SourceDoc) -> Component:
+        diags = structure.check(doc, "Component") + component_rules.check(doc)
+        if diags:
+            raise SpecError(diags)
+        return normalize.component(doc.data, Path(doc.file).resolve())
+
+    def _run_from(self, doc: SourceDoc) -> Run:
+        diags = structure.check(doc, "Run") + run_rules.check(doc)
+        ref = doc.data.get("spec", {}).get("component") if isinstance(doc.data.get("spec"),
+                                                                      dict) else None
+        comp: Component | None = None
+        raw_params: dict[str, Any] = {}
+        if isinstance(ref, str) and ref:
+            try:
+                comp, raw_params = self._resolve(doc, ref)
+            except SpecError as err:
+                diags += err.diagnostics()
+        if comp is not None:
+            diags += run_rules.check_against(doc, comp, raw_params)
+        if diags:
+            raise SpecError(diags)
+        assert comp is not None and isinstance(ref, str)
+        return normalize.run(doc.data, Path(doc.file).resolve(), comp, ref)
+
+    def _resolve(self, doc: SourceDoc, ref: str) -> tuple[Component, dict[str, Any]]:
+        base = Path(doc.file).parent
+        if "/" in ref or ref.endswith((".yaml", ".yml")) or ref.startswith("."):
+            target = base / ref
+            if target.is_dir():
+                target = target / COMPONENT_FILE
+            if not target.is_file():
+                raise SpecError([doc.diag(("spec", "component"), f"component file {ref!r} not "
+                                          f"found (looked for {target.resolve()})",
+                                          code="component-ref")])
+            comp = self._component_or_note(doc, target)
+        else:
+            comp = self._by_name(doc, ref)
+        return comp, self._raw_parameters(comp)
+
+    def _component_or_note(self, doc: SourceDoc, target: Path) -> Component:
+        try:
+            return self.component(target)
+        except SpecError as err:
+            note = doc.diag(("spec", "component"), f"component {str(target)!r} is invalid "
+                            f"({len(err.diagnostics())} problem(s) reported for that file)",
+                            code="component-invalid")
+            raise SpecError([note, *err.diagnostics()]) from None
+
+    def _raw_parameters(self, comp: Component) -> dict[str, Any]:
+        # Value checks share one implementation with the component's defaults (rules/component),
+        # which works on raw declarations; rebuild them from the typed component.
+        out: dict[str, Any] = {}
+        for p in comp.parameters:
+            raw: dict[str, Any] = {"type": p.type.value}
+            if p.range is not None:
+                raw["range"] = {"min": p.range.min, "max": p.range.max}
+            if p.enum is not None:
+                raw["enum"] = list(p.enum)
+            out[p.name] = raw
+        return out
+
+    def _by_name(self, doc: SourceDoc, ref: str) -> Component:
+        name, _, version = ref.partition("@")
+        root = self._components_root(Path(doc.file))
+        if root is None:
+            raise SpecError([doc.diag(("spec", "component"), f"cannot resolve {ref!r}: no "
+                                      "components directory", hint="pass --components DIR, set "
+                                      f"{COMPONENTS_ENV}, or use a path such as ../component.yaml",
+                                      code="component-ref")])
+        found = [c for c in self._scan(root) if c.name == name]
+        if not found:
+            best = closest(name, {c.name for c in self._scan(root)})
+            raise SpecError([doc.diag(("spec", "component"), f"no component named {name!r} in "
+                                      f"{root}", hint=f"did you mean {best!r}?" if best else None,
+                                      code="component-ref")])
+        if version:
+            match = [c for c in found if c.version == version]
+            if not match:
+                have = ", ".join(sorted({c.version for c in found}, key=_semver))
+                raise SpecError([doc.diag(("spec", "component"), f"component {name!r} has no "
+                                          f"version {version!r}; available: {have}",
+                                          code="component-ref")])
+            return match[0]
+        return max(found, key=lambda c: _semver(c.version))
+
+    def _components_root(self, run_file: Path) -> Path | None:
+        if self.components_dir is not None:
+            return self.components_dir
+        for parent in run_file.resolve().parents:
+            if parent.name == "components":
+                return parent
+            if (parent / "components").is_dir():
+                return parent / "components"
+        return None
+
+    def _scan(self, root: Path) -> list[Component]:
+        key = root.resolve()
+        if key not in self._index:
+            comps: list[Component] = []
+            for path in sorted(key.rglob(COMPONENT_FILE)):
+                try:
+                    comps.append(self.component(path))
+                except SpecError:
+                    continue  # reported when that file itself is validated
+            self._index[key] = comps
+        return self._index[key]
+
+
+def _semver(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def _kind(doc: SourceDoc) -> str:
+    data = doc.data
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else f"a {type(data).__name__}"
+        raise SpecError([doc.diag((), f"expected a mapping with apiVersion, kind, metadata and "
+                                  f"spec; found {got}", code="not-a-spec")])
+    kind = data.get("kind")
+    diags: list[Diagnostic] = []
+    if kind in KINDS:
+        return str(kind)  # a wrong apiVersion is reported with the structure checks
+    if data.get("apiVersion") != API_VERSION:
+        diags.append(doc.diag(("apiVersion",), f"expected apiVersion {API_VERSION!r}, found "
+                              f"{data.get('apiVersion')!r}", code="api-version"))
+    if kind not in KINDS:
+        best = closest(str(kind), KINDS) if isinstance(kind, str) else None
+        diags.append(doc.diag(("kind",), f"expected kind Component or Run, found {kind!r}",
+                              hint=f"did you mean {best!r}?" if best else None, code="kind"))
+    if diags:
+        raise SpecError(diags)
+    assert isinstance(kind, str)
+    return kind
+
+
+def load_component(path: Path | str) -> Component:
+    return Loader().component(Path(path))
+
+
+def load_run(path: Path | str, *, components_dir: Path | None = None) -> Run:
+    return Loader(components_dir).run(Path(path))

@@ -1,0 +1,301 @@
+"""The typed spec model: what the loader returns and everything downstream consumes.
+
+All objects are frozen. Mappings are `FrozenMap`s (read-only, picklable, insertion-ordered) so that
+iteration order — and therefore every rendered manifest — is deterministic.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+ParamValue = int | float | str | bool
+
+
+class FrozenMap(Mapping[K, V], Generic[K, V]):
+    """A read-only mapping that keeps insertion order, compares by value and pickles."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[K, V] | None = None) -> None:
+        self._data: dict[K, V] = dict(data or {})
+
+    def __getitem__(self, key: K) -> V:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._data.items()))
+
+
+class JobType(enum.StrEnum):
+    TENSORFLOW = "tensorflow"
+    PYTORCH = "pytorch"
+    XGBOOST = "xgboost"
+    ELASTICBATCH = "elasticbatch"
+    MPI = "mpi"
+    CUSTOM = "custom"
+
+
+class ParamType(enum.StrEnum):
+    INT = "Int"
+    FLOAT = "Float"
+    STRING = "String"
+    BOOL = "Bool"
+
+
+class Scheduling(enum.StrEnum):
+    INTELLIGENT = "intelligent"
+    CENTRALIZED = "centralized"
+    SPREAD = "spread"
+
+
+# Replica roles a user may size per job type, in KubeDL's order. The first is the primary role:
+# the one a run gets when it gives no resources. `required` roles must be present.
+ROLES: Mapping[JobType, tuple[str, ...]] = {
+    JobType.TENSORFLOW: ("chief", "master", "ps", "worker", "evaluator"),
+    JobType.PYTORCH: ("master", "worker"),
+    JobType.XGBOOST: ("master", "worker"),
+    JobType.ELASTICBATCH: ("worker", "aimaster"),
+    JobType.MPI: ("launcher", "worker"),
+    JobType.CUSTOM: ("worker",),
+}
+PRIMARY_ROLE: Mapping[JobType, str] = {
+    JobType.TENSORFLOW: "worker",
+    JobType.PYTORCH: "master",
+    JobType.XGBOOST: "master",
+    JobType.ELASTICBATCH: "worker",
+    JobType.MPI: "launcher",
+    JobType.CUSTOM: "worker",
+}
+REQUIRED_ROLES: Mapping[JobType, tuple[str, ...]] = {
+    JobType.PYTORCH: ("master",),
+    JobType.XGBOOST: ("master",),
+    JobType.MPI: ("launcher", "worker"),
+}
+
+
+# --- component -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Range:
+    """Inclusive bounds. For String parameters the bounds apply to the value's length."""
+
+    min: int | float | None = None
+    max: int | float | None = None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    type: ParamType
+    default: ParamValue | None = None
+    required: bool = False
+    description: str = ""
+    range: Range | None = None
+    enum: tuple[ParamValue, ...] | None = None
+
+
+@dataclass(frozen=True)
+class InputChannel:
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class OutputChannel:
+    name: str
+    description: str = ""
+    # Filled from the bound location before the job starts (checkpoint resume).
+    preload: bool = False
+
+
+@dataclass(frozen=True)
+class GitCode:
+    url: str
+    branch: str | None = None
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class Code:
+    """Where the component's code comes from. Exactly one of path/uri/git is set."""
+
+    kind: str  # "local" | "oss" | "git"
+    path: Path | None = None  # local: absolute directory
+    uri: str | None = None  # oss://bucket/prefix/
+    git: GitCode | None = None
+
+
+@dataclass(frozen=True)
+class Constraints:
+    machine_types: tuple[str, ...] = ("cpu", "gpu")
+    multi_node: bool = True
+    multi_gpu: bool = True
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    version: str
+    job_type: JobType
+    image: str
+    command: str
+    description: str = ""
+    version_description: str = ""
+    image_pull_secret: str | None = None
+    code: Code | None = None
+    inputs: tuple[InputChannel, ...] = ()
+    outputs: tuple[OutputChannel, ...] = ()
+    parameters: tuple[Parameter, ...] = ()
+    constraints: Constraints = field(default_factory=Constraints)
+    source: Path | None = None  # the component.yaml it was loaded from
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def parameter(self, name: str) -> Parameter | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+    def input(self, name: str) -> InputChannel | None:
+        return next((c for c in self.inputs if c.name == name), None)
+
+    def output(self, name: str) -> OutputChannel | None:
+        return next((c for c in self.outputs if c.name == name), None)
+
+
+# --- run -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A storage location bound to a channel: `scheme://location/path`.
+
+    `is_file` is true when the binding names one file (the channel's env var then points at that
+    file inside the channel directory, as in the seeds' `PAI_INPUT_TEST=/ml/input/data/test/test.csv`).
+    """
+
+    uri: str
+    scheme: str  # file | oss | nas | pvc
+    location: str  # bucket, NAS server, claim name; "" for file://
+    path: str  # path inside the location, always starting with "/"
+    is_file: bool = False
+    mode: str = "mount"  # mount (network, read in place) | download (copied before start)
+
+    @property
+    def filename(self) -> str | None:
+        return self.path.rstrip("/").rsplit("/", 1)[-1] if self.is_file else None
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """A model version used for incremental training (at most 10 per run)."""
+
+    name: str
+    binding: Binding
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A Kubernetes quantity: the canonical text and its value in base units (bytes or cores)."""
+
+    text: str
+    value: float
+
+
+@dataclass(frozen=True)
+class RoleResources:
+    replicas: int = 1
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+    gpu: int = 0
+    shared_memory: Quantity | None = None
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Preemptible placement. At most one of the bid forms is set; neither means market price."""
+
+    bid_discount: int | None = None  # percent of the market price, 10..90 in steps of 10
+    bid_price: float | None = None
+
+
+@dataclass(frozen=True)
+class FaultTolerance:
+    max_restarts: int = 3
+    unconditional: bool = False
+
+
+@dataclass(frozen=True)
+class Advanced:
+    """DLC advanced parameters that apply to a cluster you own."""
+
+    custom_ports: tuple[int, ...] = ()
+    custom_port_num_per_worker: int | None = None
+    create_svc_for_all_workers: bool = False
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    component: Component
+    component_ref: str  # as written in the spec
+    description: str = ""
+    experiment: str | None = None
+    tags: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    # Effective hyperparameters in the component's declaration order: given values, then
+    # defaults; parameters with neither are absent.
+    parameters: FrozenMap[str, ParamValue] = field(default_factory=FrozenMap)
+    inputs: FrozenMap[str, Binding] = field(default_factory=FrozenMap)
+    outputs: FrozenMap[str, Binding] = field(default_factory=FrozenMap)
+    models: tuple[ModelInput, ...] = ()
+    resources: FrozenMap[str, RoleResources] = field(default_factory=FrozenMap)
+    priority: int | None = None
+    scheduling: Scheduling = Scheduling.INTELLIGENT
+    spot: Spot | None = None
+    fault_tolerance: FaultTolerance | None = None
+    env: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    timeout_seconds: int | None = None
+    run_as_user: int = 1000
+    image_pull_secret: str | None = None  # overrides the component's
+    namespace: str | None = None
+    service_account: str | None = None
+    advanced: Advanced = field(default_factory=Advanced)
+    source: Path | None = None  # the run file it was loaded from
+
+    @property
+    def job_type(self) -> JobType:
+        return self.component.job_type
+
+    @property
+    def pull_secret(self) -> str | None:
+        return self.image_pull_secret or self.component.image_pull_secret
+
+    @property
+    def total_replicas(self) -> int:
+        return sum(r.replicas for r in self.resources.values())
+
+    @property
+    def uses_gpu(self) -> bool:
+        return any(r.gpu > 0 for r in self.resources.values())

@@ -1,0 +1,5 @@
+"""Rules the seeds state that relate fields to each other, or a run to its component.
+
+Each rule reads the structurally-checked raw document defensively (a structure error elsewhere
+must not crash a rule) and returns diagnostics; all of them are reported together.
+"""

@@ -1,0 +1,265 @@
+"""Seed rules on a Run, most of them against its (already valid) component."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainstack.errors import Diagnostic
+from trainstack.spec import values
+from trainstack.spec.model import REQUIRED_ROLES, ROLES, Component, JobType
+from trainstack.spec.rules.component import value_problem
+from trainstack.spec.rules.raw import is_int, section
+from trainstack.spec.schema import MAX_DATA_INPUTS
+from trainstack.spec.suggest import closest
+from trainstack.spec.yamlsource import SourceDoc
+
+# Variables the contract sets; a run's env must not silently replace them.
+RESERVED_ENV = ("PAI_", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "TF_CONFIG",
+                "METRICS", "NVIDIA_VISIBLE_DEVICES", "CUSTOM_PORTS", "MODEL", "JOB_NAME")
+SINGLETON_ROLES = ("master", "chief", "launcher", "aimaster")
+
+
+def check(doc: SourceDoc) -> list[Diagnostic]:
+    """Rules that need only the run document."""
+    out: list[Diagnostic] = []
+    out += _tags(doc)
+    out += _env(doc)
+    out += _spot(doc)
+    out += _timeout(doc)
+    out += _ports(doc)
+    return out
+
+
+def check_against(doc: SourceDoc, comp: Component, raw_params: dict[str, Any]) -> list[Diagnostic]:
+    """Rules that relate the run to its component. `raw_params` maps a parameter name to its raw
+    declaration (for value checks shared with the component's defaults)."""
+    out: list[Diagnostic] = []
+    out += _parameters(doc, comp, raw_params)
+    out += _channels(doc, comp)
+    out += _resources(doc, comp)
+    out += _advanced_kind(doc, comp)
+    return out
+
+
+def _tags(doc: SourceDoc) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for key, value in section(doc.data, "metadata", "tags").items():
+        path = ("metadata", "tags", key)
+        low = key.lower()
+        if low.startswith(("aliyun", "acs:")):
+            out.append(doc.diag(path, f"tag key {key!r} must not start with 'aliyun' or 'acs:'",
+                                key=True, code="tag"))
+        elif "http://" in low or "https://" in low:
+            out.append(doc.diag(path, f"tag key {key!r} must not contain http:// or https://",
+                                key=True, code="tag"))
+        elif not key or len(key) > 128 or not all(c.isascii() and (c.isalnum() or c in "-_.")
+                                                  for c in key):
+            out.append(doc.diag(path, f"tag key {key!r} is not valid: expected 1-128 letters, "
+                                "digits, '-', '_' and '.'", key=True, code="tag"))
+        if isinstance(value, str):
+            if "http://" in value.lower() or "https://" in value.lower():
+                out.append(doc.diag(path, "tag value must not contain http:// or https://",
+                                    code="tag"))
+            elif len(value) > 256:
+                out.append(doc.diag(path, f"tag value has {len(value)} characters; at most 256",
+                                    hint="separate several values with commas", code="tag"))
+    return out
+
+
+def _env(doc: SourceDoc) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for key in section(doc.data, "spec", "env"):
+        if isinstance(key, str) and (key.startswith("PAI_") or key in RESERVED_ENV):
+            out.append(doc.diag(("spec", "env", key), f"{key} is set by trainstack's contract "
+                                "and cannot be overridden", hint="use another name, or set a "
+                                "parameter instead", key=True, code="reserved-env"))
+    return out
+
+
+def _spot(doc: SourceDoc) -> list[Diagnostic]:
+    spot = section(doc.data, "spec").get("spot")
+    if isinstance(spot, dict) and "bidDiscount" in spot and "bidPrice" in spot:
+        return [doc.diag(("spec", "spot"), "give either bidDiscount or bidPrice, not both",
+                         code="spot")]
+    return []
+
+
+def _timeout(doc: SourceDoc) -> list[Diagnostic]:
+    value = section(doc.data, "spec").get("timeout")
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        try:
+            values.duration_seconds(value)
+        except ValueError as err:
+            return [doc.diag(("spec", "timeout"), str(err), code="timeout")]
+    return []
+
+
+def _ports(doc: SourceDoc) -> list[Diagnostic]:
+    adv = section(doc.data, "spec", "advanced")
+    out: list[Diagnostic] = []
+    text = adv.get("customPortList")
+    if isinstance(text, str):
+        try:
+            values.port_list(text)
+        except ValueError as err:
+            out.append(doc.diag(("spec", "advanced", "customPortList"), str(err), code="ports"))
+        if "customPortNumPerWorker" in adv:
+            out.append(doc.diag(("spec", "advanced"), "give either customPortList or "
+                                "customPortNumPerWorker, not both", code="ports"))
+    return out
+
+
+def _parameters(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    given = section(doc.data, "spec", "parameters")
+    for name, value in given.items():
+        path = ("spec", "parameters", name)
+        if name not in raw:
+            best = closest(name, raw)
+            out.append(doc.diag(path, f"component {comp.ref} has no parameter {name!r}",
+                                hint=f"did you mean {best!r}?" if best else
+                                "declared: " + (", ".join(raw) or "none"), key=True,
+                                code="unknown-parameter"))
+            continue
+        problem = value_problem(raw[name], value)
+        if problem:
+            out.append(doc.diag(path, problem[0], hint=problem[1], code="parameter"))
+    for p in comp.parameters:
+        if p.required and p.default is None and p.name not in given:
+            out.append(doc.diag(("spec", "parameters"), f"required parameter {p.name!r} of "
+                                f"{comp.ref} has no value and no default", code="required"))
+    return out
+
+
+def _channels(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    declared = {"inputs": [c.name for c in comp.inputs], "outputs": [c.name for c in comp.outputs]}
+    counts = {"mount": 0, "download": 0}
+    for group in ("inputs", "outputs"):
+        for name, value in section(doc.data, "spec", group).items():
+            path = ("spec", group, name)
+            if name not in declared[group]:
+                best = closest(name, declared[group])
+                out.append(doc.diag(path, f"component {comp.ref} has no {group[:-1]} channel "
+                                    f"{name!r}", hint=f"did you mean {best!r}?" if best else
+                                    "declared: " + (", ".join(declared[group]) or "none"),
+                                    key=True, code="unknown-channel"))
+                continue
+            uri = value.get("uri") if isinstance(value, dict) else value
+            kind = value.get("type") if isinstance(value, dict) else None
+            mode = value.get("mode", "mount") if isinstance(value, dict) else "mount"
+            if not isinstance(uri, str):
+                continue
+            if group == "outputs" and kind == "file":
+                out.append(doc.diag((*path, "type"), "an output channel is a directory",
+                                    code="binding"))
+                continue
+            try:
+                values.binding(uri, kind=kind if isinstance(kind, str) else None)
+            except ValueError as err:
+                out.append(doc.diag(path if isinstance(value, str) else (*path, "uri"), str(err),
+                                    code="binding"))
+            if group == "inputs" and mode in counts:
+                counts[mode] += 1
+    given_inputs = section(doc.data, "spec", "inputs")
+    for c in comp.inputs:
+        if c.required and c.name not in given_inputs:
+            out.append(doc.diag(("spec", "inputs"), f"required input {c.name!r} of {comp.ref} "
+                                "is not bound", hint=f"add `{c.name}: oss://bucket/path/` "
+                                "under spec.inputs", code="required"))
+    for mode, n in counts.items():
+        if n > MAX_DATA_INPUTS:
+            out.append(doc.diag(("spec", "inputs"), f"{n} inputs use mode {mode}; at most "
+                                f"{MAX_DATA_INPUTS}", code="limit"))
+    for i, model in enumerate(doc.data.get("spec", {}).get("models", []) or []):
+        if isinstance(model, dict) and isinstance(model.get("uri"), str):
+            try:
+                values.binding(model["uri"])
+            except ValueError as err:
+                out.append(doc.diag(("spec", "models", i, "uri"), str(err), code="binding"))
+    return out
+
+
+def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    resources = section(doc.data, "spec", "resources")
+    allowed = ROLES[comp.job_type]
+    total = 0
+    for role, res in resources.items():
+        path = ("spec", "resources", role)
+        if role not in allowed:
+            best = closest(role, allowed)
+            out.append(doc.diag(path, f"{role!r} is not a role of a {comp.job_type} job; roles: "
+                                + ", ".join(allowed), hint=f"did you mean {best!r}?" if best
+                                else None, key=True, code="role"))
+            continue
+        if not isinstance(res, dict):
+            continue
+        replicas = res.get("replicas", 1)
+        gpu = res.get("gpu", 0)
+        if is_int(replicas):
+            total += replicas
+            if role in SINGLETON_ROLES and replicas != 1:
+                out.append(doc.diag((*path, "replicas"), f"a {comp.job_type} job has exactly one "
+                                    f"{role}", code="role"))
+        if is_int(gpu):
+            out += _gpu_rules(doc, comp, (*path, "gpu"), gpu)
+        for key in ("cpu", "memory", "sharedMemory"):
+            if key in res and res[key] is not None:
+                try:
+                    values.quantity(res[key])
+                except ValueError as err:
+                    out.append(doc.diag((*path, key), str(err), code="quantity"))
+        out += _shm_rule(doc, path, res)
+    for role in REQUIRED_ROLES.get(comp.job_type, ()):
+        if resources and role not in resources:
+            out.append(doc.diag(("spec", "resources"), f"a {comp.job_type} job needs a {role!r} "
+                                "role", hint=f"add `{role}: {{replicas: 1}}`", code="role"))
+    if not comp.constraints.multi_node and total > 1:
+        out.append(doc.diag(("spec", "resources"), f"component {comp.ref} does not support "
+                            f"multiple nodes (constraints.multiNode: false) but the run asks for "
+                            f"{total} replicas", code="constraints"))
+    gpu_total = sum(r.get("gpu", 0) for r in resources.values()
+                    if isinstance(r, dict) and is_int(r.get("gpu", 0)))
+    if "cpu" not in comp.constraints.machine_types and resources and gpu_total == 0:
+        out.append(doc.diag(("spec", "resources"), f"component {comp.ref} runs only on GPU "
+                            "machines (constraints.machineType: [gpu]); give a role gpu: 1",
+                            code="constraints"))
+    return out
+
+
+def _gpu_rules(doc: SourceDoc, comp: Component, path: tuple[str | int, ...],
+               gpu: int) -> list[Diagnostic]:
+    c = comp.constraints
+    if gpu > 0 and "gpu" not in c.machine_types:
+        return [doc.diag(path, f"component {comp.ref} runs only on CPU machines "
+                         "(constraints.machineType: [cpu]); gpu must be 0", code="constraints")]
+    if gpu > 1 and not c.multi_gpu:
+        return [doc.diag(path, f"component {comp.ref} does not support several GPUs per replica "
+                         f"(constraints.multiGpu: false); asked for {gpu}",
+                         hint="use gpu: 1 and more replicas", code="constraints")]
+    return []
+
+
+def _shm_rule(doc: SourceDoc, path: tuple[str | int, ...], res: dict[str, Any]) -> list[Diagnostic]:
+    try:
+        shm = values.quantity(res["sharedMemory"]) if "sharedMemory" in res else None
+        mem = values.quantity(res["memory"]) if "memory" in res else None
+    except (ValueError, TypeError):
+        return []
+    if shm and mem and shm.value > mem.value:
+        return [doc.diag((*path, "sharedMemory"), f"sharedMemory ({shm.text}) exceeds the "
+                         f"role's memory ({mem.text}); /dev/shm counts against it",
+                         code="quantity")]
+    return []
+
+
+def _advanced_kind(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
+    adv = section(doc.data, "spec", "advanced")
+    if adv and comp.job_type != JobType.PYTORCH:
+        keys = [k for k in ("customPortList", "customPortNumPerWorker", "createSvcForAllWorkers")
+                if k in adv]
+        return [doc.diag(("spec", "advanced", k), f"{k} applies only to pytorch jobs; "
+                         f"{comp.ref} is {comp.job_type}", key=True, code="advanced")
+                for k in keys]
+    return []

@@ -1,0 +1,200 @@
+"""The structural rules of the spec files, as cerberus schemas.
+
+This is the single source of the shapes: the validator checks documents against it and
+`trainstack schema` turns it into JSON Schema. Rules that relate fields to each other (or a run
+to its component) live in `rules.py`. `meta.expect` says in words what a regex demands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+API_VERSION = "trainstack.dev/v1"
+
+COMPONENT_NAME = r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?"
+RUN_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+SEMVER = r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+CHANNEL_NAME = r"[A-Za-z0-9-][A-Za-z0-9_-]{0,127}"
+K8S_NAME = r"[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?"
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,254}"
+IMAGE = (r"([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
+         r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?")
+QUANTITY = r"[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?"
+DURATION = r"([0-9]+[smhd])+"
+RUN_DESCRIPTION = r"[^@^\\#$%&*<>'|\"/]*"
+
+JOB_TYPES = ["tensorflow", "pytorch", "xgboost", "elasticbatch", "mpi", "custom"]
+PARAM_TYPES = ["Int", "Float", "String", "Bool"]
+SCALAR = ["string", "integer", "float", "boolean"]
+MAX_PARAMETERS = 100
+MAX_ENV = 100
+MAX_MODELS = 10
+MAX_DATA_INPUTS = 10
+
+
+def _str(pattern: str | None = None, expect: str | None = None, **extra: Any) -> dict[str, Any]:
+    rule: dict[str, Any] = {"type": "string", **extra}
+    if pattern is not None:
+        rule["regex"] = pattern
+        rule["meta"] = {"expect": expect or f"text matching {pattern}"}
+    return rule
+
+
+def _bool() -> dict[str, Any]:
+    return {"type": "boolean"}
+
+
+def _int(lo: int | None = None, hi: int | None = None) -> dict[str, Any]:
+    rule: dict[str, Any] = {"type": "integer"}
+    if lo is not None:
+        rule["min"] = lo
+    if hi is not None:
+        rule["max"] = hi
+    return rule
+
+
+def _doc(kind: str, metadata: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": {"type": "string", "required": True, "allowed": [API_VERSION]},
+        "kind": {"type": "string", "required": True, "allowed": [kind]},
+        "metadata": {"type": "dict", "required": True, "schema": metadata},
+        "spec": {"type": "dict", "required": True, "schema": spec},
+    }
+
+
+_QUANTITY = {"type": ["integer", "float", "string"], "regex": QUANTITY,
+             "meta": {"expect": "a Kubernetes quantity such as 4, 500m, 16Gi"}}
+
+COMPONENT: dict[str, Any] = _doc(
+    "Component",
+    {
+        "name": _str(COMPONENT_NAME, "1-64 lowercase letters, digits and '-', starting and ending "
+                     "with a letter or digit", required=True),
+        "version": _str(SEMVER, "a version x.y.z such as 1.0.0", required=True),
+        "description": _str(maxlength=1024),
+        "versionDescription": _str(maxlength=1024),
+    },
+    {
+        "jobType": {"type": "string", "required": True, "allowed": JOB_TYPES},
+        "image": _str(IMAGE, "an image reference such as registry.example.com/team/image:tag",
+                      required=True, maxlength=512),
+        "imagePullSecret": _str(K8S_NAME, "the name of a Kubernetes secret (lowercase, digits, "
+                                "'-'), not a password"),
+        "code": {
+            "type": ["string", "dict"],
+            "schema": {
+                "git": _str(r"(https?://|ssh://|git@)\S+", "a git URL (https://, ssh:// or "
+                            "git@host:repo)", required=True),
+                "branch": _str(r"[^\s]{1,255}", "a branch name without spaces"),
+                "commit": _str(r"[0-9a-f]{7,64}", "a commit hash (7-64 hex digits)"),
+            },
+        },
+        "command": _str(required=True, empty=False, maxlength=16384),
+        "inputs": {"type": "list", "schema": {"type": "dict", "schema": {
+            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
+                         required=True),
+            "description": _str(maxlength=1024),
+            "required": _bool(),
+        }}},
+        "outputs": {"type": "list", "schema": {"type": "dict", "schema": {
+            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
+                         required=True),
+            "description": _str(maxlength=1024),
+            "preload": _bool(),
+        }}},
+        "parameters": {"type": "list", "maxlength": MAX_PARAMETERS, "schema": {"type": "dict",
+                       "schema": {
+            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
+                         required=True),
+            "type": {"type": "string", "required": True, "allowed": PARAM_TYPES},
+            "default": {"type": SCALAR},
+            "required": _bool(),
+            "description": _str(maxlength=1024),
+            "range": {"type": "dict", "schema": {
+                "min": {"type": ["integer", "float"]},
+                "max": {"type": ["integer", "float"]},
+            }},
+            "enum": {"type": "list", "minlength": 1, "maxlength": 1000,
+                     "schema": {"type": ["string", "integer", "float"]}},
+        }}},
+        "constraints": {"type": "dict", "schema": {
+            "machineType": {"type": "list", "minlength": 1,
+                            "schema": {"type": "string", "allowed": ["cpu", "gpu"]}},
+            "multiNode": _bool(),
+            "multiGpu": _bool(),
+        }},
+    },
+)
+
+_BINDING_FORM = {
+    "uri": _str(r"[a-z][a-z0-9+.-]*://.*", "a URI such as oss://bucket/path/", required=True),
+    "type": {"type": "string", "allowed": ["file", "directory"]},
+}
+
+RUN: dict[str, Any] = _doc(
+    "Run",
+    {
+        "name": _str(RUN_NAME, "1-64 letters, digits, '_' and '-', starting with a letter or "
+                     "digit", required=True),
+        "description": _str(RUN_DESCRIPTION, "text without any of @^\\#$%&*<>'|\"/",
+                            maxlength=256),
+        "experiment": _str(RUN_NAME, "1-64 letters, digits, '_' and '-', starting with a letter "
+                           "or digit"),
+        "tags": {"type": "dict", "maxlength": 20, "keysrules": {"type": "string"},
+                 "valuesrules": {"type": "string"}},
+    },
+    {
+        "component": _str(required=True, empty=False),
+        "parameters": {"type": "dict", "maxlength": MAX_PARAMETERS,
+                       "keysrules": {"type": "string"}, "valuesrules": {"type": SCALAR}},
+        "inputs": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
+            "type": ["string", "dict"],
+            "schema": {**_BINDING_FORM,
+                       "mode": {"type": "string", "allowed": ["mount", "download"]}},
+        }},
+        "outputs": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
+            "type": ["string", "dict"], "schema": dict(_BINDING_FORM),
+        }},
+        "models": {"type": "list", "maxlength": MAX_MODELS, "schema": {"type": "dict", "schema": {
+            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
+                         required=True),
+            "uri": _BINDING_FORM["uri"],
+            "version": {"type": ["string", "integer"]},
+        }}},
+        "resources": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
+            "type": "dict", "schema": {
+                "replicas": _int(1, 10000),
+                "cpu": _QUANTITY,
+                "memory": _QUANTITY,
+                "gpu": _int(0, 128),
+                "sharedMemory": _QUANTITY,
+            }}},
+        "priority": _int(1, 9),
+        "scheduling": {"type": "string", "allowed": ["intelligent", "centralized", "spread"]},
+        "spot": {"type": ["boolean", "dict"], "schema": {
+            "bidDiscount": {"type": "integer", "allowed": [10, 20, 30, 40, 50, 60, 70, 80, 90]},
+            "bidPrice": {"type": ["integer", "float"], "min": 0.0001},
+        }},
+        "faultTolerance": {"type": "dict", "schema": {
+            "maxRestarts": _int(1, 128),
+            "unconditional": _bool(),
+        }},
+        "env": {"type": "dict", "maxlength": MAX_ENV,
+                "keysrules": _str(ENV_NAME, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+                "valuesrules": {"type": SCALAR}},
+        "timeout": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
+                    "meta": {"expect": "seconds, or a duration such as 90m, 24h, 1h30m, 2d"}},
+        "runAsUser": _int(0, 65535),
+        "imagePullSecret": COMPONENT["spec"]["schema"]["imagePullSecret"],
+        "namespace": _str(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a Kubernetes namespace name"),
+        "serviceAccount": _str(K8S_NAME, "a Kubernetes service account name"),
+        "advanced": {"type": "dict", "schema": {
+            "customPortList": _str(r"[0-9]+(-[0-9]+)?(;[0-9]+(-[0-9]+)?)*",
+                                   "ports and ranges separated by ';', such as 10000;10001-10010"),
+            "customPortNumPerWorker": _int(1, 65536),
+            "createSvcForAllWorkers": _bool(),
+        }},
+    },
+)
+
+SCHEMAS: dict[str, dict[str, Any]] = {"Component": COMPONENT, "Run": RUN}

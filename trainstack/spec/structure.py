@@ -1,0 +1,123 @@
+"""Check a document's shape against the cerberus schema; turn cerberus errors into diagnostics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import cerberus
+from cerberus import errors as cerr
+
+from trainstack.errors import Diagnostic
+from trainstack.spec.schema import SCHEMAS
+from trainstack.spec.suggest import closest
+from trainstack.spec.yamlsource import SourceDoc
+
+_VALIDATORS: dict[str, Any] = {}
+
+_TYPE_WORDS = {"string": "text", "integer": "an integer", "float": "a number",
+               "boolean": "true or false", "dict": "a mapping", "list": "a list"}
+
+
+def _validator(kind: str) -> Any:
+    # Building a Validator checks the schema itself, which is slow; do it once per kind.
+    v = _VALIDATORS.get(kind)
+    if v is None:
+        v = _VALIDATORS[kind] = cerberus.Validator(SCHEMAS[kind])
+    return v
+
+
+def check(doc: SourceDoc, kind: str) -> list[Diagnostic]:
+    v = _validator(kind)
+    if v.validate(doc.data, normalize=False):
+        return []
+    return [_diagnostic(doc, kind, e) for e in _leaves(v._errors)]
+
+
+def _leaves(errors: Iterable[Any]) -> Iterator[Any]:
+    for e in errors:
+        if e.is_group_error:
+            yield from _leaves(e.child_errors)
+        else:
+            yield e
+
+
+def _schema_at(kind: str, schema_path: tuple[Any, ...]) -> Any:
+    node: Any = SCHEMAS[kind]
+    for part in schema_path:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return "nothing" if value is None else type(value).__name__
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
+    path = tuple(e.document_path)
+    rule_schema = _schema_at(kind, tuple(e.schema_path)[:-1]) or {}
+    field = str(path[-1]) if path else ""
+    if e.code == cerr.UNKNOWN_FIELD.code:
+        allowed = _schema_at(kind, tuple(e.schema_path)) or {}
+        best = closest(field, allowed) if isinstance(allowed, dict) else None
+        hint = f"did you mean {best!r}?" if best else (
+            "allowed here: " + ", ".join(sorted(allowed)) if isinstance(allowed, dict) else None)
+        return doc.diag(path, f"unknown field {field!r}", hint=hint, key=True, code="unknown-key")
+    if e.code == cerr.REQUIRED_FIELD.code:
+        return doc.diag(path, f"required field {field!r} is missing", code="required")
+    value = e.value
+    rule = e.rule
+    if rule == "type":
+        wanted = e.constraint if isinstance(e.constraint, list) else [e.constraint]
+        words = " or ".join(_TYPE_WORDS.get(w, w) for w in wanted)
+        hint = None
+        if isinstance(value, str) and "integer" in wanted and value.strip().lstrip("-").isdigit():
+            hint = "remove the quotes"
+        elif wanted == ["string"] and value is not None:
+            hint = "quote the value"
+        elif value is None:
+            hint = "give a value or remove the field"
+        return doc.diag(path, f"expected {words}, got {_type_name(value)} {_show(value)}",
+                        hint=hint, code="type")
+    if rule == "allowed":
+        choices = [str(c) for c in e.constraint]
+        best = closest(str(value), choices) if isinstance(value, str) else None
+        hint = f"did you mean {best!r}?" if best else None
+        return doc.diag(path, f"{_show(value)} is not one of: {', '.join(choices)}", hint=hint,
+                        code="allowed")
+    if rule == "regex":
+        expect = (rule_schema.get("meta") or {}).get("expect", f"text matching {e.constraint}")
+        return doc.diag(path, f"{_show(value)} is not valid: expected {expect}", code="format",
+                        key="keysrules" in e.schema_path)
+    if rule in ("min", "max"):
+        op = "at least" if rule == "min" else "at most"
+        return doc.diag(path, f"{_show(value)} is out of range: must be {op} {e.constraint}",
+                        code="range")
+    if rule in ("minlength", "maxlength"):
+        op = "at least" if rule == "minlength" else "at most"
+        unit = "characters" if isinstance(value, str) else "entries"
+        return doc.diag(path, f"has {len(value)} {unit}; must have {op} {e.constraint}",
+                        code="length")
+    if rule == "empty":
+        return doc.diag(path, "must not be empty", code="empty")
+    return doc.diag(path, f"invalid value {_show(value)} (rule {rule}: {e.constraint})")

@@ -1,0 +1,117 @@
+"""Parsers for the small value languages inside specs: quantities, durations, port lists,
+storage URIs and contract env-var names. Each raises ValueError with a message for the user."""
+
+from __future__ import annotations
+
+import re
+
+from trainstack.spec.model import Binding, Quantity
+
+_SUFFIX = {"": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+           "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50,
+           "Ei": 2.0**60}
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$")
+_DURATION = re.compile(r"([0-9]+)([smhd])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+RESERVED_PORT = 23456  # PyTorchJob's master port; DLC forbids it in customPortList
+MAX_CUSTOM_PORTS = 1024
+SCHEMES = ("file", "oss", "nas", "pvc")
+
+
+def quantity(value: int | float | str) -> Quantity:
+    if isinstance(value, bool):
+        raise ValueError("expected a quantity, got a boolean")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("must not be negative")
+        text = str(int(value)) if float(value).is_integer() else repr(float(value))
+        return Quantity(text, float(value))
+    match = _QUANTITY.match(value.strip())
+    if not match:
+        raise ValueError(f"{value!r} is not a quantity such as 4, 500m, 16Gi")
+    number, suffix = match.group(1), match.group(2) or ""
+    return Quantity(number + suffix, float(number) * _SUFFIX[suffix])
+
+
+def duration_seconds(value: int | str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ValueError("must be at least 1 second")
+        return value
+    text = str(value).strip()
+    if not text or _DURATION.sub("", text):
+        raise ValueError(f"{value!r} is not a duration such as 90m, 24h, 1h30m, 2d")
+    total = sum(int(n) * _UNIT_SECONDS[u] for n, u in _DURATION.findall(text))
+    if total < 1:
+        raise ValueError("must be at least 1 second")
+    return total
+
+
+def port_list(text: str) -> tuple[int, ...]:
+    """`10000;10001-10010` → (10000, 10001, …, 10010); sorted, unique."""
+    ports: set[int] = set()
+    for part in text.split(";"):
+        part = part.strip()
+        if not part:
+            raise ValueError("empty entry between ';'")
+        lo_text, _, hi_text = part.partition("-")
+        if not lo_text.isdigit() or (hi_text and not hi_text.isdigit()):
+            raise ValueError(f"{part!r} is not a port or a range such as 10001-10010")
+        lo, hi = int(lo_text), int(hi_text or lo_text)
+        if not (1 <= lo <= 65535 and 1 <= hi <= 65535):
+            raise ValueError(f"{part!r}: ports are 1-65535")
+        if hi < lo:
+            raise ValueError(f"{part!r}: the range ends before it starts")
+        ports.update(range(lo, hi + 1))
+        if len(ports) > MAX_CUSTOM_PORTS:
+            raise ValueError(f"more than {MAX_CUSTOM_PORTS} ports")
+    if RESERVED_PORT in ports:
+        raise ValueError(f"must not include {RESERVED_PORT}, the PyTorch master port that is "
+                         "always exposed")
+    return tuple(sorted(ports))
+
+
+def env_name(name: str) -> str:
+    """The contract's env-var form of a channel/parameter name: upper-case, [^A-Za-z0-9_] → _."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name).upper()
+
+
+_FILE_EXT = re.compile(r"\.[A-Za-z0-9]{1,16}$")
+
+
+def binding(uri: str, *, kind: str | None = None, mode: str = "mount") -> Binding:
+    """Parse `scheme://location/path`. A trailing '/' names a directory; a last segment with a
+    file extension names a file; `kind` ("file" | "directory") overrides the guess."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep:
+        raise ValueError(f"{uri!r} is not a URI; expected scheme://… with scheme one of "
+                         + ", ".join(SCHEMES))
+    if scheme not in SCHEMES:
+        raise ValueError(f"unsupported scheme {scheme + '://'!r}; expected one of "
+                         + ", ".join(s + "://" for s in SCHEMES))
+    if scheme == "file":
+        location, path = "", rest
+        if not path:
+            raise ValueError("file:// needs a path, e.g. file:///data/train/ or file://./data/")
+    else:
+        location, slash, path = rest.partition("/")
+        path = "/" + path
+        if not location:
+            what = {"oss": "bucket", "nas": "NAS server or file system", "pvc": "claim name"}
+            raise ValueError(f"{uri!r} has no {what[scheme]}: expected {scheme}://"
+                             f"{what[scheme].replace(' ', '-')}/path")
+        if scheme == "pvc" and not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", location):
+            raise ValueError(f"{location!r} is not a valid PersistentVolumeClaim name")
+        if scheme == "oss" and not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,254}", location):
+            raise ValueError(f"{location!r} is not a valid OSS bucket (or bucket.endpoint)")
+    if ".." in path.split("/"):
+        raise ValueError(f"{uri!r} must not contain '..'")
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    if kind is None:
+        is_file = not path.endswith("/") and bool(_FILE_EXT.search(last))
+    else:
+        is_file = kind == "file"
+    if is_file and path.endswith("/"):
+        raise ValueError(f"{uri!r} ends with '/' but is declared a file")
+    return Binding(uri=uri, scheme=scheme, location=location, path=path, is_file=is_file,
+                   mode=mode)

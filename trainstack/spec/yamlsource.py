@@ -1,0 +1,307 @@
+"""Read one YAML file into plain data plus the source position of every key and value.
+
+Hostile input is rejected before it can cost much: a size cap checked before reading, UTF-8 and
+control-character checks, and a single pass over libyaml's event stream that bounds nesting depth,
+alias use and node count (alias bombs expand exponentially only when constructed — we never
+construct from the node graph, we walk events once). Duplicate keys are errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainstack.errors import Diagnostic, SpecError
+
+MAX_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 100_000
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Mark:
+    line: int
+    column: int
+
+
+@dataclass
+class SourceDoc:
+    """A parsed document: its data and where each part of it came from."""
+
+    file: str
+    data: Any
+    values: dict[PathKey, Mark]
+    keys: dict[PathKey, Mark]
+
+    def mark(self, path: PathKey, *, key: bool = False) -> Mark | None:
+        """Best position for a path: the exact node, else its nearest located ancestor."""
+        table = self.keys if key else self.values
+        probe = path
+        while True:
+            found = table.get(probe) or self.values.get(probe)
+            if found is not None:
+                return found
+            if not probe:
+                return None
+            probe = probe[:-1]
+
+    def diag(self, path: PathKey, message: str, *, hint: str | None = None, key: bool = False,
+             code: str = "invalid") -> Diagnostic:
+        m = self.mark(path, key=key)
+        return Diagnostic(file=self.file, line=m.line if m else None, column=m.column if m else None,
+                          path=format_path(path), message=message, hint=hint, code=code)
+
+
+def format_path(path: PathKey) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out
+
+
+def _file_error(file: str, message: str, line: int | None = None, column: int | None = None,
+                hint: str | None = None, code: str = "yaml") -> SpecError:
+    return SpecError([Diagnostic(file=file, line=line, column=column, path="", message=message,
+                                 hint=hint, code=code)])
+
+
+def read_text(path: Path) -> str:
+    """Read a spec file as text, refusing what cannot be a spec before reading all of it."""
+    file = str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise _file_error(file, "file not found", code="not-found") from None
+    except OSError as err:
+        raise _file_error(file, f"cannot read: {err.strerror}", code="io") from None
+    if not path.is_file():
+        raise _file_error(file, "not a regular file", code="io")
+    if size > MAX_BYTES:
+        raise _file_error(file, f"file is {size:,} bytes; specs are limited to {MAX_BYTES:,}",
+                          hint="specs describe a job; keep data out of them", code="too-large")
+    raw = path.read_bytes()[: MAX_BYTES + 1]
+    return decode(file, raw)
+
+
+def decode(file: str, raw: bytes) -> str:
+    if b"\x00" in raw:
+        raise _file_error(file, "binary file (contains NUL bytes), not YAML", code="binary")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise _file_error(file, f"not valid UTF-8 (byte {err.start})", line=line,
+                          code="encoding") from None
+    return text
+
+
+def _line_of(text: str, line: int) -> str:
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def parse(file: str, text: str) -> SourceDoc:
+    """Parse YAML text into a SourceDoc; every failure is a SpecError located in the file."""
+    try:
+        events = list(_bounded_events(file, text))
+    except yaml.MarkedYAMLError as err:
+        m = err.problem_mark
+        line = m.line + 1 if m else None
+        col = m.column + 1 if m else None
+        shown = _line_of(text, line) if line else ""
+        shown = shown.strip()
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        hint = f"line {line}: {shown!r}" if shown else None
+        problem = err.problem or "invalid YAML"
+        raise _file_error(file, f"YAML syntax error: {problem}", line, col, hint) from None
+    except yaml.YAMLError as err:
+        raise _file_error(file, f"YAML error: {err}") from None
+    return _Builder(file, events).build()
+
+
+def _bounded_events(file: str, text: str) -> Iterator[yaml.Event]:
+    depth = 0
+    nodes = 0
+    docs = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            m = event.start_mark
+            raise _file_error(file, "YAML aliases (*name) are not allowed in specs",
+                              m.line + 1, m.column + 1,
+                              hint="write the value out; aliases make specs hard to review",
+                              code="alias")
+        if isinstance(event, yaml.DocumentStartEvent):
+            docs += 1
+            if docs > 1:
+                m = event.start_mark
+                raise _file_error(file, "more than one YAML document in a spec file",
+                                  m.line + 1, m.column + 1, hint="one spec per file",
+                                  code="multi-doc")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                m = event.start_mark
+                raise _file_error(file, f"nested deeper than {MAX_DEPTH} levels",
+                                  m.line + 1, m.column + 1, code="too-deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise _file_error(file, f"more than {MAX_NODES:,} YAML nodes", code="too-large")
+        yield event
+
+
+_BOOL = {"true": True, "false": False}
+
+
+class _Builder:
+    """Build plain Python data from a flat event list, recording marks per path."""
+
+    def __init__(self, file: str, events: list[yaml.Event]) -> None:
+        self.file = file
+        self.events = events
+        self.pos = 0
+        self.values: dict[PathKey, Mark] = {}
+        self.keys: dict[PathKey, Mark] = {}
+        self.errors: list[Diagnostic] = []
+
+    def build(self) -> SourceDoc:
+        data: Any = None
+        for i, event in enumerate(self.events):
+            if isinstance(event, yaml.DocumentStartEvent):
+                self.pos = i + 1
+                data = self._node(())
+                break
+        if self.errors:
+            raise SpecError(self.errors)
+        return SourceDoc(self.file, data, self.values, self.keys)
+
+    def _node(self, path: PathKey) -> Any:
+        event = self.events[self.pos]
+        self.pos += 1
+        m = event.start_mark
+        self.values[path] = Mark(m.line + 1, m.column + 1)
+        if isinstance(event, yaml.ScalarEvent):
+            return _scalar(event)
+        if isinstance(event, yaml.SequenceStartEvent):
+            items: list[Any] = []
+            while not isinstance(self.events[self.pos], yaml.SequenceEndEvent):
+                items.append(self._node((*path, len(items))))
+            self.pos += 1
+            return items
+        if isinstance(event, yaml.MappingStartEvent):
+            return self._mapping(path)
+        raise AssertionError(f"unexpected YAML event {event!r}")
+
+    def _mapping(self, path: PathKey) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        while not isinstance(self.events[self.pos], yaml.MappingEndEvent):
+            key_event = self.events[self.pos]
+            km = key_event.start_mark
+            if not isinstance(key_event, yaml.ScalarEvent):
+                self.errors.append(Diagnostic(self.file, km.line + 1, km.column + 1,
+                                              format_path(path), "mapping keys must be plain "
+                                              "scalars", code="bad-key"))
+                self._skip()
+                self._skip()
+                continue
+            self.pos += 1
+            key = _scalar(key_event)
+            if not isinstance(key, str):
+                key = str(key).lower() if isinstance(key, bool) else str(key)
+            child = (*path, key)
+            if key in out:
+                first = self.keys.get(child)
+                where = f" (first at line {first.line})" if first else ""
+                self.errors.append(Diagnostic(self.file, km.line + 1, km.column + 1,
+                                              format_path(child), f"duplicate key {key!r}{where}",
+                                              hint="remove one of them", code="duplicate-key"))
+                self._skip()
+                continue
+            self.keys[child] = Mark(km.line + 1, km.column + 1)
+            out[key] = self._node(child)
+        self.pos += 1
+        return out
+
+    def _skip(self) -> None:
+        depth = 0
+        while True:
+            event = self.events[self.pos]
+            self.pos += 1
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+            if depth == 0:
+                return
+
+
+def _scalar(event: yaml.ScalarEvent) -> Any:
+    """Resolve a scalar with YAML 1.2 core-schema rules (no `yes`/`no`/`on` booleans, no sexagesimal)."""
+    value: str = event.value
+    plain, quoted = event.implicit
+    if quoted and not plain:
+        return value
+    if not plain:
+        # An explicit tag such as !!int: honour the common ones, otherwise keep the text.
+        tag = event.tag or ""
+        if tag.endswith(":int"):
+            return _as_int(value, value)
+        if tag.endswith(":float"):
+            return _as_float(value, value)
+        return value
+    low = value.lower()
+    if value in ("", "~") or low == "null":
+        return None
+    if low in _BOOL:
+        return _BOOL[low]
+    number = _as_int(value, None)
+    if number is not None:
+        return number
+    return _as_float(value, value)
+
+
+def _as_int(text: str, default: Any) -> Any:
+    t = text.replace("_", "") if "_" in text and text.replace("_", "").lstrip("+-").isdigit() else text
+    try:
+        if t.lstrip("+-").isdigit():
+            return int(t)
+        if t.lower().startswith(("0x", "+0x", "-0x")):
+            return int(t, 16)
+        if t.lower().startswith(("0o", "+0o", "-0o")):
+            return int(t, 8)
+    except ValueError:
+        return default
+    return default
+
+
+def _as_float(text: str, default: Any) -> Any:
+    low = text.lower()
+    if low in (".inf", "+.inf"):
+        return float("inf")
+    if low == "-.inf":
+        return float("-inf")
+    if low == ".nan":
+        return float("nan")
+    if not any(c.isdigit() for c in text) or not all(c in "0123456789+-.eE_" for c in text):
+        return default
+    try:
+        return float(text.replace("_", ""))
+    except ValueError:
+        return default
+
+
+def load(path: Path) -> SourceDoc:
+    return parse(str(path), read_text(path))
