@@ -1,4 +1,4 @@
-"""Entry point. Verbs are imported lazily so `trainstack validate` never pays for Pulumi or torch."""
+"""Entry point. Verbs are imported lazily: `trainstack validate` never pays for Pulumi or torch."""
 
 from __future__ import annotations
 

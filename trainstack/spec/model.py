@@ -191,8 +191,8 @@ class Component:
 class Binding:
     """A storage location bound to a channel: `scheme://location/path`.
 
-    `is_file` is true when the binding names one file (the channel's env var then points at that
-    file inside the channel directory, as in the seeds' `PAI_INPUT_TEST=/ml/input/data/test/test.csv`).
+    `is_file` is true when the binding names one file: the channel's env var then points at that
+    file inside the channel directory (seed: `PAI_INPUT_TEST=/ml/input/data/test/test.csv`).
     """
 
     uri: str

@@ -54,7 +54,8 @@ def component(data: dict[str, Any], source: Path) -> Component:
         code=_code(spec.get("code"), source.parent),
         command=spec["command"],
         inputs=tuple(InputChannel(i["name"], i.get("description", "") or "",
-                                  bool(i.get("required", False))) for i in spec.get("inputs") or []),
+                                  bool(i.get("required", False)))
+                     for i in spec.get("inputs") or []),
         outputs=tuple(OutputChannel(o["name"], o.get("description", "") or "",
                                     bool(o.get("preload", False)))
                       for o in spec.get("outputs") or []),
@@ -112,7 +113,7 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
         name=meta["name"],
         description=meta.get("description", "") or "",
         experiment=meta.get("experiment"),
-        tags=FrozenMap(sorted((meta.get("tags") or {}).items())),
+        tags=FrozenMap(dict(sorted((meta.get("tags") or {}).items()))),
         component=comp,
         component_ref=component_ref,
         parameters=FrozenMap(params),
@@ -130,7 +131,7 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
             else None),
         fault_tolerance=None if ft is None else FaultTolerance(
             max_restarts=ft.get("maxRestarts", 3), unconditional=ft.get("unconditional", False)),
-        env=FrozenMap(sorted((k, _env_value(v)) for k, v in (spec.get("env") or {}).items())),
+        env=FrozenMap({k: _env_value(v) for k, v in sorted((spec.get("env") or {}).items())}),
         timeout_seconds=None if timeout is None else values.duration_seconds(timeout),
         run_as_user=spec.get("runAsUser", 1000),
         image_pull_secret=spec.get("imagePullSecret"),

@@ -180,7 +180,8 @@ RUN: dict[str, Any] = _doc(
             "unconditional": _bool(),
         }},
         "env": {"type": "dict", "maxlength": MAX_ENV,
-                "keysrules": _str(ENV_NAME, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+                "keysrules": _str(ENV_NAME, "an environment variable name "
+                                  "([A-Za-z_][A-Za-z0-9_]*)"),
                 "valuesrules": {"type": SCALAR}},
         "timeout": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
                     "meta": {"expect": "seconds, or a duration such as 90m, 24h, 1h30m, 2d"}},

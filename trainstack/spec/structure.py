@@ -89,7 +89,7 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
     rule = e.rule
     if rule == "type":
         wanted = e.constraint if isinstance(e.constraint, list) else [e.constraint]
-        words = " or ".join(_TYPE_WORDS.get(w, w) for w in wanted)
+        words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in wanted)
         hint = None
         if isinstance(value, str) and "integer" in wanted and value.strip().lstrip("-").isdigit():
             hint = "remove the quotes"

@@ -94,7 +94,7 @@ def binding(uri: str, *, kind: str | None = None, mode: str = "mount") -> Bindin
         if not path:
             raise ValueError("file:// needs a path, e.g. file:///data/train/ or file://./data/")
     else:
-        location, slash, path = rest.partition("/")
+        location, _, path = rest.partition("/")
         path = "/" + path
         if not location:
             what = {"oss": "bucket", "nas": "NAS server or file system", "pvc": "claim name"}

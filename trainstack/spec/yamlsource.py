@@ -56,8 +56,9 @@ class SourceDoc:
     def diag(self, path: PathKey, message: str, *, hint: str | None = None, key: bool = False,
              code: str = "invalid") -> Diagnostic:
         m = self.mark(path, key=key)
-        return Diagnostic(file=self.file, line=m.line if m else None, column=m.column if m else None,
-                          path=format_path(path), message=message, hint=hint, code=code)
+        return Diagnostic(file=self.file, line=m.line if m else None,
+                          column=m.column if m else None, path=format_path(path),
+                          message=message, hint=hint, code=code)
 
 
 def format_path(path: PathKey) -> str:
@@ -136,24 +137,24 @@ def _bounded_events(file: str, text: str) -> Iterator[yaml.Event]:
     docs = 0
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent):
-            m = event.start_mark
+            m = _at(event)
             raise _file_error(file, "YAML aliases (*name) are not allowed in specs",
-                              m.line + 1, m.column + 1,
+                              m.line, m.column,
                               hint="write the value out; aliases make specs hard to review",
                               code="alias")
         if isinstance(event, yaml.DocumentStartEvent):
             docs += 1
             if docs > 1:
-                m = event.start_mark
+                m = _at(event)
                 raise _file_error(file, "more than one YAML document in a spec file",
-                                  m.line + 1, m.column + 1, hint="one spec per file",
+                                  m.line, m.column, hint="one spec per file",
                                   code="multi-doc")
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                m = event.start_mark
+                m = _at(event)
                 raise _file_error(file, f"nested deeper than {MAX_DEPTH} levels",
-                                  m.line + 1, m.column + 1, code="too-deep")
+                                  m.line, m.column, code="too-deep")
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
         if isinstance(event, yaml.NodeEvent):
@@ -191,8 +192,7 @@ class _Builder:
     def _node(self, path: PathKey) -> Any:
         event = self.events[self.pos]
         self.pos += 1
-        m = event.start_mark
-        self.values[path] = Mark(m.line + 1, m.column + 1)
+        self.values[path] = _at(event)
         if isinstance(event, yaml.ScalarEvent):
             return _scalar(event)
         if isinstance(event, yaml.SequenceStartEvent):
@@ -209,9 +209,9 @@ class _Builder:
         out: dict[Any, Any] = {}
         while not isinstance(self.events[self.pos], yaml.MappingEndEvent):
             key_event = self.events[self.pos]
-            km = key_event.start_mark
+            km = _at(key_event)
             if not isinstance(key_event, yaml.ScalarEvent):
-                self.errors.append(Diagnostic(self.file, km.line + 1, km.column + 1,
+                self.errors.append(Diagnostic(self.file, km.line, km.column,
                                               format_path(path), "mapping keys must be plain "
                                               "scalars", code="bad-key"))
                 self._skip()
@@ -225,12 +225,12 @@ class _Builder:
             if key in out:
                 first = self.keys.get(child)
                 where = f" (first at line {first.line})" if first else ""
-                self.errors.append(Diagnostic(self.file, km.line + 1, km.column + 1,
+                self.errors.append(Diagnostic(self.file, km.line, km.column,
                                               format_path(child), f"duplicate key {key!r}{where}",
                                               hint="remove one of them", code="duplicate-key"))
                 self._skip()
                 continue
-            self.keys[child] = Mark(km.line + 1, km.column + 1)
+            self.keys[child] = km
             out[key] = self._node(child)
         self.pos += 1
         return out
@@ -248,8 +248,13 @@ class _Builder:
                 return
 
 
+def _at(event: yaml.Event) -> Mark:
+    m = event.start_mark
+    return Mark(m.line + 1, m.column + 1) if m is not None else Mark(0, 0)
+
+
 def _scalar(event: yaml.ScalarEvent) -> Any:
-    """Resolve a scalar with YAML 1.2 core-schema rules (no `yes`/`no`/`on` booleans, no sexagesimal)."""
+    """Resolve a scalar by YAML 1.2 core-schema rules (no `yes`/`on` booleans, no sexagesimal)."""
     value: str = event.value
     plain, quoted = event.implicit
     if quoted and not plain:
@@ -274,7 +279,8 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
 
 
 def _as_int(text: str, default: Any) -> Any:
-    t = text.replace("_", "") if "_" in text and text.replace("_", "").lstrip("+-").isdigit() else text
+    bare = text.replace("_", "")
+    t = bare if "_" in text and bare.lstrip("+-").isdigit() else text
     try:
         if t.lstrip("+-").isdigit():
             return int(t)
