@@ -1,0 +1,42 @@
+"""Shared helpers for the local-runner tests (no mocks: these start real processes)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from trainstack.local.launch import ReplicaLaunch
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def wait_for(what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll until `predicate` holds; the timeout only bounds a hung test, it asserts no speed."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def launch(tmp: Path, role: str, index: int, command: str, **env: str) -> ReplicaLaunch:
+    return ReplicaLaunch(
+        role=role,
+        index=index,
+        argv=("sh", "-c", command),
+        env={**os.environ, "PYTHON": sys.executable, **env},
+        cwd=tmp,
+        log_path=tmp / "logs" / f"{role}-{index}.log",
+    )
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return not stat[stat.rfind(")") + 2 :].startswith("Z")

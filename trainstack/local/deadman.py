@@ -1,0 +1,100 @@
+"""A dead man's switch for a local job: if the runner dies, its replicas must not live on.
+
+The runner starts this module as a small sidecar process (its own session, so Ctrl-C on the
+terminal does not reach it) and keeps the write end of its stdin. It tells the sidecar each
+replica's process group; a clean runner says `done` before closing. End of input without `done`
+means the runner is gone (SIGKILL, OOM kill, crash): the sidecar stops every group, sweeps
+processes that carry the job's tag, and records the run as interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+import trainstack
+from trainstack.local.procgroup import kill_tagged, signal_group
+
+
+class DeadmanSwitch:
+    """The runner's side: start, report groups, disarm."""
+
+    def __init__(self, tag: str, grace_seconds: float, home: Path | None, run_id: str | None):
+        env = dict(os.environ)
+        # The sidecar imports trainstack from wherever this process did.
+        root = str(Path(trainstack.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        args = [sys.executable, "-m", "trainstack.local.deadman", tag, str(grace_seconds)]
+        if home is not None and run_id is not None:
+            args += [str(home), run_id]
+        self._proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env,
+            start_new_session=True, close_fds=True,
+        )
+        assert self._proc.stdin is not None
+        self._pipe: IO[bytes] = self._proc.stdin
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def watch(self, pgid: int) -> None:
+        self._send(f"pgid {pgid}\n")
+
+    def disarm(self) -> None:
+        self._send("done\n")
+        with contextlib.suppress(OSError):
+            self._pipe.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+    def _send(self, line: str) -> None:
+        with contextlib.suppress(OSError):  # a dead sidecar must not take the run down
+            self._pipe.write(line.encode())
+            self._pipe.flush()
+
+
+def _main(argv: list[str]) -> int:
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    tag, grace = argv[0], float(argv[1])
+    groups: list[int] = []
+    for raw in sys.stdin.buffer:
+        line = raw.decode().strip()
+        if line == "done":
+            return 0
+        if line.startswith("pgid "):
+            groups.append(int(line.split()[1]))
+    # End of input without "done": the runner died.
+    for pgid in groups:
+        signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(g) for g in groups):
+        time.sleep(0.1)
+    for pgid in groups:
+        signal_group(pgid, signal.SIGKILL)
+    kill_tagged(tag)
+    if len(argv) >= 4:
+        from trainstack.registry import Registry, RunStatus
+
+        with Registry.open(Path(argv[2])) as reg:
+            reg.finish(argv[3], RunStatus.INTERRUPTED,
+                       reason="the runner died; its replicas were stopped")
+    return 0
+
+
+def _alive(pgid: int) -> bool:
+    return signal_group(pgid, 0)
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

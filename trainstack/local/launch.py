@@ -1,0 +1,25 @@
+"""What the supervisor starts: one replica process, fully described, shell-free in our hands.
+
+`argv` comes from the contract (`sh -c <command>`); the supervisor never builds a command line,
+so no user value is ever evaluated by a shell on our side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ReplicaLaunch:
+    role: str
+    index: int
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    log_path: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.role}-{self.index}"

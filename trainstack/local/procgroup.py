@@ -1,0 +1,111 @@
+"""Replica processes as process groups: start, signal, sweep — and make sure none outlive us.
+
+Each replica leads its own session, so the terminal's Ctrl-C reaches only the runner, which then
+stops replicas in order; a replica is signalled through its process group, which covers the
+`sh -c` and everything it started. Processes that leave their group (setsid, daemonizing) are
+still found: every replica's environment carries a per-job tag that descendants inherit, and a
+sweep kills whatever still carries it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from trainstack.local.launch import ReplicaLaunch
+
+PROCESS_TAG_ENV = "TRAINSTACK_PROCESS_TAG"
+
+
+@dataclass
+class Replica:
+    """One started replica process (the leader of its process group)."""
+
+    launch: ReplicaLaunch
+    popen: subprocess.Popen[bytes]
+    attempt: int
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+
+def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = None) -> Replica:
+    launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    # The replica writes straight into its log file: no pipe and no pump between it and the
+    # disk, so a chatty replica runs exactly as fast as with `> file`, and its log survives the
+    # runner. The terminal view tails these files separately.
+    with open(launch.log_path, "ab", buffering=0) as log:
+        if marker:
+            log.write(f"[trainstack] {marker}\n".encode())
+        popen = subprocess.Popen(
+            list(launch.argv),
+            cwd=launch.cwd,
+            env={**launch.env, PROCESS_TAG_ENV: tag},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return Replica(launch, popen, attempt)
+
+
+def signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to a process group; False when the group has no process left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # a member changed credentials (setuid); the group still exists
+    return True
+
+
+def group_alive(pgid: int) -> bool:
+    return signal_group(pgid, 0)
+
+
+def tagged_pids(tag: str) -> list[int]:
+    """Live processes of this user whose environment carries `tag` (Linux: /proc)."""
+    needle = f"{PROCESS_TAG_ENV}={tag}".encode()
+    found = []
+    for pid in _all_pids():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue  # gone, or not ours
+        if needle in environ.split(b"\0") and not _is_zombie(pid):
+            found.append(pid)
+    return found
+
+
+def kill_tagged(tag: str) -> int:
+    """SIGKILL every process that still carries `tag`; returns how many were signalled."""
+    count = 0
+    for pid in tagged_pids(tag):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            count += 1
+    return count
+
+
+def _all_pids() -> Iterator[int]:
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                yield int(entry.name)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    # The state follows the parenthesised command name, which may itself contain ") ".
+    return stat[stat.rfind(")") + 2 :].startswith("Z")
