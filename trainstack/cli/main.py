@@ -15,6 +15,7 @@ VERBS: dict[str, str] = {
     "validate": "trainstack.cli.validate:validate",
     "schema": "trainstack.cli.schema:schema",
     "init": "trainstack.cli.init:init",
+    "plan": "trainstack.cli.plan:plan",
 }
 
 

@@ -1,0 +1,104 @@
+"""``trainstack plan --env ENV``: the platform program run offline, every resource listed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from trainstack.cli.main import cli, main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def plan_json(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["plan", *args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+
+
+def test_plan_local_lists_every_resource_with_its_type(in_repo: None) -> None:
+    doc = plan_json("--env", "local")
+    assert doc["kind"] == "platform" and doc["stack"] == "local"
+    types = {r["type"] for r in doc["resources"]}
+    assert "kubernetes:yaml/v2:ConfigGroup" in types
+    assert "kubernetes:scheduling.k8s.io/v1:PriorityClass" in types
+    assert all(r["type"] and r["name"] for r in doc["resources"])
+    assert doc["summary"] == {"create": len(doc["resources"])}
+    assert not any(t.startswith("alicloud:") for t in types)
+
+
+def test_plan_ack_dev_lists_cloud_and_cluster_resources(in_repo: None) -> None:
+    doc = plan_json("--env", "ack-dev")
+    types = [r["type"] for r in doc["resources"]]
+    for expected in ("alicloud:vpc/network:Network",
+                     "alicloud:cs/managedKubernetes:ManagedKubernetes",
+                     "alicloud:nas/fileSystem:FileSystem", "alicloud:cr/namespace:Namespace",
+                     "alicloud:ram/role:Role", "kubernetes:storage.k8s.io/v1:StorageClass"):
+        assert expected in types
+    assert types.count("alicloud:cs/nodePool:NodePool") == 4
+    assert types.count("alicloud:oss/bucket:Bucket") == 4
+    pool = next(r for r in doc["resources"] if r["name"] == "pool-a10")
+    # Ids only the cloud knows are shown as unknown, as in a real preview; numbers as ints.
+    assert pool["inputs"]["clusterId"] == "(known after apply)"
+    assert pool["inputs"]["scalingConfig"]["maxSize"] == 4
+    assert pool["provider"] == "alicloud"
+
+
+def test_plan_masks_secrets(in_repo: None) -> None:
+    for env in ("local", "ack-dev"):
+        doc = plan_json("--env", env)
+        text = json.dumps(doc)
+        assert "plan-secret-placeholder" not in text
+        assert "cGxhY2Vob2xkZXI" not in text  # nor the ciphertext from the file
+        secrets = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:Secret"]
+        assert secrets and all(r["inputs"]["stringData"] == "[secret]" for r in secrets)
+        assert doc["outputs"]["kubeconfig"] == "[secret]"
+
+
+def test_plan_table_for_people(in_repo: None) -> None:
+    result = CliRunner().invoke(cli, ["plan", "--env", "local"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "kubernetes:core/v1:ResourceQuota" in result.output
+    assert "quota-vision" in result.output
+    assert "23 to create" in result.output
+    assert "plan-secret-placeholder" not in result.output
+
+
+def test_unknown_env_is_a_clear_error(in_repo: None, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--env", "lcoal", "--json"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "no environment 'lcoal'" in err and "did you mean 'local'?" in err
+    assert "Traceback" not in err
+
+
+def test_config_error_is_reported_without_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    text = (REPO / "Pulumi.ack-dev.yaml").read_text().replace(
+        "trainstack:region: cn-hangzhou", "trainstack:region: us-east-1")
+    (tmp_path / "Pulumi.bad.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "--env", "bad"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "Pulumi.bad.yaml: trainstack:region: expected one of" in err
+    assert "Traceback" not in err
+
+
+def test_plan_works_from_a_subfolder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO / "infra")
+    assert plan_json("--env", "local")["project"] == "trainstack"

@@ -1,0 +1,149 @@
+"""The platform program in ack mode (Pulumi.ack-dev.yaml), under mocks: cloud and cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+POOL = "alicloud:cs/nodePool:NodePool"
+SC = "kubernetes:storage.k8s.io/v1:StorageClass"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+
+
+def build_ack(mocks: Any, **overrides: str) -> dict[str, Any]:
+    mocks.use_env("ack-dev", **overrides)
+    from trainstack.infra.platform.program import build, load_stack_config
+
+    return mocks.run(lambda: build(load_stack_config()))  # type: ignore[no-any-return]
+
+
+def labels(pool: dict[str, Any]) -> dict[str, str]:
+    return {item["key"]: item["value"] for item in pool["labels"]}
+
+
+def test_region_is_pinned_on_an_explicit_provider(mocks: Any) -> None:
+    build_ack(mocks)
+    (provider,) = mocks.of_type("pulumi:providers:alicloud")
+    assert provider.inputs["region"] == "cn-hangzhou"
+    cloud = [r for r in mocks.resources if r.typ.startswith("alicloud:")]
+    assert cloud and all(r.provider and "::alicloud::" in r.provider for r in cloud)
+
+
+def test_network_and_managed_cluster(mocks: Any) -> None:
+    build_ack(mocks)
+    vpc = mocks.one("alicloud:vpc/network:Network", "vpc")
+    assert vpc["cidrBlock"] == "10.0.0.0/8"
+    switches = {r.inputs["zoneId"]: r.inputs for r in mocks.of_type("alicloud:vpc/switch:Switch")}
+    assert sorted(switches) == ["cn-hangzhou-h", "cn-hangzhou-i"]
+    assert switches["cn-hangzhou-h"]["vpcId"] == "vpc-id"
+    cluster = mocks.one("alicloud:cs/managedKubernetes:ManagedKubernetes", "cluster")
+    assert cluster["name"] == "trainstack-test"
+    assert cluster["vswitchIds"] == ["vsw-cn-hangzhou-h-id", "vsw-cn-hangzhou-i-id"]
+    addons = {a["name"] for a in cluster["addons"]}
+    assert {"csi-plugin", "csi-provisioner"} <= addons
+
+
+def test_gpu_pools_are_tainted_labelled_and_autoscaled(mocks: Any) -> None:
+    build_ack(mocks)
+    pools = {r.inputs["nodePoolName"]: r.inputs for r in mocks.of_type(POOL)}
+    assert sorted(pools) == ["a10", "cpu", "spot", "v100"]
+    for name in ("a10", "v100", "spot"):
+        assert pools[name]["taints"] == [GPU_TAINT], name
+        assert labels(pools[name])["trainstack.dev/accelerator"] == "gpu"
+        assert pools[name]["clusterId"] == "cluster-id"
+    assert labels(pools["a10"])["trainstack.dev/gpu-type"] == "A10"
+    assert pools["a10"]["instanceTypes"] == ["ecs.gn7i-c8g1.2xlarge"]
+    assert pools["a10"]["scalingConfig"] == {"enable": True, "minSize": 0.0, "maxSize": 4.0,
+                                             "type": "gpu"}
+    assert "desiredSize" not in pools["a10"], "autoscaled pools leave the size to the autoscaler"
+    # The CPU pool takes everything else: no taint.
+    assert pools["cpu"].get("taints", []) == []
+    assert pools["cpu"]["scalingConfig"]["minSize"] == 1.0
+
+
+def test_spot_pool_bids_with_a_price_limit(mocks: Any) -> None:
+    build_ack(mocks)
+    spot = mocks.one(POOL, "pool-spot")
+    assert spot["spotStrategy"] == "SpotWithPriceLimit"
+    assert spot["spotPriceLimits"] == [{"instanceType": "ecs.gn7i-c8g1.2xlarge",
+                                        "priceLimit": "5.0"}]
+    assert labels(spot)["trainstack.dev/capacity"] == "spot"
+    assert "spotStrategy" not in mocks.one(POOL, "pool-a10")
+
+
+def test_no_spot_pool_unless_configured(mocks: Any) -> None:
+    values = mocks.use_env("ack-dev")
+    del values["trainstack:spotPool"]
+    mocks.configure(values, ["trainstack:registryPassword"])
+    from trainstack.infra.platform.program import build, load_stack_config
+
+    mocks.run(lambda: build(load_stack_config()))
+    assert sorted(r.name for r in mocks.of_type(POOL)) == ["pool-a10", "pool-cpu", "pool-v100"]
+
+
+def test_storage_classes_use_alibaba_csi_provisioners(mocks: Any) -> None:
+    build_ack(mocks)
+    classes = {r.inputs["metadata"]["name"]: r.inputs for r in mocks.of_type(SC)}
+    assert {n: c["provisioner"] for n, c in classes.items()} == {
+        "trainstack-disk": "diskplugin.csi.alibabacloud.com",
+        "trainstack-nas": "nasplugin.csi.alibabacloud.com",
+        "trainstack-oss": "ossplugin.csi.alibabacloud.com",
+    }
+    assert classes["trainstack-nas"]["parameters"]["server"] == \
+        "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com:/trainstack/"
+    assert classes["trainstack-oss"]["parameters"]["bucket"] == "acme-trainstack-dev-data"
+    assert classes["trainstack-oss"]["parameters"]["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
+
+
+def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
+    build_ack(mocks)
+    mount = mocks.one("alicloud:nas/mountTarget:MountTarget", "nas-mount")
+    assert mount["fileSystemId"] == "nas-id"
+    buckets = sorted(r.inputs["bucket"] for r in mocks.of_type("alicloud:oss/bucket:Bucket"))
+    purposes = ("checkpoints", "code", "data", "models")
+    assert buckets == [f"acme-trainstack-dev-{p}" for p in purposes]
+    assert mocks.one("alicloud:cr/namespace:Namespace", "acr-namespace")["name"] == "acme"
+    repos = sorted(r.inputs["name"] for r in mocks.of_type("alicloud:cr/repo:Repo"))
+    assert repos == ["tensorflow", "torch", "xgboost"]
+    role = mocks.one("alicloud:ram/role:Role", "jobs-role")
+    assert role["roleName"] == "trainstack-test-jobs"
+    policy = mocks.one("alicloud:ram/policy:Policy", "jobs-oss-policy")
+    assert "acs:oss:*:*:acme-trainstack-dev-checkpoints/*" in policy["policyDocument"]
+
+
+def test_kubeconfig_comes_from_the_cluster_credential_as_a_secret(mocks: Any) -> None:
+    from trainstack.infra.platform.program import build, load_stack_config
+
+    mocks.use_env("ack-dev")
+
+    @pulumi.runtime.test
+    def check() -> pulumi.Output[None]:
+        outputs = build(load_stack_config())
+
+        def verify(args: list[Any]) -> None:
+            kubeconfig, registry, region = args
+            assert kubeconfig.startswith("apiVersion: v1")
+            assert registry == "registry-vpc.cn-hangzhou.aliyuncs.com"
+            assert region == "cn-hangzhou"
+
+        return pulumi.Output.all(outputs["kubeconfig"], outputs["registry"],
+                                 outputs["region"]).apply(verify)
+
+    check()
+    (call,) = [c for c in mocks.calls
+               if c.token == "alicloud:cs/getClusterCredential:getClusterCredential"]
+    assert call.args["clusterId"] == "cluster-id"
+    from pulumi.runtime.rpc import is_rpc_secret
+
+    (provider,) = mocks.of_type("pulumi:providers:kubernetes")
+    assert is_rpc_secret(provider.inputs["kubeconfig"]), "the admin kubeconfig is never plain"
+
+
+def test_controller_gets_the_gang_scheduler_and_stays_off_gpu_nodes(mocks: Any) -> None:
+    build_ack(mocks)
+    # No toleration for the GPU taint: the controller never takes a GPU node.
+    controller = mocks.one("kubernetes:apps/v1:Deployment", "kubedl-controller")
+    (container,) = controller["spec"]["template"]["spec"]["containers"]
+    assert "--gang-scheduler-name=kube-coscheduler" in container["args"]
+    assert "tolerations" not in controller["spec"]["template"]["spec"]

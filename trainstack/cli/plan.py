@@ -1,0 +1,31 @@
+"""``trainstack plan``: what ``pulumi up`` would create, offline, without cloud credentials."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run_file", required=False, type=click.Path(path_type=Path))
+@click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
+@click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
+def plan(run_file: Path | None, env: str, as_json: bool) -> None:
+    """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks."""
+    from rich.console import Console
+
+    from trainstack.plan import service
+    from trainstack.plan.report import plan_json, print_plan
+
+    if run_file is None:
+        result, kind = service.plan_platform(env), "platform"
+    else:
+        result, kind = service.plan_run(run_file, env), "run"
+    if as_json:
+        click.echo(plan_json(result, kind=kind, env=env))
+    else:
+        # Piped or captured output gets a wide table rather than rich's 80-column default.
+        width = None if sys.stdout.isatty() else 200
+        print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)

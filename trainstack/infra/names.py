@@ -1,0 +1,51 @@
+"""Names shared by the platform program, the run program and the renderer.
+
+These are contracts: a run with ``priority: 5`` is rendered with
+``priorityClassName: trainstack-priority-5``, and the platform creates exactly those classes.
+Changing a name here is a breaking change for every deployed run.
+"""
+
+from __future__ import annotations
+
+PLATFORM_PROJECT = "trainstack"
+"""The platform's Pulumi project name; also the namespace of its config keys."""
+
+KUBEDL_CONFIG_NS = "kubedl"
+"""Config namespace for the KubeDL install (``kubedl:version``, ``kubedl:repo``, ...)."""
+
+RUNS_PROJECT = "trainstack-runs"
+"""The Pulumi project that holds one stack per run."""
+
+PRIORITIES = range(1, 10)
+"""Run priorities 1..9 (the seed's DLC quota priorities); higher runs first."""
+
+PULL_SECRET_NAME = "trainstack-registry"
+"""The image pull secret created in every team namespace."""
+
+# StorageClass names, by role. ack creates disk/nas/oss; kubeconfig mode creates local.
+STORAGE_CLASS_DISK = "trainstack-disk"
+STORAGE_CLASS_NAS = "trainstack-nas"
+STORAGE_CLASS_OSS = "trainstack-oss"
+STORAGE_CLASS_LOCAL = "trainstack-local"
+
+# Platform stack output keys the run program reads through a StackReference.
+OUT_KUBECONFIG = "kubeconfig"
+OUT_KUBE_CONTEXT = "kubeContext"
+OUT_NAMESPACES = "namespaces"
+OUT_STORAGE_CLASSES = "storageClasses"
+OUT_REGISTRY = "registry"
+OUT_PULL_SECRET = "pullSecretName"
+OUT_KUBEDL_VERSION = "kubedlVersion"
+OUT_PRIORITY_CLASSES = "priorityClasses"
+
+
+def priority_class_name(priority: int) -> str:
+    """The PriorityClass a run of this priority is scheduled with."""
+    if priority not in PRIORITIES:
+        raise ValueError(f"priority must be in 1..9, got {priority}")
+    return f"trainstack-priority-{priority}"
+
+
+def priority_class_value(priority: int) -> int:
+    """Spaced by 1000 so an operator can slot system classes in between without renumbering."""
+    return 1000 * priority

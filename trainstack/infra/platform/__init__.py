@@ -1,0 +1,1 @@
+"""The platform program: one module per job, wired together by ``program.build``."""

@@ -1,0 +1,148 @@
+"""The ack mode's config: region, network, node pools, storage and registry on Alibaba Cloud."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from trainstack.errors import ConfigError
+from trainstack.infra.configread import REQUIRED, Section
+
+# The seed (PAI custom components) lists these as the regions that support custom components.
+REGIONS = ("cn-beijing", "cn-shanghai", "cn-hangzhou", "cn-shenzhen")
+GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+BUCKET_PURPOSES = ("data", "models", "checkpoints", "code")
+NAS_STORAGE_TYPES = ("Performance", "Capacity")
+
+ACK_KEYS = ("region", "zones", "vpcCidr", "vswitchCidrs", "podCidr", "serviceCidr", "clusterSpec",
+            "kubernetesVersion", "cpuPool", "gpuPools", "spotPool", "bucketPrefix",
+            "nasStorageType", "registryNamespace", "registryRepos")
+_INSTANCE_TYPE = r"ecs\.[a-z0-9-]+\.[a-z0-9-]+"
+_NAME = r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?"
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    name: str
+    instance_types: tuple[str, ...]
+    min_size: int
+    max_size: int
+    gpu: bool
+    gpu_type: str | None = None
+    spot_price_limit: str | None = None  # only for the spot pool; None there means market price
+    spot: bool = False
+    system_disk_size: int = 120
+
+
+@dataclass(frozen=True)
+class AckConfig:
+    region: str
+    zones: tuple[str, ...]
+    vpc_cidr: str
+    vswitch_cidrs: tuple[str, ...]
+    pod_cidr: str
+    service_cidr: str
+    cluster_name: str
+    cluster_spec: str
+    kubernetes_version: str | None
+    cpu_pool: PoolConfig
+    gpu_pools: tuple[PoolConfig, ...]
+    spot_pool: PoolConfig | None
+    bucket_prefix: str
+    nas_storage_type: str
+    registry_namespace: str
+    registry_repos: tuple[str, ...]
+
+    def bucket(self, purpose: str) -> str:
+        return f"{self.bucket_prefix}-{purpose}"
+
+
+def load_ack(main: Section, stack: str) -> AckConfig:
+    region = main.string("region", choices=REGIONS)
+    zones = main.string_list("zones", min_items=1, pattern=rf"{region}-[a-z0-9]+",
+                             what=f"zone ids in {region} (e.g. {region}-h)")
+    vpc = _cidr(main, "vpcCidr", "10.0.0.0/8")
+    default_vsw = [f"10.{i + 1}.0.0/16" for i in range(len(zones))]
+    vswitches = main.string_list("vswitchCidrs", default_vsw, min_items=len(zones),
+                                 what="CIDR blocks, one per zone")
+    if len(vswitches) != len(zones):
+        raise main.error("vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)",
+                         list(vswitches))
+    for block in vswitches:
+        net = _parse_cidr(main, "vswitchCidrs", block)
+        if not net.subnet_of(vpc):
+            raise main.error("vswitchCidrs", f"blocks inside vpcCidr {vpc}", block)
+    pod = _cidr(main, "podCidr", "172.20.0.0/16")
+    service = _cidr(main, "serviceCidr", "172.21.0.0/20")
+    for key, net in (("podCidr", pod), ("serviceCidr", service)):
+        if net.overlaps(vpc):
+            raise main.error(key, f"a block outside vpcCidr {vpc}", str(net))
+    if pod.overlaps(service):
+        raise main.error("serviceCidr", f"a block outside podCidr {pod}", str(service))
+
+    cpu = _pool(main.section("cpuPool", {}), "cpu", gpu=False, default_min=1, default_max=5,
+                default_types=["ecs.g7.2xlarge"])
+    gpus = tuple(_pool(s, None, gpu=True, default_min=0, default_max=4)
+                 for s in main.sections("gpuPools", min_items=1))
+    spot = _pool(main.section("spotPool"), "spot", gpu=True, default_min=0, default_max=8,
+                 spot=True) if main.has("spotPool") else None
+    pool_names = [p.name for p in (cpu, *gpus, *([spot] if spot else []))]
+    if len(set(pool_names)) != len(pool_names):
+        raise main.error("gpuPools", "pools with distinct names", pool_names)
+
+    prefix = main.string("bucketPrefix", pattern=r"[a-z0-9][a-z0-9-]{1,49}[a-z0-9]",
+                         what="an OSS bucket name prefix ([a-z0-9-], 3-51 characters)")
+    return AckConfig(
+        region=region, zones=zones, vpc_cidr=str(vpc), vswitch_cidrs=vswitches,
+        pod_cidr=str(pod), service_cidr=str(service),
+        cluster_name=main.string("clusterName", f"trainstack-{stack}", pattern=_NAME,
+                                 what="a cluster name ([a-z0-9-], ≤ 32)"),
+        cluster_spec=main.string("clusterSpec", "ack.pro.small",
+                                 choices=("ack.pro.small", "ack.standard")),
+        kubernetes_version=main.optional_string(
+            "kubernetesVersion", pattern=r"1\.\d+\.\d+.*",
+            what="a Kubernetes version such as 1.31.1-aliyun.1"),
+        cpu_pool=cpu, gpu_pools=gpus, spot_pool=spot, bucket_prefix=prefix,
+        nas_storage_type=main.string("nasStorageType", "Capacity", choices=NAS_STORAGE_TYPES),
+        registry_namespace=main.string("registryNamespace", pattern=r"[a-z0-9][a-z0-9_-]{1,29}",
+                                       what="an ACR namespace ([a-z0-9_-], 2-30)"),
+        registry_repos=main.string_list("registryRepos", [], pattern=r"[a-z0-9][a-z0-9_.-]{0,63}",
+                                        what="ACR repository names"),
+    )
+
+
+def _parse_cidr(sec: Section, key: str, text: str) -> ipaddress.IPv4Network:
+    try:
+        return ipaddress.IPv4Network(text)
+    except ValueError:
+        raise sec.error(key, "an IPv4 CIDR block such as 10.0.0.0/8", text) from None
+
+
+def _cidr(sec: Section, key: str, default: str) -> ipaddress.IPv4Network:
+    return _parse_cidr(sec, key, sec.string(key, default, what="an IPv4 CIDR block"))
+
+
+def _pool(sec: Section, name: str | None, *, gpu: bool, default_min: int, default_max: int,
+          default_types: list[str] | None = None, spot: bool = False) -> PoolConfig:
+    pool_name = sec.string("name", name or REQUIRED, pattern=_NAME,
+                           what="a pool name ([a-z0-9-], ≤ 32)")
+    types = sec.string_list("instanceTypes", default_types or REQUIRED, min_items=1,
+                            pattern=_INSTANCE_TYPE,
+                            what="ECS instance types such as ecs.gn7i-c8g1.2xlarge")
+    lo = sec.integer("minSize", default_min, minimum=0)
+    hi = sec.integer("maxSize", default_max, minimum=1, maximum=1000)
+    if lo > hi:
+        raise sec.error("minSize", f"at most maxSize ({hi})", lo)
+    pool = PoolConfig(
+        name=pool_name, instance_types=types, min_size=lo, max_size=hi, gpu=gpu,
+        gpu_type=sec.optional_string("gpuType", pattern=r"[A-Za-z0-9._-]+",
+                                     what="a GPU model label such as A10") if gpu else None,
+        spot=spot,
+        spot_price_limit=sec.optional_string("priceLimit", pattern=r"\d+(\.\d+)?",
+                                             what="a price per hour such as 2.5") if spot else None,
+        system_disk_size=sec.integer("systemDiskSize", 120, minimum=40, maximum=2048),
+    )
+    sec.finish()
+    if spot and pool.spot_price_limit == "0":
+        raise ConfigError(f"{sec.key('priceLimit')}: expected a positive price")
+    return pool

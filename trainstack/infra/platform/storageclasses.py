@@ -1,0 +1,56 @@
+"""Both modes: the StorageClasses runs claim volumes from.
+
+ack: Alibaba Cloud disk, NAS (a subdirectory per volume on the platform's file system) and OSS
+(mounted with the jobs RAM role through RRSA, so no AccessKey sits in a Secret). Elsewhere: one
+local-path class, the provisioner kind, minikube and k3s ship with.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack.infra import names
+from trainstack.infra.platform.ack import AckPlatform
+from trainstack.infra.platform.config import ClusterAccess
+
+DISK_PROVISIONER = "diskplugin.csi.alibabacloud.com"
+NAS_PROVISIONER = "nasplugin.csi.alibabacloud.com"
+OSS_PROVISIONER = "ossplugin.csi.alibabacloud.com"
+
+
+def build_ack_storage_classes(region: str, cloud: AckPlatform, opts: pulumi.ResourceOptions
+                              ) -> dict[str, pulumi.Output[str]]:
+    disk = k8s.storage.v1.StorageClass(
+        "sc-disk", metadata={"name": names.STORAGE_CLASS_DISK},
+        provisioner=DISK_PROVISIONER,
+        parameters={"type": "cloud_essd", "csi.storage.k8s.io/fstype": "ext4"},
+        reclaim_policy="Delete", volume_binding_mode="WaitForFirstConsumer",
+        allow_volume_expansion=True, opts=opts)
+    nas = k8s.storage.v1.StorageClass(
+        "sc-nas", metadata={"name": names.STORAGE_CLASS_NAS},
+        provisioner=NAS_PROVISIONER,
+        parameters={"volumeAs": "subpath",
+                    "server": cloud.nas_server.apply(lambda s: f"{s}:/trainstack/"),
+                    "archiveOnDelete": "true"},  # a deleted claim's data is kept, renamed
+        mount_options=["nolock,tcp,noresvport", "vers=3"],
+        reclaim_policy="Retain", volume_binding_mode="Immediate", opts=opts)
+    oss = k8s.storage.v1.StorageClass(
+        "sc-oss", metadata={"name": names.STORAGE_CLASS_OSS},
+        provisioner=OSS_PROVISIONER,
+        parameters={"bucket": cloud.buckets["data"], "path": "/",
+                    "url": f"oss-{region}-internal.aliyuncs.com",
+                    "authType": "rrsa", "roleName": cloud.jobs_role,
+                    "volumeAs": "subpath", "otherOpts": "-o allow_other"},
+        reclaim_policy="Retain", volume_binding_mode="Immediate", opts=opts)
+    return {"disk": disk.metadata.name, "nas": nas.metadata.name, "oss": oss.metadata.name,
+            "default": disk.metadata.name}
+
+
+def build_local_storage_class(cluster: ClusterAccess, opts: pulumi.ResourceOptions
+                              ) -> dict[str, pulumi.Output[str]]:
+    local = k8s.storage.v1.StorageClass(
+        "sc-local", metadata={"name": names.STORAGE_CLASS_LOCAL},
+        provisioner=cluster.local_provisioner,
+        reclaim_policy="Delete", volume_binding_mode="WaitForFirstConsumer", opts=opts)
+    return {"local": local.metadata.name, "default": local.metadata.name}

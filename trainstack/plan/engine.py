@@ -1,0 +1,171 @@
+"""Run a Pulumi program offline under Pulumi's mocks and record what ``pulumi up`` would do.
+
+The mocks stand in for the engine and the cloud only: the program is the real one. It runs as a
+*preview* (``preview=True``), so values only the cloud can know (ids, endpoints) stay unknown and
+show as ``(known after apply)`` instead of made-up strings, exactly as ``pulumi preview`` would
+show them. Secret values never leave this module: they are replaced by ``[secret]``.
+
+Pulumi's runtime is process-global; ``run_program`` resets it on every call, so plans can run
+one after another in one process (tests, benchmarks), never concurrently.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pmocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+
+SECRET = "[secret]"
+UNKNOWN = "(known after apply)"
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    op: str  # "create" (registered) or "read" (an existing resource, e.g. a StackReference)
+    type: str
+    name: str
+    parent: str | None  # "type::name" of the parent, None for top-level resources
+    provider: str | None  # name of the explicit provider instance, if any
+    custom: bool
+    inputs: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "type": self.type, "name": self.name, "parent": self.parent,
+                "provider": self.provider, "custom": self.custom, "inputs": self.inputs}
+
+
+@dataclass
+class Plan:
+    project: str
+    stack: str
+    resources: list[PlannedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+
+def mask(value: Any) -> Any:
+    """A JSON-able copy with secrets as ``[secret]`` and unknowns as ``(known after apply)``."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, pulumi.output.Unknown):
+        return UNKNOWN
+    if isinstance(value, dict):
+        return {str(k): mask(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [mask(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the engine sends every number as a float; show 3, not 3.0
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
+
+
+def _short_urn(urn: str) -> str | None:
+    """``type::name`` of a URN; None for the stack itself (its children are top-level)."""
+    parts = urn.split("::")
+    if len(parts) < 4:
+        return None
+    type_ = parts[2].split("$")[-1]
+    return None if type_ == "pulumi:pulumi:Stack" else f"{type_}::{parts[3]}"
+
+
+def _provider_name(ref: str) -> str | None:
+    # A provider reference is "<urn>::<id>"; the URN's last part is the provider's name.
+    parts = ref.split("::")
+    return parts[-2] if len(parts) >= 5 else None
+
+
+class _Mocks(pmocks.Mocks):
+    """Echo inputs as outputs; answer reads and invokes from canned values."""
+
+    def __init__(self, reads: Mapping[str, dict[str, Any]],
+                 invokes: Mapping[str, dict[str, Any]]) -> None:
+        self._reads = reads
+        self._invokes = invokes
+
+    def new_resource(self, args: pmocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        if args.typ == "pulumi:pulumi:StackReference":
+            return args.name, self._reads.get(args.name, {"name": args.name, "outputs": {}})
+        # Under preview, an empty id means "unknown until created", like a real preview.
+        return "", dict(args.inputs)
+
+    def call(self, args: pmocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return dict(self._invokes.get(args.token, {})), []
+
+
+class _RecordingMonitor(pmocks.MockMonitor):
+    """The mock monitor, plus a record of every registration with its parent and provider."""
+
+    def __init__(self, mocks: pmocks.Mocks) -> None:
+        super().__init__(mocks)
+        self.records: list[PlannedResource] = []
+        self._lock = threading.Lock()  # registrations arrive on the SDK's worker threads
+
+    def _record(self, op: str, request: Any, props: Any) -> None:
+        inputs = rpc.deserialize_properties(props)
+        record = PlannedResource(
+            op=op, type=request.type, name=request.name,
+            parent=_short_urn(request.parent) if request.parent else None,
+            provider=_provider_name(request.provider) if request.provider else None,
+            custom=bool(getattr(request, "custom", True)),
+            inputs=mask(inputs) if isinstance(inputs, dict) else {})
+        with self._lock:
+            self.records.append(record)
+
+    # gRPC method names. Deserializing needs an event loop on the calling worker thread.
+    def RegisterResource(self, request: Any) -> Any:
+        if request.type != "pulumi:pulumi:Stack":
+            _ensure_event_loop()  # type: ignore[no-untyped-call]
+            self._record("create", request, request.object)
+        return super().RegisterResource(request)  # type: ignore[no-untyped-call]
+
+    def ReadResource(self, request: Any) -> Any:
+        _ensure_event_loop()  # type: ignore[no-untyped-call]
+        self._record("read", request, request.properties)
+        return super().ReadResource(request)  # type: ignore[no-untyped-call]
+
+
+async def _resolve(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    resolved: dict[str, Any] = {}
+    for key, value in outputs.items():
+        out = pulumi.Output.from_input(value)
+        if await out.is_secret():
+            resolved[key] = SECRET
+        elif not await out.is_known():
+            resolved[key] = UNKNOWN
+        else:
+            resolved[key] = mask(await out.future(with_unknowns=True))
+    return resolved
+
+
+def run_program(program: Callable[[], Mapping[str, Any]], *, project: str, stack: str,
+                config: Mapping[str, str], secret_keys: frozenset[str],
+                reads: Mapping[str, dict[str, Any]] | None = None,
+                invokes: Mapping[str, dict[str, Any]] | None = None) -> Plan:
+    """Run ``program`` (which returns its stack outputs) as a preview and record the result.
+
+    ``reads`` answers StackReferences by stack name (``{"outputs": ..., "secretOutputNames":
+    ...}``); ``invokes`` answers provider functions by token. Exceptions from the program (a
+    ``ConfigError``, say) propagate unchanged.
+    """
+    mocks = _Mocks(reads or {}, invokes or {})
+    monitor = _RecordingMonitor(mocks)
+    settings.ROOT.set(None)  # a fresh root stack resource named for this project and stack
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=True, monitor=monitor)
+    pulumi.runtime.set_all_config(dict(config), sorted(secret_keys))
+    settings.SETTINGS.rpc_manager.clear()
+    settings.SETTINGS.outputs.clear()
+    plan = Plan(project=project, stack=stack)
+
+    async def body() -> None:
+        plan.outputs = await _resolve(program())
+
+    _sync_await(run_pulumi_func(body))
+    plan.resources = sorted(monitor.records, key=lambda r: (r.type, r.name))
+    return plan

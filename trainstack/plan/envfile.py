@@ -1,0 +1,111 @@
+"""Find the platform project and read one environment's ``Pulumi.<env>.yaml`` as Pulumi would.
+
+The CLI hands a program its config as ``namespace:key`` strings (structured values as JSON,
+keys without a namespace belong to the project). ``secure:`` values are ciphertext only the
+stack's secrets provider can open; a plan never decrypts: it passes a placeholder, marked secret,
+so the program sees a secret where ``pulumi up`` would see one, and the output shows ``[secret]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainstack.errors import ConfigError, NotFoundError
+from trainstack.infra.configread import did_you_mean
+
+SECRET_PLACEHOLDER = "plan-secret-placeholder"
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    name: str
+
+    def environments(self) -> list[str]:
+        return sorted(p.name[len("Pulumi."):-len(".yaml")]
+                      for p in self.root.glob("Pulumi.*.yaml"))
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    env: str
+    source: str  # the file, as shown in messages
+    values: dict[str, str]
+    secret_keys: frozenset[str]
+
+
+def find_project(start: Path | None = None) -> Project:
+    """The nearest directory at or above ``start`` with a ``Pulumi.yaml``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        manifest = folder / "Pulumi.yaml"
+        if manifest.is_file():
+            data = _read_yaml(manifest)
+            name = data.get("name") if isinstance(data, dict) else None
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"{manifest}: name: expected the project name")
+            return Project(root=folder, name=name)
+    raise NotFoundError(f"no Pulumi.yaml in {here} or any folder above it",
+                        hint="run trainstack from inside the trainstack repository")
+
+
+def read_env(project: Project, env: str) -> EnvConfig:
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", env):
+        raise ConfigError(f"--env: expected an environment name such as local, got {env!r}")
+    path = project.root / f"Pulumi.{env}.yaml"
+    if not path.is_file():
+        known = project.environments()
+        raise NotFoundError(
+            f"no environment {env!r}: {path.name} does not exist in {project.root}",
+            hint=did_you_mean(env, known) or f"environments: {', '.join(known) or 'none'}")
+    data = _read_yaml(path)
+    config = data.get("config", {}) if isinstance(data, dict) else None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path.name}: config: expected a mapping of config keys")
+    values: dict[str, str] = {}
+    secret: set[str] = set()
+    for key, raw in config.items():
+        full = str(key) if ":" in str(key) else f"{project.name}:{key}"
+        value, is_secret = _unsecure(raw)
+        values[full] = _as_config_string(value)
+        if is_secret:
+            secret.add(full)
+    return EnvConfig(env=env, source=path.name, values=values, secret_keys=frozenset(secret))
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path.name}:{mark.line + 1}" if mark is not None else path.name
+        raise ConfigError(f"{where}: not valid YAML ({getattr(err, 'problem', err)})") from None
+
+
+def _unsecure(value: Any) -> tuple[Any, bool]:
+    """Replace every ``{secure: ...}`` (at any depth) by the placeholder; report if any was."""
+    if isinstance(value, dict) and set(value) == {"secure"}:
+        return SECRET_PLACEHOLDER, True
+    if isinstance(value, dict):
+        pairs = [(k, _unsecure(v)) for k, v in value.items()]
+        return {k: v for k, (v, _) in pairs}, any(s for _, (_, s) in pairs)
+    if isinstance(value, list):
+        items = [_unsecure(v) for v in value]
+        return [v for v, _ in items], any(s for _, s in items)
+    return value, False
+
+
+def _as_config_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, sort_keys=True)
