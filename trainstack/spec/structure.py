@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import cerberus
+from cerberus import TypeDefinition
 from cerberus import errors as cerr
 
 from trainstack.errors import Diagnostic
@@ -19,11 +21,38 @@ _TYPE_WORDS = {"string": "text", "integer": "an integer", "float": "a number",
                "boolean": "true or false", "dict": "a mapping", "list": "a list"}
 
 
+class _SpecValidator(cerberus.Validator):  # type: ignore[misc]
+    """cerberus with YAML-friendly strictness: a boolean is not a number (`replicas: true` is an
+    error, not 1), and a regex must match the whole value (cerberus appends `$`, which also
+    matches before a trailing newline, so `name: "abc\\n"` would pass)."""
+
+    types_mapping: ClassVar[dict[str, TypeDefinition]] = {
+        **cerberus.Validator.types_mapping,
+        "integer": TypeDefinition("integer", (int,), (bool,)),
+        "float": TypeDefinition("float", (float, int), (bool,)),
+    }
+
+    def _validate_regex(self, pattern: str, field: str, value: Any) -> None:
+        """{'type': 'string'}"""
+        if isinstance(value, str) and _compiled(pattern).fullmatch(value) is None:
+            self._error(field, cerr.REGEX_MISMATCH)
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        compiled = _PATTERNS[pattern] = re.compile(pattern)
+    return compiled
+
+
 def _validator(kind: str) -> Any:
     # Building a Validator checks the schema itself, which is slow; do it once per kind.
     v = _VALIDATORS.get(kind)
     if v is None:
-        v = _VALIDATORS[kind] = cerberus.Validator(SCHEMAS[kind])
+        v = _VALIDATORS[kind] = _SpecValidator(SCHEMAS[kind])
     return v
 
 
@@ -118,6 +147,9 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
         unit = "characters" if isinstance(value, str) else "entries"
         return doc.diag(path, f"has {len(value)} {unit}; must have {op} {e.constraint}",
                         code="length")
+    if rule == "nullable":
+        return doc.diag(path, f"{field!r} has no value (null)", hint="give a value or remove "
+                        "the field", code="null")
     if rule == "empty":
         return doc.diag(path, "must not be empty", code="empty")
     return doc.diag(path, f"invalid value {_show(value)} (rule {rule}: {e.constraint})")
