@@ -79,13 +79,13 @@ class Loader:
     # -- internals ------------------------------------------------------------------------------
 
     def _component_from(self, doc: SourceDoc) -> Component:
-        diags = structure.check(doc, "Component") + component_rules.check(doc)
+        diags = _merge(structure.check(doc, "Component"), component_rules.check(doc))
         if diags:
             raise SpecError(diags)
         return normalize.component(doc.data, Path(doc.file).resolve())
 
     def _run_from(self, doc: SourceDoc) -> Run:
-        diags = structure.check(doc, "Run") + run_rules.check(doc)
+        diags = _merge(structure.check(doc, "Run"), run_rules.check(doc))
         ref = doc.data.get("spec", {}).get("component") if isinstance(doc.data.get("spec"),
                                                                       dict) else None
         comp: Component | None = None
@@ -184,6 +184,17 @@ class Loader:
                     continue  # reported when that file itself is validated
             self._index[key] = comps
         return self._index[key]
+
+
+def _merge(structural: list[Diagnostic], rules: list[Diagnostic]) -> list[Diagnostic]:
+    """Structure diagnostics plus the rule diagnostics that say something new: a rule reading a
+    field whose shape is already reported (`enum[0]` is a list) would only repeat it."""
+    bad = {d.path for d in structural}
+
+    def covered(path: str) -> bool:
+        return any(path == b or path.startswith((b + ".", b + "[")) for b in bad)
+
+    return structural + [d for d in rules if not covered(d.path)]
 
 
 def _semver(version: str) -> tuple[int, ...]:

@@ -19,8 +19,8 @@ SCHEMES = ("file", "oss", "nas", "pvc")
 
 
 def quantity(value: int | float | str) -> Quantity:
-    if isinstance(value, bool):
-        raise ValueError("expected a quantity, got a boolean")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"expected a quantity such as 4, 500m, 16Gi, got {value!r}")
     if isinstance(value, int | float):
         if value < 0:
             raise ValueError("must not be negative")
