@@ -82,6 +82,7 @@ COMPONENT: dict[str, Any] = _doc(
                                 "'-'), not a password"),
         "code": {
             "type": ["string", "dict"],
+            "empty": False,
             "schema": {
                 "git": _str(r"(https?://|ssh://|git@)\S+", "a git URL (https://, ssh:// or "
                             "git@host:repo)", required=True),

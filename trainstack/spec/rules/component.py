@@ -3,6 +3,7 @@ constraints, code location and the command's references to contract variables.""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,9 @@ def value_problem(param: dict[str, Any], value: Any) -> tuple[str, str | None] |
         elif isinstance(value, str) and ptype != "String":
             hint = "remove the quotes"
         return f"expected {_TYPE_WORD[ptype]} ({ptype}), got {value!r}", hint
+    if isinstance(value, float) and not math.isfinite(value):
+        # nan/inf cannot be written as JSON (PAI_HPS, hyperparameters.json) nor range-checked.
+        return f"expected a finite number, got {value!r}", None
     rng = param.get("range")
     if isinstance(rng, dict) and ptype != "Bool":
         measured = len(value) if ptype == "String" else value
@@ -112,7 +116,7 @@ def _parameters(doc: SourceDoc) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for i, p in items(doc.data, "spec", "parameters"):
         base: tuple[str | int, ...] = ("spec", "parameters", i)
-        ptype = p.get("type")
+        ptype = p.get("type") if isinstance(p.get("type"), str) else None
         rng, enum = p.get("range"), p.get("enum")
         if ptype == "Bool" and rng is not None:
             out.append(doc.diag((*base, "range"), "a range applies only to Int, Float and "
@@ -127,8 +131,13 @@ def _parameters(doc: SourceDoc) -> list[Diagnostic]:
                     continue
                 if ptype in ("Int", "String") and not is_int(bound):
                     what = "a length" if ptype == "String" else "an integer"
-                    out.append(doc.diag((*base, "range", key), f"expected {what} for an {ptype} "
-                                        f"parameter's range, got {bound!r}", code="range-type"))
+                    article = "an" if ptype == "Int" else "a"
+                    out.append(doc.diag((*base, "range", key), f"expected {what} for {article} "
+                                        f"{ptype} parameter's range, got {bound!r}",
+                                        code="range-type"))
+                elif isinstance(bound, float) and not math.isfinite(bound):
+                    out.append(doc.diag((*base, "range", key), f"expected a finite number, got "
+                                        f"{bound!r}", code="range"))
                 elif ptype == "String" and is_int(bound) and bound < 0:
                     out.append(doc.diag((*base, "range", key), "a String length bound must not "
                                         "be negative", code="range"))
@@ -143,6 +152,9 @@ def _parameters(doc: SourceDoc) -> list[Diagnostic]:
                 if not _type_ok(ptype, e):
                     out.append(doc.diag((*base, "enum", j), f"enum value {e!r} is not "
                                         f"{_TYPE_WORD[ptype]} ({ptype})", code="type"))
+                elif isinstance(e, float) and not math.isfinite(e):
+                    out.append(doc.diag((*base, "enum", j), f"expected a finite number, got "
+                                        f"{e!r}", code="type"))
             if len(set(map(repr, enum))) != len(enum):
                 out.append(doc.diag((*base, "enum"), "enum values must be unique", code="enum"))
         if "default" in p and p["default"] is not None:

@@ -8,7 +8,7 @@ from trainstack.errors import Diagnostic
 from trainstack.spec import values
 from trainstack.spec.model import REQUIRED_ROLES, ROLES, Component, JobType
 from trainstack.spec.rules.component import value_problem
-from trainstack.spec.rules.raw import is_int, section
+from trainstack.spec.rules.raw import is_int, items, section
 from trainstack.spec.schema import MAX_DATA_INPUTS
 from trainstack.spec.suggest import closest
 from trainstack.spec.yamlsource import SourceDoc
@@ -27,6 +27,7 @@ def check(doc: SourceDoc) -> list[Diagnostic]:
     out += _spot(doc)
     out += _timeout(doc)
     out += _ports(doc)
+    out += _models(doc)
     return out
 
 
@@ -159,7 +160,7 @@ def _channels(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
             except ValueError as err:
                 out.append(doc.diag(path if isinstance(value, str) else (*path, "uri"), str(err),
                                     code="binding"))
-            if group == "inputs" and mode in counts:
+            if group == "inputs" and isinstance(mode, str) and mode in counts:
                 counts[mode] += 1
     given_inputs = section(doc.data, "spec", "inputs")
     for c in comp.inputs:
@@ -171,8 +172,23 @@ def _channels(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
         if n > MAX_DATA_INPUTS:
             out.append(doc.diag(("spec", "inputs"), f"{n} inputs use mode {mode}; at most "
                                 f"{MAX_DATA_INPUTS}", code="limit"))
-    for i, model in enumerate(doc.data.get("spec", {}).get("models", []) or []):
-        if isinstance(model, dict) and isinstance(model.get("uri"), str):
+    return out
+
+
+def _models(doc: SourceDoc) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    seen: dict[str, int] = {}
+    for i, model in items(doc.data, "spec", "models"):
+        name = model.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                out.append(doc.diag(("spec", "models", i, "name"), f"model name {name!r} is "
+                                    f"already used by spec.models[{seen[name]}]",
+                                    hint="each input model needs its own name",
+                                    code="duplicate-name"))
+            else:
+                seen[name] = i
+        if isinstance(model.get("uri"), str):
             try:
                 values.binding(model["uri"])
             except ValueError as err:
@@ -221,7 +237,9 @@ def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
                             f"{total} replicas", code="constraints"))
     gpu_total = sum(r.get("gpu", 0) for r in resources.values()
                     if isinstance(r, dict) and is_int(r.get("gpu", 0)))
-    if "cpu" not in comp.constraints.machine_types and resources and gpu_total == 0:
+    if "cpu" not in comp.constraints.machine_types and gpu_total == 0:
+        # Without resources the run gets one CPU-only replica, which a GPU-only component
+        # cannot use either.
         out.append(doc.diag(("spec", "resources"), f"component {comp.ref} runs only on GPU "
                             "machines (constraints.machineType: [gpu]); give a role gpu: 1",
                             code="constraints"))
