@@ -15,6 +15,7 @@ VERBS: dict[str, str] = {
     "validate": "trainstack.cli.validate:validate",
     "schema": "trainstack.cli.schema:schema",
     "init": "trainstack.cli.init:init",
+    "env": "trainstack.cli.env:env",
     "plan": "trainstack.cli.plan:plan",
 }
 

@@ -1,0 +1,49 @@
+"""`trainstack env RUN.yaml --role worker --index 1`: what one replica's process would see."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import click
+
+from trainstack.contract import Topology, config_files, launch_command, replica_env
+from trainstack.contract.names import job_name
+from trainstack.spec import load_run
+from trainstack.spec.model import PRIMARY_ROLE
+
+
+@click.command()
+@click.argument("run_file", type=click.Path(path_type=Path))
+@click.option("--role", help="Replica role (default: the job kind's primary role).")
+@click.option("--index", type=int, default=0, show_default=True, help="Replica index.")
+@click.option("--namespace", default=None,
+              help="Namespace for cluster addresses (default: the run's, else 'default').")
+@click.option("--gpus", default="", help="Device ids to show in NVIDIA_VISIBLE_DEVICES, e.g. 0,1.")
+@click.option("--components", "components_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Directory that resolves `component: name@version` references.")
+@click.option("--format", "fmt", type=click.Choice(["sh", "json"]), default="sh",
+              show_default=True, help="sh prints NAME='value' lines that a shell can source.")
+@click.option("--files/--no-files", default=False, help="Also print the config files and argv.")
+def env(run_file: Path, role: str | None, index: int, namespace: str | None, gpus: str,
+        components_dir: Path | None, fmt: str, files: bool) -> None:
+    """Print the environment of one replica of RUN_FILE, as it would run on the cluster."""
+    run = load_run(run_file, components_dir=components_dir)
+    role = role or PRIMARY_ROLE[run.job_type]
+    topology = Topology.cluster(run, namespace or run.namespace or "default", job_name(run.name))
+    devices = tuple(d for d in gpus.split(",") if d)
+    variables = replica_env(run, role, index, topology=topology, gpus=devices)
+    if fmt == "json":
+        doc: dict[str, object] = {"env": variables}
+        if files:
+            doc["files"] = config_files(run, topology)
+            doc["argv"] = launch_command(run, role)
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return
+    for key, value in variables.items():
+        click.echo(f"{key}={shlex.quote(value)}")
+    if files:
+        for name, content in config_files(run, topology).items():
+            click.echo(f"\n# $PAI_CONFIG_DIR/{name}\n{content}", nl=False)
+        click.echo("\n# argv\n" + " ".join(shlex.quote(a) for a in launch_command(run, role)))

@@ -1,0 +1,93 @@
+"""Every environment variable a replica's process sees, in a fixed order.
+
+`base_env` is what all replicas share (it goes into pod templates); `replica_env` adds what
+depends on the replica (framework variables, GPUs) and is what the local runner sets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from trainstack.contract import framework
+from trainstack.contract.hyper import hps_json, user_args_text, value_text
+from trainstack.contract.layout import DEFAULT_ROOT, Layout
+from trainstack.contract.topology import Topology, custom_ports
+from trainstack.errors import UserError
+from trainstack.spec.model import Run
+from trainstack.spec.values import env_name
+
+
+class ContractError(UserError):
+    """A run asks for something the in-container contract cannot express."""
+
+
+def base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT,
+             ports: tuple[int, ...] | None = None) -> dict[str, str]:
+    """The index-independent variables. `ports` overrides the run's CUSTOM_PORTS (local runs)."""
+    lay = Layout.at(root)
+    env: dict[str, str] = {
+        "PAI_WORKING_DIR": lay.code,
+        "PAI_CONFIG_DIR": lay.config,
+        "PAI_USER_ARGS": user_args_text(run),
+        "PAI_HPS": hps_json(run),
+    }
+    for name, value in run.parameters.items():
+        env[f"PAI_HPS_{env_name(name)}"] = value_text(value)
+    for name, binding in run.inputs.items():
+        env[f"PAI_INPUT_{env_name(name)}"] = lay.input_path(name, binding)
+    for name in run.outputs:
+        env[f"PAI_OUTPUT_{env_name(name)}"] = lay.output_dir(name)
+    if run.models:
+        # Seed 003: ${MODEL} is the model version to continue from; with several, the first.
+        env["MODEL"] = lay.model_path(run.models[0].name, run.models[0].binding)
+        for m in run.models:
+            env[f"MODEL_{env_name(m.name)}"] = lay.model_path(m.name, m.binding)
+    env["METRICS"] = lay.metrics
+    env["JOB_NAME"] = job_name
+    extra = custom_ports(run) if ports is None else ports
+    if extra:
+        env["CUSTOM_PORTS"] = ";".join(str(p) for p in extra)
+    return env
+
+
+def _merge_user_env(run: Run, env: dict[str, str]) -> dict[str, str]:
+    for key, value in run.env.items():
+        if key in env:
+            raise ContractError(f"run {run.name!r}: env {key} is set by the contract "
+                                f"(value {env[key]!r}) and cannot be overridden",
+                                hint="rename the variable in spec.env")
+        env[key] = value
+    return env
+
+
+def run_base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT,
+                 framework_names: tuple[str, ...] = ()) -> dict[str, str]:
+    """`base_env` plus the run's own env; `framework_names` are reserved too (the renderer
+    passes the names KubeDL will add, so a user variable can never shadow them)."""
+    env = base_env(run, job_name=job_name, root=root)
+    reserved = dict.fromkeys(framework_names, "(set by KubeDL)")
+    for key in run.env:
+        if key in reserved:
+            raise ContractError(f"run {run.name!r}: env {key} is set by KubeDL for a "
+                                f"{run.job_type} job and cannot be overridden",
+                                hint="rename the variable in spec.env")
+    return _merge_user_env(run, env)
+
+
+def replica_env(run: Run, role: str, index: int, *, topology: Topology,
+                root: PurePosixPath | Path | str = DEFAULT_ROOT,
+                gpus: tuple[str, ...] = ()) -> dict[str, str]:
+    """Everything replica `index` of `role` sees. `gpus` are the device ids given to it."""
+    res = run.resources.get(role)
+    if res is None:
+        raise ContractError(f"run {run.name!r} has no role {role!r}; roles: "
+                            + ", ".join(run.resources))
+    if not 0 <= index < res.replicas:
+        raise ContractError(f"role {role!r} of run {run.name!r} has {res.replicas} "
+                            f"replica(s); index {index} is out of range")
+    env = base_env(run, job_name=topology.job_name, root=root,
+                   ports=topology.ports_of(run, role, index))
+    env.update(framework.framework_env(run, role, index, topology, Layout.at(root)))
+    if gpus:
+        env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpus)
+    return _merge_user_env(run, env)

@@ -1,0 +1,76 @@
+"""The files under `$PAI_CONFIG_DIR`: hyperparameters.json and training_job.json (seed 000).
+
+training_job.json is the whole job as the process may want it — component, parameters, channel
+bindings and their paths, resources, cluster addresses, policies — but never a secret: the image
+pull secret appears by name only and env values whose names look secret are withheld.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from trainstack.contract import framework
+from trainstack.contract.hyper import hyperparameters_file
+from trainstack.contract.layout import Layout
+from trainstack.contract.topology import Topology
+from trainstack.spec.model import JobType, Run
+
+HYPERPARAMETERS = "hyperparameters.json"
+TRAINING_JOB = "training_job.json"
+_SECRETISH = re.compile(r"(?i)(pass(word|wd)?|secret|token|credential|api_?key|access_?key|"
+                        r"private_?key|auth)")
+WITHHELD = "<withheld>"
+
+
+def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> dict[str, Any]:
+    lay = layout or Layout.at()
+    comp = run.component
+    res = {
+        role: {"replicas": r.replicas, "cpu": r.cpu.text if r.cpu else None,
+               "memory": r.memory.text if r.memory else None, "gpu": r.gpu,
+               "sharedMemory": r.shared_memory.text if r.shared_memory else None}
+        for role, r in run.resources.items()
+    }
+    return {
+        "name": run.name,
+        "jobName": topology.job_name,
+        "description": run.description,
+        "experiment": run.experiment,
+        "tags": dict(run.tags),
+        "component": {"name": comp.name, "version": comp.version, "jobType": comp.job_type.value,
+                      "image": comp.image, "command": comp.command,
+                      "code": comp.code.kind if comp.code else None},
+        "hyperparameters": dict(run.parameters),
+        "inputs": {n: {"uri": b.uri, "path": lay.input_path(n, b), "mode": b.mode}
+                   for n, b in run.inputs.items()},
+        "outputs": {n: {"uri": b.uri, "path": lay.output_dir(n)} for n, b in run.outputs.items()},
+        "models": [{"name": m.name, "uri": m.binding.uri, "version": m.version,
+                    "path": lay.model_path(m.name, m.binding)} for m in run.models],
+        "resources": res,
+        "cluster": {role: list(addrs) for role, addrs in topology.addresses.items()},
+        "priority": run.priority,
+        "scheduling": run.scheduling.value,
+        "spot": None if run.spot is None else {"bidDiscount": run.spot.bid_discount,
+                                               "bidPrice": run.spot.bid_price},
+        "faultTolerance": None if run.fault_tolerance is None else {
+            "maxRestarts": run.fault_tolerance.max_restarts,
+            "unconditional": run.fault_tolerance.unconditional},
+        "timeoutSeconds": run.timeout_seconds,
+        "runAsUser": run.run_as_user,
+        "imagePullSecret": run.pull_secret,  # a Secret's name, never its content
+        "env": {k: WITHHELD if _SECRETISH.search(k) else v for k, v in run.env.items()},
+    }
+
+
+def config_files(run: Run, topology: Topology, layout: Layout | None = None) -> dict[str, str]:
+    """Relative file name → content, for `$PAI_CONFIG_DIR`."""
+    files = {
+        HYPERPARAMETERS: hyperparameters_file(run),
+        TRAINING_JOB: json.dumps(training_job(run, topology, layout), ensure_ascii=False,
+                                 indent=2) + "\n",
+    }
+    if run.job_type is JobType.MPI and topology.is_local:
+        files[framework.HOSTFILE] = framework.local_hostfile(run)
+    return files

@@ -1,0 +1,59 @@
+"""The `/ml` tree a training process sees (seed 000), rooted anywhere for local runs.
+
+Directories end with '/', as the seed's `PAI_INPUT_TRAIN=/ml/input/data/train/` does; a binding
+that names one file points at that file inside its channel directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from trainstack.spec.model import Binding
+
+DEFAULT_ROOT = PurePosixPath("/ml")
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: str  # without a trailing '/'
+
+    @classmethod
+    def at(cls, root: PurePosixPath | Path | str = DEFAULT_ROOT) -> Layout:
+        text = str(root)
+        return cls(text.rstrip("/") or "/")
+
+    def _dir(self, *parts: str) -> str:
+        return "/".join((self.root, *parts)) + "/"
+
+    @property
+    def code(self) -> str:
+        return self._dir("usercode")
+
+    @property
+    def config(self) -> str:
+        return self._dir("input", "config")
+
+    @property
+    def metrics(self) -> str:
+        # Not under output/: an output channel may itself be called "metrics".
+        return self._dir("metrics")
+
+    def input_dir(self, channel: str) -> str:
+        return self._dir("input", "data", channel)
+
+    def output_dir(self, channel: str) -> str:
+        return self._dir("output", channel)
+
+    def model_dir(self, name: str) -> str:
+        return self._dir("input", "model", name)
+
+    def input_path(self, channel: str, binding: Binding) -> str:
+        return _in(self.input_dir(channel), binding)
+
+    def model_path(self, name: str, binding: Binding) -> str:
+        return _in(self.model_dir(name), binding)
+
+
+def _in(directory: str, binding: Binding) -> str:
+    return directory + binding.filename if binding.filename else directory
