@@ -85,18 +85,21 @@ class Loader:
         return normalize.component(doc.data, Path(doc.file).resolve())
 
     def _run_from(self, doc: SourceDoc) -> Run:
-        diags = _merge(structure.check(doc, "Run"), run_rules.check(doc))
+        structural = structure.check(doc, "Run")
+        rules = run_rules.check(doc)
         ref = doc.data.get("spec", {}).get("component") if isinstance(doc.data.get("spec"),
                                                                       dict) else None
         comp: Component | None = None
         raw_params: dict[str, Any] = {}
+        resolution: list[Diagnostic] = []
         if isinstance(ref, str) and ref:
             try:
                 comp, raw_params = self._resolve(doc, ref)
             except SpecError as err:
-                diags += err.diagnostics()
+                resolution = err.diagnostics()
         if comp is not None:
-            diags += run_rules.check_against(doc, comp, raw_params)
+            rules += run_rules.check_against(doc, comp, raw_params)
+        diags = _merge(structural, rules) + resolution
         if diags:
             raise SpecError(diags)
         assert comp is not None and isinstance(ref, str)
@@ -189,12 +192,13 @@ class Loader:
 def _merge(structural: list[Diagnostic], rules: list[Diagnostic]) -> list[Diagnostic]:
     """Structure diagnostics plus the rule diagnostics that say something new: a rule reading a
     field whose shape is already reported (`enum[0]` is a list) would only repeat it."""
-    bad = {d.path for d in structural}
+    bad = {(d.file, d.path) for d in structural}
 
-    def covered(path: str) -> bool:
-        return any(path == b or path.startswith((b + ".", b + "[")) for b in bad)
+    def covered(d: Diagnostic) -> bool:
+        return any(d.file == file and (d.path == b or d.path.startswith((b + ".", b + "[")))
+                   for file, b in bad)
 
-    return structural + [d for d in rules if not covered(d.path)]
+    return structural + [d for d in rules if not covered(d)]
 
 
 def _semver(version: str) -> tuple[int, ...]:

@@ -118,7 +118,8 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
     rule = e.rule
     if rule == "type":
         wanted = e.constraint if isinstance(e.constraint, list) else [e.constraint]
-        words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in wanted)
+        names = [_TYPE_WORDS.get(str(w), str(w)) for w in wanted]
+        words = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
         hint = None
         if isinstance(value, str) and "integer" in wanted and value.strip().lstrip("-").isdigit():
             hint = "remove the quotes"

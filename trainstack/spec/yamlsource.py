@@ -50,7 +50,7 @@ class SourceDoc:
             if found is not None:
                 return found
             if not probe:
-                return None
+                return Mark(1, 1)  # an empty document: the start of the file
             probe = probe[:-1]
 
     def diag(self, path: PathKey, message: str, *, hint: str | None = None, key: bool = False,
@@ -95,15 +95,24 @@ def read_text(path: Path) -> str:
     return decode(file, raw)
 
 
+def _position(raw: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in bytes) of a byte offset."""
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    return raw.count(b"\n", 0, offset) + 1, offset - line_start + 1
+
+
 def decode(file: str, raw: bytes) -> str:
-    if b"\x00" in raw:
-        raise _file_error(file, "binary file (contains NUL bytes), not YAML", code="binary")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line, column = _position(raw, nul)
+        raise _file_error(file, "binary file (contains NUL bytes), not YAML", line, column,
+                          code="binary")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise _file_error(file, f"not valid UTF-8 (byte {err.start})", line=line,
-                          code="encoding") from None
+        line, column = _position(raw, err.start)
+        raise _file_error(file, f"not valid UTF-8 (byte {err.start})", line, column,
+                          hint="save the file as UTF-8", code="encoding") from None
     return text
 
 
@@ -160,7 +169,9 @@ def _bounded_events(file: str, text: str) -> Iterator[yaml.Event]:
         if isinstance(event, yaml.NodeEvent):
             nodes += 1
             if nodes > MAX_NODES:
-                raise _file_error(file, f"more than {MAX_NODES:,} YAML nodes", code="too-large")
+                m = _at(event)
+                raise _file_error(file, f"more than {MAX_NODES:,} YAML nodes", m.line,
+                                  m.column, code="too-large")
         yield event
 
 

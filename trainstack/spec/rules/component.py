@@ -160,7 +160,7 @@ def _parameters(doc: SourceDoc) -> list[Diagnostic]:
         if "default" in p and p["default"] is not None:
             problem = value_problem(p, p["default"])
             if problem:
-                out.append(doc.diag((*base, "default"), "default " + problem[0], hint=problem[1],
+                out.append(doc.diag((*base, "default"), problem[0], hint=problem[1],
                                     code="default"))
     return out
 
