@@ -17,6 +17,9 @@ VERBS: dict[str, str] = {
     "init": "trainstack.cli.init:init",
     "env": "trainstack.cli.env:env",
     "plan": "trainstack.cli.plan:plan",
+    "run": "trainstack.cli.run:run",
+    "logs": "trainstack.cli.logs:logs",
+    "runs": "trainstack.cli.runs:runs",
 }
 
 
