@@ -1,0 +1,1 @@
+print("torch-ddp 1.0.0 fixture")
