@@ -35,9 +35,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
         if args.typ == "pulumi:pulumi:StackReference":
-            return args.name, {"name": args.name,
-                               "outputs": self.stack_outputs.get(args.name, {}),
-                               "secretOutputNames": self.secret_outputs}
+            stack = args.inputs.get("name", args.name)  # the referenced stack's full name
+            return stack, {"name": stack, "outputs": self.stack_outputs.get(stack, {}),
+                           "secretOutputNames": self.secret_outputs}
         state = dict(args.inputs)
         if args.typ == "alicloud:nas/mountTarget:MountTarget":
             state["mountTargetDomain"] = "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com"

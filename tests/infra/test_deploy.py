@@ -1,0 +1,260 @@
+"""deploy / status / destroy through the Automation API, against a recording stand-in of the CLI.
+
+The stand-in is a ``PulumiCommand`` whose ``run`` records the arguments and answers with canned
+``CommandResult``s, so the exact sequence of CLI calls is asserted without a Pulumi CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi.automation import CommandResult, PulumiCommand
+from pulumi.automation.errors import create_command_error
+from semver import VersionInfo
+
+from trainstack.cli.main import main
+from trainstack.errors import NotFoundError, ToolMissingError
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
+STACK = "local.mnist-baseline-01"
+MANIFESTS = [
+    {"apiVersion": "v1", "kind": "ConfigMap",
+     "metadata": {"name": "mnist-baseline-01-config", "namespace": "vision"},
+     "data": {"hyperparameters.json": "{\"epochs\": 3}"}},
+    {"apiVersion": "training.kubedl.io/v1alpha1", "kind": "PyTorchJob",
+     "metadata": {"name": "mnist-baseline-01", "namespace": "vision"},
+     "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}}}},
+]
+
+
+class RecordingPulumi(PulumiCommand):
+    """Stands in for the ``pulumi`` CLI: records every call, answers from canned results."""
+
+    def __init__(self, stacks: set[str] | None = None, fail_up: bool = False) -> None:
+        # Deliberately not calling super().__init__: it would run `pulumi version`.
+        self.command = "pulumi"
+        self.version = VersionInfo.parse("3.272.0")
+        self.stacks = set(stacks or ())
+        self.fail_up = fail_up
+        self.calls: list[list[str]] = []
+        self.envs: list[dict[str, str]] = []
+
+    def run(self, args: list[str], cwd: str, additional_env: Any, on_output: Any = None,
+            on_error: Any = None) -> CommandResult:
+        self.calls.append(list(args))
+        self.envs.append(dict(additional_env))
+        result = self._answer(list(args))
+        if on_output:
+            for line in result.stdout.splitlines():
+                on_output(line)
+        if result.code != 0:
+            raise create_command_error(result)
+        return result
+
+    def _answer(self, args: list[str]) -> CommandResult:
+        stack = args[args.index("--stack") + 1] if "--stack" in args else None
+        if args[:2] == ["stack", "select"] and stack not in self.stacks:
+            return CommandResult("", f"error: no stack named '{stack}' found", 255)
+        if args[:2] == ["stack", "init"]:
+            self.stacks.add(args[2])
+        if args[:2] == ["stack", "rm"]:
+            self.stacks.discard(args[-1])
+        if args[0] == "up" and self.fail_up:
+            return CommandResult("Updating (local.mnist-baseline-01)\n error: cluster unreachable",
+                                 "error: update failed", 255)
+        if args[0] in ("up", "destroy"):
+            return CommandResult(f"{args[0]} of {stack}: 3 changes", "", 0)
+        if args[:2] == ["stack", "output"]:
+            secret = "kubeconfig-contents" if "--show-secrets" in args else "[secret]"
+            return CommandResult(json.dumps({
+                "jobName": "mnist-baseline-01", "namespace": "vision", "kind": "PyTorchJob",
+                "providerKubeconfig": secret}), "", 0)
+        if args[:2] == ["stack", "history"]:
+            return CommandResult(json.dumps([{
+                "kind": "update", "startTime": "2026-01-02T03:04:05.000000Z",
+                "endTime": "2026-01-02T03:05:05.000000Z", "message": "", "environment": {},
+                "config": {}, "result": "succeeded", "version": 1}]), "", 0)
+        return CommandResult("", "", 0)
+
+    def verbs(self) -> list[str]:
+        """Each call as its first words, for asserting the sequence."""
+        words = []
+        for call in self.calls:
+            n = 3 if call[:2] in (["stack", "tag"], ["config", "set-all"]) else 2
+            words.append(" ".join(call[:n]))
+        return words
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TRAINSTACK_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE", raising=False)
+    monkeypatch.delenv("TRAINSTACK_BACKEND_URL", raising=False)
+    return tmp_path / "home"
+
+
+def deploy(cli: RecordingPulumi, home: Path) -> Any:
+    from trainstack.deploy.service import deploy_run
+    from trainstack.spec import load_run
+
+    return deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home)
+
+
+def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> None:
+    cli = RecordingPulumi()
+    entry = deploy(cli, home)
+    assert cli.verbs() == [
+        "stack select", "stack init",  # select fails (no such stack), so init
+        "config set-all --stack",
+        "stack tag set", "stack tag set", "stack tag set",
+        "up --yes",
+        "stack output", "stack output", "stack history",
+    ]
+    init = cli.calls[1]
+    assert init[:3] == ["stack", "init", STACK]
+    assert init[init.index("--secrets-provider") + 1] == "passphrase"
+    config = cli.calls[2]
+    assert "trainstack-runs:platformStack=organization/trainstack/local" in config
+    assert "trainstack-runs:env=local" in config
+    tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
+    assert tags == {"trainstack:component": "mnist-ddp", "trainstack:version": "1.2.0",
+                    "trainstack:experiment": "mnist-baselines"}
+    up = cli.calls[6]
+    assert up[up.index("--exec-kind") + 1] == "auto.inline"
+    assert up[up.index("--stack") + 1] == STACK
+    assert entry.outputs["kind"] == "PyTorchJob"
+    assert entry.outputs["providerKubeconfig"] == "[secret]"
+
+
+def test_backend_and_passphrase_travel_in_the_environment_only(home: Path) -> None:
+    cli = RecordingPulumi()
+    deploy(cli, home)
+    env = cli.envs[-1]
+    assert env["PULUMI_BACKEND_URL"] == f"file://{home / 'pulumi'}"
+    phrase = env["PULUMI_CONFIG_PASSPHRASE"]
+    assert len(phrase) >= 32
+    assert not any(phrase in arg for call in cli.calls for arg in call)
+    stored = home / "pulumi-passphrase"
+    assert stored.read_text().strip() == phrase
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    # The runs project lives under the state home, backend URL included.
+    project = (home / "pulumi-project" / "Pulumi.yaml").read_text()
+    assert "trainstack-runs" in project and f"file://{home / 'pulumi'}" in project
+
+
+def test_passphrase_and_backend_from_the_environment(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "from-the-env")
+    monkeypatch.setenv("TRAINSTACK_BACKEND_URL", "s3://acme-pulumi-state")
+    cli = RecordingPulumi()
+    entry = deploy(cli, home)
+    assert cli.envs[-1]["PULUMI_CONFIG_PASSPHRASE"] == "from-the-env"
+    assert cli.envs[-1]["PULUMI_BACKEND_URL"] == "s3://acme-pulumi-state"
+    assert entry.backend == "s3://acme-pulumi-state"
+    assert not (home / "pulumi-passphrase").exists()
+
+
+def test_redeploy_selects_the_existing_stack(home: Path) -> None:
+    cli = RecordingPulumi(stacks={STACK})
+    deploy(cli, home)
+    assert cli.verbs()[:2] == ["stack select", "config set-all --stack"]
+
+
+def test_deploy_records_the_run_with_its_stack(home: Path) -> None:
+    from trainstack.deploy.index import RunIndex
+    from trainstack.registry import Registry, RunKind, RunStatus
+
+    entry = deploy(RecordingPulumi(), home)
+    assert RunIndex(home).find("mnist-baseline-01") == entry
+    with Registry.open(home) as registry:
+        record = registry.get(entry.registry_id)
+    assert record.kind is RunKind.CLUSTER
+    assert record.stack_name == STACK
+    assert record.status is RunStatus.RUNNING
+    assert record.component_version == "1.2.0"
+
+
+def test_failed_up_is_a_clear_error_and_a_failed_record(home: Path) -> None:
+    from trainstack.deploy.service import DeployFailedError
+    from trainstack.registry import Registry, RunStatus
+
+    with pytest.raises(DeployFailedError) as caught:
+        deploy(RecordingPulumi(fail_up=True), home)
+    assert "cluster unreachable" in caught.value.message
+    assert caught.value.exit_code == 1
+    with Registry.open(home) as registry:
+        (record,) = registry.list()
+    assert record.status is RunStatus.FAILED
+
+
+def test_status_reads_history_and_masks_secret_outputs(home: Path) -> None:
+    from trainstack.deploy.service import status
+
+    cli = RecordingPulumi()
+    deploy(cli, home)
+    cli.calls.clear()
+    result = status("mnist-baseline-01", command=cli, home=home)
+    assert cli.verbs() == ["stack select", "stack history", "stack output", "stack output"]
+    assert "--show-secrets" not in cli.calls[1]
+    assert (result.last_kind, result.last_result) == ("update", "succeeded")
+    assert result.outputs["providerKubeconfig"] == "[secret]"
+    assert result.outputs["jobName"] == "mnist-baseline-01"
+
+
+def test_destroy_destroys_then_removes_the_stack_and_forgets_it(home: Path) -> None:
+    from trainstack.deploy.index import RunIndex
+    from trainstack.deploy.service import destroy
+    from trainstack.registry import Registry, RunStatus
+
+    cli = RecordingPulumi()
+    entry = deploy(cli, home)
+    cli.calls.clear()
+    destroy("mnist-baseline-01", command=cli, home=home)
+    assert cli.verbs() == ["stack select", "destroy --skip-preview", "stack history", "stack rm"]
+    assert cli.calls[-1] == ["stack", "rm", "--yes", STACK]
+    assert STACK not in cli.stacks
+    with pytest.raises(NotFoundError):
+        RunIndex(home).find("mnist-baseline-01")
+    with Registry.open(home) as registry:
+        assert registry.get(entry.registry_id).status is RunStatus.CANCELLED
+
+
+def test_status_of_an_unknown_run_suggests_a_name(home: Path) -> None:
+    from trainstack.deploy.service import status
+
+    deploy(RecordingPulumi(), home)
+    with pytest.raises(NotFoundError) as caught:
+        status("mnist-baseline-1", command=RecordingPulumi(), home=home)
+    assert caught.value.hint == "did you mean 'mnist-baseline-01'?"
+
+
+@pytest.mark.parametrize("argv", [
+    ["deploy", str(RUN_FILE), "--env", "local"],
+    ["status", "mnist-baseline-01"],
+    ["destroy", "mnist-baseline-01", "--yes"],
+])
+def test_without_the_cli_each_verb_says_what_to_install(
+        argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    deploy(RecordingPulumi(), home)  # so status/destroy find the run and reach the CLI
+    monkeypatch.setenv("PATH", str(home / "empty-bin"))  # no `pulumi` anywhere
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == ToolMissingError.exit_code == 3
+    err = capsys.readouterr().err
+    assert "the Pulumi CLI (`pulumi`)" in err and "not installed" in err
+    assert "https://www.pulumi.com/docs/install/" in err
+    assert "Traceback" not in err
+
+
+def test_find_pulumi_refuses_a_missing_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from trainstack.deploy.workspace import find_pulumi
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolMissingError):
+        find_pulumi()

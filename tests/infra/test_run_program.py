@@ -1,0 +1,114 @@
+"""The run program under mocks: a provider from the platform's outputs and exactly the objects."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pulumi
+import pytest
+
+from trainstack.errors import UserError
+
+PLATFORM = "organization/trainstack/local"
+KUBECONFIG = "apiVersion: v1\nkind: Config\n# platform kubeconfig\n"
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": "mnist-baseline-01-config", "namespace": "vision",
+                          "labels": {"trainstack.dev/run": "mnist-baseline-01"}},
+             "data": {"hyperparameters.json": "{\"epochs\": 3}",
+                      "training_job.json": "{\"name\": \"mnist-baseline-01\"}"}}
+JOB = {"apiVersion": "training.kubedl.io/v1alpha1", "kind": "PyTorchJob",
+       "metadata": {"name": "mnist-baseline-01", "namespace": "vision"},
+       "spec": {"cleanPodPolicy": "None",
+                "schedulingPolicy": {"priorityClassName": "trainstack-priority-5"},
+                "pytorchReplicaSpecs": {"Master": {"replicas": 1, "restartPolicy": "ExitCode",
+                                                   "template": {"spec": {"containers": [
+                                                       {"name": "pytorch", "image": "torch:2.3",
+                                                        "resources": {"limits": {
+                                                            "nvidia.com/gpu": 1}}}]}}}}}}
+
+
+class Run:
+    name = "mnist-baseline-01"
+
+
+def build(mocks: Any, manifests: list[dict[str, Any]], kubeconfig: str = KUBECONFIG,
+          context: str = "") -> dict[str, Any]:
+    from trainstack.infra.run.program import build_run
+
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": kubeconfig, "kubeContext": context}
+    return mocks.run(lambda: build_run(Run(), manifests, PLATFORM))  # type: ignore[no-any-return]
+
+
+def test_registers_exactly_the_rendered_objects(mocks: Any) -> None:
+    manifests = [copy.deepcopy(CONFIGMAP), copy.deepcopy(JOB)]
+    build(mocks, manifests)
+    job = mocks.one("kubernetes:training.kubedl.io/v1alpha1:PyTorchJob",
+                    "pytorchjob-mnist-baseline-01")
+    assert job == JOB  # every field, unchanged (1 == 1.0: numbers arrive as floats)
+    cm = mocks.one("kubernetes:core/v1:ConfigMap", "configmap-mnist-baseline-01-config")
+    assert cm == CONFIGMAP
+    kinds = sorted(r.typ for r in mocks.resources)
+    assert kinds == ["kubernetes:core/v1:ConfigMap",
+                     "kubernetes:training.kubedl.io/v1alpha1:PyTorchJob",
+                     "pulumi:providers:kubernetes", "pulumi:pulumi:StackReference"]
+    assert manifests == [CONFIGMAP, JOB], "the rendered objects must not be modified"
+
+
+def test_provider_comes_from_the_platform_kubeconfig_kept_secret(mocks: Any) -> None:
+    from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
+
+    build(mocks, [JOB])
+    (ref,) = mocks.of_type("pulumi:pulumi:StackReference")
+    assert ref.inputs["name"] == PLATFORM
+    (provider,) = mocks.of_type("pulumi:providers:kubernetes")
+    assert is_rpc_secret(provider.inputs["kubeconfig"])
+    assert unwrap_rpc_secret(provider.inputs["kubeconfig"]) == KUBECONFIG
+    job = mocks.of_type("kubernetes:training.kubedl.io/v1alpha1:PyTorchJob")[0]
+    assert job.provider is not None and "::k8s::" in job.provider
+
+
+def test_ambient_cluster_when_the_platform_gives_no_kubeconfig(mocks: Any) -> None:
+    from pulumi.runtime.rpc import unwrap_rpc_secret
+
+    build(mocks, [JOB], kubeconfig="", context="kind-trainstack")
+    (provider,) = mocks.of_type("pulumi:providers:kubernetes")
+    # Still marked secret (it came from a secret output), but empty: the provider falls back to
+    # $KUBECONFIG / ~/.kube/config with the platform's context.
+    assert unwrap_rpc_secret(provider.inputs["kubeconfig"]) is None
+    assert provider.inputs["context"] == "kind-trainstack"
+
+
+def test_exports_job_name_namespace_and_kind(mocks: Any) -> None:
+    from trainstack.infra.run.program import build_run
+
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": KUBECONFIG, "kubeContext": ""}
+
+    @pulumi.runtime.test
+    def check() -> pulumi.Output[None]:
+        outputs = build_run(Run(), [CONFIGMAP, JOB], PLATFORM)
+
+        def verify(args: list[Any]) -> None:
+            name, namespace, kind, resources = args
+            assert (name, namespace, kind) == ("mnist-baseline-01", "vision", "PyTorchJob")
+            assert resources == ["ConfigMap/mnist-baseline-01-config",
+                                 "PyTorchJob/mnist-baseline-01"]
+
+        return pulumi.Output.all(outputs["jobName"], outputs["namespace"], outputs["kind"],
+                                 outputs["resources"]).apply(verify)
+
+    check()
+
+
+@pytest.mark.parametrize(("manifests", "needle"), [
+    ([CONFIGMAP], "exactly one KubeDL job, got 0"),
+    ([JOB, JOB], "exactly one KubeDL job, got 2"),
+    ([JOB, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}],
+     "cannot deploy a Pod (v1) yet"),
+    ([{**JOB, "extra": {}}], "top-level fields extra cannot be deployed"),
+])
+def test_unsupported_renders_are_clear_errors(mocks: Any, manifests: list[dict[str, Any]],
+                                              needle: str) -> None:
+    with pytest.raises(UserError) as caught:
+        build(mocks, manifests)
+    assert needle in caught.value.message

@@ -1,0 +1,1 @@
+"""Per-run stacks through Pulumi's Automation API: deploy, status and destroy one run."""

@@ -1,0 +1,84 @@
+"""Where run stacks live and how their secrets are protected.
+
+State goes to a local file backend under the state home (``.trainstack/pulumi``) unless a
+backend URL is given (``--backend`` or ``$TRAINSTACK_BACKEND_URL``: any Pulumi backend, e.g. the
+one the platform stack lives in, which StackReferences require). Secrets use the passphrase
+provider: ``$PULUMI_CONFIG_PASSPHRASE`` if set, otherwise a generated passphrase kept in a 0600
+file under the state home. The passphrase only ever travels in the CLI's environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trainstack.errors import ConfigError
+from trainstack.infra import names
+from trainstack.registry.home import state_home
+
+BACKEND_ENV = "TRAINSTACK_BACKEND_URL"
+PLATFORM_STACK_ENV = "TRAINSTACK_PLATFORM_STACK"  # a template; {env} is replaced
+PASSPHRASE_ENV = "PULUMI_CONFIG_PASSPHRASE"
+PASSPHRASE_FILE = "pulumi-passphrase"
+
+
+@dataclass(frozen=True)
+class DeploySettings:
+    home: Path
+    backend_url: str
+    work_dir: Path  # the runs project's folder: Pulumi.yaml and each stack's encryption salt
+    passphrase_from: str  # "$PULUMI_CONFIG_PASSPHRASE" or the file's path, for messages
+    _passphrase: str = field(repr=False)
+
+    def env_vars(self) -> dict[str, str]:
+        """What every Pulumi CLI call gets in its environment (never printed)."""
+        return {"PULUMI_BACKEND_URL": self.backend_url, PASSPHRASE_ENV: self._passphrase,
+                "PULUMI_SKIP_UPDATE_CHECK": "true"}
+
+
+def load_settings(home: Path | None = None, backend: str | None = None) -> DeploySettings:
+    root = home or state_home()
+    url = backend or os.environ.get(BACKEND_ENV) or f"file://{root / 'pulumi'}"
+    if not re.match(r"^[a-z0-9]+://", url):
+        raise ConfigError(f"backend URL {url!r}: expected a Pulumi backend URL such as "
+                          "file:///path, s3://bucket or https://api.pulumi.com")
+    if url.startswith("file://"):
+        Path(url.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
+    work_dir = root / "pulumi-project"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    phrase, source = _passphrase(root)
+    return DeploySettings(home=root, backend_url=url, work_dir=work_dir,
+                          passphrase_from=source, _passphrase=phrase)
+
+
+def _passphrase(root: Path) -> tuple[str, str]:
+    if os.environ.get(PASSPHRASE_ENV):
+        return os.environ[PASSPHRASE_ENV], f"${PASSPHRASE_ENV}"
+    path = root / PASSPHRASE_FILE
+    root.mkdir(parents=True, exist_ok=True)
+    try:  # O_EXCL: two deploys racing to create it must not end up with different passphrases
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise ConfigError(f"{path}: the stack passphrase is readable by others "
+                              f"(mode {mode:o})", hint=f"chmod 600 {path}") from None
+        return path.read_text(encoding="utf-8").strip(), str(path)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(secrets.token_urlsafe(32) + "\n")
+    return path.read_text(encoding="utf-8").strip(), str(path)
+
+
+def run_stack_name(env: str, run: str) -> str:
+    """One stack per (environment, run): ``<env>.<run>`` (run names are [a-z0-9-])."""
+    return f"{env}.{run}"
+
+
+def platform_stack_name(env: str) -> str:
+    """The platform stack a run of ``env`` references (same backend as the run stacks)."""
+    template = os.environ.get(PLATFORM_STACK_ENV, f"organization/{names.PLATFORM_PROJECT}/{{env}}")
+    return template.format(env=env)

@@ -1,0 +1,57 @@
+"""The Pulumi CLI and the runs project's workspace, as the Automation API wants them.
+
+Everything the Automation API does goes through the ``pulumi`` CLI. When it is missing or too old
+this is a ``ToolMissingError`` that says what to install, raised before any state is touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from trainstack.errors import ToolMissingError
+from trainstack.infra import names
+
+if TYPE_CHECKING:
+    from pulumi import automation as auto
+
+    from trainstack.deploy.settings import DeploySettings
+
+INSTALL_HINT = ("install the Pulumi CLI (https://www.pulumi.com/docs/install/: "
+                "`curl -fsSL https://get.pulumi.com | sh` or `brew install pulumi/tap/pulumi`) "
+                "and make sure `pulumi` is on PATH; `trainstack plan` needs no CLI")
+
+
+def find_pulumi() -> auto.PulumiCommand:
+    """The installed CLI, version-checked; ``ToolMissingError`` when there is none."""
+    from pulumi import automation as auto
+    from pulumi.automation.errors import InvalidVersionError
+
+    if shutil.which("pulumi") is None:
+        raise ToolMissingError("the Pulumi CLI (`pulumi`) is needed for deploy, status and "
+                               "destroy, and it is not installed", hint=INSTALL_HINT)
+    try:
+        return auto.PulumiCommand()
+    except (OSError, InvalidVersionError) as err:
+        raise ToolMissingError(f"the Pulumi CLI on PATH cannot be used: {err}",
+                               hint=INSTALL_HINT) from None
+
+
+def open_stack(settings: DeploySettings, stack_name: str, program: Callable[[], None],
+               command: auto.PulumiCommand, *, create: bool) -> auto.Stack:
+    """Select the run stack (``create``: or initialise it) in the runs project."""
+    from pulumi import automation as auto
+
+    project = auto.ProjectSettings(
+        name=names.RUNS_PROJECT, runtime="python",
+        backend=auto.ProjectBackend(url=settings.backend_url),
+        description="trainstack: one stack per run")
+    opts = auto.LocalWorkspaceOptions(
+        work_dir=str(settings.work_dir), env_vars=settings.env_vars(),
+        secrets_provider="passphrase", project_settings=project, pulumi_command=command)
+    if create:
+        return auto.create_or_select_stack(stack_name, project_name=names.RUNS_PROJECT,
+                                           program=program, opts=opts)
+    return auto.select_stack(stack_name, project_name=names.RUNS_PROJECT, program=program,
+                             opts=opts)

@@ -1,0 +1,1 @@
+"""The per-run program: one stack per run, holding exactly what the renderer produced."""

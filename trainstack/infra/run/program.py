@@ -1,0 +1,132 @@
+"""The run program: one run's stack — a Kubernetes provider and exactly the rendered objects.
+
+It does not rebuild manifests: ``trainstack.render`` produced them (the KubeDL job, its ConfigMap,
+...) and they are registered as they are, so ``trainstack render`` output, ``trainstack plan RUN``
+and what ``trainstack deploy`` creates can never disagree. The cluster comes from the platform
+stack's outputs through a StackReference; its kubeconfig stays a secret Output throughout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack.errors import UserError
+from trainstack.infra import names
+
+# KubeDL's API groups: every training kind, plus ElasticBatchJob (inference.kubedl.io).
+KUBEDL_GROUPS = ("training.kubedl.io", "inference.kubedl.io")
+
+
+class RunLike(Protocol):
+    """What the run program needs of ``trainstack.spec.model.Run``."""
+
+    @property
+    def name(self) -> str: ...
+
+
+def _configmap(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+               ) -> pulumi.CustomResource:
+    return k8s.core.v1.ConfigMap(name, metadata=m["metadata"], data=m.get("data"),
+                                 binary_data=m.get("binaryData"), immutable=m.get("immutable"),
+                                 opts=opts)
+
+
+def _secret(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+            ) -> pulumi.CustomResource:
+    # Whatever a Secret carries is stored encrypted in state, never as plain text.
+    merged = pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"]))
+    return k8s.core.v1.Secret(name, metadata=m["metadata"], type=m.get("type"),
+                              data=m.get("data"), string_data=m.get("stringData"),
+                              immutable=m.get("immutable"), opts=merged)
+
+
+def _service(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+             ) -> pulumi.CustomResource:
+    return k8s.core.v1.Service(name, metadata=m["metadata"], spec=m.get("spec"), opts=opts)
+
+
+def _claim(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+           ) -> pulumi.CustomResource:
+    return k8s.core.v1.PersistentVolumeClaim(name, metadata=m["metadata"], spec=m.get("spec"),
+                                             opts=opts)
+
+
+def _account(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+             ) -> pulumi.CustomResource:
+    return k8s.core.v1.ServiceAccount(name, metadata=m["metadata"],
+                                      image_pull_secrets=m.get("imagePullSecrets"), opts=opts)
+
+
+_CORE: dict[str, Callable[[str, Mapping[str, Any], pulumi.ResourceOptions],
+                          pulumi.CustomResource]] = {
+    "ConfigMap": _configmap, "Secret": _secret, "Service": _service,
+    "PersistentVolumeClaim": _claim, "ServiceAccount": _account,
+}
+
+
+def is_kubedl_job(manifest: Mapping[str, Any]) -> bool:
+    return str(manifest.get("apiVersion", "")).split("/")[0] in KUBEDL_GROUPS
+
+
+def resource_name(manifest: Mapping[str, Any]) -> str:
+    """The Pulumi name: kind and object name, unique within the run's stack."""
+    return f"{str(manifest['kind']).lower()}-{manifest['metadata']['name']}"
+
+
+def register(manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """One rendered object as one Pulumi resource, its fields passed through unchanged."""
+    kind, api_version = str(manifest.get("kind", "")), str(manifest.get("apiVersion", ""))
+    name = resource_name(manifest)
+    if api_version == "v1":
+        build = _CORE.get(kind)
+        if build is None:
+            raise UserError(f"the run program cannot deploy a {kind} (v1) yet",
+                            hint=f"known core kinds: {', '.join(sorted(_CORE))}")
+        return build(name, manifest, opts)
+    extra = sorted(set(manifest) - {"apiVersion", "kind", "metadata", "spec", "status"})
+    if extra:  # CustomResource carries metadata and spec only; dropping fields would be silent
+        raise UserError(f"{kind} {manifest['metadata']['name']}: top-level fields "
+                        f"{', '.join(extra)} cannot be deployed as a custom resource")
+    return k8s.apiextensions.CustomResource(
+        name, api_version=api_version, kind=kind, metadata=manifest["metadata"],
+        spec=manifest.get("spec"), opts=opts)
+
+
+def _job(manifests: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    jobs = [m for m in manifests if is_kubedl_job(m)]
+    if len(jobs) != 1:
+        raise UserError(f"a run renders to exactly one KubeDL job, got {len(jobs)}")
+    return jobs[0]
+
+
+def build_run(run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_stack: str
+              ) -> dict[str, Any]:
+    """Register the rendered objects of ``run`` on the platform's cluster; return the outputs."""
+    job = _job(manifests)
+    platform = pulumi.StackReference("platform", stack_name=platform_stack)
+    # "" means "the ambient kubeconfig/context" (kubeconfig mode without explicit settings).
+    kubeconfig = platform.get_output(names.OUT_KUBECONFIG).apply(lambda v: v or None)
+    context = platform.get_output(names.OUT_KUBE_CONTEXT).apply(lambda v: v or None)
+    provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=context)
+    # Names are fixed by the renderer, so a changed object must be deleted before it is
+    # recreated (KubeDL job specs are immutable in practice).
+    opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
+    support = [register(m, opts) for m in manifests if m is not job]
+    # The job's pods mount its ConfigMaps at start: create those first.
+    job_resource = register(job, pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(depends_on=support)))
+    meta = job["metadata"]
+    return {
+        "run": run.name,
+        "jobName": meta["name"],
+        "namespace": meta.get("namespace", "default"),
+        "kind": job["kind"],
+        "apiVersion": job["apiVersion"],
+        "jobUrn": job_resource.urn,
+        "resources": [f"{m['kind']}/{m['metadata']['name']}" for m in manifests],
+    }
