@@ -7,6 +7,7 @@ together as one SpecError; only Component and Run objects leave this module.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,11 +44,24 @@ class Loader:
     # -- public ---------------------------------------------------------------------------------
 
     def load(self, path: Path) -> Component | Run:
-        doc = load(path)
-        kind = _kind(doc)
-        return self._component_from(doc) if kind == "Component" else self._run_from(doc)
+        doc = load(shown(path))
+        if _kind(doc) == "Component":
+            # Through the cache: runs that use this component reuse the result, and its
+            # diagnostics are the same objects whichever way the file was reached.
+            return self._cached(path, lambda: self._component_from(doc))
+        return self._run_from(doc)
 
     def component(self, path: Path) -> Component:
+        def build() -> Component:
+            doc = load(shown(path))
+            if _kind(doc) != "Component":
+                raise SpecError([doc.diag(("kind",), f"expected a Component, found "
+                                          f"{doc.data.get('kind')!r}", code="kind")])
+            return self._component_from(doc)
+
+        return self._cached(path, build)
+
+    def _cached(self, path: Path, build: Callable[[], Component]) -> Component:
         resolved = path.resolve()
         try:
             st = resolved.stat()
@@ -57,11 +71,7 @@ class Loader:
         cached = self._components.get(resolved)
         if cached is None or cached.stamp != stamp:
             try:
-                doc = load(path)
-                if _kind(doc) != "Component":
-                    raise SpecError([doc.diag(("kind",), f"expected a Component, found "
-                                              f"{doc.data.get('kind')!r}", code="kind")])
-                result: Component | SpecError = self._component_from(doc)
+                result: Component | SpecError = build()
             except SpecError as err:
                 result = err
             cached = self._components[resolved] = _Cached(stamp, result)
@@ -70,7 +80,7 @@ class Loader:
         return cached.result
 
     def run(self, path: Path) -> Run:
-        doc = load(path)
+        doc = load(shown(path))
         if _kind(doc) != "Run":
             raise SpecError([doc.diag(("kind",), f"expected a Run, found "
                                       f"{doc.data.get('kind')!r}", code="kind")])
@@ -187,6 +197,17 @@ class Loader:
                     continue  # reported when that file itself is validated
             self._index[key] = comps
         return self._index[key]
+
+
+def shown(path: Path) -> Path:
+    """How a spec file is named in diagnostics, whichever way it was reached (given on the
+    command line, as `../component.yaml`, or found by `name@version`): relative to the current
+    directory when inside it, else absolute."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(Path.cwd())
+    except ValueError:
+        return absolute
 
 
 def _merge(structural: list[Diagnostic], rules: list[Diagnostic]) -> list[Diagnostic]:
