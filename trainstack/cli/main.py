@@ -16,6 +16,7 @@ VERBS: dict[str, str] = {
     "schema": "trainstack.cli.schema:schema",
     "init": "trainstack.cli.init:init",
     "env": "trainstack.cli.env:env",
+    "render": "trainstack.cli.render:render",
     "plan": "trainstack.cli.plan:plan",
     "deploy": "trainstack.cli.deploy:deploy",
     "status": "trainstack.cli.status:status",

@@ -1,0 +1,51 @@
+"""Render cases: (run file, options) per job kind, binding scheme and code source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from trainstack.render import RenderOptions
+from trainstack.spec import load_run
+from trainstack.spec.model import Run
+
+HERE = Path(__file__).parent
+SPECS = HERE / "specs"
+GOLDEN = HERE / "golden"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    run_file: str
+    options: RenderOptions = field(default_factory=RenderOptions)
+
+    def run(self) -> Run:
+        return load_run(SPECS / self.run_file)
+
+
+CASES = [
+    # one per job kind (each also covers a code source)
+    Case("kind-tensorflow", "tf.run.yaml"),  # git code, oss:// with endpoint, nas://
+    Case("kind-pytorch", "pytorch.run.yaml"),  # local code packed in a ConfigMap, pvc://
+    Case("kind-xgboost", "xgboost.run.yaml"),  # oss:// code, an oss:// file input
+    Case("kind-elasticbatch", "elasticbatch.run.yaml"),  # no code
+    Case("kind-mpi", "mpi.run.yaml"),  # git code, unconditional restarts
+    Case("kind-custom", "custom.run.yaml",  # local code via a code bucket, a model version
+         RenderOptions(code_bucket="oss://acme-code/trainstack/")),
+    Case("code-git-custom", "custom-git.run.yaml"),  # git without KubeDL: our git-sync
+    # one per binding scheme: a mounted dir, a downloaded file, a preload output
+    Case("binding-oss", "bindings-oss.run.yaml"),
+    Case("binding-oss-ram-role", "bindings-oss.run.yaml",
+         RenderOptions(oss_secret=None, oss_ram_role="trainstack-jobs")),
+    Case("binding-nas", "bindings-nas.run.yaml"),
+    Case("binding-pvc", "bindings-pvc.run.yaml"),
+    Case("binding-file", "bindings-file.run.yaml", RenderOptions(local_cluster=True)),
+]
+
+
+@pytest.fixture(params=CASES, ids=[c.name for c in CASES])
+def case(request: pytest.FixtureRequest) -> Case:
+    return request.param  # type: ignore[no-any-return]

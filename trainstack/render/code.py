@@ -1,0 +1,120 @@
+"""Code delivery into /ml/usercode/, per source:
+
+- git: KubeDL's `kubedl.io/git-sync-config` annotation; KubeDL adds a git-sync init container
+  and mounts the checkout at `<workingDir>/<destPath>` = /ml/usercode. A custom (batch/v1) Job has
+  no KubeDL, so the same git-sync container is added here.
+- oss://: the prefix is mounted read-only and copied in by the prepare init container.
+- a local directory: with a code bucket, it is expected (uploaded by the deployer) at
+  `<bucket>/<component>/<version>/<digest>/` and fetched like oss://; without one, a directory
+  small enough is packed (deterministic tar.gz) into a ConfigMap and unpacked before start.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from trainstack.contract.layout import Layout
+from trainstack.render.codepack import archive
+from trainstack.render.options import RenderError, RenderOptions
+from trainstack.render.parts import STAGING, ConfigMap, Container, Env, Mount, PodParts
+from trainstack.render.storage import Storage
+from trainstack.spec import values
+from trainstack.spec.model import Code, GitCode, JobType, Run
+
+GIT_SYNC_ANNOTATION = "kubedl.io/git-sync-config"
+GIT_SYNC_IMAGE = "kubedl/git-sync:v1"  # KubeDL's default
+GIT_ROOT, GIT_DEST = "/code", "usercode"
+CODE_VOLUME = "usercode"
+ARCHIVE = "code.tar.gz"
+
+
+def code_uri(run: Run, options: RenderOptions) -> str | None:
+    """Where a local code directory must be uploaded, when a code bucket is configured."""
+    code = run.component.code
+    if code is None or code.kind != "local" or not options.code_bucket or code.path is None:
+        return None
+    digest = archive(code.path).digest
+    comp = run.component
+    return f"{options.code_bucket.rstrip('/')}/{comp.name}/{comp.version}/{digest}/"
+
+
+def plan_code(run: Run, job: str, storage: Storage, parts: PodParts,
+              options: RenderOptions) -> None:
+    code = run.component.code
+    target = Layout.at().code
+    if code is not None and code.kind == "git" and code.git is not None:
+        _git(run, code.git, parts, options)
+        return
+    if code is not None and code.kind == "oss" and code.uri:
+        storage.attach(values.binding(code.uri), "code", target, read_only=True, download=True,
+                       writable_copy=True)
+        return
+    if code is not None and code.kind == "local":
+        uri = code_uri(run, options)
+        if uri is not None:
+            storage.attach(values.binding(uri), "code", target, read_only=True, download=True,
+                           writable_copy=True)
+            return
+        _packed(run, code, job, storage, parts, options)
+        return
+    parts.volumes.append({"name": CODE_VOLUME, "emptyDir": {}})  # so the command can cd there
+    parts.mounts.append(Mount(CODE_VOLUME, target))
+
+
+def _git(run: Run, git: GitCode, parts: PodParts, options: RenderOptions) -> None:
+    config: dict[str, str] = {"source": git.url}
+    if git.branch:
+        config["branch"] = git.branch
+    if git.commit:
+        config["revision"] = git.commit
+    else:
+        config["depth"] = "1"
+    config["destPath"] = GIT_DEST
+    if options.git_sync_image:
+        config["image"] = options.git_sync_image
+    # KubeDL mounts the checkout at path.Join(workingDir, destPath).
+    parts.working_dir = "/ml"
+    if run.job_type is not JobType.CUSTOM:
+        parts.annotations[GIT_SYNC_ANNOTATION] = json.dumps(config, sort_keys=True)
+        return
+    env = [Env("GIT_SYNC_REPO", git.url), Env("GIT_SYNC_ONE_TIME", "true"),
+           Env("GIT_SYNC_MAX_SYNC_FAILURES", "3")]
+    if git.branch:
+        env.append(Env("GIT_SYNC_BRANCH", git.branch))
+    if git.commit:
+        env.append(Env("GIT_SYNC_REV", git.commit))
+    else:
+        env.append(Env("GIT_SYNC_DEPTH", "1"))
+    env += [Env("GIT_SYNC_ROOT", GIT_ROOT), Env("GIT_SYNC_DEST", GIT_DEST)]
+    parts.volumes.append({"name": "git-sync", "emptyDir": {}})
+    parts.init_containers.append(Container(
+        name="git-sync-code", image=options.git_sync_image or GIT_SYNC_IMAGE, command=None,
+        args=None, working_dir=None, env=tuple(env), ports=None, resources=None,
+        mounts=(Mount("git-sync", GIT_ROOT).k8s(),)))
+    parts.mounts.append(Mount("git-sync", "/ml/usercode", sub_path=GIT_DEST))
+
+
+def _packed(run: Run, code: Code, job: str, storage: Storage, parts: PodParts,
+            options: RenderOptions) -> None:
+    assert code.path is not None
+    if not code.path.is_dir():
+        raise RenderError(f"component {run.component.ref}: code directory {code.path} does not "
+                          "exist")
+    pack = archive(code.path)
+    if len(pack.data) > options.max_inline_code_bytes:
+        raise RenderError(
+            f"component {run.component.ref}: code directory {code.path} packs to "
+            f"{len(pack.data) // 1024} KiB, more than the {options.max_inline_code_bytes // 1024} "
+            "KiB a ConfigMap can carry",
+            hint="configure a code bucket (--code-bucket oss://bucket/prefix/) to upload it to, "
+            "or point `code:` at oss://… or a git repository")
+    name = f"{job}-code"
+    parts.config_maps.append(ConfigMap(name, storage.ns, dict(storage.labels), binary_data={
+        ARCHIVE: base64.b64encode(pack.data).decode()}))
+    staged = f"{STAGING}/code-archive"
+    parts.volumes += [{"name": "code-archive", "configMap": {"name": name}},
+                      {"name": CODE_VOLUME, "emptyDir": {}}]
+    parts.mounts.append(Mount(CODE_VOLUME, Layout.at().code))
+    parts.stage_mounts += [Mount("code-archive", staged, True), Mount(CODE_VOLUME, "/ml/usercode")]
+    parts.stage_steps.append(f"tar -xzf {staged}/{ARCHIVE} -C /ml/usercode")

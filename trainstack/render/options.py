@@ -1,0 +1,42 @@
+"""What rendering needs to know about the target cluster; never a secret, only names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trainstack.errors import UserError
+from trainstack.spec.model import FrozenMap
+
+# Names the platform program creates (trainstack/infra): the node-pool labels and the GPU taint,
+# the pull secret in every team namespace, and the OSS credentials Secret.
+ACCELERATOR_LABEL = "trainstack.dev/accelerator"
+CAPACITY_LABEL = "trainstack.dev/capacity"
+GPU_RESOURCE = "nvidia.com/gpu"
+DEFAULT_PULL_SECRET = "trainstack-registry"
+DEFAULT_OSS_SECRET = "trainstack-oss"
+
+
+class RenderError(UserError):
+    """A run cannot be turned into manifests for this cluster as configured."""
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    namespace: str = "default"  # when the run names none
+    # file:// bindings become hostPath volumes only on a local cluster (kind, minikube, ...).
+    local_cluster: bool = False
+    oss_endpoint: str = "oss-cn-hangzhou-internal.aliyuncs.com"  # when the URI names none
+    # OSS CSI credentials: a Secret holding akId/akSecret (by name), or a RAM role (STS).
+    oss_secret: str | None = DEFAULT_OSS_SECRET
+    oss_ram_role: str | None = None
+    pull_secret: str | None = DEFAULT_PULL_SECRET  # when neither run nor component names one
+    # Where local code directories are uploaded (oss://bucket/prefix/); without it, small code
+    # directories travel inside a ConfigMap.
+    code_bucket: str | None = None
+    max_inline_code_bytes: int = 900_000  # a ConfigMap holds at most 1 MiB
+    git_sync_image: str | None = None  # KubeDL's default (kubedl/git-sync) when None
+    gpu_node_selector: FrozenMap[str, str] = field(
+        default_factory=lambda: FrozenMap({ACCELERATOR_LABEL: "gpu"}))
+    spot_node_selector: FrozenMap[str, str] = field(
+        default_factory=lambda: FrozenMap({CAPACITY_LABEL: "spot"}))
+    ttl_seconds_after_finished: int | None = None

@@ -1,0 +1,117 @@
+"""The typed context the templates render: plain frozen records, no behaviour beyond `k8s()`.
+
+Builders (storage, code, placement, pod) fill a `PodParts`; `context.py` assembles the job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STAGING = "/ml/.staging"  # where the prepare init container sees sources it copies from
+
+
+@dataclass(frozen=True)
+class Mount:
+    volume: str
+    path: str
+    read_only: bool = False
+    sub_path: str | None = None
+
+    def k8s(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.volume, "mountPath": self.path.rstrip("/") or "/"}
+        if self.read_only:
+            out["readOnly"] = True
+        if self.sub_path:
+            out["subPath"] = self.sub_path
+        return out
+
+
+@dataclass(frozen=True)
+class Env:
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Container:
+    name: str
+    image: str
+    command: tuple[str, ...] | None
+    args: tuple[str, ...] | None
+    working_dir: str | None
+    env: tuple[Env, ...]
+    ports: tuple[dict[str, Any], ...] | None
+    resources: dict[str, Any] | None
+    mounts: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Pod:
+    labels: dict[str, str]
+    restart_policy: str
+    service_account: str | None
+    priority_class: str | None
+    security_context: dict[str, Any]
+    pull_secrets: list[dict[str, str]] | None
+    node_selector: dict[str, str] | None
+    tolerations: list[dict[str, Any]] | None
+    affinity: dict[str, Any] | None
+    spread: list[dict[str, Any]] | None
+    init_containers: tuple[Container, ...]
+    containers: tuple[Container, ...]
+    volumes: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Replica:
+    type: str
+    replicas: int
+    restart_policy: str
+    pod: Pod
+
+
+@dataclass(frozen=True)
+class PersistentVolume:
+    name: str
+    labels: dict[str, str]
+    access_mode: str
+    csi: dict[str, Any] | None = None
+    nfs: dict[str, Any] | None = None
+    mount_options: list[str] | None = None
+    capacity: str = "20Gi"  # nominal: OSS and NAS have no size, the API requires one
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str
+    namespace: str
+    labels: dict[str, str]
+    access_mode: str
+    volume_name: str
+    capacity: str = "20Gi"
+
+
+@dataclass(frozen=True)
+class ConfigMap:
+    name: str
+    namespace: str
+    labels: dict[str, str]
+    data: dict[str, str] | None = None
+    binary_data: dict[str, str] | None = None
+
+
+@dataclass
+class PodParts:
+    """What storage and code delivery add to every replica's pod, and beside the job."""
+
+    volumes: list[dict[str, Any]] = field(default_factory=list)
+    mounts: list[Mount] = field(default_factory=list)
+    stage_mounts: list[Mount] = field(default_factory=list)  # prepare init container only
+    stage_steps: list[str] = field(default_factory=list)  # its shell lines, quoted by builders
+    init_containers: list[Container] = field(default_factory=list)
+    volumes_beside: list[PersistentVolume] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    config_maps: list[ConfigMap] = field(default_factory=list)
+    annotations: dict[str, str] = field(default_factory=dict)
+    working_dir: str = "/ml/usercode"

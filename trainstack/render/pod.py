@@ -1,0 +1,96 @@
+"""One replica role → its pod template: the main container (KubeDL's container name, the
+contract's env and argv), the prepare init container, resources, placement, security.
+
+Container command, args and env values are escaped for the kubelet, which would otherwise expand
+`$(NAME)` in them: `$` → `$$` turns back into exactly the text the contract computed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainstack.contract import custom_ports, launch_command
+from trainstack.render.kinds import Kind
+from trainstack.render.meta import ROLE_LABEL
+from trainstack.render.options import GPU_RESOURCE, RenderOptions
+from trainstack.render.parts import Container, Env, Mount, Pod, PodParts, Replica
+from trainstack.render.placement import placement, priority_class
+from trainstack.spec.model import JobType, RoleResources, Run
+
+EXIT_CODE_RETRYABLE = (130, 137, 138, 143)  # KubeDL's ExitCode policy (SIGINT/KILL/USR1/TERM)
+SHM_VOLUME = "dshm"
+
+
+def kubelet_escape(text: str) -> str:
+    return text.replace("$", "$$")
+
+
+def restart_policies(run: Run) -> tuple[str, str]:
+    """(replica restartPolicy, pod restartPolicy)."""
+    ft = run.fault_tolerance
+    if ft is None:
+        return "Never", "Never"
+    if ft.unconditional:
+        return "OnFailure", "OnFailure"
+    return "ExitCode", "Never"
+
+
+def resources(res: RoleResources, with_gpu: bool = True) -> dict[str, Any] | None:
+    amounts: dict[str, str] = {}
+    if res.cpu is not None:
+        amounts["cpu"] = res.cpu.text
+    if res.memory is not None:
+        amounts["memory"] = res.memory.text
+    if with_gpu and res.gpu:
+        amounts[GPU_RESOURCE] = str(res.gpu)
+    # requests == limits: Guaranteed QoS, and quota-bound namespaces need both.
+    return {"requests": dict(amounts), "limits": dict(amounts)} if amounts else None
+
+
+def replica(run: Run, role: str, kind: Kind, job: str, env: dict[str, str], labels: dict[str, str],
+            parts: PodParts, options: RenderOptions) -> Replica:
+    res = run.resources[role]
+    argv = [kubelet_escape(a) for a in launch_command(run, role)]
+    ports: list[dict[str, Any]] = []
+    port = kind.port(run.job_type)
+    if kind.port_name and port is not None:
+        ports.append({"name": kind.port_name, "containerPort": port})
+    ports += [{"name": f"custom-{i}", "containerPort": p}
+              for i, p in enumerate(custom_ports(run))]
+    volumes = list(parts.volumes)
+    mounts = [m.k8s() for m in parts.mounts]
+    if res.shared_memory is not None:
+        volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory",
+                                                         "sizeLimit": res.shared_memory.text}})
+        mounts.append(Mount(SHM_VOLUME, "/dev/shm").k8s())
+    main = Container(
+        name=kind.container, image=run.component.image, command=tuple(argv[:3]),
+        args=tuple(argv[3:]), working_dir=parts.working_dir,
+        env=tuple(Env(k, kubelet_escape(v)) for k, v in env.items()),
+        ports=tuple(ports) or None, resources=resources(res), mounts=tuple(mounts))
+    inits = list(parts.init_containers)
+    if parts.stage_steps:
+        script = "set -e\n" + "\n".join(parts.stage_steps) + "\n"
+        inits.append(Container(
+            name="prepare", image=run.component.image, command=("sh", "-c", kubelet_escape(script)),
+            args=None, working_dir=None, env=(), ports=None, resources=resources(res, False),
+            mounts=tuple(m.k8s() for m in parts.stage_mounts)))
+    place = placement(run, job, res.gpu, options)
+    replica_policy, pod_policy = restart_policies(run)
+    secret = run.pull_secret or options.pull_secret
+    security: dict[str, Any] = {"runAsUser": run.run_as_user}
+    if run.run_as_user != 0:
+        security["runAsNonRoot"] = True
+    pod = Pod(
+        labels={**labels, ROLE_LABEL: role}, restart_policy=pod_policy,
+        service_account=run.service_account, priority_class=priority_class(run),
+        security_context=security, pull_secrets=[{"name": secret}] if secret else None,
+        node_selector=place.node_selector, tolerations=place.tolerations,
+        affinity=place.affinity, spread=place.spread, init_containers=tuple(inits),
+        containers=(main,), volumes=volumes)
+    count = res.replicas
+    if run.job_type is JobType.CUSTOM:
+        count = run.total_replicas
+    return Replica(kind.replica_type(role) if kind.replicas_key else role, count,
+                   replica_policy, pod)
+

@@ -1,0 +1,116 @@
+"""Channel bindings → volumes: oss:// and nas:// as static PersistentVolumes (OSS through the
+Alibaba OSS CSI driver, NAS as NFS), pvc://claim/sub/path as that claim with a subPath, file://
+as hostPath on local clusters only.
+
+`mount` bindings are mounted in place (an output that already holds checkpoints shows them before
+the job starts: that is what `preload` needs). `download` bindings and model versions are copied
+into an emptyDir by the prepare init container before the command starts.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from trainstack.contract.layout import Layout
+from trainstack.contract.names import dns_label
+from trainstack.render.options import RenderError, RenderOptions
+from trainstack.render.parts import STAGING, Claim, Mount, PersistentVolume, PodParts
+from trainstack.spec.model import Binding, Run
+
+OSS_DRIVER = "ossplugin.csi.alibabacloud.com"
+OSS_OPTS = "-o max_stat_cache_size=0 -o allow_other"
+NAS_MOUNT_OPTIONS = ["nolock", "tcp", "noresvport", "vers=3"]
+
+
+class Storage:
+    def __init__(self, run: Run, job: str, namespace: str, labels: dict[str, str],
+                 options: RenderOptions, parts: PodParts) -> None:
+        self.run, self.job, self.ns, self.labels = run, job, namespace, labels
+        self.options, self.parts = options, parts
+
+    def plan(self) -> None:
+        lay = Layout.at()
+        for name, b in self.run.inputs.items():
+            self.attach(b, dns_label(name, prefix="in-"), lay.input_dir(name), read_only=True,
+                        download=b.mode == "download")
+        for name, b in self.run.outputs.items():
+            self.attach(b, dns_label(name, prefix="out-"), lay.output_dir(name),
+                        read_only=False, download=False)
+        for m in self.run.models:
+            self.attach(m.binding, dns_label(m.name, prefix="model-"), lay.model_dir(m.name),
+                        read_only=True, download=True)
+
+    def attach(self, b: Binding, vol: str, target: str, *, read_only: bool,
+               download: bool, writable_copy: bool = False) -> None:
+        """Make `b` appear at directory `target` (the file inside it, for file bindings).
+        A downloaded copy is read-only like the source unless `writable_copy` (code)."""
+        source_dir = b.path.rsplit("/", 1)[0] + "/" if b.is_file else b.path
+        sub_path = self._volume(b, vol, source_dir, read_only or download)
+        if not download:
+            self.parts.mounts.append(Mount(vol, target, read_only, sub_path))
+            return
+        copy = dns_label(vol + "-copy")
+        staged = f"{STAGING}/{vol}"
+        self.parts.volumes.append({"name": copy, "emptyDir": {}})
+        self.parts.mounts.append(Mount(copy, target, read_only and not writable_copy))
+        self.parts.stage_mounts += [Mount(vol, staged, True, sub_path), Mount(copy, target)]
+        if b.filename:
+            self.parts.stage_steps.append(
+                f"cp -- {shlex.quote(staged + '/' + b.filename)} {shlex.quote(target)}")
+        else:
+            self.parts.stage_steps.append(
+                f"cp -R -- {shlex.quote(staged + '/.')} {shlex.quote(target)}")
+
+    def _volume(self, b: Binding, vol: str, source_dir: str, read_only: bool) -> str | None:
+        """Add the pod volume for `b`; returns the subPath to mount it with."""
+        if b.scheme == "pvc":
+            self.parts.volumes.append({"name": vol, "persistentVolumeClaim": {
+                "claimName": b.location, "readOnly": read_only}})
+            return source_dir.strip("/") or None
+        if b.scheme == "file":
+            if not self.options.local_cluster:
+                raise RenderError(
+                    f"run {self.run.name!r}: {b.uri} is a file:// binding, which only a local "
+                    "cluster can mount (as a hostPath)",
+                    hint="render with --local-cluster for kind/minikube, or upload the data and "
+                    "bind oss://, nas:// or pvc://")
+            self.parts.volumes.append({"name": vol, "hostPath": {
+                "path": source_dir.rstrip("/") or "/",
+                "type": "Directory" if read_only else "DirectoryOrCreate"}})
+            return None
+        pv = dns_label(f"{self.ns}-{self.job}-{vol}")
+        claim = dns_label(f"{self.job}-{vol}")
+        mode = "ReadOnlyMany" if read_only else "ReadWriteMany"
+        path = source_dir.rstrip("/") or "/"
+        if b.scheme == "oss":
+            self.parts.volumes_beside.append(PersistentVolume(
+                pv, {**self.labels, "alicloud-pvname": pv}, mode,
+                csi=self._oss_csi(b, pv, path, read_only)))
+        else:  # nas
+            self.parts.volumes_beside.append(PersistentVolume(
+                pv, dict(self.labels), mode,
+                nfs={"server": b.location, "path": path, "readOnly": read_only},
+                mount_options=list(NAS_MOUNT_OPTIONS)))
+        self.parts.claims.append(Claim(claim, self.ns, dict(self.labels), mode, pv))
+        self.parts.volumes.append({"name": vol, "persistentVolumeClaim": {
+            "claimName": claim, "readOnly": read_only}})
+        return None
+
+    def _oss_csi(self, b: Binding, pv: str, path: str, read_only: bool) -> dict[str, object]:
+        bucket, _, endpoint = b.location.partition(".")
+        attrs: dict[str, str] = {"bucket": bucket, "url": endpoint or self.options.oss_endpoint,
+                                 "path": path, "otherOpts": OSS_OPTS + (" -o ro" if read_only
+                                                                         else "")}
+        csi: dict[str, object] = {"driver": OSS_DRIVER, "volumeHandle": pv,
+                                  "volumeAttributes": attrs}
+        if self.options.oss_ram_role:
+            attrs["authType"] = "sts"
+            attrs["roleName"] = self.options.oss_ram_role
+        elif self.options.oss_secret:
+            # The Secret holds akId/akSecret; the manifest names it, never its content.
+            csi["nodePublishSecretRef"] = {"name": self.options.oss_secret, "namespace": self.ns}
+        else:
+            raise RenderError(f"run {self.run.name!r}: {b.uri} needs OSS credentials for the "
+                              "CSI driver", hint="set --oss-secret NAME (a Secret with akId and "
+                              "akSecret) or --oss-role NAME (a RAM role)")
+        return csi
