@@ -26,7 +26,7 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 PathKey = tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mark:
     line: int
     column: int
@@ -124,11 +124,16 @@ def _line_of(text: str, line: int) -> str:
 def parse(file: str, text: str) -> SourceDoc:
     """Parse YAML text into a SourceDoc; every failure is a SpecError located in the file."""
     try:
-        events = list(_bounded_events(file, text))
+        # Streamed: events are built into data as they come and never held all at once.
+        return _Builder(file, _bounded_events(file, text)).build()
     except yaml.MarkedYAMLError as err:
         m = err.problem_mark
         line = m.line + 1 if m else None
         col = m.column + 1 if m else None
+        if "maximum nesting depth" in (err.problem or ""):
+            # libyaml's own limit (its scanner looks ahead in flow context): same message as ours.
+            raise _file_error(file, f"nested deeper than {MAX_DEPTH} levels", line, col,
+                              code="too-deep") from None
         shown = _line_of(text, line) if line else ""
         shown = shown.strip()
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -137,7 +142,6 @@ def parse(file: str, text: str) -> SourceDoc:
         raise _file_error(file, f"YAML syntax error: {problem}", line, col, hint) from None
     except yaml.YAMLError as err:
         raise _file_error(file, f"YAML error: {err}") from None
-    return _Builder(file, events).build()
 
 
 def _bounded_events(file: str, text: str) -> Iterator[yaml.Event]:
@@ -179,38 +183,48 @@ _BOOL = {"true": True, "false": False}
 
 
 class _Builder:
-    """Build plain Python data from a flat event list, recording marks per path."""
+    """Build plain Python data from a stream of events, recording marks per path."""
 
-    def __init__(self, file: str, events: list[yaml.Event]) -> None:
+    def __init__(self, file: str, events: Iterator[yaml.Event]) -> None:
         self.file = file
         self.events = events
-        self.pos = 0
+        self.ahead: yaml.Event | None = None
         self.values: dict[PathKey, Mark] = {}
         self.keys: dict[PathKey, Mark] = {}
         self.errors: list[Diagnostic] = []
 
+    def _peek(self) -> yaml.Event:
+        if self.ahead is None:
+            self.ahead = next(self.events)
+        return self.ahead
+
+    def _next(self) -> yaml.Event:
+        event = self._peek()
+        self.ahead = None
+        return event
+
     def build(self) -> SourceDoc:
         data: Any = None
-        for i, event in enumerate(self.events):
+        for event in self.events:
             if isinstance(event, yaml.DocumentStartEvent):
-                self.pos = i + 1
                 data = self._node(())
                 break
+        for _ in self.events:
+            pass  # the rest of the stream: a second document or a syntax error still counts
         if self.errors:
             raise SpecError(self.errors)
         return SourceDoc(self.file, data, self.values, self.keys)
 
     def _node(self, path: PathKey) -> Any:
-        event = self.events[self.pos]
-        self.pos += 1
+        event = self._next()
         self.values[path] = _at(event)
         if isinstance(event, yaml.ScalarEvent):
             return _scalar(event)
         if isinstance(event, yaml.SequenceStartEvent):
             items: list[Any] = []
-            while not isinstance(self.events[self.pos], yaml.SequenceEndEvent):
+            while not isinstance(self._peek(), yaml.SequenceEndEvent):
                 items.append(self._node((*path, len(items))))
-            self.pos += 1
+            self._next()
             return items
         if isinstance(event, yaml.MappingStartEvent):
             return self._mapping(path)
@@ -218,8 +232,8 @@ class _Builder:
 
     def _mapping(self, path: PathKey) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
-        while not isinstance(self.events[self.pos], yaml.MappingEndEvent):
-            key_event = self.events[self.pos]
+        while not isinstance(self._peek(), yaml.MappingEndEvent):
+            key_event = self._peek()
             km = _at(key_event)
             if not isinstance(key_event, yaml.ScalarEvent):
                 self.errors.append(Diagnostic(self.file, km.line, km.column,
@@ -228,7 +242,7 @@ class _Builder:
                 self._skip()
                 self._skip()
                 continue
-            self.pos += 1
+            self._next()
             key = _scalar(key_event)
             if not isinstance(key, str):
                 key = str(key).lower() if isinstance(key, bool) else str(key)
@@ -243,14 +257,13 @@ class _Builder:
                 continue
             self.keys[child] = km
             out[key] = self._node(child)
-        self.pos += 1
+        self._next()
         return out
 
     def _skip(self) -> None:
         depth = 0
         while True:
-            event = self.events[self.pos]
-            self.pos += 1
+            event = self._next()
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
             elif isinstance(event, yaml.CollectionEndEvent):
