@@ -96,6 +96,10 @@ class Supervisor:
         self._restarts = 0
         self._stop_requests = 0
 
+    def attach_deadman(self, deadman: DeadmanSwitch) -> None:
+        """Hand every process group to a dead man's switch (before `run`)."""
+        self._deadman = deadman
+
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
         self._stop_requests += 1

@@ -1,0 +1,53 @@
+"""`trainstack run RUN.yaml --local`: run every replica of a run on this machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from trainstack.errors import RunFailedError, UserError
+
+
+@click.command()
+@click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--local", "local", is_flag=True,
+              help="Run here, every role and replica as a process, with the in-container "
+                   "contract.")
+@click.option("--input", "inputs", multiple=True, metavar="NAME=PATH",
+              help="Bind input channel NAME to a local file or directory (repeatable).")
+@click.option("--output", "outputs", multiple=True, metavar="NAME=PATH",
+              help="Commit output channel NAME to a local directory when the run ends.")
+@click.option("--resume", metavar="RUN",
+              help="Seed preloaded outputs (checkpoints) from an earlier local run.")
+@click.option("--no-install", is_flag=True,
+              help="Do not install the code's requirements.txt; use what is installed.")
+@click.option("--home", type=click.Path(path_type=Path, file_okay=False),
+              help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+@click.option("--grace", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds a replica gets between SIGTERM and SIGKILL when stopped.")
+def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ...],
+        resume: str | None, no_install: bool, home: Path | None, grace: float) -> None:
+    """Run a run spec. With --local, on this machine; Ctrl-C stops every replica."""
+    if not local:
+        raise UserError("`trainstack run` runs on this machine only with --local",
+                        hint=f"trainstack run {spec} --local")
+    from trainstack.local.bindings import parse_overrides
+    from trainstack.local.report import summary
+    from trainstack.local.runner import LocalRunRequest, run_local
+    from trainstack.registry import RunStatus, state_home
+
+    result = run_local(LocalRunRequest(
+        spec=spec, home=state_home(home),
+        inputs=parse_overrides(inputs, "--input"), outputs=parse_overrides(outputs, "--output"),
+        resume=resume, install=not no_install, grace_seconds=grace,
+    ))
+    click.echo(summary(result))
+    status = result.record.status
+    if status is RunStatus.CANCELLED:
+        raise click.exceptions.Exit(130)
+    if status is not RunStatus.SUCCEEDED:
+        raise RunFailedError(
+            f"run {result.record.id} {status}: {result.record.reason or 'no reason recorded'}",
+            hint=f"trainstack logs {result.record.id} --tail 50",
+        )

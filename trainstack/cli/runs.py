@@ -1,0 +1,109 @@
+"""`trainstack runs list|show`: the run registry."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from trainstack.errors import UserError
+
+_HOME = click.option("--home", type=click.Path(path_type=Path, file_okay=False),
+                     help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+_STATUSES = ("pending", "running", "succeeded", "failed", "cancelled", "interrupted")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+@click.group()
+def runs() -> None:
+    """List and inspect recorded runs."""
+
+
+@runs.command("list")
+@click.option("--name", help="Only runs with this name.")
+@click.option("--experiment", help="Only runs of this experiment.")
+@click.option("--status", type=click.Choice(_STATUSES), help="Only runs in this status.")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag.")
+@click.option("--since", metavar="WHEN",
+              help="Only runs created since: a duration ago (30m, 2h, 7d) or a date/time.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many (newest first).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@_HOME
+def list_runs(name: str | None, experiment: str | None, status: str | None,
+              tags: tuple[str, ...], since: str | None, limit: int | None, as_json: bool,
+              home: Path | None) -> None:
+    """List runs, newest first."""
+    from trainstack.local.report import human_seconds
+    from trainstack.registry import Registry, RunFilter, RunStatus, state_home
+
+    flt = RunFilter(name=name, experiment=experiment,
+                    status=RunStatus(status) if status else None, tags=_tags(tags),
+                    since=parse_since(since) if since else None, limit=limit)
+    with Registry.open(state_home(home)) as reg:
+        reg.reap_interrupted()
+        records = reg.list(flt)
+    if as_json:
+        click.echo(json.dumps([{
+            "id": r.id, "name": r.name, "status": str(r.status),
+            "component": f"{r.component}@{r.component_version}", "kind": str(r.kind),
+            "experiment": r.experiment, "tags": dict(r.tags), "created_at": r.created_at,
+            "duration": r.duration, "restarts": r.restarts,
+        } for r in records], indent=2))
+        return
+    if not records:
+        click.echo("no runs", err=True)
+        return
+    rows = [("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")]
+    for r in records:
+        rows.append((r.id, str(r.status), f"{r.component}@{r.component_version}",
+                     r.experiment or "-",
+                     time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
+                     human_seconds(r.duration), str(r.restarts)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+@runs.command("show")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_HOME
+def show(run_ref: str, as_json: bool, home: Path | None) -> None:
+    """Show one run: status, replicas, restarts, outputs, logs, metrics, resource usage."""
+    from trainstack.local import report
+    from trainstack.registry import Registry, state_home
+
+    with Registry.open(state_home(home)) as reg:
+        reg.reap_interrupted()
+        record = reg.resolve(run_ref)
+    details = report.details(record)
+    if as_json:
+        click.echo(json.dumps(report.to_json(details), indent=2))
+    else:
+        click.echo(report.render(details))
+
+
+def _tags(items: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"--tag {item!r}: expected KEY=VALUE", hint="--tag team=vision")
+        out[key] = value
+    return out
+
+
+def parse_since(text: str, now: float | None = None) -> float:
+    """'2h', '30m', '1.5d', '90s', '1w' ago; or an ISO date/time (local time)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
+    if m:
+        return (now if now is not None else time.time()) - float(m.group(1)) * _UNITS[m.group(2)]
+    try:
+        return datetime.fromisoformat(text.strip()).timestamp()
+    except ValueError:
+        raise UserError(f"--since {text!r}: expected a duration such as 30m, 2h or 7d, or a "
+                        "date such as 2026-11-29 or 2026-11-29T12:00") from None

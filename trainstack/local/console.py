@@ -1,0 +1,132 @@
+"""The runner's terminal: replica output prefixed by replica, runner events, a status display.
+
+Replicas write to their log files, never to us; this view tails those files on its own thread,
+so a slow terminal can never slow a replica down. When output arrives faster than a terminal can
+usefully show, the view skips ahead and says where the full log is. On a terminal, a rich live
+table shows each replica's state, pid, attempt, CPU and memory; elsewhere (CI, pipes) plain lines.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from trainstack.local.logtail import Tail
+
+_TICK_S = 0.1
+_PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "red")
+# Per replica per tick: how much to show, and how far behind before skipping ahead.
+_BUDGET = 64 << 10
+_SKIP_BEYOND = 1 << 20
+_TTY_LINES_PER_TICK = 100
+
+
+class LiveView:
+    def __init__(
+        self,
+        logs: Mapping[str, Path],
+        *,
+        stream: TextIO | None = None,
+        usage: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+    ) -> None:
+        self._stream = stream or sys.stdout
+        self._console = Console(file=self._stream, highlight=False, soft_wrap=True)
+        self._tty = self._console.is_terminal
+        self._tails = {key: Tail(path) for key, path in logs.items()}
+        self._styles = {key: _PALETTE[i % len(_PALETTE)] for i, key in enumerate(logs)}
+        self._width = max((len(k) for k in logs), default=0)
+        self._state: dict[str, dict[str, object]] = {k: {"state": "pending"} for k in logs}
+        self._usage = usage
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="live-view", daemon=True)
+        self._live: Live | None = None
+
+    def start(self) -> None:
+        if self._tty:
+            self._live = Live(self._table(), console=self._console, transient=True,
+                              refresh_per_second=4, redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self._drain(final=True)
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        for tail in self._tails.values():
+            tail.close()
+
+    def event(self, text: str) -> None:
+        """A runner message, shown between replica lines."""
+        with self._lock:
+            self._console.print(Text(f"[trainstack] {text}", style="bold"))
+
+    def replica(self, key: str, **fields: object) -> None:
+        with self._lock:
+            self._state.setdefault(key, {}).update(fields)
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stopped.wait(_TICK_S):
+            self._drain(final=False)
+            if self._live is not None:
+                with self._lock:
+                    self._live.update(self._table())
+
+    def _drain(self, *, final: bool) -> None:
+        for key, tail in self._tails.items():
+            lines, skipped = tail.poll(_BUDGET, _SKIP_BEYOND)
+            if final:
+                lines += tail.rest()
+            if skipped:
+                self.event(f"{key}: {skipped / 1e6:.1f} MB of output not shown here; "
+                           f"the full log is {tail.path}")
+            if lines:
+                self._emit(key, lines)
+
+    def _emit(self, key: str, lines: list[bytes]) -> None:
+        prefix = f"{key.rjust(self._width)} | "
+        with self._lock:
+            if not self._tty:
+                # Plain output: one write of bytes-decoded text, no per-line rendering cost.
+                text = "".join(prefix + line.decode("utf-8", "replace") + "\n" for line in lines)
+                self._stream.write(text)
+                self._stream.flush()
+                return
+            if len(lines) > _TTY_LINES_PER_TICK:
+                hidden = len(lines) - _TTY_LINES_PER_TICK
+                lines = lines[-_TTY_LINES_PER_TICK:]
+                self._console.print(Text(f"{prefix}… {hidden} lines not shown", style="dim"))
+            for line in lines:
+                self._console.print(Text(prefix, style=self._styles[key])
+                                    + Text(line.decode("utf-8", "replace")))
+
+    def _table(self) -> Table:
+        table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+        for column in ("replica", "state", "pid", "attempt", "cpu %", "memory"):
+            table.add_column(column)
+        usage = self._usage() if self._usage else {}
+        for key, state in self._state.items():
+            sample = usage.get(key, {})
+            cpu = sample.get("cpu_percent")
+            rss = sample.get("rss_bytes")
+            table.add_row(
+                Text(key, style=self._styles.get(key, "")), str(state.get("state", "")),
+                str(state.get("pid", "")), str(state.get("attempt", "")),
+                "" if cpu is None else f"{cpu:.0f}",
+                "" if rss is None else f"{int(rss) / 2**20:.0f} MiB",
+            )
+        return table

@@ -1,0 +1,92 @@
+"""Read what replicas append to their log files, incrementally and in large chunks.
+
+Used by the live terminal view and by `trainstack logs --follow`. A reader that falls far behind
+(a replica writing hundreds of MB) skips ahead instead of slowing anything down: the file on disk
+always has everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+CHUNK = 1 << 20
+
+
+class Tail:
+    def __init__(self, path: Path, *, from_end: bool = False) -> None:
+        self.path = path
+        self.offset = 0
+        self._partial = b""
+        self._fh: BinaryIO | None = None
+        if from_end:
+            with contextlib.suppress(FileNotFoundError):
+                self.offset = path.stat().st_size
+
+    def poll(self, budget: int = CHUNK, skip_beyond: int | None = None) -> tuple[list[bytes], int]:
+        """Complete new lines (without newline), reading at most `budget` bytes; and how many
+        bytes were skipped because more than `skip_beyond` were waiting."""
+        fh = self._open()
+        if fh is None:
+            return [], 0
+        size = os.fstat(fh.fileno()).st_size
+        if size < self.offset:  # truncated or replaced: start over
+            self.offset, self._partial = 0, b""
+        skipped = 0
+        if skip_beyond is not None and size - self.offset > skip_beyond:
+            resume_at = size - budget
+            skipped = resume_at - self.offset
+            self.offset, self._partial = resume_at, b""
+            fh.seek(self.offset)
+            # Drop the line we landed in the middle of.
+            head = fh.read(budget)
+            cut = head.find(b"\n") + 1
+            self.offset += cut
+            skipped += cut
+        fh.seek(self.offset)
+        data = fh.read(min(budget, size - self.offset))
+        self.offset += len(data)
+        if not data:
+            return [], skipped
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        return lines, skipped
+
+    def rest(self) -> list[bytes]:
+        """An unterminated last line, once the writer is known to be done."""
+        tail, self._partial = self._partial, b""
+        return [tail] if tail else []
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def _open(self) -> BinaryIO | None:
+        if self._fh is None:
+            try:
+                self._fh = open(self.path, "rb")  # noqa: SIM115 - kept open across polls
+            except FileNotFoundError:
+                return None
+        return self._fh
+
+
+def last_lines(path: Path, count: int) -> list[bytes]:
+    """The last `count` lines of a file, reading backwards from its end (big logs stay cheap)."""
+    if count <= 0:
+        return []
+    with open(path, "rb") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        data = b""
+        pos = end
+        while pos > 0 and data.count(b"\n") <= count:
+            step = min(CHUNK, pos)
+            pos -= step
+            fh.seek(pos)
+            data = fh.read(step) + data
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines[-count:]

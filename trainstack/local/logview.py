@@ -1,0 +1,109 @@
+"""`trainstack logs`: a run's replica logs, whole or tailed, filtered, optionally followed."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from trainstack.errors import NotFoundError, UserError
+from trainstack.local.logtail import CHUNK, Tail, last_lines
+
+_FOLLOW_TICK_S = 0.2
+
+
+@dataclass(frozen=True)
+class LogFile:
+    key: str  # role-index
+    path: Path
+
+
+def select(logs_dir: Path, role: str | None, index: int | None) -> list[LogFile]:
+    candidates = [p for p in logs_dir.glob("*-*.log") if p.stem.rpartition("-")[2].isdigit()]
+    found = sorted(
+        (LogFile(p.stem, p) for p in candidates),
+        key=lambda f: (f.key.rpartition("-")[0], int(f.key.rpartition("-")[2])),
+    )
+    chosen = [
+        f for f in found
+        if (role is None or f.key.rpartition("-")[0] == role)
+        and (index is None or f.key.rpartition("-")[2] == str(index))
+    ]
+    if not chosen:
+        have = ", ".join(f.key for f in found) or "none yet"
+        wanted = "-".join(x for x in (role, None if index is None else str(index)) if x)
+        raise NotFoundError(f"no log for {wanted or 'this run'} in {logs_dir} (replicas: {have})")
+    return chosen
+
+
+def compile_grep(pattern: str | None) -> re.Pattern[bytes] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern.encode())
+    except re.error as err:
+        raise UserError(f"--grep {pattern!r} is not a valid regular expression: {err}") from None
+
+
+def show(
+    files: list[LogFile],
+    write: Callable[[bytes], None],
+    *,
+    tail: int | None = None,
+    grep: re.Pattern[bytes] | None = None,
+    follow: Callable[[], bool] | None = None,
+) -> None:
+    """Write the selected logs; with `follow`, keep writing new lines while it returns True."""
+    prefixed = len(files) > 1
+
+    def emit(key: str, lines: list[bytes]) -> None:
+        picked = [ln for ln in lines if grep is None or grep.search(ln)]
+        if not picked:
+            return
+        head = f"{key} | ".encode() if prefixed else b""
+        write(b"".join(head + ln + b"\n" for ln in picked))
+
+    tails = []
+    for f in files:
+        if tail is not None:
+            emit(f.key, last_lines(f.path, tail))
+        else:
+            for chunk in _line_chunks(f.path):
+                emit(f.key, chunk)
+        tails.append(Tail(f.path, from_end=True))
+    if follow is None:
+        return
+    while True:
+        still = follow()
+        for f, t in zip(files, tails, strict=True):
+            while True:
+                lines, _ = t.poll(CHUNK)
+                if not lines:
+                    break
+                emit(f.key, lines)
+            if not still:
+                emit(f.key, t.rest())
+        if not still:
+            break
+        time.sleep(_FOLLOW_TICK_S)
+    for t in tails:
+        t.close()
+
+
+def _line_chunks(path: Path) -> Iterator[list[bytes]]:
+    """A file's lines in batches, without holding a large log in memory."""
+    fh: BinaryIO
+    with open(path, "rb") as fh:
+        partial = b""
+        while True:
+            data = fh.read(CHUNK)
+            if not data:
+                break
+            lines = (partial + data).split(b"\n")
+            partial = lines.pop()
+            yield lines
+        if partial:
+            yield [partial]

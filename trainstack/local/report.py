@@ -1,0 +1,191 @@
+"""What a local run left behind, for people: the end-of-run summary and `trainstack runs show`."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trainstack.local.sandbox import Layout, tree_size
+from trainstack.local.usage import UsageSummary, summarize
+from trainstack.registry.model import RunRecord
+
+if TYPE_CHECKING:
+    from trainstack.local.runner import LocalRunResult
+
+
+@dataclass(frozen=True)
+class OutputInfo:
+    channel: str
+    path: Path
+    files: int
+    bytes: int
+    bound_to: str | None  # the binding's URI, when the output is committed somewhere
+
+
+@dataclass(frozen=True)
+class LogInfo:
+    replica: str
+    path: Path
+    bytes: int
+
+
+@dataclass(frozen=True)
+class RunDetails:
+    record: RunRecord
+    outputs: tuple[OutputInfo, ...]
+    logs: tuple[LogInfo, ...]
+    metrics_dir: Path | None
+    charts: tuple[str, ...]
+    usage: tuple[UsageSummary, ...]
+
+
+def details(record: RunRecord) -> RunDetails:
+    if record.run_dir is None:
+        return RunDetails(record, (), (), None, (), ())
+    layout = Layout(record.run_dir)
+    bound = _bound_outputs(layout)
+    outputs = []
+    out_root = layout.root / "output"
+    if out_root.is_dir():
+        for channel_dir in sorted(p for p in out_root.iterdir() if p.is_dir()):
+            files, size = tree_size(channel_dir)
+            uri = bound.get(channel_dir.name)
+            if uri is not None and _same_dir(uri, channel_dir):
+                uri = None  # kept in the run directory, not committed elsewhere
+            outputs.append(OutputInfo(channel_dir.name, channel_dir, files, size, uri))
+    logs = tuple(
+        LogInfo(p.stem, p, p.stat().st_size) for p in sorted(layout.logs.glob("*.log"))
+    ) if layout.logs.is_dir() else ()
+    return RunDetails(record, tuple(outputs), logs, layout.metrics, _charts(layout.metrics),
+                      tuple(summarize(layout.usage)))
+
+
+def summary(result: LocalRunResult) -> str:
+    rec = result.record
+    took = f" in {human_seconds(rec.duration)}" if rec.duration is not None else ""
+    restarts = f", {rec.restarts} restart(s)" if rec.restarts else ""
+    lines = [f"run {rec.id} {rec.status}{took}{restarts}"]
+    if rec.reason:
+        lines.append(f"  reason:   {rec.reason}")
+    committed = {c.channel: c for c in result.committed}
+    for channel in sorted(p.name for p in (result.layout.root / "output").glob("*")):
+        if channel in committed:
+            c = committed[channel]
+            lines.append(f"  output:   {channel} → {c.destination} "
+                         f"({c.files} file(s), {human_bytes(c.bytes)})")
+        else:
+            files, size = tree_size(result.layout.output_dir(channel))
+            lines.append(f"  output:   {channel} → {result.layout.output_dir(channel)} "
+                         f"({files} file(s), {human_bytes(size)})")
+    lines.append(f"  logs:     {result.layout.logs}  (trainstack logs {rec.id})")
+    lines.append(f"  metrics:  {result.layout.metrics}")
+    lines.append(f"  details:  trainstack runs show {rec.id}")
+    return "\n".join(lines)
+
+
+def render(d: RunDetails) -> str:
+    r = d.record
+    rows: list[tuple[str, str]] = [
+        ("run", f"{r.id}  ({r.name})"),
+        ("status", str(r.status) + (f": {r.reason}" if r.reason else "")),
+        ("component", f"{r.component}@{r.component_version}"
+                      + (f" ({r.job_type})" if r.job_type else "")),
+        ("kind", str(r.kind) + (f", stack {r.stack_name}" if r.stack_name else "")),
+    ]
+    if r.experiment:
+        rows.append(("experiment", r.experiment))
+    if r.tags:
+        rows.append(("tags", ", ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))))
+    rows.append(("created", _when(r.created_at)))
+    if r.started_at is not None:
+        rows.append(("started", _when(r.started_at)))
+    if r.finished_at is not None:
+        took = f" (took {human_seconds(r.duration)})" if r.duration is not None else ""
+        rows.append(("finished", _when(r.finished_at) + took))
+    rows.append(("restarts", str(r.restarts)))
+    for e in r.exits:
+        rows.append(("replica", f"{e.key}: " + ("running" if e.exit_code is None
+                                                else f"exit {e.exit_code}")))
+    if r.run_dir is not None:
+        rows.append(("run dir", str(r.run_dir)))
+    for o in d.outputs:
+        where = f" → {o.bound_to}" if o.bound_to else ""
+        rows.append(("output", f"{o.channel}: {o.path} ({o.files} file(s), "
+                               f"{human_bytes(o.bytes)}){where}"))
+    for log in d.logs:
+        rows.append(("log", f"{log.replica}: {log.path} ({human_bytes(log.bytes)})"))
+    if d.metrics_dir is not None:
+        charts = f" (charts: {', '.join(d.charts)})" if d.charts else " (none written)"
+        rows.append(("metrics", f"{d.metrics_dir}{charts}"))
+    for u in d.usage:
+        gpu = ""
+        if u.gpu_util_mean is not None and u.gpu_mem_max is not None:
+            gpu = f", GPU {u.gpu_util_mean:.0f}% mean, {human_bytes(u.gpu_mem_max)} max"
+        rows.append(("usage", f"{u.replica}: CPU {u.cpu_mean:.0f}% mean / {u.cpu_max:.0f}% "
+                              f"max, memory {human_bytes(u.rss_max)} max{gpu} "
+                              f"({u.samples} samples)"))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def to_json(d: RunDetails) -> dict[str, Any]:
+    r = d.record
+    rec = asdict(r)
+    rec.update(tags=dict(r.tags), status=str(r.status), kind=str(r.kind),
+               run_dir=str(r.run_dir) if r.run_dir else None,
+               exits=[{"replica": e.key, "exit_code": e.exit_code} for e in r.exits])
+    return {
+        "run": rec,
+        "outputs": [{**asdict(o), "path": str(o.path)} for o in d.outputs],
+        "logs": [{**asdict(log), "path": str(log.path)} for log in d.logs],
+        "metrics": {"dir": str(d.metrics_dir) if d.metrics_dir else None,
+                    "charts": list(d.charts)},
+        "usage": [asdict(u) for u in d.usage],
+    }
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"
+
+
+def human_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 60:
+        return f"{s:.1f}s"
+    minutes, sec = divmod(int(s), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{sec:02d}s" if hours else f"{minutes}m{sec:02d}s"
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def _bound_outputs(layout: Layout) -> dict[str, str]:
+    """Output bindings as the contract wrote them into training_job.json."""
+    try:
+        job = json.loads((layout.config / "training_job.json").read_text(encoding="utf-8"))
+        return {str(k): str(v["uri"]) for k, v in job.get("outputs", {}).items()}
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return {}
+
+
+def _charts(metrics: Path) -> tuple[str, ...]:
+    try:
+        meta = json.loads((metrics / "metrics.json").read_text(encoding="utf-8"))
+        return tuple(str(m["name"]) for m in meta.get("metas", []))
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return ()
+
+
+def _same_dir(uri: str, directory: Path) -> bool:
+    return uri.startswith("file://") and Path(uri[len("file://"):]).resolve() == directory.resolve()

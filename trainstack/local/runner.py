@@ -1,0 +1,200 @@
+"""`trainstack run --local`: one run, start to end, on this machine.
+
+load → localize bindings → record (registry) → sandbox → requirements → plan (contract) →
+supervise (with live view and usage sampling) → commit outputs → record the end. Outputs are
+committed however the run ends; the registry says how it ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType, MappingProxyType
+from typing import TextIO
+
+from trainstack.errors import UserError
+from trainstack.local import jobplan, pyenv, sandbox
+from trainstack.local.bindings import bind_unbound_outputs, localize
+from trainstack.local.console import LiveView
+from trainstack.local.deadman import DeadmanSwitch
+from trainstack.local.gpus import machine_gpus
+from trainstack.local.procgroup import Replica
+from trainstack.local.sandbox import Committed, Layout
+from trainstack.local.supervisor import Supervisor
+from trainstack.local.usage import Sampler
+from trainstack.registry import (
+    NewRun,
+    Registry,
+    ReplicaExit,
+    RunRecord,
+    RunStatus,
+    current_runner,
+)
+from trainstack.registry.home import venvs_root
+from trainstack.spec import load_run
+from trainstack.spec.model import Run
+
+
+@dataclass(frozen=True)
+class LocalRunRequest:
+    spec: Path
+    home: Path
+    inputs: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
+    outputs: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
+    resume: str | None = None
+    install: bool = True
+    grace_seconds: float = 10.0
+    usage_interval: float = 1.0
+    stream: TextIO | None = None  # where the live view writes; stdout by default
+
+
+@dataclass(frozen=True)
+class LocalRunResult:
+    record: RunRecord
+    layout: Layout
+    committed: tuple[Committed, ...]
+
+
+def run_local(req: LocalRunRequest) -> LocalRunResult:
+    run = localize(load_run(req.spec), req.inputs, req.outputs)
+    with Registry.open(req.home) as reg:
+        reg.reap_interrupted()
+        resume = _resume_layout(reg, req.resume)
+        record = reg.create(_new_run(run, req.spec), current_runner())
+        assert record.run_dir is not None
+        layout = Layout(record.run_dir)
+        run = bind_unbound_outputs(run, layout.output_dir)
+        try:
+            outcome_record = _execute(req, reg, record, run, layout, resume)
+        except BaseException as err:
+            # Setup failed or the runner was interrupted before supervision: still commit what
+            # exists and record the end, then let the error speak for itself.
+            status = RunStatus.CANCELLED if isinstance(err, KeyboardInterrupt) else RunStatus.FAILED
+            with contextlib.suppress(Exception):
+                sandbox.commit_outputs(layout, run)
+            reg.finish(record.id, status, reason=_reason(err))
+            raise
+        return outcome_record
+
+
+def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
+             resume: Layout | None) -> LocalRunResult:
+    sandbox.prepare(layout, run, resume_from=resume)
+    venv = None
+    requirements = pyenv.requirements_file(layout.usercode)
+    if requirements is not None and req.install:
+        venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
+    plan = jobplan.plan_job(run, layout, run_id=record.id, venv=venv,
+                            grace_seconds=req.grace_seconds, available_gpus=machine_gpus())
+    for name, content in plan.config.items():
+        (layout.config / name).write_text(content, encoding="utf-8")
+
+    keys = [launch.key for launch in plan.launches]
+    sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
+    view = LiveView({launch.key: launch.log_path for launch in plan.launches},
+                    stream=req.stream, usage=sampler.latest)
+    observer = _Observer(reg, record.id, view, sampler, keys, plan.policy.max_restarts)
+    supervisor = Supervisor(plan.launches, plan.policy, observer, tag=record.id)
+
+    view.event(f"run {record.id}: {run.component.ref} ({run.job_type}), "
+               f"{len(keys)} replica(s): {', '.join(keys)}")
+    view.event(f"run directory {layout.root}")
+    if plan.gpus.note:
+        view.event(plan.gpus.note)
+    reg.mark_running(record.id, [ReplicaExit(launch.role, launch.index, None)
+                                 for launch in plan.launches])
+    sampler.start()
+    view.start()
+    try:
+        with _stop_on_signals(supervisor.request_stop):
+            # Armed last: from here on, the supervisor disarms it however `run` ends.
+            supervisor.attach_deadman(
+                DeadmanSwitch(supervisor.tag, req.grace_seconds, req.home, record.id))
+            outcome = supervisor.run()
+    finally:
+        sampler.stop()
+        view.stop()
+    committed = tuple(sandbox.commit_outputs(layout, run))
+    final = reg.finish(record.id, outcome.status, exits=outcome.exits,
+                       restarts=outcome.restarts, reason=outcome.reason or None)
+    return LocalRunResult(final, layout, committed)
+
+
+class _Observer:
+    """Supervisor events → the live view, the usage sampler and the registry."""
+
+    def __init__(self, reg: Registry, run_id: str, view: LiveView, sampler: Sampler,
+                 keys: list[str], max_restarts: int) -> None:
+        self._reg, self._run_id, self._view, self._sampler = reg, run_id, view, sampler
+        self._codes: dict[str, int | None] = dict.fromkeys(keys)
+        self._restarts = 0
+        self._max_restarts = max_restarts
+
+    def started(self, replica: Replica) -> None:
+        key = replica.launch.key
+        self._codes[key] = None
+        self._sampler.track(key, replica.pid)
+        self._view.replica(key, state="running", pid=replica.pid, attempt=replica.attempt)
+
+    def exited(self, replica: Replica, exit_code: int) -> None:
+        key = replica.launch.key
+        self._codes[key] = exit_code
+        self._sampler.untrack(key)
+        self._view.replica(key, state=f"exited {exit_code}")
+        if exit_code != 0:
+            self._view.event(f"{key} exited with code {exit_code}")
+        self._save()
+
+    def restarting(self, restarts: int, reason: str) -> None:
+        self._restarts = restarts
+        self._view.event(f"restart {restarts} of {self._max_restarts}: {reason}")
+        self._save()
+
+    def _save(self) -> None:
+        exits = [ReplicaExit(k.rpartition("-")[0], int(k.rpartition("-")[2]), c)
+                 for k, c in self._codes.items()]
+        self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM ask the supervisor to stop the job (twice: without grace period)."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _resume_layout(reg: Registry, ref: str | None) -> Layout | None:
+    if ref is None:
+        return None
+    earlier = reg.resolve(ref)
+    if earlier.run_dir is None:
+        raise UserError(f"run {earlier.id} ran on a cluster; --resume takes a local run",
+                        hint="bind the checkpoint output to a local copy with --output instead")
+    return Layout(earlier.run_dir)
+
+
+def _new_run(run: Run, spec: Path) -> NewRun:
+    return NewRun(
+        name=run.name, component=run.component.name,
+        component_version=run.component.version, job_type=run.job_type.value,
+        experiment=run.experiment, tags=MappingProxyType(dict(run.tags)),
+        spec_path=str(spec.resolve()),
+    )
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, KeyboardInterrupt):
+        return "interrupted before the replicas started"
+    if isinstance(err, UserError):
+        return err.message
+    return f"{type(err).__name__}: {err}"

@@ -1,0 +1,204 @@
+"""The run directory: the `/ml` tree of the in-container contract, on this machine.
+
+    <run dir>/usercode/            the component's code (the replicas' working directory)
+    <run dir>/input/config/        hyperparameters.json, training_job.json, …
+    <run dir>/input/data/<ch>/     input channels (a link to the bound path, or a copy)
+    <run dir>/output/<ch>/         output channels, committed to their file:// binding at the end
+    <run dir>/logs/<role>-<i>.log  one log per replica
+    <run dir>/metrics/             $METRICS
+
+Outputs are written inside the run directory and copied to their bindings when the run ends,
+whatever the ending: a failed or cancelled run keeps both copies, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from trainstack.errors import UserError
+from trainstack.spec.model import Binding, Run
+
+_CODE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".git")
+
+
+class SandboxError(UserError):
+    """The run directory cannot be prepared from what the run names."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+
+    @property
+    def usercode(self) -> Path:
+        return self.root / "usercode"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "input" / "config"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics"
+
+    @property
+    def usage(self) -> Path:
+        return self.root / "usage.jsonl"
+
+    def input_dir(self, channel: str) -> Path:
+        return self.root / "input" / "data" / channel
+
+    def output_dir(self, channel: str) -> Path:
+        return self.root / "output" / channel
+
+    def log(self, role: str, index: int) -> Path:
+        return self.logs / f"{role}-{index}.log"
+
+
+@dataclass(frozen=True)
+class Committed:
+    channel: str
+    destination: Path
+    files: int
+    bytes: int
+
+
+def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> None:
+    """Create the tree, copy the code, place the inputs, and preload outputs that ask for it."""
+    for path in (layout.config, layout.logs, layout.metrics):
+        path.mkdir(parents=True, exist_ok=True)
+    _copy_code(run, layout.usercode)
+    for name, binding in run.inputs.items():
+        _place_input(layout.input_dir(name), binding, name)
+    for channel in run.component.outputs:
+        target = layout.output_dir(channel.name)
+        target.mkdir(parents=True, exist_ok=True)
+        if not channel.preload:
+            continue
+        source = _preload_source(channel.name, run.outputs.get(channel.name), resume_from)
+        if source is not None:
+            # Checkpoints to resume from: copied in before the first start, and — because the
+            # run directory is kept across restarts — still there for every later attempt.
+            _merge(source, target)
+
+
+def commit_outputs(layout: Layout, run: Run) -> list[Committed]:
+    """Copy each output channel to its file:// binding (changed files only, each atomically)."""
+    done = []
+    for name, binding in run.outputs.items():
+        if binding.scheme != "file":
+            continue
+        source = layout.output_dir(name)
+        if Path(binding.path).resolve() == source.resolve():
+            continue  # bound to its own run-directory folder: nothing to copy
+        if binding.is_file:
+            filename = binding.filename or name
+            files, size = _copy_file(source / filename, Path(binding.path))
+        else:
+            files, size = _merge(source, Path(binding.path))
+        done.append(Committed(name, Path(binding.path), files, size))
+    return done
+
+
+def tree_size(path: Path) -> tuple[int, int]:
+    """(files, bytes) under `path`, following no links."""
+    files = size = 0
+    for dirpath, _dirs, names in os.walk(path):
+        for name in names:
+            try:
+                size += os.lstat(os.path.join(dirpath, name)).st_size
+                files += 1
+            except OSError:
+                continue
+    return files, size
+
+
+def _copy_code(run: Run, target: Path) -> None:
+    code = run.component.code
+    if code is None:
+        target.mkdir(parents=True, exist_ok=True)
+        return
+    if code.kind != "local" or code.path is None:
+        where = code.uri or (code.git.url if code.git else code.kind)
+        raise SandboxError(
+            f"component code at {where} cannot be fetched by a local run",
+            hint="check the code out to a directory and point the component's `code:` at it",
+        )
+    if not code.path.is_dir():
+        raise SandboxError(f"component code directory {code.path} does not exist")
+    shutil.copytree(code.path, target, ignore=_CODE_IGNORE, symlinks=True, dirs_exist_ok=True)
+
+
+def _place_input(channel_dir: Path, binding: Binding, name: str) -> None:
+    source = Path(binding.path)
+    if not source.exists():
+        raise SandboxError(f"input {name!r}: {source} does not exist",
+                           hint=f"pass --input {name}=PATH to use another location")
+    # "mount" reads data in place, as a network mount would: a link. "download" gets a copy the
+    # job may modify freely, as a pre-start download would.
+    copy = binding.mode == "download"
+    if binding.is_file:
+        channel_dir.mkdir(parents=True, exist_ok=True)
+        target = channel_dir / (binding.filename or source.name)
+        if copy:
+            shutil.copy2(source, target)
+        else:
+            target.symlink_to(source)
+        return
+    channel_dir.parent.mkdir(parents=True, exist_ok=True)
+    if copy:
+        shutil.copytree(source, channel_dir, symlinks=True)
+    else:
+        channel_dir.symlink_to(source, target_is_directory=True)
+
+
+def _preload_source(channel: str, binding: Binding | None, resume: Layout | None) -> Path | None:
+    if resume is not None:
+        earlier = resume.output_dir(channel)
+        if earlier.is_dir():
+            return earlier
+    if binding is not None and binding.scheme == "file" and not binding.is_file:
+        bound = Path(binding.path)
+        if bound.is_dir():
+            return bound
+    return None
+
+
+def _merge(source: Path, target: Path) -> tuple[int, int]:
+    """Copy the files of `source` into `target`, replacing changed ones; returns (files, bytes)."""
+    files = size = 0
+    if not source.is_dir():
+        return files, size
+    for dirpath, _dirs, names in os.walk(source):
+        rel = Path(dirpath).relative_to(source)
+        for name in names:
+            copied, nbytes = _copy_file(Path(dirpath) / name, target / rel / name)
+            files += copied
+            size += nbytes
+    return files, size
+
+
+def _copy_file(source: Path, target: Path) -> tuple[int, int]:
+    try:
+        st = source.stat()
+    except FileNotFoundError:
+        return 0, 0
+    try:
+        tt = target.stat()
+        if tt.st_size == st.st_size and tt.st_mtime_ns == st.st_mtime_ns:
+            return 1, st.st_size  # already there (a preloaded checkpoint that did not change)
+    except FileNotFoundError:
+        pass
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Copy beside the target and rename over it, so a reader never sees half a file.
+    partial = target.with_name(f".{target.name}.trainstack-partial")
+    shutil.copy2(source, partial)
+    os.replace(partial, target)
+    return 1, st.st_size

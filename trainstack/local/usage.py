@@ -1,0 +1,170 @@
+"""Resource usage per replica, sampled while the job runs, into `usage.jsonl`.
+
+Each line: {"t": epoch, "replica": "worker-0", "cpu_percent": …, "rss_bytes": …, "gpus": [{"index",
+"util_percent", "mem_used_bytes"}]}. CPU and memory cover the replica's whole process tree
+(psutil); GPU figures come from NVIDIA's management library when a GPU and driver are present,
+for the devices given to that replica.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+
+class Sampler:
+    def __init__(self, path: Path, gpus: Mapping[str, tuple[str, ...]], interval: float = 1.0):
+        self._path = path
+        self._gpus = dict(gpus)
+        self._interval = interval
+        self._pids: dict[str, int] = {}
+        self._procs: dict[int, psutil.Process] = {}
+        self._latest: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="usage-sampler", daemon=True)
+        self._nvml = _Nvml.open() if any(self._gpus.values()) else None
+
+    def track(self, key: str, pid: int) -> None:
+        with self._lock:
+            self._pids[key] = pid
+
+    def untrack(self, key: str) -> None:
+        with self._lock:
+            self._pids.pop(key, None)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._nvml is not None:
+            self._nvml.close()
+
+    def latest(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return dict(self._latest)
+
+    def _loop(self) -> None:
+        with open(self._path, "a", encoding="utf-8") as out:
+            while not self._stopped.wait(self._interval):
+                with self._lock:
+                    pids = dict(self._pids)
+                lines = []
+                for key, pid in pids.items():
+                    sample = self._sample(key, pid)
+                    if sample is not None:
+                        lines.append(json.dumps(sample, sort_keys=True) + "\n")
+                        with self._lock:
+                            self._latest[key] = sample
+                out.writelines(lines)
+                out.flush()
+
+    def _sample(self, key: str, pid: int) -> dict[str, Any] | None:
+        tree = self._tree(pid)
+        if not tree:
+            return None
+        cpu = rss = 0.0
+        for proc in tree:
+            with contextlib.suppress(psutil.Error):
+                # The first call per process only sets its baseline and reads 0.
+                cpu += proc.cpu_percent(None)
+                rss += proc.memory_info().rss
+        sample: dict[str, Any] = {
+            "t": round(time.time(), 3), "replica": key,
+            "cpu_percent": round(cpu, 1), "rss_bytes": int(rss),
+        }
+        if self._nvml is not None and self._gpus.get(key):
+            sample["gpus"] = self._nvml.sample(self._gpus[key])
+        return sample
+
+    def _tree(self, pid: int) -> list[psutil.Process]:
+        try:
+            root = self._procs.get(pid) or psutil.Process(pid)
+            members = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+        # Reuse Process objects so cpu_percent measures since the previous sample.
+        tree = [self._procs.setdefault(p.pid, p) for p in members]
+        return tree
+
+
+class _Nvml:
+    """A thin handle on pynvml; absent driver or library means no GPU figures, not an error."""
+
+    def __init__(self, nvml: Any) -> None:
+        self._nvml = nvml
+
+    @classmethod
+    def open(cls) -> _Nvml | None:
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+        except Exception:  # no library, no driver, no device: all mean "no GPU"
+            return None
+        return cls(pynvml)
+
+    def sample(self, indices: tuple[str, ...]) -> list[dict[str, Any]]:
+        out = []
+        for index in indices:
+            try:
+                handle = self._nvml.nvmlDeviceGetHandleByIndex(int(index))
+                util = self._nvml.nvmlDeviceGetUtilizationRates(handle)
+                mem = self._nvml.nvmlDeviceGetMemoryInfo(handle)
+            except Exception:  # a device that vanished or is not indexable
+                continue
+            out.append({"index": int(index), "util_percent": float(util.gpu),
+                        "mem_used_bytes": int(mem.used)})
+        return out
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._nvml.nvmlShutdown()
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    replica: str
+    samples: int
+    cpu_mean: float
+    cpu_max: float
+    rss_max: int
+    gpu_util_mean: float | None
+    gpu_mem_max: int | None
+
+
+def summarize(path: Path) -> list[UsageSummary]:
+    """Per-replica summary of a usage file (missing file: no rows)."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                with contextlib.suppress(ValueError):
+                    sample = json.loads(line)
+                    rows.setdefault(str(sample["replica"]), []).append(sample)
+    except FileNotFoundError:
+        return []
+    out = []
+    for key in sorted(rows):
+        samples = rows[key]
+        cpus = [float(s["cpu_percent"]) for s in samples]
+        gpu = [g for s in samples for g in s.get("gpus", [])]
+        out.append(UsageSummary(
+            replica=key, samples=len(samples),
+            cpu_mean=sum(cpus) / len(cpus), cpu_max=max(cpus),
+            rss_max=max(int(s["rss_bytes"]) for s in samples),
+            gpu_util_mean=sum(float(g["util_percent"]) for g in gpu) / len(gpu) if gpu else None,
+            gpu_mem_max=max(int(g["mem_used_bytes"]) for g in gpu) if gpu else None,
+        ))
+    return out
