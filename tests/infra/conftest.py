@@ -20,6 +20,8 @@ from pulumi.runtime.sync_await import _sync_await
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
+RRSA_ARN = "acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"
+RRSA_ISSUER = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee"
 FAKE_KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n# from the mocked ACK credential\n"
 
 
@@ -41,6 +43,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
         state = dict(args.inputs)
         if args.typ == "alicloud:nas/mountTarget:MountTarget":
             state["mountTargetDomain"] = "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com"
+        if args.typ == "alicloud:cs/managedKubernetes:ManagedKubernetes":
+            state["rrsaMetadata"] = {"enabled": True, "ramOidcProviderArn": RRSA_ARN,
+                                     "rrsaOidcIssuerUrl": RRSA_ISSUER}
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:

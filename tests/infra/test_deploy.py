@@ -22,6 +22,10 @@ from trainstack.errors import NotFoundError, ToolMissingError
 REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
 STACK = "local.mnist-baseline-01"
+PLATFORM = "organization/trainstack/local"
+PLATFORM_OUTPUTS = {"mode": "kubeconfig", "kubeconfig": "[secret]", "kubeContext": "kind-x",
+                    "namespaces": {"vision": "team-vision"},
+                    "pullSecretName": "trainstack-registry", "kubedlVersion": "v0.5.0"}
 MANIFESTS = [
     {"apiVersion": "v1", "kind": "ConfigMap",
      "metadata": {"name": "mnist-baseline-01-config", "namespace": "vision"},
@@ -35,12 +39,14 @@ MANIFESTS = [
 class RecordingPulumi(PulumiCommand):
     """Stands in for the ``pulumi`` CLI: records every call, answers from canned results."""
 
-    def __init__(self, stacks: set[str] | None = None, fail_up: bool = False) -> None:
+    def __init__(self, stacks: set[str] | None = None, fail_up: bool = False,
+                 platform: dict[str, Any] | None = None) -> None:
         # Deliberately not calling super().__init__: it would run `pulumi version`.
         self.command = "pulumi"
         self.version = VersionInfo.parse("3.272.0")
         self.stacks = set(stacks or ())
         self.fail_up = fail_up
+        self.platform = platform  # the platform stack's outputs; None: no platform stack
         self.calls: list[list[str]] = []
         self.envs: list[dict[str, str]] = []
 
@@ -69,6 +75,10 @@ class RecordingPulumi(PulumiCommand):
                                  "error: update failed", 255)
         if args[0] in ("up", "destroy"):
             return CommandResult(f"{args[0]} of {stack}: 3 changes", "", 0)
+        if args[:2] == ["stack", "output"] and stack == PLATFORM:
+            if self.platform is None:
+                return CommandResult("", f"error: no stack named '{stack}' found", 255)
+            return CommandResult(json.dumps(self.platform), "", 0)
         if args[:2] == ["stack", "output"]:
             secret = "kubeconfig-contents" if "--show-secrets" in args else "[secret]"
             return CommandResult(json.dumps({
@@ -258,3 +268,35 @@ def test_find_pulumi_refuses_a_missing_cli(monkeypatch: pytest.MonkeyPatch, tmp_
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ToolMissingError):
         find_pulumi()
+
+
+def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
+    from trainstack.deploy.service import deploy as deploy_file
+
+    cli = RecordingPulumi(platform=PLATFORM_OUTPUTS)
+    entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
+    # The platform's outputs first, masked: the kubeconfig is never decrypted outside the engine.
+    assert cli.calls[0] == ["stack", "output", "--json", "--stack", PLATFORM]
+    assert cli.verbs()[1:4] == ["stack select", "stack init", "config set-all --stack"]
+    assert "up --yes" in cli.verbs()
+    assert entry.stack == STACK and entry.env == "local"
+
+
+def test_rendered_for_the_platform_namespace(home: Path) -> None:
+    from trainstack.deploy.service import render
+    from trainstack.spec import load_run
+
+    manifests = render(load_run(RUN_FILE), PLATFORM_OUTPUTS, "local")
+    namespaced = [m for m in manifests if m["kind"] != "PersistentVolume"]
+    assert {m["metadata"]["namespace"] for m in namespaced} == {"team-vision"}
+
+
+def test_deploy_without_a_platform_stack_says_so(home: Path) -> None:
+    from trainstack.deploy.service import deploy as deploy_file
+
+    cli = RecordingPulumi(platform=None)
+    with pytest.raises(NotFoundError) as caught:
+        deploy_file(RUN_FILE, "local", command=cli, home=home)
+    assert "no platform stack 'organization/trainstack/local'" in caught.value.message
+    assert "pulumi up --stack local" in (caught.value.hint or "")
+    assert cli.verbs() == ["stack output"], "nothing is created without a platform"

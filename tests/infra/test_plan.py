@@ -102,3 +102,48 @@ def test_config_error_is_reported_without_traceback(
 def test_plan_works_from_a_subfolder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO / "infra")
     assert plan_json("--env", "local")["project"] == "trainstack"
+
+
+RUN_FILE = "components/mnist-ddp/runs/baseline.yaml"
+
+
+def test_plan_run_lists_exactly_the_rendered_objects(in_repo: None) -> None:
+    from trainstack.render import RenderOptions, render_run
+    from trainstack.spec import load_run
+
+    doc = plan_json(RUN_FILE, "--env", "local")
+    assert (doc["kind"], doc["project"], doc["stack"]) == (
+        "run", "trainstack-runs", "local.mnist-baseline-01")
+    # Rendered for what Pulumi.local.yaml's platform provides: team vision's namespace, a local
+    # cluster, the platform's pull secret.
+    expected = render_run(load_run(REPO / RUN_FILE), options=RenderOptions(
+        namespace="vision", local_cluster=True, pull_secret="trainstack-registry"))
+    created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
+    assert len(created) == len(expected)
+    job = next(r for r in created if r["type"].endswith(":PyTorchJob"))
+    assert job["inputs"] == next(m for m in expected if m["kind"] == "PyTorchJob")
+    assert job["provider"] == "k8s"
+    provider = next(r for r in doc["resources"] if r["type"] == "pulumi:providers:kubernetes")
+    assert provider["inputs"] == {"context": "kind-trainstack", "kubeconfig": "[secret]"}
+    ref = next(r for r in doc["resources"] if r["type"] == "pulumi:pulumi:StackReference")
+    assert (ref["op"], ref["inputs"]["name"]) == ("read", "organization/trainstack/local")
+    assert doc["outputs"]["jobName"] == "mnist-baseline-01"
+    assert doc["outputs"]["namespace"] == "vision"
+    assert doc["outputs"]["kind"] == "PyTorchJob"
+
+
+def test_plan_run_for_ack_uses_the_cloud_platform(in_repo: None) -> None:
+    doc = plan_json(RUN_FILE, "--env", "ack-dev")
+    volumes = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:PersistentVolume"]
+    attributes = volumes[0]["inputs"]["spec"]["csi"]["volumeAttributes"]
+    assert attributes["roleName"] == "trainstack-ack-dev-jobs"
+    assert attributes["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
+    assert "plan-secret-placeholder" not in json.dumps(doc)
+
+
+def test_plan_run_then_platform_in_one_process(in_repo: None) -> None:
+    first = plan_json(RUN_FILE, "--env", "local")
+    platform = plan_json("--env", "local")
+    again = plan_json(RUN_FILE, "--env", "local")
+    assert first == again
+    assert platform["summary"] == {"create": 23}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pulumi
@@ -48,8 +49,9 @@ def test_gpu_pools_are_tainted_labelled_and_autoscaled(mocks: Any) -> None:
     build_ack(mocks)
     pools = {r.inputs["nodePoolName"]: r.inputs for r in mocks.of_type(POOL)}
     assert sorted(pools) == ["a10", "cpu", "spot", "v100"]
-    for name in ("a10", "v100", "spot"):
+    for name in ("a10", "v100"):
         assert pools[name]["taints"] == [GPU_TAINT], name
+    for name in ("a10", "v100", "spot"):
         assert labels(pools[name])["trainstack.dev/accelerator"] == "gpu"
         assert pools[name]["clusterId"] == "cluster-id"
     assert labels(pools["a10"])["trainstack.dev/gpu-type"] == "A10"
@@ -69,6 +71,9 @@ def test_spot_pool_bids_with_a_price_limit(mocks: Any) -> None:
     assert spot["spotPriceLimits"] == [{"instanceType": "ecs.gn7i-c8g1.2xlarge",
                                         "priceLimit": "5.0"}]
     assert labels(spot)["trainstack.dev/capacity"] == "spot"
+    # GPU nodes, and preemptible: only runs that tolerate both land there.
+    assert spot["taints"] == [GPU_TAINT, {"key": "trainstack.dev/capacity", "value": "spot",
+                                          "effect": "NoSchedule"}]
     assert "spotStrategy" not in mocks.one(POOL, "pool-a10")
 
 
@@ -108,6 +113,12 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
     assert repos == ["tensorflow", "torch", "xgboost"]
     role = mocks.one("alicloud:ram/role:Role", "jobs-role")
     assert role["roleName"] == "trainstack-test-jobs"
+    trust = json.loads(role["assumeRolePolicyDocument"])
+    principals = [s["Principal"] for s in trust["Statement"]]
+    # Nodes (OSS CSI authType sts) and pods through the cluster's RRSA OIDC provider.
+    assert principals == [{"Service": ["ecs.aliyuncs.com"]},
+                          {"Federated": ["acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"]}]
+    assert trust["Statement"][1]["Condition"]["StringEquals"]["oidc:aud"] == "sts.aliyuncs.com"
     policy = mocks.one("alicloud:ram/policy:Policy", "jobs-oss-policy")
     assert "acs:oss:*:*:acme-trainstack-dev-checkpoints/*" in policy["policyDocument"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -101,8 +102,8 @@ def test_exports_job_name_namespace_and_kind(mocks: Any) -> None:
 
 
 @pytest.mark.parametrize(("manifests", "needle"), [
-    ([CONFIGMAP], "exactly one KubeDL job, got 0"),
-    ([JOB, JOB], "exactly one KubeDL job, got 2"),
+    ([CONFIGMAP], "exactly one job, got 0"),
+    ([JOB, JOB], "exactly one job, got 2"),
     ([JOB, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}],
      "cannot deploy a Pod (v1) yet"),
     ([{**JOB, "extra": {}}], "top-level fields extra cannot be deployed"),
@@ -112,3 +113,60 @@ def test_unsupported_renders_are_clear_errors(mocks: Any, manifests: list[dict[s
     with pytest.raises(UserError) as caught:
         build(mocks, manifests)
     assert needle in caught.value.message
+
+
+RUN_FILE = Path(__file__).resolve().parents[2] / "components/mnist-ddp/runs/baseline.yaml"
+
+
+def token(manifest: dict[str, Any]) -> str:
+    api, kind = manifest["apiVersion"], manifest["kind"]
+    return f"kubernetes:core/{api}:{kind}" if api == "v1" else f"kubernetes:{api}:{kind}"
+
+
+def test_each_resource_equals_the_rendered_manifest(mocks: Any) -> None:
+    from trainstack.infra.run.program import build_run, resource_name
+    from trainstack.render import RenderOptions, render_run
+    from trainstack.spec import load_run
+
+    run = load_run(RUN_FILE)
+    manifests = render_run(run, options=RenderOptions(namespace="vision", local_cluster=True))
+    rendered = copy.deepcopy(manifests)
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": KUBECONFIG, "kubeContext": ""}
+    mocks.run(lambda: build_run(run, manifests, PLATFORM))
+    job = next(m for m in manifests if m["kind"] == "PyTorchJob")
+    # The run's custom resource is the rendered manifest, field for field.
+    assert mocks.one(token(job), resource_name(job)) == job
+    for manifest in manifests:
+        assert mocks.one(token(manifest), resource_name(manifest)) == manifest
+    registered = [r for r in mocks.resources if r.typ.startswith("kubernetes:")]
+    assert len(registered) == len(manifests), "nothing more, nothing less"
+    assert manifests == rendered
+
+
+def test_render_options_follow_the_platform(mocks: Any) -> None:
+    from trainstack.infra.run.options import render_options
+    from trainstack.spec import load_run
+
+    run = load_run(RUN_FILE)  # tags.team: vision
+    local = render_options({"mode": "kubeconfig", "namespaces": {"vision": "team-vision"},
+                            "pullSecretName": "trainstack-registry"}, run, "local")
+    assert (local.namespace, local.local_cluster) == ("team-vision", True)
+    ack = render_options({"mode": "ack", "region": "cn-beijing", "jobsRole": "jobs",
+                          "namespaces": {"vision": "vision", "nlp": "nlp"},
+                          "pullSecretName": "trainstack-registry"}, run, "ack-dev")
+    assert (ack.local_cluster, ack.oss_ram_role, ack.oss_secret) == (False, "jobs", None)
+    assert ack.oss_endpoint == "oss-cn-beijing-internal.aliyuncs.com"
+
+
+def test_a_team_the_environment_lacks_is_a_clear_error(mocks: Any) -> None:
+    from trainstack.errors import ConfigError
+    from trainstack.infra.run.options import render_options
+    from trainstack.spec import load_run
+
+    run = load_run(RUN_FILE)
+    with pytest.raises(ConfigError) as caught:
+        render_options({"mode": "kubeconfig", "namespaces": {"visoin": "visoin", "nlp": "nlp"}},
+                       run, "local")
+    assert "metadata.tags.team: 'vision' is not a team of environment 'local'" in \
+        caught.value.message
+    assert caught.value.hint == "did you mean 'visoin'?"

@@ -51,26 +51,25 @@ class StackStatus:
 def deploy(run_file: Path, env: str, *, command: auto.PulumiCommand | None = None,
            home: Path | None = None, backend: str | None = None,
            on_output: OnOutput | None = None) -> StackEntry:
-    """Render ``run_file`` and bring its stack in ``env`` up to date."""
+    """Render ``run_file`` for the platform of ``env`` and bring its stack up to date."""
+    from trainstack.deploy.platform import read_platform_outputs
     from trainstack.deploy.workspace import find_pulumi
     from trainstack.spec import load_run
 
     cli = command or find_pulumi()  # before anything else: without the CLI nothing can happen
     run = load_run(run_file)
-    return deploy_run(run, render(run), env, command=cli, home=home, backend=backend,
-                      on_output=on_output)
+    settings = load_settings(home, backend)
+    platform = read_platform_outputs(settings, env, cli)
+    return deploy_run(run, render(run, platform, env), env, command=cli, home=home,
+                      backend=backend, on_output=on_output)
 
 
-def render(run: Run) -> list[dict[str, Any]]:
-    import importlib
+def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict[str, Any]]:
+    """The run's manifests, rendered for the cluster the platform outputs describe."""
+    from trainstack.infra.run.options import render_options
+    from trainstack.render import render_run
 
-    try:
-        renderer = importlib.import_module("trainstack.render")
-    except ImportError:
-        raise UserError("deploying a run needs the renderer (trainstack.render), which this "
-                        "installation does not have") from None
-    manifests: list[dict[str, Any]] = renderer.render_run(run)
-    return manifests
+    return render_run(run, options=render_options(platform_outputs, run, env))
 
 
 def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,

@@ -91,7 +91,8 @@ class _Mocks(pmocks.Mocks):
 
     def new_resource(self, args: pmocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         if args.typ == "pulumi:pulumi:StackReference":
-            return args.name, self._reads.get(args.name, {"name": args.name, "outputs": {}})
+            stack = str(args.inputs.get("name", args.name))  # the referenced stack, not our name
+            return stack, self._reads.get(stack, {"name": stack, "outputs": {}})
         # Under preview, an empty id means "unknown until created", like a real preview.
         return "", dict(args.inputs)
 

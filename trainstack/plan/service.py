@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack.plan.envfile import find_project, read_env
+from trainstack.plan.envfile import SECRET_PLACEHOLDER, Project, find_project, read_env
 
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
@@ -29,9 +29,50 @@ def plan_platform(env: str, start: Path | None = None) -> Plan:
                        secret_keys=config.secret_keys)
 
 
-def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
-    """What ``trainstack deploy RUN_FILE --env ENV`` would create (the run's own stack)."""
-    from trainstack.errors import UserError
 
-    raise UserError("planning a run needs the renderer (trainstack.render), "
-                    "which this checkout does not have yet")
+def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
+    """What ``trainstack deploy RUN_FILE --env ENV`` would create: the run's own stack.
+
+    The platform stack is answered by the platform's own offline plan for ENV, so the run is
+    planned against the namespaces, classes and secrets that environment would really have.
+    """
+    from trainstack.deploy.service import render
+    from trainstack.deploy.settings import platform_stack_name, run_stack_name
+    from trainstack.infra import names
+    from trainstack.infra.run.program import build_run
+    from trainstack.plan.engine import run_program
+    from trainstack.spec import load_run
+
+    project = find_project(start)
+    run = load_run(run_file)
+    ref = platform_stack_name(env)
+    outputs, secret = _platform_outputs(project, env)
+    manifests = render(run, outputs, env)
+    ns = names.RUNS_PROJECT
+    config = {f"{ns}:env": env, f"{ns}:run": run.name, f"{ns}:platformStack": ref}
+
+    def program() -> dict[str, Any]:
+        return build_run(run, manifests, ref)
+
+    return run_program(
+        program, project=names.RUNS_PROJECT, stack=run_stack_name(env, run.name), config=config,
+        secret_keys=frozenset(),
+        reads={ref: {"name": ref, "outputs": outputs, "secretOutputNames": secret}})
+
+
+# (project root, env, mtime of Pulumi.<env>.yaml) -> the platform's outputs, as a StackReference
+# would return them. Planning many runs in one process plans the platform once.
+_PLATFORM_OUTPUTS: dict[tuple[str, str, int], tuple[dict[str, Any], list[str]]] = {}
+
+
+def _platform_outputs(project: Project, env: str) -> tuple[dict[str, Any], list[str]]:
+    from trainstack.plan.engine import SECRET
+
+    path = project.root / f"Pulumi.{env}.yaml"
+    key = (str(project.root), env, path.stat().st_mtime_ns if path.exists() else 0)
+    if key not in _PLATFORM_OUTPUTS:
+        planned = plan_platform(env, project.root).outputs
+        secret = sorted(k for k, v in planned.items() if v == SECRET)
+        outputs = {k: SECRET_PLACEHOLDER if k in secret else v for k, v in planned.items()}
+        _PLATFORM_OUTPUTS[key] = (outputs, secret)
+    return _PLATFORM_OUTPUTS[key]

@@ -36,7 +36,7 @@ def build_ack(ack: AckConfig) -> AckPlatform:
     pools = build_node_pools(ack, cluster.resource.id, net.vswitch_ids, opts)
     storage = build_storage(ack, net, opts)
     namespace = build_registry(ack, opts)
-    role = build_jobs_role(ack, opts)
+    role = build_jobs_role(ack, cluster.resource, opts)
     return AckPlatform(
         kubeconfig=cluster.kubeconfig,
         nas_server=storage.nas_server,

@@ -11,6 +11,8 @@ from trainstack.infra.configread import REQUIRED, Section
 # The seed (PAI custom components) lists these as the regions that support custom components.
 REGIONS = ("cn-beijing", "cn-shanghai", "cn-hangzhou", "cn-shenzhen")
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+# Only runs that ask for preemptible capacity (the renderer adds the toleration) land on spot.
+SPOT_TAINT = ("trainstack.dev/capacity", "spot", "NoSchedule")
 BUCKET_PURPOSES = ("data", "models", "checkpoints", "code")
 NAS_STORAGE_TYPES = ("Performance", "Capacity")
 

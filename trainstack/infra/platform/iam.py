@@ -1,8 +1,13 @@
-"""ack: the RAM role training jobs run as, allowed to use the platform's buckets and no others."""
+"""ack: the RAM role training jobs run as, allowed to use the platform's buckets and no others.
+
+Two ways in: the ECS service (OSS CSI volumes with ``authType: sts``) and the cluster's RRSA OIDC
+provider (pods and OSS volumes with ``authType: rrsa``), so neither needs an AccessKey Secret.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -14,13 +19,24 @@ def jobs_role_name(ack: AckConfig) -> str:
     return f"{ack.cluster_name}-jobs"
 
 
-def build_jobs_role(ack: AckConfig, opts: pulumi.ResourceOptions) -> alicloud.ram.Role:
-    trust = {"Version": "1", "Statement": [{
-        "Action": "sts:AssumeRole", "Effect": "Allow",
-        "Principal": {"Service": ["ecs.aliyuncs.com"]}}]}
+def trust_policy(rrsa: Any) -> str:
+    """Who may assume the role; ``rrsa`` is the cluster's RRSA metadata (None before it exists)."""
+    statements: list[dict[str, Any]] = [{"Action": "sts:AssumeRole", "Effect": "Allow",
+                                         "Principal": {"Service": ["ecs.aliyuncs.com"]}}]
+    arn = getattr(rrsa, "ram_oidc_provider_arn", None)
+    issuer = getattr(rrsa, "rrsa_oidc_issuer_url", None)
+    if arn and issuer:
+        statements.append({
+            "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Federated": [arn]},
+            "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com", "oidc:iss": issuer}}})
+    return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
+
+
+def build_jobs_role(ack: AckConfig, cluster: alicloud.cs.ManagedKubernetes,
+                    opts: pulumi.ResourceOptions) -> alicloud.ram.Role:
     role = alicloud.ram.Role(
         "jobs-role", role_name=jobs_role_name(ack),
-        assume_role_policy_document=json.dumps(trust, sort_keys=True),
+        assume_role_policy_document=cluster.rrsa_metadata.apply(trust_policy),
         description="trainstack training jobs", opts=opts)
     resources = [f"acs:oss:*:*:{ack.bucket(p)}{suffix}"
                  for p in BUCKET_PURPOSES for suffix in ("", "/*")]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_alicloud as alicloud
 
-from trainstack.infra.platform.config_ack import GPU_TAINT, AckConfig, PoolConfig
+from trainstack.infra.platform.config_ack import GPU_TAINT, SPOT_TAINT, AckConfig, PoolConfig
 
 POOL_LABEL = "trainstack.dev/pool"
 ACCELERATOR_LABEL = "trainstack.dev/accelerator"
@@ -37,10 +37,10 @@ def build_node_pools(ack: AckConfig, cluster_id: pulumi.Input[str],
 def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
           vswitch_ids: Sequence[pulumi.Input[str]], opts: pulumi.ResourceOptions
           ) -> alicloud.cs.NodePool:
-    taints: list[alicloud.cs.NodePoolTaintArgsDict] = []
-    if pool.gpu:
-        key, value, effect = GPU_TAINT
-        taints.append({"key": key, "value": value, "effect": effect})
+    taints: list[alicloud.cs.NodePoolTaintArgsDict] = [
+        {"key": key, "value": value, "effect": effect}
+        for (key, value, effect), applies in ((GPU_TAINT, pool.gpu), (SPOT_TAINT, pool.spot))
+        if applies]
     strategy: str | None = None
     limits: list[alicloud.cs.NodePoolSpotPriceLimitArgsDict] | None = None
     if pool.spot and pool.spot_price_limit:

@@ -56,21 +56,40 @@ def _claim(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
                                              opts=opts)
 
 
+def _volume(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+            ) -> pulumi.CustomResource:
+    return k8s.core.v1.PersistentVolume(name, metadata=m["metadata"], spec=m.get("spec"),
+                                        opts=opts)
+
+
 def _account(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
              ) -> pulumi.CustomResource:
     return k8s.core.v1.ServiceAccount(name, metadata=m["metadata"],
                                       image_pull_secrets=m.get("imagePullSecrets"), opts=opts)
 
 
-_CORE: dict[str, Callable[[str, Mapping[str, Any], pulumi.ResourceOptions],
-                          pulumi.CustomResource]] = {
-    "ConfigMap": _configmap, "Secret": _secret, "Service": _service,
-    "PersistentVolumeClaim": _claim, "ServiceAccount": _account,
+def _batch_job(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+               ) -> pulumi.CustomResource:
+    return k8s.batch.v1.Job(name, metadata=m["metadata"], spec=m.get("spec"), opts=opts)
+
+
+_Builder = Callable[[str, Mapping[str, Any], pulumi.ResourceOptions], pulumi.CustomResource]
+# Built-in kinds get their typed resource (the provider knows their schema and readiness).
+_TYPED: dict[tuple[str, str], _Builder] = {
+    ("v1", "ConfigMap"): _configmap, ("v1", "Secret"): _secret, ("v1", "Service"): _service,
+    ("v1", "PersistentVolume"): _volume, ("v1", "PersistentVolumeClaim"): _claim,
+    ("v1", "ServiceAccount"): _account, ("batch/v1", "Job"): _batch_job,
 }
 
 
 def is_kubedl_job(manifest: Mapping[str, Any]) -> bool:
     return str(manifest.get("apiVersion", "")).split("/")[0] in KUBEDL_GROUPS
+
+
+def is_job(manifest: Mapping[str, Any]) -> bool:
+    """The run's workload: a KubeDL job, or the Indexed Job a ``custom`` component renders to."""
+    return is_kubedl_job(manifest) or (manifest.get("apiVersion"), manifest.get("kind")) == (
+        "batch/v1", "Job")
 
 
 def resource_name(manifest: Mapping[str, Any]) -> str:
@@ -82,12 +101,13 @@ def register(manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulum
     """One rendered object as one Pulumi resource, its fields passed through unchanged."""
     kind, api_version = str(manifest.get("kind", "")), str(manifest.get("apiVersion", ""))
     name = resource_name(manifest)
-    if api_version == "v1":
-        build = _CORE.get(kind)
-        if build is None:
-            raise UserError(f"the run program cannot deploy a {kind} (v1) yet",
-                            hint=f"known core kinds: {', '.join(sorted(_CORE))}")
+    build = _TYPED.get((api_version, kind))
+    if build is not None:
         return build(name, manifest, opts)
+    if "." not in api_version.split("/")[0] or "/" not in api_version:  # a built-in API group
+        known = ", ".join(sorted(f"{k} ({v})" for v, k in _TYPED))
+        raise UserError(f"the run program cannot deploy a {kind} ({api_version}) yet",
+                        hint=f"known built-in kinds: {known}")
     extra = sorted(set(manifest) - {"apiVersion", "kind", "metadata", "spec", "status"})
     if extra:  # CustomResource carries metadata and spec only; dropping fields would be silent
         raise UserError(f"{kind} {manifest['metadata']['name']}: top-level fields "
@@ -98,9 +118,9 @@ def register(manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulum
 
 
 def _job(manifests: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
-    jobs = [m for m in manifests if is_kubedl_job(m)]
+    jobs = [m for m in manifests if is_job(m)]
     if len(jobs) != 1:
-        raise UserError(f"a run renders to exactly one KubeDL job, got {len(jobs)}")
+        raise UserError(f"a run renders to exactly one job, got {len(jobs)}")
     return jobs[0]
 
 
@@ -118,7 +138,7 @@ def build_run(run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_sta
     opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
     support = [register(m, opts) for m in manifests if m is not job]
     # The job's pods mount its ConfigMaps at start: create those first.
-    job_resource = register(job, pulumi.ResourceOptions.merge(
+    register(job, pulumi.ResourceOptions.merge(
         opts, pulumi.ResourceOptions(depends_on=support)))
     meta = job["metadata"]
     return {
@@ -127,6 +147,5 @@ def build_run(run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_sta
         "namespace": meta.get("namespace", "default"),
         "kind": job["kind"],
         "apiVersion": job["apiVersion"],
-        "jobUrn": job_resource.urn,
         "resources": [f"{m['kind']}/{m['metadata']['name']}" for m in manifests],
     }

@@ -1,0 +1,46 @@
+"""Read the platform stack's outputs before a run is rendered.
+
+The renderer needs to know the cluster it renders for (team namespace, local or cloud, OSS
+endpoint and role, pull secret); those are the platform stack's outputs. They are read with
+``pulumi stack output --json`` *without* ``--show-secrets``: secret outputs (the kubeconfig)
+arrive as ``[secret]`` and are never decrypted here — only the run program's StackReference reads
+them, inside the engine.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from trainstack.deploy.settings import DeploySettings, platform_stack_name
+from trainstack.errors import NotFoundError, UserError
+
+if TYPE_CHECKING:
+    from pulumi import automation as auto
+
+
+def read_platform_outputs(settings: DeploySettings, env: str, command: auto.PulumiCommand
+                          ) -> dict[str, Any]:
+    from pulumi.automation.errors import CommandError, StackNotFoundError
+
+    name = platform_stack_name(env)
+    try:
+        result = command.run(["stack", "output", "--json", "--stack", name],
+                             str(settings.work_dir), settings.env_vars())
+    except StackNotFoundError:
+        raise NotFoundError(
+            f"no platform stack {name!r} in {settings.backend_url}",
+            hint=f"`pulumi up --stack {env}` the platform first, in the backend run stacks use "
+                 "($TRAINSTACK_BACKEND_URL), or name it with $TRAINSTACK_PLATFORM_STACK") from None
+    except CommandError as err:
+        tail = "\n".join(str(err).strip().splitlines()[-5:])
+        raise UserError(f"reading the outputs of platform stack {name!r} failed:\n{tail}"
+                        ) from None
+    try:
+        outputs = json.loads(result.stdout or "{}")
+    except json.JSONDecodeError:
+        raise UserError(f"platform stack {name!r}: `pulumi stack output --json` did not print "
+                        "JSON") from None
+    if not isinstance(outputs, dict):
+        raise UserError(f"platform stack {name!r}: expected its outputs as a JSON object")
+    return outputs

@@ -1,0 +1,68 @@
+"""From the platform stack's outputs to the renderer's options: where a run goes on that cluster.
+
+This is the one place that knows both sides of the contract: the outputs the platform program
+exports (``trainstack.infra.names``) and the ``RenderOptions`` the renderer takes. Secret outputs
+are never needed here (they arrive as ``[secret]`` and are not read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trainstack.errors import ConfigError
+from trainstack.infra import names
+from trainstack.infra.configread import did_you_mean
+from trainstack.render import RenderOptions
+from trainstack.spec.model import Run
+
+TEAM_TAG = "team"
+
+
+def run_namespace(outputs: Mapping[str, Any], run: Run, env: str) -> str:
+    """The team namespace the run goes to: its own ``namespace``, else its ``team`` tag's."""
+    namespaces: dict[str, str] = dict(outputs.get(names.OUT_NAMESPACES) or {})
+    where = f"environment {env!r}"
+    if not namespaces:
+        raise ConfigError(f"{where} exports no team namespaces",
+                          hint="deploy the platform stack (pulumi up) before its runs")
+    if run.namespace:
+        if run.namespace not in namespaces.values():
+            raise ConfigError(
+                f"{_source(run)}: spec.namespace: {run.namespace!r} is not a team namespace of "
+                f"{where}", hint=f"team namespaces: {', '.join(sorted(namespaces.values()))}")
+        return run.namespace
+    team = run.tags.get(TEAM_TAG)
+    if team is None:
+        if len(namespaces) == 1:
+            return next(iter(namespaces.values()))
+        raise ConfigError(f"{_source(run)}: metadata.tags.team: the run names no team, and "
+                          f"{where} has several", hint=f"teams: {', '.join(sorted(namespaces))}")
+    if team not in namespaces:
+        raise ConfigError(f"{_source(run)}: metadata.tags.team: {team!r} is not a team of {where}",
+                          hint=did_you_mean(team, namespaces)
+                          or f"teams: {', '.join(sorted(namespaces))}")
+    return namespaces[team]
+
+
+def render_options(outputs: Mapping[str, Any], run: Run, env: str) -> RenderOptions:
+    """The options a run of ``env`` renders with, read off the platform's outputs."""
+    defaults = RenderOptions()
+    cloud = outputs.get("mode") == "ack"
+    region = outputs.get("region")
+    return RenderOptions(
+        namespace=run_namespace(outputs, run, env),
+        # file:// bindings only make sense on a cluster that runs on this machine.
+        local_cluster=not cloud,
+        oss_endpoint=f"oss-{region}-internal.aliyuncs.com" if cloud and region
+        else defaults.oss_endpoint,
+        # On ACK, OSS volumes mount with the platform's jobs RAM role (RRSA): no AccessKey
+        # Secret exists, so none is referenced.
+        oss_secret=None if cloud else defaults.oss_secret,
+        oss_ram_role=outputs.get("jobsRole") if cloud else None,
+        pull_secret=outputs.get(names.OUT_PULL_SECRET) or defaults.pull_secret,
+    )
+
+
+def _source(run: Run) -> str:
+    return str(run.source) if run.source else run.name
