@@ -1,0 +1,28 @@
+"""`trainstack init NAME`: scaffold a component folder that validates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+JOB_TYPES = ["pytorch", "tensorflow", "xgboost", "elasticbatch", "mpi", "custom"]
+
+
+@click.command()
+@click.argument("name")
+@click.option("--job-type", type=click.Choice(JOB_TYPES), default="pytorch", show_default=True,
+              help="The KubeDL job kind the component runs as.")
+@click.option("--dir", "parent", type=click.Path(path_type=Path, file_okay=False),
+              default=Path("."), show_default=True, help="Where to create the NAME folder.")
+def init(name: str, job_type: str, parent: Path) -> None:
+    """Create NAME/ with component.yaml, src/main.py (reads the contract), runs/example.yaml
+    (file:// bindings to sample data in NAME/runs/data/). Never overwrites."""
+    from trainstack.spec.scaffold import scaffold
+
+    written = scaffold(name, job_type, parent)
+    root = parent / name
+    for path in written:
+        click.echo(f"created {path}")
+    click.echo(f"\nnext: trainstack validate {root}\n      trainstack run --local "
+               f"{root / 'runs' / 'example.yaml'}")

@@ -1,0 +1,270 @@
+"""`trainstack init`: a new component folder whose specs validate and whose code reads the
+in-container contract. Plain string templates: nothing heavy on this path."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from trainstack.errors import UserError
+from trainstack.spec.model import JobType
+from trainstack.spec.schema import COMPONENT_NAME
+from trainstack.spec.suggest import closest
+
+# Per job type: image, and the run's roles (KubeDL replica names) with their replica counts.
+_IMAGES = {
+    JobType.PYTORCH: "pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime",
+    JobType.TENSORFLOW: "tensorflow/tensorflow:2.15.0",
+    JobType.XGBOOST: "python:3.11-slim",
+    JobType.ELASTICBATCH: "python:3.11-slim",
+    JobType.MPI: "horovod/horovod:0.28.1",
+    JobType.CUSTOM: "python:3.11-slim",
+}
+_ROLES = {
+    JobType.PYTORCH: (("master", 1), ("worker", 1)),
+    JobType.TENSORFLOW: (("chief", 1), ("worker", 2)),
+    JobType.XGBOOST: (("master", 1), ("worker", 1)),
+    JobType.ELASTICBATCH: (("aimaster", 1), ("worker", 2)),
+    JobType.MPI: (("launcher", 1), ("worker", 2)),
+    JobType.CUSTOM: (("worker", 1),),
+}
+_LAUNCH = {JobType.MPI: "mpirun -np 2 python main.py"}
+
+COMPONENT_YAML = """\
+# The component: what runs (image, code, command) and what it takes (channels, parameters).
+# Check it with `trainstack validate .`; see `trainstack schema component` for every field.
+apiVersion: trainstack.dev/v1
+kind: Component
+metadata:
+  name: {name}
+  version: 0.1.0
+  description: {name}, scaffolded by trainstack init.
+  versionDescription: First version.
+spec:
+  jobType: {job_type}
+  image: {image}
+  code: ./src              # copied to /ml/usercode/ (the working directory)
+  # $PAI_USER_ARGS becomes `--epochs 3 --lr 0.01 ...`, one argument per value, never re-parsed
+  # by the shell; $PAI_INPUT_<NAME> / $PAI_OUTPUT_<NAME> are the channels' paths.
+  command: {launch} $PAI_USER_ARGS --train $PAI_INPUT_TRAIN --model $PAI_OUTPUT_MODEL
+  inputs:
+    - {{name: train, description: training data, required: true}}
+  outputs:
+    - {{name: model, description: the trained model}}
+  parameters:
+    - {{name: epochs, type: Int, default: 3, range: {{min: 1, max: 1000}}}}
+    - {{name: lr, type: Float, default: 0.01, range: {{min: 0.0, max: 1.0}}}}
+    - {{name: optimizer, type: String, default: adam, enum: [adam, sgd]}}
+    - {{name: verbose, type: Bool, default: false}}
+  constraints: {{machineType: [cpu, gpu], multiNode: true, multiGpu: false}}
+"""
+
+RUN_YAML = """\
+# A run: the component bound to values, data and resources. `file://` paths are relative to
+# this file (sample data in data/, results in outputs/), so
+# `trainstack run --local {run_file}` works straight away.
+apiVersion: trainstack.dev/v1
+kind: Run
+metadata:
+  name: {run_name}
+  description: Example run of {name} on the sample data.
+spec:
+  component: ../component.yaml
+  parameters: {{epochs: 2, lr: 0.05}}
+  inputs:
+    train: file://./data/train/
+  outputs:
+    model: file://./outputs/model/
+  resources:
+{resources}
+  faultTolerance: {{maxRestarts: 3}}
+  timeout: 1h
+"""
+
+SAMPLE_CSV = "x,y\n0.0,1.0\n1.0,3.0\n2.0,5.0\n3.0,7.0\n"
+
+MAIN_PY = '''\
+"""{name}: a starting point that reads trainstack's in-container contract.
+
+Everything arrives the platform's way, on a cluster and under `trainstack run --local` alike:
+  * hyperparameters as flags (`$PAI_USER_ARGS`), also as `$PAI_HPS` (JSON), `$PAI_HPS_<NAME>`
+    and `$PAI_CONFIG_DIR/hyperparameters.json`;
+  * channels as paths: `--train $PAI_INPUT_TRAIN` (a directory under /ml/input/data/, or the
+    file in it when the binding names one) and `--model $PAI_OUTPUT_MODEL` (/ml/output/model/);
+  * the replica's place in the job from the framework's variables (TF_CONFIG, RANK/WORLD_SIZE,
+    ElASTICBATCH_CONFIG, OMPI_COMM_WORLD_RANK, JOB_COMPLETION_INDEX);
+  * `$METRICS`, a directory for metrics.json (chart metadata) and one CSV per chart.
+Replace `train()` with your own training; keep the reading and writing around it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+from pathlib import Path
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
+    p.add_argument("--verbose", type=lambda s: s.lower() == "true", default=False)
+    p.add_argument("--train", default=os.environ.get("PAI_INPUT_TRAIN", ""))
+    p.add_argument("--model", default=os.environ.get("PAI_OUTPUT_MODEL", ""))
+    args, unknown = p.parse_known_args()
+    if unknown:
+        print(f"ignoring unknown arguments: {{unknown}}", flush=True)
+    return args
+
+
+def hyperparameters() -> dict[str, object]:
+    """The run's hyperparameters as typed JSON values (the flags carry them as text)."""
+    config = Path(os.environ.get("PAI_CONFIG_DIR", "/ml/input/config"))
+    path = config / "hyperparameters.json"
+    if path.is_file():
+        return dict(json.loads(path.read_text()))
+    return dict(json.loads(os.environ.get("PAI_HPS", "{{}}")))
+
+
+def replica() -> tuple[str, int, int]:
+    """(role, rank, world size) of this process, from whichever framework set it."""
+    env = os.environ
+    if "TF_CONFIG" in env:
+        cfg = json.loads(env["TF_CONFIG"])
+        task = cfg.get("task", {{}})
+        size = sum(len(v) for v in cfg.get("cluster", {{}}).values())
+        role = task.get("type", "worker")
+        primary = role == "chief" or ("chief" not in cfg.get("cluster", {{}})
+                                      and role == "worker" and task.get("index") == 0)
+        return role, 0 if primary else 1 + int(task.get("index", 0)), size
+    if "RANK" in env and "WORLD_SIZE" in env:
+        rank = int(env["RANK"])
+        return "master" if rank == 0 else "worker", rank, int(env["WORLD_SIZE"])
+    if "ElASTICBATCH_CONFIG" in env:
+        task = json.loads(env["ElASTICBATCH_CONFIG"]).get("task", {{}})
+        return "worker", int(task.get("index", 0)), 0
+    if "OMPI_COMM_WORLD_RANK" in env:
+        return "worker", int(env["OMPI_COMM_WORLD_RANK"]), int(env["OMPI_COMM_WORLD_SIZE"])
+    if "JOB_COMPLETION_INDEX" in env:
+        return "worker", int(env["JOB_COMPLETION_INDEX"]), 0
+    return "worker", 0, 1
+
+
+def gpus() -> int:
+    visible = os.environ.get("NVIDIA_VISIBLE_DEVICES", "")
+    return 0 if visible in ("", "void", "none") else len(visible.split(","))
+
+
+def read_rows(train: str) -> list[list[str]]:
+    """Every CSV row under the train channel (a directory, or the one file it names)."""
+    root = Path(train)
+    files = [root] if root.is_file() else sorted(root.rglob("*.csv")) if root.is_dir() else []
+    rows: list[list[str]] = []
+    for f in files:
+        with f.open(newline="") as fh:
+            rows += list(csv.reader(fh))[1:]
+    return rows
+
+
+def train(rows: list[list[str]], epochs: int, lr: float) -> tuple[list[float], float, float]:
+    """A least-squares line y = w*x + b by gradient descent: stands in for real training."""
+    points = [(float(x), float(y)) for x, y in rows] or [(0.0, 0.0)]
+    w = b = 0.0
+    history = []
+    for _ in range(epochs * 50):
+        gw = sum(2 * (w * x + b - y) * x for x, y in points) / len(points)
+        gb = sum(2 * (w * x + b - y) for x, y in points) / len(points)
+        w, b = w - lr * gw, b - lr * gb
+    for epoch in range(epochs):
+        loss = sum((w * x + b - y) ** 2 for x, y in points) / len(points)
+        history.append(loss / (epoch + 1))
+    return history, w, b
+
+
+def write_metrics(history: list[float]) -> None:
+    target = os.environ.get("METRICS")
+    if not target:
+        return
+    out = Path(target)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {{"name": "loss", "x": "epoch", "ys": ["loss"], "series": ["train"],
+            "description": "training loss per epoch", "smooth": "false",
+            "with_timestamp": "false"}}
+    (out / "metrics.json").write_text(json.dumps({{"id": os.environ.get("JOB_NAME", ""),
+                                                  "metas": [meta]}}, indent=2))
+    with (out / "loss.csv").open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["epoch", "train"])
+        writer.writerows([e + 1, loss] for e, loss in enumerate(history))
+
+
+def main() -> None:
+    args = parse_args()
+    role, rank, world = replica()
+    print(f"{{role}} rank {{rank}} of {{world}}; {{gpus()}} GPU(s); "
+          f"working dir {{os.environ.get('PAI_WORKING_DIR', os.getcwd())}}", flush=True)
+    print(f"hyperparameters: {{hyperparameters()}}", flush=True)
+    rows = read_rows(args.train)
+    print(f"train: {{args.train!r}} ({{len(rows)}} rows); model: {{args.model!r}}", flush=True)
+    history, w, b = train(rows, args.epochs, args.lr)
+    if rank == 0:  # one replica writes the results
+        write_metrics(history)
+        if args.model:
+            out = Path(args.model)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "model.json").write_text(json.dumps({{"w": w, "b": b,
+                                                        "optimizer": args.optimizer}}))
+            print(f"wrote {{out / 'model.json'}}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> list[Path]:
+    """Write `parent/name/` with component.yaml, src/main.py, runs/example.yaml and sample
+    data; return the files written. Refuses to touch an existing non-empty directory."""
+    if not re.fullmatch(COMPONENT_NAME, name):
+        raise UserError(f"{name!r} is not a valid component name: expected 1-64 lowercase "
+                        "letters, digits and '-', starting and ending with a letter or digit",
+                        hint=f"try {_suggest_name(name)!r}" if _suggest_name(name) else None)
+    try:
+        kind = JobType(job_type)
+    except ValueError:
+        best = closest(job_type, [j.value for j in JobType])
+        raise UserError(f"unknown job type {job_type!r}; one of: "
+                        + ", ".join(j.value for j in JobType),
+                        hint=f"did you mean {best!r}?" if best else None) from None
+    target = parent / name
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise UserError(f"{target} already exists; trainstack init never overwrites",
+                        hint="choose another name or --dir, or remove it first")
+    resources = "\n".join(f"    {role}: {{replicas: {n}, cpu: 1, memory: 2Gi}}"
+                          for role, n in _ROLES[kind])
+    files = {
+        "component.yaml": COMPONENT_YAML.format(
+            name=name, job_type=kind.value, image=_IMAGES[kind],
+            launch=_LAUNCH.get(kind, "python main.py")),
+        "runs/example.yaml": RUN_YAML.format(name=name, run_name=f"{name[:56]}-example",
+                                             run_file=f"{name}/runs/example.yaml",
+                                             resources=resources),
+        "src/main.py": MAIN_PY.format(name=name),
+        "runs/data/train/sample.csv": SAMPLE_CSV,
+    }
+    written = []
+    for rel, text in files.items():
+        path = target / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x") as fh:  # exclusive: never replaces a file
+            fh.write(text)
+        written.append(path)
+    return written
+
+
+def _suggest_name(name: str) -> str | None:
+    fixed = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:64].strip("-")
+    return fixed if fixed and re.fullmatch(COMPONENT_NAME, fixed) else None
