@@ -46,7 +46,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     project = find_project(start)
     run = load_run(run_file)
     ref = platform_stack_name(env)
-    outputs, secret = _platform_outputs(project, env)
+    outputs, secret = platform_outputs(project, env)
     manifests = render(run, outputs, env)
     ns = names.RUNS_PROJECT
     config = {f"{ns}:env": env, f"{ns}:run": run.name, f"{ns}:platformStack": ref}
@@ -65,7 +65,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
 _PLATFORM_OUTPUTS: dict[tuple[str, str, int], tuple[dict[str, Any], list[str]]] = {}
 
 
-def _platform_outputs(project: Project, env: str) -> tuple[dict[str, Any], list[str]]:
+def platform_outputs(project: Project, env: str) -> tuple[dict[str, Any], list[str]]:
     from trainstack.plan.engine import SECRET
 
     path = project.root / f"Pulumi.{env}.yaml"

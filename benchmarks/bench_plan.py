@@ -1,0 +1,135 @@
+"""Plan 100 generated runs in one process; compare with rendering the same runs alone.
+
+    .venv/bin/python benchmarks/bench_plan.py [--runs 100] [--env local]
+
+Measured: `trainstack plan RUN.yaml --env ENV` per run, as the CLI does it (`plan_run`: load,
+render for the platform's outputs, run the run program under Pulumi's mocks, collect). Baseline:
+loading and rendering the same runs with the same options, nothing else. The ratio is Pulumi's
+overhead for an offline plan. The platform's own plan (needed once per environment, then cached)
+is timed separately and left out of both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+KINDS = {
+    "tensorflow": {"chief": 1, "ps": 1, "worker": 2},
+    "pytorch": {"master": 1, "worker": 3},
+    "xgboost": {"master": 1, "worker": 2},
+}
+
+
+def _component(kind: str) -> str:
+    return f"""apiVersion: trainstack.dev/v1
+kind: Component
+metadata: {{name: bench-{kind}, version: 1.0.0}}
+spec:
+  jobType: {kind}
+  image: registry.example.com/acme/{kind}:1
+  code: {{git: "https://github.com/acme/{kind}.git", branch: main}}
+  command: python train.py $PAI_USER_ARGS --train $PAI_INPUT_TRAIN --model $PAI_OUTPUT_MODEL
+  inputs: [{{name: train}}]
+  outputs: [{{name: model}}, {{name: checkpoints, preload: true}}]
+  parameters:
+    - {{name: epochs, type: Int, default: 10, range: {{min: 1, max: 1000}}}}
+    - {{name: lr, type: Float, default: 0.01}}
+"""
+
+
+def _run(i: int, kind: str) -> str:
+    roles = "\n".join(f"    {role}: {{replicas: {n}, cpu: 4, memory: 16Gi, gpu: {i % 2}}}"
+                      for role, n in KINDS[kind].items())
+    return f"""apiVersion: trainstack.dev/v1
+kind: Run
+metadata:
+  name: bench-{kind}-{i:03d}
+  experiment: bench
+  tags: {{team: vision}}
+spec:
+  component: ../components/{kind}.yaml
+  parameters: {{epochs: {1 + i % 50}, lr: 0.0{1 + i % 9}}}
+  inputs: {{train: oss://acme-data/bench-{i}/}}
+  outputs: {{model: oss://acme-models/bench-{i}/, checkpoints: oss://acme-ckpt/bench-{i}/}}
+  resources:
+{roles}
+  priority: {1 + i % 9}
+"""
+
+
+def _generate(root: Path, count: int) -> list[Path]:
+    (root / "components").mkdir()
+    for kind in KINDS:
+        (root / "components" / f"{kind}.yaml").write_text(_component(kind))
+    (root / "runs").mkdir()
+    kinds = list(KINDS)
+    paths = []
+    for i in range(count):
+        path = root / "runs" / f"run-{i:03d}.yaml"
+        path.write_text(_run(i, kinds[i % len(kinds)]))
+        paths.append(path)
+    return paths
+
+
+def _per_run(fn: Callable[[Path], object], paths: list[Path]) -> list[float]:
+    times = []
+    for path in paths:
+        start = time.perf_counter()
+        fn(path)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--env", default="local")
+    args = parser.parse_args()
+
+    from trainstack.infra.run.options import render_options
+    from trainstack.plan.envfile import find_project
+    from trainstack.plan.service import plan_run, platform_outputs
+    from trainstack.render import render_run
+    from trainstack.spec import load_run
+
+    start = time.perf_counter()
+    outputs, _ = platform_outputs(find_project(REPO), args.env)  # once per env, then cached
+    platform_s = time.perf_counter() - start
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = _generate(Path(tmp), args.runs)
+
+        def render_only(path: Path) -> object:
+            run = load_run(path)
+            return render_run(run, options=render_options(outputs, run, args.env))
+
+        def plan(path: Path) -> object:
+            result = plan_run(path, args.env, start=REPO)
+            assert any(r.type.startswith("kubernetes:") for r in result.resources)
+            return result
+
+        render_only(paths[0])  # warm imports and template caches for both
+        plan(paths[0])
+        rendered = _per_run(render_only, paths)
+        planned = _per_run(plan, paths)
+
+    r_ms, p_ms = statistics.mean(rendered) * 1e3, statistics.mean(planned) * 1e3
+    print(f"runs: {args.runs} ({', '.join(KINDS)}), env {args.env!r}, one process")
+    print(f"platform plan (once per env, cached): {platform_s * 1e3:.1f} ms")
+    print(f"render alone : {r_ms:7.2f} ms/run (median {statistics.median(rendered) * 1e3:.2f})")
+    print(f"plan         : {p_ms:7.2f} ms/run (median {statistics.median(planned) * 1e3:.2f})")
+    print(f"ratio plan/render: {p_ms / r_ms:.1f}x  (Pulumi's offline overhead per run: "
+          f"{p_ms - r_ms:.2f} ms)")
+
+
+if __name__ == "__main__":
+    main()
