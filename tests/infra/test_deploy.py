@@ -243,6 +243,16 @@ def test_status_of_an_unknown_run_suggests_a_name(home: Path) -> None:
     assert caught.value.hint == "did you mean 'mnist-baseline-01'?"
 
 
+def test_looking_up_an_unknown_run_creates_no_state(tmp_path: Path) -> None:
+    from trainstack.deploy.service import destroy, status
+
+    fresh = tmp_path / "fresh-home"
+    for verb in (status, destroy):
+        with pytest.raises(NotFoundError):
+            verb("nothing", command=RecordingPulumi(), home=fresh)
+    assert not fresh.exists(), "no passphrase or project folder for a typo"
+
+
 @pytest.mark.parametrize("argv", [
     ["deploy", str(RUN_FILE), "--env", "local"],
     ["status", "mnist-baseline-01"],

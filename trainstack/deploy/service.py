@@ -23,6 +23,7 @@ from trainstack.deploy.settings import (
 )
 from trainstack.errors import NotFoundError, UserError
 from trainstack.infra import names
+from trainstack.registry.home import state_home
 
 if TYPE_CHECKING:
     from pulumi import automation as auto
@@ -117,8 +118,7 @@ def status(run: str, env: str | None = None, *, command: auto.PulumiCommand | No
            home: Path | None = None) -> StackStatus:
     from trainstack.deploy.workspace import find_pulumi
 
-    settings = load_settings(home, None)
-    entry = RunIndex(settings.home).find(run, env)
+    entry = RunIndex(home or state_home()).find(run, env)  # nothing is created for a typo
     cli = command or find_pulumi()
     settings = load_settings(home, entry.backend)
     with _cli_errors(f"reading the stack of {run} ({entry.stack})"):
@@ -137,8 +137,7 @@ def destroy(run: str, env: str | None = None, *, command: auto.PulumiCommand | N
     """Delete everything the run's stack created, then the stack, then its index entry."""
     from trainstack.deploy.workspace import find_pulumi
 
-    settings = load_settings(home, None)
-    index = RunIndex(settings.home)
+    index = RunIndex(home or state_home())
     entry = index.find(run, env)
     cli = command or find_pulumi()
     settings = load_settings(home, entry.backend)
