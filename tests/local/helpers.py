@@ -40,3 +40,36 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return not stat[stat.rfind(")") + 2 :].startswith("Z")
+
+
+COMPONENTS = FIXTURES / "components"
+
+
+def write_run(directory: Path, component: str | Path, name: str,
+              metadata: dict[str, object] | None = None, **spec: object) -> Path:
+    """A Run spec file in `directory` for a fixture component (or a component.yaml path)."""
+    import yaml
+
+    comp = Path(component) if "/" in str(component) else COMPONENTS / str(component)
+    path = comp if comp.suffix == ".yaml" else comp / "component.yaml"
+    doc = {
+        "apiVersion": "trainstack.dev/v1",
+        "kind": "Run",
+        "metadata": {"name": name, **(metadata or {})},
+        "spec": {"component": str(path), **spec},
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    out = directory / f"{name}.yaml"
+    out.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return out
+
+
+def trainstack_argv(*args: str | Path) -> list[str]:
+    return [sys.executable, "-m", "trainstack", *map(str, args)]
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["TRAINSTACK_HOME"] = str(home)
+    env.pop("NVIDIA_VISIBLE_DEVICES", None)
+    return env

@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,14 +86,21 @@ def tagged_pids(tag: str) -> list[int]:
     return found
 
 
-def kill_tagged(tag: str) -> int:
-    """SIGKILL every process that still carries `tag`; returns how many were signalled."""
+def kill_tagged(tag: str, settle_seconds: float = 5.0) -> int:
+    """SIGKILL every process that still carries `tag`, until none is left; returns how many
+    were signalled. Rescanning catches a process forked while the sweep ran, and waiting lets
+    the kills land: SIGKILL is delivered asynchronously."""
     count = 0
-    for pid in tagged_pids(tag):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-            count += 1
-    return count
+    deadline = time.monotonic() + settle_seconds
+    while True:
+        found = tagged_pids(tag)
+        if not found or time.monotonic() > deadline:
+            return count
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                count += 1
+        time.sleep(0.01)
 
 
 def _all_pids() -> Iterator[int]:

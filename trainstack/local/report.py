@@ -107,8 +107,11 @@ def render(d: RunDetails) -> str:
         rows.append(("finished", _when(r.finished_at) + took))
     rows.append(("restarts", str(r.restarts)))
     for e in r.exits:
-        rows.append(("replica", f"{e.key}: " + ("running" if e.exit_code is None
-                                                else f"exit {e.exit_code}")))
+        if e.exit_code is not None:
+            state = f"exit {e.exit_code}"
+        else:
+            state = "not recorded" if r.status.finished else "running"
+        rows.append(("replica", f"{e.key}: {state}"))
     if r.run_dir is not None:
         rows.append(("run dir", str(r.run_dir)))
     for o in d.outputs:
@@ -133,10 +136,16 @@ def render(d: RunDetails) -> str:
 
 def to_json(d: RunDetails) -> dict[str, Any]:
     r = d.record
-    rec = asdict(r)
-    rec.update(tags=dict(r.tags), status=str(r.status), kind=str(r.kind),
-               run_dir=str(r.run_dir) if r.run_dir else None,
-               exits=[{"replica": e.key, "exit_code": e.exit_code} for e in r.exits])
+    rec = {
+        "id": r.id, "name": r.name, "component": r.component,
+        "component_version": r.component_version, "kind": str(r.kind), "job_type": r.job_type,
+        "experiment": r.experiment, "tags": dict(r.tags), "status": str(r.status),
+        "reason": r.reason, "created_at": r.created_at, "started_at": r.started_at,
+        "finished_at": r.finished_at, "duration": r.duration, "restarts": r.restarts,
+        "exits": [{"replica": e.key, "exit_code": e.exit_code} for e in r.exits],
+        "run_dir": str(r.run_dir) if r.run_dir else None, "stack_name": r.stack_name,
+        "spec_path": r.spec_path,
+    }
     return {
         "run": rec,
         "outputs": [{**asdict(o), "path": str(o.path)} for o in d.outputs],

@@ -57,7 +57,10 @@ class Sampler:
 
     def _loop(self) -> None:
         with open(self._path, "a", encoding="utf-8") as out:
-            while not self._stopped.wait(self._interval):
+            # A first look soon after the start, so that even short runs have a sample.
+            delay = min(0.2, self._interval)
+            while not self._stopped.wait(delay):
+                delay = self._interval
                 with self._lock:
                     pids = dict(self._pids)
                 lines = []
@@ -75,11 +78,15 @@ class Sampler:
         if not tree:
             return None
         cpu = rss = 0.0
+        read = 0
         for proc in tree:
             with contextlib.suppress(psutil.Error):
                 # The first call per process only sets its baseline and reads 0.
                 cpu += proc.cpu_percent(None)
                 rss += proc.memory_info().rss
+                read += 1
+        if read == 0:
+            return None  # exited (a zombie not yet reaped): nothing to measure
         sample: dict[str, Any] = {
             "t": round(time.time(), 3), "replica": key,
             "cpu_percent": round(cpu, 1), "rss_bytes": int(rss),

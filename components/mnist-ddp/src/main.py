@@ -154,8 +154,8 @@ def main(argv: list[str]) -> int:
         dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(args.seed)
     say = print if rank == 0 else (lambda *a, **k: None)
-    print(f"rank {rank}/{world} ready (master {os.environ.get('MASTER_ADDR')}:"
-          f"{os.environ.get('MASTER_PORT')})", flush=True)
+    print(f"rank {rank}/{world} ready (pid {os.getpid()}, master "
+          f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')})", flush=True)
 
     data = load_data(args.train, args.samples, args.seed)
     sampler = DistributedSampler(data, num_replicas=world, rank=rank, seed=args.seed) \

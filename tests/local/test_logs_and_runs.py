@@ -1,0 +1,119 @@
+"""`trainstack logs` and `trainstack runs list|show` against real runs."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.local.conftest import Cli
+from tests.local.helpers import wait_for, write_run
+from trainstack.cli.runs import parse_since
+from trainstack.errors import UserError
+from trainstack.local.logtail import Tail, last_lines
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path, cli: Cli) -> Cli:
+    # Long enough (about 1 s) for the usage sampler's first look.
+    ok = write_run(tmp_path, "probe", "counts", parameters={"mode": "count", "steps": 3,
+                                                            "seconds": 0.3},
+                   metadata={"experiment": "exp-a", "tags": {"team": "vision"}},
+                   resources={"worker": {"replicas": 2}})
+    bad = write_run(tmp_path, "probe", "breaks", parameters={"mode": "fail"},
+                    metadata={"experiment": "exp-b"})
+    assert cli("run", ok, "--local").returncode == 0
+    assert cli("run", bad, "--local").returncode == 1
+    return cli
+
+
+def test_runs_list_filters(two_runs: Cli) -> None:
+    def names(*args: str) -> list[str]:
+        done = two_runs("runs", "list", "--json", *args)
+        assert done.returncode == 0, done.stderr
+        return sorted(r["name"] for r in json.loads(done.stdout))
+
+    assert names() == ["breaks", "counts"]
+    assert names("--status", "failed") == ["breaks"]
+    assert names("--experiment", "exp-a") == ["counts"]
+    assert names("--tag", "team=vision") == ["counts"]
+    assert names("--name", "breaks") == ["breaks"]
+    assert names("--since", "1h") == ["breaks", "counts"]
+    assert names("--since", "2999-01-01") == []
+    table = two_runs("runs", "list")
+    assert table.stdout.splitlines()[0].split() == [
+        "ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS"]
+    assert len(table.stdout.splitlines()) == 3
+    bad = two_runs("runs", "list", "--since", "yesterday-ish")
+    assert bad.returncode == 2 and "expected a duration" in bad.stderr
+
+
+def test_runs_show_says_where_everything_is(two_runs: Cli) -> None:
+    text = two_runs("runs", "show", "counts").stdout
+    assert "status      succeeded" in text
+    assert "replica     worker-0: exit 0" in text and "replica     worker-1: exit 0" in text
+    assert "logs/worker-1.log" in text
+    assert "usage       worker-0: CPU" in text
+    details = json.loads(two_runs("runs", "show", "counts", "--json").stdout)
+    outputs = {o["channel"]: o for o in details["outputs"]}
+    assert outputs["state"]["files"] == 1 and outputs["state"]["bytes"] == 1  # "3"
+    failed = json.loads(two_runs("runs", "show", "breaks", "--json").stdout)["run"]
+    assert failed["status"] == "failed" and "exit code 1" in failed["reason"]
+    missing = two_runs("runs", "show", "cuonts")
+    assert missing.returncode == 2 and "Did you mean 'counts'?" in missing.stderr
+
+
+def test_logs_select_tail_and_grep(two_runs: Cli) -> None:
+    both = two_runs("logs", "counts").stdout.splitlines()
+    assert "worker-0 | step 1" in both and "worker-1 | counted from 0 to 3" in both
+    one = two_runs("logs", "counts", "--role", "worker", "--index", "1").stdout.splitlines()
+    assert one == ["step 1", "step 2", "step 3", "counted from 0 to 3"]
+    assert two_runs("logs", "counts", "--tail", "1").stdout.splitlines() == [
+        "worker-0 | counted from 0 to 3", "worker-1 | counted from 0 to 3"]
+    assert two_runs("logs", "counts", "--index", "0", "--grep", r"step [23]").stdout == \
+        "step 2\nstep 3\n"
+    nothing = two_runs("logs", "counts", "--role", "ps")
+    assert nothing.returncode == 2 and "replicas: worker-0, worker-1" in nothing.stderr
+    bad = two_runs("logs", "counts", "--grep", "(")
+    assert bad.returncode == 2 and "not a valid regular expression" in bad.stderr
+
+
+def test_logs_follow_streams_until_the_run_ends(tmp_path: Path, cli: Cli) -> None:
+    spec = write_run(tmp_path, "probe", "slow", parameters={"mode": "count", "steps": 12,
+                                                           "seconds": 0.1})
+    runner = cli.start("run", spec, "--local")
+    wait_for("the run to be recorded", lambda: (cli.home / "runs").is_dir()
+             and any((cli.home / "runs").glob("*/logs/worker-0.log")))
+    follower = cli.start("logs", "slow", "--follow")
+    out, err = follower.communicate(timeout=60)
+    runner.communicate(timeout=60)
+    assert follower.returncode == 0, err
+    assert out.splitlines() == [f"step {n}" for n in range(1, 13)] + ["counted from 0 to 12"]
+
+
+def test_tail_skips_ahead_when_far_behind_and_keeps_lines_whole(tmp_path: Path) -> None:
+    log = tmp_path / "big.log"
+    with open(log, "wb") as fh:
+        fh.write(b"".join(b"line %07d\n" % i for i in range(200_000)))  # 2.6 MB
+    tail = Tail(log)
+    lines, skipped = tail.poll(budget=4096, skip_beyond=65536)
+    assert skipped > 2_000_000
+    assert all(line.startswith(b"line ") and len(line) == 12 for line in lines)
+    assert lines[-1] == b"line 0199999"
+    assert last_lines(log, 3) == [b"line 0199997", b"line 0199998", b"line 0199999"]
+    with open(log, "ab") as fh:
+        fh.write(b"more\npartial")
+    assert tail.poll()[0] == [b"more"]
+    assert tail.rest() == [b"partial"]
+
+
+def test_since_accepts_durations_and_dates() -> None:
+    now = 1_000_000.0
+    assert parse_since("2h", now) == now - 7200
+    assert parse_since("30m", now) == now - 1800
+    assert parse_since("1.5d", now) == now - 129600
+    assert parse_since("2026-11-29") == time.mktime((2026, 11, 29, 0, 0, 0, 0, 0, -1))
+    with pytest.raises(UserError):
+        parse_since("soon")

@@ -1,0 +1,195 @@
+"""How local runs end, and what they leave: failure, Ctrl-C, a dead runner, resume, many at once."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+from pathlib import Path
+
+from tests.local.conftest import Cli
+from tests.local.helpers import pid_alive, wait_for, write_run
+from trainstack.local.procgroup import tagged_pids
+from trainstack.registry import Registry, RunFilter, RunRecord, RunStatus
+
+
+def _records(home: Path) -> list[RunRecord]:
+    with Registry.open(home) as reg:
+        return reg.list()
+
+
+def test_exit_code_1_fails_the_run_without_a_retry(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "result"
+    spec = write_run(tmp_path, "probe", "fails", parameters={"mode": "fail"},
+                     outputs={"result": f"file://{out}/"}, faultTolerance={"maxRestarts": 3})
+    done = cli("run", spec, "--local")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "failed: worker-0 exited with exit code 1 (not retried)" in done.stderr
+    assert (out / "attempts").read_text() == "attempt\n"  # committed although the run failed
+    (record,) = _records(cli.home)
+    assert record.status is RunStatus.FAILED
+    assert record.restarts == 0
+    assert [e.exit_code for e in record.exits] == [1]
+
+
+def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(
+    tmp_path: Path, cli: Cli
+) -> None:
+    out = tmp_path / "result"
+    spec = write_run(tmp_path, "probe", "hangs", parameters={"mode": "hang"},
+                     outputs={"result": f"file://{out}/"}, resources={"worker": {"replicas": 2}})
+    runner = cli.start("run", spec, "--local", "--grace", "2")
+    home_runs = cli.home / "runs"
+    wait_for("both replicas to be ready", lambda: home_runs.is_dir() and len(
+        list(home_runs.glob("*/output/result/pids-*.txt"))) == 2)
+    pid_files = sorted(home_runs.glob("*/output/result/pids-*.txt"))
+    pids = [int(p) for f in pid_files for p in f.read_text().split()]
+    assert all(pid_alive(p) for p in pids)
+    runner.send_signal(signal.SIGINT)  # what Ctrl-C sends the foreground process
+    stdout, stderr = runner.communicate(timeout=60)
+    assert runner.returncode == 130, stdout + stderr
+    assert [p for p in pids if pid_alive(p)] == []  # children and the setsid'd one too
+    (record,) = _records(cli.home)
+    assert record.status is RunStatus.CANCELLED
+    assert tagged_pids(record.id) == []
+    # What the replicas wrote before the stop was committed to the binding.
+    assert (out / "partial-0.txt").read_text() == "written before the stop"
+
+
+def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
+    tmp_path: Path, cli: Cli
+) -> None:
+    spec = write_run(tmp_path, "probe", "orphaned", parameters={"mode": "hang"})
+    runner = cli.start("run", spec, "--local", "--grace", "1")
+    home_runs = cli.home / "runs"
+    wait_for("the replica", lambda: home_runs.is_dir() and any(
+        home_runs.glob("*/output/result/pids-0.txt")))
+    pids = [int(p) for p in next(home_runs.glob("*/output/result/pids-0.txt")).read_text().split()]
+    runner.kill()
+    runner.communicate()
+    wait_for("the orphans to be stopped", lambda: not any(pid_alive(p) for p in pids))
+    shown = cli("runs", "show", "orphaned", "--json")
+    assert json.loads(shown.stdout)["run"]["status"] == "interrupted"
+
+
+def test_resume_seeds_preloaded_outputs_from_an_earlier_run(tmp_path: Path, cli: Cli) -> None:
+    first = write_run(tmp_path, "probe", "count-a",
+                      parameters={"mode": "count", "steps": 3, "seconds": 0.01})
+    assert cli("run", first, "--local").returncode == 0
+    second = write_run(tmp_path, "probe", "count-b",
+                       parameters={"mode": "count", "steps": 6, "seconds": 0.01})
+    done = cli("run", second, "--local", "--resume", "count-a")
+    assert done.returncode == 0, done.stderr
+    with Registry.open(cli.home) as reg:
+        b = reg.resolve("count-b")
+    assert b.run_dir is not None
+    assert (b.run_dir / "output" / "result" / "started-from").read_text() == "3"
+    assert (b.run_dir / "output" / "state" / "count").read_text() == "6"
+    assert "counted from 3 to 6" in done.stdout
+
+
+def test_preloaded_output_bound_to_a_directory_is_read_back_and_committed(
+    tmp_path: Path, cli: Cli
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "count").write_text("2")
+    spec = write_run(tmp_path, "probe", "count-bound", outputs={"state": f"file://{state}/"},
+                     parameters={"mode": "count", "steps": 4, "seconds": 0.01})
+    done = cli("run", spec, "--local")
+    assert done.returncode == 0, done.stderr
+    assert "counted from 2 to 4" in done.stdout
+    assert (state / "count").read_text() == "4"
+
+
+def test_parameter_values_and_paths_arrive_intact_and_unevaluated(
+    tmp_path: Path, cli: Cli
+) -> None:
+    message = "two  words; touch pwned $(touch pwned2) `touch pwned3` \"q\" 'x' * $HOME"
+    data = tmp_path / "my data dir"
+    data.mkdir()
+    out = tmp_path / "result"
+    spec = write_run(tmp_path, "probe", "args",
+                     parameters={"mode": "args", "message": message},
+                     outputs={"result": f"file://{out}/"})
+    done = cli("run", spec, "--local", "--input", f"data={data}")
+    assert done.returncode == 0, done.stderr
+    seen = json.loads((out / "seen.json").read_text())
+    argv = seen["argv"]
+    assert argv[argv.index("--message") + 1] == message
+    assert Path(argv[argv.index("--data") + 1]).resolve() == data.resolve()
+    assert seen["env"]["PAI_HPS_MESSAGE"] == message
+    assert shlex.split(seen["env"]["PAI_USER_ARGS"])[-2:] == ["--message", message]
+    run_dir = Path(seen["cwd"]).parent
+    leaked = [p for root in (run_dir, tmp_path, Path(seen["cwd"])) for p in root.rglob("pwned*")]
+    assert leaked == []
+
+
+def test_several_runs_at_once_keep_the_registry_consistent(tmp_path: Path, cli: Cli) -> None:
+    specs = [write_run(tmp_path, "probe", f"many-{i}", parameters={"mode": "quick"},
+                       metadata={"tags": {"batch": "b1", "n": str(i)}},
+                       resources={"worker": {"replicas": 2}}) for i in range(4)]
+    runners = [cli.start("run", spec, "--local") for spec in specs]
+    results = [r.communicate(timeout=120) for r in runners]
+    assert [r.returncode for r in runners] == [0, 0, 0, 0], results
+    with Registry.open(cli.home) as reg:
+        records = reg.list(RunFilter(tags={"batch": "b1"}))
+    assert len(records) == 4 and len({r.id for r in records}) == 4
+    assert {r.status for r in records} == {RunStatus.SUCCEEDED}
+    for r in records:
+        assert r.run_dir is not None
+        marks = sorted(p.read_text() for p in (r.run_dir / "output" / "result").glob("*.txt"))
+        assert marks == [r.id, r.id]  # each run's replicas wrote into that run's own directory
+
+
+def test_a_binding_this_machine_cannot_reach_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
+    spec = write_run(tmp_path, "probe", "remote", parameters={"mode": "quick"},
+                     inputs={"data": "oss://acme-data/mnist/"})
+    done = cli("run", spec, "--local")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "input 'data' is bound to oss://acme-data/mnist/" in done.stderr
+    assert "--input data=PATH" in done.stderr
+    assert _records(cli.home) == []  # nothing started, nothing recorded
+
+    typo = cli("run", spec, "--local", "--input", "dta=/tmp")
+    assert typo.returncode == 2
+    assert "Did you mean 'data'?" in typo.stderr
+
+
+def test_requirements_are_installed_into_a_cached_environment(tmp_path: Path, cli: Cli) -> None:
+    import shutil
+    import zipfile
+
+    from tests.local.helpers import COMPONENTS
+
+    comp = tmp_path / "withreqs"
+    shutil.copytree(COMPONENTS / "probe", comp)
+    wheel = comp / "src" / "tsprobe_extra-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:  # a real wheel, installable offline
+        zf.writestr("tsprobe_extra.py", "VALUE = 'from the requirements'\n")
+        info = "tsprobe_extra-0.1.dist-info"
+        zf.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: tsprobe-extra\n"
+                                        "Version: 0.1\n")
+        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
+                                     "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{info}/RECORD", "")
+    (comp / "src" / "requirements.txt").write_text(f"./{wheel.name}\n")
+    (comp / "src" / "probe.py").write_text(
+        "import tsprobe_extra, torch, sys\nprint(tsprobe_extra.VALUE, sys.prefix)\n")
+    spec = write_run(tmp_path, comp, "reqs", parameters={"mode": "quick"})
+    first = cli("run", spec, "--local", timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "from the requirements" in first.stdout
+    second = cli("run", spec, "--local")
+    assert second.returncode == 0
+    envs = [p for p in (cli.home / "venvs").iterdir() if p.is_dir()]
+    assert len(envs) == 1  # built once, reused
+    skipped = cli("run", spec, "--local", "--no-install")
+    assert skipped.returncode == 1
+    with Registry.open(cli.home) as reg:
+        latest = reg.resolve("reqs")
+    assert latest.run_dir is not None
+    log = (latest.run_dir / "logs" / "worker-0.log").read_text()
+    assert "No module named 'tsprobe_extra'" in log
