@@ -81,7 +81,7 @@ def _main_py(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.Comp
     main = tmp_path / "contract" / "src" / "main.py"
     clean = {k: v for k, v in os.environ.items()
              if not k.startswith(("PAI_", "TF_", "RANK", "WORLD_", "METRICS", "OMPI_"))}
-    return subprocess.run([sys.executable, str(main), *args], env={**clean, **env},
+    return subprocess.run([sys.executable, str(main), *args], env={**clean, **env}, cwd=tmp_path,
                           capture_output=True, text=True, check=True, timeout=60)
 
 

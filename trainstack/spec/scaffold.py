@@ -160,6 +160,8 @@ def gpus() -> int:
 
 def read_rows(train: str) -> list[list[str]]:
     """Every CSV row under the train channel (a directory, or the one file it names)."""
+    if not train:
+        return []
     root = Path(train)
     files = [root] if root.is_file() else sorted(root.rglob("*.csv")) if root.is_dir() else []
     rows: list[list[str]] = []
