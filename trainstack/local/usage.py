@@ -15,13 +15,17 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psutil
+if TYPE_CHECKING:
+    import psutil
 
 
 class Sampler:
     def __init__(self, path: Path, gpus: Mapping[str, tuple[str, ...]], interval: float = 1.0):
+        import psutil  # here, so `runs show` (which only reads usage files) does not load it
+
+        self._psutil = psutil
         self._path = path
         self._gpus = dict(gpus)
         self._interval = interval
@@ -74,6 +78,7 @@ class Sampler:
                 out.flush()
 
     def _sample(self, key: str, pid: int) -> dict[str, Any] | None:
+        psutil = self._psutil
         tree = self._tree(pid)
         if not tree:
             return None
@@ -96,6 +101,7 @@ class Sampler:
         return sample
 
     def _tree(self, pid: int) -> list[psutil.Process]:
+        psutil = self._psutil
         try:
             root = self._procs.get(pid) or psutil.Process(pid)
             members = [root, *root.children(recursive=True)]
