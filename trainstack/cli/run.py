@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -42,7 +43,8 @@ def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ..
         inputs=parse_overrides(inputs, "--input"), outputs=parse_overrides(outputs, "--output"),
         resume=resume, install=not no_install, grace_seconds=grace,
     ))
-    click.echo(summary(result))
+    with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded
+        click.echo(summary(result))
     status = result.record.status
     if status is RunStatus.CANCELLED:
         raise click.exceptions.Exit(130)

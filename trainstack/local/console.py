@@ -49,6 +49,7 @@ class LiveView:
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="live-view", daemon=True)
         self._live: Live | None = None
+        self._closed = False
 
     def start(self) -> None:
         if self._tty:
@@ -71,7 +72,12 @@ class LiveView:
     def event(self, text: str) -> None:
         """A runner message, shown between replica lines."""
         with self._lock:
-            self._console.print(Text(f"[trainstack] {text}", style="bold"))
+            if self._closed:
+                return
+            try:
+                self._console.print(Text(f"[trainstack] {text}", style="bold"))
+            except (BrokenPipeError, ValueError, OSError):
+                self._closed = True
 
     def replica(self, key: str, **fields: object) -> None:
         with self._lock:
@@ -100,19 +106,29 @@ class LiveView:
     def _emit(self, key: str, lines: list[bytes]) -> None:
         prefix = f"{key.rjust(self._width)} | "
         with self._lock:
-            if not self._tty:
-                # Plain output: one write of bytes-decoded text, no per-line rendering cost.
-                text = "".join(prefix + line.decode("utf-8", "replace") + "\n" for line in lines)
-                self._stream.write(text)
-                self._stream.flush()
+            if self._closed:
                 return
-            if len(lines) > _TTY_LINES_PER_TICK:
-                hidden = len(lines) - _TTY_LINES_PER_TICK
-                lines = lines[-_TTY_LINES_PER_TICK:]
-                self._console.print(Text(f"{prefix}… {hidden} lines not shown", style="dim"))
-            for line in lines:
-                self._console.print(Text(prefix, style=self._styles[key])
-                                    + Text(line.decode("utf-8", "replace")))
+            try:
+                self._write(key, prefix, lines)
+            except (BrokenPipeError, ValueError, OSError):
+                # Whoever read our output went away (`… | head`): the run goes on, the logs
+                # are on disk; stop writing.
+                self._closed = True
+
+    def _write(self, key: str, prefix: str, lines: list[bytes]) -> None:
+        if not self._tty:
+            # Plain output: one write of decoded text, no per-line rendering cost.
+            text = "".join(prefix + line.decode("utf-8", "replace") + "\n" for line in lines)
+            self._stream.write(text)
+            self._stream.flush()
+            return
+        if len(lines) > _TTY_LINES_PER_TICK:
+            hidden = len(lines) - _TTY_LINES_PER_TICK
+            lines = lines[-_TTY_LINES_PER_TICK:]
+            self._console.print(Text(f"{prefix}… {hidden} lines not shown", style="dim"))
+        for line in lines:
+            self._console.print(Text(prefix, style=self._styles[key])
+                                + Text(line.decode("utf-8", "replace")))
 
     def _table(self) -> Table:
         table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)

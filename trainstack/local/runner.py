@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,11 @@ class LocalRunResult:
 
 
 def run_local(req: LocalRunRequest) -> LocalRunResult:
+    with _terminate_as_interrupt():
+        return _run_local(req)
+
+
+def _run_local(req: LocalRunRequest) -> LocalRunResult:
     run = localize(load_run(req.spec), req.inputs, req.outputs)
     with Registry.open(req.home) as reg:
         reg.reap_interrupted()
@@ -171,6 +177,24 @@ def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Before and after supervision, SIGTERM ends the runner the way Ctrl-C does, so the run is
+    still recorded (as cancelled) rather than left for the dead-runner check."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _resume_layout(reg: Registry, ref: str | None) -> Layout | None:
