@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.spec.clirun import ROOT, trainstack
@@ -96,3 +99,15 @@ def test_unknown_verb_suggests_one() -> None:
     result = trainstack("valdate", ROOT)
     assert result.code == 2
     assert "did you mean 'validate'?" in result.err.lower()
+
+
+def test_validating_a_valid_spec_keeps_heavy_imports_off_the_path() -> None:
+    # cerberus is needed only to word the errors of an invalid spec (fastcheck decides).
+    script = ("import sys\nfrom trainstack.cli.main import main\n"
+              f"main(['validate', {str(VALID / 'runs' / 'tf-full.yaml')!r}])\n"
+              "heavy = {'cerberus', 'jinja2', 'rich', 'pulumi', 'torch', 'kubernetes'}\n"
+              "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

@@ -180,6 +180,8 @@ def _bounded_events(file: str, text: str) -> Iterator[yaml.Event]:
 
 
 _BOOL = {"true": True, "false": False}
+# What a plain scalar that resolves to something other than text can start with.
+_SPECIAL_START = frozenset("0123456789+-.~nNtTfF")
 
 
 class _Builder:
@@ -291,6 +293,8 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
         if tag.endswith(":float"):
             return _as_float(value, value)
         return value
+    if value and value[0] not in _SPECIAL_START:
+        return value  # most scalars are words: not null, a boolean or a number (ASCII digits)
     low = value.lower()
     if value in ("", "~") or low == "null":
         return None
