@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.spec.rulekit import COMPONENT, DELETE, Kit, component, run
+from tests.spec.rulekit import COMPONENT, DELETE, Kit, component, run, write_yaml
 from trainstack.errors import SpecError
+from trainstack.spec.check import validate
 from trainstack.spec.loader import Loader
 
 FORBIDDEN_IN_DESCRIPTION = "@^\\#$%&*<>'|\"/"
@@ -516,3 +517,22 @@ def test_unset_spec_keys_are_not_required(kit: Kit) -> None:
     loaded = kit.ok_component(comp)
     assert (loaded.inputs, loaded.outputs, loaded.parameters) == ((), (), ())
     assert loaded.constraints.multi_node and loaded.constraints.multi_gpu
+
+
+# -- a released version is immutable: name@version is defined once (seed 000, DESIGN) -----------
+
+
+def test_a_name_at_version_is_defined_once(tmp_path: Path) -> None:
+    root = tmp_path / "components"
+    write_yaml(root / "a" / "component.yaml", COMPONENT)
+    write_yaml(root / "b" / "component.yaml", component({"metadata": {"description": "edited"}}))
+    write_yaml(root / "a" / "runs" / "r.yaml", run(component="rules@1.0.0"))
+    report = validate([root])
+    got = [(Path(d.file).name, d.path, d.message) for d in report.diagnostics]
+    assert ("component.yaml", "metadata.version",
+            f"rules@1.0.0 is also defined in {root / 'a' / 'component.yaml'}; a name@version "
+            "must be defined once") in got
+    assert ("r.yaml", "spec.component",
+            f"rules@1.0.0 is defined 2 times ({root / 'a' / 'component.yaml'}, "
+            f"{root / 'b' / 'component.yaml'}); which one is meant is ambiguous") in got
+    assert len(got) == 2

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainstack.errors import Diagnostic, SpecError
+from trainstack.spec import yamlsource
 from trainstack.spec.discover import spec_files
-from trainstack.spec.loader import Loader
+from trainstack.spec.loader import Loader, shown
 from trainstack.spec.model import Component, Run
 
 
@@ -42,4 +43,27 @@ def validate(paths: Iterable[Path], *, components_dir: Path | None = None) -> Re
             report.components.append(spec)
         else:
             report.runs.append(spec)
+    report.diagnostics += _duplicate_versions(report.components)
     return report
+
+
+def _duplicate_versions(components: list[Component]) -> list[Diagnostic]:
+    """name@version names one component: a released version is immutable (DESIGN), and a run's
+    `component: name@version` must not be ambiguous."""
+    by_ref: dict[str, list[Path]] = {}
+    for comp in components:
+        if comp.source is not None:
+            by_ref.setdefault(comp.ref, []).append(comp.source)
+    out: list[Diagnostic] = []
+    for ref, sources in sorted(by_ref.items()):
+        first, *others = sorted(set(sources))
+        for other in others:
+            try:
+                doc = yamlsource.load(shown(other))
+            except SpecError:
+                continue  # changed since it was validated; its own problems are reported
+            out.append(doc.diag(("metadata", "version"), f"{ref} is also defined in "
+                                f"{shown(first)}; a name@version must be defined once",
+                                hint="a released version is immutable: give the changed copy "
+                                "a new version", code="duplicate-version"))
+    return out

@@ -173,8 +173,16 @@ class Loader:
                 raise SpecError([doc.diag(("spec", "component"), f"component {name!r} has no "
                                           f"version {version!r}; available: {have}",
                                           code="component-ref")])
-            return match[0]
-        return max(found, key=lambda c: _semver(c.version))
+        else:
+            latest = max(found, key=lambda c: _semver(c.version)).version
+            match = [c for c in found if c.version == latest]
+        if len(match) > 1:
+            files = ", ".join(str(shown(c.source)) for c in match if c.source is not None)
+            raise SpecError([doc.diag(("spec", "component"), f"{match[0].ref} is defined "
+                                      f"{len(match)} times ({files}); which one is meant is "
+                                      "ambiguous", hint="a released version is immutable: give "
+                                      "the changed copy a new version", code="component-ref")])
+        return match[0]
 
     def _components_root(self, run_file: Path) -> Path | None:
         if self.components_dir is not None:
