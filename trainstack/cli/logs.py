@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
 
-from trainstack.errors import UserError
+from trainstack.errors import NotFoundError, UserError
 
 
 @click.command()
@@ -31,12 +32,22 @@ def logs(run_ref: str, role: str | None, index: int | None, follow: bool, patter
         if record.run_dir is None:
             raise UserError(f"run {record.id} ran on a cluster; its logs are in the cluster",
                             hint="kubectl logs with the run's job name")
-        files = logview.select(record.run_dir / "logs", role, index)
         grep = logview.compile_grep(pattern)
 
         def running() -> bool:
             reg.reap_interrupted()
             return not reg.get(record.id).status.finished
+
+        logs_dir = record.run_dir / "logs"
+        while True:
+            try:
+                files = logview.select(logs_dir, role, index)
+                break
+            except NotFoundError:
+                # Following a run that is still setting up: wait for its replicas' logs.
+                if not (follow and running()):
+                    raise
+                time.sleep(0.2)
 
         out = sys.stdout.buffer
 
