@@ -1,11 +1,9 @@
-"""Shared helpers for the spec tests: where the fixtures are and how to write small specs."""
+"""Where the spec fixtures are, and loading one the way `trainstack validate` does."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec.loader import Loader
 from trainstack.spec.model import Component, Run
 
@@ -16,25 +14,5 @@ INVALID = SPECS / "invalid"
 COMPONENTS = ROOT / "components"
 
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return path
-
-
 def load(path: Path, components_dir: Path | None = None) -> Component | Run:
     return Loader(components_dir).load(path)
-
-
-def diagnostics(path: Path, components_dir: Path | None = None) -> list[Diagnostic]:
-    """The diagnostics loading `path` raises; fails the test if it loads."""
-    try:
-        spec = Loader(components_dir).load(path)
-    except SpecError as err:
-        return err.diagnostics()
-    raise AssertionError(f"{path} loaded without diagnostics: {spec!r}")
-
-
-def messages(path: Path, components_dir: Path | None = None) -> list[tuple[str, str]]:
-    """(field path, message) of each diagnostic, for concise assertions."""
-    return [(d.path, d.message) for d in diagnostics(path, components_dir)]
