@@ -211,11 +211,11 @@ def shown(path: Path) -> Path:
     """How a spec file is named in diagnostics, whichever way it was reached (given on the
     command line, as `../component.yaml`, or found by `name@version`): relative to the current
     directory when inside it, else absolute."""
-    absolute = Path(os.path.abspath(path))
     try:
+        absolute = Path(os.path.abspath(path))
         return absolute.relative_to(Path.cwd())
-    except ValueError:
-        return absolute
+    except (ValueError, OSError):  # outside the current directory, or it was removed
+        return Path(os.path.abspath(path)) if os.path.isabs(path) else Path(path)
 
 
 def _merge(structural: list[Diagnostic], rules: list[Diagnostic]) -> list[Diagnostic]:
