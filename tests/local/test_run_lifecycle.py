@@ -60,7 +60,9 @@ def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(
 def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
     tmp_path: Path, cli: Cli
 ) -> None:
-    spec = write_run(tmp_path, "probe", "orphaned", parameters={"mode": "hang"})
+    out = tmp_path / "result"
+    spec = write_run(tmp_path, "probe", "orphaned", parameters={"mode": "hang"},
+                     outputs={"result": f"file://{out}/"})
     runner = cli.start("run", spec, "--local", "--grace", "1")
     home_runs = cli.home / "runs"
     wait_for("the replica", lambda: home_runs.is_dir() and any(
@@ -69,6 +71,9 @@ def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
     runner.kill()
     runner.communicate()
     wait_for("the orphans to be stopped", lambda: not any(pid_alive(p) for p in pids))
+    # The sidecar commits what the job had written to the output's binding.
+    wait_for("the outputs to be committed", lambda: (out / "partial-0.txt").exists())
+    assert (out / "partial-0.txt").read_text() == "written before the stop"
     shown = cli("runs", "show", "orphaned", "--json")
     assert json.loads(shown.stdout)["run"]["status"] == "interrupted"
 

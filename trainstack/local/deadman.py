@@ -4,7 +4,7 @@ The runner starts this module as a small sidecar process (its own session, so Ct
 terminal does not reach it) and keeps the write end of its stdin. It tells the sidecar each
 replica's process group; a clean runner says `done` before closing. End of input without `done`
 means the runner is gone (SIGKILL, OOM kill, crash): the sidecar stops every group, sweeps
-processes that carry the job's tag, and records the run as interrupted.
+processes that carry the job's tag, commits the outputs and records the run as interrupted.
 """
 
 from __future__ import annotations
@@ -25,14 +25,15 @@ from trainstack.local.procgroup import kill_tagged, signal_group
 class DeadmanSwitch:
     """The runner's side: start, report groups, disarm."""
 
-    def __init__(self, tag: str, grace_seconds: float, home: Path | None, run_id: str | None):
+    def __init__(self, tag: str, grace_seconds: float, home: Path | None, run_id: str | None,
+                 run_dir: Path | None = None):
         env = dict(os.environ)
         # The sidecar imports trainstack from wherever this process did.
         root = str(Path(trainstack.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         args = [sys.executable, "-m", "trainstack.local.deadman", tag, str(grace_seconds)]
         if home is not None and run_id is not None:
-            args += [str(home), run_id]
+            args += [str(home), run_id, str(run_dir or "")]
         self._proc = subprocess.Popen(
             args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env,
             start_new_session=True, close_fds=True,
@@ -83,6 +84,12 @@ def _main(argv: list[str]) -> int:
     for pgid in groups:
         signal_group(pgid, signal.SIGKILL)
     kill_tagged(tag)
+    if len(argv) >= 5 and argv[4]:
+        # Commit outputs as the runner would have: what the job wrote reaches its bindings.
+        from trainstack.local.sandbox import Layout, commit_saved
+
+        with contextlib.suppress(Exception):
+            commit_saved(Layout(Path(argv[4])))
     if len(argv) >= 4:
         from trainstack.registry import Registry, RunStatus
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.contract import DEFAULT_PORTS, Topology, config_files, launch_command, replica_env
+from trainstack.contract import Layout as ContractLayout
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.ports import free_ports
@@ -93,7 +94,8 @@ def plan_job(
         policy=policy_for(run, grace_seconds=grace_seconds),
         topology=topology,
         gpus=gpus,
-        config=config_files(run, topology),
+        # training_job.json names the paths this run's processes really use.
+        config=config_files(run, topology, ContractLayout.at(layout.root)),
     )
 
 

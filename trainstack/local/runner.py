@@ -89,6 +89,7 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
 def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
              resume: Layout | None) -> LocalRunResult:
     sandbox.prepare(layout, run, resume_from=resume)
+    sandbox.save_commit_targets(layout, run)
     venv = None
     requirements = pyenv.requirements_file(layout.usercode)
     if requirements is not None and req.install:
@@ -118,7 +119,8 @@ def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, l
         with _stop_on_signals(supervisor.request_stop):
             # Armed last: from here on, the supervisor disarms it however `run` ends.
             supervisor.attach_deadman(
-                DeadmanSwitch(supervisor.tag, req.grace_seconds, req.home, record.id))
+                DeadmanSwitch(supervisor.tag, req.grace_seconds, req.home, record.id,
+                              layout.root))
             outcome = supervisor.run()
     finally:
         sampler.stop()

@@ -13,8 +13,10 @@ whatever the ending: a failed or cancelled run keeps both copies, so nothing is 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +53,10 @@ class Layout:
     @property
     def usage(self) -> Path:
         return self.root / "usage.jsonl"
+
+    @property
+    def commit_file(self) -> Path:
+        return self.root / "outputs.json"
 
     def input_dir(self, channel: str) -> Path:
         return self.root / "input" / "data" / channel
@@ -89,21 +95,40 @@ def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> N
             _merge(source, target)
 
 
+def commit_targets(run: Run) -> dict[str, tuple[str, bool]]:
+    """Where each output is committed: channel → (local path, names one file)."""
+    return {name: (b.path, b.is_file) for name, b in run.outputs.items() if b.scheme == "file"}
+
+
+def save_commit_targets(layout: Layout, run: Run) -> None:
+    """Record the targets in the run directory, for whoever commits if the runner cannot."""
+    layout.commit_file.write_text(json.dumps(commit_targets(run), indent=2), encoding="utf-8")
+
+
+def commit_saved(layout: Layout) -> list[Committed]:
+    try:
+        saved = json.loads(layout.commit_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return commit(layout, {str(k): (str(v[0]), bool(v[1])) for k, v in saved.items()})
+
+
 def commit_outputs(layout: Layout, run: Run) -> list[Committed]:
-    """Copy each output channel to its file:// binding (changed files only, each atomically)."""
+    return commit(layout, commit_targets(run))
+
+
+def commit(layout: Layout, targets: Mapping[str, tuple[str, bool]]) -> list[Committed]:
+    """Copy each output channel to its target (changed files only, each atomically)."""
     done = []
-    for name, binding in run.outputs.items():
-        if binding.scheme != "file":
-            continue
-        source = layout.output_dir(name)
-        if Path(binding.path).resolve() == source.resolve():
+    for name, (path, is_file) in targets.items():
+        source, target = layout.output_dir(name), Path(path)
+        if target.resolve() == source.resolve():
             continue  # bound to its own run-directory folder: nothing to copy
-        if binding.is_file:
-            filename = binding.filename or name
-            files, size = _copy_file(source / filename, Path(binding.path))
+        if is_file:
+            files, size = _copy_file(source / target.name, target)
         else:
-            files, size = _merge(source, Path(binding.path))
-        done.append(Committed(name, Path(binding.path), files, size))
+            files, size = _merge(source, target)
+        done.append(Committed(name, target, files, size))
     return done
 
 
