@@ -1,6 +1,6 @@
 """Plan 100 generated runs in one process; compare with rendering the same runs alone.
 
-    .venv/bin/python benchmarks/bench_plan.py [--runs 100] [--env local]
+    .venv/bin/python benchmarks/bench_plan.py [--runs 100] [--env ack-dev]
 
 Measured: `trainstack plan RUN.yaml --env ENV` per run, as the CLI does it (`plan_run`: load,
 render for the platform's outputs, run the run program under Pulumi's mocks, collect). Baseline:
@@ -92,7 +92,7 @@ def _per_run(fn: Callable[[Path], object], paths: list[Path]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--env", default="local")
+    parser.add_argument("--env", default="ack-dev")  # its runs bind oss://: a platform with OSS
     args = parser.parse_args()
 
     from trainstack.infra.run.options import render_options

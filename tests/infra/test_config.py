@@ -150,3 +150,41 @@ def test_numbers_may_arrive_as_strings_or_floats() -> None:
     cfg = load_with("ack-dev", trainstack__gpuPools=pools)
     assert cfg.ack is not None
     assert (cfg.ack.gpu_pools[0].min_size, cfg.ack.gpu_pools[0].max_size) == (1, 3)
+
+
+OSS_KEYS = ("trainstack:ossAccessKeyId", "trainstack:ossAccessKeySecret")
+
+
+def load_oss(env: str, keys: tuple[str, ...], secret: tuple[str, ...]) -> PlatformConfig:
+    values, secret_keys = shipped(env)
+    values |= {k: f"value-of-{k}" for k in keys}
+    return load(values, stack=env, source=f"Pulumi.{env}.yaml",
+                secret_keys=secret_keys | frozenset(secret))
+
+
+def test_oss_access_key_is_optional_and_both_secret_keys_enable_it() -> None:
+    assert load_with("local").oss_access_key is False
+    assert load_oss("local", OSS_KEYS, OSS_KEYS).oss_access_key is True
+
+
+def test_half_an_oss_access_key_names_the_missing_key() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_oss("local", OSS_KEYS[:1], OSS_KEYS[:1])
+    assert "trainstack:ossAccessKeySecret: expected a secret, but it is missing" in \
+        caught.value.message
+    assert "pulumi config set --secret trainstack:ossAccessKeySecret" in (caught.value.hint or "")
+
+
+def test_oss_access_key_in_plain_text_is_refused() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_oss("local", OSS_KEYS, OSS_KEYS[:1])
+    assert caught.value.message == ("Pulumi.local.yaml: trainstack:ossAccessKeySecret: is set in "
+                                    "plain text; it must be a secret")
+
+
+def test_oss_access_key_is_refused_in_ack_mode() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_oss("ack-dev", OSS_KEYS, OSS_KEYS)
+    assert "trainstack:ossAccessKeyId: not used when trainstack:mode is ack" in \
+        caught.value.message
+    assert "RRSA" in caught.value.message

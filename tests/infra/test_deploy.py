@@ -25,7 +25,14 @@ STACK = "local.mnist-baseline-01"
 PLATFORM = "organization/trainstack/local"
 PLATFORM_OUTPUTS = {"mode": "kubeconfig", "kubeconfig": "[secret]", "kubeContext": "kind-x",
                     "namespaces": {"vision": "team-vision"},
-                    "pullSecretName": "trainstack-registry", "kubedlVersion": "v0.5.0"}
+                    "pullSecretName": "trainstack-registry", "kubedlVersion": "v0.5.0",
+                    "ossAuth": {"type": "secret", "secretName": "trainstack-oss"}}
+# What the CLI prints when a stack's state does not open with the passphrase it was given
+# (pkg/secrets/passphrase: every secret in the state is decrypted on load, even for
+# `stack output` without --show-secrets).
+WRONG_PASSPHRASE = ("error: could not deserialize deployment: failed to decrypt: incorrect "
+                    "passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase or "
+                    "set PULUMI_CONFIG_PASSPHRASE_FILE to a file containing the passphrase")
 MANIFESTS = [
     {"apiVersion": "v1", "kind": "ConfigMap",
      "metadata": {"name": "mnist-baseline-01-config", "namespace": "vision"},
@@ -40,13 +47,16 @@ class RecordingPulumi(PulumiCommand):
     """Stands in for the ``pulumi`` CLI: records every call, answers from canned results."""
 
     def __init__(self, stacks: set[str] | None = None, fail_up: bool = False,
-                 platform: dict[str, Any] | None = None) -> None:
+                 platform: dict[str, Any] | None = None,
+                 passphrases: dict[str, str] | None = None) -> None:
         # Deliberately not calling super().__init__: it would run `pulumi version`.
         self.command = "pulumi"
         self.version = VersionInfo.parse("3.272.0")
         self.stacks = set(stacks or ())
         self.fail_up = fail_up
         self.platform = platform  # the platform stack's outputs; None: no platform stack
+        # stack -> the passphrase its state was encrypted with; reading it takes that one.
+        self.passphrases = dict(passphrases or {})
         self.calls: list[list[str]] = []
         self.envs: list[dict[str, str]] = []
 
@@ -54,13 +64,23 @@ class RecordingPulumi(PulumiCommand):
             on_error: Any = None) -> CommandResult:
         self.calls.append(list(args))
         self.envs.append(dict(additional_env))
-        result = self._answer(list(args))
+        result = self._locked(list(args), additional_env) or self._answer(list(args))
         if on_output:
             for line in result.stdout.splitlines():
                 on_output(line)
         if result.code != 0:
             raise create_command_error(result)
         return result
+
+    def _locked(self, args: list[str], env: Any) -> CommandResult | None:
+        """Commands that load a stack's state fail when its passphrase is not the one given."""
+        stack = args[args.index("--stack") + 1] if "--stack" in args else None
+        loads_state = args[0] in ("up", "destroy") or args[:2] in (
+            ["stack", "output"], ["stack", "history"])
+        wanted = self.passphrases.get(stack or "")
+        if loads_state and wanted is not None and env.get("PULUMI_CONFIG_PASSPHRASE") != wanted:
+            return CommandResult("", WRONG_PASSPHRASE, 255)
+        return None
 
     def _answer(self, args: list[str]) -> CommandResult:
         stack = args[args.index("--stack") + 1] if "--stack" in args else None
@@ -310,3 +330,77 @@ def test_deploy_without_a_platform_stack_says_so(home: Path) -> None:
     assert "no platform stack 'organization/trainstack/local'" in caught.value.message
     assert "pulumi up --stack local" in (caught.value.hint or "")
     assert cli.verbs() == ["stack output"], "nothing is created without a platform"
+
+
+# --- one passphrase for the platform and its run stacks -----------------------------------------
+
+PLATFORM_PASSPHRASE = "the-platform-passphrase"
+
+
+def test_a_platform_passphrase_mismatch_is_one_clear_error_before_anything_exists(
+        home: Path) -> None:
+    from trainstack.deploy.service import deploy as deploy_file
+    from trainstack.errors import ConfigError
+
+    cli = RecordingPulumi(platform=PLATFORM_OUTPUTS, passphrases={PLATFORM: PLATFORM_PASSPHRASE})
+    with pytest.raises(ConfigError) as caught:
+        deploy_file(RUN_FILE, "local", command=cli, home=home)
+    error = caught.value
+    generated = home / "pulumi-passphrase"
+    assert error.message == (
+        f"platform stack '{PLATFORM}' was encrypted with another passphrase than the run stacks' "
+        f"passphrase ({generated}), so a run stack's StackReference could not decrypt its "
+        "kubeconfig")
+    assert error.hint is not None
+    assert "set PULUMI_CONFIG_PASSPHRASE to the passphrase `pulumi up --stack local` ran with" \
+        in error.hint
+    # Detected on the first call: no run stack, no record, no index entry.
+    assert cli.verbs() == ["stack output"]
+    assert STACK not in cli.stacks
+    assert not (home / "stacks.json").exists()
+    phrase = generated.read_text().strip()
+    assert phrase not in error.render() and PLATFORM_PASSPHRASE not in error.render()
+
+
+def test_the_shared_passphrase_from_the_environment_deploys(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack.deploy.service import deploy as deploy_file
+
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", PLATFORM_PASSPHRASE)
+    cli = RecordingPulumi(platform=PLATFORM_OUTPUTS, passphrases={PLATFORM: PLATFORM_PASSPHRASE})
+    entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
+    assert "up --yes" in cli.verbs() and entry.stack == STACK
+
+
+def test_a_wrong_passphrase_from_the_environment_is_named_as_such(
+        home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import trainstack.deploy.workspace as workspace
+
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "not-the-platform-one")
+    cli = RecordingPulumi(platform=PLATFORM_OUTPUTS, passphrases={PLATFORM: PLATFORM_PASSPHRASE})
+    monkeypatch.setattr(workspace, "find_pulumi", lambda: cli)
+    with pytest.raises(SystemExit) as done:
+        main(["deploy", str(RUN_FILE), "--env", "local"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "than the run stacks' passphrase ($PULUMI_CONFIG_PASSPHRASE)" in err
+    assert "hint: set PULUMI_CONFIG_PASSPHRASE to the passphrase" in err
+    assert "not-the-platform-one" not in err and "Traceback" not in err
+    assert cli.verbs() == ["stack output"]
+
+
+def test_a_run_stack_that_does_not_open_says_what_to_set(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack.deploy.service import status
+    from trainstack.errors import ConfigError
+
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "the-first-passphrase")
+    cli = RecordingPulumi(passphrases={STACK: "the-first-passphrase"})
+    deploy(cli, home)
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "a-later-passphrase")
+    with pytest.raises(ConfigError) as caught:
+        status("mnist-baseline-01", command=cli, home=home)
+    assert caught.value.message == (f"stack '{STACK}' does not open with the run stacks' "
+                                    "passphrase ($PULUMI_CONFIG_PASSPHRASE)")
+    assert caught.value.hint == ("set PULUMI_CONFIG_PASSPHRASE to the passphrase the stack was "
+                                 "deployed with")

@@ -26,6 +26,23 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
 
 
+# What `pulumi config set --secret trainstack:ossAccessKeyId ...` leaves in Pulumi.local.yaml.
+OSS_CIPHERTEXT = {"ossAccessKeyId": "v1:T1NTSUQ=:b3NzLWtleS1pZC1jaXBoZXJ0ZXh0",
+                  "ossAccessKeySecret": "v1:T1NTU0VDUkVU:b3NzLWtleS1zZWNyZXQtY2lwaGVydGV4dA=="}
+
+
+@pytest.fixture
+def local_with_oss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The platform project with Pulumi.local.yaml plus an OSS AccessKey (secure values)."""
+    shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    text = (REPO / "Pulumi.local.yaml").read_text()
+    text += "".join(f"  trainstack:{key}:\n    secure: {value}\n"
+                    for key, value in OSS_CIPHERTEXT.items())
+    (tmp_path / "Pulumi.local.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 def test_plan_local_lists_every_resource_with_its_type(in_repo: None) -> None:
     doc = plan_json("--env", "local")
     assert doc["kind"] == "platform" and doc["stack"] == "local"
@@ -107,17 +124,18 @@ def test_plan_works_from_a_subfolder(monkeypatch: pytest.MonkeyPatch) -> None:
 RUN_FILE = "components/mnist-ddp/runs/baseline.yaml"
 
 
-def test_plan_run_lists_exactly_the_rendered_objects(in_repo: None) -> None:
+def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> None:
     from trainstack.render import RenderOptions, render_run
     from trainstack.spec import load_run
 
-    doc = plan_json(RUN_FILE, "--env", "local")
+    doc = plan_json(str(REPO / RUN_FILE), "--env", "local")
     assert (doc["kind"], doc["project"], doc["stack"]) == (
         "run", "trainstack-runs", "local.mnist-baseline-01")
     # Rendered for what Pulumi.local.yaml's platform provides: team vision's namespace, a local
-    # cluster, the platform's pull secret.
+    # cluster, the platform's pull secret and OSS AccessKey Secret.
     expected = render_run(load_run(REPO / RUN_FILE), options=RenderOptions(
-        namespace="vision", local_cluster=True, pull_secret="trainstack-registry"))
+        namespace="vision", local_cluster=True, pull_secret="trainstack-registry",
+        oss_secret="trainstack-oss"))
     created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
     assert len(created) == len(expected)
     job = next(r for r in created if r["type"].endswith(":PyTorchJob"))
@@ -135,15 +153,66 @@ def test_plan_run_lists_exactly_the_rendered_objects(in_repo: None) -> None:
 def test_plan_run_for_ack_uses_the_cloud_platform(in_repo: None) -> None:
     doc = plan_json(RUN_FILE, "--env", "ack-dev")
     volumes = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:PersistentVolume"]
-    attributes = volumes[0]["inputs"]["spec"]["csi"]["volumeAttributes"]
-    assert attributes["roleName"] == "trainstack-ack-dev-jobs"
-    assert attributes["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
+    assert len(volumes) == 3
+    for volume in volumes:
+        csi = volume["inputs"]["spec"]["csi"]
+        attributes = csi["volumeAttributes"]
+        assert attributes["authType"] == "rrsa"
+        assert attributes["roleName"] == "trainstack-ack-dev-jobs"
+        assert attributes["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
+        assert "nodePublishSecretRef" not in csi
     assert "plan-secret-placeholder" not in json.dumps(doc)
 
 
-def test_plan_run_then_platform_in_one_process(in_repo: None) -> None:
-    first = plan_json(RUN_FILE, "--env", "local")
+def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
+    run_file = str(REPO / RUN_FILE)
+    first = plan_json(run_file, "--env", "local")
     platform = plan_json("--env", "local")
-    again = plan_json(RUN_FILE, "--env", "local")
+    again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 23}
+    assert platform["summary"] == {"create": 23 + 2}, "plus the OSS Secret of both teams"
+
+
+def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:
+    doc = plan_json("--env", "local")
+    secrets = {r["name"]: r["inputs"] for r in doc["resources"]
+               if r["type"] == "kubernetes:core/v1:Secret"}
+    assert {n for n in secrets if n.startswith("oss-secret-")} == {
+        "oss-secret-vision", "oss-secret-nlp"}
+    assert secrets["oss-secret-vision"]["stringData"] == "[secret]"
+    assert doc["outputs"]["ossAuth"] == {"type": "secret", "secretName": "trainstack-oss"}
+    text = json.dumps(doc)
+    assert "plan-secret-placeholder" not in text
+    assert not any(c in text or c.split(":")[2] in text for c in OSS_CIPHERTEXT.values())
+    run = plan_json(str(REPO / RUN_FILE), "--env", "local")
+    volume = next(r for r in run["resources"]
+                  if r["type"] == "kubernetes:core/v1:PersistentVolume")
+    assert volume["inputs"]["spec"]["csi"]["nodePublishSecretRef"] == {
+        "name": "trainstack-oss", "namespace": "vision"}
+
+
+def test_the_access_key_values_never_reach_a_plan() -> None:
+    """The plan engine given the real values (not the file's placeholders) masks them all."""
+    from trainstack.infra.platform.program import build, load_stack_config
+    from trainstack.plan.engine import run_program
+    from trainstack.plan.envfile import find_project, read_env
+
+    key_id, key_secret = "LTAI5tOssKeyIdForTests", "0ssK3ySecretForTests0nly"
+    oss = {"trainstack:ossAccessKeyId": key_id, "trainstack:ossAccessKeySecret": key_secret}
+    cfg = read_env(find_project(REPO), "local")
+    plan = run_program(lambda: build(load_stack_config()), project="trainstack", stack="local",
+                       config={**cfg.values, **oss}, secret_keys=cfg.secret_keys | set(oss))
+    text = json.dumps([r.to_json() for r in plan.resources]) + json.dumps(plan.outputs)
+    assert "oss-secret-vision" in text
+    assert key_id not in text and key_secret not in text
+
+
+def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
+        in_repo: None, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["plan", RUN_FILE, "--env", "local", "--json"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "oss://acme-data/mnist/ needs OSS credentials" in err
+    assert "pulumi config set --secret trainstack:ossAccessKeyId" in err
+    assert "Traceback" not in err

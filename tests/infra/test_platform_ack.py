@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pulumi
+import pytest
 
 POOL = "alicloud:cs/nodePool:NodePool"
 SC = "kubernetes:storage.k8s.io/v1:StorageClass"
@@ -115,10 +117,12 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
     assert role["roleName"] == "trainstack-test-jobs"
     trust = json.loads(role["assumeRolePolicyDocument"])
     principals = [s["Principal"] for s in trust["Statement"]]
-    # Nodes (OSS CSI authType sts) and pods through the cluster's RRSA OIDC provider.
-    assert principals == [{"Service": ["ecs.aliyuncs.com"]},
-                          {"Federated": ["acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"]}]
-    assert trust["Statement"][1]["Condition"]["StringEquals"]["oidc:aud"] == "sts.aliyuncs.com"
+    # Only the cluster's RRSA OIDC provider (the OSS CSI driver's service account): no ECS
+    # principal, so the role can never become a node-wide credential.
+    assert principals == [{"Federated": ["acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"]}]
+    assert trust["Statement"][0]["Condition"]["StringEquals"] == {
+        "oidc:aud": "sts.aliyuncs.com",
+        "oidc:iss": "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee"}
     policy = mocks.one("alicloud:ram/policy:Policy", "jobs-oss-policy")
     assert "acs:oss:*:*:acme-trainstack-dev-checkpoints/*" in policy["policyDocument"]
 
@@ -158,3 +162,55 @@ def test_controller_gets_the_gang_scheduler_and_stays_off_gpu_nodes(mocks: Any) 
     (container,) = controller["spec"]["template"]["spec"]["containers"]
     assert "--gang-scheduler-name=kube-coscheduler" in container["args"]
     assert "tolerations" not in controller["spec"]["template"]["spec"]
+
+
+# --- OSS: one scheme, RRSA with the jobs role, on both sides ------------------------------------
+
+RUN_FILE = Path(__file__).resolve().parents[2] / "components/mnist-ddp/runs/baseline.yaml"
+
+
+def settled(mocks: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    """The outputs as a StackReference sees them without --show-secrets."""
+    result = {}
+    for key, output in outputs.items():
+        value, secret = mocks.resolve(output)
+        result[key] = "[secret]" if secret else value
+    return result
+
+
+def test_node_pools_carry_no_jobs_role_and_no_oss_secret_exists(mocks: Any) -> None:
+    build_ack(mocks)
+    pools = mocks.of_type(POOL)
+    assert pools and all("ramRoleName" not in p.inputs for p in pools), \
+        "nodes keep ACK's worker role; the jobs role is reached through RRSA only"
+    secrets = {r.inputs["metadata"]["name"] for r in mocks.of_type("kubernetes:core/v1:Secret")}
+    assert secrets == {"trainstack-registry"}
+
+
+def test_rendered_oss_volumes_use_the_role_and_scheme_of_the_storage_class(mocks: Any) -> None:
+    from trainstack.infra.run.options import render_options
+    from trainstack.render import render_run
+    from trainstack.spec import load_run
+
+    outputs = settled(mocks, build_ack(mocks))
+    role = mocks.one("alicloud:ram/role:Role", "jobs-role")["roleName"]
+    assert outputs["ossAuth"] == {"type": "rrsa", "roleName": role}
+    storage_class = mocks.one(SC, "sc-oss")["parameters"]
+    assert (storage_class["authType"], storage_class["roleName"]) == ("rrsa", role)
+    run = load_run(RUN_FILE)
+    manifests = render_run(run, options=render_options(outputs, run, "ack-dev"))
+    volumes = [m for m in manifests if m["kind"] == "PersistentVolume"]
+    assert len(volumes) == 3
+    for volume in volumes:
+        csi = volume["spec"]["csi"]
+        attributes = csi["volumeAttributes"]
+        assert (attributes["authType"], attributes["roleName"]) == ("rrsa", role)
+        assert attributes["url"] == storage_class["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
+        assert "nodePublishSecretRef" not in csi, "no AccessKey Secret exists on ack"
+
+
+def test_a_cluster_without_rrsa_gets_no_trust_policy() -> None:
+    from trainstack.infra.platform.iam import trust_policy
+
+    with pytest.raises(ValueError, match="no RRSA OIDC provider"):
+        trust_policy(None)

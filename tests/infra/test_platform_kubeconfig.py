@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pulumi
+import pytest
 
 PC = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 SC = "kubernetes:storage.k8s.io/v1:StorageClass"
@@ -126,3 +128,98 @@ def test_outputs_for_run_stacks(mocks: Any) -> None:
     outputs = mocks.run(lambda: build(load_stack_config()))
     value, secret = mocks.resolve(outputs["kubeconfig"])
     assert (value, secret) == ("", True), "the kubeconfig output is a secret even when empty"
+
+
+# --- OSS: the AccessKey Secret the renderer's OSS volumes name ---------------------------------
+
+OSS_KEY_ID = "LTAI5tOssKeyIdForTests"
+OSS_KEY_SECRET = "0ssK3ySecretForTests0nly"
+OSS_CONFIG = {"trainstack:ossAccessKeyId": OSS_KEY_ID,
+              "trainstack:ossAccessKeySecret": OSS_KEY_SECRET}
+RUN_FILE = Path(__file__).resolve().parents[2] / "components/mnist-ddp/runs/baseline.yaml"
+
+
+def build_local_with_oss(mocks: Any) -> dict[str, Any]:
+    """Pulumi.local.yaml plus an AccessKey set with `pulumi config set --secret`."""
+    values = mocks.use_env("local", **OSS_CONFIG)
+    mocks.configure(values, ["trainstack:registryPassword", *OSS_CONFIG])
+    from trainstack.infra.platform.program import build, load_stack_config
+
+    return mocks.run(lambda: build(load_stack_config()))  # type: ignore[no-any-return]
+
+
+def settled(mocks: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    """The outputs as a StackReference sees them without --show-secrets."""
+    result = {}
+    for key, output in outputs.items():
+        value, secret = mocks.resolve(output)
+        result[key] = "[secret]" if secret else value
+    return result
+
+
+def oss_secrets(mocks: Any) -> list[Any]:
+    return [r for r in mocks.of_type(SECRET) if r.inputs["metadata"]["name"] == "trainstack-oss"]
+
+
+def test_no_oss_secret_unless_an_access_key_is_configured(mocks: Any) -> None:
+    outputs = settled(mocks, build_local(mocks))
+    assert oss_secrets(mocks) == []
+    assert outputs["ossAuth"] == {"type": "none"}
+
+
+def test_the_access_key_becomes_a_secret_in_every_team_namespace(mocks: Any) -> None:
+    from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
+
+    outputs = settled(mocks, build_local_with_oss(mocks))
+    secrets = {r.inputs["metadata"]["namespace"]: r for r in oss_secrets(mocks)}
+    assert sorted(secrets) == ["nlp", "vision"]
+    for secret in secrets.values():
+        assert secret.inputs["type"] == "Opaque"
+        # Encrypted in state, [secret] in every preview: the engine gets it wrapped as a secret.
+        assert is_rpc_secret(secret.inputs["stringData"])
+        assert unwrap_rpc_secret(secret.inputs["stringData"]) == {
+            "akId": OSS_KEY_ID, "akSecret": OSS_KEY_SECRET}
+        assert secret.provider is not None and "::k8s::" in secret.provider
+    assert outputs["ossAuth"] == {"type": "secret", "secretName": "trainstack-oss"}
+    # Names only leave the platform; the AccessKey is in no output and no other resource.
+    others = [r.inputs for r in mocks.resources if r not in oss_secrets(mocks)]
+    for text in (json.dumps(outputs), json.dumps(others, default=str)):
+        assert OSS_KEY_ID not in text and OSS_KEY_SECRET not in text
+
+
+def test_rendered_oss_volumes_name_the_secret_the_platform_created(mocks: Any) -> None:
+    from trainstack.infra.run.options import render_options
+    from trainstack.render import dump_yaml, render_run
+    from trainstack.spec import load_run
+
+    outputs = settled(mocks, build_local_with_oss(mocks))
+    created = {(r.inputs["metadata"]["name"], r.inputs["metadata"]["namespace"])
+               for r in oss_secrets(mocks)}
+    run = load_run(RUN_FILE)  # oss:// input and outputs, team vision
+    manifests = render_run(run, options=render_options(outputs, run, "local"))
+    volumes = [m for m in manifests if m["kind"] == "PersistentVolume"]
+    assert len(volumes) == 3
+    for volume in volumes:
+        csi = volume["spec"]["csi"]
+        ref = csi["nodePublishSecretRef"]
+        assert (ref["name"], ref["namespace"]) in created, "the Secret the volume names exists"
+        assert "authType" not in csi["volumeAttributes"]
+    text = dump_yaml(manifests)
+    assert OSS_KEY_ID not in text and OSS_KEY_SECRET not in text
+
+
+def test_without_an_access_key_an_oss_run_says_what_to_set(mocks: Any) -> None:
+    from trainstack.infra.run.options import render_options
+    from trainstack.render import RenderError, render_run
+    from trainstack.spec import load_run
+
+    outputs = settled(mocks, build_local(mocks))
+    run = load_run(RUN_FILE)
+    with pytest.raises(RenderError) as caught:
+        render_run(run, options=render_options(outputs, run, "local"))
+    assert "oss://acme-data/mnist/ needs OSS credentials" in caught.value.message
+    hint = caught.value.hint or ""
+    assert "environment 'local' has no OSS credentials" in hint
+    assert "pulumi config set --secret trainstack:ossAccessKeyId <ossAccessKeyId> --stack local" \
+        in hint
+    assert "pulumi up --stack local" in hint

@@ -149,13 +149,41 @@ def test_render_options_follow_the_platform(mocks: Any) -> None:
 
     run = load_run(RUN_FILE)  # tags.team: vision
     local = render_options({"mode": "kubeconfig", "namespaces": {"vision": "team-vision"},
-                            "pullSecretName": "trainstack-registry"}, run, "local")
+                            "pullSecretName": "trainstack-registry",
+                            "ossAuth": {"type": "secret", "secretName": "trainstack-oss"}},
+                           run, "local")
     assert (local.namespace, local.local_cluster) == ("team-vision", True)
+    assert (local.oss_secret, local.oss_ram_role) == ("trainstack-oss", None)
     ack = render_options({"mode": "ack", "region": "cn-beijing", "jobsRole": "jobs",
                           "namespaces": {"vision": "vision", "nlp": "nlp"},
-                          "pullSecretName": "trainstack-registry"}, run, "ack-dev")
+                          "pullSecretName": "trainstack-registry",
+                          "ossAuth": {"type": "rrsa", "roleName": "jobs"}}, run, "ack-dev")
     assert (ack.local_cluster, ack.oss_ram_role, ack.oss_secret) == (False, "jobs", None)
     assert ack.oss_endpoint == "oss-cn-beijing-internal.aliyuncs.com"
+
+
+@pytest.mark.parametrize(("outputs", "expected"), [
+    # kubeconfig mode without an AccessKey: no Secret to name, a hint saying how to add one.
+    ({"mode": "kubeconfig", "ossAuth": {"type": "none"}}, (None, None, True)),
+    # Platforms deployed before the ossAuth output: ack had the role, kubeconfig no Secret.
+    ({"mode": "ack", "jobsRole": "jobs"}, (None, "jobs", False)),
+    ({"mode": "kubeconfig"}, (None, None, True)),
+])
+def test_oss_credentials_are_exactly_what_the_platform_provides(
+        outputs: dict[str, Any], expected: tuple[Any, Any, bool]) -> None:
+    from trainstack.infra.run.options import oss_credentials
+
+    secret, role, hint = oss_credentials(outputs, "local")
+    assert (secret, role, hint is not None) == expected
+
+
+def test_an_unreadable_oss_auth_output_is_a_clear_error() -> None:
+    from trainstack.errors import ConfigError
+    from trainstack.infra.run.options import oss_credentials
+
+    with pytest.raises(ConfigError) as caught:
+        oss_credentials({"mode": "ack", "ossAuth": {"type": "sts", "roleName": "jobs"}}, "ack-dev")
+    assert "ossAuth output is {'type': 'sts', 'roleName': 'jobs'}" in caught.value.message
 
 
 def test_a_team_the_environment_lacks_is_a_clear_error(mocks: Any) -> None:

@@ -1,4 +1,5 @@
-"""No secret value reaches a rendered file: registry credentials are referenced by name only."""
+"""No secret value reaches a rendered file: registry and OSS credentials are referenced by name
+only."""
 
 from __future__ import annotations
 
@@ -12,14 +13,20 @@ from trainstack.cli.main import main
 from trainstack.render import dump_yaml, render_run
 
 PASSWORD = "s3cr3t-Registry-Pa55w0rd"
+OSS_KEY_ID = "LTAI5tOssKeyIdForTests"
+OSS_KEY_SECRET = "0ssK3ySecretForTests0nly"
 
 
 @pytest.fixture
 def registry_password(monkeypatch: pytest.MonkeyPatch) -> str:
-    # Where the platform and CI put it: a Pulumi secret config value and the environment.
-    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"trainstack:registryPassword": PASSWORD}))
+    # Where the platform and CI put them: Pulumi secret config values and the environment.
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({
+        "trainstack:registryPassword": PASSWORD, "trainstack:ossAccessKeyId": OSS_KEY_ID,
+        "trainstack:ossAccessKeySecret": OSS_KEY_SECRET}))
     monkeypatch.setenv("TRAINSTACK_REGISTRY_PASSWORD", PASSWORD)
     monkeypatch.setenv("DOCKER_PASSWORD", PASSWORD)
+    monkeypatch.setenv("ALICLOUD_ACCESS_KEY", OSS_KEY_ID)
+    monkeypatch.setenv("ALICLOUD_SECRET_KEY", OSS_KEY_SECRET)
     return PASSWORD
 
 
@@ -27,7 +34,8 @@ def test_no_secret_in_any_rendered_file(registry_password: str, tmp_path: Path) 
     for case in CASES:
         docs = render_run(case.run(), options=case.options)
         text = dump_yaml(docs)
-        assert registry_password not in text, case.name
+        for secret in (registry_password, OSS_KEY_ID, OSS_KEY_SECRET):
+            assert secret not in text, case.name
         for doc in docs:
             assert doc["kind"] != "Secret", case.name
             pod_specs = _pod_specs(doc)
@@ -36,7 +44,9 @@ def test_no_secret_in_any_rendered_file(registry_password: str, tmp_path: Path) 
                     assert set(ref) == {"name"}, ref
     main(["render", str(SPECS / "pytorch.run.yaml"), "-o", str(tmp_path)])
     for path in tmp_path.iterdir():
-        assert registry_password not in path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+        for secret in (registry_password, OSS_KEY_ID, OSS_KEY_SECRET):
+            assert secret not in text, path
 
 
 def test_pull_secret_referenced_by_name() -> None:

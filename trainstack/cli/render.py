@@ -23,8 +23,8 @@ from trainstack.spec import load_run
               help="OSS endpoint for oss:// URIs that name none.")
 @click.option("--oss-secret", default=DEFAULT_OSS_SECRET, show_default=True,
               help="Secret (akId, akSecret) the OSS CSI driver mounts with, by name.")
-@click.option("--oss-role", default=None, help="RAM role for the OSS CSI driver (instead of a "
-              "Secret).")
+@click.option("--oss-role", default=None, help="RAM role the OSS CSI driver assumes through "
+              "RRSA (authType: rrsa), instead of a Secret.")
 @click.option("--pull-secret", default=DEFAULT_PULL_SECRET, show_default=True,
               help="Image pull secret (by name) when the run and component name none.")
 @click.option("--code-bucket", default=None,

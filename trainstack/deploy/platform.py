@@ -5,6 +5,11 @@ endpoint and role, pull secret); those are the platform stack's outputs. They ar
 ``pulumi stack output --json`` *without* ``--show-secrets``: secret outputs (the kubeconfig)
 arrive as ``[secret]`` and are never decrypted here — only the run program's StackReference reads
 them, inside the engine.
+
+This read is also the passphrase check: the CLI opens the platform stack's state with the run
+stacks' passphrase (it decrypts every secret in it, even without ``--show-secrets``), exactly as
+the StackReference will. A passphrase that does not match fails here, before any run stack exists,
+as one ``ConfigError`` that says what to set — not as a failed ``up`` deep in the engine.
 """
 
 from __future__ import annotations
@@ -12,7 +17,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from trainstack.deploy.settings import DeploySettings, platform_stack_name
+from trainstack.deploy.settings import (
+    DeploySettings,
+    is_passphrase_error,
+    passphrase_mismatch,
+    platform_stack_name,
+)
 from trainstack.errors import NotFoundError, UserError
 
 if TYPE_CHECKING:
@@ -33,6 +43,8 @@ def read_platform_outputs(settings: DeploySettings, env: str, command: auto.Pulu
             hint=f"`pulumi up --stack {env}` the platform first, in the backend run stacks use "
                  "($TRAINSTACK_BACKEND_URL), or name it with $TRAINSTACK_PLATFORM_STACK") from None
     except CommandError as err:
+        if is_passphrase_error(str(err)):
+            raise passphrase_mismatch(settings, name, platform_env=env) from None
         tail = "\n".join(str(err).strip().splitlines()[-5:])
         raise UserError(f"reading the outputs of platform stack {name!r} failed:\n{tail}"
                         ) from None

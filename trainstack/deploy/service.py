@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 from trainstack.deploy.index import RunIndex, StackEntry
 from trainstack.deploy.settings import (
     DeploySettings,
+    is_passphrase_error,
     load_settings,
+    passphrase_mismatch,
     platform_stack_name,
     run_stack_name,
 )
@@ -88,7 +90,7 @@ def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
         for key, value in build_run(run, manifests, platform).items():
             pulumi.export(key, value)
 
-    with _cli_errors(f"deploying {run.name} ({stack_name})"):
+    with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _open(settings, stack_name, program, command, create=True)
         _configure(stack, run, env, platform)
         registry_id = _record_pending(settings, run, stack_name)
@@ -121,7 +123,7 @@ def status(run: str, env: str | None = None, *, command: auto.PulumiCommand | No
     entry = RunIndex(home or state_home()).find(run, env)  # nothing is created for a typo
     cli = command or find_pulumi()
     settings = load_settings(home, entry.backend)
-    with _cli_errors(f"reading the stack of {run} ({entry.stack})"):
+    with _cli_errors(f"reading the stack of {run} ({entry.stack})", settings, entry.stack):
         stack = _open(settings, entry.stack, _no_program, cli, create=False)
         info = stack.info(show_secrets=False)
         outputs = {k: "[secret]" if v.secret else v.value for k, v in stack.outputs().items()}
@@ -141,7 +143,7 @@ def destroy(run: str, env: str | None = None, *, command: auto.PulumiCommand | N
     entry = index.find(run, env)
     cli = command or find_pulumi()
     settings = load_settings(home, entry.backend)
-    with _cli_errors(f"destroying {run} ({entry.stack})"):
+    with _cli_errors(f"destroying {run} ({entry.stack})", settings, entry.stack):
         stack = _open(settings, entry.stack, _no_program, cli, create=False)
         stack.destroy(on_output=on_output, show_secrets=False, remove=True)
     _record_end(settings, entry.registry_id, failed=False, reason="destroyed")
@@ -182,8 +184,9 @@ def _configure(stack: auto.Stack, run: Run, env: str, platform: str) -> None:
 
 
 @contextmanager
-def _cli_errors(doing: str) -> Iterator[None]:
-    """Turn the Automation API's CommandError into a DeployFailedError with the CLI's words."""
+def _cli_errors(doing: str, settings: DeploySettings, stack: str) -> Iterator[None]:
+    """Turn the Automation API's CommandError into a DeployFailedError with the CLI's words
+    (a wrong passphrase: into the one ConfigError that says what to set)."""
     from pulumi.automation.errors import CommandError, ConcurrentUpdateError
 
     try:
@@ -192,6 +195,8 @@ def _cli_errors(doing: str) -> Iterator[None]:
         raise DeployFailedError(f"{doing}: another update of this stack is running",
                                 hint="one update per stack at a time; wait and retry") from None
     except CommandError as err:
+        if is_passphrase_error(str(err)):
+            raise passphrase_mismatch(settings, stack) from None
         # The CLI masks secrets in what it prints; keep the end, where the reason is.
         lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
         raise DeployFailedError(f"{doing} failed:\n" + "\n".join(lines[-_TAIL_LINES:])

@@ -4,7 +4,10 @@ State goes to a local file backend under the state home (``.trainstack/pulumi``)
 backend URL is given (``--backend`` or ``$TRAINSTACK_BACKEND_URL``: any Pulumi backend, e.g. the
 one the platform stack lives in, which StackReferences require). Secrets use the passphrase
 provider: ``$PULUMI_CONFIG_PASSPHRASE`` if set, otherwise a generated passphrase kept in a 0600
-file under the state home. The passphrase only ever travels in the CLI's environment.
+file under the state home. The passphrase only ever travels in the CLI's environment. A run
+stack's StackReference opens the platform stack's state with the run stack's passphrase, so a
+platform stack under the passphrase provider needs ``$PULUMI_CONFIG_PASSPHRASE`` set to its own
+(``deploy.platform`` checks this before anything is created).
 """
 
 from __future__ import annotations
@@ -71,6 +74,33 @@ def _passphrase(root: Path) -> tuple[str, str]:
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(secrets.token_urlsafe(32) + "\n")
     return path.read_text(encoding="utf-8").strip(), str(path)
+
+
+# What the Pulumi CLI says when a stack's secrets do not open with the passphrase it was given:
+# "incorrect passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase ..."
+# (pkg/secrets/passphrase). Reading any output of a stack that holds secrets decrypts them all,
+# with or without --show-secrets, so this is what a wrong passphrase looks like from outside.
+PASSPHRASE_ERROR = "incorrect passphrase"
+
+
+def is_passphrase_error(cli_output: str) -> bool:
+    return PASSPHRASE_ERROR in cli_output.lower()
+
+
+def passphrase_mismatch(settings: DeploySettings, stack: str, *, platform_env: str | None = None
+                        ) -> ConfigError:
+    """The one error for a stack whose secrets the run stacks' passphrase cannot open."""
+    using = f"the run stacks' passphrase ({settings.passphrase_from})"
+    if platform_env is not None:
+        return ConfigError(
+            f"platform stack {stack!r} was encrypted with another passphrase than {using}, so a "
+            "run stack's StackReference could not decrypt its kubeconfig",
+            hint=f"set {PASSPHRASE_ENV} to the passphrase `pulumi up --stack {platform_env}` ran "
+                 "with (run stacks and the platform stack must share one passphrase), then "
+                 "deploy again")
+    return ConfigError(
+        f"stack {stack!r} does not open with {using}",
+        hint=f"set {PASSPHRASE_ENV} to the passphrase the stack was deployed with")
 
 
 def run_stack_name(env: str, run: str) -> str:

@@ -22,6 +22,11 @@ PRIORITIES = range(1, 10)
 PULL_SECRET_NAME = "trainstack-registry"
 """The image pull secret created in every team namespace."""
 
+OSS_SECRET_NAME = "trainstack-oss"
+"""kubeconfig mode with an OSS AccessKey: the Secret (``akId``, ``akSecret``) the OSS CSI driver
+mounts with, in every team namespace (the renderer's default ``--oss-secret``). ack mode has none:
+its OSS volumes use the jobs RAM role through RRSA."""
+
 # StorageClass names, by role. ack creates disk/nas/oss; kubeconfig mode creates local.
 STORAGE_CLASS_DISK = "trainstack-disk"
 STORAGE_CLASS_NAS = "trainstack-nas"
@@ -37,6 +42,14 @@ OUT_REGISTRY = "registry"
 OUT_PULL_SECRET = "pullSecretName"
 OUT_KUBEDL_VERSION = "kubedlVersion"
 OUT_PRIORITY_CLASSES = "priorityClasses"
+OUT_JOBS_ROLE = "jobsRole"
+OUT_OSS_AUTH = "ossAuth"
+"""How OSS volumes authenticate on this platform; names only, never a credential:
+``{"type": "rrsa", "roleName": ...}`` (ack), ``{"type": "secret", "secretName": ...}`` (kubeconfig
+mode with an AccessKey) or ``{"type": "none"}`` (kubeconfig mode without one)."""
+OSS_AUTH_RRSA = "rrsa"
+OSS_AUTH_SECRET = "secret"
+OSS_AUTH_NONE = "none"
 
 
 def priority_class_name(priority: int) -> str:

@@ -26,9 +26,12 @@ class RenderOptions:
     # file:// bindings become hostPath volumes only on a local cluster (kind, minikube, ...).
     local_cluster: bool = False
     oss_endpoint: str = "oss-cn-hangzhou-internal.aliyuncs.com"  # when the URI names none
-    # OSS CSI credentials: a Secret holding akId/akSecret (by name), or a RAM role (STS).
+    # OSS CSI credentials: a Secret holding akId/akSecret (by name), or a RAM role the CSI
+    # driver assumes through RRSA (authType: rrsa; the role wins over the Secret). With neither,
+    # an oss:// binding is a RenderError, with oss_credentials_hint as its hint when given.
     oss_secret: str | None = DEFAULT_OSS_SECRET
     oss_ram_role: str | None = None
+    oss_credentials_hint: str | None = None
     pull_secret: str | None = DEFAULT_PULL_SECRET  # when neither run nor component names one
     # Where local code directories are uploaded (oss://bucket/prefix/); without it, small code
     # directories travel inside a ConfigMap.

@@ -104,13 +104,16 @@ class Storage:
         csi: dict[str, object] = {"driver": OSS_DRIVER, "volumeHandle": pv,
                                   "volumeAttributes": attrs}
         if self.options.oss_ram_role:
-            attrs["authType"] = "sts"
+            # RRSA: the CSI driver's ossfs pods assume the role with their service-account
+            # token; no credential on the node, in a Secret or in this manifest.
+            attrs["authType"] = "rrsa"
             attrs["roleName"] = self.options.oss_ram_role
         elif self.options.oss_secret:
             # The Secret holds akId/akSecret; the manifest names it, never its content.
             csi["nodePublishSecretRef"] = {"name": self.options.oss_secret, "namespace": self.ns}
         else:
-            raise RenderError(f"run {self.run.name!r}: {b.uri} needs OSS credentials for the "
-                              "CSI driver", hint="set --oss-secret NAME (a Secret with akId and "
-                              "akSecret) or --oss-role NAME (a RAM role)")
+            raise RenderError(
+                f"run {self.run.name!r}: {b.uri} needs OSS credentials for the CSI driver",
+                hint=self.options.oss_credentials_hint or "set --oss-secret NAME (a Secret with "
+                "akId and akSecret) or --oss-role NAME (a RAM role, assumed through RRSA)")
         return csi

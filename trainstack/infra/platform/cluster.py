@@ -33,7 +33,7 @@ def build_cluster(ack: AckConfig, net: Network, opts: pulumi.ResourceOptions) ->
         service_cidr=ack.service_cidr,
         new_nat_gateway=True,  # nodes pull images and pip packages from outside the VPC
         slb_internet_enabled=False,  # the API server is reached from inside the VPC only
-        enable_rrsa=True,  # lets job pods assume the jobs RAM role without node-wide keys
+        enable_rrsa=True,  # OSS volumes assume the jobs RAM role (iam.py) without node-wide keys
         deletion_protection=True,
         addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a) for a in CLUSTER_ADDONS],
         opts=opts,

@@ -37,6 +37,9 @@ KUBEDL_VERSION = "v0.5.0"
 KUBEDL_REPO = "https://raw.githubusercontent.com/kubedl-io/kubedl"
 
 _KUBECONFIG_ONLY = ("kubeconfig", "kubeContext", "localProvisioner")
+# kubeconfig mode, optional: the AccessKey the OSS CSI driver mounts oss:// volumes with. Both
+# keys or neither, each a secret. ack mode never takes one (its OSS volumes use RRSA).
+OSS_ACCESS_KEY_KEYS = ("ossAccessKeyId", "ossAccessKeySecret")
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,9 @@ class PlatformConfig:
     registry: RegistryConfig
     ack: AckConfig | None
     cluster: ClusterAccess | None
+    # kubeconfig mode: the stack config holds an OSS AccessKey (its values are read, as secrets,
+    # only by the program that puts them into the trainstack-oss Secret).
+    oss_access_key: bool = False
 
 
 def load(values: Mapping[str, Any], *, stack: str, source: str,
@@ -107,17 +113,21 @@ def load(values: Mapping[str, Any], *, stack: str, source: str,
                              f"{names.KUBEDL_CONFIG_NS}:", source, top_level=True))
     ack: AckConfig | None = None
     cluster: ClusterAccess | None = None
+    oss_access_key = False
     if mode == "ack":
         ack = load_ack(main, stack)
         # ACR personal edition, reached over the VPC endpoint (the seed's rule for custom images).
         default_server: Any = f"registry-vpc.{ack.region}.aliyuncs.com"
         other = {k: "only used when trainstack:mode is kubeconfig" for k in _KUBECONFIG_ONLY}
+        other |= {k: "not used when trainstack:mode is ack: OSS volumes mount with the "
+                     "platform's jobs RAM role (RRSA), no AccessKey" for k in OSS_ACCESS_KEY_KEYS}
     else:
         cluster = ClusterAccess(
             kubeconfig=main.optional_string("kubeconfig"),
             context=main.optional_string("kubeContext"),
             local_provisioner=main.string("localProvisioner", "rancher.io/local-path"),
         )
+        oss_access_key = _oss_access_key(main, stack)
         default_server = REQUIRED  # no sensible default off-cloud
         other = {k: "only used when trainstack:mode is ack" for k in ACK_KEYS}
     registry = RegistryConfig(
@@ -130,7 +140,20 @@ def load(values: Mapping[str, Any], *, stack: str, source: str,
         "pulumi config set --secret trainstack:registryPassword <password> --stack " + stack)
     main.finish(other)
     return PlatformConfig(stack=stack, mode="ack" if mode == "ack" else "kubeconfig",
-                          teams=teams, kubedl=kubedl, registry=registry, ack=ack, cluster=cluster)
+                          teams=teams, kubedl=kubedl, registry=registry, ack=ack, cluster=cluster,
+                          oss_access_key=oss_access_key)
+
+
+def _oss_access_key(main: Section, stack: str) -> bool:
+    """Whether the stack configures an OSS AccessKey: both keys, as secrets, or neither."""
+    given = [k for k in OSS_ACCESS_KEY_KEYS if main.has(k)]
+    how = "; ".join(f"pulumi config set --secret trainstack:{k} <{k}> --stack {stack}"
+                    for k in OSS_ACCESS_KEY_KEYS)
+    if not given:
+        return False
+    for key in OSS_ACCESS_KEY_KEYS:  # the missing one, or one set in plain text, is the error
+        main.require_secret_key(key, how)
+    return True
 
 
 def _teams(main: Section) -> tuple[Team, ...]:

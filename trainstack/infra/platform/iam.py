@@ -1,7 +1,11 @@
 """ack: the RAM role training jobs run as, allowed to use the platform's buckets and no others.
 
-Two ways in: the ECS service (OSS CSI volumes with ``authType: sts``) and the cluster's RRSA OIDC
-provider (pods and OSS volumes with ``authType: rrsa``), so neither needs an AccessKey Secret.
+One way in: the cluster's RRSA OIDC provider. OSS volumes (the ``trainstack-oss`` StorageClass
+and the renderer's static PersistentVolumes, both ``authType: rrsa``) are mounted by the OSS CSI
+driver's ossfs pods, which assume this role with their service-account token. The role is
+deliberately *not* trusted by the ECS service nor attached to node pools: a node role would hand
+the buckets to every process on every node (through the metadata service), and replacing ACK's
+worker role would take away what the node components need.
 """
 
 from __future__ import annotations
@@ -20,15 +24,19 @@ def jobs_role_name(ack: AckConfig) -> str:
 
 
 def trust_policy(rrsa: Any) -> str:
-    """Who may assume the role; ``rrsa`` is the cluster's RRSA metadata (None before it exists)."""
-    statements: list[dict[str, Any]] = [{"Action": "sts:AssumeRole", "Effect": "Allow",
-                                         "Principal": {"Service": ["ecs.aliyuncs.com"]}}]
+    """Who may assume the role: service accounts of this cluster, through its RRSA provider.
+
+    ``rrsa`` is the cluster's RRSA metadata; the cluster is created with RRSA enabled, so a
+    missing provider is a broken cluster, not something to paper over with a weaker policy.
+    """
     arn = getattr(rrsa, "ram_oidc_provider_arn", None)
     issuer = getattr(rrsa, "rrsa_oidc_issuer_url", None)
-    if arn and issuer:
-        statements.append({
-            "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Federated": [arn]},
-            "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com", "oidc:iss": issuer}}})
+    if not (arn and issuer):
+        raise ValueError("the cluster reports no RRSA OIDC provider (enable_rrsa): the jobs role "
+                         "could not be assumed by the OSS CSI driver")
+    statements = [{
+        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Federated": [arn]},
+        "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com", "oidc:iss": issuer}}}]
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
 

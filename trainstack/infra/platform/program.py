@@ -17,6 +17,7 @@ from trainstack.infra.configread import raw_stack_config
 from trainstack.infra.platform.ack import AckPlatform, build_ack
 from trainstack.infra.platform.config import PlatformConfig, load
 from trainstack.infra.platform.kubedl import install_kubedl
+from trainstack.infra.platform.osssecret import build_oss_secrets
 from trainstack.infra.platform.pullsecret import build_pull_secrets
 from trainstack.infra.platform.storageclasses import (
     build_ack_storage_classes,
@@ -56,6 +57,17 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         assert cfg.cluster is not None
         storage_classes = build_local_storage_class(cfg.cluster, opts)
     pull_secret = build_pull_secrets(cfg.registry, namespaces, opts)
+    # One OSS scheme per mode, exported so run stacks render volumes that match it: ack mounts
+    # with the jobs RAM role through RRSA (no credential on nodes or in a Secret); kubeconfig mode
+    # with the AccessKey Secret the platform creates, or not at all when none is configured.
+    oss_auth: dict[str, Any]
+    if cloud is not None:
+        oss_auth = {"type": names.OSS_AUTH_RRSA, "roleName": cloud.jobs_role}
+    elif cfg.oss_access_key:
+        oss_auth = {"type": names.OSS_AUTH_SECRET,
+                    "secretName": build_oss_secrets(namespaces, opts)}
+    else:
+        oss_auth = {"type": names.OSS_AUTH_NONE}
 
     outputs: dict[str, Any] = {
         "mode": cfg.mode,
@@ -70,11 +82,12 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         "kubedlWorkloads": list(cfg.kubedl.workloads),
         "kubedlController": kubedl.controller.metadata.name,
         names.OUT_PRIORITY_CLASSES: [pc.metadata.name for pc in priority_classes],
+        names.OUT_OSS_AUTH: oss_auth,
     }
     if cloud is not None and cfg.ack is not None:
         outputs |= {"region": cfg.ack.region, "buckets": cloud.buckets,
                     "nasServer": cloud.nas_server, "registryNamespace": cloud.registry_namespace,
-                    "jobsRole": cloud.jobs_role}
+                    names.OUT_JOBS_ROLE: cloud.jobs_role}
     return outputs
 
 

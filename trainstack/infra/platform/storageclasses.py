@@ -1,7 +1,8 @@
 """Both modes: the StorageClasses runs claim volumes from.
 
 ack: Alibaba Cloud disk, NAS (a subdirectory per volume on the platform's file system) and OSS
-(mounted with the jobs RAM role through RRSA, so no AccessKey sits in a Secret). Elsewhere: one
+(mounted with the jobs RAM role through RRSA, so no AccessKey sits in a Secret — the same scheme
+the renderer's static OSS volumes use, from the platform's ``ossAuth`` output). Elsewhere: one
 local-path class, the provisioner kind, minikube and k3s ship with.
 """
 

@@ -13,6 +13,7 @@ from typing import Any
 from trainstack.errors import ConfigError
 from trainstack.infra import names
 from trainstack.infra.configread import did_you_mean
+from trainstack.infra.platform.config import OSS_ACCESS_KEY_KEYS
 from trainstack.render import RenderOptions
 from trainstack.spec.model import Run
 
@@ -50,18 +51,48 @@ def render_options(outputs: Mapping[str, Any], run: Run, env: str) -> RenderOpti
     defaults = RenderOptions()
     cloud = outputs.get("mode") == "ack"
     region = outputs.get("region")
+    oss_secret, oss_role, oss_hint = oss_credentials(outputs, env)
     return RenderOptions(
         namespace=run_namespace(outputs, run, env),
         # file:// bindings only make sense on a cluster that runs on this machine.
         local_cluster=not cloud,
         oss_endpoint=f"oss-{region}-internal.aliyuncs.com" if cloud and region
         else defaults.oss_endpoint,
-        # On ACK, OSS volumes mount with the platform's jobs RAM role (RRSA): no AccessKey
-        # Secret exists, so none is referenced.
-        oss_secret=None if cloud else defaults.oss_secret,
-        oss_ram_role=outputs.get("jobsRole") if cloud else None,
+        oss_secret=oss_secret,
+        oss_ram_role=oss_role,
+        oss_credentials_hint=oss_hint,
         pull_secret=outputs.get(names.OUT_PULL_SECRET) or defaults.pull_secret,
     )
+
+
+def oss_credentials(outputs: Mapping[str, Any], env: str
+                    ) -> tuple[str | None, str | None, str | None]:
+    """(Secret name, RAM role, hint) for OSS volumes: exactly what the platform provides.
+
+    ack: the jobs RAM role through RRSA (the StorageClass uses the same). kubeconfig mode: the
+    AccessKey Secret the platform created in every team namespace, or nothing — then a run that
+    binds oss:// fails to render with ``hint`` instead of naming a Secret that does not exist.
+    """
+    auth: dict[str, Any] = dict(outputs.get(names.OUT_OSS_AUTH) or {})
+    kind = auth.get("type")
+    if kind is None:  # a platform deployed before it exported ossAuth
+        role = outputs.get(names.OUT_JOBS_ROLE)
+        kind = names.OSS_AUTH_RRSA if outputs.get("mode") == "ack" and role else names.OSS_AUTH_NONE
+        auth = {"type": kind, "roleName": role}
+    if kind == names.OSS_AUTH_RRSA and auth.get("roleName"):
+        return None, str(auth["roleName"]), None
+    if kind == names.OSS_AUTH_SECRET and auth.get("secretName"):
+        return str(auth["secretName"]), None, None
+    if kind == names.OSS_AUTH_NONE:
+        return None, None, (
+            f"environment {env!r} has no OSS credentials; give its platform an AccessKey: "
+            + "; ".join(f"pulumi config set --secret trainstack:{k} <{k}> --stack {env}"
+                        for k in OSS_ACCESS_KEY_KEYS)
+            + f"; then `pulumi up --stack {env}` (the cluster needs Alibaba Cloud's OSS CSI "
+              "driver), or bind nas://, pvc:// or file:// instead")
+    raise ConfigError(f"environment {env!r}: the platform's {names.OUT_OSS_AUTH} output is "
+                      f"{auth!r}, which this trainstack cannot read",
+                      hint="deploy the platform and the run with the same trainstack version")
 
 
 def _source(run: Run) -> str:
