@@ -1,6 +1,6 @@
 """Plan 100 generated runs in one process; compare with rendering the same runs alone.
 
-    .venv/bin/python benchmarks/bench_plan.py [--runs 100] [--env ack-dev]
+    .venv/bin/python benchmarks/bench_plan.py [--runs 100] [--env local]
 
 Measured: `trainstack plan RUN.yaml --env ENV` per run, as the CLI does it (`plan_run`: load,
 render for the platform's outputs, run the run program under Pulumi's mocks, collect). Baseline:
@@ -58,8 +58,8 @@ metadata:
 spec:
   component: ../components/{kind}.yaml
   parameters: {{epochs: {1 + i % 50}, lr: 0.0{1 + i % 9}}}
-  inputs: {{train: oss://acme-data/bench-{i}/}}
-  outputs: {{model: oss://acme-models/bench-{i}/, checkpoints: oss://acme-ckpt/bench-{i}/}}
+  inputs: {{train: nas://nas.example.internal/data/bench-{i}/}}
+  outputs: {{model: pvc://models/bench-{i}/, checkpoints: pvc://checkpoints/bench-{i}/}}
   resources:
 {roles}
   priority: {1 + i % 9}
@@ -92,7 +92,7 @@ def _per_run(fn: Callable[[Path], object], paths: list[Path]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--env", default="ack-dev")  # its runs bind oss://: a platform with OSS
+    parser.add_argument("--env", default="local")  # bindings are nas:// and pvc://: any env
     args = parser.parse_args()
 
     from trainstack.infra.run.options import render_options
