@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,6 +82,12 @@ def _wall(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
+def _clean(runs: Path, direct_log: Path) -> None:
+    shutil.rmtree(runs, ignore_errors=True)
+    direct_log.unlink(missing_ok=True)
+    os.sync()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -115,9 +122,14 @@ def main() -> None:
                                   f"> {root / 'direct.log'}"]
         runner_rates, direct_rates, runner_walls, direct_walls = [], [], [], []
         for _ in range(args.repeat):
+            # Same footing for both: no earlier 200 MB log left behind, dirty pages written
+            # back, so that neither pays for the other's writeback (the kernel throttles writers
+            # once enough dirty data piles up).
+            _clean(root / "home" / "runs", root / "direct.log")
             runner_walls.append(_wall([*trainstack, str(chatty), "--local"], env, ROOT))
             seconds, nbytes = map(float, timing.read_text().split())
             runner_rates.append(nbytes / seconds / 1e6)
+            _clean(root / "home" / "runs", root / "direct.log")
             direct_walls.append(_wall(direct_cmd, env, src))
             seconds, nbytes = map(float, timing.read_text().split())
             direct_rates.append(nbytes / seconds / 1e6)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -19,7 +20,6 @@ from pathlib import Path
 from typing import IO
 
 import trainstack
-from trainstack.local.procgroup import kill_tagged, signal_group
 
 
 class DeadmanSwitch:
@@ -35,11 +35,19 @@ class DeadmanSwitch:
         if home is not None and run_id is not None:
             args += [str(home), run_id, str(run_dir or "")]
         self._proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env,
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             start_new_session=True, close_fds=True,
         )
-        assert self._proc.stdin is not None
+        assert self._proc.stdin is not None and self._proc.stdout is not None
         self._pipe: IO[bytes] = self._proc.stdin
+        self._ready: IO[bytes] = self._proc.stdout
+        self._disarmed = False
+
+    def wait_ready(self, timeout: float = 5.0) -> bool:
+        """Wait until the sidecar listens, so that it is up before any replica exists (and its
+        start-up does not compete with the replicas' first moments for the CPU)."""
+        readable, _, _ = select.select([self._ready], [], [], timeout)
+        return bool(readable) and self._ready.readline() == b"ready\n"
 
     @property
     def pid(self) -> int:
@@ -49,9 +57,14 @@ class DeadmanSwitch:
         self._send(f"pgid {pgid}\n")
 
     def disarm(self) -> None:
+        """Tell the sidecar all is well and let it exit; safe to call more than once."""
+        if self._disarmed:
+            return
+        self._disarmed = True
         self._send("done\n")
         with contextlib.suppress(OSError):
             self._pipe.close()
+            self._ready.close()
         try:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -68,6 +81,8 @@ def _main(argv: list[str]) -> int:
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     tag, grace = argv[0], float(argv[1])
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
     groups: list[int] = []
     for raw in sys.stdin.buffer:
         line = raw.decode().strip()
@@ -75,7 +90,10 @@ def _main(argv: list[str]) -> int:
             return 0
         if line.startswith("pgid "):
             groups.append(int(line.split()[1]))
-    # End of input without "done": the runner died.
+    # End of input without "done": the runner died. Only now is the rest imported, keeping the
+    # sidecar's start-up small.
+    from trainstack.local.procgroup import kill_tagged, signal_group
+
     for pgid in groups:
         signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace
@@ -100,7 +118,13 @@ def _main(argv: list[str]) -> int:
 
 
 def _alive(pgid: int) -> bool:
-    return signal_group(pgid, 0)
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 if __name__ == "__main__":

@@ -88,6 +88,17 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
 
 def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
              resume: Layout | None) -> LocalRunResult:
+    # The dead man's switch starts first, so that it is up by the time replicas start; the
+    # supervisor disarms it when it is done, and we do if we fail before handing it over.
+    deadman = DeadmanSwitch(record.id, req.grace_seconds, req.home, record.id, layout.root)
+    try:
+        return _supervise(req, reg, record, run, layout, resume, deadman)
+    finally:
+        deadman.disarm()
+
+
+def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
+               resume: Layout | None, deadman: DeadmanSwitch) -> LocalRunResult:
     sandbox.prepare(layout, run, resume_from=resume)
     sandbox.save_commit_targets(layout, run)
     venv = None
@@ -95,7 +106,8 @@ def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, l
     if requirements is not None and req.install:
         venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
     plan = jobplan.plan_job(run, layout, run_id=record.id, venv=venv,
-                            grace_seconds=req.grace_seconds, available_gpus=machine_gpus())
+                            grace_seconds=req.grace_seconds,
+                            available_gpus=machine_gpus() if run.uses_gpu else ())
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
 
@@ -104,7 +116,8 @@ def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, l
     view = LiveView({launch.key: launch.log_path for launch in plan.launches},
                     stream=req.stream, usage=sampler.latest)
     observer = _Observer(reg, record.id, view, sampler, keys, plan.policy.max_restarts)
-    supervisor = Supervisor(plan.launches, plan.policy, observer, tag=record.id)
+    supervisor = Supervisor(plan.launches, plan.policy, observer, deadman=deadman,
+                            tag=record.id)
 
     view.event(f"run {record.id}: {run.component.ref} ({run.job_type}), "
                f"{len(keys)} replica(s): {', '.join(keys)}")
@@ -117,10 +130,6 @@ def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, l
     view.start()
     try:
         with _stop_on_signals(supervisor.request_stop):
-            # Armed last: from here on, the supervisor disarms it however `run` ends.
-            supervisor.attach_deadman(
-                DeadmanSwitch(supervisor.tag, req.grace_seconds, req.home, record.id,
-                              layout.root))
             outcome = supervisor.run()
     finally:
         sampler.stop()

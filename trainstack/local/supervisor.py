@@ -28,6 +28,9 @@ from trainstack.local.procgroup import Replica
 from trainstack.registry.model import ReplicaExit, RunStatus
 
 _TICK_S = 0.05
+# Polled more often in the first half second, so a short job is not held up by the tick.
+_EARLY_TICK_S = 0.005
+_EARLY_S = 0.5
 
 
 class RestartScope(enum.StrEnum):
@@ -96,10 +99,6 @@ class Supervisor:
         self._restarts = 0
         self._stop_requests = 0
 
-    def attach_deadman(self, deadman: DeadmanSwitch) -> None:
-        """Hand every process group to a dead man's switch (before `run`)."""
-        self._deadman = deadman
-
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
         self._stop_requests += 1
@@ -109,6 +108,8 @@ class Supervisor:
         return {k: r.pid for k, r in self._replicas.items() if self._codes[k] is None}
 
     def run(self) -> Outcome:
+        if self._deadman is not None:
+            self._deadman.wait_ready()
         started = time.monotonic()
         try:
             for key in self._launches:
@@ -143,7 +144,8 @@ class Supervisor:
             if self._succeeded():
                 self._stop(list(self._replicas))
                 return self._outcome(RunStatus.SUCCEEDED, "")
-            time.sleep(_TICK_S)
+            early = time.monotonic() - started < _EARLY_S
+            time.sleep(_EARLY_TICK_S if early else _TICK_S)
 
     def _handle_failures(self, failures: list[tuple[str, int]]) -> Outcome | None:
         policy = self._policy
