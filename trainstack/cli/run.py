@@ -19,6 +19,8 @@ from trainstack.errors import RunFailedError, UserError
               help="Bind input channel NAME to a local file or directory (repeatable).")
 @click.option("--output", "outputs", multiple=True, metavar="NAME=PATH",
               help="Commit output channel NAME to a local directory when the run ends.")
+@click.option("--model", "models", multiple=True, metavar="NAME=PATH",
+              help="Bind model NAME (spec.models) to a local file or directory (repeatable).")
 @click.option("--resume", metavar="RUN",
               help="Seed preloaded outputs (checkpoints) from an earlier local run.")
 @click.option("--no-install", is_flag=True,
@@ -28,7 +30,8 @@ from trainstack.errors import RunFailedError, UserError
 @click.option("--grace", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Seconds a replica gets between SIGTERM and SIGKILL when stopped.")
 def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ...],
-        resume: str | None, no_install: bool, home: Path | None, grace: float) -> None:
+        models: tuple[str, ...], resume: str | None, no_install: bool, home: Path | None,
+        grace: float) -> None:
     """Run a run spec. With --local, on this machine; Ctrl-C stops every replica."""
     if not local:
         raise UserError("`trainstack run` runs on this machine only with --local",
@@ -41,6 +44,7 @@ def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ..
     result = run_local(LocalRunRequest(
         spec=spec, home=state_home(home),
         inputs=parse_overrides(inputs, "--input"), outputs=parse_overrides(outputs, "--output"),
+        models=parse_overrides(models, "--model"),
         resume=resume, install=not no_install, grace_seconds=grace,
     ))
     with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded

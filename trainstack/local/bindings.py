@@ -1,8 +1,9 @@
 """Make a run's storage bindings runnable on this machine.
 
 Locally only `file://` locations exist. `--input NAME=PATH` / `--output NAME=PATH` rebind a
-channel to a local path; anything still bound to another scheme is a user error that says how to
-run it locally. The result is the same frozen `Run`, with local bindings, for the contract.
+channel, and `--model NAME=PATH` one of `spec.models`, to a local path; anything still bound to
+another scheme is a user error that says how to run it locally. The result is the same frozen
+`Run`, with local bindings, for the contract.
 """
 
 from __future__ import annotations
@@ -37,30 +38,38 @@ def parse_overrides(items: Sequence[str], flag: str) -> dict[str, Path]:
 
 
 def localize(
-    run: Run, inputs: Mapping[str, Path], outputs: Mapping[str, Path]
+    run: Run, inputs: Mapping[str, Path], outputs: Mapping[str, Path],
+    models: Mapping[str, Path] | None = None,
 ) -> Run:
     """`run` with overrides applied and every binding checked to be local."""
     comp = run.component
+    models = models or {}
     _check_names("--input", inputs, [c.name for c in comp.inputs])
     _check_names("--output", outputs, [c.name for c in comp.outputs])
+    _check_names("--model", models, [m.name for m in run.models], owner="run",
+                 noun="model")
     new_inputs = dict(run.inputs)
     for name, path in inputs.items():
-        if not path.exists():
-            raise LocalBindingError(f"--input {name}={path}: no such file or directory")
         mode = run.inputs[name].mode if name in run.inputs else "mount"
-        new_inputs[name] = _file_binding(path, is_file=path.is_file(), mode=mode)
+        new_inputs[name] = _existing_binding("--input", name, path, mode=mode)
     new_outputs = dict(run.outputs)
     for name, path in outputs.items():
         # An output path may not exist yet: a trailing name with an extension means a file.
         is_file = path.is_file() or (not path.exists() and path.suffix != "")
         new_outputs[name] = _file_binding(path, is_file=is_file, mode="mount")
+    # A model is an input the job always gets a copy of (the cluster downloads it before start).
+    new_models = tuple(
+        dataclasses.replace(m, binding=_existing_binding("--model", m.name, models[m.name],
+                                                         mode=m.binding.mode))
+        if m.name in models else m
+        for m in run.models
+    )
     for name, binding in new_inputs.items():
         _require_local(binding, f"input {name!r}", f"--input {name}=PATH")
     for name, binding in new_outputs.items():
         _require_local(binding, f"output {name!r}", f"--output {name}=PATH")
-    for model in run.models:
-        _require_local(model.binding, f"model {model.name!r}",
-                       "a file:// URI in the run spec")
+    for model in new_models:
+        _require_local(model.binding, f"model {model.name!r}", f"--model {model.name}=PATH")
     missing = [c.name for c in comp.inputs if c.required and c.name not in new_inputs]
     if missing:
         raise LocalBindingError(
@@ -71,7 +80,15 @@ def localize(
         run,
         inputs=FrozenMap(_in_order(new_inputs, [c.name for c in comp.inputs])),
         outputs=FrozenMap(_in_order(new_outputs, [c.name for c in comp.outputs])),
+        models=new_models,
     )
+
+
+def _existing_binding(flag: str, name: str, path: Path, *, mode: str) -> Binding:
+    """An override naming something to read (an input or a model): it must exist."""
+    if not path.exists():
+        raise LocalBindingError(f"{flag} {name}={path}: no such file or directory")
+    return _file_binding(path, is_file=path.is_file(), mode=mode)
 
 
 def _file_binding(path: Path, *, is_file: bool, mode: str) -> Binding:
@@ -79,12 +96,13 @@ def _file_binding(path: Path, *, is_file: bool, mode: str) -> Binding:
     return values.binding("file://" + text, kind="file" if is_file else "directory", mode=mode)
 
 
-def _check_names(flag: str, given: Mapping[str, Path], known: list[str]) -> None:
+def _check_names(flag: str, given: Mapping[str, Path], known: list[str], *,
+                 owner: str = "component", noun: str = "channel") -> None:
     for name in given:
         if name not in known:
             choices = ", ".join(known) or "none"
             raise LocalBindingError(
-                f"{flag} {name}=…: the component has no such channel "
+                f"{flag} {name}=…: the {owner} has no such {noun} "
                 f"(its {flag[2:]}s: {choices}).{did_you_mean(name, known)}"
             )
 

@@ -45,6 +45,7 @@ class LocalRunRequest:
     home: Path
     inputs: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
     outputs: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
+    models: Mapping[str, Path] = field(default_factory=lambda: MappingProxyType({}))
     resume: str | None = None
     install: bool = True
     grace_seconds: float = 10.0
@@ -65,7 +66,7 @@ def run_local(req: LocalRunRequest) -> LocalRunResult:
 
 
 def _run_local(req: LocalRunRequest) -> LocalRunResult:
-    run = localize(load_run(req.spec), req.inputs, req.outputs)
+    run = localize(load_run(req.spec), req.inputs, req.outputs, req.models)
     with Registry.open(req.home) as reg:
         reg.reap_interrupted()
         resume = _resume_layout(reg, req.resume)

@@ -3,6 +3,7 @@
     <run dir>/usercode/            the component's code (the replicas' working directory)
     <run dir>/input/config/        hyperparameters.json, training_job.json, …
     <run dir>/input/data/<ch>/     input channels (a link to the bound path, or a copy)
+    <run dir>/input/model/<name>/  models (spec.models), copied: $MODEL, $MODEL_<NAME>
     <run dir>/output/<ch>/         output channels, committed to their file:// binding at the end
     <run dir>/logs/<role>-<i>.log  one log per replica
     <run dir>/metrics/             $METRICS
@@ -61,6 +62,9 @@ class Layout:
     def input_dir(self, channel: str) -> Path:
         return self.root / "input" / "data" / channel
 
+    def model_dir(self, name: str) -> Path:
+        return self.root / "input" / "model" / name
+
     def output_dir(self, channel: str) -> Path:
         return self.root / "output" / channel
 
@@ -77,12 +81,18 @@ class Committed:
 
 
 def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> None:
-    """Create the tree, copy the code, place the inputs, and preload outputs that ask for it."""
+    """Create the tree, copy the code, place the inputs and models, and preload outputs that ask
+    for it."""
     for path in (layout.config, layout.logs, layout.metrics):
         path.mkdir(parents=True, exist_ok=True)
     _copy_code(run, layout.usercode)
     for name, binding in run.inputs.items():
-        _place_input(layout.input_dir(name), binding, name)
+        _place(layout.input_dir(name), binding, what=f"input {name!r}",
+               override=f"--input {name}=PATH")
+    for model in run.models:
+        # Placed exactly like an input; a model's binding is always "download": a copy.
+        _place(layout.model_dir(model.name), model.binding, what=f"model {model.name!r}",
+               override=f"--model {model.name}=PATH")
     for channel in run.component.outputs:
         target = layout.output_dir(channel.name)
         target.mkdir(parents=True, exist_ok=True)
@@ -161,11 +171,16 @@ def _copy_code(run: Run, target: Path) -> None:
     shutil.copytree(code.path, target, ignore=_CODE_IGNORE, symlinks=True, dirs_exist_ok=True)
 
 
-def _place_input(channel_dir: Path, binding: Binding, name: str) -> None:
+def _place(channel_dir: Path, binding: Binding, *, what: str, override: str) -> None:
+    """Put a read binding (an input channel or a model) at `channel_dir`."""
     source = Path(binding.path)
     if not source.exists():
-        raise SandboxError(f"input {name!r}: {source} does not exist",
-                           hint=f"pass --input {name}=PATH to use another location")
+        raise SandboxError(f"{what}: {source} does not exist",
+                           hint=f"pass {override} to use another location")
+    if binding.is_file != source.is_file():
+        named, found = ("a file", "a directory") if binding.is_file else ("a directory", "a file")
+        raise SandboxError(f"{what}: {binding.uri} names {named} but {source} is {found}",
+                           hint=f"pass {override} to bind it as it is")
     # "mount" reads data in place, as a network mount would: a link. "download" gets a copy the
     # job may modify freely, as a pre-start download would.
     copy = binding.mode == "download"
