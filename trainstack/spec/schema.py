@@ -78,8 +78,11 @@ COMPONENT: dict[str, Any] = _doc(
         "jobType": {"type": "string", "required": True, "allowed": JOB_TYPES},
         "image": _str(IMAGE, "an image reference such as registry.example.com/team/image:tag",
                       required=True, maxlength=512),
-        "imagePullSecret": _str(K8S_NAME, "the name of a Kubernetes secret (lowercase, digits, "
-                                "'-'), not a password"),
+        "imagePullSecret": {**_str(K8S_NAME, "the name of a Kubernetes secret (lowercase, "
+                                   "digits, '-'), not a password"),
+                            # A wrong value here is often a pasted password: never echo it.
+                            "meta": {"expect": "the name of a Kubernetes secret (lowercase, "
+                                     "digits, '-'), not a password", "redact": True}},
         "code": {
             "type": ["string", "dict"],
             "empty": False,

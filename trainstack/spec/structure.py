@@ -79,12 +79,18 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _withheld(value: Any) -> str:
+    return "the value (withheld: it may be a credential)"
+
+
 def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
     from cerberus import errors as cerr
 
     path = tuple(e.document_path)
     rule_schema = _schema_at(kind, tuple(e.schema_path)[:-1]) or {}
     field = str(path[-1]) if path else ""
+    redact = bool((rule_schema.get("meta") or {}).get("redact"))
+    show = _withheld if redact else _show
     if e.code == cerr.UNKNOWN_FIELD.code:
         allowed = _schema_at(kind, tuple(e.schema_path)) or {}
         best = closest(field, allowed) if isinstance(allowed, dict) else None
@@ -106,21 +112,21 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
             hint = "quote the value"
         elif value is None:
             hint = "give a value or remove the field"
-        return doc.diag(path, f"expected {words}, got {_type_name(value)} {_show(value)}",
+        return doc.diag(path, f"expected {words}, got {_type_name(value)} {show(value)}",
                         hint=hint, code="type")
     if rule == "allowed":
         choices = [str(c) for c in e.constraint]
         best = closest(str(value), choices) if isinstance(value, str) else None
         hint = f"did you mean {best!r}?" if best else None
-        return doc.diag(path, f"{_show(value)} is not one of: {', '.join(choices)}", hint=hint,
+        return doc.diag(path, f"{show(value)} is not one of: {', '.join(choices)}", hint=hint,
                         code="allowed")
     if rule == "regex":
         expect = (rule_schema.get("meta") or {}).get("expect", f"text matching {e.constraint}")
-        return doc.diag(path, f"{_show(value)} is not valid: expected {expect}", code="format",
+        return doc.diag(path, f"{show(value)} is not valid: expected {expect}", code="format",
                         key="keysrules" in e.schema_path)
     if rule in ("min", "max"):
         op = "at least" if rule == "min" else "at most"
-        return doc.diag(path, f"{_show(value)} is out of range: must be {op} {e.constraint}",
+        return doc.diag(path, f"{show(value)} is out of range: must be {op} {e.constraint}",
                         code="range")
     if rule in ("minlength", "maxlength"):
         op = "at least" if rule == "minlength" else "at most"
@@ -132,4 +138,4 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
                         "the field", code="null")
     if rule == "empty":
         return doc.diag(path, "must not be empty", code="empty")
-    return doc.diag(path, f"invalid value {_show(value)} (rule {rule}: {e.constraint})")
+    return doc.diag(path, f"invalid value {show(value)} (rule {rule}: {e.constraint})")
