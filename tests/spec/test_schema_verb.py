@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -19,8 +20,6 @@ from trainstack.errors import SpecError
 from trainstack.spec import json_schema as js
 from trainstack.spec.structure import check
 from trainstack.spec.yamlsource import parse
-
-jsonschema = pytest.importorskip("jsonschema")
 
 
 def _validator(kind: str) -> Any:
