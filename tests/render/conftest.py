@@ -43,6 +43,8 @@ CASES = [
     Case("binding-nas", "bindings-nas.run.yaml"),
     Case("binding-pvc", "bindings-pvc.run.yaml"),
     Case("binding-file", "bindings-file.run.yaml", RenderOptions(local_cluster=True)),
+    # secretEnv: secretKeyRefs on every replica, never a value
+    Case("secret-env", "secret-env.run.yaml"),
 ]
 
 

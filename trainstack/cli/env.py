@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.contract import Topology, config_files, launch_command, replica_env
+from trainstack.contract import (
+    Topology,
+    config_files,
+    launch_command,
+    replica_env,
+    secret_env_text,
+)
 from trainstack.contract.names import job_name
 from trainstack.spec import load_run
 from trainstack.spec.model import PRIMARY_ROLE
@@ -34,8 +40,10 @@ def env(run_file: Path, role: str | None, index: int, namespace: str | None, gpu
     topology = Topology.cluster(run, namespace or run.namespace or "default", job_name(run.name))
     devices = tuple(d for d in gpus.split(",") if d)
     variables = replica_env(run, role, index, topology=topology, gpus=devices)
+    # spec.secretEnv: where each value comes from, never a value (there is none to show here).
+    secrets = secret_env_text(run)
     if fmt == "json":
-        doc: dict[str, object] = {"env": variables}
+        doc: dict[str, object] = {"env": variables, "secretEnv": secrets}
         if files:
             doc["files"] = config_files(run, topology)
             doc["argv"] = launch_command(run, role)
@@ -43,6 +51,9 @@ def env(run_file: Path, role: str | None, index: int, namespace: str | None, gpu
         return
     for key, value in variables.items():
         click.echo(f"{key}={shlex.quote(value)}")
+    for key, text in secrets.items():
+        # A comment, so that sourcing the output never sets the placeholder as a value.
+        click.echo(f"# {key}={text}")
     if files:
         for name, content in config_files(run, topology).items():
             click.echo(f"\n# $PAI_CONFIG_DIR/{name}\n{content}", nl=False)

@@ -5,7 +5,13 @@
 this package; neither computes any of it on its own. See docs/contract.md.
 """
 
-from trainstack.contract.env import ContractError, base_env, replica_env, run_base_env
+from trainstack.contract.env import (
+    ContractError,
+    base_env,
+    replica_env,
+    run_base_env,
+    secret_env_text,
+)
 from trainstack.contract.files import config_files, training_job
 from trainstack.contract.framework import framework_env, tf_config
 from trainstack.contract.hyper import hps_json, user_args, user_args_text, value_text
@@ -31,6 +37,7 @@ __all__ = [
     "replica_env",
     "rewrite",
     "run_base_env",
+    "secret_env_text",
     "tf_config",
     "training_job",
     "user_args",

@@ -2,6 +2,10 @@
 
 `base_env` is what all replicas share (it goes into pod templates); `replica_env` adds what
 depends on the replica (framework variables, GPUs) and is what the local runner sets.
+
+None of them holds a secret: `spec.secretEnv` names are checked here against the contract's, but
+their values come from elsewhere (a Secret's `secretKeyRef` on a cluster, the runner's own
+environment locally); `secret_env_text` is how they are shown.
 """
 
 from __future__ import annotations
@@ -57,7 +61,19 @@ def _merge_user_env(run: Run, env: dict[str, str]) -> dict[str, str]:
                                 f"(value {env[key]!r}) and cannot be overridden",
                                 hint="rename the variable in spec.env")
         env[key] = value
+    for key in run.secret_env:
+        # Only the name is checked: the value never passes through the contract.
+        if key in env:
+            raise ContractError(f"run {run.name!r}: secretEnv {key} is set by the contract "
+                                "and cannot be overridden",
+                                hint="rename the variable in spec.secretEnv")
     return env
+
+
+def secret_env_text(run: Run) -> dict[str, str]:
+    """How each `spec.secretEnv` variable is shown where a value would be: `<from secret
+    name/key>`, never the value."""
+    return {name: f"<from secret {ref}>" for name, ref in run.secret_env.items()}
 
 
 def run_base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT,
@@ -66,11 +82,12 @@ def run_base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = 
     passes the names KubeDL will add, so a user variable can never shadow them)."""
     env = base_env(run, job_name=job_name, root=root)
     reserved = dict.fromkeys(framework_names, "(set by KubeDL)")
-    for key in run.env:
-        if key in reserved:
-            raise ContractError(f"run {run.name!r}: env {key} is set by KubeDL for a "
-                                f"{run.job_type} job and cannot be overridden",
-                                hint="rename the variable in spec.env")
+    for group, names in (("env", run.env), ("secretEnv", run.secret_env)):
+        for key in names:
+            if key in reserved:
+                raise ContractError(f"run {run.name!r}: {group} {key} is set by KubeDL for a "
+                                    f"{run.job_type} job and cannot be overridden",
+                                    hint=f"rename the variable in spec.{group}")
     return _merge_user_env(run, env)
 
 

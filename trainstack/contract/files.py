@@ -2,7 +2,8 @@
 
 training_job.json is the whole job as the process may want it — component, parameters, channel
 bindings and their paths, resources, cluster addresses, policies — but never a secret: the image
-pull secret appears by name only and env values whose names look secret are withheld.
+pull secret appears by name only, `secretEnv` as names and Secret references only, and (for a
+model built without the loader's rules) env values whose names look secret are withheld.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> 
         "runAsUser": run.run_as_user,
         "imagePullSecret": run.pull_secret,  # a Secret's name, never its content
         "env": {k: WITHHELD if _SECRETISH.search(k) else v for k, v in run.env.items()},
+        # Where each value comes from (a Secret's name and key), never the value.
+        "secretEnv": {k: {"secret": ref.secret, "key": ref.key}
+                      for k, ref in run.secret_env.items()},
     }
 
 

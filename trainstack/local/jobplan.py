@@ -12,6 +12,7 @@ from pathlib import Path
 
 from trainstack.contract import DEFAULT_PORTS, Topology, config_files, launch_command, replica_env
 from trainstack.contract import Layout as ContractLayout
+from trainstack.errors import UserError
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.ports import free_ports
@@ -60,6 +61,21 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
     )
 
 
+def secret_env_values(run: Run, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The values of `spec.secretEnv` for a local run: each NAME from the runner's own
+    environment variable NAME (on a cluster they come from the named Secrets). One UserError
+    naming every missing variable, so the run can fail before anything starts."""
+    source = os.environ if environ is None else environ
+    missing = [name for name in run.secret_env if name not in source]
+    if missing:
+        names = ", ".join(missing)
+        refs = ", ".join(f"{name} from {run.secret_env[name]}" for name in missing)
+        raise UserError(f"secretEnv {names}: set {names} in your environment for local runs",
+                        hint=f"on a cluster the Secret provides it ({refs}); locally trainstack "
+                        "passes your value to the replicas and writes it nowhere")
+    return {name: source[name] for name in run.secret_env}
+
+
 def plan_job(
     run: Run,
     layout: Layout,
@@ -68,7 +84,11 @@ def plan_job(
     venv: Path | None,
     grace_seconds: float,
     available_gpus: tuple[str, ...],
+    secret_env: Mapping[str, str] | None = None,
 ) -> JobPlan:
+    """`secret_env`: the values of `run.secret_env` (default: `secret_env_values(run)`). They
+    go into the replicas' environment only: not into the config files."""
+    secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
     keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
     topology = _topology(run, keys)
     gpus = gpu_alloc.assign(
@@ -78,8 +98,10 @@ def plan_job(
     launches = []
     for role, index in keys:
         given = gpus.by_replica[f"{role}-{index}"]
+        # The contract's env holds no secret values (it checked the secretEnv names against its
+        # own); they are added here, as a Secret's secretKeyRef adds them in a pod.
         env = {**base, **replica_env(run, role, index, topology=topology, root=layout.root,
-                                     gpus=given)}
+                                     gpus=given), **secrets}
         # A container sees only its own GPUs; on one machine CUDA_VISIBLE_DEVICES does that.
         env["CUDA_VISIBLE_DEVICES"] = ",".join(given)
         launches.append(ReplicaLaunch(

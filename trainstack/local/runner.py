@@ -67,6 +67,8 @@ def run_local(req: LocalRunRequest) -> LocalRunResult:
 
 def _run_local(req: LocalRunRequest) -> LocalRunResult:
     run = localize(load_run(req.spec), req.inputs, req.outputs, req.models)
+    # Before anything is recorded or started; the values only ever reach the replicas' env.
+    secrets = jobplan.secret_env_values(run)
     with Registry.open(req.home) as reg:
         reg.reap_interrupted()
         resume = _resume_layout(reg, req.resume)
@@ -75,7 +77,7 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
         layout = Layout(record.run_dir)
         run = bind_unbound_outputs(run, layout.output_dir)
         try:
-            outcome_record = _execute(req, reg, record, run, layout, resume)
+            outcome_record = _execute(req, reg, record, run, layout, resume, secrets)
         except BaseException as err:
             # Setup failed or the runner was interrupted before supervision: still commit what
             # exists and record the end, then let the error speak for itself.
@@ -88,18 +90,19 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
 
 
 def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
-             resume: Layout | None) -> LocalRunResult:
+             resume: Layout | None, secrets: Mapping[str, str]) -> LocalRunResult:
     # The dead man's switch starts first, so that it is up by the time replicas start; the
     # supervisor disarms it when it is done, and we do if we fail before handing it over.
     deadman = DeadmanSwitch(record.id, req.grace_seconds, req.home, record.id, layout.root)
     try:
-        return _supervise(req, reg, record, run, layout, resume, deadman)
+        return _supervise(req, reg, record, run, layout, resume, deadman, secrets)
     finally:
         deadman.disarm()
 
 
 def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
-               resume: Layout | None, deadman: DeadmanSwitch) -> LocalRunResult:
+               resume: Layout | None, deadman: DeadmanSwitch,
+               secrets: Mapping[str, str]) -> LocalRunResult:
     sandbox.prepare(layout, run, resume_from=resume)
     sandbox.save_commit_targets(layout, run)
     venv = None
@@ -108,7 +111,8 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
         venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
     plan = jobplan.plan_job(run, layout, run_id=record.id, venv=venv,
                             grace_seconds=req.grace_seconds,
-                            available_gpus=machine_gpus() if run.uses_gpu else ())
+                            available_gpus=machine_gpus() if run.uses_gpu else (),
+                            secret_env=secrets)
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
 

@@ -29,8 +29,11 @@ class Mount:
 
 @dataclass(frozen=True)
 class Env:
+    """A container env entry: a literal `value`, or `value_from` (a secretKeyRef) — never both."""
+
     name: str
-    value: str
+    value: str | None = None
+    value_from: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

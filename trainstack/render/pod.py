@@ -1,5 +1,6 @@
 """One replica role → its pod template: the main container (KubeDL's container name, the
-contract's env and argv), the prepare init container, resources, placement, security.
+contract's env and argv, `secretEnv` as secretKeyRefs), the prepare init container, resources,
+placement, security.
 
 Container command, args and env values are escaped for the kubelet, which would otherwise expand
 `$(NAME)` in them: `$` → `$$` turns back into exactly the text the contract computed.
@@ -47,6 +48,15 @@ def resources(res: RoleResources, with_gpu: bool = True) -> dict[str, Any] | Non
     return {"requests": dict(amounts), "limits": dict(amounts)} if amounts else None
 
 
+def container_env(run: Run, env: dict[str, str]) -> tuple[Env, ...]:
+    """The contract's env (values escaped for the kubelet), then each `spec.secretEnv` variable
+    as a reference the kubelet resolves from the Secret: no secret value is in any manifest."""
+    plain = tuple(Env(k, kubelet_escape(v)) for k, v in env.items())
+    return plain + tuple(
+        Env(k, value_from={"secretKeyRef": {"name": ref.secret, "key": ref.key}})
+        for k, ref in run.secret_env.items())
+
+
 def replica(run: Run, role: str, kind: Kind, job: str, env: dict[str, str], labels: dict[str, str],
             parts: PodParts, options: RenderOptions) -> Replica:
     res = run.resources[role]
@@ -66,7 +76,7 @@ def replica(run: Run, role: str, kind: Kind, job: str, env: dict[str, str], labe
     main = Container(
         name=kind.container, image=run.component.image, command=tuple(argv[:3]),
         args=tuple(argv[3:]), working_dir=parts.working_dir,
-        env=tuple(Env(k, kubelet_escape(v)) for k, v in env.items()),
+        env=container_env(run, env),
         ports=tuple(ports) or None, resources=resources(res), mounts=tuple(mounts))
     inits = list(parts.init_containers)
     if parts.stage_steps:

@@ -257,6 +257,18 @@ class Advanced:
 
 
 @dataclass(frozen=True)
+class SecretRef:
+    """A key of a Kubernetes Secret in the run's namespace: where a `secretEnv` value comes from.
+    The spec, the model and everything derived from them hold this reference, never the value."""
+
+    secret: str
+    key: str
+
+    def __str__(self) -> str:
+        return f"{self.secret}/{self.key}"
+
+
+@dataclass(frozen=True)
 class Run:
     name: str
     component: Component
@@ -276,6 +288,9 @@ class Run:
     spot: Spot | None = None
     fault_tolerance: FaultTolerance | None = None
     env: FrozenMap[str, str] = field(default_factory=FrozenMap)
+    # NAME → the Secret key its value comes from (on a cluster: secretKeyRef; locally: the
+    # runner's own environment variable NAME). Sorted by NAME.
+    secret_env: FrozenMap[str, SecretRef] = field(default_factory=FrozenMap)
     timeout_seconds: int | None = None
     run_as_user: int = 1000
     image_pull_secret: str | None = None  # overrides the component's

@@ -31,6 +31,7 @@ from trainstack.spec.model import (
     RoleResources,
     Run,
     Scheduling,
+    SecretRef,
     Spot,
 )
 
@@ -132,6 +133,8 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
         fault_tolerance=None if ft is None else FaultTolerance(
             max_restarts=ft.get("maxRestarts", 3), unconditional=ft.get("unconditional", False)),
         env=FrozenMap({k: _env_value(v) for k, v in sorted((spec.get("env") or {}).items())}),
+        secret_env=FrozenMap({k: _secret_ref(v)
+                              for k, v in sorted((spec.get("secretEnv") or {}).items())}),
         timeout_seconds=None if timeout is None else values.duration_seconds(timeout),
         run_as_user=spec.get("runAsUser", 1000),
         image_pull_secret=spec.get("imagePullSecret"),
@@ -151,6 +154,11 @@ def _env_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _secret_ref(text: str) -> SecretRef:
+    secret, _, key = text.partition("/")
+    return SecretRef(secret, key)
 
 
 def _binding(uri: str, kind: str | None, mode: str, base: Path) -> Binding:

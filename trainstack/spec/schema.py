@@ -17,6 +17,11 @@ SEMVER = r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
 CHANNEL_NAME = r"[A-Za-z0-9-][A-Za-z0-9_-]{0,127}"
 K8S_NAME = r"[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?"
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,254}"
+# A Kubernetes Secret's name (a DNS subdomain) and one of its keys (a ConfigMap key: not "." or
+# "..", not starting with ".."), each at most 253 characters: `secret-name/key`.
+SECRET_REF = (r"(?=[^/]{1,253}/[^/]{1,253}$)"
+              r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+              r"/\.?[-_A-Za-z0-9][-._A-Za-z0-9]*")
 IMAGE = (r"([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
          r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?")
 QUANTITY = r"[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?"
@@ -62,6 +67,8 @@ def _doc(kind: str, metadata: dict[str, Any], spec: dict[str, Any]) -> dict[str,
     }
 
 
+_SECRET_REF_EXPECT = ("a Kubernetes Secret's name and key, such as hf-token/token (the name of "
+                      "the Secret, not the secret value)")
 _QUANTITY = {"type": ["integer", "float", "string"], "regex": QUANTITY,
              "meta": {"expect": "a Kubernetes quantity such as 4, 500m, 16Gi"}}
 
@@ -187,6 +194,13 @@ RUN: dict[str, Any] = _doc(
                 "keysrules": _str(ENV_NAME, "an environment variable name "
                                   "([A-Za-z_][A-Za-z0-9_]*)"),
                 "valuesrules": {"type": SCALAR}},
+        # NAME → `secret-name/key`: the value comes from a Kubernetes Secret, never from the
+        # spec. A wrong value here may be the pasted secret itself: never echo it.
+        "secretEnv": {"type": "dict", "maxlength": MAX_ENV,
+                      "keysrules": _str(ENV_NAME, "an environment variable name "
+                                        "([A-Za-z_][A-Za-z0-9_]*)"),
+                      "valuesrules": {**_str(SECRET_REF, _SECRET_REF_EXPECT),
+                                      "meta": {"expect": _SECRET_REF_EXPECT, "redact": True}}},
         "timeout": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
                     "meta": {"expect": "seconds, or a duration such as 90m, 24h, 1h30m, 2d"}},
         "runAsUser": _int(0, 65535),

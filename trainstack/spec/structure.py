@@ -9,6 +9,7 @@ from trainstack.errors import Diagnostic
 from trainstack.spec import fastcheck
 from trainstack.spec.schema import SCHEMAS
 from trainstack.spec.suggest import closest
+from trainstack.spec.values import looks_secret
 from trainstack.spec.yamlsource import SourceDoc
 
 _VALIDATORS: dict[str, Any] = {}
@@ -83,13 +84,19 @@ def _withheld(value: Any) -> str:
     return "the value (withheld: it may be a credential)"
 
 
+def _secret_env_value(path: tuple[Any, ...], e: Any) -> bool:
+    """A spec.env value whose name looks secret (rules/run.py refuses it; never show it)."""
+    return (len(path) == 3 and path[:2] == ("spec", "env") and isinstance(path[2], str)
+            and looks_secret(path[2]) and "keysrules" not in tuple(e.schema_path))
+
+
 def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
     from cerberus import errors as cerr
 
     path = tuple(e.document_path)
     rule_schema = _schema_at(kind, tuple(e.schema_path)[:-1]) or {}
     field = str(path[-1]) if path else ""
-    redact = bool((rule_schema.get("meta") or {}).get("redact"))
+    redact = bool((rule_schema.get("meta") or {}).get("redact")) or _secret_env_value(path, e)
     show = _withheld if redact else _show
     if e.code == cerr.UNKNOWN_FIELD.code:
         allowed = _schema_at(kind, tuple(e.schema_path)) or {}
@@ -112,7 +119,8 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
             hint = "quote the value"
         elif value is None:
             hint = "give a value or remove the field"
-        return doc.diag(path, f"expected {words}, got {_type_name(value)} {show(value)}",
+        got = "(value withheld: it may be a credential)" if redact else _show(value)
+        return doc.diag(path, f"expected {words}, got {_type_name(value)} {got}",
                         hint=hint, code="type")
     if rule == "allowed":
         choices = [str(c) for c in e.constraint]

@@ -115,3 +115,14 @@ def binding(uri: str, *, kind: str | None = None, mode: str = "mount") -> Bindin
         raise ValueError(f"{uri!r} ends with '/' but is declared a file")
     return Binding(uri=uri, scheme=scheme, location=location, path=path, is_file=is_file,
                    mode=mode)
+
+
+# Env-var names that say they hold a credential. TOKEN counts only when no letter follows, so
+# HF_TOKEN and GITHUB_TOKEN do and TOKENIZERS_PARALLELISM and MAX_TOKENS do not.
+_SECRET_NAME = re.compile(r"(?i)password|passwd|secret|token(?![a-z])|api_key|access_key|"
+                          r"private_key|credential")
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an env-var name looks like it holds a secret (a value for spec.secretEnv)."""
+    return _SECRET_NAME.search(name) is not None

@@ -9,8 +9,9 @@ from trainstack.spec import values
 from trainstack.spec.model import REQUIRED_ROLES, ROLES, Component, JobType
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, items, section
-from trainstack.spec.schema import MAX_DATA_INPUTS
+from trainstack.spec.schema import MAX_DATA_INPUTS, MAX_ENV
 from trainstack.spec.suggest import closest
+from trainstack.spec.values import looks_secret
 from trainstack.spec.yamlsource import SourceDoc
 
 # Variables the contract sets; a run's env must not silently replace them.
@@ -69,11 +70,34 @@ def _tags(doc: SourceDoc) -> list[Diagnostic]:
 
 def _env(doc: SourceDoc) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for key in section(doc.data, "spec", "env"):
-        if isinstance(key, str) and (key.startswith("PAI_") or key in RESERVED_ENV):
-            out.append(doc.diag(("spec", "env", key), f"{key} is set by trainstack's contract "
-                                "and cannot be overridden", hint="use another name, or set a "
-                                "parameter instead", key=True, code="reserved-env"))
+    env = section(doc.data, "spec", "env")
+    secret_env = section(doc.data, "spec", "secretEnv")
+    for group, names in (("env", env), ("secretEnv", secret_env)):
+        for key in names:
+            if not isinstance(key, str):
+                continue
+            path = ("spec", group, key)
+            if key.startswith("PAI_") or key in RESERVED_ENV:
+                out.append(doc.diag(path, f"{key} is set by trainstack's contract and cannot be "
+                                    "overridden", hint="use another name, or set a parameter "
+                                    "instead", key=True, code="reserved-env"))
+            elif group == "secretEnv":
+                continue
+            elif key in secret_env:
+                out.append(doc.diag(path, f"{key} is in both spec.env and spec.secretEnv",
+                                    hint="keep it in spec.secretEnv only", key=True,
+                                    code="duplicate-env"))
+            elif looks_secret(key):
+                # Points at the name and never shows the value: it may be a live credential.
+                out.append(doc.diag(path, f"env {key} looks like a secret; reference a Kubernetes "
+                                    f"Secret with spec.secretEnv: {{{key}: secret-name/key}}",
+                                    hint=f"`trainstack run --local` then reads {key} from your "
+                                    "own environment",
+                                    key=True, code="secret-env"))
+    if len(env) <= MAX_ENV and len(secret_env) <= MAX_ENV and len(env) + len(secret_env) > MAX_ENV:
+        out.append(doc.diag(("spec", "secretEnv"), f"spec.env and spec.secretEnv have "
+                            f"{len(env) + len(secret_env)} variables together; at most {MAX_ENV}",
+                            code="limit"))
     return out
 
 
