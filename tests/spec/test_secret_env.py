@@ -33,7 +33,8 @@ def test_the_valid_fixture_loads_to_secret_refs_sorted_by_name() -> None:
     ("HF_TOKEN", True), ("GITHUB_TOKEN", True), ("token", True), ("HF_TOKEN_2", True),
     ("WANDB_API_KEY", True), ("AWS_SECRET_ACCESS_KEY", True), ("AWS_ACCESS_KEY_ID", True),
     ("db_password", True), ("MYSQL_PASSWD", True), ("SSH_PRIVATE_KEY", True),
-    ("GOOGLE_APPLICATION_CREDENTIALS", True), ("client_secret", True),
+    ("GOOGLE_APPLICATION_CREDENTIALS", False), ("DB_PASSWORD_FILE", False),
+    ("TOKEN_PATH", False), ("client_secret", True),
     ("TOKENIZERS_PARALLELISM", False), ("MAX_TOKENS", False), ("NCCL_DEBUG", False),
     ("WANDB_PROJECT", False), ("KEY", False),
 ])

@@ -123,6 +123,11 @@ _SECRET_NAME = re.compile(r"(?i)password|passwd|secret|token(?![a-z])|api_key|ac
                           r"private_key|credential")
 
 
+# Names whose value is where a secret lives, not the secret (the common `*_FILE` convention, and
+# Google's credentials path): those stay plain env.
+_LOCATION_NAME = re.compile(r"(?i)(_file|_path|_dir|_filename)$|^google_application_credentials$")
+
+
 def looks_secret(name: str) -> bool:
     """Whether an env-var name looks like it holds a secret (a value for spec.secretEnv)."""
-    return _SECRET_NAME.search(name) is not None
+    return _SECRET_NAME.search(name) is not None and _LOCATION_NAME.search(name) is None
