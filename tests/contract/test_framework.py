@@ -78,6 +78,8 @@ def test_bad_role_and_index(load):
     top = Topology.cluster(run, "default")
     with pytest.raises(ContractError, match="no role 'ps'"):
         replica_env(run, "ps", 0, topology=top)
+    with pytest.raises(ContractError, match="Did you mean 'worker'"):
+        replica_env(run, "wrker", 0, topology=top)
     with pytest.raises(ContractError, match="index 3 is out of range"):
         replica_env(run, "worker", 3, topology=top)
     with pytest.raises(ValueError, match="3 replica"):

@@ -18,6 +18,7 @@ from trainstack.contract.layout import DEFAULT_ROOT, Layout
 from trainstack.contract.topology import Topology, custom_ports
 from trainstack.errors import UserError
 from trainstack.spec.model import Run
+from trainstack.spec.suggest import did_you_mean
 from trainstack.spec.values import env_name
 
 
@@ -98,7 +99,7 @@ def replica_env(run: Run, role: str, index: int, *, topology: Topology,
     res = run.resources.get(role)
     if res is None:
         raise ContractError(f"run {run.name!r} has no role {role!r}; roles: "
-                            + ", ".join(run.resources))
+                            + ", ".join(run.resources) + "." + did_you_mean(role, run.resources))
     if not 0 <= index < res.replicas:
         raise ContractError(f"role {role!r} of run {run.name!r} has {res.replicas} "
                             f"replica(s); index {index} is out of range")
