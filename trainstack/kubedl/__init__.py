@@ -1,6 +1,7 @@
 """The one model of how KubeDL v0.5.0 runs each job type (docs/kubedl.md): `job_kind(job_type)`
 returns its `JobKind`; `reserved_env(job_type)` the names a run may not set."""
 
+from trainstack.kubedl.jobtype import JobType
 from trainstack.kubedl.kinds import (
     COMPLETION_INDEX_ANNOTATION,
     CONTRACT_NAMES,
@@ -25,7 +26,6 @@ from trainstack.kubedl.kinds import (
     pod_name,
     reserved_env,
 )
-from trainstack.spec.model import JobType
 
 __all__ = [
     "COMPLETION_INDEX_ANNOTATION",

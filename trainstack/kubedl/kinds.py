@@ -13,7 +13,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from trainstack.spec.model import JobType
+from trainstack.kubedl.jobtype import JobType
 
 
 class SuccessRule(enum.Enum):
@@ -88,6 +88,7 @@ class Role:
     scaffold_replicas: int = 0  # what `trainstack init` writes in the example run
     # Why validation refuses the role, when it does (a role KubeDL accepts but never runs).
     refused: str | None = None
+    required_reason: str = ""  # why a required role is required, for the validation error
 
     @property
     def addressable(self) -> bool:
@@ -132,6 +133,12 @@ class JobKind:
     exec_role: str | None = None
 
     # --- lookups ---------------------------------------------------------------------------
+
+    @property
+    def by_kubedl(self) -> bool:
+        """Run by KubeDL (so its features apply: git-sync annotation, Services, failover), not by
+        Kubernetes' Job controller."""
+        return self.replicas_key is not None
 
     @property
     def role_names(self) -> tuple[str, ...]:
@@ -226,7 +233,7 @@ KINDS: Mapping[JobType, JobKind] = {
             # Services for every replica type it creates (shouldCreateService is false only for
             # PyTorch workers, MPI, ElasticDL and ElasticBatch).
             # KubeDL v0.5.0 pkg/job_controller/job.go (shouldCreateService)
-            Role("chief", "Chief", singleton=True, gets_service=True),
+            Role("chief", "Chief", singleton=True, gets_service=True, scaffold_replicas=1),
             Role("master", "Master", singleton=True, gets_service=True),
             Role("ps", "PS", gets_service=True),
             Role("worker", "Worker", gets_service=True, default_replicas=1, scaffold_replicas=2),
@@ -349,7 +356,9 @@ KINDS: Mapping[JobType, JobKind] = {
             # spec"); the AIMaster always has one replica.
             # KubeDL v0.5.0 controllers/elasticbatch/status.go, apis/inference/v1alpha1/defaults.go
             Role("aimaster", "AIMaster", required=True, singleton=True, default_replicas=1,
-                 scaffold_replicas=1),
+                 scaffold_replicas=1,
+                 required_reason="KubeDL v0.5.0 never writes a status for an ElasticBatchJob "
+                 "without an AIMaster"),
         ),
         primary_role="worker",
         env_scheme=EnvScheme.ELASTICBATCH,
@@ -404,8 +413,7 @@ KINDS: Mapping[JobType, JobKind] = {
         recreates_only_failed_pod=True,
         operator_ttl_seconds=None, default_ttl_seconds=None,
         scaffold_image="horovod/horovod:0.28.1",
-        # Without -np, mpirun starts one rank per slot of the hostfile.
-        scaffold_launch="mpirun python main.py",
+        scaffold_launch="mpirun -np 2 python main.py",
         # KubeDL v0.5.0 controllers/mpi/mpi_config.go (jobConfigName, newJobConfigMap: created
         # only when absent, so a ConfigMap of that name made by anyone else wins)
         operator_config_map_suffix="-config",

@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack.contract import DEFAULT_PORTS, Topology, config_files, launch_command, replica_env
 from trainstack.contract import Layout as ContractLayout
+from trainstack.contract import Topology, config_files, launch_command, replica_env
 from trainstack.errors import UserError
+from trainstack.kubedl import job_kind
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.ports import free_ports
@@ -122,7 +123,7 @@ def plan_job(
 
 
 def _topology(run: Run, keys: list[tuple[str, int]]) -> Topology:
-    if DEFAULT_PORTS[run.job_type] is None:
+    if job_kind(run.job_type).port is None:
         return Topology.local(run, {})
     ports = iter(free_ports(len(keys)))
     by_role: dict[str, list[int]] = {}
