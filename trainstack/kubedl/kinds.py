@@ -89,6 +89,9 @@ class Role:
     # Why validation refuses the role, when it does (a role KubeDL accepts but never runs).
     refused: str | None = None
     required_reason: str = ""  # why a required role is required, for the validation error
+    # False: the role's pods only host processes another role starts in them (MPI workers run
+    # the ranks the launcher execs), so they wait instead of running the component's command.
+    runs_command: bool = True
 
     @property
     def addressable(self) -> bool:
@@ -395,7 +398,10 @@ KINDS: Mapping[JobType, JobKind] = {
             # controllers/mpi/mpijob_controller.go (GetReconcileOrders)
             Role("launcher", "Launcher", required=True, singleton=True, starts_after="worker",
                  default_replicas=1, scaffold_replicas=1),
-            Role("worker", "Worker", required=True, default_replicas=1, scaffold_replicas=2),
+            # Ranks reach the workers through `kubectl exec` (kubexec.sh); a worker with no
+            # command gets `sleep 365d`. KubeDL v0.5.0 controllers/mpi/mpijob_controller.go
+            Role("worker", "Worker", required=True, default_replicas=1, scaffold_replicas=2,
+                 runs_command=False),
         ),
         primary_role="launcher",
         env_scheme=EnvScheme.MPI,
