@@ -5,6 +5,7 @@ with an operator object, no Warning event, and every replica sees exactly the co
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from trainstack.contract.names import job_name
 from trainstack.kubedl import JobType, job_kind
 from trainstack.kubedl.expand import expand, problems
 from trainstack.render import RenderOptions, render_run
+from trainstack.spec import load_run
 from trainstack.spec.model import Run
 
 
@@ -113,3 +115,23 @@ def test_the_mpi_launcher_can_exec_into_workers() -> None:
     assert {("pods", "get"), ("pods", "list"), ("pods", "watch"), ("pods/exec", "create")} <= rules
     assert "serviceAccountName" not in exp.pod("worker", 0).spec
     assert run.job_type is JobType.MPI
+
+
+EXAMPLE_RUNS = sorted((Path(__file__).parents[2] / "components").glob("*/runs/*.yaml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLE_RUNS, ids=lambda p: f"{p.parts[-3]}/{p.name}")
+def test_every_shipped_example_expands_without_problems(path: Path) -> None:
+    run = load_run(path)
+    options = RenderOptions(local_cluster=True)
+    docs = render_run(run, options=options)
+    exp = expand(docs)
+    assert problems(docs, exp, external=_external(run, options)) == []
+    assert exp.warnings == [] and exp.withheld == []
+    kind = job_kind(run.job_type)
+    topology = Topology.cluster(run, docs[-1]["metadata"]["namespace"], job_name(run.name))
+    for pod in exp.pods:
+        promised: dict[str, Any] = replica_env(run, pod.role, pod.index, topology=topology)
+        promised.update({k: {"secretKeyRef": {"name": ref.secret, "key": ref.key}}
+                         for k, ref in run.secret_env.items()})
+        assert pod.env(kind.container) == promised, pod.name
