@@ -134,6 +134,8 @@ class JobKind:
     readiness_annotation: tuple[str, str] | None = None
     # The role that runs `kubectl exec` into the others (needs pods get/list/watch, pods/exec).
     exec_role: str | None = None
+    # `spec.advanced` ports (DLC's customPortList/customPortNumPerWorker, from the seeds) apply.
+    custom_ports: bool = False
 
     # --- lookups ---------------------------------------------------------------------------
 
@@ -304,6 +306,7 @@ KINDS: Mapping[JobType, JobKind] = {
         recreates_only_failed_pod=True,
         operator_ttl_seconds=None, default_ttl_seconds=None,
         scaffold_image="pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime",
+        custom_ports=True,
     ),
     JobType.XGBOOST: JobKind(
         job_type=JobType.XGBOOST,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from trainstack.errors import Diagnostic
-from trainstack.kubedl import is_contract_env, job_kind, operator_env
+from trainstack.kubedl import KINDS, is_contract_env, job_kind, operator_env
 from trainstack.spec import values
-from trainstack.spec.model import Component, JobType
+from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, items, section
 from trainstack.spec.schema import MAX_DATA_INPUTS, MAX_ENV
@@ -329,10 +329,11 @@ def _advanced_kind(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
                             "createSvcForAllWorkers: true would do nothing",
                             hint="remove it; workers reach the master through MASTER_ADDR",
                             code="advanced"))
-    if adv and comp.job_type != JobType.PYTORCH:
+    if adv and not job_kind(comp.job_type).custom_ports:
         keys = [k for k in ("customPortList", "customPortNumPerWorker", "createSvcForAllWorkers")
                 if k in adv and not (refused and k == "createSvcForAllWorkers")]
-        out += [doc.diag(("spec", "advanced", k), f"{k} applies only to pytorch jobs; "
+        kinds = " and ".join(t.value for t, k in KINDS.items() if k.custom_ports)
+        out += [doc.diag(("spec", "advanced", k), f"{k} applies only to {kinds} jobs; "
                          f"{comp.ref} is {comp.job_type}", key=True, code="advanced")
                 for k in keys]
     return out
