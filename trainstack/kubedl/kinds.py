@@ -62,7 +62,7 @@ class Injected:
     name: str
     roles: tuple[str, ...]  # the roles whose pods get it
     how: str  # how the value is computed, for docs and `trainstack env`
-    # Only the kind's default container gets it (None: every container of the pod).
+    # Only the kind's default container gets it (False: every container of the pod).
     default_container_only: bool = True
     # Only when the job has more than one replica in total (TF_CONFIG).
     distributed_only: bool = False
