@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trainstack.codetree import inside
 from trainstack.errors import Diagnostic
 from trainstack.spec.rules.raw import is_int, is_number, items, section
 from trainstack.spec.suggest import closest
@@ -186,8 +187,18 @@ def _code(doc: SourceDoc) -> list[Diagnostic]:
                              "local directory, oss://bucket/prefix/ or {git: URL}",
                              code="code")]
         return []
-    base = Path(doc.file).parent
+    if Path(code).is_absolute() or code.startswith("~"):
+        return [doc.diag(path, f"code directory {code!r} is an absolute path; code must live "
+                         "inside the component's directory",
+                         hint="give a path relative to component.yaml, e.g. ./src",
+                         code="code")]
+    base = Path(doc.file).resolve().parent
     target = (base / code).resolve()
+    if not inside(target, base):
+        return [doc.diag(path, f"code directory {code!r} is outside the component's directory "
+                         f"(it resolves to {target}); code must live inside {base}",
+                         hint="move the code into the component's folder, e.g. ./src",
+                         code="code")]
     if not target.is_dir():
         return [doc.diag(path, f"code directory {code!r} does not exist (looked for {target})",
                          hint="create it or point code at the directory with your sources",
