@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from trainstack.render.yaml11 import needs_quotes
+
 _Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's when built with it
 
 
@@ -18,6 +20,8 @@ class _Dumper(_Base):  # type: ignore[misc]
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    if needs_quotes(value):  # what kubectl's YAML 1.1 reader would take for a bool or number
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
 
