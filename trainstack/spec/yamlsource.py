@@ -8,6 +8,7 @@ construct from the node graph, we walk events once). Duplicate keys are errors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,6 +122,15 @@ def _line_of(text: str, line: int) -> str:
     return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
+_SPEC_MARK = re.compile(r"^[ \t]*(apiVersion[ \t]*:[ \t]*[\"']?trainstack\.dev/|"
+                        r"kind[ \t]*:[ \t]*[\"']?(Component|Run)\b)", re.MULTILINE)
+
+
+def looks_like_spec(text: str) -> bool:
+    """Whether the text says it is a trainstack spec (its apiVersion or kind line)."""
+    return _SPEC_MARK.search(text) is not None
+
+
 def parse(file: str, text: str) -> SourceDoc:
     """Parse YAML text into a SourceDoc; every failure is a SpecError located in the file."""
     try:
@@ -134,7 +144,9 @@ def parse(file: str, text: str) -> SourceDoc:
             # libyaml's own limit (its scanner looks ahead in flow context): same message as ours.
             raise _file_error(file, f"nested deeper than {MAX_DEPTH} levels", line, col,
                               code="too-deep") from None
-        shown = _line_of(text, line) if line else ""
+        # The line is quoted only from a file that is a spec: `spec.component` may point at any
+        # file (a credentials file, by mistake or on purpose), and its lines are not ours to echo.
+        shown = _line_of(text, line) if line and looks_like_spec(text) else ""
         shown = shown.strip()
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         hint = f"line {line}: {shown!r}" if shown else None
