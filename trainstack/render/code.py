@@ -19,6 +19,7 @@ from trainstack.contract.layout import Layout
 from trainstack.render.codepack import TooLarge, archive
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import STAGING, ConfigMap, Container, Env, Mount, PodParts
+from trainstack.render.pod import kubelet_escape
 from trainstack.render.storage import Storage
 from trainstack.spec import values
 from trainstack.spec.model import Code, GitCode, JobType, Run
@@ -70,6 +71,12 @@ def plan_code(run: Run, job: str, storage: Storage, parts: PodParts,
 
 
 def _git(run: Run, git: GitCode, parts: PodParts, options: RenderOptions) -> None:
+    # Every user value reaches the git-sync container as an env value, which the kubelet expands
+    # ($(NAME)); `$` → `$$` gives git-sync exactly the text of the spec. KubeDL copies the
+    # annotation's source/branch/revision into env values as they are (KubeDL v0.5.0
+    # pkg/code_sync/git_sync_handler.go, setSyncOptsEnvs), so they are escaped there too.
+    git = GitCode(kubelet_escape(git.url), git.branch and kubelet_escape(git.branch),
+                  git.commit and kubelet_escape(git.commit))
     config: dict[str, str] = {"source": git.url}
     if git.branch:
         config["branch"] = git.branch
