@@ -78,7 +78,7 @@ def _file_error(file: str, message: str, line: int | None = None, column: int | 
                                  hint=hint, code=code)])
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, what: str = "specs") -> str:
     """Read a spec file as text, refusing what cannot be a spec before reading all of it."""
     file = str(path)
     try:
@@ -90,8 +90,9 @@ def read_text(path: Path) -> str:
     if not path.is_file():
         raise _file_error(file, "not a regular file", code="io")
     if size > MAX_BYTES:
-        raise _file_error(file, f"file is {size:,} bytes; specs are limited to {MAX_BYTES:,}",
-                          hint="specs describe a job; keep data out of them", code="too-large")
+        raise _file_error(file, f"file is {size:,} bytes; {what} are limited to {MAX_BYTES:,}",
+                          hint=f"{what} describe a job or a platform; keep data out of them",
+                          code="too-large")
     raw = path.read_bytes()[: MAX_BYTES + 1]
     return decode(file, raw)
 
@@ -131,11 +132,11 @@ def looks_like_spec(text: str) -> bool:
     return _SPEC_MARK.search(text) is not None
 
 
-def parse(file: str, text: str) -> SourceDoc:
+def parse(file: str, text: str, what: str = "specs") -> SourceDoc:
     """Parse YAML text into a SourceDoc; every failure is a SpecError located in the file."""
     try:
         # Streamed: events are built into data as they come and never held all at once.
-        return _Builder(file, _bounded_events(file, text)).build()
+        return _Builder(file, _bounded_events(file, text, what)).build()
     except yaml.MarkedYAMLError as err:
         m = err.problem_mark
         line = m.line + 1 if m else None
@@ -156,16 +157,16 @@ def parse(file: str, text: str) -> SourceDoc:
         raise _file_error(file, f"YAML error: {err}") from None
 
 
-def _bounded_events(file: str, text: str) -> Iterator[yaml.Event]:
+def _bounded_events(file: str, text: str, what: str = "specs") -> Iterator[yaml.Event]:
     depth = 0
     nodes = 0
     docs = 0
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent):
             m = _at(event)
-            raise _file_error(file, "YAML aliases (*name) are not allowed in specs",
+            raise _file_error(file, f"YAML aliases (*name) are not allowed in {what}",
                               m.line, m.column,
-                              hint="write the value out; aliases make specs hard to review",
+                              hint=f"write the value out; aliases make {what} hard to review",
                               code="alias")
         if isinstance(event, yaml.DocumentStartEvent):
             docs += 1
