@@ -20,7 +20,7 @@ from trainstack.render.parts import (
 )
 from trainstack.render.placement import priority_class
 from trainstack.render.pod import EXIT_CODE_RETRYABLE, replica
-from trainstack.render.storage import Storage
+from trainstack.render.storage import Storage, check_unique_names
 from trainstack.spec.model import JobType, Run
 
 
@@ -73,6 +73,7 @@ def build(run: Run, options: RenderOptions) -> Resources:
     parts.volumes.append({"name": "config", "configMap": {"name": config.name}})
     parts.volumes.append({"name": "metrics", "emptyDir": {}})
     parts.mounts += [Mount("config", "/ml/input/config", True), Mount("metrics", "/ml/metrics")]
+    check_unique_names(run, parts)
     env = run_base_env(run, job_name=job, framework_names=kind.injected)
     replicas = tuple(replica(run, role, kind, job, env, labels, parts, options)
                      for role in run.resources)

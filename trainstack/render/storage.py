@@ -70,7 +70,10 @@ class Storage:
         if not download:
             self.parts.mounts.append(Mount(vol, target, read_only, sub_path))
             return
-        copy = dns_label(vol + "-copy")
+        # "copy-" starts no other volume's name (those start in-, out-, model- or are fixed
+        # words), so a copy never collides with a channel's volume: input `data` in download mode
+        # and an input named `data-copy` used to give two volumes `in-data-copy`.
+        copy = dns_label(vol, prefix="copy-")
         staged = f"{STAGING}/{vol}"
         self.parts.volumes.append({"name": copy, "emptyDir": {}})
         self.parts.mounts.append(Mount(copy, target, read_only and not writable_copy))
@@ -147,3 +150,17 @@ class Storage:
                 hint=self.options.oss_credentials_hint or "set --oss-secret NAME (a Secret with "
                 "akId and akSecret) or --oss-role NAME (a RAM role, assumed through RRSA)")
         return csi
+
+
+def check_unique_names(run: Run, parts: PodParts) -> None:
+    """A last guard before output: two volumes, PersistentVolumes or claims with one name would
+    make the API server reject the job (or bind one run's data to another's claim)."""
+    for what, names in (("volume", [v["name"] for v in parts.volumes]),
+                        ("PersistentVolume", [v.name for v in parts.volumes_beside]),
+                        ("PersistentVolumeClaim", [c.name for c in parts.claims])):
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise RenderError(f"run {run.name!r}: two {what}s would be named {name!r}",
+                                  hint="rename one of the channels or models they come from")
+            seen.add(name)
