@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from trainstack.render import RenderError, RenderOptions, render_run
-from trainstack.render.storage import dangerous_host_path
 from trainstack.spec import load_run
 
 URL = "https://example.com/$(HOME)/r$x.git"
@@ -98,6 +97,8 @@ def test_local_cluster_refuses_dangerous_host_paths(tmp_path: Path, field: str,
 @pytest.mark.parametrize("path", ["/data/ckpt", "/home/me/data", "/mnt/datasets/x", "/tmp/run",
                                   "/srv/nfs/a", "/var/tmp/x", "/etc-data", "/usrdata"])
 def test_ordinary_host_paths_are_fine(path: str) -> None:
+    from trainstack.render.storage import dangerous_host_path
+
     assert dangerous_host_path(path) is None
 
 

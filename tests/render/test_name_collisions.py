@@ -12,7 +12,6 @@ import pytest
 from tests.spec.clirun import trainstack
 from trainstack.render import RenderError, RenderOptions, render_run
 from trainstack.render.parts import PodParts
-from trainstack.render.storage import check_unique_names
 from trainstack.spec import load_run
 
 COMPONENT = """\
@@ -69,6 +68,8 @@ def test_a_download_input_and_an_input_named_like_its_copy_render_distinct_volum
 
 
 def test_the_last_guard_refuses_a_duplicate_volume(tmp_path: Path) -> None:
+    from trainstack.render.storage import check_unique_names
+
     run = load_run(_write(tmp_path, ""))
     parts = PodParts()
     parts.volumes += [{"name": "in-x", "emptyDir": {}}, {"name": "in-x", "emptyDir": {}}]
