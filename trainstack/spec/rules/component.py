@@ -27,6 +27,7 @@ def check(doc: SourceDoc) -> list[Diagnostic]:
     out += _constraints(doc)
     out += _code(doc)
     out += _command_refs(doc)
+    out += _command_shell(doc)
     return out
 
 
@@ -224,3 +225,16 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
                                 f"{group[:-1]}", hint=f"did you mean $PAI_{kind}_{best}?" if best
                                 else f"declare it under spec.{group}", code="command-ref"))
     return out
+
+
+def _command_shell(doc: SourceDoc) -> list[Diagnostic]:
+    """Shell forms the contract's rewrite cannot make split-proof (docs/contract.md): refused
+    here rather than run with a value split, globbed or lost."""
+    from trainstack.contract.shell import problems
+
+    command = section(doc.data, "spec").get("command")
+    if not isinstance(command, str):
+        return []
+    return [doc.diag(("spec", "command"), problem, code="command-shell",
+                     hint="see docs/contract.md, \"Parameter values are data, never code\"")
+            for problem in problems(command)]
