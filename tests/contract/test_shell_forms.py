@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from trainstack.contract import Topology, launch_command, replica_env
-from trainstack.contract.shell import ShellRewriteError, rewrite
+from trainstack.contract.shell import rewrite
 from trainstack.errors import SpecError
 from trainstack.spec import load_component
 from trainstack.spec.model import FrozenMap, Run
@@ -78,6 +78,8 @@ def test_validate_refuses_what_cannot_be_rewritten(tmp_path: Path, command: str,
                     "metadata: {name: sh, version: 1.0.0}\nspec:\n  jobType: custom\n"
                     "  image: registry.example.com/x:1\n  command: " + json.dumps(command) + "\n"
                     "  parameters: [{name: x, type: String}]\n")
+    from trainstack.contract.shell import ShellRewriteError
+
     with pytest.raises(SpecError) as err:
         load_component(comp)
     [diag] = [d for d in err.value.diagnostics() if d.code == "command-shell"]
