@@ -179,11 +179,28 @@ def test_huge_file_packing_stops_early(tmp_path: Path) -> None:
 
     comp = _component(tmp_path)
     big = comp / "src" / "weights.bin"
-    with big.open("wb") as fh:
-        for _ in range(16):
+    with big.open("wb") as fh:  # 12 MiB: under 16 x the limit, so packing starts
+        for _ in range(12):
             fh.write(os.urandom(1 << 20))
     with pytest.raises(TooLarge) as err:
-        archive(comp / "src", comp, limit=100_000)
-    # Stopped within a chunk or two of the limit, not after compressing all 16 MiB.
+        archive(comp / "src", comp, limit=1_000_000)
+    # Stopped within a chunk or two of the limit, not after compressing all 12 MiB.
     assert err.value.written < 2_000_000
 
+
+
+def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack.render import codepack
+
+    comp = _component(tmp_path)
+    with (comp / "src" / "zeros.bin").open("wb") as fh:
+        fh.truncate(64 << 20)  # 64 MiB of zeros (sparse): it would compress under the limit
+    run = load_run(write_run(tmp_path, comp / "component.yaml", "r"))
+
+    def no_read(_f: object) -> None:
+        raise AssertionError("a file was opened: the sizes alone should refuse this directory")
+
+    monkeypatch.setattr(codepack, "open_code_file", no_read)
+    with pytest.raises(RenderError, match="packs to more than the 878 KiB"):
+        render_run(run, options=RenderOptions())

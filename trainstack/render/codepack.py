@@ -63,10 +63,19 @@ class _GzipSink:
             self.parts.append(out)
 
 
+# Source code compresses far less than this; a directory whose files add up to more than this
+# many times the limit cannot fit, so it is refused before a byte is read.
+MAX_RATIO = 16
+
+
 def archive(root: Path, boundary: Path | None = None, limit: int | None = None) -> Pack:
-    """Pack `root` (links may not leave `boundary`, the component's directory); `TooLarge` as
-    soon as the compressed archive passes `limit` bytes."""
+    """Pack `root` (links may not leave `boundary`, the component's directory); `TooLarge`
+    without reading when the files' sizes add up past `MAX_RATIO` × `limit`, else as soon as the
+    compressed archive passes `limit` bytes."""
     files = code_files(root, boundary)
+    raw = sum(f.size for f in files)
+    if limit is not None and raw > MAX_RATIO * limit:
+        raise TooLarge(raw)
     return _archive(files, limit)
 
 
