@@ -9,7 +9,8 @@ The rules (docs/specs.md, "code"):
   being walked (a loop), a dangling link or a link that cannot be resolved is refused, named;
 - only regular files are packed: a FIFO, socket or device is refused without ever being opened
   (its type comes from `lstat`/`stat`, and files are opened non-blocking and checked again);
-- caches and VCS metadata (`SKIP_DIRS`, `*.pyc`) are left out, in both places.
+- caches and VCS metadata (`SKIP_DIRS`, `*.pyc`) are left out by name, in both places, whatever
+  they are (a `.venv` linked to an environment elsewhere is skipped, not refused).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def code_files(code_dir: Path, boundary: Path | None = None) -> tuple[CodeFile, 
             raise CodeTreeError(f"cannot read code directory {code_dir / rel_dir}: "
                                 f"{e.strerror}") from None
         for entry in entries:
+            if entry.name in SKIP_DIRS or entry.name.endswith(SKIP_SUFFIXES):
+                continue  # by name, before anything else: a `.venv` linked elsewhere is common
             rel = f"{rel_dir}{entry.name}"
             shown = code_dir / rel
             st = entry.stat(follow_symlinks=False)
@@ -87,16 +90,13 @@ def code_files(code_dir: Path, boundary: Path | None = None) -> tuple[CodeFile, 
                         "links are followed only when they stay inside the component")
                 st = os.stat(path)
             if stat.S_ISDIR(st.st_mode):
-                if entry.name in SKIP_DIRS:
-                    continue
                 if path in ancestors:
                     raise CodeTreeError(f"{shown} is a symbolic link to a directory that "
                                         "contains it (a link loop)", hint="remove the link")
                 stack.append((path, rel + "/", ancestors | {path}))
             elif stat.S_ISREG(st.st_mode):
-                if not entry.name.endswith(SKIP_SUFFIXES):
-                    out.append(CodeFile(rel, path, st.st_size, st.st_mtime_ns,
-                                        bool(st.st_mode & 0o111)))
+                out.append(CodeFile(rel, path, st.st_size, st.st_mtime_ns,
+                                    bool(st.st_mode & 0o111)))
             else:
                 raise CodeTreeError(f"{shown} is {_kind(st.st_mode)}, not a regular file",
                                     hint="only regular files and directories can be packed; "

@@ -117,6 +117,7 @@ def test_a_link_that_stays_inside_is_followed_the_same_way_by_render_and_local(
     (comp / "shared" / "__pycache__" / "util.cpython-311.pyc").write_bytes(b"\0")
     (comp / "src" / "lib").symlink_to("../shared", target_is_directory=True)
     (comp / "src" / "readme").symlink_to("../component.yaml")
+    (comp / "src" / ".venv").symlink_to(tmp_path, target_is_directory=True)  # a cache: skipped
     (comp / "src" / "empty-parent" / "deep").mkdir(parents=True)
     (comp / "src" / "deep.py").write_text("")
     packed, copied = _packed(tmp_path), _copied(tmp_path)
