@@ -78,7 +78,10 @@ def code_files(code_dir: Path, boundary: Path | None = None) -> tuple[CodeFile, 
                 continue  # by name, before anything else: a `.venv` linked elsewhere is common
             rel = f"{rel_dir}{entry.name}"
             shown = code_dir / rel
-            st = entry.stat(follow_symlinks=False)
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as e:
+                raise CodeTreeError(f"cannot read {shown}: {e.strerror}") from None
             path = Path(entry.path)
             if stat.S_ISLNK(st.st_mode):
                 path = _real(path, shown)
