@@ -45,6 +45,8 @@ CASES = [
     Case("binding-file", "bindings-file.run.yaml", RenderOptions(local_cluster=True)),
     # secretEnv: secretKeyRefs on every replica, never a value
     Case("secret-env", "secret-env.run.yaml"),
+    # strings a YAML 1.1 reader would misread unquoted (y, 1e-05, 0o17, 1:20, ~, <<, ...)
+    Case("yaml11-strings", "yaml11.run.yaml"),
 ]
 
 

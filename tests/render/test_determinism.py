@@ -34,9 +34,13 @@ def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     run = str(SPECS / "pytorch.run.yaml")
     main(["render", run, "-o", str(tmp_path / "a")])
     main(["render", run, "-o", str(tmp_path / "b")])
-    a = {p.name: p.read_bytes() for p in sorted((tmp_path / "a").iterdir())}
-    b = {p.name: p.read_bytes() for p in sorted((tmp_path / "b").iterdir())}
+    a = {p.name: p.read_bytes() for p in sorted((tmp_path / "a").glob("*.yaml"))}
+    b = {p.name: p.read_bytes() for p in sorted((tmp_path / "b").glob("*.yaml"))}
     assert a == b
+    # Besides the manifests, only the index of what render wrote (no suffix kubectl reads).
+    assert (tmp_path / "a" / ".trainstack-manifests").read_bytes() == \
+        (tmp_path / "b" / ".trainstack-manifests").read_bytes()
+    assert len(list((tmp_path / "a").iterdir())) == len(a) + 1
     assert list(a) == ["00-configmap-torch-ddp-01-trainstack-config.yaml",
                        "01-configmap-torch-ddp-01-code.yaml", "02-pytorchjob-torch-ddp-01.yaml"]
     main(["render", run])

@@ -9,19 +9,17 @@ model built without the loader's rules) env values whose names look secret are w
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from trainstack.contract import framework
 from trainstack.contract.hyper import hyperparameters_file
 from trainstack.contract.layout import Layout
 from trainstack.contract.topology import Topology
+from trainstack.secretnames import looks_secret
 from trainstack.spec.model import JobType, Run
 
 HYPERPARAMETERS = "hyperparameters.json"
 TRAINING_JOB = "training_job.json"
-_SECRETISH = re.compile(r"(?i)(pass(word|wd)?|secret|token|credential|api_?key|access_?key|"
-                        r"private_?key|auth)")
 WITHHELD = "<withheld>"
 
 
@@ -62,7 +60,7 @@ def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> 
         "timeoutSeconds": run.timeout_seconds,
         "runAsUser": run.run_as_user,
         "imagePullSecret": run.pull_secret,  # a Secret's name, never its content
-        "env": {k: WITHHELD if _SECRETISH.search(k) else v for k, v in run.env.items()},
+        "env": {k: WITHHELD if looks_secret(k) else v for k, v in run.env.items()},
         # Where each value comes from (a Secret's name and key), never the value.
         "secretEnv": {k: {"secret": ref.secret, "key": ref.key}
                       for k, ref in run.secret_env.items()},

@@ -21,10 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack.codetree import code_files, copy_tree
 from trainstack.errors import UserError
 from trainstack.spec.model import Binding, Run
-
-_CODE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".git")
 
 
 class SandboxError(UserError):
@@ -168,7 +167,9 @@ def _copy_code(run: Run, target: Path) -> None:
         )
     if not code.path.is_dir():
         raise SandboxError(f"component code directory {code.path} does not exist")
-    shutil.copytree(code.path, target, ignore=_CODE_IGNORE, symlinks=True, dirs_exist_ok=True)
+    # The same walk `render` packs from: the same files, links refused or followed alike.
+    boundary = run.component.source.resolve().parent if run.component.source else None
+    copy_tree(code_files(code.path, boundary), target)
 
 
 def _place(channel_dir: Path, binding: Binding, *, what: str, override: str) -> None:

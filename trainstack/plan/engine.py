@@ -22,6 +22,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
+from trainstack.secretnames import looks_secret
+
 SECRET = "[secret]"
 UNKNOWN = "(known after apply)"
 
@@ -81,6 +83,18 @@ def _provider_name(ref: str) -> str | None:
     return parts[-2] if len(parts) >= 5 else None
 
 
+# A provider's credential inputs: a kubeconfig (a path, or a whole admin config with its
+# tokens) given as plain stack config still must not print.
+_PROVIDER_CREDENTIALS = frozenset({"kubeconfig"})
+
+
+def _mask_credentials(type_: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    if not type_.startswith("pulumi:providers:"):
+        return inputs
+    return {k: SECRET if v not in (None, "", UNKNOWN) and (
+        k in _PROVIDER_CREDENTIALS or looks_secret(k)) else v for k, v in inputs.items()}
+
+
 class _Mocks(pmocks.Mocks):
     """Echo inputs as outputs; answer reads and invokes from canned values."""
 
@@ -115,7 +129,8 @@ class _RecordingMonitor(pmocks.MockMonitor):
             parent=_short_urn(request.parent) if request.parent else None,
             provider=_provider_name(request.provider) if request.provider else None,
             custom=bool(getattr(request, "custom", True)),
-            inputs=mask(inputs) if isinstance(inputs, dict) else {})
+            inputs=_mask_credentials(request.type, mask(inputs)) if isinstance(inputs, dict)
+            else {})
         with self._lock:
             self.records.append(record)
 

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from trainstack.errors import ConfigError, NotFoundError
+from trainstack.errors import ConfigError, NotFoundError, SpecError
 from trainstack.infra.configread import did_you_mean
 
 SECRET_PLACEHOLDER = "plan-secret-placeholder"
@@ -80,12 +78,18 @@ def read_env(project: Project, env: str) -> EnvConfig:
 
 
 def _read_yaml(path: Path) -> Any:
+    """The file through the spec reader: its size, depth and node limits, no aliases (a few
+    hundred bytes of nested aliases would otherwise expand to gigabytes), YAML 1.2 scalars as
+    Pulumi reads them."""
+    from trainstack.spec import yamlsource
+
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path.name}:{mark.line + 1}" if mark is not None else path.name
-        raise ConfigError(f"{where}: not valid YAML ({getattr(err, 'problem', err)})") from None
+        what = "stack config files"
+        doc = yamlsource.parse(path.name, yamlsource.read_text(path, what), what)
+    except SpecError as err:
+        raise ConfigError("\n".join(d.render().replace(str(path), path.name)
+                                     for d in err.diagnostics())) from None
+    return doc.data if doc.data is not None else {}
 
 
 def _unsecure(value: Any) -> tuple[Any, bool]:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 from trainstack.contract.layout import Layout
 from trainstack.kubedl import job_kind
-from trainstack.render.codepack import archive
+from trainstack.render.codepack import TooLarge, archive
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import STAGING, ConfigMap, Container, Env, Mount, PodParts
+from trainstack.render.pod import kubelet_escape
 from trainstack.render.storage import Storage
 from trainstack.spec import values
 from trainstack.spec.model import Code, GitCode, Run
@@ -35,9 +37,15 @@ def code_uri(run: Run, options: RenderOptions) -> str | None:
     code = run.component.code
     if code is None or code.kind != "local" or not options.code_bucket or code.path is None:
         return None
-    digest = archive(code.path).digest
+    digest = archive(code.path, component_dir(run)).digest
     comp = run.component
     return f"{options.code_bucket.rstrip('/')}/{comp.name}/{comp.version}/{digest}/"
+
+
+def component_dir(run: Run) -> Path | None:
+    """The folder links in the code directory may not leave (None: the code directory)."""
+    source = run.component.source
+    return source.resolve().parent if source is not None else None
 
 
 def plan_code(run: Run, job: str, storage: Storage, parts: PodParts,
@@ -64,6 +72,12 @@ def plan_code(run: Run, job: str, storage: Storage, parts: PodParts,
 
 
 def _git(run: Run, git: GitCode, parts: PodParts, options: RenderOptions) -> None:
+    # Every user value reaches the git-sync container as an env value, which the kubelet expands
+    # ($(NAME)); `$` → `$$` gives git-sync exactly the text of the spec. KubeDL copies the
+    # annotation's source/branch/revision into env values as they are (KubeDL v0.5.0
+    # pkg/code_sync/git_sync_handler.go, setSyncOptsEnvs), so they are escaped there too.
+    git = GitCode(kubelet_escape(git.url), git.branch and kubelet_escape(git.branch),
+                  git.commit and kubelet_escape(git.commit))
     config: dict[str, str] = {"source": git.url}
     if git.branch:
         config["branch"] = git.branch
@@ -102,14 +116,14 @@ def _packed(run: Run, code: Code, job: str, storage: Storage, parts: PodParts,
     if not code.path.is_dir():
         raise RenderError(f"component {run.component.ref}: code directory {code.path} does not "
                           "exist")
-    pack = archive(code.path)
-    if len(pack.data) > options.max_inline_code_bytes:
+    try:
+        pack = archive(code.path, component_dir(run), limit=options.max_inline_code_bytes)
+    except TooLarge:
         raise RenderError(
-            f"component {run.component.ref}: code directory {code.path} packs to "
-            f"{len(pack.data) // 1024} KiB, more than the {options.max_inline_code_bytes // 1024} "
-            "KiB a ConfigMap can carry",
+            f"component {run.component.ref}: code directory {code.path} packs to more than the "
+            f"{options.max_inline_code_bytes // 1024} KiB a ConfigMap can carry",
             hint="configure a code bucket (--code-bucket oss://bucket/prefix/) to upload it to, "
-            "or point `code:` at oss://… or a git repository")
+            "or point `code:` at oss://… or a git repository") from None
     name = f"{job}-code"
     parts.config_maps.append(ConfigMap(name, storage.ns, dict(storage.labels), binary_data={
         ARCHIVE: base64.b64encode(pack.data).decode()}))

@@ -22,7 +22,7 @@ from trainstack.render.parts import (
 )
 from trainstack.render.placement import priority_class
 from trainstack.render.pod import replica
-from trainstack.render.storage import Storage
+from trainstack.render.storage import Storage, check_unique_names
 from trainstack.spec.model import JobType, Run
 
 # trainstack's own ConfigMap (hyperparameters.json, training_job.json): a name no operator
@@ -87,6 +87,7 @@ def build(run: Run, options: RenderOptions) -> Resources:
     parts.volumes.append({"name": "config", "configMap": {"name": config.name}})
     parts.volumes.append({"name": "metrics", "emptyDir": {}})
     parts.mounts += [Mount("config", "/ml/input/config", True), Mount("metrics", "/ml/metrics")]
+    check_unique_names(run, parts)
     env = run_base_env(run, job_name=job)
     access = _exec_access(run, kind, job, ns, labels)
     accounts = {kind.exec_role: access.service_account} if access and kind.exec_role else {}

@@ -9,6 +9,7 @@ into an emptyDir by the prepare init container before the command starts.
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 
 from trainstack.contract.layout import Layout
@@ -20,6 +21,26 @@ from trainstack.spec.model import Binding, Run
 OSS_DRIVER = "ossplugin.csi.alibabacloud.com"
 OSS_OPTS = "-o max_stat_cache_size=0 -o allow_other"
 NAS_MOUNT_OPTIONS = ["nolock", "tcp", "noresvport", "vers=3"]
+
+
+# Node paths a hostPath must never be: the root (a writable `/` is the whole node), and system
+# folders whose content is the node's own credentials, devices, runtime sockets or binaries.
+_HOST_SYSTEM = ("/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/run", "/var/run", "/bin",
+                "/sbin", "/lib", "/lib32", "/lib64", "/usr", "/var/lib/kubelet",
+                "/var/lib/docker", "/var/lib/containerd", "/var/lib/etcd", "/var/log")
+_HOST_PARENTS = ("/", "/var", "/var/lib", "/home", "/mnt", "/opt", "/srv", "/tmp")
+
+
+def dangerous_host_path(path: str) -> str | None:
+    """Why the normalised absolute `path` must not be a hostPath volume, or None."""
+    if path == "/":
+        return "the node's root file system"
+    for system in _HOST_SYSTEM:
+        if path == system or path.startswith(system + "/"):
+            return f"under the system folder {system}"
+    if path in _HOST_PARENTS:
+        return "a top-level folder shared by everything on the node"
+    return None
 
 
 class Storage:
@@ -49,7 +70,10 @@ class Storage:
         if not download:
             self.parts.mounts.append(Mount(vol, target, read_only, sub_path))
             return
-        copy = dns_label(vol + "-copy")
+        # "copy-" starts no other volume's name (those start in-, out-, model- or are fixed
+        # words), so a copy never collides with a channel's volume: input `data` in download mode
+        # and an input named `data-copy` used to give two volumes `in-data-copy`.
+        copy = dns_label(vol, prefix="copy-")
         staged = f"{STAGING}/{vol}"
         self.parts.volumes.append({"name": copy, "emptyDir": {}})
         self.parts.mounts.append(Mount(copy, target, read_only and not writable_copy))
@@ -74,8 +98,17 @@ class Storage:
                     "cluster can mount (as a hostPath)",
                     hint="render with --local-cluster for kind/minikube, or upload the data and "
                     "bind oss://, nas:// or pvc://")
+            # One leading slash: POSIX keeps `//etc` as is, and it must not slip past the check.
+            host = (posixpath.normpath("/" + source_dir.strip("/")) if source_dir.startswith("/")
+                    else source_dir.rstrip("/"))
+            danger = dangerous_host_path(host)
+            if danger:
+                raise RenderError(
+                    f"run {self.run.name!r}: {b.uri} would mount the node's {host} ({danger}) "
+                    "into the pod" + ("" if read_only else ", writable"),
+                    hint="bind a directory of its own, e.g. file:///data/<run>/")
             self.parts.volumes.append({"name": vol, "hostPath": {
-                "path": source_dir.rstrip("/") or "/",
+                "path": host,
                 "type": "Directory" if read_only else "DirectoryOrCreate"}})
             return None
         pv = dns_label(f"{self.ns}-{self.job}-{vol}")
@@ -117,3 +150,17 @@ class Storage:
                 hint=self.options.oss_credentials_hint or "set --oss-secret NAME (a Secret with "
                 "akId and akSecret) or --oss-role NAME (a RAM role, assumed through RRSA)")
         return csi
+
+
+def check_unique_names(run: Run, parts: PodParts) -> None:
+    """A last guard before output: two volumes, PersistentVolumes or claims with one name would
+    make the API server reject the job (or bind one run's data to another's claim)."""
+    for what, names in (("volume", [v["name"] for v in parts.volumes]),
+                        ("PersistentVolume", [v.name for v in parts.volumes_beside]),
+                        ("PersistentVolumeClaim", [c.name for c in parts.claims])):
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise RenderError(f"run {run.name!r}: two {what}s would be named {name!r}",
+                                  hint="rename one of the channels or models they come from")
+            seen.add(name)

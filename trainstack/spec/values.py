@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import re
 
+from trainstack.secretnames import looks_secret
 from trainstack.spec.model import Binding, Quantity
+
+__all__ = ["binding", "duration_seconds", "env_name", "looks_secret", "port_list", "quantity"]
 
 _SUFFIX = {"": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
            "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50,
@@ -115,19 +118,3 @@ def binding(uri: str, *, kind: str | None = None, mode: str = "mount") -> Bindin
         raise ValueError(f"{uri!r} ends with '/' but is declared a file")
     return Binding(uri=uri, scheme=scheme, location=location, path=path, is_file=is_file,
                    mode=mode)
-
-
-# Env-var names that say they hold a credential. TOKEN counts only when no letter follows, so
-# HF_TOKEN and GITHUB_TOKEN do and TOKENIZERS_PARALLELISM and MAX_TOKENS do not.
-_SECRET_NAME = re.compile(r"(?i)password|passwd|secret|token(?![a-z])|api_key|access_key|"
-                          r"private_key|credential")
-
-
-# Names whose value is where a secret lives, not the secret (the common `*_FILE` convention, and
-# Google's credentials path): those stay plain env.
-_LOCATION_NAME = re.compile(r"(?i)(_file|_path|_dir|_filename)$|^google_application_credentials$")
-
-
-def looks_secret(name: str) -> bool:
-    """Whether an env-var name looks like it holds a secret (a value for spec.secretEnv)."""
-    return _SECRET_NAME.search(name) is not None and _LOCATION_NAME.search(name) is None

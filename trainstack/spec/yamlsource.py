@@ -8,6 +8,7 @@ construct from the node graph, we walk events once). Duplicate keys are errors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +78,7 @@ def _file_error(file: str, message: str, line: int | None = None, column: int | 
                                  hint=hint, code=code)])
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, what: str = "specs") -> str:
     """Read a spec file as text, refusing what cannot be a spec before reading all of it."""
     file = str(path)
     try:
@@ -89,8 +90,9 @@ def read_text(path: Path) -> str:
     if not path.is_file():
         raise _file_error(file, "not a regular file", code="io")
     if size > MAX_BYTES:
-        raise _file_error(file, f"file is {size:,} bytes; specs are limited to {MAX_BYTES:,}",
-                          hint="specs describe a job; keep data out of them", code="too-large")
+        raise _file_error(file, f"file is {size:,} bytes; {what} are limited to {MAX_BYTES:,}",
+                          hint=f"{what} describe a job or a platform; keep data out of them",
+                          code="too-large")
     raw = path.read_bytes()[: MAX_BYTES + 1]
     return decode(file, raw)
 
@@ -121,11 +123,20 @@ def _line_of(text: str, line: int) -> str:
     return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
-def parse(file: str, text: str) -> SourceDoc:
+_SPEC_MARK = re.compile(r"^[ \t]*(apiVersion[ \t]*:[ \t]*[\"']?trainstack\.dev/|"
+                        r"kind[ \t]*:[ \t]*[\"']?(Component|Run)\b)", re.MULTILINE)
+
+
+def looks_like_spec(text: str) -> bool:
+    """Whether the text says it is a trainstack spec (its apiVersion or kind line)."""
+    return _SPEC_MARK.search(text) is not None
+
+
+def parse(file: str, text: str, what: str = "specs") -> SourceDoc:
     """Parse YAML text into a SourceDoc; every failure is a SpecError located in the file."""
     try:
         # Streamed: events are built into data as they come and never held all at once.
-        return _Builder(file, _bounded_events(file, text)).build()
+        return _Builder(file, _bounded_events(file, text, what)).build()
     except yaml.MarkedYAMLError as err:
         m = err.problem_mark
         line = m.line + 1 if m else None
@@ -134,7 +145,9 @@ def parse(file: str, text: str) -> SourceDoc:
             # libyaml's own limit (its scanner looks ahead in flow context): same message as ours.
             raise _file_error(file, f"nested deeper than {MAX_DEPTH} levels", line, col,
                               code="too-deep") from None
-        shown = _line_of(text, line) if line else ""
+        # The line is quoted only from a file that is a spec: `spec.component` may point at any
+        # file (a credentials file, by mistake or on purpose), and its lines are not ours to echo.
+        shown = _line_of(text, line) if line and looks_like_spec(text) else ""
         shown = shown.strip()
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         hint = f"line {line}: {shown!r}" if shown else None
@@ -144,16 +157,16 @@ def parse(file: str, text: str) -> SourceDoc:
         raise _file_error(file, f"YAML error: {err}") from None
 
 
-def _bounded_events(file: str, text: str) -> Iterator[yaml.Event]:
+def _bounded_events(file: str, text: str, what: str = "specs") -> Iterator[yaml.Event]:
     depth = 0
     nodes = 0
     docs = 0
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent):
             m = _at(event)
-            raise _file_error(file, "YAML aliases (*name) are not allowed in specs",
+            raise _file_error(file, f"YAML aliases (*name) are not allowed in {what}",
                               m.line, m.column,
-                              hint="write the value out; aliases make specs hard to review",
+                              hint=f"write the value out; aliases make {what} hard to review",
                               code="alias")
         if isinstance(event, yaml.DocumentStartEvent):
             docs += 1

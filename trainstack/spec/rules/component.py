@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trainstack.codetree import inside
 from trainstack.errors import Diagnostic
 from trainstack.spec.rules.raw import is_int, is_number, items, section
 from trainstack.spec.suggest import closest
@@ -26,6 +27,7 @@ def check(doc: SourceDoc) -> list[Diagnostic]:
     out += _constraints(doc)
     out += _code(doc)
     out += _command_refs(doc)
+    out += _command_shell(doc)
     return out
 
 
@@ -186,8 +188,18 @@ def _code(doc: SourceDoc) -> list[Diagnostic]:
                              "local directory, oss://bucket/prefix/ or {git: URL}",
                              code="code")]
         return []
-    base = Path(doc.file).parent
+    if Path(code).is_absolute() or code.startswith("~"):
+        return [doc.diag(path, f"code directory {code!r} is an absolute path; code must live "
+                         "inside the component's directory",
+                         hint="give a path relative to component.yaml, e.g. ./src",
+                         code="code")]
+    base = Path(doc.file).resolve().parent
     target = (base / code).resolve()
+    if not inside(target, base):
+        return [doc.diag(path, f"code directory {code!r} is outside the component's directory "
+                         f"(it resolves to {target}); code must live inside {base}",
+                         hint="move the code into the component's folder, e.g. ./src",
+                         code="code")]
     if not target.is_dir():
         return [doc.diag(path, f"code directory {code!r} does not exist (looked for {target})",
                          hint="create it or point code at the directory with your sources",
@@ -213,3 +225,16 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
                                 f"{group[:-1]}", hint=f"did you mean $PAI_{kind}_{best}?" if best
                                 else f"declare it under spec.{group}", code="command-ref"))
     return out
+
+
+def _command_shell(doc: SourceDoc) -> list[Diagnostic]:
+    """Shell forms the contract's rewrite cannot make split-proof (docs/contract.md): refused
+    here rather than run with a value split, globbed or lost."""
+    from trainstack.contract.shell import problems
+
+    command = section(doc.data, "spec").get("command")
+    if not isinstance(command, str):
+        return []
+    return [doc.diag(("spec", "command"), problem, code="command-shell",
+                     hint="see docs/contract.md, \"Parameter values are data, never code\"")
+            for problem in problems(command)]

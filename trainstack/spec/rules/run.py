@@ -215,16 +215,28 @@ def _channels(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
 def _models(doc: SourceDoc) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: dict[str, int] = {}
+    # Names equal but for case and '-'/'_' share $MODEL_<NAME> and the volume, PersistentVolume
+    # and claim names derived from them (base-model, base_model, Base-Model): refused.
+    folded: dict[str, tuple[int, str]] = {}
     for i, model in items(doc.data, "spec", "models"):
         name = model.get("name")
         if isinstance(name, str):
+            var = values.env_name(name)
             if name in seen:
                 out.append(doc.diag(("spec", "models", i, "name"), f"model name {name!r} is "
                                     f"already used by spec.models[{seen[name]}]",
                                     hint="each input model needs its own name",
                                     code="duplicate-name"))
+            elif var in folded:
+                first, other = folded[var]
+                out.append(doc.diag(("spec", "models", i, "name"), f"model names {name!r} and "
+                                    f"{other!r} (spec.models[{first}]) both become $MODEL_{var} "
+                                    "and the same volume name",
+                                    hint="rename one of them; names that differ only in case "
+                                    "or '-'/'_' collide", code="env-collision"))
             else:
                 seen[name] = i
+                folded[var] = (i, name)
         if isinstance(model.get("uri"), str):
             try:
                 values.binding(model["uri"])
