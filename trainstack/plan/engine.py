@@ -35,10 +35,22 @@ class PlannedResource:
     provider: str | None  # name of the explicit provider instance, if any
     custom: bool
     inputs: dict[str, Any]
+    # The resource options a reviewer checks: what Pulumi will refuse to delete or replace
+    # (protect), leave behind on delete (retainOnDelete) and create first (dependsOn, as
+    # "type::name" like parent).
+    protect: bool = False
+    retain_on_delete: bool = False
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"protect": self.protect, "retainOnDelete": self.retain_on_delete,
+                "parent": self.parent, "dependsOn": list(self.depends_on)}
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "type": self.type, "name": self.name, "parent": self.parent,
-                "provider": self.provider, "custom": self.custom, "inputs": self.inputs}
+                "provider": self.provider, "custom": self.custom, "inputs": self.inputs,
+                "options": self.options}
 
 
 @dataclass
@@ -47,6 +59,8 @@ class Plan:
     stack: str
     resources: list[PlannedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    # Set-up steps `pulumi up` still needs (an offline plan of a new environment).
+    pending: list[str] = field(default_factory=list)
 
 
 def mask(value: Any) -> Any:
@@ -115,7 +129,12 @@ class _RecordingMonitor(pmocks.MockMonitor):
             parent=_short_urn(request.parent) if request.parent else None,
             provider=_provider_name(request.provider) if request.provider else None,
             custom=bool(getattr(request, "custom", True)),
-            inputs=mask(inputs) if isinstance(inputs, dict) else {})
+            inputs=mask(inputs) if isinstance(inputs, dict) else {},
+            protect=bool(getattr(request, "protect", False)),
+            retain_on_delete=bool(getattr(request, "retainOnDelete", False)),
+            depends_on=tuple(sorted(
+                short for short in (_short_urn(u) for u in getattr(request, "dependencies", ()))
+                if short is not None)))
         with self._lock:
             self.records.append(record)
 
