@@ -56,8 +56,9 @@ def render_options(outputs: Mapping[str, Any], run: Run, env: str) -> RenderOpti
         namespace=run_namespace(outputs, run, env),
         # file:// bindings only make sense on a cluster that runs on this machine.
         local_cluster=not cloud,
-        oss_endpoint=f"oss-{region}-internal.aliyuncs.com" if cloud and region
-        else defaults.oss_endpoint,
+        # The platform names its endpoint (ossEndpoint); older platforms exported only region.
+        oss_endpoint=outputs.get(names.OUT_OSS_ENDPOINT)
+        or (f"oss-{region}-internal.aliyuncs.com" if cloud and region else defaults.oss_endpoint),
         oss_secret=oss_secret,
         oss_ram_role=oss_role,
         oss_credentials_hint=oss_hint,
