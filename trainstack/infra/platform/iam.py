@@ -18,7 +18,6 @@ import pulumi_alicloud as alicloud
 
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
 
-
 # The only service account allowed to assume the jobs role: the OSS CSI driver's ossfs pods. Since
 # CSI v1.30.4 they run in namespace ack-csi-fuse (ACK "Announcement on CSI OSS driver upgrade":
 # RRSA trust policies must name that namespace) under service account csi-fuse-ossfs. Without

@@ -142,6 +142,7 @@ def _install(cfg: KubeDLConfig, opts: pulumi.ResourceOptions
             },
         },
         # The controller looks its CRDs up at start; create them (and its rights) first.
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[*crds, binding])),
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=[*crds, binding])),
     )
     return crds, controller

@@ -145,7 +145,7 @@ def _read_source(source: str, file: str) -> bytes:
     if re.match(r"https://", source):
         url = source.rstrip("/") + "/" + file
         try:
-            with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (https only)
+            with urllib.request.urlopen(url, timeout=60) as response:
                 return bytes(response.read())
         except OSError as err:
             raise ConfigError(f"--from: cannot download {url} ({err})") from None

@@ -82,14 +82,14 @@ def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
                   for t in pool.instance_types]
     elif pool.spot:
         strategy = "SpotAsPriceGo"  # no cap: pay the market price, never above on-demand
-    sizing: dict[str, object]
+    desired: str | None = None
+    scaling: alicloud.cs.NodePoolScalingConfigArgsDict | None = None
     if pool.fixed_size is not None:
         # cs/node_pool.py: desired_size is a string, "Number of expected nodes in the node pool".
-        sizing = {"desired_size": str(pool.fixed_size)}
+        desired = str(pool.fixed_size)
     else:
-        sizing = {"scaling_config": {
-            "enable": True, "min_size": pool.min_size, "max_size": pool.max_size,
-            "type": "spot" if pool.spot else ("gpu" if pool.gpu else "cpu")}}
+        scaling = {"enable": True, "min_size": pool.min_size, "max_size": pool.max_size,
+                   "type": "spot" if pool.spot else ("gpu" if pool.gpu else "cpu")}
     return alicloud.cs.NodePool(
         f"pool-{pool.name}",
         node_pool_name=pool.name,
@@ -103,6 +103,7 @@ def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
         spot_strategy=strategy,
         spot_price_limits=limits,
         key_name=key_name,
+        desired_size=desired,
+        scaling_config=scaling,
         opts=opts,
-        **sizing,  # type: ignore[arg-type]
     )

@@ -3,8 +3,9 @@
 ack: the NAS file system shared by all jobs (in the cluster's first zone, encrypted), the OSS
 buckets (encrypted, private, with lifecycle rules), the jobs RAM role that reaches them through
 RRSA, and the StorageClasses. kubeconfig mode: the local StorageClass and, in every team
-namespace, the artifact claim (``pvc://<claim>/``) — created here unless ``trainstack:artifactClaim``
-names one that exists. The NAS, buckets and claims are protected by ``protection.py``.
+namespace, the artifact claim (``pvc://<claim>/``) — created here unless
+``trainstack:artifactClaim`` names one that exists. The NAS, buckets and claims are protected
+by ``protection.py``.
 """
 
 from __future__ import annotations
