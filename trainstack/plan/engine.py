@@ -63,6 +63,16 @@ class Plan:
     pending: list[str] = field(default_factory=list)
 
 
+# Outputs the cloud computes that the program builds documents from: given their shape, with every
+# leaf "(known after apply)", so the plan shows the document (e.g. the jobs role's trust policy,
+# its oidc:sub condition included) with only the cloud's values unknown, not just "unknown".
+_COMPUTED_SHAPES: dict[str, dict[str, Any]] = {
+    "alicloud:cs/managedKubernetes:ManagedKubernetes": {
+        "rrsaMetadata": {"enabled": True, "ramOidcProviderArn": UNKNOWN,
+                         "rrsaOidcIssuerUrl": UNKNOWN}},
+}
+
+
 def mask(value: Any) -> Any:
     """A JSON-able copy with secrets as ``[secret]`` and unknowns as ``(known after apply)``."""
     if rpc.is_rpc_secret(value):
@@ -108,7 +118,7 @@ class _Mocks(pmocks.Mocks):
             stack = str(args.inputs.get("name", args.name))  # the referenced stack, not our name
             return stack, self._reads.get(stack, {"name": stack, "outputs": {}})
         # Under preview, an empty id means "unknown until created", like a real preview.
-        return "", dict(args.inputs)
+        return "", {**_COMPUTED_SHAPES.get(args.typ, {}), **dict(args.inputs)}
 
     def call(self, args: pmocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         return dict(self._invokes.get(args.token, {})), []
