@@ -230,6 +230,27 @@ def test_kubedl_image_on_ack_is_a_digest_outside_docker_hub(
     assert "docs/platform.md" in (caught.value.hint or "")
 
 
+def test_a_first_run_without_the_image_installs_kubedl_but_not_its_controller(
+        kubedl_root: Path, ready: dict[str, dict[str, str]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack.infra.platform.config import load
+    from trainstack.plan.envfile import find_project, read_env
+
+    cfg = read_env(find_project(REPO), "ack-dev")
+    values = {**cfg.values, **ready["ack-dev"]}
+    del values["kubedl:image"]
+    loaded = load(values, stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
+                  secret_keys=frozenset({"trainstack:registryPassword"}))  # not offline
+    assert loaded.kubedl.image is None
+    assert any("kubedl:image is not set" in step for step in loaded.pending)
+    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev",
+                                    **{"kubedl:image": None}))
+    doc = plan("--env", "ack-dev")
+    assert not of_type(doc, "kubernetes:apps/v1:Deployment")
+    assert len(of_type(doc, CRD)) == 5 and named(doc, "kubedl-role")
+    assert any("KubeDL's controller is not deployed" in step for step in doc["pending"])
+
+
 def test_the_controller_runs_the_pinned_image(ack: dict[str, Any]) -> None:
     controller = named(ack, "kubedl-controller")["inputs"]
     (container,) = controller["spec"]["template"]["spec"]["containers"]

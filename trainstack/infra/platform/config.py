@@ -84,7 +84,9 @@ class KubeDLConfig:
     version: str
     crd_source: str  # the folder, as configured (relative to the project root)
     crds: tuple[CrdFile, ...]  # one per enabled workload, in workload order, verified
-    image: str
+    # None (ack only, before the image is mirrored into the registry this stack creates): the
+    # CRDs and RBAC are installed, the controller is not (a warning says so).
+    image: str | None
     workloads: tuple[str, ...]
     gang_scheduler: str | None
     namespace: str
@@ -130,8 +132,9 @@ class PlatformConfig:
     # only by the program that puts them into the trainstack-oss Secret).
     oss_access_key: bool = False
     # An offline plan (``trainstack plan``) of an environment not yet set up: what ``pulumi up``
-    # will refuse until it is done (a secret to set, CRDs to mirror, a digest to pin, ...).
-    # Always empty for ``pulumi up``/``preview``, where each of these is a ConfigError instead.
+    # will refuse until it is done (a secret to set, CRDs to mirror, a login key, ...). For
+    # ``pulumi up``/``preview`` each of these is a ConfigError instead, except an unset
+    # kubedl:image on ack (the first run creates the registry it is mirrored into), a warning.
     pending: tuple[str, ...] = ()
     offline: bool = False
 
@@ -284,17 +287,23 @@ def _project_root() -> Path:
     return find_project().root
 
 
-def _kubedl_image(sec: Section, ack: bool, pending: Pending) -> str:
+KUBEDL_IMAGE_HOW = (
+    "mirror KubeDL's image into the platform's registry and pin its digest: pulumi config set "
+    "kubedl:image <registry>/<namespace>/kubedl@sha256:<digest> (docs/platform.md, 'Mirroring "
+    "KubeDL's image')")
+
+
+def _kubedl_image(sec: Section, ack: bool, pending: Pending) -> str | None:
     """The controller image: pinned by digest and not from Docker Hub on ack (see docs/platform.md).
+
+    On ack it may be left unset for the first `pulumi up`: the registry it is mirrored into is
+    created by that run. The controller is then not deployed, and the plan lists the step.
     """
-    how = ("mirror KubeDL's image into the platform's registry and pin its digest: "
-           "pulumi config set kubedl:image <registry>/<namespace>/kubedl@sha256:<digest> "
-           "(docs/platform.md, 'Mirroring KubeDL's image')")
+    how = KUBEDL_IMAGE_HOW
     if ack and not sec.has("image"):
-        if pending.offline:
-            pending.add(f"kubedl:image is not set: {how}")
-            return f"(set kubedl:image){'@sha256:' + '0' * 64}"
-        raise sec.error("image", "an image in your registry pinned by digest", hint=how)
+        pending.add("kubedl:image is not set, so KubeDL's controller is not deployed (its CRDs "
+                    f"and RBAC are): {how}")
+        return None
     image = sec.string("image", KUBEDL_UPSTREAM_IMAGE, pattern=r"[^\s@]+(:[\w.-]+)?(@sha256:\S+)?",
                        what="an image reference")
     if image.endswith(":latest"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.infra.platform.config import KubeDLConfig
+from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig
 from trainstack.infra.platform.kubedl_source import CrdFile
 
 COMPONENT = "trainstack:platform:KubeDL"
@@ -85,19 +85,19 @@ def _crd(crd: CrdFile, labels: dict[str, str], opts: pulumi.ResourceOptions
 
 class KubeDL(pulumi.ComponentResource):
     crds: list[k8s.apiextensions.v1.CustomResourceDefinition]
-    controller: k8s.apps.v1.Deployment
+    controller: k8s.apps.v1.Deployment | None
 
     def __init__(self, name: str, cfg: KubeDLConfig, provider: pulumi.ProviderResource,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         self.crds, self.controller = _install(cfg, child)
-        self.register_outputs({"controller": self.controller.metadata.name})
+        self.register_outputs({})
 
 
 def _install(cfg: KubeDLConfig, opts: pulumi.ResourceOptions
              ) -> tuple[list[k8s.apiextensions.v1.CustomResourceDefinition],
-                        k8s.apps.v1.Deployment]:
+                        k8s.apps.v1.Deployment | None]:
     labels = {"app.kubernetes.io/name": "kubedl", "app.kubernetes.io/version": cfg.version,
               "app.kubernetes.io/managed-by": "trainstack"}
     namespace = k8s.core.v1.Namespace(
@@ -117,6 +117,10 @@ def _install(cfg: KubeDLConfig, opts: pulumi.ResourceOptions
         subjects=[{"kind": "ServiceAccount", "name": account.metadata.name,
                    "namespace": namespace.metadata.name}],
         opts=opts)
+    if cfg.image is None:
+        pulumi.log.warn("kubedl:image is not set: KubeDL's controller is not deployed. "
+                        + KUBEDL_IMAGE_HOW)
+        return crds, None
     selector = {"app.kubernetes.io/name": "kubedl"}
     controller = k8s.apps.v1.Deployment(
         "kubedl-controller",

@@ -103,7 +103,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         names.OUT_PULL_SECRET: tenancy.pull_secret,
         names.OUT_KUBEDL_VERSION: cfg.kubedl.version,
         "kubedlWorkloads": list(cfg.kubedl.workloads),
-        "kubedlController": kubedl.controller.metadata.name,
+        "kubedlController": kubedl.controller.metadata.name if kubedl.controller else "",
         names.OUT_PRIORITY_CLASSES: [pc.metadata.name for pc in tenancy.priority_classes],
         names.OUT_TEAM_MAX_PRIORITY: {t.name: t.max_priority for t in cfg.teams},
         names.OUT_OSS_AUTH: oss_auth,
@@ -119,5 +119,7 @@ def main() -> None:
     except ConfigError as err:
         # RunError ends the program with the message alone, not a Python traceback.
         raise pulumi.RunError(err.render()) from None
+    for step in cfg.pending:  # only what `pulumi up` may go ahead without (kubedl:image)
+        pulumi.log.warn(step)
     for key, value in build(cfg).items():
         pulumi.export(key, value)
