@@ -423,6 +423,20 @@ def test_each_team_is_capped_at_its_priority(in_repo: None) -> None:
         assert expr["values"] == [f"trainstack-priority-{p}" for p in range(allowed + 1, 10)]
 
 
+def test_a_run_above_its_teams_cap_is_refused_before_deploy() -> None:
+    from trainstack.errors import ConfigError
+    from trainstack.infra.run.options import render_options
+    from trainstack.spec import load_run
+
+    run = load_run(REPO / "components/mnist-ddp/runs/baseline.yaml")  # team vision, priority 5
+    outputs = {"mode": "kubeconfig", "namespaces": {"vision": "vision"},
+               "teamMaxPriority": {"vision": 5}, "ossAuth": {"type": "none"}}
+    assert render_options(outputs, run, "local").namespace == "vision"
+    with pytest.raises(ConfigError) as caught:
+        render_options({**outputs, "teamMaxPriority": {"vision": 4}}, run, "local")
+    assert "spec.priority: 5 is above the maxPriority of team 'vision', 4" in caught.value.message
+
+
 # --- hard to operate ---------------------------------------------------------------------------
 
 COMPONENTS = {"Network", "Cluster", "NodePools", "Storage", "Registry", "KubeDL", "Tenancy"}

@@ -214,8 +214,12 @@ def _system_pool(sec: Section) -> PoolConfig:
 
 def _spot_pool(sec: Section) -> PoolConfig:
     """Spot capacity, tainted and labelled by what it holds: GPU nodes when gpuType is given."""
-    accelerator = sec.string("accelerator", "gpu" if sec.has("gpuType") else "cpu",
+    has_gpu_type = sec.has("gpuType")
+    accelerator = sec.string("accelerator", "gpu" if has_gpu_type else "cpu",
                              choices=("cpu", "gpu"))
+    if accelerator == "cpu" and has_gpu_type:
+        raise sec.error("gpuType", "no gpuType on a CPU spot pool (accelerator: cpu)",
+                        sec.string("gpuType"))
     return _pool(sec, "spot", gpu=accelerator == "gpu", default_min=0, default_max=8, spot=True)
 
 

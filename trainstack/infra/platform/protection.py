@@ -7,6 +7,11 @@ unprotect`` first). Stateful means: the NAS file system, the buckets, the regist
 namespace and repositories hold the images), KubeDL's CRDs (deleting one deletes every job of
 that kind), team namespaces (their runs) and the artifact claims. Nothing else sets either option:
 ``tests/infra`` checks that the plan's protected set is exactly this one.
+
+It is a (legacy) ``transformations`` callback, applied in this process as each resource is
+constructed and inherited by a component's children, rather than an engine-side ``transforms``
+one: the offline plan and the tests under Pulumi's mocks then see exactly the options `pulumi up`
+registers.
 """
 
 from __future__ import annotations
