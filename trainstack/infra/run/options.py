@@ -77,8 +77,8 @@ def check_priority(outputs: Mapping[str, Any], run: Run, namespace: str, env: st
         return
     if run.priority > int(caps[team]):
         raise ConfigError(
-            f"{_source(run)}: spec.priority: {run.priority} is above the maxPriority of team {team!r}, "
-            f"{caps[team]} in environment {env!r}; its pods would be refused",
+            f"{_source(run)}: spec.priority: {run.priority} is above the maxPriority of team "
+            f"{team!r}, {caps[team]} in environment {env!r}; its pods would be refused",
             hint=f"use a priority of at most {caps[team]}, or raise the team's maxPriority in "
                  f"Pulumi.{env}.yaml")
 
