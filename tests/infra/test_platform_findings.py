@@ -306,6 +306,10 @@ def test_kubedl_cluster_role_reads_priority_classes(in_repo: None) -> None:
         rules = [r for r in role["rules"] if "priorityclasses" in r["resources"]]
         assert rules and rules[0]["apiGroups"] == ["scheduling.k8s.io"]
         assert {"get", "list", "watch"} <= set(rules[0]["verbs"])
+        # Gang schedulers' groups as KubeDL v0.5.0's role.yaml grants them: every verb.
+        gang = {g for r in role["rules"] if r["verbs"] == ["*"] for g in r["apiGroups"]}
+        assert {"scheduling.incubator.k8s.io", "scheduling.sigs.dev", "scheduling.volcano.sh",
+                "scheduling.sigs.k8s.io"} <= gang
 
 
 def test_jobs_role_trust_is_scoped_to_the_oss_csi_service_account(in_repo: None) -> None:

@@ -24,6 +24,8 @@ SERVICE_ACCOUNT = "kubedl"
 WORKLOADS_ENV = "WORKLOADS_ENABLE"
 
 _CRUD = ["create", "delete", "get", "list", "patch", "update", "watch"]
+# A superset of KubeDL v0.5.0 config/rbac/role.yaml (every controller's kubebuilder:rbac markers)
+# and leader_election_role.yaml, plus what the JobCoordinator reads (priorityclasses).
 _RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
     {"api_groups": [""], "resources": ["pods", "pods/log", "services", "configmaps", "events",
                                        "persistentvolumeclaims", "persistentvolumes"],
@@ -44,10 +46,12 @@ _RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
                     "model.kubedl.io", "cache.kubedl.io", "serving.kubedl.io",
                     "notebook.kubedl.io"],
      "resources": ["*"], "verbs": _CRUD},
-    # Gang schedulers' PodGroups (coscheduling, volcano, kube-batch).
-    {"api_groups": ["scheduling.sigs.k8s.io", "scheduling.x-k8s.io", "scheduling.volcano.sh",
-                    "scheduling.incubator.k8s.io"],
-     "resources": ["podgroups", "queues"], "verbs": _CRUD},
+    # Gang schedulers' PodGroups and queues, as KubeDL v0.5.0 config/rbac/role.yaml grants them
+    # (coscheduling, volcano, kube-batch; every verb).
+    {"api_groups": ["scheduling.incubator.k8s.io", "scheduling.sigs.dev", "scheduling.volcano.sh"],
+     "resources": ["podgroups", "queues"], "verbs": ["*"]},
+    {"api_groups": ["scheduling.sigs.k8s.io", "scheduling.x-k8s.io"], "resources": ["podgroups"],
+     "verbs": ["*"]},
 ]
 
 
