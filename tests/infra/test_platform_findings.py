@@ -97,6 +97,7 @@ def test_api_endpoint_is_public_with_an_allow_list_or_private(
     entries = [r["inputs"]["entry"] for r in of_type(ack, "alicloud:slb/aclEntryAttachment:"
                                                            "AclEntryAttachment")]
     assert entries == ["198.51.100.7/32"]
+    assert {"apiAcl", "apiLoadBalancer"} <= set(ack["outputs"]), "what the binding step names"
     monkeypatch.chdir(ready_project(tmp_path / "private", kubedl_root, ready, "ack-dev", **{
         "trainstack:apiEndpoint": "private", "trainstack:apiAllowedCidrs": None}))
     private = plan("--env", "ack-dev")

@@ -28,6 +28,7 @@ class Cluster(pulumi.ComponentResource):
     resource: alicloud.cs.ManagedKubernetes
     kubeconfig: pulumi.Output[str]
     permission: alicloud.cs.KubernetesPermission | None
+    api_acl: pulumi.Output[str] | None  # the allow-list to bind to the API server's listener
 
     def __init__(self, name: str, ack: AckConfig, net: Network,
                  provider: pulumi.ProviderResource,
@@ -51,6 +52,7 @@ class Cluster(pulumi.ComponentResource):
             addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a) for a in CLUSTER_ADDONS],
             opts=child,
         )
+        self.api_acl = None
         if ack.api_public:
             # ACK: the public and internal endpoints share the API server's CLB, whose listener
             # on 6443 takes a whitelist ACL ("Configure access control policies for the API
@@ -60,6 +62,7 @@ class Cluster(pulumi.ComponentResource):
             for i, block in enumerate(ack.api_allowed_cidrs):
                 alicloud.slb.AclEntryAttachment(f"api-acl-{i}", acl_id=acl.id, entry=block,
                                                 comment="trainstack apiAllowedCidrs", opts=child)
+            self.api_acl = acl.id
         self.permission = None
         if ack.deployer is not None:
             # cs/kubernetes_permission.py: role_type "cluster", role_name "admin"; is_ram_role when

@@ -74,6 +74,10 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         # mounts with the jobs RAM role through RRSA (no credential on nodes or in a Secret).
         oss_auth: dict[str, Any] = {"type": names.OSS_AUTH_RRSA, "roleName": storage.jobs_role}
         oss_endpoint: str | None = oss_internal_endpoint(ack.region)
+        if cluster.api_acl is not None:
+            # What docs/platform.md's one-time binding of the allow-list names.
+            outputs |= {"apiAcl": cluster.api_acl,
+                        "apiLoadBalancer": cluster.resource.slb_intranet}
         outputs |= {"region": ack.region, "buckets": storage.buckets,
                     "nasServer": storage.nas_server, "registryNamespace": registry_namespace,
                     names.OUT_JOBS_ROLE: storage.jobs_role}
