@@ -173,12 +173,7 @@ def load(values: Mapping[str, Any], *, stack: str, source: str,
             artifact_claim=main.optional_string("artifactClaim", pattern=DNS_LABEL,
                                                 what="a PersistentVolumeClaim name"),
             artifact_size=main.quantity("artifactSize", "50Gi"),
-            # Off Alibaba Cloud's VPCs the internal endpoint is unreachable: name the endpoint.
-            oss_endpoint=main.string(
-                "ossEndpoint", pattern=r"[a-z0-9.-]+\.aliyuncs\.com",
-                what="an OSS endpoint such as oss-cn-hangzhou.aliyuncs.com") if oss_access_key
-            else main.optional_string("ossEndpoint", pattern=r"[a-z0-9.-]+\.aliyuncs\.com",
-                                      what="an OSS endpoint such as oss-cn-hangzhou.aliyuncs.com"),
+            oss_endpoint=_oss_endpoint(main, required=oss_access_key),
         )
         other = {k: "only used when trainstack:mode is ack" for k in ACK_KEYS}
         registry = RegistryConfig(
@@ -210,6 +205,16 @@ def _ack_registry(main: Section, ack: AckConfig) -> RegistryConfig:
         server=main.string("registryServer", default, pattern=r"[A-Za-z0-9.-]+(:\d+)?",
                            what="a registry host such as registry.example.com"),
         username=main.string("registryUsername"), kind=kind)
+
+
+def _oss_endpoint(main: Section, *, required: bool) -> str | None:
+    """kubeconfig mode: where OSS volumes mount from. Off Alibaba Cloud's VPCs the region's
+    internal endpoint is unreachable, so with an AccessKey the endpoint must be named."""
+    pattern = r"[a-z0-9.-]+\.aliyuncs\.com"
+    what = "an OSS endpoint such as oss-cn-hangzhou.aliyuncs.com"
+    if required:
+        return main.string("ossEndpoint", pattern=pattern, what=what)
+    return main.optional_string("ossEndpoint", pattern=pattern, what=what)
 
 
 def _oss_access_key(main: Section, stack: str) -> bool:
