@@ -560,3 +560,28 @@ def test_an_existing_artifact_claim_is_used_not_created(
     doc = plan("--env", "local")
     assert doc["outputs"]["artifactStore"] == "pvc://team-nas/"
     assert not of_type(doc, "kubernetes:core/v1:PersistentVolumeClaim")
+
+
+@pytest.mark.parametrize(("key", "needle"), [
+    ("trainstack:deployer", "pulumi config set --path 'trainstack:deployer.uid'"),
+    ("trainstack:apiAllowedCidrs", "pulumi config set --path 'trainstack:apiAllowedCidrs[0]'"),
+    ("trainstack:nodePublicKey", "pulumi config set trainstack:nodePublicKey"),
+    ("trainstack:registryPassword", "pulumi config set --secret trainstack:registryPassword"),
+])
+def test_each_set_up_step_is_refused_by_pulumi_up_and_listed_by_the_plan(
+        key: str, needle: str, kubedl_root: Path, ready: dict[str, dict[str, str]]) -> None:
+    from trainstack.errors import ConfigError
+    from trainstack.infra.platform.config import load
+    from trainstack.plan.envfile import find_project, read_env
+
+    cfg = read_env(find_project(REPO), "ack-dev")
+    values = {**cfg.values, **ready["ack-dev"]}
+    del values[key]
+    secret = frozenset({"trainstack:registryPassword"})
+    with pytest.raises(ConfigError) as caught:
+        load(values, stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
+             secret_keys=secret)
+    assert key in caught.value.message and needle in (caught.value.hint or "")
+    planned = load(values, stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
+                   secret_keys=secret, offline=True)
+    assert [step for step in planned.pending if key in step and needle in step]
