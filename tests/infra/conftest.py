@@ -20,6 +20,59 @@ from pulumi.runtime.sync_await import _sync_await
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
+CRD_FOLDER = "platform/kubedl/v0.5.0"
+KUBEDL_DIGEST_IMAGE = ("acme-registry-vpc.cn-hangzhou.cr.aliyuncs.com/platform/kubedl@sha256:"
+                       + "ab" * 32)
+NODE_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyForTestsOnly ops@acme"
+# What a platform team sets before its first `pulumi up` (Pulumi.<env>.yaml's header lists it).
+READY: dict[str, dict[str, str]] = {
+    "local": {"trainstack:registryPassword": "s3cret-registry-password"},
+    "ack-dev": {"trainstack:registryPassword": "s3cret-registry-password",
+                "trainstack:deployer": '{"uid": "276543210987654", "ramRole": true}',
+                "trainstack:apiAllowedCidrs": '["198.51.100.7/32"]',
+                "trainstack:nodePublicKey": NODE_KEY,
+                "kubedl:image": KUBEDL_DIGEST_IMAGE},
+}
+
+
+def fake_crd(kind: str, file: str) -> str:
+    """A small CRD shaped like KubeDL's (never KubeDL's own files: those are not copied here)."""
+    group = file.split("_", 1)[0]
+    plural = file.split("_", 1)[1].removesuffix(".yaml")
+    return (f"---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+            f"metadata:\n  annotations:\n    controller-gen.kubebuilder.io/version: v0.6.1\n"
+            f"  name: {plural}.{group}\nspec:\n  group: {group}\n  names:\n    kind: {kind}\n"
+            f"    plural: {plural}\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n"
+            f"    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+            f"        type: object\n        x-kubernetes-preserve-unknown-fields: true\n")
+
+
+def fake_release(folder: Path) -> Path:
+    """A folder laid out like a KubeDL release checkout: config/crd/bases/<file>."""
+    from trainstack.infra.platform.config import KUBEDL_CRDS
+
+    bases = folder / "config/crd/bases"
+    bases.mkdir(parents=True)
+    for kind, file in KUBEDL_CRDS.items():
+        (bases / file).write_text(fake_crd(kind, file))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def ready() -> dict[str, dict[str, str]]:
+    return READY
+
+
+@pytest.fixture(scope="session")
+def kubedl_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project root whose CRD folder is mirrored (from a fake release, with its own lock)."""
+    from trainstack.infra.platform.kubedl_source import mirror
+
+    base = tmp_path_factory.mktemp("kubedl")
+    release = fake_release(base / "release")
+    root = base / "root"
+    mirror(str(release), root / CRD_FOLDER, write_lock_version="v0.5.0")
+    return root
 RRSA_ARN = "acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"
 RRSA_ISSUER = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee"
 FAKE_KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n# from the mocked ACK credential\n"
@@ -33,6 +86,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.calls: list[pulumi.runtime.MockCallArgs] = []
         self.stack_outputs: dict[str, dict[str, Any]] = {}  # StackReference name -> outputs
         self.secret_outputs: list[str] = ["kubeconfig"]
+        self.root: Path = REPO  # where kubedl:crdSource is resolved (the fixture sets a mirror)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources.append(args)
@@ -70,13 +124,20 @@ class RecordingMocks(pulumi.runtime.Mocks):
         pulumi.runtime.set_all_config(values, secret_keys)
 
     def use_env(self, env: str, **overrides: str) -> dict[str, str]:
-        """Configure a shipped environment as Pulumi would pass it (secure values replaced)."""
+        """Configure a shipped environment as Pulumi would pass it, set up for `pulumi up`
+        (the READY steps done; registryPassword a secret)."""
         from trainstack.plan.envfile import find_project, read_env
 
         cfg = read_env(find_project(REPO), env)
-        values = {**cfg.values, **overrides}
-        self.configure(values, sorted(cfg.secret_keys))
+        values = {**cfg.values, **READY.get(env, {}), **overrides}
+        self.configure(values, sorted(cfg.secret_keys | {"trainstack:registryPassword"}))
         return values
+
+    def build(self) -> Any:
+        """The platform program for the configured stack, as `pulumi up` runs it."""
+        from trainstack.infra.platform.program import build, load_stack_config
+
+        return self.run(lambda: build(load_stack_config(root=self.root)))
 
     @staticmethod
     def run(program: Callable[[], T]) -> T:
@@ -98,8 +159,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
 
 
 @pytest.fixture
-def mocks() -> Iterator[RecordingMocks]:
+def mocks(kubedl_root: Path) -> Iterator[RecordingMocks]:
     recorder = RecordingMocks()
+    recorder.root = kubedl_root
     settings.ROOT.set(None)  # a fresh root stack for this test's project and stack
     pulumi.runtime.set_mocks(recorder, project="trainstack", stack="test", preview=False)
     pulumi.runtime.set_all_config({}, [])

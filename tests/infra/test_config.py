@@ -8,15 +8,30 @@ from pathlib import Path
 import pytest
 
 from trainstack.errors import ConfigError
-from trainstack.infra.platform.config import PlatformConfig, load
+from trainstack.infra.platform.config import PlatformConfig
+from trainstack.infra.platform.config import load as load_config
 from trainstack.plan.envfile import find_project, read_env
 
 REPO = Path(__file__).resolve().parents[2]
+ROOT: dict[str, Path] = {}
+READY: dict[str, dict[str, str]] = {}
+
+
+@pytest.fixture(autouse=True)
+def _set_up(kubedl_root: Path, ready: dict[str, dict[str, str]]) -> None:
+    ROOT["root"] = kubedl_root
+    READY.update(ready)
 
 
 def shipped(env: str) -> tuple[dict[str, str], frozenset[str]]:
+    """A shipped environment, set up for `pulumi up` (conftest.READY)."""
     cfg = read_env(find_project(REPO), env)
-    return dict(cfg.values), cfg.secret_keys
+    return ({**cfg.values, **READY[env]},
+            cfg.secret_keys | {"trainstack:registryPassword"})
+
+
+def load(values: dict[str, str], **kwargs: object) -> PlatformConfig:
+    return load_config(values, root=ROOT["root"], **kwargs)  # type: ignore[arg-type]
 
 
 def load_with(env: str, drop: tuple[str, ...] = (), **changes: object) -> PlatformConfig:
@@ -50,7 +65,7 @@ def test_shipped_ack_env_loads() -> None:
     assert cfg.ack is not None and cfg.ack.region == "cn-hangzhou"
     assert [p.name for p in cfg.ack.gpu_pools] == ["a10", "v100"]
     assert cfg.ack.spot_pool is not None and cfg.ack.spot_pool.spot_price_limit == "5.0"
-    assert cfg.registry.server == "registry-vpc.cn-hangzhou.aliyuncs.com"
+    assert cfg.registry.server == "trainstack-ack-dev-registry-vpc.cn-hangzhou.cr.aliyuncs.com"
     assert cfg.kubedl.gang_scheduler == "kube-coscheduler"
 
 
@@ -158,6 +173,8 @@ OSS_KEYS = ("trainstack:ossAccessKeyId", "trainstack:ossAccessKeySecret")
 def load_oss(env: str, keys: tuple[str, ...], secret: tuple[str, ...]) -> PlatformConfig:
     values, secret_keys = shipped(env)
     values |= {k: f"value-of-{k}" for k in keys}
+    if env == "local" and keys:
+        values["trainstack:ossEndpoint"] = "oss-cn-beijing.aliyuncs.com"
     return load(values, stack=env, source=f"Pulumi.{env}.yaml",
                 secret_keys=secret_keys | frozenset(secret))
 

@@ -35,9 +35,11 @@ OSS_CIPHERTEXT = {"ossAccessKeyId": "v1:T1NTSUQ=:b3NzLWtleS1pZC1jaXBoZXJ0ZXh0",
 def local_with_oss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The platform project with Pulumi.local.yaml plus an OSS AccessKey (secure values)."""
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(REPO / "platform", tmp_path / "platform")
     text = (REPO / "Pulumi.local.yaml").read_text()
     text += "".join(f"  trainstack:{key}:\n    secure: {value}\n"
                     for key, value in OSS_CIPHERTEXT.items())
+    text += "  trainstack:ossEndpoint: oss-cn-beijing.aliyuncs.com\n"
     (tmp_path / "Pulumi.local.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -47,7 +49,7 @@ def test_plan_local_lists_every_resource_with_its_type(in_repo: None) -> None:
     doc = plan_json("--env", "local")
     assert doc["kind"] == "platform" and doc["stack"] == "local"
     types = {r["type"] for r in doc["resources"]}
-    assert "kubernetes:yaml/v2:ConfigGroup" in types
+    assert "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition" in types
     assert "kubernetes:scheduling.k8s.io/v1:PriorityClass" in types
     assert all(r["type"] and r["name"] for r in doc["resources"])
     assert doc["summary"] == {"create": len(doc["resources"])}
@@ -59,11 +61,12 @@ def test_plan_ack_dev_lists_cloud_and_cluster_resources(in_repo: None) -> None:
     types = [r["type"] for r in doc["resources"]]
     for expected in ("alicloud:vpc/network:Network",
                      "alicloud:cs/managedKubernetes:ManagedKubernetes",
-                     "alicloud:nas/fileSystem:FileSystem", "alicloud:cr/namespace:Namespace",
+                     "alicloud:nas/fileSystem:FileSystem",
+                     "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
                      "alicloud:ram/role:Role", "kubernetes:storage.k8s.io/v1:StorageClass"):
         assert expected in types
-    assert types.count("alicloud:cs/nodePool:NodePool") == 4
-    assert types.count("alicloud:oss/bucket:Bucket") == 4
+    assert types.count("alicloud:cs/nodePool:NodePool") == 5
+    assert types.count("alicloud:oss/bucket:Bucket") == 5
     pool = next(r for r in doc["resources"] if r["name"] == "pool-a10")
     # Ids only the cloud knows are shown as unknown, as in a real preview; numbers as ints.
     assert pool["inputs"]["clusterId"] == "(known after apply)"
@@ -87,7 +90,7 @@ def test_plan_table_for_people(in_repo: None) -> None:
     assert result.exit_code == 0, result.output
     assert "kubernetes:core/v1:ResourceQuota" in result.output
     assert "quota-vision" in result.output
-    assert "23 to create" in result.output
+    assert "36 to create" in result.output
     assert "plan-secret-placeholder" not in result.output
 
 
@@ -170,7 +173,7 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
     platform = plan_json("--env", "local")
     again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 23 + 2}, "plus the OSS Secret of both teams"
+    assert platform["summary"] == {"create": 36 + 2}, "plus the OSS Secret of both teams"
 
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:
@@ -198,10 +201,12 @@ def test_the_access_key_values_never_reach_a_plan() -> None:
     from trainstack.plan.envfile import find_project, read_env
 
     key_id, key_secret = "LTAI5tOssKeyIdForTests", "0ssK3ySecretForTests0nly"
-    oss = {"trainstack:ossAccessKeyId": key_id, "trainstack:ossAccessKeySecret": key_secret}
+    oss = {"trainstack:ossAccessKeyId": key_id, "trainstack:ossAccessKeySecret": key_secret,
+           "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com"}
     cfg = read_env(find_project(REPO), "local")
-    plan = run_program(lambda: build(load_stack_config()), project="trainstack", stack="local",
-                       config={**cfg.values, **oss}, secret_keys=cfg.secret_keys | set(oss))
+    plan = run_program(lambda: build(load_stack_config(offline=True, root=REPO)),
+                       project="trainstack", stack="local", config={**cfg.values, **oss},
+                       secret_keys=cfg.secret_keys | set(oss) - {"trainstack:ossEndpoint"})
     text = json.dumps([r.to_json() for r in plan.resources]) + json.dumps(plan.outputs)
     assert "oss-secret-vision" in text
     assert key_id not in text and key_secret not in text

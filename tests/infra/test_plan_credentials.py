@@ -21,6 +21,7 @@ KUBECONFIG = ("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n"
 def test_a_plain_kubeconfig_input_is_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             fmt: str | None) -> None:
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(REPO / "platform", tmp_path / "platform")  # KubeDL's CRD lock
     text = (REPO / "Pulumi.local.yaml").read_text().replace(
         "  # trainstack:kubeconfig: ~/.kube/config", "  trainstack:kubeconfig: "
         + json.dumps(KUBECONFIG))

@@ -18,7 +18,7 @@ def build_ack(mocks: Any, **overrides: str) -> dict[str, Any]:
     mocks.use_env("ack-dev", **overrides)
     from trainstack.infra.platform.program import build, load_stack_config
 
-    return mocks.run(lambda: build(load_stack_config()))  # type: ignore[no-any-return]
+    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
 
 
 def labels(pool: dict[str, Any]) -> dict[str, str]:
@@ -50,7 +50,7 @@ def test_network_and_managed_cluster(mocks: Any) -> None:
 def test_gpu_pools_are_tainted_labelled_and_autoscaled(mocks: Any) -> None:
     build_ack(mocks)
     pools = {r.inputs["nodePoolName"]: r.inputs for r in mocks.of_type(POOL)}
-    assert sorted(pools) == ["a10", "cpu", "spot", "v100"]
+    assert sorted(pools) == ["a10", "cpu", "spot", "system", "v100"]
     for name in ("a10", "v100"):
         assert pools[name]["taints"] == [GPU_TAINT], name
     for name in ("a10", "v100", "spot"):
@@ -63,7 +63,7 @@ def test_gpu_pools_are_tainted_labelled_and_autoscaled(mocks: Any) -> None:
     assert "desiredSize" not in pools["a10"], "autoscaled pools leave the size to the autoscaler"
     # The CPU pool takes everything else: no taint.
     assert pools["cpu"].get("taints", []) == []
-    assert pools["cpu"]["scalingConfig"]["minSize"] == 1.0
+    assert pools["cpu"]["scalingConfig"]["minSize"] == 0.0
 
 
 def test_spot_pool_bids_with_a_price_limit(mocks: Any) -> None:
@@ -85,8 +85,9 @@ def test_no_spot_pool_unless_configured(mocks: Any) -> None:
     mocks.configure(values, ["trainstack:registryPassword"])
     from trainstack.infra.platform.program import build, load_stack_config
 
-    mocks.run(lambda: build(load_stack_config()))
-    assert sorted(r.name for r in mocks.of_type(POOL)) == ["pool-a10", "pool-cpu", "pool-v100"]
+    mocks.run(lambda: build(load_stack_config(root=mocks.root)))
+    assert sorted(r.name for r in mocks.of_type(POOL)) == [
+        "pool-a10", "pool-cpu", "pool-system", "pool-v100"]
 
 
 def test_storage_classes_use_alibaba_csi_provisioners(mocks: Any) -> None:
@@ -108,11 +109,13 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
     mount = mocks.one("alicloud:nas/mountTarget:MountTarget", "nas-mount")
     assert mount["fileSystemId"] == "nas-id"
     buckets = sorted(r.inputs["bucket"] for r in mocks.of_type("alicloud:oss/bucket:Bucket"))
-    purposes = ("checkpoints", "code", "data", "models")
+    purposes = ("artifacts", "checkpoints", "code", "data", "models")
     assert buckets == [f"acme-trainstack-dev-{p}" for p in purposes]
-    assert mocks.one("alicloud:cr/namespace:Namespace", "acr-namespace")["name"] == "acme"
-    repos = sorted(r.inputs["name"] for r in mocks.of_type("alicloud:cr/repo:Repo"))
-    assert repos == ["tensorflow", "torch", "xgboost"]
+    namespace = "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace"
+    assert mocks.one(namespace, "acr-namespace")["name"] == "acme"
+    repos = sorted(r.inputs["name"] for r in
+                   mocks.of_type("alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo"))
+    assert repos == ["kubedl", "tensorflow", "torch", "xgboost"]
     role = mocks.one("alicloud:ram/role:Role", "jobs-role")
     assert role["roleName"] == "trainstack-test-jobs"
     trust = json.loads(role["assumeRolePolicyDocument"])
@@ -122,7 +125,8 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
     assert principals == [{"Federated": ["acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"]}]
     assert trust["Statement"][0]["Condition"]["StringEquals"] == {
         "oidc:aud": "sts.aliyuncs.com",
-        "oidc:iss": "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee"}
+        "oidc:iss": "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee",
+        "oidc:sub": "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"}
     policy = mocks.one("alicloud:ram/policy:Policy", "jobs-oss-policy")
     assert "acs:oss:*:*:acme-trainstack-dev-checkpoints/*" in policy["policyDocument"]
 
@@ -134,12 +138,12 @@ def test_kubeconfig_comes_from_the_cluster_credential_as_a_secret(mocks: Any) ->
 
     @pulumi.runtime.test
     def check() -> pulumi.Output[None]:
-        outputs = build(load_stack_config())
+        outputs = build(load_stack_config(root=mocks.root))
 
         def verify(args: list[Any]) -> None:
             kubeconfig, registry, region = args
             assert kubeconfig.startswith("apiVersion: v1")
-            assert registry == "registry-vpc.cn-hangzhou.aliyuncs.com"
+            assert registry == "trainstack-test-registry-vpc.cn-hangzhou.cr.aliyuncs.com"
             assert region == "cn-hangzhou"
 
         return pulumi.Output.all(outputs["kubeconfig"], outputs["registry"],

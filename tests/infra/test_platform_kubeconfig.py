@@ -11,7 +11,7 @@ import pytest
 
 PC = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 SC = "kubernetes:storage.k8s.io/v1:StorageClass"
-CRDS = "kubernetes:yaml/v2:ConfigGroup"
+CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SECRET = "kubernetes:core/v1:Secret"
 
@@ -20,7 +20,7 @@ def build_local(mocks: Any, **overrides: str) -> dict[str, Any]:
     mocks.use_env("local", **overrides)
     from trainstack.infra.platform.program import build, load_stack_config
 
-    return mocks.run(lambda: build(load_stack_config()))  # type: ignore[no-any-return]
+    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
 
 
 def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> None:
@@ -30,7 +30,9 @@ def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> N
     assert providers[0].inputs == {"context": "kind-trainstack"}
     assert not [r for r in mocks.resources if r.typ.startswith("alicloud:")]
     k8s_resources = [r for r in mocks.resources if r.typ.startswith("kubernetes:")]
-    assert len(k8s_resources) == 22
+    # 2 teams x (namespace, quota, limits, priority cap, pull secret, artifact claim) + 9
+    # priority classes + KubeDL (namespace, 5 CRDs, account, role, binding, controller) + 1 class.
+    assert len(k8s_resources) == 12 + 9 + 10 + 1
     assert all(r.provider and "::k8s::" in r.provider for r in k8s_resources)
 
 
@@ -53,16 +55,18 @@ def test_local_storage_class_uses_the_configured_provisioner(mocks: Any) -> None
 
 
 def test_kubedl_crds_and_controller_are_pinned_to_the_configured_version(mocks: Any) -> None:
-    build_local(mocks, **{"kubedl:version": "v0.4.3", "kubedl:repo": "https://mirror.example/kubedl",
-                          "kubedl:workloads": '["PyTorchJob", "TFJob"]'})
-    crds = mocks.one(CRDS, "kubedl-crds")
-    assert crds["files"] == [
-        "https://mirror.example/kubedl/v0.4.3/config/crd/bases/training.kubedl.io_pytorchjobs.yaml",
-        "https://mirror.example/kubedl/v0.4.3/config/crd/bases/training.kubedl.io_tfjobs.yaml",
-    ]
+    build_local(mocks, **{"kubedl:workloads": '["PyTorchJob", "TFJob"]'})
+    crds = {r.name: r.inputs for r in mocks.of_type(CRD)}
+    # One resource per enabled workload, read from the mirrored folder, sha256 from the lock.
+    assert sorted(crds) == ["crd-pytorchjob", "crd-tfjob"]
+    tf = crds["crd-tfjob"]
+    assert tf["metadata"]["name"] == "tfjobs.training.kubedl.io"
+    assert tf["spec"]["names"]["kind"] == "TFJob"
+    assert len(tf["metadata"]["annotations"]["trainstack.dev/source-sha256"]) == 64
     controller = mocks.one(DEPLOYMENT, "kubedl-controller")
     (container,) = controller["spec"]["template"]["spec"]["containers"]
-    assert container["image"] == "docker.io/kubedl/kubedl:0.4.3"
+    # KubeDL v0.5.0's own manifests deploy 0.4.2; kubeconfig mode may pull it from Docker Hub.
+    assert container["image"] == "docker.io/kubedl/kubedl:0.4.2"
     assert {"name": "WORKLOADS_ENABLE", "value": "PyTorchJob,TFJob"} in container["env"]
     assert not any(a.startswith("--gang-scheduler-name") for a in container["args"])
     assert controller["metadata"]["namespace"] == "kubedl-system"
@@ -100,7 +104,7 @@ def test_pull_secret_in_every_team_namespace_is_secret(mocks: Any) -> None:
         payload = json.loads(unwrap_rpc_secret(secret["stringData"])[".dockerconfigjson"])
         auth = payload["auths"]["registry.example.com"]
         assert auth["username"] == "trainstack"
-        assert auth["password"] == "plan-secret-placeholder"
+        assert auth["password"] == "s3cret-registry-password"
 
 
 def test_outputs_for_run_stacks(mocks: Any) -> None:
@@ -110,7 +114,7 @@ def test_outputs_for_run_stacks(mocks: Any) -> None:
 
     @pulumi.runtime.test
     def check() -> pulumi.Output[None]:
-        outputs = build(load_stack_config())
+        outputs = build(load_stack_config(root=mocks.root))
 
         def verify(args: list[Any]) -> None:
             namespaces, classes, storage, pull, version = args
@@ -125,7 +129,7 @@ def test_outputs_for_run_stacks(mocks: Any) -> None:
                                  outputs["kubedlVersion"]).apply(verify)
 
     check()
-    outputs = mocks.run(lambda: build(load_stack_config()))
+    outputs = mocks.run(lambda: build(load_stack_config(root=mocks.root)))
     value, secret = mocks.resolve(outputs["kubeconfig"])
     assert (value, secret) == ("", True), "the kubeconfig output is a secret even when empty"
 
@@ -136,16 +140,17 @@ OSS_KEY_ID = "LTAI5tOssKeyIdForTests"
 OSS_KEY_SECRET = "0ssK3ySecretForTests0nly"
 OSS_CONFIG = {"trainstack:ossAccessKeyId": OSS_KEY_ID,
               "trainstack:ossAccessKeySecret": OSS_KEY_SECRET}
+OSS_ENDPOINT = {"trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com"}
 RUN_FILE = Path(__file__).resolve().parents[2] / "components/mnist-ddp/runs/baseline.yaml"
 
 
 def build_local_with_oss(mocks: Any) -> dict[str, Any]:
     """Pulumi.local.yaml plus an AccessKey set with `pulumi config set --secret`."""
-    values = mocks.use_env("local", **OSS_CONFIG)
+    values = mocks.use_env("local", **OSS_CONFIG, **OSS_ENDPOINT)
     mocks.configure(values, ["trainstack:registryPassword", *OSS_CONFIG])
     from trainstack.infra.platform.program import build, load_stack_config
 
-    return mocks.run(lambda: build(load_stack_config()))  # type: ignore[no-any-return]
+    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
 
 
 def settled(mocks: Any, outputs: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ def _limit_memory() -> None:  # the old reader would take gigabytes: fail instea
 
 def _plan(tmp: Path, text: str) -> subprocess.CompletedProcess[str]:
     shutil.copy(REPO / "Pulumi.yaml", tmp / "Pulumi.yaml")
+    shutil.copytree(REPO / "platform", tmp / "platform")  # KubeDL's CRD lock
     (tmp / "Pulumi.bad.yaml").write_text(text)
     return subprocess.run([sys.executable, "-m", "trainstack", "plan", "--env", "bad"], cwd=tmp,
                           capture_output=True, text=True, timeout=60, preexec_fn=_limit_memory,

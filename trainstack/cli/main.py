@@ -18,6 +18,7 @@ VERBS: dict[str, str] = {
     "env": "trainstack.cli.env:env",
     "render": "trainstack.cli.render:render",
     "plan": "trainstack.cli.plan:plan",
+    "kubedl": "trainstack.cli.kubedl:kubedl",
     "deploy": "trainstack.cli.deploy:deploy",
     "status": "trainstack.cli.status:status",
     "destroy": "trainstack.cli.destroy:destroy",

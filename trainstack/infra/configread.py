@@ -216,3 +216,14 @@ class Section:
             raise ConfigError(f"{self._source}: {self.key(key)}: unknown key",
                               hint=did_you_mean(key, known)
                               or f"known keys: {', '.join(sorted(known))}")
+
+
+class Pending:
+    """Set-up steps an offline plan reports instead of failing on (see PlatformConfig.pending)."""
+
+    def __init__(self, offline: bool) -> None:
+        self.offline = offline
+        self.items: list[str] = []
+
+    def add(self, step: str) -> None:
+        self.items.append(step)

@@ -11,7 +11,7 @@ PLATFORM_PROJECT = "trainstack"
 """The platform's Pulumi project name; also the namespace of its config keys."""
 
 KUBEDL_CONFIG_NS = "kubedl"
-"""Config namespace for the KubeDL install (``kubedl:version``, ``kubedl:repo``, ...)."""
+"""Config namespace for the KubeDL install (``kubedl:version``, ``kubedl:crdSource``, ...)."""
 
 RUNS_PROJECT = "trainstack-runs"
 """The Pulumi project that holds one stack per run."""
@@ -47,6 +47,15 @@ OUT_OSS_AUTH = "ossAuth"
 """How OSS volumes authenticate on this platform; names only, never a credential:
 ``{"type": "rrsa", "roleName": ...}`` (ack), ``{"type": "secret", "secretName": ...}`` (kubeconfig
 mode with an AccessKey) or ``{"type": "none"}`` (kubeconfig mode without one)."""
+OUT_OSS_ENDPOINT = "ossEndpoint"
+"""The OSS endpoint volumes mount from: the region's internal endpoint on ack, the configured
+``trainstack:ossEndpoint`` in kubeconfig mode ("" when none is configured)."""
+OUT_ARTIFACT_STORE = "artifactStore"
+"""Where runs write their outputs: ``oss://<artifacts bucket>/`` on ack, ``pvc://<claim>/`` in
+kubeconfig mode (a claim of that name exists in every team namespace). A run's output goes to
+``<artifactStore>/<team>/<run>/<output>/``."""
+OUT_TEAM_MAX_PRIORITY = "teamMaxPriority"
+"""Team name -> the highest run priority the team's namespace admits."""
 OSS_AUTH_RRSA = "rrsa"
 OSS_AUTH_SECRET = "secret"
 OSS_AUTH_NONE = "none"

@@ -37,10 +37,22 @@ class PlannedResource:
     provider: str | None  # name of the explicit provider instance, if any
     custom: bool
     inputs: dict[str, Any]
+    # The resource options a reviewer checks: what Pulumi will refuse to delete or replace
+    # (protect), leave behind on delete (retainOnDelete) and create first (dependsOn, as
+    # "type::name" like parent).
+    protect: bool = False
+    retain_on_delete: bool = False
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"protect": self.protect, "retainOnDelete": self.retain_on_delete,
+                "parent": self.parent, "dependsOn": list(self.depends_on)}
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "type": self.type, "name": self.name, "parent": self.parent,
-                "provider": self.provider, "custom": self.custom, "inputs": self.inputs}
+                "provider": self.provider, "custom": self.custom, "inputs": self.inputs,
+                "options": self.options}
 
 
 @dataclass
@@ -49,6 +61,18 @@ class Plan:
     stack: str
     resources: list[PlannedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    # Set-up steps `pulumi up` still needs (an offline plan of a new environment).
+    pending: list[str] = field(default_factory=list)
+
+
+# Outputs the cloud computes that the program builds documents from: given their shape, with every
+# leaf "(known after apply)", so the plan shows the document (e.g. the jobs role's trust policy,
+# its oidc:sub condition included) with only the cloud's values unknown, not just "unknown".
+_COMPUTED_SHAPES: dict[str, dict[str, Any]] = {
+    "alicloud:cs/managedKubernetes:ManagedKubernetes": {
+        "rrsaMetadata": {"enabled": True, "ramOidcProviderArn": UNKNOWN,
+                         "rrsaOidcIssuerUrl": UNKNOWN}},
+}
 
 
 def mask(value: Any) -> Any:
@@ -108,7 +132,7 @@ class _Mocks(pmocks.Mocks):
             stack = str(args.inputs.get("name", args.name))  # the referenced stack, not our name
             return stack, self._reads.get(stack, {"name": stack, "outputs": {}})
         # Under preview, an empty id means "unknown until created", like a real preview.
-        return "", dict(args.inputs)
+        return "", {**_COMPUTED_SHAPES.get(args.typ, {}), **dict(args.inputs)}
 
     def call(self, args: pmocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         return dict(self._invokes.get(args.token, {})), []
@@ -130,7 +154,12 @@ class _RecordingMonitor(pmocks.MockMonitor):
             provider=_provider_name(request.provider) if request.provider else None,
             custom=bool(getattr(request, "custom", True)),
             inputs=_mask_credentials(request.type, mask(inputs)) if isinstance(inputs, dict)
-            else {})
+            else {},
+            protect=bool(getattr(request, "protect", False)),
+            retain_on_delete=bool(getattr(request, "retainOnDelete", False)),
+            depends_on=tuple(sorted(
+                short for short in (_short_urn(u) for u in getattr(request, "dependencies", ()))
+                if short is not None)))
         with self._lock:
             self.records.append(record)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,8 @@ SECRET_PLACEHOLDER = "plan-secret-placeholder"
 class Project:
     root: Path
     name: str
+    # Pulumi.yaml's `config:` declarations: key -> {type, description, default?, ...}
+    declared: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def environments(self) -> list[str]:
         return sorted(p.name[len("Pulumi."):-len(".yaml")]
@@ -48,7 +50,12 @@ def find_project(start: Path | None = None) -> Project:
             name = data.get("name") if isinstance(data, dict) else None
             if not isinstance(name, str) or not name:
                 raise ConfigError(f"{manifest}: name: expected the project name")
-            return Project(root=folder, name=name)
+            declared = data.get("config") or {}
+            if not isinstance(declared, dict):
+                raise ConfigError(f"{manifest}: config: expected a mapping of declared keys")
+            return Project(root=folder, name=name,
+                           declared={str(k): v for k, v in declared.items()
+                                     if isinstance(v, dict)})
     raise NotFoundError(f"no Pulumi.yaml in {here} or any folder above it",
                         hint="run trainstack from inside the trainstack repository")
 
@@ -74,6 +81,12 @@ def read_env(project: Project, env: str) -> EnvConfig:
         values[full] = _as_config_string(value)
         if is_secret:
             secret.add(full)
+    # As Pulumi does: a key Pulumi.yaml declares without a default must be set in every stack.
+    for key, decl in project.declared.items():
+        full = key if ":" in key else f"{project.name}:{key}"
+        if full not in values and "default" not in decl and "value" not in decl:
+            raise ConfigError(f"{path.name}: {full}: missing; Pulumi.yaml declares it "
+                              f"({decl.get('description', 'no description')})")
     return EnvConfig(env=env, source=path.name, values=values, secret_keys=frozenset(secret))
 
 

@@ -20,7 +20,8 @@ def plan_json(plan: Plan, *, kind: str, env: str) -> str:
         counts[r.op] = counts.get(r.op, 0) + 1
     doc = {"kind": kind, "env": env, "project": plan.project, "stack": plan.stack,
            "summary": dict(sorted(counts.items())),
-           "resources": [r.to_json() for r in plan.resources], "outputs": plan.outputs}
+           "resources": [r.to_json() for r in plan.resources], "outputs": plan.outputs,
+           "pending": plan.pending}
     return json.dumps(doc, indent=2, sort_keys=True)
 
 
@@ -58,10 +59,13 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
     table.add_column("type", style="cyan", no_wrap=True)
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("parent")
+    table.add_column("options")
     table.add_column("key inputs", overflow="fold")
     for r in plan.resources:  # escape: "[secret]" must print, not be read as rich markup
+        flags = ",".join(f for f, on in (("protect", r.protect),
+                                         ("retainOnDelete", r.retain_on_delete)) if on)
         table.add_row(r.op, escape(r.type), escape(r.name), escape(r.parent or ""),
-                      escape(key_inputs(r.inputs)))
+                      escape(flags), escape(key_inputs(r.inputs)))
     console.print(table)
     outputs = Table(title="stack outputs")
     outputs.add_column("output", style="bold")
@@ -69,6 +73,8 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
     for key, value in sorted(plan.outputs.items()):
         outputs.add_row(escape(key), escape(value if isinstance(value, str) else json.dumps(value)))
     console.print(outputs)
+    for step in plan.pending:
+        console.print(f"pending: {step}", markup=False)
     creates = sum(1 for r in plan.resources if r.op == "create")
     reads = len(plan.resources) - creates
     console.print(f"{creates} to create" + (f", {reads} to read" if reads else "")

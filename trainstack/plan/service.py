@@ -22,12 +22,19 @@ def plan_platform(env: str, start: Path | None = None) -> Plan:
     project = find_project(start)
     config = read_env(project, env)
 
+    pending: list[str] = []
+
     def program() -> dict[str, Any]:
-        return build(load_stack_config())
+        # offline: a new environment's set-up steps (secrets to set, CRDs to mirror, ...) are
+        # listed in the plan instead of failing it; `pulumi up` refuses until they are done.
+        cfg = load_stack_config(offline=True, root=project.root)
+        pending.extend(cfg.pending)
+        return build(cfg)
 
-    return run_program(program, project=project.name, stack=env, config=config.values,
+    plan = run_program(program, project=project.name, stack=env, config=config.values,
                        secret_keys=config.secret_keys)
-
+    plan.pending = pending
+    return plan
 
 
 def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:

@@ -7,19 +7,22 @@ Cloud (ack) settings live in ``config_ack``; this module holds what both modes s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from trainstack.errors import ConfigError
 from trainstack.infra import names
-from trainstack.infra.configread import REQUIRED, Section, split_namespace
+from trainstack.infra.configread import REQUIRED, Pending, Section, split_namespace
 from trainstack.infra.platform.config_ack import ACK_KEYS, AckConfig, load_ack
+from trainstack.infra.platform.kubedl_source import CrdFile, load_crds, mirror_command
 
 MODES = ("ack", "kubeconfig")
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 
-# KubeDL workload kind -> its CRD file under the release's config/crd/bases.
+# KubeDL workload kind -> its CRD file under the release's config/crd/bases (KubeDL v0.5.0).
 KUBEDL_CRDS: dict[str, str] = {
     "TFJob": "training.kubedl.io_tfjobs.yaml",
     "PyTorchJob": "training.kubedl.io_pytorchjobs.yaml",
@@ -34,12 +37,19 @@ DEFAULT_WORKLOADS = ("TFJob", "PyTorchJob", "XGBoostJob", "MPIJob", "ElasticBatc
 # Plugin names KubeDL's gang-scheduler registry knows; "" (unset) disables gang scheduling.
 GANG_SCHEDULERS = ("kube-coscheduler", "volcano", "kube-batch")
 KUBEDL_VERSION = "v0.5.0"
-KUBEDL_REPO = "https://raw.githubusercontent.com/kubedl-io/kubedl"
+# The image KubeDL v0.5.0's own manifests deploy (config/manager/all_in_one.yaml and the Helm
+# chart reference tag 0.4.2; no 0.5.0 tag is referenced anywhere). kubeconfig mode only: ack
+# nodes in China regions generally cannot reach Docker Hub, so ack requires a mirrored digest.
+KUBEDL_UPSTREAM_IMAGE = "docker.io/kubedl/kubedl:0.4.2"
+DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
+_DIGEST = r"@sha256:[0-9a-f]{64}"
 
-_KUBECONFIG_ONLY = ("kubeconfig", "kubeContext", "localProvisioner")
+_KUBECONFIG_ONLY = ("kubeconfig", "kubeContext", "localProvisioner", "ossEndpoint",
+                    "artifactClaim", "artifactSize")
 # kubeconfig mode, optional: the AccessKey the OSS CSI driver mounts oss:// volumes with. Both
 # keys or neither, each a secret. ack mode never takes one (its OSS volumes use RRSA).
 OSS_ACCESS_KEY_KEYS = ("ossAccessKeyId", "ossAccessKeySecret")
+DEFAULT_MAX_PRIORITY = 5
 
 
 @dataclass(frozen=True)
@@ -51,32 +61,48 @@ class Quota:
 
 
 @dataclass(frozen=True)
+class ContainerDefaults:
+    """What a container that sets no requests gets (a LimitRange), so the quota admits it."""
+
+    cpu: str
+    memory: str
+
+
+@dataclass(frozen=True)
 class Team:
     name: str
     namespace: str
     quota: Quota
+    # The highest run priority this team may use: pods of higher classes are refused in its
+    # namespace, so one team cannot preempt every other team with priority 9.
+    max_priority: int = DEFAULT_MAX_PRIORITY
+    defaults: ContainerDefaults = ContainerDefaults(cpu="500m", memory="1Gi")
 
 
 @dataclass(frozen=True)
 class KubeDLConfig:
     version: str
-    repo: str
-    image: str
+    crd_source: str  # the folder, as configured (relative to the project root)
+    crds: tuple[CrdFile, ...]  # one per enabled workload, in workload order, verified
+    # None (ack only, before the image is mirrored into the registry this stack creates): the
+    # CRDs and RBAC are installed, the controller is not (a warning says so).
+    image: str | None
     workloads: tuple[str, ...]
     gang_scheduler: str | None
     namespace: str
     replicas: int
 
-    def crd_urls(self) -> tuple[str, ...]:
-        """Pinned URLs of the CRDs for the enabled workloads; fetched by the provider at deploy."""
-        base = f"{self.repo.rstrip('/')}/{self.version}/config/crd/bases"
-        return tuple(f"{base}/{KUBEDL_CRDS[w]}" for w in self.workloads)
+
+REGISTRY_KINDS = ("acr-enterprise", "external")
 
 
 @dataclass(frozen=True)
 class RegistryConfig:
     server: str
     username: str
+    # ack: "acr-enterprise" (the platform creates an ACR Enterprise instance: no console steps)
+    # or "external" (bring your own registry); kubeconfig mode: always "external".
+    kind: str = "external"
 
 
 @dataclass(frozen=True)
@@ -86,6 +112,11 @@ class ClusterAccess:
     kubeconfig: str | None  # a path or the file's contents; None means the ambient default
     context: str | None
     local_provisioner: str
+    # The artifact store runs write to: an existing claim in every team namespace, or (None) a
+    # claim of artifact_size the platform creates there.
+    artifact_claim: str | None = None
+    artifact_size: str = "50Gi"
+    oss_endpoint: str | None = None  # where OSS volumes mount from, off Alibaba Cloud's VPCs
 
 
 @dataclass(frozen=True)
@@ -100,48 +131,90 @@ class PlatformConfig:
     # kubeconfig mode: the stack config holds an OSS AccessKey (its values are read, as secrets,
     # only by the program that puts them into the trainstack-oss Secret).
     oss_access_key: bool = False
+    # An offline plan (``trainstack plan``) of an environment not yet set up: what ``pulumi up``
+    # will refuse until it is done (a secret to set, CRDs to mirror, a login key, ...). For
+    # ``pulumi up``/``preview`` each of these is a ConfigError instead, except an unset
+    # kubedl:image on ack (the first run creates the registry it is mirrored into), a warning.
+    pending: tuple[str, ...] = ()
+    offline: bool = False
 
 
 def load(values: Mapping[str, Any], *, stack: str, source: str,
-         secret_keys: frozenset[str] = frozenset()) -> PlatformConfig:
-    """Check and type the raw config of one stack (``source`` names it in errors)."""
+         secret_keys: frozenset[str] = frozenset(), root: Path | None = None,
+         offline: bool = False) -> PlatformConfig:
+    """Check and type the raw config of one stack (``source`` names it in errors).
+
+    ``root`` is the project folder ``kubedl:crdSource`` is relative to (default: the nearest
+    ``Pulumi.yaml`` above the working directory). ``offline`` (``trainstack plan``) turns the set-up
+    steps a new environment still lacks into ``pending`` entries instead of errors.
+    """
+    pending = Pending(offline)
     main = Section(split_namespace(values, names.PLATFORM_PROJECT), f"{names.PLATFORM_PROJECT}:",
                    source, secret_keys, top_level=True)
     mode = main.string("mode", choices=MODES)
     teams = _teams(main)
-    kubedl = _kubedl(Section(split_namespace(values, names.KUBEDL_CONFIG_NS),
-                             f"{names.KUBEDL_CONFIG_NS}:", source, top_level=True))
+    kubedl_sec = Section(split_namespace(values, names.KUBEDL_CONFIG_NS),
+                         f"{names.KUBEDL_CONFIG_NS}:", source, top_level=True)
     ack: AckConfig | None = None
     cluster: ClusterAccess | None = None
     oss_access_key = False
     if mode == "ack":
-        ack = load_ack(main, stack)
-        # ACR personal edition, reached over the VPC endpoint (the seed's rule for custom images).
-        default_server: Any = f"registry-vpc.{ack.region}.aliyuncs.com"
+        ack = load_ack(main, stack, pending)
         other = {k: "only used when trainstack:mode is kubeconfig" for k in _KUBECONFIG_ONLY}
         other |= {k: "not used when trainstack:mode is ack: OSS volumes mount with the "
                      "platform's jobs RAM role (RRSA), no AccessKey" for k in OSS_ACCESS_KEY_KEYS}
+        registry = _ack_registry(main, ack)
     else:
+        oss_access_key = _oss_access_key(main, stack)
         cluster = ClusterAccess(
             kubeconfig=main.optional_string("kubeconfig"),
             context=main.optional_string("kubeContext"),
             local_provisioner=main.string("localProvisioner", "rancher.io/local-path"),
+            artifact_claim=main.optional_string("artifactClaim", pattern=DNS_LABEL,
+                                                what="a PersistentVolumeClaim name"),
+            artifact_size=main.quantity("artifactSize", "50Gi"),
+            oss_endpoint=_oss_endpoint(main, required=oss_access_key),
         )
-        oss_access_key = _oss_access_key(main, stack)
-        default_server = REQUIRED  # no sensible default off-cloud
         other = {k: "only used when trainstack:mode is ack" for k in ACK_KEYS}
-    registry = RegistryConfig(
-        server=main.string("registryServer", default_server, pattern=r"[A-Za-z0-9.-]+(:\d+)?",
-                           what="a registry host such as registry.example.com"),
-        username=main.string("registryUsername"),
-    )
-    main.require_secret_key(
-        "registryPassword",
-        "pulumi config set --secret trainstack:registryPassword <password> --stack " + stack)
+        registry = RegistryConfig(
+            server=main.string("registryServer", pattern=r"[A-Za-z0-9.-]+(:\d+)?",
+                               what="a registry host such as registry.example.com"),
+            username=main.string("registryUsername"))
+    how = "pulumi config set --secret trainstack:registryPassword <password> --stack " + stack
+    if offline and not main.has("registryPassword"):
+        pending.add(f"trainstack:registryPassword is not set: {how}")
+    else:
+        main.require_secret_key("registryPassword", how)
+    kubedl = _kubedl(kubedl_sec, ack is not None, root, pending)
     main.finish(other)
     return PlatformConfig(stack=stack, mode="ack" if mode == "ack" else "kubeconfig",
                           teams=teams, kubedl=kubedl, registry=registry, ack=ack, cluster=cluster,
-                          oss_access_key=oss_access_key)
+                          oss_access_key=oss_access_key, pending=tuple(pending.items),
+                          offline=offline)
+
+
+def _ack_registry(main: Section, ack: AckConfig) -> RegistryConfig:
+    kind = main.string("registryType", "acr-enterprise", choices=REGISTRY_KINDS)
+    if kind == "acr-enterprise":
+        # An ACR Enterprise instance's VPC domain (pulumi_alicloud cr/storage_domain_routing_rule.py
+        # example: "<instance_name>-registry-vpc.<region>.cr.aliyuncs.com").
+        default: Any = f"{ack.registry_instance}-registry-vpc.{ack.region}.cr.aliyuncs.com"
+    else:
+        default = REQUIRED
+    return RegistryConfig(
+        server=main.string("registryServer", default, pattern=r"[A-Za-z0-9.-]+(:\d+)?",
+                           what="a registry host such as registry.example.com"),
+        username=main.string("registryUsername"), kind=kind)
+
+
+def _oss_endpoint(main: Section, *, required: bool) -> str | None:
+    """kubeconfig mode: where OSS volumes mount from. Off Alibaba Cloud's VPCs the region's
+    internal endpoint is unreachable, so with an AccessKey the endpoint must be named."""
+    pattern = r"[a-z0-9.-]+\.aliyuncs\.com"
+    what = "an OSS endpoint such as oss-cn-hangzhou.aliyuncs.com"
+    if required:
+        return main.string("ossEndpoint", pattern=pattern, what=what)
+    return main.optional_string("ossEndpoint", pattern=pattern, what=what)
 
 
 def _oss_access_key(main: Section, stack: str) -> bool:
@@ -169,32 +242,85 @@ def _teams(main: Section) -> tuple[Team, ...]:
                       gpu=q.integer("gpu", 0, minimum=0),
                       pods=q.integer("pods", minimum=1) if q.has("pods") else None)
         q.finish()
+        max_priority = item.integer("maxPriority", DEFAULT_MAX_PRIORITY, minimum=min(
+            names.PRIORITIES), maximum=max(names.PRIORITIES))
+        d = item.section("defaults", {})
+        defaults = ContainerDefaults(cpu=d.quantity("cpu", "500m"),
+                                     memory=d.quantity("memory", "1Gi"))
+        d.finish()
         item.finish()
         if any(t.namespace == namespace for t in teams):
             raise item.error("namespace", "a namespace no other team uses", namespace)
-        teams.append(Team(name=name, namespace=namespace, quota=quota))
+        teams.append(Team(name=name, namespace=namespace, quota=quota, max_priority=max_priority,
+                          defaults=defaults))
     return tuple(teams)
 
 
-def _kubedl(sec: Section) -> KubeDLConfig:
+def _kubedl(sec: Section, ack: bool, root: Path | None, pending: Pending) -> KubeDLConfig:
     version = sec.string("version", KUBEDL_VERSION, pattern=r"v\d+\.\d+\.\d+",
                          what="a pinned release tag such as v0.5.0")
     workloads = sec.string_list("workloads", list(DEFAULT_WORKLOADS), min_items=1,
                                 choices=tuple(KUBEDL_CRDS), what="KubeDL workload kinds")
     gang = sec.string("gangScheduler", "none", choices=("none", *GANG_SCHEDULERS))
-    cfg = KubeDLConfig(
-        version=version,
-        repo=sec.string("repo", KUBEDL_REPO, pattern=r"https?://\S+",
-                        what="an http(s) URL under which <version>/config/crd/bases/ is served"),
-        image=sec.string("image", f"docker.io/kubedl/kubedl:{version.removeprefix('v')}",
-                         pattern=r"\S+:\S+", what="an image reference with a tag"),
-        workloads=workloads,
-        gang_scheduler=None if gang == "none" else gang,
-        namespace=sec.string("namespace", "kubedl-system", pattern=DNS_LABEL,
-                             what="a DNS label"),
-        replicas=sec.integer("replicas", 1, minimum=1, maximum=5),
-    )
+    crd_source = sec.string("crdSource", f"platform/kubedl/{version}",
+                            pattern=r"[A-Za-z0-9._/-]+",
+                            what="a folder of the repository such as platform/kubedl/v0.5.0")
+    if crd_source.startswith("/") or ".." in crd_source.split("/"):
+        raise sec.error("crdSource", "a folder inside the repository", crd_source)
+    image = _kubedl_image(sec, ack, pending)
+    cfg_namespace = sec.string("namespace", "kubedl-system", pattern=DNS_LABEL, what="a DNS label")
+    replicas = sec.integer("replicas", 1, minimum=1, maximum=5)
+    if sec.has("repo"):
+        raise ConfigError(f"{sec.key('repo')}: no longer read: KubeDL's CRDs are not fetched "
+                          "from the internet",
+                          hint=f"remove it; the CRDs come from kubedl:crdSource ({crd_source}), "
+                               f"filled by: {mirror_command(crd_source)}")
     sec.finish()
-    if cfg.image.endswith(":latest"):
+    base = root if root is not None else _project_root()
+    crds, crd_pending = load_crds(base / crd_source, crd_source.rstrip("/"), version, workloads,
+                                  offline=pending.offline)
+    for step in crd_pending:
+        pending.add(step)
+    return KubeDLConfig(version=version, crd_source=crd_source, crds=crds, image=image,
+                        workloads=workloads, gang_scheduler=None if gang == "none" else gang,
+                        namespace=cfg_namespace, replicas=replicas)
+
+
+def _project_root() -> Path:
+    from trainstack.plan.envfile import find_project
+
+    return find_project().root
+
+
+KUBEDL_IMAGE_HOW = (
+    "mirror KubeDL's image into the platform's registry and pin its digest: pulumi config set "
+    "kubedl:image <registry>/<namespace>/kubedl@sha256:<digest> (docs/platform.md, 'Mirroring "
+    "KubeDL's image')")
+
+
+def _kubedl_image(sec: Section, ack: bool, pending: Pending) -> str | None:
+    """The controller image: pinned by digest and not from Docker Hub on ack (see docs/platform.md).
+
+    On ack it may be left unset for the first `pulumi up`: the registry it is mirrored into is
+    created by that run. The controller is then not deployed, and the plan lists the step.
+    """
+    how = KUBEDL_IMAGE_HOW
+    if ack and not sec.has("image"):
+        pending.add("kubedl:image is not set, so KubeDL's controller is not deployed (its CRDs "
+                    f"and RBAC are): {how}")
+        return None
+    image = sec.string("image", KUBEDL_UPSTREAM_IMAGE, pattern=r"[^\s@]+(:[\w.-]+)?(@sha256:\S+)?",
+                       what="an image reference")
+    if image.endswith(":latest"):
         raise ConfigError(f"{sec.key('image')}: expected a pinned tag, not :latest")
-    return cfg
+    if not ack:
+        return image
+    if not re.search(_DIGEST + "$", image):
+        raise sec.error("image", "an image pinned by digest (…@sha256:<64 hex digits>) on ack",
+                        image, hint=how)
+    first = image.split("/", 1)[0]
+    registry_host = "/" in image and ("." in first or ":" in first or first == "localhost")
+    if not registry_host or first in DOCKER_HUB_HOSTS:
+        raise sec.error("image", "an image in a registry the nodes reach, not Docker Hub (nodes "
+                        "in China regions generally cannot pull from it)", image, hint=how)
+    return image

@@ -6,19 +6,27 @@ import ipaddress
 from dataclasses import dataclass
 
 from trainstack.errors import ConfigError
-from trainstack.infra.configread import REQUIRED, Section
+from trainstack.infra.configread import REQUIRED, Pending, Section
 
 # The seed (PAI custom components) lists these as the regions that support custom components.
 REGIONS = ("cn-beijing", "cn-shanghai", "cn-hangzhou", "cn-shenzhen")
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 # Only runs that ask for preemptible capacity (the renderer adds the toleration) land on spot.
 SPOT_TAINT = ("trainstack.dev/capacity", "spot", "NoSchedule")
-BUCKET_PURPOSES = ("data", "models", "checkpoints", "code")
+# "artifacts" is the artifact store runs write their outputs to (the artifactStore output).
+BUCKET_PURPOSES = ("data", "models", "checkpoints", "code", "artifacts")
 NAS_STORAGE_TYPES = ("Performance", "Capacity")
+# How `pulumi up` reaches the API server it creates (docs/platform.md, "The API endpoint"):
+# "public" puts an EIP on the API server's load balancer and allows only apiAllowedCidrs;
+# "private" keeps it inside the VPC, so `pulumi up` must run from there (a CI runner in the VPC).
+API_ENDPOINTS = ("public", "private")
+ACR_EDITIONS = ("Basic", "Standard", "Advanced")
 
-ACK_KEYS = ("region", "zones", "vpcCidr", "vswitchCidrs", "podCidr", "serviceCidr", "clusterSpec",
-            "kubernetesVersion", "cpuPool", "gpuPools", "spotPool", "bucketPrefix",
-            "nasStorageType", "registryNamespace", "registryRepos")
+ACK_KEYS = ("region", "zones", "vpcCidr", "vswitchCidrs", "podCidr", "serviceCidr", "clusterName",
+            "clusterSpec", "kubernetesVersion", "apiEndpoint", "apiAllowedCidrs", "deployer",
+            "systemPool", "cpuPool", "gpuPools", "spotPool", "nodePublicKey", "bucketPrefix",
+            "nasStorageType", "registryType", "registryInstanceName", "registryEdition",
+            "registryNamespace", "registryRepos")
 _INSTANCE_TYPE = r"ecs\.[a-z0-9-]+\.[a-z0-9-]+"
 _NAME = r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?"
 
@@ -34,6 +42,15 @@ class PoolConfig:
     spot_price_limit: str | None = None  # only for the spot pool; None there means market price
     spot: bool = False
     system_disk_size: int = 120
+    fixed_size: int | None = None  # the system pool: this many nodes, never autoscaled
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A RAM user or role given cluster-admin through cs.KubernetesPermission."""
+
+    uid: str
+    ram_role: bool
 
 
 @dataclass(frozen=True)
@@ -54,12 +71,24 @@ class AckConfig:
     nas_storage_type: str
     registry_namespace: str
     registry_repos: tuple[str, ...]
+    system_pool: PoolConfig
+    api_public: bool
+    api_allowed_cidrs: tuple[str, ...]
+    deployer: Identity | None  # None only in an offline plan (pending)
+    node_public_key: str | None  # None only in an offline plan (pending)
+    registry_instance: str
+    registry_edition: str
+
+    @property
+    def pools(self) -> tuple[PoolConfig, ...]:
+        return (self.system_pool, self.cpu_pool, *self.gpu_pools,
+                *((self.spot_pool,) if self.spot_pool else ()))
 
     def bucket(self, purpose: str) -> str:
         return f"{self.bucket_prefix}-{purpose}"
 
 
-def load_ack(main: Section, stack: str) -> AckConfig:
+def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckConfig:
     region = main.string("region", choices=REGIONS)
     zones = main.string_list("zones", min_items=1, pattern=rf"{region}-[a-z0-9]+",
                              what=f"zone ids in {region} (e.g. {region}-h)")
@@ -82,16 +111,49 @@ def load_ack(main: Section, stack: str) -> AckConfig:
     if pod.overlaps(service):
         raise main.error("serviceCidr", f"a block outside podCidr {pod}", str(service))
 
+    pending = pending or Pending(False)
+    system = _system_pool(main.section("systemPool", {}))
     cpu = _pool(main.section("cpuPool", {}), "cpu", gpu=False, default_min=1, default_max=5,
                 default_types=["ecs.g7.2xlarge"])
     gpus = tuple(_pool(s, None, gpu=True, default_min=0, default_max=4)
                  for s in main.sections("gpuPools", min_items=1))
-    spot = _pool(main.section("spotPool"), "spot", gpu=True, default_min=0, default_max=8,
-                 spot=True) if main.has("spotPool") else None
-    pool_names = [p.name for p in (cpu, *gpus, *([spot] if spot else []))]
+    spot = _spot_pool(main.section("spotPool")) if main.has("spotPool") else None
+    pool_names = [p.name for p in (system, cpu, *gpus, *([spot] if spot else []))]
     if len(set(pool_names)) != len(pool_names):
         raise main.error("gpuPools", "pools with distinct names", pool_names)
 
+    api = main.string("apiEndpoint", "private", choices=API_ENDPOINTS)
+    allowed: tuple[str, ...] = ()
+    cidr_how = (f"pulumi config set --path 'trainstack:apiAllowedCidrs[0]' <your CIDR, e.g. the "
+                f"CI runner's egress IP/32> --stack {stack}")
+    if api == "public" and pending.offline and not main.has("apiAllowedCidrs"):
+        pending.add("trainstack:apiAllowedCidrs is not set (the public API endpoint admits only "
+                    f"listed sources): {cidr_how}")
+    elif api == "public":
+        if not main.has("apiAllowedCidrs"):
+            raise main.error("apiAllowedCidrs", "the CIDR blocks allowed to reach the API server",
+                             hint=cidr_how)
+        allowed = main.string_list("apiAllowedCidrs", min_items=1,
+                                   what="CIDR blocks allowed to reach the API server")
+        for block in allowed:
+            if _parse_cidr(main, "apiAllowedCidrs", block).prefixlen == 0:
+                raise main.error("apiAllowedCidrs", "blocks narrower than the whole internet",
+                                 block, hint="list the addresses `pulumi up` and kubectl run from")
+    elif main.has("apiAllowedCidrs"):
+        raise main.error("apiAllowedCidrs", "no allow-list with apiEndpoint private",
+                         list(main.string_list("apiAllowedCidrs")))
+    deployer = _deployer(main, stack, pending)
+    public_key: str | None = None
+    key_how = (f"pulumi config set trainstack:nodePublicKey \"$(cat ~/.ssh/id_ed25519.pub)\" "
+               f"--stack {stack}")
+    if main.has("nodePublicKey"):
+        public_key = main.string("nodePublicKey", pattern=r"(ssh-(rsa|ed25519)|ecdsa-sha2-\S+) "
+                                 r"[A-Za-z0-9+/=]+( .*)?", what="an OpenSSH public key")
+    elif pending.offline:
+        pending.add(f"trainstack:nodePublicKey is not set (node pools need a login): {key_how}")
+    else:
+        raise main.error("nodePublicKey", "an OpenSSH public key (node pools need a login)",
+                         hint=key_how)
     prefix = main.string("bucketPrefix", pattern=r"[a-z0-9][a-z0-9-]{1,49}[a-z0-9]",
                          what="an OSS bucket name prefix ([a-z0-9-], 3-51 characters)")
     return AckConfig(
@@ -110,7 +172,55 @@ def load_ack(main: Section, stack: str) -> AckConfig:
                                        what="an ACR namespace ([a-z0-9_-], 2-30)"),
         registry_repos=main.string_list("registryRepos", [], pattern=r"[a-z0-9][a-z0-9_.-]{0,63}",
                                         what="ACR repository names"),
+        system_pool=system, api_public=api == "public", api_allowed_cidrs=allowed,
+        deployer=deployer, node_public_key=public_key,
+        registry_instance=main.string("registryInstanceName", f"trainstack-{stack}",
+                                      pattern=r"[a-z0-9][a-z0-9-]{2,28}[a-z0-9]",
+                                      what="an ACR instance name ([a-z0-9-], 4-30)"),
+        registry_edition=main.string("registryEdition", "Basic", choices=ACR_EDITIONS),
     )
+
+
+def _deployer(main: Section, stack: str, pending: Pending) -> Identity | None:
+    how = (f"pulumi config set --path 'trainstack:deployer.uid' <RAM user or role id> --stack "
+           f"{stack} (and deployer.ramRole true for a role, e.g. a CI runner's)")
+    if not main.has("deployer"):
+        if pending.offline:
+            pending.add("trainstack:deployer is not set (the identity `pulumi up` runs as needs "
+                        f"cluster-admin on the new cluster): {how}")
+            return None
+        raise main.error("deployer", "the RAM identity `pulumi up` runs as", hint=how)
+    sec = main.section("deployer")
+    identity = Identity(uid=sec.string("uid", pattern=r"\d{6,32}",
+                                       what="a RAM user or role id (digits)"),
+                        ram_role=sec.boolean("ramRole", False))
+    sec.finish()
+    return identity
+
+
+def _system_pool(sec: Section) -> PoolConfig:
+    """A fixed-size pool for system pods: autoscaled nodes carry k8s.aliyun.com=true, which
+    keeps CoreDNS and other system components off them, so they need nodes of their own."""
+    size = sec.integer("size", 2, minimum=1, maximum=20)
+    types = sec.string_list("instanceTypes", ["ecs.g7.xlarge"], min_items=1,
+                            pattern=_INSTANCE_TYPE, what="ECS instance types such as ecs.g7.xlarge")
+    pool = PoolConfig(name="system", instance_types=types, min_size=size, max_size=size, gpu=False,
+                      fixed_size=size,
+                      system_disk_size=sec.integer("systemDiskSize", 120, minimum=40,
+                                                   maximum=2048))
+    sec.finish()
+    return pool
+
+
+def _spot_pool(sec: Section) -> PoolConfig:
+    """Spot capacity, tainted and labelled by what it holds: GPU nodes when gpuType is given."""
+    has_gpu_type = sec.has("gpuType")
+    accelerator = sec.string("accelerator", "gpu" if has_gpu_type else "cpu",
+                             choices=("cpu", "gpu"))
+    if accelerator == "cpu" and has_gpu_type:
+        raise sec.error("gpuType", "no gpuType on a CPU spot pool (accelerator: cpu)",
+                        sec.string("gpuType"))
+    return _pool(sec, "spot", gpu=accelerator == "gpu", default_min=0, default_max=8, spot=True)
 
 
 def _parse_cidr(sec: Section, key: str, text: str) -> ipaddress.IPv4Network:

@@ -18,6 +18,14 @@ import pulumi_alicloud as alicloud
 
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
 
+# The only service account allowed to assume the jobs role: the OSS CSI driver's ossfs pods. Since
+# CSI v1.30.4 they run in namespace ack-csi-fuse (ACK "Announcement on CSI OSS driver upgrade":
+# RRSA trust policies must name that namespace) under service account csi-fuse-ossfs. Without
+# this oidc:sub condition any pod of any namespace could assume the role with its own token.
+OSS_CSI_SERVICE_ACCOUNT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
+# ram/policy.py: RAM keeps at most 5 versions of a policy; without rotation the 6th update fails.
+ROTATE_STRATEGY = "DeleteOldestNonDefaultVersionWhenLimitExceeded"
+
 
 def jobs_role_name(ack: AckConfig) -> str:
     return f"{ack.cluster_name}-jobs"
@@ -36,7 +44,8 @@ def trust_policy(rrsa: Any) -> str:
                          "could not be assumed by the OSS CSI driver")
     statements = [{
         "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Federated": [arn]},
-        "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com", "oidc:iss": issuer}}}]
+        "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com", "oidc:iss": issuer,
+                                       "oidc:sub": OSS_CSI_SERVICE_ACCOUNT}}}]
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
 
@@ -55,7 +64,8 @@ def build_jobs_role(ack: AckConfig, cluster: alicloud.cs.ManagedKubernetes,
     policy = alicloud.ram.Policy(
         "jobs-oss-policy", policy_name=f"{jobs_role_name(ack)}-oss",
         policy_document=json.dumps(document, sort_keys=True),
-        description="read and write the trainstack buckets", opts=opts)
+        description="read and write the trainstack buckets", rotate_strategy=ROTATE_STRATEGY,
+        opts=opts)
     alicloud.ram.RolePolicyAttachment(
         "jobs-oss-attachment", role_name=role.role_name, policy_name=policy.policy_name,
         policy_type="Custom", opts=opts)

@@ -1,19 +1,22 @@
 """Both modes: KubeDL at a pinned version — its CRDs, then its controller.
 
 The Helm chart's CRDs are stale (they lack ``schedulingPolicy.queue``/``priorityClassName``), so the
-CRDs come from the release's ``config/crd/bases`` at ``kubedl:repo``/``kubedl:version``. They are
-fetched by the Kubernetes provider at deploy time (``yaml/v2.ConfigGroup`` resolves URLs in the
-provider, not in this process), so nothing is downloaded when the program is tested or planned.
+CRDs are the release's ``config/crd/bases`` files, read from ``kubedl:crdSource`` and verified
+against its lock (``kubedl_source.py``): nothing is fetched at preview or up. Each CRD is its own
+resource, protected by ``protection.py`` (deleting a CRD deletes every job of its kind). The
+controller image is ``kubedl:image`` (pinned by digest on ack, see ``config._kubedl_image``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.infra.platform.config import KubeDLConfig
+from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig
+from trainstack.infra.platform.kubedl_source import CrdFile
+
+COMPONENT = "trainstack:platform:KubeDL"
+SOURCE_ANNOTATION = "trainstack.dev/source-sha256"
 
 SERVICE_ACCOUNT = "kubedl"
 # Read by KubeDL's workload gate; it overrides the --workloads flag and, unlike that Go flag,
@@ -21,6 +24,8 @@ SERVICE_ACCOUNT = "kubedl"
 WORKLOADS_ENV = "WORKLOADS_ENABLE"
 
 _CRUD = ["create", "delete", "get", "list", "patch", "update", "watch"]
+# A superset of KubeDL v0.5.0 config/rbac/role.yaml (every controller's kubebuilder:rbac markers)
+# and leader_election_role.yaml, plus what the JobCoordinator reads (priorityclasses).
 _RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
     {"api_groups": [""], "resources": ["pods", "pods/log", "services", "configmaps", "events",
                                        "persistentvolumeclaims", "persistentvolumes"],
@@ -29,6 +34,11 @@ _RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
      "verbs": ["get", "patch", "update"]},
     {"api_groups": [""], "resources": ["nodes", "namespaces", "resourcequotas"],
      "verbs": ["get", "list", "watch"]},
+    # The JobCoordinator (feature gate on by default, KubeDL v0.5.0 pkg/features/features.go)
+    # reads the PriorityClass of every job that names one (pkg/jobcoordinator/helper/helper.go,
+    # PopulatePriorityValue) through the cached client, which lists and watches.
+    {"api_groups": ["scheduling.k8s.io"], "resources": ["priorityclasses"],
+     "verbs": ["get", "list", "watch"]},
     {"api_groups": ["apps"], "resources": ["deployments"], "verbs": _CRUD},
     {"api_groups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": _CRUD},
     {"api_groups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _CRUD},
@@ -36,17 +46,13 @@ _RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
                     "model.kubedl.io", "cache.kubedl.io", "serving.kubedl.io",
                     "notebook.kubedl.io"],
      "resources": ["*"], "verbs": _CRUD},
-    # Gang schedulers' PodGroups (coscheduling, volcano, kube-batch).
-    {"api_groups": ["scheduling.sigs.k8s.io", "scheduling.x-k8s.io", "scheduling.volcano.sh",
-                    "scheduling.incubator.k8s.io"],
-     "resources": ["podgroups", "queues"], "verbs": _CRUD},
+    # Gang schedulers' PodGroups and queues, as KubeDL v0.5.0 config/rbac/role.yaml grants them
+    # (coscheduling, volcano, kube-batch; every verb).
+    {"api_groups": ["scheduling.incubator.k8s.io", "scheduling.sigs.dev", "scheduling.volcano.sh"],
+     "resources": ["podgroups", "queues"], "verbs": ["*"]},
+    {"api_groups": ["scheduling.sigs.k8s.io", "scheduling.x-k8s.io"], "resources": ["podgroups"],
+     "verbs": ["*"]},
 ]
-
-
-@dataclass(frozen=True)
-class KubeDL:
-    crds: k8s.yaml.v2.ConfigGroup
-    controller: k8s.apps.v1.Deployment
 
 
 def controller_args(cfg: KubeDLConfig) -> list[str]:
@@ -56,12 +62,51 @@ def controller_args(cfg: KubeDLConfig) -> list[str]:
     return args
 
 
-def install_kubedl(cfg: KubeDLConfig, opts: pulumi.ResourceOptions) -> KubeDL:
+def crd_resource_name(crd: CrdFile) -> str:
+    return f"crd-{crd.kind.lower()}"
+
+
+def _crd(crd: CrdFile, labels: dict[str, str], opts: pulumi.ResourceOptions
+         ) -> k8s.apiextensions.v1.CustomResourceDefinition:
+    annotations = {SOURCE_ANNOTATION: crd.sha256}
+    if crd.document is not None:
+        doc = crd.document
+        annotations |= {str(k): str(v) for k, v in
+                        ((doc.get("metadata") or {}).get("annotations") or {}).items()}
+        spec = doc["spec"]
+    else:
+        # Offline plan of an unmirrored folder: the lock names the CRD; its schema is unknown
+        # until `trainstack kubedl mirror` fills the folder (and `pulumi up` refuses until then).
+        plural, group = crd.name.split(".", 1)
+        spec = {"group": group, "names": {"kind": crd.kind, "plural": plural},
+                "scope": "Namespaced", "versions": []}
+        annotations["trainstack.dev/schema"] = "(not mirrored yet: trainstack kubedl mirror)"
+    return k8s.apiextensions.v1.CustomResourceDefinition(
+        crd_resource_name(crd),
+        metadata={"name": crd.name, "labels": labels, "annotations": annotations},
+        spec=spec, opts=opts)
+
+
+class KubeDL(pulumi.ComponentResource):
+    crds: list[k8s.apiextensions.v1.CustomResourceDefinition]
+    controller: k8s.apps.v1.Deployment | None
+
+    def __init__(self, name: str, cfg: KubeDLConfig, provider: pulumi.ProviderResource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(COMPONENT, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        self.crds, self.controller = _install(cfg, child)
+        self.register_outputs({})
+
+
+def _install(cfg: KubeDLConfig, opts: pulumi.ResourceOptions
+             ) -> tuple[list[k8s.apiextensions.v1.CustomResourceDefinition],
+                        k8s.apps.v1.Deployment | None]:
     labels = {"app.kubernetes.io/name": "kubedl", "app.kubernetes.io/version": cfg.version,
               "app.kubernetes.io/managed-by": "trainstack"}
     namespace = k8s.core.v1.Namespace(
         "kubedl-namespace", metadata={"name": cfg.namespace, "labels": labels}, opts=opts)
-    crds = k8s.yaml.v2.ConfigGroup("kubedl-crds", files=list(cfg.crd_urls()), opts=opts)
+    crds = [_crd(crd, labels, opts) for crd in cfg.crds]
     account = k8s.core.v1.ServiceAccount(
         "kubedl-service-account",
         metadata={"name": SERVICE_ACCOUNT, "namespace": namespace.metadata.name, "labels": labels},
@@ -76,6 +121,10 @@ def install_kubedl(cfg: KubeDLConfig, opts: pulumi.ResourceOptions) -> KubeDL:
         subjects=[{"kind": "ServiceAccount", "name": account.metadata.name,
                    "namespace": namespace.metadata.name}],
         opts=opts)
+    if cfg.image is None:
+        pulumi.log.warn("kubedl:image is not set: KubeDL's controller is not deployed. "
+                        + KUBEDL_IMAGE_HOW)
+        return crds, None
     selector = {"app.kubernetes.io/name": "kubedl"}
     controller = k8s.apps.v1.Deployment(
         "kubedl-controller",
@@ -101,6 +150,7 @@ def install_kubedl(cfg: KubeDLConfig, opts: pulumi.ResourceOptions) -> KubeDL:
             },
         },
         # The controller looks its CRDs up at start; create them (and its rights) first.
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[crds, binding])),
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=[*crds, binding])),
     )
-    return KubeDL(crds=crds, controller=controller)
+    return crds, controller

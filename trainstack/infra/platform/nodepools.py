@@ -1,7 +1,16 @@
-"""ack: the CPU pool, the GPU pools (tainted so only GPU jobs land there) and an optional spot pool.
+"""ack: the node pools and the cluster autoscaler that sizes them.
 
-Every pool autoscales between its min and max; ``desired_size`` is left unset because ACK rejects
-it on a pool whose size the autoscaler owns.
+- ``system``: a fixed number of nodes, never autoscaled. ACK labels autoscaled nodes
+  ``k8s.aliyun.com=true``, which keeps system components such as CoreDNS off them, so without a
+  fixed pool they have nowhere to run.
+- ``cpu`` and the GPU pools autoscale between min and max; GPU pools are tainted so only GPU jobs
+  land there. ``desired_size`` is left unset on them: the autoscaler owns their size.
+- the optional spot pool is tainted as spot, and as GPU only when it holds GPUs
+  (``spotPool.gpuType``), so CPU spot runs (which tolerate the spot taint, not the GPU one) fit.
+
+Every pool's nodes log in with the platform's key pair (``trainstack:nodePublicKey``):
+``cs/node_pool.py`` requires one of ``password``, ``key_name`` or ``kms_encrypted_password``.
+``cs.AutoscalingConfig`` sets how the autoscaler behaves (pulumi_alicloud cs/autoscaling_config.py).
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ import pulumi_alicloud as alicloud
 
 from trainstack.infra.platform.config_ack import GPU_TAINT, SPOT_TAINT, AckConfig, PoolConfig
 
+COMPONENT = "trainstack:platform:NodePools"
 POOL_LABEL = "trainstack.dev/pool"
 ACCELERATOR_LABEL = "trainstack.dev/accelerator"
 GPU_TYPE_LABEL = "trainstack.dev/gpu-type"
@@ -27,20 +37,43 @@ def pool_labels(pool: PoolConfig) -> dict[str, str]:
     return labels
 
 
-def build_node_pools(ack: AckConfig, cluster_id: pulumi.Input[str],
-                     vswitch_ids: Sequence[pulumi.Input[str]], opts: pulumi.ResourceOptions
-                     ) -> list[alicloud.cs.NodePool]:
-    pools = [ack.cpu_pool, *ack.gpu_pools, *([ack.spot_pool] if ack.spot_pool else [])]
-    return [_pool(p, cluster_id, vswitch_ids, opts) for p in pools]
+def pool_taints(pool: PoolConfig) -> list[alicloud.cs.NodePoolTaintArgsDict]:
+    return [{"key": key, "value": value, "effect": effect}
+            for (key, value, effect), applies in ((GPU_TAINT, pool.gpu), (SPOT_TAINT, pool.spot))
+            if applies]
+
+
+class NodePools(pulumi.ComponentResource):
+    pools: list[alicloud.cs.NodePool]
+
+    def __init__(self, name: str, ack: AckConfig, cluster_id: pulumi.Input[str],
+                 vswitch_ids: Sequence[pulumi.Input[str]], provider: pulumi.ProviderResource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(COMPONENT, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        key_name: pulumi.Input[str] | None = None
+        if ack.node_public_key is not None:
+            key_pair = alicloud.ecs.EcsKeyPair(
+                "node-key-pair", key_pair_name=f"{ack.cluster_name}-nodes",
+                public_key=ack.node_public_key, opts=child)
+            key_name = key_pair.key_pair_name
+        self.pools = [_pool(p, cluster_id, vswitch_ids, key_name, child) for p in ack.pools]
+        alicloud.cs.AutoscalingConfig(
+            "autoscaler", cluster_id=cluster_id, scaler_type="cluster-autoscaler",
+            # Fill the pool whose nodes would be left least idle; scale-down after 10 idle minutes
+            # except on GPU nodes still half used (cs/autoscaling_config.py defaults otherwise).
+            expander="least-waste", scale_down_enabled=True, unneeded_duration="10m",
+            utilization_threshold="0.5", gpu_utilization_threshold="0.5",
+            # Training pods write emptyDir scratch; that must not pin a node forever.
+            skip_nodes_with_local_storage=False, scale_up_from_zero=True,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=list(self.pools))))
+        self.register_outputs({})
 
 
 def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
-          vswitch_ids: Sequence[pulumi.Input[str]], opts: pulumi.ResourceOptions
-          ) -> alicloud.cs.NodePool:
-    taints: list[alicloud.cs.NodePoolTaintArgsDict] = [
-        {"key": key, "value": value, "effect": effect}
-        for (key, value, effect), applies in ((GPU_TAINT, pool.gpu), (SPOT_TAINT, pool.spot))
-        if applies]
+          vswitch_ids: Sequence[pulumi.Input[str]], key_name: pulumi.Input[str] | None,
+          opts: pulumi.ResourceOptions) -> alicloud.cs.NodePool:
     strategy: str | None = None
     limits: list[alicloud.cs.NodePoolSpotPriceLimitArgsDict] | None = None
     if pool.spot and pool.spot_price_limit:
@@ -49,6 +82,14 @@ def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
                   for t in pool.instance_types]
     elif pool.spot:
         strategy = "SpotAsPriceGo"  # no cap: pay the market price, never above on-demand
+    desired: str | None = None
+    scaling: alicloud.cs.NodePoolScalingConfigArgsDict | None = None
+    if pool.fixed_size is not None:
+        # cs/node_pool.py: desired_size is a string, "Number of expected nodes in the node pool".
+        desired = str(pool.fixed_size)
+    else:
+        scaling = {"enable": True, "min_size": pool.min_size, "max_size": pool.max_size,
+                   "type": "spot" if pool.spot else ("gpu" if pool.gpu else "cpu")}
     return alicloud.cs.NodePool(
         f"pool-{pool.name}",
         node_pool_name=pool.name,
@@ -56,12 +97,13 @@ def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
         vswitch_ids=list(vswitch_ids),
         instance_types=list(pool.instance_types),
         labels=[{"key": k, "value": v} for k, v in sorted(pool_labels(pool).items())],
-        taints=taints,
-        scaling_config={"enable": True, "min_size": pool.min_size, "max_size": pool.max_size,
-                        "type": "spot" if pool.spot else ("gpu" if pool.gpu else "cpu")},
+        taints=pool_taints(pool),
         system_disk_category="cloud_essd",
         system_disk_size=pool.system_disk_size,
         spot_strategy=strategy,
         spot_price_limits=limits,
+        key_name=key_name,
+        desired_size=desired,
+        scaling_config=scaling,
         opts=opts,
     )

@@ -1,93 +1,119 @@
 """The platform program: checked config in, resources and stack outputs out.
 
-``build`` creates every resource and returns the stack outputs (the contract run stacks read
-through a StackReference); ``main`` is what ``pulumi up`` runs via ``infra/__main__.py``.
+``build`` creates the platform as a tree of components — network, cluster, pools, storage,
+registry, KubeDL, tenancy (ack mode; kubeconfig mode has the last three and storage) — behind two
+explicit providers, and returns the stack outputs (the contract run stacks read through a
+StackReference). Every component carries the one protection transformation
+(``protection.py``). ``main`` is what ``pulumi up`` runs via ``infra/__main__.py``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
 from trainstack.errors import ConfigError
 from trainstack.infra import names
 from trainstack.infra.configread import raw_stack_config
-from trainstack.infra.platform.ack import AckPlatform, build_ack
+from trainstack.infra.platform.cluster import Cluster
 from trainstack.infra.platform.config import PlatformConfig, load
-from trainstack.infra.platform.kubedl import install_kubedl
-from trainstack.infra.platform.osssecret import build_oss_secrets
-from trainstack.infra.platform.pullsecret import build_pull_secrets
-from trainstack.infra.platform.storageclasses import (
-    build_ack_storage_classes,
-    build_local_storage_class,
-)
-from trainstack.infra.platform.tenancy import build_priority_classes, build_team_namespaces
+from trainstack.infra.platform.kubedl import KubeDL
+from trainstack.infra.platform.network import Network
+from trainstack.infra.platform.nodepools import NodePools
+from trainstack.infra.platform.protection import component_opts
+from trainstack.infra.platform.pullsecret import registry_password
+from trainstack.infra.platform.registry import Registry
+from trainstack.infra.platform.storage import Storage
+from trainstack.infra.platform.storageclasses import oss_internal_endpoint
+from trainstack.infra.platform.tenancy import Tenancy
 
 
-def load_stack_config() -> PlatformConfig:
-    """The running stack's config, checked (raises ``ConfigError``)."""
+def load_stack_config(*, offline: bool = False, root: Path | None = None) -> PlatformConfig:
+    """The running stack's config, checked (raises ``ConfigError``).
+
+    ``offline`` is for ``trainstack plan`` only: set-up steps still to do become
+    ``PlatformConfig.pending`` instead of errors.
+    """
     values, secret_keys = raw_stack_config()
     stack = pulumi.get_stack()
-    return load(values, stack=stack, source=f"Pulumi.{stack}.yaml", secret_keys=secret_keys)
+    return load(values, stack=stack, source=f"Pulumi.{stack}.yaml", secret_keys=secret_keys,
+                root=root, offline=offline)
 
 
 def build(cfg: PlatformConfig) -> dict[str, Any]:
-    cloud: AckPlatform | None = build_ack(cfg.ack) if cfg.ack else None
-    kubeconfig: pulumi.Input[str] | None
-    if cloud is not None:
-        kubeconfig = cloud.kubeconfig
-        context = None
-        provider_opts = pulumi.ResourceOptions(depends_on=cloud.ready)  # nodes before workloads
+    password = registry_password(cfg.offline)
+    outputs: dict[str, Any] = {"mode": cfg.mode}
+    storage: Storage
+    if cfg.ack is not None:
+        ack = cfg.ack
+        # An explicit provider pins the region from checked config, whatever the ambient
+        # ALICLOUD_REGION or alicloud:region say.
+        cloud = alicloud.Provider("alicloud", region=ack.region)
+        net = Network("network", ack, cloud, component_opts())
+        cluster = Cluster("cluster", ack, net, cloud, component_opts())
+        pools = NodePools("pools", ack, cluster.resource.id, net.vswitch_ids, cloud,
+                          component_opts())
+        registry_namespace: pulumi.Input[str] = ""
+        if cfg.registry.kind == "acr-enterprise":
+            registry = Registry("registry", ack, net, password, cloud, component_opts())
+            registry_namespace = registry.namespace
+        kubeconfig: pulumi.Input[str] | None = cluster.kubeconfig
+        context: str | None = None
+        # Nodes, and the deployer's RBAC rights, before anything is created on the cluster.
+        provider = k8s.Provider("k8s", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(
+            depends_on=[*cluster.ready, pools]))
+        tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
+        storage = Storage("storage", k8s_provider=provider, ack=ack, net=net,
+                          cluster=cluster.resource, cloud_provider=cloud, opts=component_opts())
+        assert storage.jobs_role is not None
+        # One OSS scheme per mode, exported so run stacks render volumes that match it: ack
+        # mounts with the jobs RAM role through RRSA (no credential on nodes or in a Secret).
+        oss_auth: dict[str, Any] = {"type": names.OSS_AUTH_RRSA, "roleName": storage.jobs_role}
+        oss_endpoint: str | None = oss_internal_endpoint(ack.region)
+        if cluster.api_acl is not None:
+            # What docs/platform.md's one-time binding of the allow-list names.
+            outputs |= {"apiAcl": cluster.api_acl,
+                        "apiLoadBalancer": cluster.resource.slb_intranet}
+        outputs |= {"region": ack.region, "buckets": storage.buckets,
+                    "nasServer": storage.nas_server, "registryNamespace": registry_namespace,
+                    names.OUT_JOBS_ROLE: storage.jobs_role}
     else:
-        assert cfg.cluster is not None
-        kubeconfig = cfg.cluster.kubeconfig  # None: the ambient ~/.kube/config or $KUBECONFIG
-        context = cfg.cluster.context
-        provider_opts = None
-    provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=context, opts=provider_opts)
-    opts = pulumi.ResourceOptions(provider=provider)
+        access = cfg.cluster
+        assert access is not None
+        kubeconfig = access.kubeconfig  # None: the ambient ~/.kube/config or $KUBECONFIG
+        context = access.context
+        provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=context)
+        tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
+        storage = Storage("storage", k8s_provider=provider, access=access,
+                          namespaces=tenancy.namespaces, opts=component_opts())
+        # kubeconfig mode: the AccessKey Secret the platform created, or no OSS at all.
+        oss_auth = ({"type": names.OSS_AUTH_SECRET, "secretName": tenancy.oss_secret}
+                    if tenancy.oss_secret else {"type": names.OSS_AUTH_NONE})
+        oss_endpoint = access.oss_endpoint
+    kubedl = KubeDL("kubedl", cfg.kubedl, provider, component_opts())
 
-    kubedl = install_kubedl(cfg.kubedl, opts)
-    namespaces = build_team_namespaces(cfg.teams, opts)
-    priority_classes = build_priority_classes(opts)
-    if cloud is not None and cfg.ack is not None:
-        storage_classes = build_ack_storage_classes(cfg.ack.region, cloud, opts)
-    else:
-        assert cfg.cluster is not None
-        storage_classes = build_local_storage_class(cfg.cluster, opts)
-    pull_secret = build_pull_secrets(cfg.registry, namespaces, opts)
-    # One OSS scheme per mode, exported so run stacks render volumes that match it: ack mounts
-    # with the jobs RAM role through RRSA (no credential on nodes or in a Secret); kubeconfig mode
-    # with the AccessKey Secret the platform creates, or not at all when none is configured.
-    oss_auth: dict[str, Any]
-    if cloud is not None:
-        oss_auth = {"type": names.OSS_AUTH_RRSA, "roleName": cloud.jobs_role}
-    elif cfg.oss_access_key:
-        oss_auth = {"type": names.OSS_AUTH_SECRET,
-                    "secretName": build_oss_secrets(namespaces, opts)}
-    else:
-        oss_auth = {"type": names.OSS_AUTH_NONE}
-
-    outputs: dict[str, Any] = {
-        "mode": cfg.mode,
+    outputs |= {
         # Always a secret, even when empty or a path: run stacks treat it as a credential.
         names.OUT_KUBECONFIG: pulumi.Output.secret(kubeconfig or ""),
         names.OUT_KUBE_CONTEXT: context or "",
-        names.OUT_NAMESPACES: {team: ns.metadata.name for team, ns in namespaces.items()},
-        names.OUT_STORAGE_CLASSES: storage_classes,
+        names.OUT_NAMESPACES: {team: ns.metadata.name
+                               for team, ns in tenancy.namespaces.items()},
+        names.OUT_STORAGE_CLASSES: storage.storage_classes,
         names.OUT_REGISTRY: cfg.registry.server,
-        names.OUT_PULL_SECRET: pull_secret,
+        names.OUT_PULL_SECRET: tenancy.pull_secret,
         names.OUT_KUBEDL_VERSION: cfg.kubedl.version,
         "kubedlWorkloads": list(cfg.kubedl.workloads),
-        "kubedlController": kubedl.controller.metadata.name,
-        names.OUT_PRIORITY_CLASSES: [pc.metadata.name for pc in priority_classes],
+        "kubedlController": kubedl.controller.metadata.name if kubedl.controller else "",
+        names.OUT_PRIORITY_CLASSES: [pc.metadata.name for pc in tenancy.priority_classes],
+        names.OUT_TEAM_MAX_PRIORITY: {t.name: t.max_priority for t in cfg.teams},
         names.OUT_OSS_AUTH: oss_auth,
+        names.OUT_OSS_ENDPOINT: oss_endpoint or "",
+        names.OUT_ARTIFACT_STORE: storage.artifact_store,
     }
-    if cloud is not None and cfg.ack is not None:
-        outputs |= {"region": cfg.ack.region, "buckets": cloud.buckets,
-                    "nasServer": cloud.nas_server, "registryNamespace": cloud.registry_namespace,
-                    names.OUT_JOBS_ROLE: cloud.jobs_role}
     return outputs
 
 
@@ -97,5 +123,7 @@ def main() -> None:
     except ConfigError as err:
         # RunError ends the program with the message alone, not a Python traceback.
         raise pulumi.RunError(err.render()) from None
+    for step in cfg.pending:  # only what `pulumi up` may go ahead without (kubedl:image)
+        pulumi.log.warn(step)
     for key, value in build(cfg).items():
         pulumi.export(key, value)

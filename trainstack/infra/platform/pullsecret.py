@@ -23,11 +23,21 @@ def docker_config_json(server: str, username: str, password: str) -> str:
                                           "auth": auth}}}, sort_keys=True)
 
 
-def build_pull_secrets(registry: RegistryConfig, namespaces: dict[str, k8s.core.v1.Namespace],
+def registry_password(offline: bool) -> pulumi.Output[str]:
+    """``trainstack:registryPassword`` as a secret Output; in an offline plan of a stack where it
+    is not set yet (a pending step), a secret placeholder."""
+    config = pulumi.Config(names.PLATFORM_PROJECT)
+    if offline:
+        given = config.get_secret("registryPassword")
+        return given if given is not None else pulumi.Output.secret("(not set)")
+    return config.require_secret("registryPassword")
+
+
+def build_pull_secrets(registry: RegistryConfig, password: pulumi.Input[str],
+                       namespaces: dict[str, k8s.core.v1.Namespace],
                        opts: pulumi.ResourceOptions) -> str:
-    password = pulumi.Config(names.PLATFORM_PROJECT).require_secret("registryPassword")
     # apply on a secret Output yields a secret Output: the payload never exists in the clear.
-    payload: pulumi.Output[str] = password.apply(
+    payload: pulumi.Output[str] = pulumi.Output.secret(password).apply(
         lambda p: docker_config_json(registry.server, registry.username, p))
     for team, ns in namespaces.items():
         k8s.core.v1.Secret(

@@ -1,4 +1,12 @@
-"""ack: the ACR (personal edition) namespace and repositories component images are pushed to."""
+"""ack: the registry component images (and KubeDL's mirrored image) are pulled from.
+
+``trainstack:registryType: acr-enterprise`` (default) creates an ACR Enterprise instance with
+its namespace and repositories, and links it to the cluster's VPC so nodes pull over the VPC
+domain — all through the API, no console step. The personal edition's ``cr.Namespace`` and
+``cr.Repo`` are not used: they are deprecated in the SDK and need the console set up first.
+``external`` brings your own registry (``trainstack:registryServer``); nothing is created.
+The instance, namespace and repositories hold images, so ``protection.py`` protects them.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +14,38 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from trainstack.infra.platform.config_ack import AckConfig
+from trainstack.infra.platform.network import Network
+
+COMPONENT = "trainstack:platform:Registry"
 
 
-def build_registry(ack: AckConfig, opts: pulumi.ResourceOptions) -> alicloud.cr.Namespace:
-    namespace = alicloud.cr.Namespace(
-        "acr-namespace", name=ack.registry_namespace,
-        auto_create=False,  # a typo in an image name must fail, not create a stray repository
-        default_visibility="PRIVATE", opts=opts)
-    for repo in ack.registry_repos:
-        alicloud.cr.Repo(
-            f"acr-{repo}", namespace=namespace.name, name=repo, repo_type="PRIVATE",
-            summary=f"trainstack component images: {repo}", opts=opts)
-    return namespace
+class Registry(pulumi.ComponentResource):
+    namespace: pulumi.Output[str]
+
+    def __init__(self, name: str, ack: AckConfig, net: Network, password: pulumi.Input[str],
+                 provider: pulumi.ProviderResource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(COMPONENT, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        # cr/registry_enterprise_instance.py: payment_type "Subscription" (prepaid, with period);
+        # the login password is the one the pull secrets use (trainstack:registryPassword).
+        instance = alicloud.cr.RegistryEnterpriseInstance(
+            "acr-instance", instance_name=ack.registry_instance, instance_type=ack.registry_edition,
+            payment_type="Subscription", period=12, renewal_status="AutoRenewal", renew_period=12,
+            image_scanner="ACR", password=password, opts=child)
+        # cr/vpc_endpoint_linked_vpc.py: module "Registry", with a PrivateZone record, so the VPC
+        # domain <instance>-registry-vpc.<region>.cr.aliyuncs.com resolves inside the VPC.
+        alicloud.cr.VpcEndpointLinkedVpc(
+            "acr-vpc-link", instance_id=instance.id, vpc_id=net.vpc.id,
+            vswitch_id=net.vswitches[0].id, module_name="Registry",
+            enable_create_dns_record_in_pvzt=True, opts=child)
+        namespace = alicloud.cs.RegistryEnterpriseNamespace(
+            "acr-namespace", instance_id=instance.id, name=ack.registry_namespace,
+            auto_create=False,  # a typo in an image name must fail, not create a stray repository
+            default_visibility="PRIVATE", opts=child)
+        for repo in ack.registry_repos:
+            alicloud.cs.RegistryEnterpriseRepo(
+                f"acr-{repo}", instance_id=instance.id, namespace=namespace.name, name=repo,
+                repo_type="PRIVATE", summary=f"trainstack component images: {repo}", opts=child)
+        self.namespace = namespace.name
+        self.register_outputs({"namespace": self.namespace})

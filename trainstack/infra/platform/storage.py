@@ -1,36 +1,116 @@
-"""ack: the NAS file system shared by all jobs, and the OSS buckets runs read and write."""
+"""Where runs read and write, and the artifact store their outputs go to.
+
+ack: the NAS file system shared by all jobs (in the cluster's first zone, encrypted), the OSS
+buckets (encrypted, private, with lifecycle rules), the jobs RAM role that reaches them through
+RRSA, and the StorageClasses. kubeconfig mode: the local StorageClass and, in every team
+namespace, the artifact claim (``pvc://<claim>/``) — created here unless
+``trainstack:artifactClaim`` names one that exists. The NAS, buckets and claims are protected
+by ``protection.py``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_alicloud as alicloud
+import pulumi_kubernetes as k8s
 
+from trainstack.infra import names
+from trainstack.infra.platform.config import ClusterAccess
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
+from trainstack.infra.platform.iam import build_jobs_role
 from trainstack.infra.platform.network import Network
+from trainstack.infra.platform.storageclasses import (
+    build_ack_storage_classes,
+    build_local_storage_class,
+)
+
+COMPONENT = "trainstack:platform:Storage"
+ARTIFACT_CLAIM = "trainstack-artifacts"
+# Versioned buckets keep what a run overwrote; after this many days the old versions go.
+NONCURRENT_DAYS = 30
+ABORT_MULTIPART_DAYS = 7
+VERSIONED = ("models", "checkpoints", "artifacts")
 
 
-@dataclass(frozen=True)
-class CloudStorage:
-    nas_server: pulumi.Output[str]  # the mount target's domain, what the NAS CSI driver mounts
-    buckets: dict[str, alicloud.oss.Bucket]  # purpose -> bucket
+def bucket_lifecycle(purpose: str) -> list[alicloud.oss.BucketLifecycleRuleArgsDict]:
+    """Abandoned multipart uploads (a killed checkpoint write) are billed until aborted."""
+    rule: alicloud.oss.BucketLifecycleRuleArgsDict = {
+        "id": "trainstack-housekeeping", "enabled": True, "prefix": "",
+        "abort_multipart_uploads": [{"days": ABORT_MULTIPART_DAYS}]}
+    if purpose in VERSIONED:
+        rule["noncurrent_version_expirations"] = [{"days": NONCURRENT_DAYS}]
+    return [rule]
 
 
-def build_storage(ack: AckConfig, net: Network, opts: pulumi.ResourceOptions) -> CloudStorage:
-    nas = alicloud.nas.FileSystem(
-        "nas", protocol_type="NFS", storage_type=ack.nas_storage_type,
-        file_system_type="standard", description=f"{ack.cluster_name} shared storage",
-        opts=opts)
-    mount = alicloud.nas.MountTarget(
-        "nas-mount", file_system_id=nas.id, access_group_name="DEFAULT_VPC_GROUP_NAME",
-        network_type="Vpc", vpc_id=net.vpc.id, vswitch_id=net.vswitches[0].id, opts=opts)
-    buckets = {
-        purpose: alicloud.oss.Bucket(
-            f"bucket-{purpose}", bucket=ack.bucket(purpose), storage_class="Standard",
-            # Models and checkpoints are what a run produces: keep overwritten versions.
-            versioning={"status": "Enabled"} if purpose in ("models", "checkpoints") else None,
-            opts=opts)
-        for purpose in BUCKET_PURPOSES
-    }
-    return CloudStorage(nas_server=mount.mount_target_domain, buckets=buckets)
+class Storage(pulumi.ComponentResource):
+    storage_classes: dict[str, pulumi.Output[str]]
+    artifact_store: pulumi.Output[str]
+    nas_server: pulumi.Output[str] | None
+    buckets: dict[str, pulumi.Output[str]]
+    jobs_role: pulumi.Output[str] | None
+
+    def __init__(self, name: str, *, k8s_provider: pulumi.ProviderResource,
+                 ack: AckConfig | None = None, net: Network | None = None,
+                 cluster: alicloud.cs.ManagedKubernetes | None = None,
+                 cloud_provider: pulumi.ProviderResource | None = None,
+                 access: ClusterAccess | None = None,
+                 namespaces: dict[str, k8s.core.v1.Namespace] | None = None,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(COMPONENT, name, None, opts)
+        kube = pulumi.ResourceOptions(parent=self, provider=k8s_provider)
+        self.nas_server = None
+        self.buckets = {}
+        self.jobs_role = None
+        if ack is not None:
+            assert net is not None and cluster is not None and cloud_provider is not None
+            cloud = pulumi.ResourceOptions(parent=self, provider=cloud_provider)
+            self._cloud(ack, net, cloud)
+            self.jobs_role = build_jobs_role(ack, cluster, cloud).role_name
+            assert self.nas_server is not None
+            self.storage_classes = build_ack_storage_classes(
+                ack.region, self.nas_server, self.buckets["data"], self.jobs_role, kube)
+            # The artifact store: a prefix of the artifacts bucket (runs write
+            # <artifactStore>/<team>/<run>/<output>/).
+            self.artifact_store = self.buckets["artifacts"].apply(lambda b: f"oss://{b}/")
+        else:
+            assert access is not None and namespaces is not None
+            self.storage_classes = build_local_storage_class(access, kube)
+            claim = access.artifact_claim or ARTIFACT_CLAIM
+            if access.artifact_claim is None:
+                for team, ns in namespaces.items():
+                    k8s.core.v1.PersistentVolumeClaim(
+                        f"artifacts-{team}",
+                        metadata={"name": ARTIFACT_CLAIM, "namespace": ns.metadata.name,
+                                  "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
+                        spec={"access_modes": ["ReadWriteOnce"],
+                              "storage_class_name": names.STORAGE_CLASS_LOCAL,
+                              "resources": {"requests": {"storage": access.artifact_size}}},
+                        opts=kube)
+            self.artifact_store = pulumi.Output.from_input(f"pvc://{claim}/")
+        self.register_outputs({"artifactStore": self.artifact_store})
+
+    def _cloud(self, ack: AckConfig, net: Network, opts: pulumi.ResourceOptions) -> None:
+        nas = alicloud.nas.FileSystem(
+            "nas", protocol_type="NFS", storage_type=ack.nas_storage_type,
+            file_system_type="standard", description=f"{ack.cluster_name} shared storage",
+            # nas/file_system.py: zone_id is optional for standard (a random eligible zone is
+            # picked); pin it to the cluster's first zone, where its mount target lives.
+            # encrypt_type 1 = "NAS managed key", supported for standard file systems.
+            zone_id=ack.zones[0], encrypt_type=1, opts=opts)
+        mount = alicloud.nas.MountTarget(
+            "nas-mount", file_system_id=nas.id, access_group_name="DEFAULT_VPC_GROUP_NAME",
+            network_type="Vpc", vpc_id=net.vpc.id, vswitch_id=net.vswitches[0].id, opts=opts)
+        self.nas_server = mount.mount_target_domain
+        for purpose in BUCKET_PURPOSES:
+            bucket = alicloud.oss.Bucket(
+                f"bucket-{purpose}", bucket=ack.bucket(purpose), storage_class="Standard",
+                # Models, checkpoints and artifacts are what runs produce: keep overwritten
+                # versions (for NONCURRENT_DAYS).
+                versioning={"status": "Enabled"} if purpose in VERSIONED else None,
+                server_side_encryption_rule={"sse_algorithm": "AES256"},
+                lifecycle_rules=bucket_lifecycle(purpose),
+                opts=opts)
+            alicloud.oss.BucketPublicAccessBlock(
+                f"bucket-{purpose}-public-access-block", bucket=bucket.bucket,
+                block_public_access=True, opts=opts)
+            self.buckets[purpose] = bucket.bucket

@@ -12,7 +12,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack.infra import names
-from trainstack.infra.platform.ack import AckPlatform
 from trainstack.infra.platform.config import ClusterAccess
 
 DISK_PROVISIONER = "diskplugin.csi.alibabacloud.com"
@@ -20,8 +19,14 @@ NAS_PROVISIONER = "nasplugin.csi.alibabacloud.com"
 OSS_PROVISIONER = "ossplugin.csi.alibabacloud.com"
 
 
-def build_ack_storage_classes(region: str, cloud: AckPlatform, opts: pulumi.ResourceOptions
-                              ) -> dict[str, pulumi.Output[str]]:
+def oss_internal_endpoint(region: str) -> str:
+    """The VPC endpoint ACK nodes reach OSS through (no internet traffic, no egress fees)."""
+    return f"oss-{region}-internal.aliyuncs.com"
+
+
+def build_ack_storage_classes(region: str, nas_server: pulumi.Output[str],
+                              data_bucket: pulumi.Output[str], jobs_role: pulumi.Output[str],
+                              opts: pulumi.ResourceOptions) -> dict[str, pulumi.Output[str]]:
     disk = k8s.storage.v1.StorageClass(
         "sc-disk", metadata={"name": names.STORAGE_CLASS_DISK},
         provisioner=DISK_PROVISIONER,
@@ -32,16 +37,16 @@ def build_ack_storage_classes(region: str, cloud: AckPlatform, opts: pulumi.Reso
         "sc-nas", metadata={"name": names.STORAGE_CLASS_NAS},
         provisioner=NAS_PROVISIONER,
         parameters={"volumeAs": "subpath",
-                    "server": cloud.nas_server.apply(lambda s: f"{s}:/trainstack/"),
+                    "server": nas_server.apply(lambda s: f"{s}:/trainstack/"),
                     "archiveOnDelete": "true"},  # a deleted claim's data is kept, renamed
         mount_options=["nolock,tcp,noresvport", "vers=3"],
         reclaim_policy="Retain", volume_binding_mode="Immediate", opts=opts)
     oss = k8s.storage.v1.StorageClass(
         "sc-oss", metadata={"name": names.STORAGE_CLASS_OSS},
         provisioner=OSS_PROVISIONER,
-        parameters={"bucket": cloud.buckets["data"], "path": "/",
-                    "url": f"oss-{region}-internal.aliyuncs.com",
-                    "authType": "rrsa", "roleName": cloud.jobs_role,
+        parameters={"bucket": data_bucket, "path": "/",
+                    "url": oss_internal_endpoint(region),
+                    "authType": "rrsa", "roleName": jobs_role,
                     "volumeAs": "subpath", "otherOpts": "-o allow_other"},
         reclaim_policy="Retain", volume_binding_mode="Immediate", opts=opts)
     return {"disk": disk.metadata.name, "nas": nas.metadata.name, "oss": oss.metadata.name,

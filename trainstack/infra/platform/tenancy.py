@@ -1,4 +1,12 @@
-"""Both modes: one namespace per team, each with a ResourceQuota, and the run PriorityClasses."""
+"""Both modes: one namespace per team — quota, container defaults, priority cap, pull secret,
+OSS Secret — and the run PriorityClasses.
+
+- ResourceQuota ``trainstack-quota``: the team's share of CPU, memory, GPUs (and pods).
+- LimitRange ``trainstack-defaults``: requests for containers that set none. A quota on
+  ``requests.*`` refuses every pod that does not state them; with the defaults they are admitted.
+- ResourceQuota ``trainstack-priority-cap``: zero pods of the classes above the team's
+  ``maxPriority`` (a quota scoped by PriorityClass), so one team cannot preempt all the others.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +14,70 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack.infra import names
-from trainstack.infra.platform.config import Team
+from trainstack.infra.platform.config import PlatformConfig, Team
+from trainstack.infra.platform.osssecret import build_oss_secrets
+from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
+from trainstack.infra.platform.pullsecret import build_pull_secrets
 
-TEAM_LABEL = "trainstack.dev/team"
+COMPONENT = "trainstack:platform:Tenancy"
+TEAM_LABEL = TEAM_NAMESPACE_LABEL
 
 
-def build_team_namespaces(teams: tuple[Team, ...], opts: pulumi.ResourceOptions
-                          ) -> dict[str, k8s.core.v1.Namespace]:
-    namespaces: dict[str, k8s.core.v1.Namespace] = {}
-    for team in teams:
-        ns = k8s.core.v1.Namespace(
-            f"ns-{team.name}",
-            metadata={"name": team.namespace, "labels": {
-                TEAM_LABEL: team.name, "app.kubernetes.io/managed-by": "trainstack"}},
-            opts=opts)
-        hard = {"requests.cpu": team.quota.cpu, "requests.memory": team.quota.memory,
-                "requests.nvidia.com/gpu": str(team.quota.gpu)}
-        if team.quota.pods is not None:
-            hard["pods"] = str(team.quota.pods)
+def forbidden_priority_classes(team: Team) -> list[str]:
+    return [names.priority_class_name(p) for p in names.PRIORITIES if p > team.max_priority]
+
+
+class Tenancy(pulumi.ComponentResource):
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    priority_classes: list[k8s.scheduling.v1.PriorityClass]
+    pull_secret: str
+    oss_secret: str | None
+
+    def __init__(self, name: str, cfg: PlatformConfig, registry_password: pulumi.Input[str],
+                 provider: pulumi.ProviderResource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(COMPONENT, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        self.namespaces = {team.name: _team(team, child) for team in cfg.teams}
+        self.priority_classes = build_priority_classes(child)
+        self.pull_secret = build_pull_secrets(cfg.registry, registry_password, self.namespaces,
+                                              child)
+        self.oss_secret = (build_oss_secrets(self.namespaces, child) if cfg.oss_access_key
+                           else None)
+        self.register_outputs({})
+
+
+def _team(team: Team, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
+    ns = k8s.core.v1.Namespace(
+        f"ns-{team.name}",
+        metadata={"name": team.namespace, "labels": {
+            TEAM_LABEL: team.name, "app.kubernetes.io/managed-by": "trainstack"}},
+        opts=opts)
+    labels = {TEAM_LABEL: team.name}
+    hard = {"requests.cpu": team.quota.cpu, "requests.memory": team.quota.memory,
+            "requests.nvidia.com/gpu": str(team.quota.gpu)}
+    if team.quota.pods is not None:
+        hard["pods"] = str(team.quota.pods)
+    k8s.core.v1.ResourceQuota(
+        f"quota-{team.name}",
+        metadata={"name": "trainstack-quota", "namespace": ns.metadata.name, "labels": labels},
+        spec={"hard": hard}, opts=opts)
+    k8s.core.v1.LimitRange(
+        f"limits-{team.name}",
+        metadata={"name": "trainstack-defaults", "namespace": ns.metadata.name, "labels": labels},
+        spec={"limits": [{"type": "Container", "default_request": {
+            "cpu": team.defaults.cpu, "memory": team.defaults.memory}}]},
+        opts=opts)
+    forbidden = forbidden_priority_classes(team)
+    if forbidden:
         k8s.core.v1.ResourceQuota(
-            f"quota-{team.name}",
-            metadata={"name": "trainstack-quota", "namespace": ns.metadata.name,
-                      "labels": {TEAM_LABEL: team.name}},
-            spec={"hard": hard},
+            f"priority-cap-{team.name}",
+            metadata={"name": "trainstack-priority-cap", "namespace": ns.metadata.name,
+                      "labels": labels},
+            spec={"hard": {"pods": "0"}, "scope_selector": {"match_expressions": [
+                {"scope_name": "PriorityClass", "operator": "In", "values": forbidden}]}},
             opts=opts)
-        namespaces[team.name] = ns
-    return namespaces
+    return ns
 
 
 def build_priority_classes(opts: pulumi.ResourceOptions) -> list[k8s.scheduling.v1.PriorityClass]:

@@ -52,17 +52,35 @@ def render_options(outputs: Mapping[str, Any], run: Run, env: str) -> RenderOpti
     cloud = outputs.get("mode") == "ack"
     region = outputs.get("region")
     oss_secret, oss_role, oss_hint = oss_credentials(outputs, env)
+    namespace = run_namespace(outputs, run, env)
+    check_priority(outputs, run, namespace, env)
     return RenderOptions(
-        namespace=run_namespace(outputs, run, env),
+        namespace=namespace,
         # file:// bindings only make sense on a cluster that runs on this machine.
         local_cluster=not cloud,
-        oss_endpoint=f"oss-{region}-internal.aliyuncs.com" if cloud and region
-        else defaults.oss_endpoint,
+        # The platform names its endpoint (ossEndpoint); older platforms exported only region.
+        oss_endpoint=outputs.get(names.OUT_OSS_ENDPOINT)
+        or (f"oss-{region}-internal.aliyuncs.com" if cloud and region else defaults.oss_endpoint),
         oss_secret=oss_secret,
         oss_ram_role=oss_role,
         oss_credentials_hint=oss_hint,
         pull_secret=outputs.get(names.OUT_PULL_SECRET) or defaults.pull_secret,
     )
+
+
+def check_priority(outputs: Mapping[str, Any], run: Run, namespace: str, env: str) -> None:
+    """A priority above the team's cap would deploy a job whose pods the quota refuses."""
+    caps: dict[str, int] = dict(outputs.get(names.OUT_TEAM_MAX_PRIORITY) or {})
+    teams = {ns: team for team, ns in dict(outputs.get(names.OUT_NAMESPACES) or {}).items()}
+    team = teams.get(namespace)
+    if run.priority is None or team is None or team not in caps:
+        return
+    if run.priority > int(caps[team]):
+        raise ConfigError(
+            f"{_source(run)}: spec.priority: {run.priority} is above the maxPriority of team "
+            f"{team!r}, {caps[team]} in environment {env!r}; its pods would be refused",
+            hint=f"use a priority of at most {caps[team]}, or raise the team's maxPriority in "
+                 f"Pulumi.{env}.yaml")
 
 
 def oss_credentials(outputs: Mapping[str, Any], env: str

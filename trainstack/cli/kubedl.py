@@ -1,0 +1,31 @@
+"""``trainstack kubedl mirror``: fill the platform's KubeDL CRD folder from a pinned release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def kubedl() -> None:
+    """KubeDL's CRDs for the platform program (docs/platform.md)."""
+
+
+@kubedl.command()
+@click.option("--from", "source", required=True,
+              help="a checkout or unpacked release of kubedl-io/kubedl at the pinned tag, a folder "
+                   "of CRD files, or an https URL under which the files are served")
+@click.option("--to", "folder", required=True, type=click.Path(path_type=Path),
+              help="the kubedl:crdSource folder, e.g. platform/kubedl/v0.5.0")
+@click.option("--write-lock", "lock_version", default=None, metavar="VERSION",
+              help="trust --from and (re)write the lock for VERSION (a new KubeDL release)")
+def mirror(source: str, folder: Path, lock_version: str | None) -> None:
+    """Copy the locked CRD files into FOLDER, each verified against its sha256."""
+    from trainstack.infra.platform.kubedl_source import LOCK_NAME
+    from trainstack.infra.platform.kubedl_source import mirror as do_mirror
+
+    written = do_mirror(source, folder, write_lock_version=lock_version)
+    for path in written:
+        click.echo(f"verified {path}")
+    click.echo(f"{len(written)} CRD files in {folder}, matching {folder / LOCK_NAME}")

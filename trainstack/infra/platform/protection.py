@@ -1,0 +1,56 @@
+"""What holds data is protected, in one place: a transformation every component carries.
+
+``protect`` makes Pulumi refuse to delete or replace the resource (a replacement — say a changed
+``nasStorageType`` — fails instead of recreating the NAS empty); ``retainOnDelete`` leaves it in
+the cloud or cluster if it is ever removed from the program on purpose (``pulumi state
+unprotect`` first). Stateful means: the NAS file system, the buckets, the registry (its instance,
+namespace and repositories hold the images), KubeDL's CRDs (deleting one deletes every job of
+that kind), team namespaces (their runs) and the artifact claims. Nothing else sets either option:
+``tests/infra`` checks that the plan's protected set is exactly this one.
+
+It is a (legacy) ``transformations`` callback, applied in this process as each resource is
+constructed and inherited by a component's children, rather than an engine-side ``transforms``
+one: the offline plan and the tests under Pulumi's mocks then see exactly the options `pulumi up`
+registers.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+STATEFUL_TYPES = frozenset({
+    "alicloud:nas/fileSystem:FileSystem",
+    "alicloud:oss/bucket:Bucket",
+    "alicloud:cr/registryEnterpriseInstance:RegistryEnterpriseInstance",
+    "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
+    "alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo",
+    "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+    "kubernetes:core/v1:PersistentVolumeClaim",
+})
+# Namespaces are stateful only when they hold runs: a team's, not KubeDL's own.
+TEAM_NAMESPACE_LABEL = "trainstack.dev/team"
+
+
+def _is_stateful(args: pulumi.ResourceTransformationArgs) -> bool:
+    if args.type_ in STATEFUL_TYPES:
+        return True
+    if args.type_ == "kubernetes:core/v1:Namespace":
+        metadata = args.props.get("metadata") or {}
+        labels = metadata.get("labels") if isinstance(metadata, dict) else None
+        return isinstance(labels, dict) and TEAM_NAMESPACE_LABEL in labels
+    return False
+
+
+def protect_stateful(args: pulumi.ResourceTransformationArgs
+                     ) -> pulumi.ResourceTransformationResult | None:
+    if not _is_stateful(args):
+        return None
+    return pulumi.ResourceTransformationResult(
+        props=args.props,
+        opts=pulumi.ResourceOptions.merge(
+            args.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True)))
+
+
+def component_opts(**kwargs: object) -> pulumi.ResourceOptions:
+    """Options for a top-level component: carries the transformation to all its children."""
+    return pulumi.ResourceOptions(transformations=[protect_stateful], **kwargs)  # type: ignore[arg-type]
