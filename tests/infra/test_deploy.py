@@ -59,6 +59,8 @@ class RecordingPulumi(PulumiCommand):
         self.passphrases = dict(passphrases or {})
         self.calls: list[list[str]] = []
         self.envs: list[dict[str, str]] = []
+        # the backend's stack tags: what a teammate on the same backend reads
+        self.tags: dict[str, dict[str, str]] = {}
 
     def run(self, args: list[str], cwd: str, additional_env: Any, on_output: Any = None,
             on_error: Any = None) -> CommandResult:
@@ -90,6 +92,14 @@ class RecordingPulumi(PulumiCommand):
             self.stacks.add(args[2])
         if args[:2] == ["stack", "rm"]:
             self.stacks.discard(args[-1])
+            self.tags.pop(args[-1], None)
+        if args[:3] == ["stack", "tag", "set"]:
+            self.tags.setdefault(stack or "", {})[args[3]] = args[4]
+        if args[:3] == ["stack", "tag", "ls"]:
+            return CommandResult(json.dumps(self.tags.get(stack or "", {})), "", 0)
+        if args[:2] == ["stack", "ls"]:
+            return CommandResult(json.dumps([{"name": s, "current": False}
+                                             for s in sorted(self.stacks)]), "", 0)
         if args[0] == "up" and self.fail_up:
             return CommandResult("Updating (local.mnist-baseline-01)\n error: cluster unreachable",
                                  "error: update failed", 255)
@@ -138,23 +148,33 @@ def deploy(cli: RecordingPulumi, home: Path) -> Any:
 def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> None:
     cli = RecordingPulumi()
     entry = deploy(cli, home)
+    n_tags = 11  # run, env, component, version, experiment, team, specHash, 4 job coordinates
     assert cli.verbs() == [
         "stack select", "stack init",  # select fails (no such stack), so init
+        "stack tag ls",  # a new stack has no tags: no earlier deploy by anyone
         "config set-all --stack",
-        "stack tag set", "stack tag set", "stack tag set",
+        *["stack tag set"] * n_tags,
         "up --yes",
         "stack output", "stack output", "stack history",
     ]
     init = cli.calls[1]
     assert init[:3] == ["stack", "init", STACK]
     assert init[init.index("--secrets-provider") + 1] == "passphrase"
-    config = cli.calls[2]
+    config = cli.calls[3]
     assert "trainstack-runs:platformStack=organization/trainstack/local" in config
     assert "trainstack-runs:env=local" in config
     tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
+    from trainstack.infra.run.program import manifest_hash
+
     assert tags == {"trainstack:component": "mnist-ddp", "trainstack:version": "1.2.0",
-                    "trainstack:experiment": "mnist-baselines"}
-    up = cli.calls[6]
+                    "trainstack:experiment": "mnist-baselines", "trainstack:team": "vision",
+                    "trainstack:run": "mnist-baseline-01", "trainstack:env": "local",
+                    "trainstack:job": "mnist-baseline-01", "trainstack:namespace": "vision",
+                    "trainstack:kind": "PyTorchJob",
+                    "trainstack:apiVersion": "training.kubedl.io/v1alpha1",
+                    "trainstack:specHash": manifest_hash(MANIFESTS)}
+    up = next(c for c in cli.calls if c[0] == "up")
+    assert "--refresh" in up, "deploy refreshes before it updates"
     assert up[up.index("--exec-kind") + 1] == "auto.inline"
     assert up[up.index("--stack") + 1] == STACK
     assert entry.outputs["kind"] == "PyTorchJob"
@@ -192,7 +212,8 @@ def test_passphrase_and_backend_from_the_environment(
 def test_redeploy_selects_the_existing_stack(home: Path) -> None:
     cli = RecordingPulumi(stacks={STACK})
     deploy(cli, home)
-    assert cli.verbs()[:2] == ["stack select", "config set-all --stack"]
+    # No index entry here: what the backend's tags say about an earlier deploy is read first.
+    assert cli.verbs()[:3] == ["stack select", "stack tag ls", "config set-all --stack"]
 
 
 def test_deploy_records_the_run_with_its_stack(home: Path) -> None:
@@ -307,7 +328,8 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
     # The platform's outputs first, masked: the kubeconfig is never decrypted outside the engine.
     assert cli.calls[0] == ["stack", "output", "--json", "--stack", PLATFORM]
-    assert cli.verbs()[1:4] == ["stack select", "stack init", "config set-all --stack"]
+    assert cli.verbs()[1:5] == ["stack select", "stack init", "stack tag ls",
+                                "config set-all --stack"]
     assert "up --yes" in cli.verbs()
     assert entry.stack == STACK and entry.env == "local"
 

@@ -139,7 +139,11 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
     created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
     assert len(created) == len(expected)
     job = next(r for r in created if r["type"].endswith(":PyTorchJob"))
-    assert job["inputs"] == next(m for m in expected if m["kind"] == "PyTorchJob")
+    from trainstack.infra.run.program import SPEC_HASH_ANNOTATION, manifest_hash
+
+    rendered = next(m for m in expected if m["kind"] == "PyTorchJob")
+    rendered["metadata"]["annotations"][SPEC_HASH_ANNOTATION] = manifest_hash(expected)
+    assert job["inputs"] == rendered
     assert job["provider"] == "k8s"
     provider = next(r for r in doc["resources"] if r["type"] == "pulumi:providers:kubernetes")
     assert provider["inputs"] == {"context": "kind-trainstack", "kubeconfig": "[secret]"}

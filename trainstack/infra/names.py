@@ -47,6 +47,14 @@ OUT_OSS_AUTH = "ossAuth"
 """How OSS volumes authenticate on this platform; names only, never a credential:
 ``{"type": "rrsa", "roleName": ...}`` (ack), ``{"type": "secret", "secretName": ...}`` (kubeconfig
 mode with an AccessKey) or ``{"type": "none"}`` (kubeconfig mode without one)."""
+OUT_TEAM_KUBECONFIGS = "teamKubeconfigs"
+"""Optional, secret: {namespace: kubeconfig} with credentials scoped to that team namespace (a
+ServiceAccount token). Run stacks and ``status``/``logs``/``wait`` prefer it to the admin
+``kubeconfig`` when the platform exports one for the run's namespace."""
+OUT_ARTIFACT_STORE = "artifactStore"
+"""Where outputs without a binding persist: ``oss://<bucket>/<prefix>/`` (ack) or
+``pvc://<claim>/<prefix>/`` (kubeconfig mode); a run's outputs land at
+``<store>/<team>/<run>/<output>/``."""
 OSS_AUTH_RRSA = "rrsa"
 OSS_AUTH_SECRET = "secret"
 OSS_AUTH_NONE = "none"
