@@ -20,6 +20,7 @@ VERBS: dict[str, str] = {
     "plan": "trainstack.cli.plan:plan",
     "deploy": "trainstack.cli.deploy:deploy",
     "status": "trainstack.cli.status:status",
+    "wait": "trainstack.cli.wait:wait",
     "destroy": "trainstack.cli.destroy:destroy",
     "run": "trainstack.cli.run:run",
     "logs": "trainstack.cli.logs:logs",
