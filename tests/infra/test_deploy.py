@@ -426,3 +426,139 @@ def test_a_run_stack_that_does_not_open_says_what_to_set(
                                     "passphrase ($PULUMI_CONFIG_PASSPHRASE)")
     assert caught.value.hint == ("set PULUMI_CONFIG_PASSPHRASE to the passphrase the stack was "
                                  "deployed with")
+
+
+# --- a changed run recreates its job; an unchanged one leaves it ------------------------------
+
+
+def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path) -> None:
+    from trainstack.registry import Registry, RunStatus
+
+    cli = RecordingPulumi()
+    first = deploy(cli, home)
+    second = deploy(cli, home)
+    assert second.spec_hash == first.spec_hash
+    assert second.registry_id == first.registry_id, "same job: same run record"
+    with Registry.open(home) as registry:
+        (record,) = registry.list()
+    assert record.status is RunStatus.RUNNING
+
+
+def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
+    import copy
+
+    from trainstack.deploy.service import deploy_run
+    from trainstack.registry import Registry, RunStatus
+    from trainstack.spec import load_run
+
+    cli = RecordingPulumi()
+    first = deploy(cli, home)
+    changed = copy.deepcopy(MANIFESTS)
+    changed[0]["data"]["hyperparameters.json"] = "{\"epochs\": 5}"
+    second = deploy_run(load_run(RUN_FILE), changed, "local", command=cli, home=home)
+    assert second.spec_hash != first.spec_hash
+    assert cli.tags[STACK]["trainstack:specHash"] == second.spec_hash
+    with Registry.open(home) as registry:
+        old, new = registry.get(first.registry_id), registry.get(second.registry_id)
+    assert (old.status, old.reason) == (RunStatus.CANCELLED, "superseded by a new deploy")
+    assert new.status is RunStatus.RUNNING
+
+
+def test_rerun_submits_an_unchanged_job_again(home: Path) -> None:
+    from trainstack.deploy.service import deploy_run
+    from trainstack.spec import load_run
+
+    cli = RecordingPulumi()
+    first = deploy(cli, home)
+    again = deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home,
+                       rerun=True)
+    assert again.spec_hash != first.spec_hash and again.registry_id != first.registry_id
+
+
+def test_the_job_is_replaced_on_any_change_and_a_custom_job_skips_await(mocks: Any) -> None:
+    """What makes the recreation happen, read off the resource options the program sets."""
+    import pulumi
+
+    from trainstack.infra.run.program import SKIP_AWAIT_ANNOTATION, build_run
+
+    seen: dict[str, pulumi.ResourceOptions] = {}
+
+    def capture(args: pulumi.ResourceTransformationArgs) -> None:
+        seen[args.name] = args.opts
+
+    custom = {"apiVersion": "batch/v1", "kind": "Job",
+              "metadata": {"name": "sweep-01", "namespace": "vision"},
+              "spec": {"completionMode": "Indexed", "completions": 2,
+                       "template": {"spec": {"containers": [{"name": "main"}]}}}}
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": "", "kubeContext": ""}
+
+    class Run:
+        name = "sweep-01"
+
+    def program() -> Any:
+        pulumi.runtime.register_stack_transformation(capture)
+        return build_run(Run(), [MANIFESTS[0], custom], PLATFORM)
+
+    mocks.run(program)
+    job_opts = seen["job-sweep-01"]
+    assert job_opts.replace_on_changes == ["*"] and job_opts.delete_before_replace
+    assert seen["configmap-mnist-baseline-01-config"].replace_on_changes is None
+    job = mocks.one("kubernetes:batch/v1:Job", "job-sweep-01")
+    assert job["metadata"]["annotations"][SKIP_AWAIT_ANNOTATION] == "true"
+
+
+# --- destroy after credentials rotate; a teammate on the same backend --------------------------
+
+
+def test_destroy_runs_the_provider_program_with_the_platforms_current_credentials(
+        home: Path) -> None:
+    from trainstack.deploy.service import destroy
+
+    cli = RecordingPulumi()
+    deploy(cli, home)
+    cli.calls.clear()
+    destroy("mnist-baseline-01", command=cli, home=home)
+    (call,) = [c for c in cli.calls if c[0] == "destroy"]
+    assert "--run-program=true" in call, "the provider is rebuilt, not read from state"
+
+
+def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trainstack.deploy.service import destroy, locate
+
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "the-team-passphrase")
+    monkeypatch.setenv("TRAINSTACK_BACKEND_URL", "s3://acme-pulumi-state")
+    backend = RecordingPulumi()  # one backend, two people
+    mine, theirs = tmp_path / "alice", tmp_path / "bob"
+    entry = deploy(backend, mine)
+    found = locate("mnist-baseline-01", command=backend, home=theirs)
+    assert (found.entry.stack, found.entry.env, found.entry.outputs) == (
+        entry.stack, "local", {"jobName": "mnist-baseline-01", "namespace": "vision",
+                               "kind": "PyTorchJob", "apiVersion": "training.kubedl.io/v1alpha1"})
+    assert found.entry.registry_id is None, "bob's registry does not have alice's run"
+    import trainstack.deploy.workspace as workspace
+
+    monkeypatch.setattr(workspace, "find_pulumi", lambda: backend)
+    main(["status", "--home", str(theirs)])
+    assert "mnist-baseline-01  env local  team vision  PyTorchJob vision/mnist-baseline-01" \
+        in capsys.readouterr().out
+    destroy("mnist-baseline-01", command=backend, home=theirs)
+    assert STACK not in backend.stacks
+
+
+def test_a_run_deployed_from_one_directory_is_found_from_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack.deploy.service import locate
+
+    monkeypatch.delenv("TRAINSTACK_HOME", raising=False)
+    monkeypatch.delenv("TRAINSTACK_BACKEND_URL", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    cli = RecordingPulumi()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    entry = deploy(cli, None)  # type: ignore[arg-type]
+    monkeypatch.chdir(tmp_path / "b")
+    assert locate("mnist-baseline-01", command=cli).entry == entry
+    assert (tmp_path / "state" / "trainstack" / "stacks.json").is_file()
