@@ -66,16 +66,25 @@ def deploy(run_file: Path, env: str, *, command: auto.PulumiCommand | None = Non
     run = load_run(run_file)
     settings = load_settings(home, backend)
     platform = read_platform_outputs(settings, env, cli)
-    return deploy_run(run, render(run, platform, env), env, command=cli, home=home,
+    completed, manifests = for_platform(run, platform, env)
+    return deploy_run(completed, manifests, env, command=cli, home=home,
                       backend=backend, on_output=on_output, rerun=rerun)
+
+
+def for_platform(run: Run, platform_outputs: Mapping[str, Any], env: str
+                 ) -> tuple[Run, list[dict[str, Any]]]:
+    """The run as it goes to the platform (every output with a persistent place) and its
+    manifests, rendered for the cluster the platform outputs describe."""
+    from trainstack.infra.run.options import for_environment
+    from trainstack.render import render_run
+
+    completed, options = for_environment(platform_outputs, run, env)
+    return completed, render_run(completed, options=options)
 
 
 def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict[str, Any]]:
     """The run's manifests, rendered for the cluster the platform outputs describe."""
-    from trainstack.infra.run.options import render_options
-    from trainstack.render import render_run
-
-    return render_run(run, options=render_options(platform_outputs, run, env))
+    return for_platform(run, platform_outputs, env)[1]
 
 
 def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
@@ -344,7 +353,8 @@ def _record_pending(settings: DeploySettings, run: Run, stack_name: str) -> str:
             name=run.name, component=run.component.name,
             component_version=run.component.version, kind=RunKind.CLUSTER,
             job_type=str(run.job_type.value), experiment=run.experiment, tags=dict(run.tags),
-            spec_path=str(run.source) if run.source else None, stack_name=stack_name))
+            spec_path=str(run.source) if run.source else None, stack_name=stack_name,
+            outputs={name: b.uri for name, b in run.outputs.items()}))
     return record.id
 
 
