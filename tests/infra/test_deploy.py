@@ -562,3 +562,23 @@ def test_a_run_deployed_from_one_directory_is_found_from_another(
     monkeypatch.chdir(tmp_path / "b")
     assert locate("mnist-baseline-01", command=cli).entry == entry
     assert (tmp_path / "state" / "trainstack" / "stacks.json").is_file()
+
+
+def test_deploy_records_where_each_output_lands_and_runs_show_prints_it(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trainstack.deploy.service import deploy as deploy_file
+    from trainstack.registry import Registry
+
+    platform = {**PLATFORM_OUTPUTS, "artifactStore": "pvc://trainstack-artifacts/runs/"}
+    readme_job = REPO / "components" / "mnist-ddp" / "runs" / "local.yaml"
+    entry = deploy_file(readme_job, "local", command=RecordingPulumi(platform=platform),
+                        home=home)
+    with Registry.open(home) as registry:
+        record = registry.get(entry.registry_id)
+    expected = {"model": "pvc://trainstack-artifacts/runs/vision/mnist-local/model/",
+                "checkpoints": "pvc://trainstack-artifacts/runs/vision/mnist-local/checkpoints/"}
+    assert dict(record.outputs) == expected
+    main(["runs", "show", record.id])
+    out = capsys.readouterr().out
+    for name, uri in expected.items():
+        assert f"output      {name}: {uri}" in out
