@@ -211,3 +211,33 @@ def test_a_team_the_environment_lacks_is_a_clear_error(mocks: Any) -> None:
     assert "metadata.tags.team: 'vision' is not a team of environment 'local'" in \
         caught.value.message
     assert caught.value.hint == "did you mean 'visoin'?"
+
+
+def test_team_scoped_credentials_are_preferred_when_the_platform_exports_them(
+        mocks: Any) -> None:
+    from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
+
+    from trainstack.infra.run.program import build_run
+
+    scoped = "apiVersion: v1\nkind: Config\n# vision's ServiceAccount token\n"
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": KUBECONFIG, "kubeContext": "admin",
+                                     "teamKubeconfigs": {"vision": scoped, "nlp": "other"}}
+    mocks.run(lambda: build_run(Run(), [JOB], PLATFORM))
+    (provider,) = mocks.of_type("pulumi:providers:kubernetes")
+    assert is_rpc_secret(provider.inputs["kubeconfig"])
+    assert unwrap_rpc_secret(provider.inputs["kubeconfig"]) == scoped
+    assert "context" not in provider.inputs or provider.inputs["context"] is None
+
+
+def test_without_team_credentials_for_the_namespace_the_admin_kubeconfig_is_used(
+        mocks: Any) -> None:
+    from pulumi.runtime.rpc import unwrap_rpc_secret
+
+    from trainstack.infra.run.program import build_run
+
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": KUBECONFIG, "kubeContext": "admin",
+                                     "teamKubeconfigs": {"nlp": "other"}}
+    mocks.run(lambda: build_run(Run(), [JOB], PLATFORM))
+    (provider,) = mocks.of_type("pulumi:providers:kubernetes")
+    assert unwrap_rpc_secret(provider.inputs["kubeconfig"]) == KUBECONFIG
+    assert provider.inputs["context"] == "admin"
