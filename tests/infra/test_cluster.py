@@ -215,7 +215,7 @@ def test_status_cli_prints_the_live_job(
 
     entry = deployed(home)
     # the stack half (Pulumi history) is covered in test_deploy; here only the live half
-    monkeypatch.setattr(service, "status", lambda *a, **k: StackStatus(
+    monkeypatch.setattr(service, "stack_status", lambda *a, **k: StackStatus(
         entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}))
     api.serve(JOB_PATH, "pytorchjob-failed.json")
     api.serve(PODS_PATH, "pods-failed.json")

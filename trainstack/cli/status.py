@@ -35,11 +35,12 @@ def status(run: str | None, env: str | None, as_json: bool, no_live: bool, home:
     if run is None:
         _list(service.deployed(home=home, backend=backend), as_json)
         return
-    result = service.status(run, env, home=home, backend=backend)
+    found = service.locate(run, env, home=home, backend=backend)
+    result = service.stack_status(found)
     state, problem = None, None
     if not no_live:
         try:
-            state = service.live(service.locate(run, env, home=home, backend=backend))
+            state = service.live(found)
         except ClusterError as err:  # the stack part is still worth showing
             problem = err.render()
     entry = result.entry

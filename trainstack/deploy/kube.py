@@ -52,14 +52,19 @@ class Cluster:
         """The job object as JSON; None when it does not exist."""
         from kubernetes import client
 
-        group, _, version = api_version.rpartition("/")
-        if group:  # every KubeDL kind's plural is its lower-cased kind + "s" (config/crd/bases)
-            call = lambda: client.CustomObjectsApi(self._api).get_namespaced_custom_object(  # noqa: E731
+        def batch_job() -> Any:  # custom: a batch/v1 Job
+            return client.BatchV1Api(self._api).read_namespaced_job(
+                name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+
+        def kubedl_job() -> Any:
+            # each KubeDL kind's plural is its lower-cased kind + "s" (KubeDL v0.5.0
+            # config/crd/bases)
+            group, _, version = api_version.partition("/")
+            return client.CustomObjectsApi(self._api).get_namespaced_custom_object(
                 group, version, namespace, f"{kind.lower()}s", name, _preload_content=False,
                 _request_timeout=REQUEST_TIMEOUT)
-        else:  # batch/v1 Job (custom)
-            call = lambda: client.BatchV1Api(self._api).read_namespaced_job(  # noqa: E731
-                name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+
+        call = batch_job if (api_version, kind) == ("batch/v1", "Job") else kubedl_job
         return self._json(f"{kind} {namespace}/{name}", call, missing_ok=True)
 
     def pods(self, namespace: str, job: str) -> list[dict[str, Any]]:

@@ -212,9 +212,14 @@ def deployed(*, command: auto.PulumiCommand | None = None, home: Path | None = N
 
 def status(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
            home: Path | None = None, backend: str | None = None) -> StackStatus:
-    found = locate(run, env, command=command, home=home, backend=backend)
+    return stack_status(locate(run, env, command=command, home=home, backend=backend))
+
+
+def stack_status(found: Located) -> StackStatus:
+    """The run stack's last update and outputs (secret outputs masked)."""
     entry, settings = found.entry, found.settings
-    with _cli_errors(f"reading the stack of {run} ({entry.stack})", settings, entry.stack):
+    with _cli_errors(f"reading the stack of {entry.run} ({entry.stack})", settings,
+                     entry.stack):
         stack = _open(settings, entry.stack, _no_program, found.command, create=False)
         info = stack.info(show_secrets=False)
         outputs = {k: "[secret]" if v.secret else v.value for k, v in stack.outputs().items()}
