@@ -582,3 +582,37 @@ def test_deploy_records_where_each_output_lands_and_runs_show_prints_it(
     out = capsys.readouterr().out
     for name, uri in expected.items():
         assert f"output      {name}: {uri}" in out
+
+
+def test_runs_recorded_in_one_directory_are_listed_from_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trainstack.registry import NewRun, Registry, state_home
+
+    monkeypatch.delenv("TRAINSTACK_HOME", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    with Registry.open(state_home()) as registry:
+        record = registry.create(NewRun(name="made-in-a", component="c",
+                                        component_version="1.0.0"))
+    monkeypatch.chdir(tmp_path / "b")
+    main(["runs", "list", "--json"])
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [record.id]
+    assert not (tmp_path / "a" / ".trainstack").exists()
+
+
+def test_home_before_the_verb_applies_to_any_verb(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trainstack.registry import NewRun, Registry
+
+    # recorded by monkeypatch, so what `--home` exports is undone after the test
+    monkeypatch.setenv("TRAINSTACK_HOME", str(tmp_path / "not-this-one"))
+    monkeypatch.delenv("TRAINSTACK_HOME")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+    with Registry.open(tmp_path / "team-home") as registry:
+        record = registry.create(NewRun(name="r", component="c", component_version="1.0.0"))
+    main(["--home", str(tmp_path / "team-home"), "runs", "list", "--json"])
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [record.id]
