@@ -357,3 +357,23 @@ def test_logs_of_a_missing_replica_name_those_there_are(
     assert code_ == 2
     err = capsys.readouterr().err
     assert "has no pod for ps" in err and "its replicas: master-0, worker-0" in err
+
+
+def test_following_a_starting_job_waits_for_its_pods_then_merges_their_streams(
+        home: Path, api: RecordedAPI, cli: PlatformCLI,
+        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    deployed(home)
+    api.serve(JOB_PATH, "pytorchjob-running.json")
+    api.serve(PODS_PATH, "pods-none.json", "pods-running.json")  # no pods on the first look
+    for role in ("master", "worker"):
+        api.serve(f"/api/v1/namespaces/{NS}/pods/mnist-baseline-01-{role}-0/log",
+                  (200, f"{role} line 1\n{role} line 2\n".encode()))
+    code_ = cli_exit(["logs", "mnist-baseline-01", "--follow"])
+    assert code_ == 0
+    out = capsysbinary.readouterr().out.decode().splitlines()
+    assert sorted(out) == ["master-0 | master line 1", "master-0 | master line 2",
+                           "worker-0 | worker line 1", "worker-0 | worker line 2"]
+    assert out.index("master-0 | master line 1") < out.index("master-0 | master line 2")
+    assert sum(1 for p, _, _ in api.requests if p == PODS_PATH) == 2
+    follows = [q for p, q, _ in api.requests if p.endswith("/log")]
+    assert all(q.get("follow") == ["true"] for q in follows) and len(follows) == 2

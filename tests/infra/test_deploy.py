@@ -17,7 +17,7 @@ from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
 from trainstack.cli.main import main
-from trainstack.errors import NotFoundError, ToolMissingError
+from trainstack.errors import NotFoundError, ToolMissingError, UserError
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
@@ -148,7 +148,7 @@ def deploy(cli: RecordingPulumi, home: Path) -> Any:
 def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> None:
     cli = RecordingPulumi()
     entry = deploy(cli, home)
-    n_tags = 11  # run, env, component, version, experiment, team, specHash, 4 job coordinates
+    n_tags = 10  # run, env, component, version, experiment, team, 4 job coordinates
     assert cli.verbs() == [
         "stack select", "stack init",  # select fails (no such stack), so init
         "stack tag ls",  # a new stack has no tags: no earlier deploy by anyone
@@ -156,6 +156,7 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         *["stack tag set"] * n_tags,
         "up --yes",
         "stack output", "stack output", "stack history",
+        "stack tag set",  # the job's digest, once it is deployed
     ]
     init = cli.calls[1]
     assert init[:3] == ["stack", "init", STACK]
@@ -462,6 +463,20 @@ def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
         old, new = registry.get(first.registry_id), registry.get(second.registry_id)
     assert (old.status, old.reason) == (RunStatus.CANCELLED, "superseded by a new deploy")
     assert new.status is RunStatus.RUNNING
+
+
+def test_a_failed_deploy_retried_unchanged_gets_a_new_record(home: Path) -> None:
+    from trainstack.registry import Registry, RunStatus
+
+    cli = RecordingPulumi(fail_up=True)
+    with pytest.raises(UserError):
+        deploy(cli, home)
+    assert "trainstack:specHash" not in cli.tags[STACK], "nothing deployed: no digest"
+    cli.fail_up = False
+    entry = deploy(cli, home)
+    with Registry.open(home) as registry:
+        assert registry.get(entry.registry_id).status is RunStatus.RUNNING
+        assert sorted(str(r.status) for r in registry.list()) == ["failed", "running"]
 
 
 def test_rerun_submits_an_unchanged_job_again(home: Path) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack.deploy.index import RunIndex, StackEntry
+from trainstack.deploy.index import TAG, RunIndex, StackEntry
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.settings import (
     DeploySettings,
@@ -120,7 +120,7 @@ def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
         stack = _open(settings, stack_name, program, command, create=True)
         previous = _previous(settings, stack)
         same_job = previous is not None and previous.spec_hash == digest
-        _configure(stack, run, env, platform, {**coordinates, "specHash": digest})
+        _configure(stack, run, env, platform, coordinates)
         registry_id = (previous.registry_id if same_job and previous is not None
                        else _record_pending(settings, run, stack_name))
         try:
@@ -130,6 +130,8 @@ def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
             if not same_job:
                 _record_end(settings, registry_id, failed=True, reason="pulumi up failed")
             raise
+        # Only now: the digest says which job is deployed, so a failed up is retried as new.
+        stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
         _record_running(settings, registry_id)
