@@ -631,3 +631,15 @@ def test_home_before_the_verb_applies_to_any_verb(
         record = registry.create(NewRun(name="r", component="c", component_version="1.0.0"))
     main(["--home", str(tmp_path / "team-home"), "runs", "list", "--json"])
     assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [record.id]
+
+
+def test_destroying_a_run_whose_stack_is_gone_forgets_it(home: Path) -> None:
+    from trainstack.deploy.index import RunIndex
+    from trainstack.deploy.service import destroy
+
+    cli = RecordingPulumi()
+    deploy(cli, home)
+    cli.stacks.clear()  # a teammate destroyed it
+    with pytest.raises(NotFoundError, match="does not exist"):
+        destroy("mnist-baseline-01", command=cli, home=home)
+    assert RunIndex(home).entries() == []

@@ -288,7 +288,12 @@ def destroy(run: str, env: str | None = None, *, command: auto.PulumiCommand | N
         cluster_provider(platform, namespace)
 
     with _cli_errors(f"destroying {run} ({entry.stack})", settings, entry.stack):
-        stack = _open(settings, entry.stack, provider_only, found.command, create=False)
+        try:
+            stack = _open(settings, entry.stack, provider_only, found.command, create=False)
+        except NotFoundError as gone:  # e.g. a teammate destroyed it: forget it here too
+            _record_end(settings, entry.registry_id, failed=False, reason="stack removed")
+            RunIndex(settings.home).remove(entry)
+            raise NotFoundError(gone.message, hint="it is no longer listed here") from None
         stack.destroy(on_output=on_output, show_secrets=False, remove=True, run_program=True)
     _record_end(settings, entry.registry_id, failed=False, reason="destroyed")
     RunIndex(settings.home).remove(entry)
