@@ -433,11 +433,16 @@ def test_a_run_stack_that_does_not_open_says_what_to_set(
 
 
 def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path) -> None:
+    from trainstack.deploy.service import deploy_run
     from trainstack.registry import Registry, RunStatus
+    from trainstack.spec import load_run
 
     cli = RecordingPulumi()
     first = deploy(cli, home)
-    second = deploy(cli, home)
+    said: list[str] = []
+    second = deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home,
+                        on_output=said.append)
+    assert "the run is unchanged: its job was left as it is (--rerun submits it again)" in said
     assert second.spec_hash == first.spec_hash
     assert second.registry_id == first.registry_id, "same job: same run record"
     with Registry.open(home) as registry:

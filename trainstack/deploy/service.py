@@ -130,6 +130,9 @@ def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
             if not same_job:
                 _record_end(settings, registry_id, failed=True, reason="pulumi up failed")
             raise
+        if same_job and on_output is not None:
+            on_output("the run is unchanged: its job was left as it is (--rerun submits it "
+                      "again)")
         # Only now: the digest says which job is deployed, so a failed up is retried as new.
         stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
