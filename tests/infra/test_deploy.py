@@ -17,7 +17,7 @@ from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
 from trainstack.cli.main import main
-from trainstack.errors import NotFoundError, ToolMissingError
+from trainstack.errors import NotFoundError, ToolMissingError, UserError
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
@@ -59,6 +59,8 @@ class RecordingPulumi(PulumiCommand):
         self.passphrases = dict(passphrases or {})
         self.calls: list[list[str]] = []
         self.envs: list[dict[str, str]] = []
+        # the backend's stack tags: what a teammate on the same backend reads
+        self.tags: dict[str, dict[str, str]] = {}
 
     def run(self, args: list[str], cwd: str, additional_env: Any, on_output: Any = None,
             on_error: Any = None) -> CommandResult:
@@ -90,6 +92,14 @@ class RecordingPulumi(PulumiCommand):
             self.stacks.add(args[2])
         if args[:2] == ["stack", "rm"]:
             self.stacks.discard(args[-1])
+            self.tags.pop(args[-1], None)
+        if args[:3] == ["stack", "tag", "set"]:
+            self.tags.setdefault(stack or "", {})[args[3]] = args[4]
+        if args[:3] == ["stack", "tag", "ls"]:
+            return CommandResult(json.dumps(self.tags.get(stack or "", {})), "", 0)
+        if args[:2] == ["stack", "ls"]:
+            return CommandResult(json.dumps([{"name": s, "current": False}
+                                             for s in sorted(self.stacks)]), "", 0)
         if args[0] == "up" and self.fail_up:
             return CommandResult("Updating (local.mnist-baseline-01)\n error: cluster unreachable",
                                  "error: update failed", 255)
@@ -138,23 +148,34 @@ def deploy(cli: RecordingPulumi, home: Path) -> Any:
 def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> None:
     cli = RecordingPulumi()
     entry = deploy(cli, home)
+    n_tags = 10  # run, env, component, version, experiment, team, 4 job coordinates
     assert cli.verbs() == [
         "stack select", "stack init",  # select fails (no such stack), so init
+        "stack tag ls",  # a new stack has no tags: no earlier deploy by anyone
         "config set-all --stack",
-        "stack tag set", "stack tag set", "stack tag set",
+        *["stack tag set"] * n_tags,
         "up --yes",
         "stack output", "stack output", "stack history",
+        "stack tag set",  # the job's digest, once it is deployed
     ]
     init = cli.calls[1]
     assert init[:3] == ["stack", "init", STACK]
     assert init[init.index("--secrets-provider") + 1] == "passphrase"
-    config = cli.calls[2]
+    config = cli.calls[3]
     assert "trainstack-runs:platformStack=organization/trainstack/local" in config
     assert "trainstack-runs:env=local" in config
     tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
+    from trainstack.infra.run.program import manifest_hash
+
     assert tags == {"trainstack:component": "mnist-ddp", "trainstack:version": "1.2.0",
-                    "trainstack:experiment": "mnist-baselines"}
-    up = cli.calls[6]
+                    "trainstack:experiment": "mnist-baselines", "trainstack:team": "vision",
+                    "trainstack:run": "mnist-baseline-01", "trainstack:env": "local",
+                    "trainstack:job": "mnist-baseline-01", "trainstack:namespace": "vision",
+                    "trainstack:kind": "PyTorchJob",
+                    "trainstack:apiVersion": "training.kubedl.io/v1alpha1",
+                    "trainstack:specHash": manifest_hash(MANIFESTS)}
+    up = next(c for c in cli.calls if c[0] == "up")
+    assert "--refresh" in up, "deploy refreshes before it updates"
     assert up[up.index("--exec-kind") + 1] == "auto.inline"
     assert up[up.index("--stack") + 1] == STACK
     assert entry.outputs["kind"] == "PyTorchJob"
@@ -192,7 +213,8 @@ def test_passphrase_and_backend_from_the_environment(
 def test_redeploy_selects_the_existing_stack(home: Path) -> None:
     cli = RecordingPulumi(stacks={STACK})
     deploy(cli, home)
-    assert cli.verbs()[:2] == ["stack select", "config set-all --stack"]
+    # No index entry here: what the backend's tags say about an earlier deploy is read first.
+    assert cli.verbs()[:3] == ["stack select", "stack tag ls", "config set-all --stack"]
 
 
 def test_deploy_records_the_run_with_its_stack(home: Path) -> None:
@@ -307,7 +329,8 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
     # The platform's outputs first, masked: the kubeconfig is never decrypted outside the engine.
     assert cli.calls[0] == ["stack", "output", "--json", "--stack", PLATFORM]
-    assert cli.verbs()[1:4] == ["stack select", "stack init", "config set-all --stack"]
+    assert cli.verbs()[1:5] == ["stack select", "stack init", "stack tag ls",
+                                "config set-all --stack"]
     assert "up --yes" in cli.verbs()
     assert entry.stack == STACK and entry.env == "local"
 
@@ -404,3 +427,224 @@ def test_a_run_stack_that_does_not_open_says_what_to_set(
                                     "passphrase ($PULUMI_CONFIG_PASSPHRASE)")
     assert caught.value.hint == ("set PULUMI_CONFIG_PASSPHRASE to the passphrase the stack was "
                                  "deployed with")
+
+
+# --- a changed run recreates its job; an unchanged one leaves it ------------------------------
+
+
+def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path) -> None:
+    from trainstack.deploy.service import deploy_run
+    from trainstack.registry import Registry, RunStatus
+    from trainstack.spec import load_run
+
+    cli = RecordingPulumi()
+    first = deploy(cli, home)
+    said: list[str] = []
+    second = deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home,
+                        on_output=said.append)
+    assert "the run is unchanged: its job was left as it is (--rerun submits it again)" in said
+    assert second.spec_hash == first.spec_hash
+    assert second.registry_id == first.registry_id, "same job: same run record"
+    with Registry.open(home) as registry:
+        (record,) = registry.list()
+    assert record.status is RunStatus.RUNNING
+
+
+def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
+    import copy
+
+    from trainstack.deploy.service import deploy_run
+    from trainstack.registry import Registry, RunStatus
+    from trainstack.spec import load_run
+
+    cli = RecordingPulumi()
+    first = deploy(cli, home)
+    changed = copy.deepcopy(MANIFESTS)
+    changed[0]["data"]["hyperparameters.json"] = "{\"epochs\": 5}"
+    second = deploy_run(load_run(RUN_FILE), changed, "local", command=cli, home=home)
+    assert second.spec_hash != first.spec_hash
+    assert cli.tags[STACK]["trainstack:specHash"] == second.spec_hash
+    with Registry.open(home) as registry:
+        old, new = registry.get(first.registry_id), registry.get(second.registry_id)
+    assert (old.status, old.reason) == (RunStatus.CANCELLED, "superseded by a new deploy")
+    assert new.status is RunStatus.RUNNING
+
+
+def test_a_failed_deploy_retried_unchanged_gets_a_new_record(home: Path) -> None:
+    from trainstack.registry import Registry, RunStatus
+
+    cli = RecordingPulumi(fail_up=True)
+    with pytest.raises(UserError):
+        deploy(cli, home)
+    assert "trainstack:specHash" not in cli.tags[STACK], "nothing deployed: no digest"
+    cli.fail_up = False
+    entry = deploy(cli, home)
+    with Registry.open(home) as registry:
+        assert registry.get(entry.registry_id).status is RunStatus.RUNNING
+        assert sorted(str(r.status) for r in registry.list()) == ["failed", "running"]
+
+
+def test_rerun_submits_an_unchanged_job_again(home: Path) -> None:
+    from trainstack.deploy.service import deploy_run
+    from trainstack.spec import load_run
+
+    cli = RecordingPulumi()
+    first = deploy(cli, home)
+    again = deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home,
+                       rerun=True)
+    assert again.spec_hash != first.spec_hash and again.registry_id != first.registry_id
+
+
+def test_the_job_is_replaced_on_any_change_and_a_custom_job_skips_await(mocks: Any) -> None:
+    """What makes the recreation happen, read off the resource options the program sets."""
+    import pulumi
+
+    from trainstack.infra.run.program import SKIP_AWAIT_ANNOTATION, build_run
+
+    seen: dict[str, pulumi.ResourceOptions] = {}
+
+    def capture(args: pulumi.ResourceTransformationArgs) -> None:
+        seen[args.name] = args.opts
+
+    custom = {"apiVersion": "batch/v1", "kind": "Job",
+              "metadata": {"name": "sweep-01", "namespace": "vision"},
+              "spec": {"completionMode": "Indexed", "completions": 2,
+                       "template": {"spec": {"containers": [{"name": "main"}]}}}}
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": "", "kubeContext": ""}
+
+    class Run:
+        name = "sweep-01"
+
+    def program() -> Any:
+        pulumi.runtime.register_stack_transformation(capture)
+        return build_run(Run(), [MANIFESTS[0], custom], PLATFORM)
+
+    mocks.run(program)
+    job_opts = seen["job-sweep-01"]
+    assert job_opts.replace_on_changes == ["*"] and job_opts.delete_before_replace
+    assert seen["configmap-mnist-baseline-01-config"].replace_on_changes is None
+    job = mocks.one("kubernetes:batch/v1:Job", "job-sweep-01")
+    assert job["metadata"]["annotations"][SKIP_AWAIT_ANNOTATION] == "true"
+
+
+# --- destroy after credentials rotate; a teammate on the same backend --------------------------
+
+
+def test_destroy_runs_the_provider_program_with_the_platforms_current_credentials(
+        home: Path) -> None:
+    from trainstack.deploy.service import destroy
+
+    cli = RecordingPulumi()
+    deploy(cli, home)
+    cli.calls.clear()
+    destroy("mnist-baseline-01", command=cli, home=home)
+    (call,) = [c for c in cli.calls if c[0] == "destroy"]
+    assert "--run-program=true" in call, "the provider is rebuilt, not read from state"
+
+
+def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trainstack.deploy.service import destroy, locate
+
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "the-team-passphrase")
+    monkeypatch.setenv("TRAINSTACK_BACKEND_URL", "s3://acme-pulumi-state")
+    backend = RecordingPulumi()  # one backend, two people
+    mine, theirs = tmp_path / "alice", tmp_path / "bob"
+    entry = deploy(backend, mine)
+    found = locate("mnist-baseline-01", command=backend, home=theirs)
+    assert (found.entry.stack, found.entry.env, found.entry.outputs) == (
+        entry.stack, "local", {"jobName": "mnist-baseline-01", "namespace": "vision",
+                               "kind": "PyTorchJob", "apiVersion": "training.kubedl.io/v1alpha1"})
+    assert found.entry.registry_id is None, "bob's registry does not have alice's run"
+    import trainstack.deploy.workspace as workspace
+
+    monkeypatch.setattr(workspace, "find_pulumi", lambda: backend)
+    main(["status", "--home", str(theirs)])
+    assert "mnist-baseline-01  env local  team vision  PyTorchJob vision/mnist-baseline-01" \
+        in capsys.readouterr().out
+    destroy("mnist-baseline-01", command=backend, home=theirs)
+    assert STACK not in backend.stacks
+
+
+def test_a_run_deployed_from_one_directory_is_found_from_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack.deploy.service import locate
+
+    monkeypatch.delenv("TRAINSTACK_HOME", raising=False)
+    monkeypatch.delenv("TRAINSTACK_BACKEND_URL", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    cli = RecordingPulumi()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    entry = deploy(cli, None)  # type: ignore[arg-type]
+    monkeypatch.chdir(tmp_path / "b")
+    assert locate("mnist-baseline-01", command=cli).entry == entry
+    assert (tmp_path / "state" / "trainstack" / "stacks.json").is_file()
+
+
+def test_deploy_records_where_each_output_lands_and_runs_show_prints_it(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trainstack.deploy.service import deploy as deploy_file
+    from trainstack.registry import Registry
+
+    platform = {**PLATFORM_OUTPUTS, "artifactStore": "pvc://trainstack-artifacts/runs/"}
+    readme_job = REPO / "components" / "mnist-ddp" / "runs" / "local.yaml"
+    entry = deploy_file(readme_job, "local", command=RecordingPulumi(platform=platform),
+                        home=home)
+    with Registry.open(home) as registry:
+        record = registry.get(entry.registry_id)
+    expected = {"model": "pvc://trainstack-artifacts/runs/vision/mnist-local/model/",
+                "checkpoints": "pvc://trainstack-artifacts/runs/vision/mnist-local/checkpoints/"}
+    assert dict(record.outputs) == expected
+    main(["runs", "show", record.id])
+    out = capsys.readouterr().out
+    for name, uri in expected.items():
+        assert f"output      {name}: {uri}" in out
+
+
+def test_runs_recorded_in_one_directory_are_listed_from_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trainstack.registry import NewRun, Registry, state_home
+
+    monkeypatch.delenv("TRAINSTACK_HOME", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    with Registry.open(state_home()) as registry:
+        record = registry.create(NewRun(name="made-in-a", component="c",
+                                        component_version="1.0.0"))
+    monkeypatch.chdir(tmp_path / "b")
+    main(["runs", "list", "--json"])
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [record.id]
+    assert not (tmp_path / "a" / ".trainstack").exists()
+
+
+def test_home_before_the_verb_applies_to_any_verb(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trainstack.registry import NewRun, Registry
+
+    # recorded by monkeypatch, so what `--home` exports is undone after the test
+    monkeypatch.setenv("TRAINSTACK_HOME", str(tmp_path / "not-this-one"))
+    monkeypatch.delenv("TRAINSTACK_HOME")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+    with Registry.open(tmp_path / "team-home") as registry:
+        record = registry.create(NewRun(name="r", component="c", component_version="1.0.0"))
+    main(["--home", str(tmp_path / "team-home"), "runs", "list", "--json"])
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [record.id]
+
+
+def test_destroying_a_run_whose_stack_is_gone_forgets_it(home: Path) -> None:
+    from trainstack.deploy.index import RunIndex
+    from trainstack.deploy.service import destroy
+
+    cli = RecordingPulumi()
+    deploy(cli, home)
+    cli.stacks.clear()  # a teammate destroyed it
+    with pytest.raises(NotFoundError, match="does not exist"):
+        destroy("mnist-baseline-01", command=cli, home=home)
+    assert RunIndex(home).entries() == []

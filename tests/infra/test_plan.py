@@ -134,15 +134,23 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
     doc = plan_json(str(REPO / RUN_FILE), "--env", "local")
     assert (doc["kind"], doc["project"], doc["stack"]) == (
         "run", "trainstack-runs", "local.mnist-baseline-01")
+    from trainstack.infra.run.artifacts import place
+
     # Rendered for what Pulumi.local.yaml's platform provides: team vision's namespace, a local
-    # cluster, the platform's pull secret and OSS AccessKey Secret.
+    # cluster, the platform's pull secret, OSS AccessKey Secret and endpoint, and $METRICS
+    # persisted in the platform's artifact claim under <team>/<run>/_metrics/.
     expected = render_run(load_run(REPO / RUN_FILE), options=RenderOptions(
         namespace="vision", local_cluster=True, pull_secret="trainstack-registry",
-        oss_secret="trainstack-oss"))
+        oss_secret="trainstack-oss", oss_endpoint="oss-cn-beijing.aliyuncs.com",
+        metrics=place("pvc://trainstack-artifacts/", "vision", "mnist-baseline-01", "_metrics")))
     created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
     assert len(created) == len(expected)
     job = next(r for r in created if r["type"].endswith(":PyTorchJob"))
-    assert job["inputs"] == next(m for m in expected if m["kind"] == "PyTorchJob")
+    from trainstack.infra.run.program import SPEC_HASH_ANNOTATION, manifest_hash
+
+    rendered = next(m for m in expected if m["kind"] == "PyTorchJob")
+    rendered["metadata"]["annotations"][SPEC_HASH_ANNOTATION] = manifest_hash(expected)
+    assert job["inputs"] == rendered
     assert job["provider"] == "k8s"
     provider = next(r for r in doc["resources"] if r["type"] == "pulumi:providers:kubernetes")
     assert provider["inputs"] == {"context": "kind-trainstack", "kubeconfig": "[secret]"}
@@ -156,7 +164,8 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
 def test_plan_run_for_ack_uses_the_cloud_platform(in_repo: None) -> None:
     doc = plan_json(RUN_FILE, "--env", "ack-dev")
     volumes = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:PersistentVolume"]
-    assert len(volumes) == 3
+    # train, model, checkpoints, and $METRICS in the platform's artifacts bucket.
+    assert len(volumes) == 4
     for volume in volumes:
         csi = volume["inputs"]["spec"]["csi"]
         attributes = csi["volumeAttributes"]

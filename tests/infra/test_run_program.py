@@ -41,12 +41,24 @@ def build(mocks: Any, manifests: list[dict[str, Any]], kubeconfig: str = KUBECON
     return mocks.run(lambda: build_run(Run(), manifests, PLATFORM))  # type: ignore[no-any-return]
 
 
+def hashed(job: dict[str, Any], manifests: list[dict[str, Any]], rerun: str = ""
+           ) -> dict[str, Any]:
+    """``job`` as the run program registers it: annotated with the digest of the run's objects."""
+    from trainstack.infra.run.program import SPEC_HASH_ANNOTATION, manifest_hash
+
+    meta = job["metadata"]
+    annotations = {**meta.get("annotations", {}),
+                   SPEC_HASH_ANNOTATION: manifest_hash(manifests, rerun)}
+    return {**job, "metadata": {**meta, "annotations": annotations}}
+
+
 def test_registers_exactly_the_rendered_objects(mocks: Any) -> None:
     manifests = [copy.deepcopy(CONFIGMAP), copy.deepcopy(JOB)]
     build(mocks, manifests)
     job = mocks.one("kubernetes:training.kubedl.io/v1alpha1:PyTorchJob",
                     "pytorchjob-mnist-baseline-01")
-    assert job == JOB  # every field, unchanged (1 == 1.0: numbers arrive as floats)
+    # every field, unchanged (1 == 1.0: numbers arrive as floats), plus the digest annotation
+    assert job == hashed(JOB, manifests)
     cm = mocks.one("kubernetes:core/v1:ConfigMap", "configmap-mnist-baseline-01-config")
     assert cm == CONFIGMAP
     kinds = sorted(r.typ for r in mocks.resources)
@@ -135,9 +147,10 @@ def test_each_resource_equals_the_rendered_manifest(mocks: Any) -> None:
     mocks.run(lambda: build_run(run, manifests, PLATFORM))
     job = next(m for m in manifests if m["kind"] == "PyTorchJob")
     # The run's custom resource is the rendered manifest, field for field.
-    assert mocks.one(token(job), resource_name(job)) == job
+    assert mocks.one(token(job), resource_name(job)) == hashed(job, manifests)
     for manifest in manifests:
-        assert mocks.one(token(manifest), resource_name(manifest)) == manifest
+        if manifest is not job:
+            assert mocks.one(token(manifest), resource_name(manifest)) == manifest
     registered = [r for r in mocks.resources if r.typ.startswith("kubernetes:")]
     assert len(registered) == len(manifests), "nothing more, nothing less"
     assert manifests == rendered
@@ -215,3 +228,33 @@ def test_an_mpi_run_deploys_its_launcher_rbac(mocks: Any) -> None:
     assert [m["kind"] for m in rbac] == ["ServiceAccount", "Role", "RoleBinding"]
     for manifest in rbac:
         assert mocks.one(token(manifest), resource_name(manifest)) == manifest
+
+
+def test_team_scoped_credentials_are_preferred_when_the_platform_exports_them(
+        mocks: Any) -> None:
+    from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
+
+    from trainstack.infra.run.program import build_run
+
+    scoped = "apiVersion: v1\nkind: Config\n# vision's ServiceAccount token\n"
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": KUBECONFIG, "kubeContext": "admin",
+                                     "teamKubeconfigs": {"vision": scoped, "nlp": "other"}}
+    mocks.run(lambda: build_run(Run(), [JOB], PLATFORM))
+    (provider,) = mocks.of_type("pulumi:providers:kubernetes")
+    assert is_rpc_secret(provider.inputs["kubeconfig"])
+    assert unwrap_rpc_secret(provider.inputs["kubeconfig"]) == scoped
+    assert "context" not in provider.inputs or provider.inputs["context"] is None
+
+
+def test_without_team_credentials_for_the_namespace_the_admin_kubeconfig_is_used(
+        mocks: Any) -> None:
+    from pulumi.runtime.rpc import unwrap_rpc_secret
+
+    from trainstack.infra.run.program import build_run
+
+    mocks.stack_outputs[PLATFORM] = {"kubeconfig": KUBECONFIG, "kubeContext": "admin",
+                                     "teamKubeconfigs": {"nlp": "other"}}
+    mocks.run(lambda: build_run(Run(), [JOB], PLATFORM))
+    (provider,) = mocks.of_type("pulumi:providers:kubernetes")
+    assert unwrap_rpc_secret(provider.inputs["kubeconfig"]) == KUBECONFIG
+    assert provider.inputs["context"] == "admin"

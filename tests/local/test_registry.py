@@ -161,12 +161,19 @@ def test_several_processes_write_at_once_and_the_registry_stays_consistent(
             assert len(reg.list(RunFilter(tags={"worker": str(w)}))) == per_worker
 
 
-def test_home_comes_from_override_then_env_then_cwd(
+def test_home_comes_from_override_then_env_then_the_users_state_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TRAINSTACK_HOME", raising=False)
-    assert state_home() == tmp_path / ".trainstack"
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    # per user, not per directory: the same wherever trainstack runs
+    assert state_home() == tmp_path / "me" / ".local" / "state" / "trainstack"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert state_home() == tmp_path / "xdg" / "trainstack"
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")  # the XDG spec: ignore it
+    assert state_home() == tmp_path / "me" / ".local" / "state" / "trainstack"
     monkeypatch.setenv("TRAINSTACK_HOME", str(tmp_path / "env"))
     assert state_home() == tmp_path / "env"
     assert state_home(tmp_path / "flag") == tmp_path / "flag"

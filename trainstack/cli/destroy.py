@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+
+from trainstack.cli.options import backend_option, env_option, home_option
 
 
 @click.command()
 @click.argument("run")
-@click.option("--env", "env", default=None, help="when the run is deployed in several")
+@env_option
 @click.option("--yes", is_flag=True, help="do not ask for confirmation")
 @click.option("--quiet", is_flag=True, help="do not stream the Pulumi CLI's progress")
-def destroy(run: str, env: str | None, yes: bool, quiet: bool) -> None:
-    """Destroy the stack of a deployed RUN and remove it."""
+@home_option
+@backend_option
+def destroy(run: str, env: str | None, yes: bool, quiet: bool, home: Path | None,
+            backend: str | None) -> None:
+    """Destroy the stack of a deployed RUN and remove it (also one a teammate deployed)."""
     from trainstack.deploy.service import destroy as destroy_run
 
     if not yes:
@@ -20,5 +27,6 @@ def destroy(run: str, env: str | None, yes: bool, quiet: bool) -> None:
     def progress(line: str) -> None:
         click.echo(line, err=True)
 
-    entry = destroy_run(run, env, on_output=None if quiet else progress)
+    entry = destroy_run(run, env, home=home, backend=backend,
+                        on_output=None if quiet else progress)
     click.echo(f"destroyed {entry.run}: stack {entry.stack} removed from {entry.backend}")

@@ -1,14 +1,17 @@
-"""`trainstack logs RUN`: a local run's replica logs."""
+"""`trainstack logs RUN`: a run's replica logs — local runs from their run directory, deployed
+runs from their pods on the cluster."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from trainstack.errors import NotFoundError, UserError
+from trainstack.cli.options import backend_option, env_option, home_option
+from trainstack.errors import NotFoundError
 
 
 @click.command()
@@ -18,22 +21,32 @@ from trainstack.errors import NotFoundError, UserError
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines until the run ends.")
 @click.option("--grep", "pattern", metavar="PATTERN", help="Only lines matching this regex.")
 @click.option("--tail", type=click.IntRange(min=0), metavar="N", help="Only the last N lines.")
-@click.option("--home", type=click.Path(path_type=Path, file_okay=False),
-              help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+@env_option
+@home_option
+@backend_option
 def logs(run_ref: str, role: str | None, index: int | None, follow: bool, pattern: str | None,
-         tail: int | None, home: Path | None) -> None:
+         tail: int | None, env: str | None, home: Path | None, backend: str | None) -> None:
     """Print a run's logs (RUN: an id, an id prefix, or a name for its latest run)."""
     from trainstack.local import logview
-    from trainstack.registry import Registry, state_home
+    from trainstack.registry import Registry, RunKind, state_home
+
+    grep = logview.compile_grep(pattern)
+    out = sys.stdout.buffer
+
+    def write(data: bytes) -> None:
+        out.write(data)
+        out.flush()
 
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
-        record = reg.resolve(run_ref)
-        if record.run_dir is None:
-            raise UserError(f"run {record.id} ran on a cluster; its logs are in the cluster",
-                            hint="kubectl logs with the run's job name")
-        grep = logview.compile_grep(pattern)
-
+        try:
+            record = reg.resolve(run_ref)
+        except NotFoundError:
+            record = None  # perhaps deployed by a teammate: the backend's index knows
+        if record is None or record.kind is RunKind.CLUSTER or record.run_dir is None:
+            _deployed(record.name if record else run_ref, env, home, backend, role, index,
+                      follow, tail, _grepped(write, grep))
+            return
         def running() -> bool:
             reg.reap_interrupted()
             return not reg.get(record.id).status.finished
@@ -49,14 +62,39 @@ def logs(run_ref: str, role: str | None, index: int | None, follow: bool, patter
                     raise
                 time.sleep(0.2)
 
-        out = sys.stdout.buffer
-
-        def write(data: bytes) -> None:
-            out.write(data)
-            out.flush()
-
         try:
             logview.show(files, write, tail=tail, grep=grep, follow=running if follow else None)
         except BrokenPipeError:
             # `trainstack logs … | head`: the reader left; that is not an error.
             sys.stderr.close()
+
+
+def _deployed(run: str, env: str | None, home: Path | None, backend: str | None,
+              role: str | None, index: int | None, follow: bool, tail: int | None,
+              write: Callable[[bytes], None]) -> None:
+    from trainstack.deploy import service
+
+    found = service.locate(run, env, home=home, backend=backend)
+    try:
+        service.logs(found, role=role, index=index, follow=follow, tail=tail, write=write)
+    except BrokenPipeError:
+        sys.stderr.close()
+
+
+def _grepped(write: Callable[[bytes], None], grep: object) -> Callable[[bytes], None]:
+    """Filter whole lines through ``--grep`` (pod logs arrive in chunks)."""
+    import re
+
+    if not isinstance(grep, re.Pattern):
+        return write
+    pending = bytearray()
+
+    def filtered(data: bytes) -> None:
+        pending.extend(data)
+        *lines, rest = bytes(pending).split(b"\n")
+        pending[:] = rest
+        for line in lines:
+            if grep.search(line):
+                write(line + b"\n")
+
+    return filtered

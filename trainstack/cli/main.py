@@ -21,6 +21,7 @@ VERBS: dict[str, str] = {
     "kubedl": "trainstack.cli.kubedl:kubedl",
     "deploy": "trainstack.cli.deploy:deploy",
     "status": "trainstack.cli.status:status",
+    "wait": "trainstack.cli.wait:wait",
     "destroy": "trainstack.cli.destroy:destroy",
     "run": "trainstack.cli.run:run",
     "logs": "trainstack.cli.logs:logs",
@@ -54,8 +55,18 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="trainstack")
-def cli() -> None:
+@click.option("--home", type=click.Path(file_okay=False), default=None,
+              help="State directory for whatever verb follows (as $TRAINSTACK_HOME; the verbs "
+                   "that keep state also take --home themselves).")
+def cli(home: str | None) -> None:
     """trainstack: ML training on your own Kubernetes cluster, as code."""
+    if home:
+        import os
+
+        from trainstack.registry.home import HOME_ENV
+
+        # One place for every verb: each reads the state home through state_home().
+        os.environ[HOME_ENV] = os.path.abspath(os.path.expanduser(home))
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -7,12 +7,15 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import project_option
+
 
 @click.command()
 @click.argument("run_file", required=False, type=click.Path(path_type=Path))
 @click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
-def plan(run_file: Path | None, env: str, as_json: bool) -> None:
+@project_option
+def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -> None:
     """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks."""
     from rich.console import Console
 
@@ -20,9 +23,9 @@ def plan(run_file: Path | None, env: str, as_json: bool) -> None:
     from trainstack.plan.report import plan_json, print_plan
 
     if run_file is None:
-        result, kind = service.plan_platform(env), "platform"
+        result, kind = service.plan_platform(env, project), "platform"
     else:
-        result, kind = service.plan_run(run_file, env), "run"
+        result, kind = service.plan_run(run_file, env, project), "run"
     if as_json:
         click.echo(plan_json(result, kind=kind, env=env))
     else:

@@ -6,9 +6,15 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import project_option
+from trainstack.errors import UserError
 from trainstack.render import RenderOptions, dump_yaml, render_run, write_directory
 from trainstack.render.options import DEFAULT_OSS_SECRET, DEFAULT_PULL_SECRET
 from trainstack.spec import load_run
+
+# What --env decides (from the platform's outputs, as plan and deploy do).
+_CLUSTER_OPTIONS = ("namespace", "local_cluster", "oss_endpoint", "oss_secret", "oss_role",
+                    "pull_secret")
 
 
 @click.command()
@@ -31,15 +37,39 @@ from trainstack.spec import load_run
               help="oss://bucket/prefix/ where local code directories are uploaded.")
 @click.option("--components", "components_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Directory that resolves `component: name@version` references.")
-def render(run_file: Path, output: Path | None, namespace: str, local_cluster: bool,
-           oss_endpoint: str, oss_secret: str, oss_role: str | None, pull_secret: str,
-           code_bucket: str | None, components_dir: Path | None) -> None:
+@click.option("--env", "env", default=None,
+              help="Render for this environment as plan and deploy do: namespace, cluster, "
+                   "OSS and pull secrets from its platform (Pulumi.<ENV>.yaml, planned offline).")
+@project_option
+@click.pass_context
+def render(ctx: click.Context, run_file: Path, output: Path | None, namespace: str,
+           local_cluster: bool, oss_endpoint: str, oss_secret: str, oss_role: str | None,
+           pull_secret: str, code_bucket: str | None, components_dir: Path | None,
+           env: str | None, project: Path | None) -> None:
     """Render RUN_FILE to Kubernetes manifests (byte-identical for the same inputs)."""
     run = load_run(run_file, components_dir=components_dir)
-    options = RenderOptions(namespace=namespace, local_cluster=local_cluster,
-                            oss_endpoint=oss_endpoint, oss_secret=oss_secret or None,
-                            oss_ram_role=oss_role, pull_secret=pull_secret or None,
-                            code_bucket=code_bucket)
+    if env is not None:
+        given = [f"--{name.replace('_', '-')}" for name in _CLUSTER_OPTIONS
+                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise UserError(f"{', '.join(given)}: --env {env} decides this from the "
+                            "environment's platform", hint="drop one or the other")
+        from dataclasses import replace
+
+        from trainstack.infra.run.options import for_environment
+        from trainstack.plan.envfile import find_project
+        from trainstack.plan.service import platform_outputs
+
+        outputs, _ = platform_outputs(find_project(project), env)
+        # The same completion deploy and plan apply: unbound outputs and $METRICS into the
+        # platform's artifact store.
+        run, options = for_environment(outputs, run, env)
+        options = replace(options, code_bucket=code_bucket)
+    else:
+        options = RenderOptions(namespace=namespace, local_cluster=local_cluster,
+                                oss_endpoint=oss_endpoint, oss_secret=oss_secret or None,
+                                oss_ram_role=oss_role, pull_secret=pull_secret or None,
+                                code_bucket=code_bucket)
     docs = render_run(run, options=options)
     if output is None:
         click.echo(dump_yaml(docs), nl=False)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import home_option
 from trainstack.errors import RunFailedError, UserError
 
 
@@ -25,8 +26,7 @@ from trainstack.errors import RunFailedError, UserError
               help="Seed preloaded outputs (checkpoints) from an earlier local run.")
 @click.option("--no-install", is_flag=True,
               help="Do not install the code's requirements.txt; use what is installed.")
-@click.option("--home", type=click.Path(path_type=Path, file_okay=False),
-              help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+@home_option
 @click.option("--grace", type=click.FloatRange(min=0), default=10.0, show_default=True,
               help="Seconds a replica gets between SIGTERM and SIGKILL when stopped.")
 def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ...],

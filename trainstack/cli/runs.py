@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import home_option
 from trainstack.errors import UserError
 
-_HOME = click.option("--home", type=click.Path(path_type=Path, file_okay=False),
-                     help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+_HOME = home_option
 _STATUSES = ("pending", "running", "succeeded", "failed", "cancelled", "interrupted")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 

@@ -1,27 +1,54 @@
-"""``trainstack status RUN``: a deployed run's stack — its last update and its outputs."""
+"""``trainstack status [RUN]``: a deployed run — its stack and its job on the cluster now.
+
+Without RUN: every run deployed in the backend (read from the run stacks' tags, so a teammate's
+runs are listed too).
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from trainstack.cli.options import backend_option, env_option, home_option
+
+if TYPE_CHECKING:
+    from trainstack.deploy.index import StackEntry
+
 
 @click.command()
-@click.argument("run")
-@click.option("--env", "env", default=None, help="when the run is deployed in several")
+@click.argument("run", required=False)
+@env_option
 @click.option("--json", "as_json", is_flag=True, help="print the status as JSON")
-def status(run: str, env: str | None, as_json: bool) -> None:
-    """Show the stack of a deployed RUN (by name)."""
-    from trainstack.deploy.service import status as stack_status
+@click.option("--no-live", is_flag=True, help="only the stack: do not ask the cluster")
+@home_option
+@backend_option
+def status(run: str | None, env: str | None, as_json: bool, no_live: bool, home: Path | None,
+           backend: str | None) -> None:
+    """Show a deployed RUN (by name): its stack, the job's conditions, each replica."""
+    from trainstack.deploy import service
+    from trainstack.deploy.kube import ClusterError
 
-    result = stack_status(run, env)
+    if run is None:
+        _list(service.deployed(home=home, backend=backend), as_json)
+        return
+    found = service.locate(run, env, home=home, backend=backend)
+    result = service.stack_status(found)
+    state, problem = None, None
+    if not no_live:
+        try:
+            state = service.live(found)
+        except ClusterError as err:  # the stack part is still worth showing
+            problem = err.render()
     entry = result.entry
     if as_json:
         doc = {"run": asdict(entry), "lastUpdate": {"kind": result.last_kind,
                "result": result.last_result, "end": result.last_end},
-               "outputs": result.outputs}
+               "outputs": result.outputs, "job": asdict(state) if state else None,
+               "jobError": problem}
         click.echo(json.dumps(doc, indent=2, sort_keys=True, default=str))
         return
     click.echo(f"{entry.run}  env {entry.env}  stack {entry.stack}  ({entry.backend})")
@@ -31,3 +58,33 @@ def status(run: str, env: str | None, as_json: bool) -> None:
     click.echo(f"  last update: {last}" + (f" at {result.last_end}" if result.last_end else ""))
     for key, value in sorted(result.outputs.items()):
         click.echo(f"  {key}: {value if isinstance(value, str) else json.dumps(value)}")
+    if problem:
+        click.echo(f"warning: the job's live state is unavailable: {problem}", err=True)
+    if state is None:
+        return
+    click.echo(f"job {state.kind} {state.namespace}/{state.name}: {state.outcome}"
+               + (f" ({state.message})" if state.message else ""))
+    for cond in state.conditions:
+        click.echo(f"  condition {cond.type}={cond.status}"
+                   + (f" {cond.reason}" if cond.reason else "")
+                   + (f" since {cond.since}" if cond.since else "")
+                   + (f": {cond.message}" if cond.message else ""))
+    if not state.replicas:
+        click.echo("  no pods (yet, or cleaned up)")
+    for r in state.replicas:
+        code = "-" if r.exit_code is None else str(r.exit_code)
+        click.echo(f"  {r.role}-{r.index}  {r.phase:<9}  restarts {r.restarts}  exit {code}"
+                   + (f"  {r.reason}" if r.reason else "") + f"  ({r.pod})")
+
+
+def _list(entries: list[StackEntry], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([asdict(e) for e in entries], indent=2, sort_keys=True))
+        return
+    if not entries:
+        click.echo("no deployed runs in this backend", err=True)
+        return
+    for e in entries:
+        click.echo(f"{e.run}  env {e.env}  team {e.team or '-'}  "
+                   f"{e.outputs.get('kind', '?')} {e.outputs.get('namespace', '?')}/"
+                   f"{e.outputs.get('jobName', '?')}  {e.component}@{e.version}")

@@ -1,4 +1,4 @@
-"""Read the platform stack's outputs before a run is rendered.
+"""Read the platform stack's outputs: before a run is rendered, and to reach its cluster.
 
 The renderer needs to know the cluster it renders for (team namespace, local or cloud, OSS
 endpoint and role, pull secret); those are the platform stack's outputs. They are read with
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from trainstack.deploy.kube import ClusterAccess
 from trainstack.deploy.settings import (
     DeploySettings,
     is_passphrase_error,
@@ -24,6 +25,7 @@ from trainstack.deploy.settings import (
     platform_stack_name,
 )
 from trainstack.errors import NotFoundError, UserError
+from trainstack.infra import names
 
 if TYPE_CHECKING:
     from pulumi import automation as auto
@@ -31,11 +33,38 @@ if TYPE_CHECKING:
 
 def read_platform_outputs(settings: DeploySettings, env: str, command: auto.PulumiCommand
                           ) -> dict[str, Any]:
+    return _outputs(settings, env, command, show_secrets=False)
+
+
+def cluster_access(settings: DeploySettings, env: str, namespace: str,
+                   command: auto.PulumiCommand) -> ClusterAccess:
+    """How ``status``/``logs``/``wait`` reach the cluster: read from the platform stack's
+    *current* outputs each time (so rotated credentials are picked up), preferring credentials
+    scoped to the run's namespace (``teamKubeconfigs``) to the admin kubeconfig. The decrypted
+    kubeconfig stays in this process's memory."""
+    name = platform_stack_name(env)
+    outputs = _outputs(settings, env, command, show_secrets=True)
+    scoped = outputs.get(names.OUT_TEAM_KUBECONFIGS)
+    if isinstance(scoped, dict) and scoped.get(namespace):
+        return ClusterAccess(kubeconfig=str(scoped[namespace]), context=None,
+                             source=f"platform stack {name!r} output "
+                                    f"{names.OUT_TEAM_KUBECONFIGS}[{namespace}]")
+    kubeconfig = outputs.get(names.OUT_KUBECONFIG) or None
+    return ClusterAccess(
+        kubeconfig=str(kubeconfig) if kubeconfig else None,
+        context=str(outputs.get(names.OUT_KUBE_CONTEXT) or "") or None,
+        source=f"platform stack {name!r} output {names.OUT_KUBECONFIG}" if kubeconfig
+        else "the ambient kubeconfig ($KUBECONFIG or ~/.kube/config)")
+
+
+def _outputs(settings: DeploySettings, env: str, command: auto.PulumiCommand, *,
+             show_secrets: bool) -> dict[str, Any]:
     from pulumi.automation.errors import CommandError, StackNotFoundError
 
     name = platform_stack_name(env)
+    args = ["stack", "output", "--json", "--stack", name]
     try:
-        result = command.run(["stack", "output", "--json", "--stack", name],
+        result = command.run([*args, "--show-secrets"] if show_secrets else args,
                              str(settings.work_dir), settings.env_vars())
     except StackNotFoundError:
         raise NotFoundError(

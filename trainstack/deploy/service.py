@@ -1,8 +1,10 @@
-"""``trainstack deploy | status | destroy``: one Pulumi stack per run, via the Automation API.
+"""``trainstack deploy | status | wait | logs | destroy``: one Pulumi stack per run.
 
-deploy: select (or init) the run's stack, set its config and tags, ``up`` the run program, record
-the run (run registry + our stack index). status: the stack's last update and outputs. destroy:
-``destroy`` the stack, remove it, drop it from the index. Pulumi is imported only in here.
+deploy: select (or init) the run's stack, set its config and tags, ``up --refresh`` the run
+program, record the run (run registry + stack index). status: the stack's last update and
+outputs, and (``live``) the job on the cluster. wait/logs: the job's end, its pods' logs.
+destroy: ``destroy --run-program`` the stack, remove it, drop it from the index. Pulumi is
+imported only in here and in the modules it calls.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack.deploy.index import RunIndex, StackEntry
+from trainstack.deploy.index import TAG, RunIndex, StackEntry
+from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.settings import (
     DeploySettings,
     is_passphrase_error,
@@ -53,7 +56,7 @@ class StackStatus:
 
 def deploy(run_file: Path, env: str, *, command: auto.PulumiCommand | None = None,
            home: Path | None = None, backend: str | None = None,
-           on_output: OnOutput | None = None) -> StackEntry:
+           on_output: OnOutput | None = None, rerun: bool = False) -> StackEntry:
     """Render ``run_file`` for the platform of ``env`` and bring its stack up to date."""
     from trainstack.deploy.platform import read_platform_outputs
     from trainstack.deploy.workspace import find_pulumi
@@ -63,68 +66,166 @@ def deploy(run_file: Path, env: str, *, command: auto.PulumiCommand | None = Non
     run = load_run(run_file)
     settings = load_settings(home, backend)
     platform = read_platform_outputs(settings, env, cli)
-    return deploy_run(run, render(run, platform, env), env, command=cli, home=home,
-                      backend=backend, on_output=on_output)
+    completed, manifests = for_platform(run, platform, env)
+    return deploy_run(completed, manifests, env, command=cli, home=home,
+                      backend=backend, on_output=on_output, rerun=rerun)
+
+
+def for_platform(run: Run, platform_outputs: Mapping[str, Any], env: str
+                 ) -> tuple[Run, list[dict[str, Any]]]:
+    """The run as it goes to the platform (every output with a persistent place) and its
+    manifests, rendered for the cluster the platform outputs describe."""
+    from trainstack.infra.run.options import for_environment
+    from trainstack.render import render_run
+
+    completed, options = for_environment(platform_outputs, run, env)
+    return completed, render_run(completed, options=options)
 
 
 def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict[str, Any]]:
     """The run's manifests, rendered for the cluster the platform outputs describe."""
-    from trainstack.infra.run.options import render_options
-    from trainstack.render import render_run
-
-    return render_run(run, options=render_options(platform_outputs, run, env))
+    return for_platform(run, platform_outputs, env)[1]
 
 
 def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
                command: auto.PulumiCommand, home: Path | None = None,
-               backend: str | None = None, on_output: OnOutput | None = None) -> StackEntry:
-    from trainstack.infra.run.program import build_run
+               backend: str | None = None, on_output: OnOutput | None = None,
+               rerun: bool = False) -> StackEntry:
+    """Bring the run's stack up to date: refresh (what the cluster really has), then update.
+
+    The job is resubmitted only when what the run deploys changed, or on ``rerun``; then the run
+    gets a new registry record and the previous one ends as superseded. An unchanged deploy keeps
+    the job and its record (see ``infra.run.program.build_run``).
+    """
+    import secrets
+
+    from trainstack.infra.run.program import build_run, manifest_hash
 
     settings = load_settings(home, backend)
     stack_name = run_stack_name(env, run.name)
     platform = platform_stack_name(env)
-
+    token = secrets.token_hex(4) if rerun else ""
+    digest = manifest_hash(manifests, token)
     def program() -> None:
         import pulumi
 
-        for key, value in build_run(run, manifests, platform).items():
+        for key, value in build_run(run, manifests, platform, token).items():
             pulumi.export(key, value)
 
+    job = next(m for m in manifests if str(m.get("kind", "")).endswith("Job"))
+    coordinates = {"jobName": job["metadata"]["name"], "kind": job["kind"],
+                   "apiVersion": job["apiVersion"],
+                   "namespace": job["metadata"].get("namespace", "default")}
     with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _open(settings, stack_name, program, command, create=True)
-        _configure(stack, run, env, platform)
-        registry_id = _record_pending(settings, run, stack_name)
+        previous = _previous(settings, stack)
+        same_job = previous is not None and previous.spec_hash == digest
+        _configure(stack, run, env, platform, coordinates)
+        registry_id = (previous.registry_id if same_job and previous is not None
+                       else _record_pending(settings, run, stack_name))
         try:
-            result = stack.up(on_output=on_output, show_secrets=False)
+            # refresh first: the job may have finished or been deleted since the last deploy
+            result = stack.up(on_output=on_output, show_secrets=False, refresh=True)
         except Exception:
-            _record_end(settings, registry_id, failed=True, reason="pulumi up failed")
+            if not same_job:
+                _record_end(settings, registry_id, failed=True, reason="pulumi up failed")
             raise
+        if same_job and on_output is not None:
+            on_output("the run is unchanged: its job was left as it is (--rerun submits it "
+                      "again)")
+        # Only now: the digest says which job is deployed, so a failed up is retried as new.
+        stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
-    _record_running(settings, registry_id)
+    if not same_job and registry_id is not None:
+        _record_running(settings, registry_id)
     entry = StackEntry(
         run=run.name, env=env, stack=stack_name, project=names.RUNS_PROJECT,
         backend=settings.backend_url, component=run.component.name,
         version=run.component.version, experiment=run.experiment,
         spec_path=str(run.source) if run.source else None, registry_id=registry_id,
-        updated_at=time.time(), outputs=outputs)
-    index = RunIndex(settings.home)
-    previous = [e for e in index.entries() if e.key == entry.key]
-    if previous:  # an update replaces the job: the previous deployment's record ends here
-        _record_end(settings, previous[0].registry_id, failed=False,
+        updated_at=time.time(), outputs={**coordinates, **outputs}, spec_hash=digest,
+        team=run.tags.get("team"))
+    if previous is not None and not same_job:  # the job was replaced: its record ends here
+        _record_end(settings, previous.registry_id, failed=False,
                     reason="superseded by a new deploy")
-    index.put(entry)
+    RunIndex(settings.home).put(entry)
     return entry
 
 
-def status(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
-           home: Path | None = None) -> StackStatus:
+def _previous(settings: DeploySettings, stack: auto.Stack) -> StackEntry | None:
+    """What the last deploy of this stack recorded: this user's index, else the stack's tags in
+    the backend (a teammate deployed it); None for a new stack."""
+    from trainstack.deploy.index import entry_from_tags
+
+    local = [e for e in RunIndex(settings.home).entries() if e.stack == stack.name]
+    if local:
+        return local[0]
+    return entry_from_tags(stack.name, stack.workspace.list_tags(stack.name),
+                           settings.backend_url)
+
+
+@dataclass(frozen=True)
+class Located:
+    entry: StackEntry
+    settings: DeploySettings
+    command: auto.PulumiCommand
+
+
+def locate(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
+           home: Path | None = None, backend: str | None = None) -> Located:
+    """The stack of deployed ``run``: this user's index, else the backend's stack tags (a run a
+    teammate deployed). A typo creates nothing: the backend is asked only when this home exists
+    or a backend is named (the default file backend lives inside the home)."""
+    import os
+
+    from trainstack.deploy.index import backend_entries
+    from trainstack.deploy.settings import BACKEND_ENV
     from trainstack.deploy.workspace import find_pulumi
 
-    entry = RunIndex(home or state_home()).find(run, env)  # nothing is created for a typo
+    root = home or state_home()
+    index = RunIndex(root)
+    try:
+        entry = index.find(run, env)
+    except NotFoundError:
+        chosen = backend or os.environ.get(BACKEND_ENV)
+        if not (chosen or root.exists()):
+            raise
+        cli = command or find_pulumi()
+        settings = load_settings(root, chosen)
+        with _cli_errors("listing the run stacks", settings, ""):
+            shared = backend_entries(settings, cli)
+        known = shared + [e for e in index.entries() if e.stack not in {s.stack for s in shared}]
+        return Located(RunIndex.pick(known, run, env, where=settings.backend_url), settings, cli)
     cli = command or find_pulumi()
-    settings = load_settings(home, entry.backend)
-    with _cli_errors(f"reading the stack of {run} ({entry.stack})", settings, entry.stack):
-        stack = _open(settings, entry.stack, _no_program, cli, create=False)
+    return Located(entry, load_settings(root, entry.backend), cli)
+
+
+def deployed(*, command: auto.PulumiCommand | None = None, home: Path | None = None,
+             backend: str | None = None) -> list[StackEntry]:
+    """Every run deployed in the backend (from its stack tags), with this user's registry ids."""
+    from trainstack.deploy.index import backend_entries
+    from trainstack.deploy.workspace import find_pulumi
+
+    cli = command or find_pulumi()
+    settings = load_settings(home, backend)
+    mine = {e.stack: e for e in RunIndex(settings.home).entries()}
+    with _cli_errors("listing the run stacks", settings, ""):
+        shared = backend_entries(settings, cli)
+    return [replace(e, registry_id=mine[e.stack].registry_id) if e.stack in mine else e
+            for e in shared]
+
+
+def status(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
+           home: Path | None = None, backend: str | None = None) -> StackStatus:
+    return stack_status(locate(run, env, command=command, home=home, backend=backend))
+
+
+def stack_status(found: Located) -> StackStatus:
+    """The run stack's last update and outputs (secret outputs masked)."""
+    entry, settings = found.entry, found.settings
+    with _cli_errors(f"reading the stack of {entry.run} ({entry.stack})", settings,
+                     entry.stack):
+        stack = _open(settings, entry.stack, _no_program, found.command, create=False)
         info = stack.info(show_secrets=False)
         outputs = {k: "[secret]" if v.secret else v.value for k, v in stack.outputs().items()}
     return StackStatus(
@@ -134,20 +235,71 @@ def status(run: str, env: str | None = None, *, command: auto.PulumiCommand | No
         outputs=outputs)
 
 
-def destroy(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
-            home: Path | None = None, on_output: OnOutput | None = None) -> StackEntry:
-    """Delete everything the run's stack created, then the stack, then its index entry."""
-    from trainstack.deploy.workspace import find_pulumi
+def live(found: Located) -> JobState:
+    """The job's state on the cluster now; recorded in the registry."""
+    from trainstack.deploy import watch
 
-    index = RunIndex(home or state_home())
-    entry = index.find(run, env)
-    cli = command or find_pulumi()
-    settings = load_settings(home, entry.backend)
+    with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
+        cluster = watch.connect(found.entry, found.settings, found.command)
+    state = watch.read_state(cluster, watch.JobRef.of(found.entry))
+    watch.record(found.settings, found.entry, state)
+    return state
+
+
+def wait(found: Located, *, timeout: float | None, interval: float = 10.0,
+         on_change: Callable[[JobState], None] | None = None) -> JobState:
+    """Block until the job ends; the registry gets its outcome."""
+    from trainstack.deploy import watch
+
+    with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
+        cluster = watch.connect(found.entry, found.settings, found.command)
+    state = watch.wait(cluster, watch.JobRef.of(found.entry), timeout=timeout,
+                       interval=interval, on_change=on_change)
+    watch.record(found.settings, found.entry, state)
+    return state
+
+
+def logs(found: Located, *, role: str | None, index: int | None, follow: bool,
+         tail: int | None, write: Callable[[bytes], None]) -> None:
+    from trainstack.deploy import watch
+
+    with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
+        cluster = watch.connect(found.entry, found.settings, found.command)
+    job = watch.JobRef.of(found.entry)
+    state = watch.wait_for_pods(cluster, job) if follow else watch.read_state(cluster, job)
+    watch.stream_logs(cluster, job, watch.select(state, role, index), follow=follow, tail=tail,
+                      write=write)
+
+
+def destroy(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
+            home: Path | None = None, backend: str | None = None,
+            on_output: OnOutput | None = None) -> StackEntry:
+    """Delete everything the run's stack created, then the stack, then its index entry.
+
+    The program runs (``--run-program``) and builds only the Kubernetes provider from the
+    platform stack's *current* outputs, so a destroy after the cluster's credentials were
+    rotated deletes with the new ones, not with those stored in the run stack's state.
+    """
+    found = locate(run, env, command=command, home=home, backend=backend)
+    entry, settings = found.entry, found.settings
+    platform = platform_stack_name(entry.env)
+    namespace = str(entry.outputs.get("namespace") or "default")
+
+    def provider_only() -> None:
+        from trainstack.infra.run.program import cluster_provider
+
+        cluster_provider(platform, namespace)
+
     with _cli_errors(f"destroying {run} ({entry.stack})", settings, entry.stack):
-        stack = _open(settings, entry.stack, _no_program, cli, create=False)
-        stack.destroy(on_output=on_output, show_secrets=False, remove=True)
+        try:
+            stack = _open(settings, entry.stack, provider_only, found.command, create=False)
+        except NotFoundError as gone:  # e.g. a teammate destroyed it: forget it here too
+            _record_end(settings, entry.registry_id, failed=False, reason="stack removed")
+            RunIndex(settings.home).remove(entry)
+            raise NotFoundError(gone.message, hint="it is no longer listed here") from None
+        stack.destroy(on_output=on_output, show_secrets=False, remove=True, run_program=True)
     _record_end(settings, entry.registry_id, failed=False, reason="destroyed")
-    index.remove(entry)
+    RunIndex(settings.home).remove(entry)
     return entry
 
 
@@ -169,18 +321,20 @@ def _open(settings: DeploySettings, stack_name: str, program: Callable[[], None]
                             ) from None
 
 
-def _configure(stack: auto.Stack, run: Run, env: str, platform: str) -> None:
+def _configure(stack: auto.Stack, run: Run, env: str, platform: str,
+               job: Mapping[str, str]) -> None:
     from pulumi import automation as auto
+
+    from trainstack.deploy.index import run_tags
 
     ns = names.RUNS_PROJECT
     stack.set_all_config({f"{ns}:env": auto.ConfigValue(env),
                           f"{ns}:run": auto.ConfigValue(run.name),
                           f"{ns}:platformStack": auto.ConfigValue(platform)})
-    tags = {"component": run.component.name, "version": run.component.version,
-            "experiment": run.experiment}
-    for key, value in tags.items():
-        if value:  # Pulumi refuses empty tag values; a run without experiment has no such tag
-            stack.workspace.set_tag(stack.name, f"trainstack:{key}", value)
+    # The tags are the shared index: whoever uses this backend finds, watches and destroys the
+    # run from them (deploy.index.backend_entries), without this machine's state home.
+    for key, value in run_tags(run, env, job).items():
+        stack.workspace.set_tag(stack.name, key, value)
 
 
 @contextmanager
@@ -214,7 +368,8 @@ def _record_pending(settings: DeploySettings, run: Run, stack_name: str) -> str:
             name=run.name, component=run.component.name,
             component_version=run.component.version, kind=RunKind.CLUSTER,
             job_type=str(run.job_type.value), experiment=run.experiment, tags=dict(run.tags),
-            spec_path=str(run.source) if run.source else None, stack_name=stack_name))
+            spec_path=str(run.source) if run.source else None, stack_name=stack_name,
+            outputs={name: b.uri for name, b in run.outputs.items()}))
     return record.id
 
 

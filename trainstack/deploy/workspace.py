@@ -38,18 +38,36 @@ def find_pulumi() -> auto.PulumiCommand:
                                hint=INSTALL_HINT) from None
 
 
-def open_stack(settings: DeploySettings, stack_name: str, program: Callable[[], None],
-               command: auto.PulumiCommand, *, create: bool) -> auto.Stack:
-    """Select the run stack (``create``: or initialise it) in the runs project."""
+def runs_workspace(settings: DeploySettings, command: auto.PulumiCommand
+                   ) -> auto.LocalWorkspace:
+    """The runs project's workspace, without selecting a stack (to list and read tags)."""
+    from pulumi import automation as auto
+
+    opts = _options(settings, command)
+    return auto.LocalWorkspace(work_dir=opts.work_dir, env_vars=opts.env_vars,
+                               secrets_provider=opts.secrets_provider,
+                               project_settings=opts.project_settings, pulumi_command=command)
+
+
+def _options(settings: DeploySettings, command: auto.PulumiCommand
+             ) -> auto.LocalWorkspaceOptions:
     from pulumi import automation as auto
 
     project = auto.ProjectSettings(
         name=names.RUNS_PROJECT, runtime="python",
         backend=auto.ProjectBackend(url=settings.backend_url),
         description="trainstack: one stack per run")
-    opts = auto.LocalWorkspaceOptions(
+    return auto.LocalWorkspaceOptions(
         work_dir=str(settings.work_dir), env_vars=settings.env_vars(),
         secrets_provider="passphrase", project_settings=project, pulumi_command=command)
+
+
+def open_stack(settings: DeploySettings, stack_name: str, program: Callable[[], None],
+               command: auto.PulumiCommand, *, create: bool) -> auto.Stack:
+    """Select the run stack (``create``: or initialise it) in the runs project."""
+    from pulumi import automation as auto
+
+    opts = _options(settings, command)
     if create:
         return auto.create_or_select_stack(stack_name, project_name=names.RUNS_PROJECT,
                                            program=program, opts=opts)

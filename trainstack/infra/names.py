@@ -56,6 +56,10 @@ kubeconfig mode (a claim of that name exists in every team namespace). A run's o
 ``<artifactStore>/<team>/<run>/<output>/``."""
 OUT_TEAM_MAX_PRIORITY = "teamMaxPriority"
 """Team name -> the highest run priority the team's namespace admits."""
+OUT_TEAM_KUBECONFIGS = "teamKubeconfigs"
+"""Optional, secret: {namespace: kubeconfig} with credentials scoped to that team namespace (a
+ServiceAccount token). Run stacks and ``status``/``logs``/``wait`` prefer it to the admin
+``kubeconfig`` when the platform exports one for the run's namespace."""
 OSS_AUTH_RRSA = "rrsa"
 OSS_AUTH_SECRET = "secret"
 OSS_AUTH_NONE = "none"

@@ -114,6 +114,10 @@ def render(d: RunDetails) -> str:
         rows.append(("replica", f"{e.key}: {state}"))
     if r.run_dir is not None:
         rows.append(("run dir", str(r.run_dir)))
+    shown = {o.channel for o in d.outputs}
+    for channel, uri in r.outputs.items():  # recorded at deploy: where a cluster run writes
+        if channel not in shown:
+            rows.append(("output", f"{channel}: {uri}"))
     for o in d.outputs:
         where = f" → {o.bound_to}" if o.bound_to else ""
         rows.append(("output", f"{o.channel}: {o.path} ({o.files} file(s), "
@@ -144,7 +148,7 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "finished_at": r.finished_at, "duration": r.duration, "restarts": r.restarts,
         "exits": [{"replica": e.key, "exit_code": e.exit_code} for e in r.exits],
         "run_dir": str(r.run_dir) if r.run_dir else None, "stack_name": r.stack_name,
-        "spec_path": r.spec_path,
+        "spec_path": r.spec_path, "output_uris": dict(r.outputs),
     }
     return {
         "run": rec,

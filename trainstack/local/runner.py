@@ -229,6 +229,9 @@ def _new_run(run: Run, spec: Path) -> NewRun:
         component_version=run.component.version, job_type=run.job_type.value,
         experiment=run.experiment, tags=MappingProxyType(dict(run.tags)),
         spec_path=str(spec.resolve()),
+        # where each bound output is committed (unbound ones stay in the run directory)
+        outputs={name: f"file://{b.path}" if b.scheme == "file" else b.uri
+                 for name, b in run.outputs.items()},
     )
 
 

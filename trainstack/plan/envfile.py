@@ -9,6 +9,7 @@ so the program sees a secret where ``pulumi up`` would see one, and the output s
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +41,17 @@ class EnvConfig:
     secret_keys: frozenset[str]
 
 
+PROJECT_ENV = "TRAINSTACK_PROJECT"
+
+
 def find_project(start: Path | None = None) -> Project:
-    """The nearest directory at or above ``start`` with a ``Pulumi.yaml``."""
-    here = (start or Path.cwd()).resolve()
+    """The platform project: the nearest directory at or above ``start`` (``--project``, else
+    ``$TRAINSTACK_PROJECT``, else the current directory) with a ``Pulumi.yaml``."""
+    chosen = start or (Path(os.environ[PROJECT_ENV]) if os.environ.get(PROJECT_ENV) else None)
+    if chosen is not None and not chosen.is_dir():
+        raise NotFoundError(f"platform project {chosen}: no such directory",
+                            hint=f"--project DIR or ${PROJECT_ENV}: the folder with Pulumi.yaml")
+    here = (chosen or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         manifest = folder / "Pulumi.yaml"
         if manifest.is_file():
@@ -57,7 +66,8 @@ def find_project(start: Path | None = None) -> Project:
                            declared={str(k): v for k, v in declared.items()
                                      if isinstance(v, dict)})
     raise NotFoundError(f"no Pulumi.yaml in {here} or any folder above it",
-                        hint="run trainstack from inside the trainstack repository")
+                        hint=f"name the platform project with --project DIR or ${PROJECT_ENV}, "
+                             "or run trainstack inside it")
 
 
 def read_env(project: Project, env: str) -> EnvConfig:

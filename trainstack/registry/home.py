@@ -1,7 +1,10 @@
-"""Where trainstack keeps its local state: the run registry, run directories, cached venvs.
+"""Where trainstack keeps its local state: the run registry, run directories, cached venvs, the
+deployed-run index, the run stacks' file backend and passphrase.
 
-One root for all of it so that `--home DIR` (or `TRAINSTACK_HOME`) moves everything together and
-tests can isolate themselves with one variable.
+One root per user, whatever directory trainstack runs in: `--home DIR`, else `$TRAINSTACK_HOME`,
+else the XDG state directory (`$XDG_STATE_HOME/trainstack`, `~/.local/state/trainstack`). One
+root for all of it so that `--home` moves everything together and tests isolate themselves with
+one variable.
 """
 
 from __future__ import annotations
@@ -10,12 +13,17 @@ import os
 from pathlib import Path
 
 HOME_ENV = "TRAINSTACK_HOME"
-DEFAULT_HOME = ".trainstack"
+XDG_STATE_ENV = "XDG_STATE_HOME"
 
 
 def state_home(override: str | Path | None = None) -> Path:
-    """The state root: `override`, else `$TRAINSTACK_HOME`, else `./.trainstack`, absolute."""
-    chosen = override or os.environ.get(HOME_ENV) or DEFAULT_HOME
+    """The state root: `override`, else `$TRAINSTACK_HOME`, else the XDG state dir, absolute."""
+    chosen = override or os.environ.get(HOME_ENV)
+    if not chosen:
+        # XDG Base Directory spec: a relative $XDG_STATE_HOME is invalid and must be ignored.
+        xdg = os.environ.get(XDG_STATE_ENV, "")
+        base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path("~/.local/state")
+        chosen = base / "trainstack"
     return Path(chosen).expanduser().absolute()
 
 

@@ -43,6 +43,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX runs_created ON runs (created_at);
         """,
     ),
+    (
+        "outputs: where each output of a run lands (name -> URI)",
+        """
+        ALTER TABLE runs ADD COLUMN outputs TEXT NOT NULL DEFAULT '{}';
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

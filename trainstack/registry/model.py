@@ -57,6 +57,7 @@ class NewRun:
     tags: Mapping[str, str] = field(default_factory=_empty_tags)
     spec_path: str | None = None
     stack_name: str | None = None
+    outputs: Mapping[str, str] = field(default_factory=_empty_tags)  # output name -> URI
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class RunRecord:
     stack_name: str | None
     spec_path: str | None
     reason: str | None
+    outputs: Mapping[str, str] = field(default_factory=_empty_tags)  # output name -> URI
 
     @property
     def duration(self) -> float | None:

@@ -94,8 +94,8 @@ class Registry:
                     conn.execute(
                         "INSERT INTO runs (id, name, component, component_version, kind, job_type,"
                         " experiment, tags, status, created_at, run_dir, runner_pid,"
-                        " runner_started_at, stack_name, spec_path)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " runner_started_at, stack_name, spec_path, outputs)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             run_id, new.name, new.component, new.component_version,
                             new.kind.value, new.job_type, new.experiment,
@@ -104,6 +104,7 @@ class Registry:
                             runner.pid if runner else None,
                             runner.started_at if runner else None,
                             new.stack_name, new.spec_path,
+                            json.dumps(dict(new.outputs), sort_keys=True),
                         ),
                     )
             except sqlite3.IntegrityError:
@@ -242,7 +243,7 @@ class Registry:
 _COLUMNS = (
     "id, name, component, component_version, kind, job_type, experiment, tags, status,"
     " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
-    " runner_started_at, stack_name, spec_path, reason"
+    " runner_started_at, stack_name, spec_path, reason, outputs"
 )
 
 
@@ -252,7 +253,8 @@ def _exits_json(exits: Iterable[ReplicaExit]) -> str:
 
 def _record(row: tuple[object, ...]) -> RunRecord:
     (run_id, name, component, version, kind, job_type, experiment, tags, status, created,
-     started, finished, exits, restarts, run_dir, pid, pid_started, stack, spec, reason) = row
+     started, finished, exits, restarts, run_dir, pid, pid_started, stack, spec, reason,
+     outputs) = row
     return RunRecord(
         id=str(run_id),
         name=str(name),
@@ -277,4 +279,5 @@ def _record(row: tuple[object, ...]) -> RunRecord:
         stack_name=None if stack is None else str(stack),
         spec_path=None if spec is None else str(spec),
         reason=None if reason is None else str(reason),
+        outputs=MappingProxyType({str(k): str(v) for k, v in json.loads(str(outputs)).items()}),
     )

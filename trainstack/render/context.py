@@ -85,8 +85,13 @@ def build(run: Run, options: RenderOptions) -> Resources:
     config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels),
                        data=config_files(run, topology))
     parts.volumes.append({"name": "config", "configMap": {"name": config.name}})
-    parts.volumes.append({"name": "metrics", "emptyDir": {}})
-    parts.mounts += [Mount("config", "/ml/input/config", True), Mount("metrics", "/ml/metrics")]
+    parts.mounts.append(Mount("config", "/ml/input/config", True))
+    if options.metrics is not None:  # persisted: the platform's artifact store
+        storage.attach(options.metrics, "metrics", "/ml/metrics", read_only=False,
+                       download=False)
+    else:
+        parts.volumes.append({"name": "metrics", "emptyDir": {}})
+        parts.mounts.append(Mount("metrics", "/ml/metrics"))
     check_unique_names(run, parts)
     env = run_base_env(run, job_name=job)
     access = _exec_access(run, kind, job, ns, labels)

@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 import jinja2
 import yaml
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+# Package data (trainstack/templates/*.j2): read through importlib.resources, so an installed
+# wheel renders exactly as a checkout does.
+TEMPLATES_PACKAGE = "trainstack"
+TEMPLATES_DIR = "templates"
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 # PyYAML's C loader when built with libyaml (it is, in the wheels).
@@ -30,10 +33,21 @@ def tojson(value: Any) -> str:
     return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def template_source(name: str) -> str | None:
+    """A template's text from the installed package; None (jinja2: not found) when absent."""
+    if "/" in name or "\\" in name or name.startswith("."):
+        return None  # templates are one flat folder; nothing else is reachable
+    resource = resources.files(TEMPLATES_PACKAGE).joinpath(TEMPLATES_DIR, name)
+    try:
+        return resource.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FunctionLoader(template_source),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trainstack.errors import UserError
-from trainstack.spec.model import FrozenMap
+from trainstack.spec.model import Binding, FrozenMap
 
 # Names the platform program creates (trainstack/infra): the node-pool labels and the GPU taint,
 # the pull secret in every team namespace, and the OSS credentials Secret.
@@ -43,3 +43,6 @@ class RenderOptions:
     spot_node_selector: FrozenMap[str, str] = field(
         default_factory=lambda: FrozenMap({CAPACITY_LABEL: "spot"}))
     ttl_seconds_after_finished: int | None = None
+    # Where $METRICS persists (the environment's artifact store); None: an emptyDir, lost with
+    # the pod (plain `render` without --env).
+    metrics: Binding | None = None

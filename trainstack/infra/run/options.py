@@ -8,6 +8,7 @@ are never needed here (they arrive as ``[secret]`` and are not read).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from trainstack.errors import ConfigError
@@ -44,6 +45,27 @@ def run_namespace(outputs: Mapping[str, Any], run: Run, env: str) -> str:
                           hint=did_you_mean(team, namespaces)
                           or f"teams: {', '.join(sorted(namespaces))}")
     return namespaces[team]
+
+
+def for_environment(outputs: Mapping[str, Any], run: Run, env: str
+                    ) -> tuple[Run, RenderOptions]:
+    """The run as it goes to ``env`` (unbound outputs placed in the artifact store) and the
+    options it renders with: what ``deploy``, ``plan RUN`` and ``render --env`` all use."""
+    from trainstack.infra.run.artifacts import (
+        METRICS_DIR,
+        artifact_store,
+        persist_outputs,
+        place,
+        team_of,
+    )
+
+    options = render_options(outputs, run, env)
+    store = artifact_store(outputs, env)
+    team = team_of(outputs, options.namespace)
+    completed = persist_outputs(run, store, team, env)
+    if store is not None:
+        options = replace(options, metrics=place(store, team, run.name, METRICS_DIR))
+    return completed, options
 
 
 def render_options(outputs: Mapping[str, Any], run: Run, env: str) -> RenderOptions:

@@ -8,6 +8,8 @@ stack's outputs through a StackReference; its kubeconfig stays a secret Output t
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -138,28 +140,73 @@ def _job(manifests: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     return jobs[0]
 
 
-def build_run(run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_stack: str
-              ) -> dict[str, Any]:
-    """Register the rendered objects of ``run`` on the platform's cluster; return the outputs."""
-    job = _job(manifests)
+SPEC_HASH_ANNOTATION = "trainstack.dev/spec-hash"
+# pulumi-kubernetes: a resource with this annotation is created without waiting for readiness.
+# A batch/v1 Job (``custom``) would otherwise hold ``deploy`` until it completes (10 min default).
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+
+
+def manifest_hash(manifests: Sequence[Mapping[str, Any]], rerun: str = "") -> str:
+    """A digest of everything the run deploys (plus a ``--rerun`` token): the job's identity."""
+    text = json.dumps(list(manifests), sort_keys=True, separators=(",", ":")) + rerun
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cluster_provider(platform_stack: str, namespace: str) -> k8s.Provider:
+    """The Kubernetes provider, from the platform stack's *current* outputs: credentials scoped to
+    the run's namespace (``teamKubeconfigs``) when the platform exports them, else its admin
+    kubeconfig. ``destroy`` runs this too (``--run-program``), so rotated credentials are used."""
     platform = pulumi.StackReference("platform", stack_name=platform_stack)
-    # "" means "the ambient kubeconfig/context" (kubeconfig mode without explicit settings).
-    kubeconfig = platform.get_output(names.OUT_KUBECONFIG).apply(lambda v: v or None)
-    context = platform.get_output(names.OUT_KUBE_CONTEXT).apply(lambda v: v or None)
-    provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=context)
+    admin = platform.get_output(names.OUT_KUBECONFIG)
+    scoped = platform.get_output(names.OUT_TEAM_KUBECONFIGS)
+
+    def pick(values: list[Any]) -> str | None:
+        team, kubeconfig = values
+        if isinstance(team, dict) and team.get(namespace):
+            return str(team[namespace])
+        # "" means "the ambient kubeconfig/context" (kubeconfig mode without explicit settings)
+        return str(kubeconfig) if kubeconfig else None
+
+    kubeconfig = pulumi.Output.all(scoped, admin).apply(pick)
+    context = pulumi.Output.all(scoped, platform.get_output(names.OUT_KUBE_CONTEXT)).apply(
+        lambda v: None if isinstance(v[0], dict) and v[0].get(namespace) else (v[1] or None))
+    secret: pulumi.Output[str | None] = pulumi.Output.secret(kubeconfig)
+    return k8s.Provider("k8s", kubeconfig=secret, context=context)
+
+
+def build_run(run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_stack: str,
+              rerun: str = "") -> dict[str, Any]:
+    """Register the rendered objects of ``run`` on the platform's cluster; return the outputs.
+
+    Decision (docs/deploy.md): a deploy whose rendered objects changed *recreates* the job —
+    KubeDL ignores spec changes to a running or finished job, so an in-place patch would report
+    success and do nothing. The job carries a digest of all the run's objects as an annotation
+    and is replaced (deleted, then created: its name is fixed) whenever any of them changes; an
+    unchanged deploy leaves the job alone, and ``--rerun`` submits it again on purpose.
+    """
+    job = _job(manifests)
+    meta = job["metadata"]
+    namespace = str(meta.get("namespace", "default"))
+    digest = manifest_hash(manifests, rerun)
+    annotations = {**(meta.get("annotations") or {}), SPEC_HASH_ANNOTATION: digest}
+    if not is_kubedl_job(job):
+        annotations[SKIP_AWAIT_ANNOTATION] = "true"
+    job = {**job, "metadata": {**meta, "annotations": annotations}}
+    provider = cluster_provider(platform_stack, namespace)
     # Names are fixed by the renderer, so a changed object must be deleted before it is
     # recreated (KubeDL job specs are immutable in practice).
     opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
-    support = [register(m, opts) for m in manifests if m is not job]
-    # The job's pods mount its ConfigMaps at start: create those first.
+    support = [register(m, opts) for m in manifests if m["kind"] != job["kind"]
+               or m["metadata"]["name"] != meta["name"]]
+    # The job's pods mount its ConfigMaps at start: create those first. Any change replaces it.
     register(job, pulumi.ResourceOptions.merge(
-        opts, pulumi.ResourceOptions(depends_on=support)))
-    meta = job["metadata"]
+        opts, pulumi.ResourceOptions(depends_on=support, replace_on_changes=["*"])))
     return {
         "run": run.name,
         "jobName": meta["name"],
-        "namespace": meta.get("namespace", "default"),
+        "namespace": namespace,
         "kind": job["kind"],
         "apiVersion": job["apiVersion"],
+        "specHash": digest,
         "resources": [f"{m['kind']}/{m['metadata']['name']}" for m in manifests],
     }

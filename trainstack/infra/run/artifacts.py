@@ -1,0 +1,70 @@
+"""Outputs that persist: every output a run leaves unbound, and its ``$METRICS``, go to the
+platform's artifact store at ``<store>/<team>/<run>/<output>/`` (metrics: ``.../_metrics/``;
+channel names cannot start with ``_``, so it never meets an output's directory).
+
+On a cluster an unbound output used to be a directory inside the pod, lost with it. Rendering
+for an environment now either gives each output a persistent place or fails, naming the outputs
+and what to do — it never renders an output that would vanish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from trainstack.errors import ConfigError
+from trainstack.infra import names
+from trainstack.spec.model import Binding, FrozenMap, Run
+from trainstack.spec.values import binding
+
+METRICS_DIR = "_metrics"
+STORE_SCHEMES = ("oss", "pvc", "nas")
+
+
+def artifact_store(outputs: Mapping[str, Any], env: str) -> str | None:
+    """The platform's artifact store URI (with a trailing '/'), or None when it exports none."""
+    store = outputs.get(names.OUT_ARTIFACT_STORE)
+    if not store:
+        return None
+    text = str(store)
+    if text.partition("://")[0] not in STORE_SCHEMES:
+        raise ConfigError(f"environment {env!r}: the platform's {names.OUT_ARTIFACT_STORE} "
+                          f"output {text!r} is not an oss://, pvc:// or nas:// URI")
+    return text if text.endswith("/") else text + "/"
+
+
+def team_of(outputs: Mapping[str, Any], namespace: str) -> str:
+    """The team whose namespace the run goes to (the store is laid out by team)."""
+    teams: dict[str, str] = dict(outputs.get(names.OUT_NAMESPACES) or {})
+    return next((team for team, ns in sorted(teams.items()) if ns == namespace), namespace)
+
+
+def place(store: str, team: str, run: str, leaf: str) -> Binding:
+    return binding(f"{store}{team}/{run}/{leaf}/", kind="directory")
+
+
+def persist_outputs(run: Run, store: str | None, team: str, env: str) -> Run:
+    """``run`` with every unbound output bound into the store (declaration order kept)."""
+    unbound = [c.name for c in run.component.outputs if c.name not in run.outputs]
+    if unbound and store is None:
+        where = str(run.source) if run.source else run.name
+        raise ConfigError(
+            f"{where}: spec.outputs: {', '.join(unbound)} "
+            f"{'has' if len(unbound) == 1 else 'have'} no binding and environment {env!r} "
+            f"exports no artifact store ({names.OUT_ARTIFACT_STORE}), so "
+            f"{'it' if len(unbound) == 1 else 'they'} would be lost with the pods",
+            hint="bind each output (oss://, nas://, pvc://) in the run, or deploy a platform "
+                 f"that exports {names.OUT_ARTIFACT_STORE}")
+    if not unbound:
+        return run
+    assert store is not None
+    bound = {c.name: run.outputs.get(c.name) or place(store, team, run.name, c.name)
+             for c in run.component.outputs}
+    extra = {k: v for k, v in run.outputs.items() if k not in bound}
+    return replace(run, outputs=FrozenMap({**bound, **extra}))
+
+
+def output_uris(run: Run) -> dict[str, str]:
+    """Where each output of the (completed) run lands, for the registry."""
+    return {name: b.uri for name, b in run.outputs.items()}
