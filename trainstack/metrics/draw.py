@@ -124,7 +124,8 @@ def write(path: Path, png: bytes) -> Path:
 
 def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> None:
     for i, (name, values) in enumerate(lines):
-        ax.plot(t, values, color=COLORS[i], label=name, linewidth=1.2)
+        ax.plot(t, values, color=COLORS[i], label=name, linewidth=1.2,
+                marker="o" if len(t) <= 30 else None, markersize=3)
     ax.set_xlabel("seconds since start")
     ax.set_ylabel(label)
     ax.grid(True, alpha=0.3)
