@@ -5,6 +5,7 @@ a ticket. Everything is computed here; the template only lays it out (autoescape
 from __future__ import annotations
 
 import base64
+import json
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -71,7 +72,8 @@ def build(v: RunView) -> Page:
     return Page(
         title=f"trainstack run {r.id}",
         outcome=tuple(outcome),
-        parameters=tuple((k, str(val)) for k, val in sorted(v.parameters.items())),
+        parameters=tuple((k, val if isinstance(val, str) else json.dumps(val))
+                         for k, val in sorted(v.parameters.items())),
         resources=tuple(sorted(v.resources.items())),
         metric_rows=tuple((m.id, number(m.last), number(m.last_x), number(m.best),
                            number(m.best_x), str(m.goal)) for m in v.values),
