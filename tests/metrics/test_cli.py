@@ -77,9 +77,9 @@ def test_csv_exports_the_series_and_the_usage(good: Cli, tmp_path: Path) -> None
         assert list(csv.reader(fh)) == [["epoch", "loss", "accuracy"], ["1", "1", "0.5"],
                                         ["2", "0.5", "0.7"], ["3", "0.25", "0.9"],
                                         ["4", "0.3", "0.8"]]
-    steps = list(csv.reader(open(tmp_path / "csv" / "steps.csv")))
+    steps = list(csv.reader((tmp_path / "csv" / "steps.csv").read_text().splitlines()))
     assert steps[3] == ["3", "3", ""] and len(steps) == 101
-    usage = list(csv.reader(open(tmp_path / "csv" / "usage-worker-0.csv")))
+    usage = list(csv.reader((tmp_path / "csv" / "usage-worker-0.csv").read_text().splitlines()))
     assert usage[0] == ["seconds", "cpu_percent", "rss_bytes"] and len(usage) > 2
     assert all(float(row[2]) > 0 for row in usage[1:])
 

@@ -42,6 +42,10 @@ def smooth(values: Floats) -> Floats:
 
 
 def chart_png(data: ChartData) -> bytes:
+    return _png(chart_figure(data))
+
+
+def chart_figure(data: ChartData) -> Figure:
     chart = data.chart
     fig = Figure(figsize=SIZE, dpi=DPI)
     left = fig.add_subplot()
@@ -69,7 +73,7 @@ def chart_png(data: ChartData) -> bytes:
     if len(handles) > 1:
         left.legend(handles=handles, loc="best", fontsize=9)
     left.grid(True, alpha=0.3)
-    return _png(fig)
+    return fig
 
 
 def usage_png(rep: ReplicaUsage) -> bytes:

@@ -112,7 +112,7 @@ def load(directory: Path) -> MetricsSpec:
         return MetricsSpec(directory, "", (), tuple(problems))
     for key in doc:
         if key not in ("id", "metas"):
-            say(str(key), "unknown field" + did_you_mean(str(key), ("id", "metas")))
+            say(str(key), "unknown field." + did_you_mean(str(key), ("id", "metas")))
     run_id = doc.get("id", "")
     if not isinstance(run_id, str):
         say("id", f"expected a string, found {_kind(run_id)}")
@@ -154,7 +154,7 @@ def _chart(meta: object, at: str, say: _Reporter) -> Chart | None:
     ok = True
     for key in meta:
         if key not in _FIELDS:
-            say(f"{at}.{key}", "unknown field" + did_you_mean(str(key), _FIELDS))
+            say(f"{at}.{key}", "unknown field." + did_you_mean(str(key), _FIELDS))
     name = _name(meta.get("name"), f"{at}.name", say, required=True)
     x = _name(meta.get("x"), f"{at}.x", say, required=True)
     ys = _names(meta.get("ys"), f"{at}.ys", say, required=True, most=MAX_AXES)
@@ -236,7 +236,7 @@ def _units(value: object, at: str, say: _Reporter, axes: tuple[str, ...]) -> dic
     out: dict[str, str] = {}
     for key, unit in value.items():
         if key not in axes:
-            say(f"{at}.{key}", "not an axis of this chart" + did_you_mean(str(key), axes))
+            say(f"{at}.{key}", "not an axis of this chart." + did_you_mean(str(key), axes))
         elif not isinstance(unit, str) or not 1 <= len(unit) <= 16 or not unit.isprintable():
             say(f"{at}.{key}", f"{unit!r}: expected a unit of 1-16 printable characters")
         else:
