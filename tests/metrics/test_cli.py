@@ -62,7 +62,8 @@ def test_png_writes_each_chart_and_the_usage_charts(good: Cli, tmp_path: Path) -
         png = tmp_path / "png" / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert ink(png) > 0.02, name  # axes, lines and labels, not a blank canvas
-        assert drawn(png, BLUE) > 200, name
+        # Usage lines are short (a 2 s run, a few samples), chart lines long.
+        assert drawn(png, BLUE) > (30 if name.startswith("usage") else 200), name
     for name in ("epoch.png", "steps.png"):  # two columns each: the second line is there too
         assert drawn(tmp_path / "png" / name, ORANGE) > 200, name
     assert image.imread(tmp_path / "png" / "epoch.png").shape[:2] == (450, 800)
