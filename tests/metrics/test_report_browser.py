@@ -104,3 +104,9 @@ def test_the_screenshot_check_sees_missing_charts(report: Path, tmp_path: Path) 
     assert browse(broken, f"--screenshot={shot_path}", tmp=tmp_path).returncode == 0
     shot = image.imread(shot_path)[..., :3]
     assert pixels_of(shot, BLUE).sum() < 50 and pixels_of(shot, ORANGE).sum() < 50
+
+
+def test_a_missing_chromium_fails_with_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium"):
+        chromium()

@@ -125,3 +125,25 @@ def test_gaps_are_allowed_and_values_skip_them(tmp_path: Path) -> None:
     assert (acc.goal, acc.last, acc.best, acc.best_x, acc.points) == (Goal.MAX, 0.6, 0.7, 3, 3)
     assert find(found, "accuracy") is acc and find(found, "fit/loss") is loss
     assert find(found, "fit") is None  # two columns: the chart name alone is ambiguous
+
+
+def test_the_init_scaffold_writes_the_whole_spec(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.local.helpers import trainstack_argv
+
+    subprocess.run(trainstack_argv("init", "demo", "--dir", tmp_path), check=True,
+                   capture_output=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAI_", "RANK", "TF_"))}
+    subprocess.run([sys.executable, str(tmp_path / "demo" / "src" / "main.py"), "--epochs", "3",
+                    "--train", str(tmp_path / "demo" / "runs" / "data" / "train")],
+                   env={**env, "METRICS": str(tmp_path / "m")}, check=True, capture_output=True,
+                   timeout=60)
+    m = series.read(tmp_path / "m")
+    assert m.problems == ()
+    fit, steps = m.charts
+    assert fit.chart.dual and [c.axis for c in fit.columns] == [Axis.LEFT, Axis.RIGHT]
+    assert steps.chart.smooth and [c.name for c in steps.columns] == ["grad_w", "grad_b"]
+    assert list(fit.x) == [1, 2, 3] and len(steps.x) == 150
