@@ -8,17 +8,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack.errors import Diagnostic, UserError
+from trainstack.errors import UserError
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
-from trainstack.metrics import series
-from trainstack.metrics.idle import IdleThresholds, IdleWarning, detect
-from trainstack.metrics.table import value_text
-from trainstack.metrics.values import MetricValue, values
 from trainstack.registry.model import RunRecord
 
 if TYPE_CHECKING:
+    # Imported where used: `runs list` and `logs` need this module but not numpy.
+    from trainstack.errors import Diagnostic
     from trainstack.local.runner import LocalRunResult
+    from trainstack.metrics.idle import IdleThresholds, IdleWarning
+    from trainstack.metrics.values import MetricValue
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,10 @@ def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunD
     logs = tuple(
         LogInfo(p.stem, p, p.stat().st_size) for p in sorted(layout.logs.glob("*.log"))
     ) if layout.logs.is_dir() else ()
+    from trainstack.metrics import series
+    from trainstack.metrics.idle import IdleThresholds, detect
+    from trainstack.metrics.values import values
+
     metrics = series.read(layout.metrics)
     return RunDetails(record, tuple(outputs), logs, layout.metrics,
                       tuple(c.name for c in metrics.spec.charts), tuple(summarize(layout.usage)),
@@ -98,6 +102,8 @@ def summary(result: LocalRunResult) -> str:
 
 
 def render(d: RunDetails) -> str:
+    from trainstack.metrics.table import value_text
+
     r = d.record
     rows: list[tuple[str, str]] = [
         ("run", f"{r.id}  ({r.name})"),
@@ -207,6 +213,9 @@ def _bound_outputs(layout: Layout) -> dict[str, str]:
 
 def _metrics_summary(run_id: str, layout: Layout) -> list[str]:
     """Where the charts are and how to look at them; problems and idle warnings, never fatal."""
+    from trainstack.metrics import series
+    from trainstack.metrics.idle import IdleThresholds, detect
+
     metrics = series.read(layout.metrics)
     names = ", ".join(c.chart.name for c in metrics.charts)
     lines = [f"  metrics:  {layout.metrics}" + (f" (charts: {names})" if names else "")]
