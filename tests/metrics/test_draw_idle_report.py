@@ -102,3 +102,24 @@ def test_the_report_escapes_what_runs_wrote() -> None:
     html = render(page)
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_usage_charts_and_csv_show_each_gpu(tmp_path: Path) -> None:
+    from matplotlib import image
+
+    from trainstack.metrics.draw import usage_png
+    from trainstack.metrics.export import usage_csv
+    from trainstack.metrics.usage import read
+
+    usage = tmp_path / "usage.jsonl"
+    usage.write_text("".join(usage_line(50.0 + t, "worker-0", 100.0, [10.0 * t, 50.0])
+                             for t in range(5)))
+    [rep] = read(usage)
+    assert [g.index for g in rep.gpus] == [0, 1] and list(rep.t) == [0, 1, 2, 3, 4]
+    png = tmp_path / "u.png"
+    png.write_bytes(usage_png(rep))
+    assert image.imread(png).shape[:2] == (640, 800)  # two rows: CPU/memory, GPU util/memory
+    lines = usage_csv(rep).splitlines()
+    assert lines[0] == ("seconds,cpu_percent,rss_bytes,gpu0_util_percent,gpu0_mem_used_bytes,"
+                        "gpu1_util_percent,gpu1_mem_used_bytes")
+    assert lines[3] == "2,100,1000,20,5,50,5"
