@@ -99,8 +99,11 @@ def test_sigkilled_replica_restarts_the_job_which_resumes_from_its_checkpoint(
     assert resumed is not None, master_log
     assert "restart 1 of 2 after: worker-0 exited with exit code 137 (SIGKILL)" in master_log
     # Each epoch appears once in the final history: the restart continued, it did not redo.
-    rows = (run_dir() / "metrics" / "loss.csv").read_text().splitlines()[1:]
+    rows = (run_dir() / "metrics" / "epoch.csv").read_text().splitlines()[1:]
     assert [int(r.split(",")[0]) for r in rows] == [1, 2, 3, 4]
+    steps = [int(r.split(",")[0]) for r in
+             (run_dir() / "metrics" / "steps.csv").read_text().splitlines()[1:]]
+    assert steps == list(range(1, len(steps) + 1))  # the per-batch chart resumed, too
     # Outputs were committed to their file:// bindings.
     assert (ckpt / "epoch-0004.pt").is_file() and (ckpt / "latest").read_text() == "epoch-0004.pt"
     assert json.loads((model / "model.json").read_text())["epoch"] == 4.0

@@ -105,8 +105,9 @@ def test_scaffold_main_reads_the_contract(tmp_path: Path) -> None:
     model = json.loads((out / "model.json").read_text())
     assert abs(model["w"] - 2.0) < 0.1 and abs(model["b"] - 1.0) < 0.1
     meta = json.loads((tmp_path / "metrics" / "metrics.json").read_text())
-    assert meta["metas"][0]["name"] == "loss"
-    assert (tmp_path / "metrics" / "loss.csv").read_text().splitlines()[0] == "epoch,train"
+    assert [m["name"] for m in meta["metas"]] == ["fit", "steps"]
+    assert (tmp_path / "metrics" / "fit.csv").read_text().splitlines()[0] == "epoch,loss,w"
+    assert len((tmp_path / "metrics" / "steps.csv").read_text().splitlines()) == 1 + 2 * 50
 
 
 def test_scaffold_worker_does_not_write_results(tmp_path: Path) -> None:

@@ -26,6 +26,8 @@ VERBS: dict[str, str] = {
     "run": "trainstack.cli.run:run",
     "logs": "trainstack.cli.logs:logs",
     "runs": "trainstack.cli.runs:runs",
+    "metrics": "trainstack.cli.metrics:metrics",
+    "report": "trainstack.cli.report:report",
 }
 
 

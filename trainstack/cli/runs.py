@@ -31,12 +31,15 @@ def runs() -> None:
 @click.option("--since", metavar="WHEN",
               help="Only runs created since: a duration ago (30m, 2h, 7d) or a date/time.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many (newest first).")
+@click.option("--metric", metavar="NAME",
+              help="Add a column with each run's best value of this metric (chart/series) and "
+                   "sort by it, best first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @_HOME
 def list_runs(name: str | None, experiment: str | None, status: str | None,
-              tags: tuple[str, ...], since: str | None, limit: int | None, as_json: bool,
-              home: Path | None) -> None:
-    """List runs, newest first."""
+              tags: tuple[str, ...], since: str | None, limit: int | None, metric: str | None,
+              as_json: bool, home: Path | None) -> None:
+    """List runs, newest first (with --metric, best first)."""
     from trainstack.local.report import human_seconds
     from trainstack.registry import Registry, RunFilter, RunStatus, state_home
 
@@ -46,23 +49,35 @@ def list_runs(name: str | None, experiment: str | None, status: str | None,
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         records = reg.list(flt)
+    best: dict[str, str] = {}
+    if metric:
+        from trainstack.metrics.listing import rank
+        from trainstack.metrics.values import number
+
+        ranked = rank(records, metric)
+        records = [item.record for item in ranked]
+        best = {item.record.id: number(item.value.best) if item.value else "-"
+                for item in ranked}
     if as_json:
         click.echo(json.dumps([{
             "id": r.id, "name": r.name, "status": str(r.status),
             "component": f"{r.component}@{r.component_version}", "kind": str(r.kind),
             "experiment": r.experiment, "tags": dict(r.tags), "created_at": r.created_at,
             "duration": r.duration, "restarts": r.restarts,
+            **({"metric": {"name": metric, "best": best[r.id]}} if metric else {}),
         } for r in records], indent=2))
         return
     if not records:
         click.echo("no runs", err=True)
         return
-    rows = [("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")]
+    rows = [("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")
+            + ((metric.upper(),) if metric else ())]
     for r in records:
         rows.append((r.id, str(r.status), f"{r.component}@{r.component_version}",
                      r.experiment or "-",
                      time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
-                     human_seconds(r.duration), str(r.restarts)))
+                     human_seconds(r.duration), str(r.restarts))
+                    + ((best[r.id],) if metric else ()))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
@@ -85,6 +100,36 @@ def show(run_ref: str, as_json: bool, home: Path | None) -> None:
         click.echo(json.dumps(report.to_json(details), indent=2))
     else:
         click.echo(report.render(details))
+
+
+@runs.command("compare")
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@click.option("--overlay", metavar="METRIC",
+              help="Draw this metric of every run on one chart (with --png).")
+@click.option("--png", "png", type=click.Path(path_type=Path, dir_okay=False),
+              help="Where to write the --overlay chart.")
+@_HOME
+def compare(run_refs: tuple[str, ...], overlay: str | None, png: Path | None,
+            home: Path | None) -> None:
+    """Parameters, resources and metrics of several runs side by side."""
+    from trainstack.metrics import compare as cmp
+    from trainstack.metrics.runview import view
+    from trainstack.registry import Registry, state_home
+
+    if (overlay is None) != (png is None):
+        raise UserError("--overlay and --png go together",
+                        hint="trainstack runs compare A B --overlay epoch/loss --png loss.png")
+    with Registry.open(state_home(home)) as reg:
+        reg.reap_interrupted()
+        records = [reg.resolve(ref) for ref in run_refs]
+    views = [view(r) for r in records]
+    if overlay is not None and png is not None:
+        data = cmp.overlay(views, overlay)
+        png.parent.mkdir(parents=True, exist_ok=True)
+        png.write_bytes(data)
+    click.echo(cmp.side_by_side(views))
+    if png is not None:
+        click.echo(f"wrote {png}")
 
 
 def _tags(items: tuple[str, ...]) -> dict[str, str]:

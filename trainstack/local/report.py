@@ -8,12 +8,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack.errors import UserError
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
 from trainstack.registry.model import RunRecord
 
 if TYPE_CHECKING:
+    # Imported where used: `runs list` and `logs` need this module but not numpy.
+    from trainstack.errors import Diagnostic
     from trainstack.local.runner import LocalRunResult
+    from trainstack.metrics.idle import IdleThresholds, IdleWarning
+    from trainstack.metrics.values import MetricValue
 
 
 @dataclass(frozen=True)
@@ -40,9 +45,12 @@ class RunDetails:
     metrics_dir: Path | None
     charts: tuple[str, ...]
     usage: tuple[UsageSummary, ...]
+    metric_values: tuple[MetricValue, ...] = ()
+    metric_problems: tuple[Diagnostic, ...] = ()
+    idle: tuple[IdleWarning, ...] = ()
 
 
-def details(record: RunRecord) -> RunDetails:
+def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunDetails:
     if record.run_dir is None:
         return RunDetails(record, (), (), None, (), ())
     layout = Layout(record.run_dir)
@@ -59,8 +67,15 @@ def details(record: RunRecord) -> RunDetails:
     logs = tuple(
         LogInfo(p.stem, p, p.stat().st_size) for p in sorted(layout.logs.glob("*.log"))
     ) if layout.logs.is_dir() else ()
-    return RunDetails(record, tuple(outputs), logs, layout.metrics, _charts(layout.metrics),
-                      tuple(summarize(layout.usage)))
+    from trainstack.metrics import series
+    from trainstack.metrics.idle import IdleThresholds, detect
+    from trainstack.metrics.values import values
+
+    metrics = series.read(layout.metrics)
+    return RunDetails(record, tuple(outputs), logs, layout.metrics,
+                      tuple(c.name for c in metrics.spec.charts), tuple(summarize(layout.usage)),
+                      tuple(values(metrics)), metrics.problems,
+                      detect(layout.usage, thresholds or IdleThresholds.from_env()))
 
 
 def summary(result: LocalRunResult) -> str:
@@ -81,12 +96,14 @@ def summary(result: LocalRunResult) -> str:
             lines.append(f"  output:   {channel} → {result.layout.output_dir(channel)} "
                          f"({files} file(s), {human_bytes(size)})")
     lines.append(f"  logs:     {result.layout.logs}  (trainstack logs {rec.id})")
-    lines.append(f"  metrics:  {result.layout.metrics}")
+    lines.extend(_metrics_summary(rec.id, result.layout))
     lines.append(f"  details:  trainstack runs show {rec.id}")
     return "\n".join(lines)
 
 
 def render(d: RunDetails) -> str:
+    from trainstack.metrics.table import value_text
+
     r = d.record
     rows: list[tuple[str, str]] = [
         ("run", f"{r.id}  ({r.name})"),
@@ -127,6 +144,9 @@ def render(d: RunDetails) -> str:
     if d.metrics_dir is not None:
         charts = f" (charts: {', '.join(d.charts)})" if d.charts else " (none written)"
         rows.append(("metrics", f"{d.metrics_dir}{charts}"))
+    rows.extend(("metric", f"{v.id}: {value_text(v)}") for v in d.metric_values)
+    rows.extend(("problem", p.render()) for p in d.metric_problems)
+    rows.extend(("idle", w.render()) for w in d.idle)
     for u in d.usage:
         gpu = ""
         if u.gpu_util_mean is not None and u.gpu_mem_max is not None:
@@ -157,6 +177,9 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "metrics": {"dir": str(d.metrics_dir) if d.metrics_dir else None,
                     "charts": list(d.charts)},
         "usage": [asdict(u) for u in d.usage],
+        "metric_values": [{**asdict(v), "id": v.id} for v in d.metric_values],
+        "metric_problems": [p.to_json() for p in d.metric_problems],
+        "idle": [asdict(w) for w in d.idle],
     }
 
 
@@ -192,12 +215,24 @@ def _bound_outputs(layout: Layout) -> dict[str, str]:
         return {}
 
 
-def _charts(metrics: Path) -> tuple[str, ...]:
+def _metrics_summary(run_id: str, layout: Layout) -> list[str]:
+    """Where the charts are and how to look at them; problems and idle warnings, never fatal."""
+    from trainstack.metrics import series
+    from trainstack.metrics.idle import IdleThresholds, detect
+
+    metrics = series.read(layout.metrics)
+    names = ", ".join(c.chart.name for c in metrics.charts)
+    lines = [f"  metrics:  {layout.metrics}" + (f" (charts: {names})" if names else "")]
+    if metrics.charts or layout.usage.is_file():
+        lines.append(f"  charts:   trainstack metrics {run_id} --png {run_id}-charts  "
+                     f"(report: trainstack report {run_id} -o {run_id}.html)")
+    lines.extend(f"  warning:  {p.render()}" for p in metrics.problems)
     try:
-        meta = json.loads((metrics / "metrics.json").read_text(encoding="utf-8"))
-        return tuple(str(m["name"]) for m in meta.get("metas", []))
-    except (OSError, ValueError, AttributeError, KeyError, TypeError):
-        return ()
+        idle = detect(layout.usage, IdleThresholds.from_env())
+    except UserError as err:
+        return [*lines, f"  warning:  idle check skipped: {err.render()}"]
+    lines.extend(f"  idle:     {w.render()}" for w in idle)
+    return lines
 
 
 def _same_dir(uri: str, directory: Path) -> bool:

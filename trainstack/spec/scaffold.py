@@ -75,7 +75,9 @@ Everything arrives the platform's way, on a cluster and under `trainstack run --
     file in it when the binding names one) and `--model $PAI_OUTPUT_MODEL` (/ml/output/model/);
   * the replica's place in the job from the framework's variables (TF_CONFIG, RANK/WORLD_SIZE,
     ElASTICBATCH_CONFIG, OMPI_COMM_WORLD_RANK, JOB_COMPLETION_INDEX);
-  * `$METRICS`, a directory for metrics.json (chart metadata) and one CSV per chart.
+  * `$METRICS`, a directory for metrics.json (chart metadata: at most 6 charts, one or two
+    y-axes, at most 4 series, smoothing) and one CSV per chart; `trainstack metrics RUN --png DIR`
+    draws them (the spec: docs/metrics.md in trainstack).
 Replace `train()` with your own training; keep the reading and writing around it.
 """
 
@@ -153,36 +155,48 @@ def read_rows(train: str) -> list[list[str]]:
     return rows
 
 
-def train(rows: list[list[str]], epochs: int, lr: float) -> tuple[list[float], float, float]:
-    """A least-squares line y = w*x + b by gradient descent: stands in for real training."""
+def train(rows: list[list[str]], epochs: int,
+          lr: float) -> tuple[dict[str, list[list[float]]], float, float]:
+    """A least-squares line y = w*x + b by gradient descent: stands in for real training.
+    Returns the metrics rows per chart (see METAS) and the fitted w and b."""
     points = [(float(x), float(y)) for x, y in rows] or [(0.0, 0.0)]
     w = b = 0.0
-    history = []
-    for _ in range(epochs * 50):
-        gw = sum(2 * (w * x + b - y) * x for x, y in points) / len(points)
-        gb = sum(2 * (w * x + b - y) for x, y in points) / len(points)
-        w, b = w - lr * gw, b - lr * gb
-    for epoch in range(epochs):
+    tables: dict[str, list[list[float]]] = {{"fit": [], "steps": []}}
+    for epoch in range(1, epochs + 1):
+        for _ in range(50):
+            gw = sum(2 * (w * x + b - y) * x for x, y in points) / len(points)
+            gb = sum(2 * (w * x + b - y) for x, y in points) / len(points)
+            w, b = w - lr * gw, b - lr * gb
+            tables["steps"].append([len(tables["steps"]) + 1, gw, gb])
         loss = sum((w * x + b - y) ** 2 for x, y in points) / len(points)
-        history.append(loss / (epoch + 1))
-    return history, w, b
+        tables["fit"].append([epoch, loss, w])
+    return tables, w, b
 
 
-def write_metrics(history: list[float]) -> None:
+# Chart metadata (the metrics spec, seed 003 field names): "fit" has two y-axes (loss left, w
+# right) and no series; "steps" has two series on one axis, drawn smoothed.
+METAS = [
+    {{"name": "fit", "x": "epoch", "ys": ["loss", "w"], "series": [],
+     "description": "loss and slope per epoch", "smooth": "false", "with_timestamp": "false"}},
+    {{"name": "steps", "x": "step", "ys": ["gradient"], "series": ["grad_w", "grad_b"],
+     "description": "gradients per step", "smooth": "true", "with_timestamp": "false"}},
+]
+
+
+def write_metrics(tables: dict[str, list[list[float]]]) -> None:
+    """One CSV per chart (x, then each series, or each y-axis when there are no series)."""
     target = os.environ.get("METRICS")
     if not target:
         return
     out = Path(target)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {{"name": "loss", "x": "epoch", "ys": ["loss"], "series": ["train"],
-            "description": "training loss per epoch", "smooth": "false",
-            "with_timestamp": "false"}}
+    for meta in METAS:
+        with (out / f"{{meta['name']}}.csv").open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow([meta["x"], *(meta["series"] or meta["ys"])])
+            writer.writerows(tables[str(meta["name"])])
     (out / "metrics.json").write_text(json.dumps({{"id": os.environ.get("JOB_NAME", ""),
-                                                  "metas": [meta]}}, indent=2))
-    with (out / "loss.csv").open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["epoch", "train"])
-        writer.writerows([e + 1, loss] for e, loss in enumerate(history))
+                                                  "metas": METAS}}, indent=2))
 
 
 def main() -> None:
@@ -193,9 +207,9 @@ def main() -> None:
     print(f"hyperparameters: {{hyperparameters()}}", flush=True)
     rows = read_rows(args.train)
     print(f"train: {{args.train!r}} ({{len(rows)}} rows); model: {{args.model!r}}", flush=True)
-    history, w, b = train(rows, args.epochs, args.lr)
+    tables, w, b = train(rows, args.epochs, args.lr)
     if rank == 0:  # one replica writes the results
-        write_metrics(history)
+        write_metrics(tables)
         if args.model:
             out = Path(args.model)
             out.mkdir(parents=True, exist_ok=True)

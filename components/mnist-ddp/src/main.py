@@ -115,30 +115,41 @@ def save_atomically(obj: object, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def write_metrics(history: list[dict[str, float]]) -> None:
-    """`metrics.json` chart metadata plus one CSV per chart (x column, then one per series)."""
+# The metrics spec (docs/metrics.md): two charts, `epoch` with two y-axes (no series) and
+# `steps` with two series on one axis, smoothed.
+METAS = [
+    {"name": "epoch", "x": "epoch", "ys": ["loss", "accuracy"], "series": [],
+     "description": "mean training loss and accuracy per epoch, all ranks", "smooth": "false",
+     "with_timestamp": "false", "units": {"loss": "nats"}},
+    {"name": "steps", "x": "step", "ys": ["value"], "series": ["batch_loss", "batch_accuracy"],
+     "description": "rank 0 per batch", "smooth": "true", "with_timestamp": "false"},
+]
+
+
+def write_metrics(history: list[dict[str, float]], steps: list[list[float]]) -> None:
+    """`metrics.json` chart metadata plus one CSV per chart (x column, then one per series, or
+    one per y-axis when the chart has no series); rewritten whole after every epoch."""
     target = os.environ.get("METRICS")
     if not target:
         return
     out = Path(target)
     out.mkdir(parents=True, exist_ok=True)
-    metas = [
-        {"name": "loss", "x": "epoch", "ys": ["loss"], "series": ["train"],
-         "description": "mean training loss per epoch", "smooth": "false",
-         "with_timestamp": "false"},
-        {"name": "accuracy", "x": "epoch", "ys": ["accuracy"], "series": ["train"],
-         "description": "training accuracy per epoch", "smooth": "false",
-         "with_timestamp": "false"},
-    ]
     run_id = os.environ.get("TRAINSTACK_RUN_ID", os.environ.get("PAI_JOB_ID", ""))
-    (out / "metrics.json").write_text(json.dumps({"id": run_id, "metas": metas}, indent=2))
-    for meta in metas:
+    tables = {
+        "epoch": [[int(r["epoch"]), f"{r['loss']:.6f}", f"{r['accuracy']:.6f}"]
+                  for r in history],
+        "steps": [[int(step), f"{loss:.6f}", f"{acc:.6f}"] for step, loss, acc in steps],
+    }
+    for meta in METAS:
         name = str(meta["name"])
-        with open(out / f"{name}.csv", "w", newline="") as fh:
+        columns = meta["series"] or meta["ys"]
+        tmp = out / f"{name}.csv.tmp"
+        with open(tmp, "w", newline="") as fh:
             writer = csv.writer(fh)
-            writer.writerow(["epoch", "train"])
-            for row in history:
-                writer.writerow([int(row["epoch"]), f"{row[name]:.6f}"])
+            writer.writerow([meta["x"], *columns])
+            writer.writerows(tables[name])
+        os.replace(tmp, out / f"{name}.csv")
+    (out / "metrics.json").write_text(json.dumps({"id": run_id, "metas": METAS}, indent=2))
 
 
 def main(argv: list[str]) -> int:
@@ -172,12 +183,14 @@ def main(argv: list[str]) -> int:
 
     ckpt_dir = Path(args.checkpoints) if args.checkpoints else None
     start_epoch, history = 1, []
+    steps: list[list[float]] = []  # [step, loss, accuracy] of rank 0's batches
     found = latest_checkpoint(ckpt_dir) if ckpt_dir else None
     if found is not None:
         state = torch.load(found)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         start_epoch, history = int(state["epoch"]) + 1, list(state["history"])
+        steps = list(state.get("steps", []))  # checkpoints from before steps were kept: none
         print(f"rank {rank}: resuming from {found.name} (epoch {state['epoch']})", flush=True)
 
     for epoch in range(start_epoch, args.epochs + 1):
@@ -193,9 +206,12 @@ def main(argv: list[str]) -> int:
             loss = loss_fn(logits, y)
             loss.backward()
             opt.step()
-            loss_sum += loss.item() * len(y)
-            correct += int((logits.argmax(1) == y).sum())
+            hits, batch_loss = int((logits.argmax(1) == y).sum()), loss.item()
+            loss_sum += batch_loss * len(y)
+            correct += hits
             total += len(y)
+            if rank == 0:
+                steps.append([float(len(steps) + 1), batch_loss, hits / len(y)])
         stats = torch.tensor([loss_sum, float(correct), float(total)])
         if distributed:
             dist.all_reduce(stats)
@@ -209,10 +225,11 @@ def main(argv: list[str]) -> int:
                 ckpt_dir.mkdir(parents=True, exist_ok=True)
                 name = f"epoch-{epoch:04d}.pt"
                 save_atomically({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                                 "epoch": epoch, "history": history}, ckpt_dir / name)
+                                 "epoch": epoch, "history": history, "steps": steps},
+                                ckpt_dir / name)
                 (ckpt_dir / "latest.tmp").write_text(name)
                 os.replace(ckpt_dir / "latest.tmp", ckpt_dir / "latest")
-            write_metrics(history)
+            write_metrics(history, steps)
         if distributed:
             dist.barrier()  # nobody starts the next epoch before the checkpoint exists
 

@@ -1,0 +1,29 @@
+"""`trainstack report RUN -o report.html`: one self-contained HTML page about a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="The HTML file to write.")
+@click.option("--home", type=click.Path(path_type=Path, file_okay=False),
+              help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+def report(run_ref: str, output: Path, home: Path | None) -> None:
+    """Write one HTML file with a run's charts, parameters, resources, usage, outcome and the
+    tail of each replica's log, to attach to a ticket."""
+    from trainstack.metrics.htmlreport import build, render
+    from trainstack.metrics.runview import view
+    from trainstack.registry import Registry, state_home
+
+    with Registry.open(state_home(home)) as reg:
+        reg.reap_interrupted()
+        record = reg.resolve(run_ref)
+    html = render(build(view(record)))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(html, encoding="utf-8")
+    click.echo(f"wrote {output}")

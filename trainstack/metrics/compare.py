@@ -1,0 +1,54 @@
+"""`runs compare`: parameters, resources and metrics of several runs side by side, and one
+metric of each drawn on one chart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trainstack.errors import UserError
+from trainstack.local.report import human_seconds
+from trainstack.metrics.draw import Overlay, overlay_png
+from trainstack.metrics.runview import RunView
+from trainstack.metrics.table import aligned, value_text
+from trainstack.metrics.values import find, require
+
+
+def side_by_side(views: Sequence[RunView]) -> str:
+    rows: list[tuple[str, ...]] = [("", *(v.record.id for v in views))]
+    rows.append(("status", *(str(v.record.status) for v in views)))
+    rows.append(("component", *(f"{v.record.component}@{v.record.component_version}"
+                                for v in views)))
+    rows.append(("duration", *(human_seconds(v.record.duration) for v in views)))
+    rows.append(("restarts", *(str(v.record.restarts) for v in views)))
+    for name in sorted({k for v in views for k in v.parameters}):
+        rows.append((f"param {name}", *(_text(v.parameters.get(name, "-")) for v in views)))
+    for role in sorted({k for v in views for k in v.resources}):
+        rows.append((f"resources {role}", *(v.resources.get(role, "-") for v in views)))
+    ids = list(dict.fromkeys(m.id for v in views for m in v.values))
+    for metric in ids:
+        cells = []
+        for v in views:
+            hit = find(list(v.values), metric)
+            cells.append(value_text(hit) if hit else "-")
+        rows.append((metric, *cells))
+    if any(v.metrics.problems for v in views):
+        rows.append(("metrics problems", *(str(len(v.metrics.problems)) for v in views)))
+    return aligned(rows)
+
+
+def overlay(views: Sequence[RunView], metric: str) -> bytes:
+    lines = []
+    x_label = ""
+    for v in views:
+        hit = require(list(v.values), metric, v.record.id)
+        data = v.metrics.chart(hit.chart)
+        if data is None:  # values come from drawable charts only
+            raise UserError(f"run {v.record.id}: chart {hit.chart!r} cannot be read")
+        col = next(c for c in data.columns if c.name == hit.column)
+        x_label = x_label or data.chart.label(data.chart.x)
+        lines.append(Overlay(v.record.id, data.x, col.values))
+    return overlay_png(metric, x_label, lines)
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -1,0 +1,142 @@
+"""Charts as PNG files through matplotlib's Agg canvas: no display, no pyplot global state.
+
+Each chart is drawn as its metadata says: the name as title and the description beneath it, axis
+labels with their units, one left axis shared by the series or two axes (`ys` with two names),
+and with `smooth` a trailing mean drawn over the raw line (which stays, faint).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from trainstack.metrics.series import ChartData, Floats
+from trainstack.metrics.spec import Axis
+from trainstack.metrics.usage import ReplicaUsage
+
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")  # matplotlib's first four
+SIZE = (8.0, 4.5)
+DPI = 100
+
+
+def smooth(values: Floats) -> Floats:
+    """Trailing mean over 5% of the points (at least 1), gaps ignored."""
+    window = max(1, len(values) // 20)
+    known = ~np.isnan(values)
+    sums = np.cumsum(np.where(known, values, 0.0))
+    counts = np.cumsum(known)
+    lo = np.arange(len(values)) - window
+    prev_sums = np.where(lo >= 0, sums[np.maximum(lo, 0)], 0.0)
+    prev_counts = np.where(lo >= 0, counts[np.maximum(lo, 0)], 0)
+    n = counts - prev_counts
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: Floats = np.where(known & (n > 0), (sums - prev_sums) / np.maximum(n, 1), np.nan)
+    return out
+
+
+def chart_png(data: ChartData) -> bytes:
+    return _png(chart_figure(data))
+
+
+def chart_figure(data: ChartData) -> Figure:
+    chart = data.chart
+    fig = Figure(figsize=SIZE, dpi=DPI)
+    left = fig.add_subplot()
+    title = chart.name + (f"\n{chart.description}" if chart.description else "")
+    left.set_title(title, fontsize=11)
+    left.set_xlabel(chart.label(chart.x))
+    left.set_ylabel(chart.label(chart.ys[0]))
+    right: Axes | None = None
+    if chart.dual:
+        right = left.twinx()
+        right.set_ylabel(chart.label(chart.ys[1]), color=COLORS[1])
+        left.yaxis.label.set_color(COLORS[0])
+    handles = []
+    for i, col in enumerate(data.columns):
+        ax = right if (col.axis is Axis.RIGHT and right is not None) else left
+        color = COLORS[i % len(COLORS)]
+        if chart.smooth:
+            ax.plot(data.x, col.values, color=color, alpha=0.25, linewidth=1)
+            (line,) = ax.plot(data.x, smooth(col.values), color=color, linewidth=1.5,
+                              label=col.name)
+        else:
+            (line,) = ax.plot(data.x, col.values, color=color, linewidth=1.5, label=col.name,
+                              marker="o" if len(data.x) <= 30 else None, markersize=3)
+        handles.append(line)
+    if len(handles) > 1:
+        left.legend(handles=handles, loc="best", fontsize=9)
+    left.grid(True, alpha=0.3)
+    return fig
+
+
+def usage_png(rep: ReplicaUsage) -> bytes:
+    """CPU and memory, plus GPU utilisation and memory per device when the replica has GPUs."""
+    rows = 2 if rep.gpus else 1
+    fig = Figure(figsize=(SIZE[0], 3.2 * rows), dpi=DPI)
+    axes = fig.subplots(rows, 2, squeeze=False)
+    fig.suptitle(f"resource usage: {rep.replica}", fontsize=11)
+    _line(axes[0][0], rep.t, [("CPU", rep.cpu_percent)], "CPU (%)")
+    _line(axes[0][1], rep.t, [("memory", rep.rss_bytes / 1e6)], "memory (MB)")
+    if rep.gpus:
+        _line(axes[1][0], rep.t[:0], [], "GPU utilisation (%)")
+        _line(axes[1][1], rep.t[:0], [], "GPU memory (MB)")
+        for i, g in enumerate(rep.gpus):
+            color = COLORS[i % len(COLORS)]
+            axes[1][0].plot(g.t, g.util_percent, color=color, label=f"GPU {g.index}")
+            axes[1][1].plot(g.t, g.mem_used_bytes / 1e6, color=color, label=f"GPU {g.index}")
+        axes[1][0].legend(fontsize=8)
+    fig.tight_layout()
+    return _png(fig)
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """One metric of several runs on one chart."""
+
+    run: str
+    x: Floats
+    values: Floats
+
+
+def overlay_png(metric: str, x_label: str, lines: Sequence[Overlay]) -> bytes:
+    fig = Figure(figsize=SIZE, dpi=DPI)
+    ax = fig.add_subplot()
+    ax.set_title(f"{metric} across {len(lines)} runs", fontsize=11)
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(metric)
+    for i, line in enumerate(lines):
+        ax.plot(line.x, line.values, color=COLORS[i % len(COLORS)] if i < len(COLORS) else None,
+                linewidth=1.5, label=line.run, marker="o" if len(line.x) <= 30 else None,
+                markersize=3)
+    ax.legend(fontsize=9)
+    ax.grid(True, alpha=0.3)
+    return _png(fig)
+
+
+def write(path: Path, png: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(png)
+    return path
+
+
+def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> None:
+    for i, (name, values) in enumerate(lines):
+        ax.plot(t, values, color=COLORS[i], label=name, linewidth=1.2,
+                marker="o" if len(t) <= 30 else None, markersize=3)
+    ax.set_xlabel("seconds since start")
+    ax.set_ylabel(label)
+    ax.grid(True, alpha=0.3)
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

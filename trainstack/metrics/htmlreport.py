@@ -1,0 +1,104 @@
+"""`trainstack report`: one self-contained HTML page for a run — charts embedded as PNG data URIs,
+parameters, resources, usage, outcome, restarts and the tail of each replica's log — to attach to
+a ticket. Everything is computed here; the template only lays it out (autoescaped)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from trainstack.local.report import human_bytes, human_seconds
+from trainstack.metrics.draw import chart_png, usage_png
+from trainstack.metrics.runview import RunView
+from trainstack.metrics.values import number
+
+LOG_TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class Image:
+    title: str
+    src: str  # a data: URI
+
+
+@dataclass(frozen=True)
+class LogTail:
+    replica: str
+    lines: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Page:
+    title: str
+    outcome: tuple[tuple[str, str], ...]
+    parameters: tuple[tuple[str, str], ...]
+    resources: tuple[tuple[str, str], ...]
+    metric_rows: tuple[tuple[str, ...], ...]
+    charts: tuple[Image, ...]
+    problems: tuple[str, ...]
+    usage_rows: tuple[tuple[str, ...], ...]
+    usage_charts: tuple[Image, ...]
+    idle: tuple[str, ...]
+    logs: tuple[LogTail, ...]
+    generated: str
+
+
+def build(v: RunView) -> Page:
+    r = v.record
+    outcome = [("run", f"{r.id} ({r.name})"), ("status", str(r.status)),
+               ("component", f"{r.component}@{r.component_version}"),
+               ("duration", human_seconds(r.duration)), ("restarts", str(r.restarts))]
+    if r.reason:
+        outcome.insert(2, ("reason", r.reason))
+    if r.experiment:
+        outcome.append(("experiment", r.experiment))
+    outcome.extend(("replica " + e.key, "running" if e.exit_code is None else f"exit {e.exit_code}")
+                   for e in r.exits)
+    usage_rows = []
+    for u in v.usage:
+        gpu = "-"
+        if u.gpus:
+            gpu = ", ".join(f"GPU {g.index}: {g.util_percent.mean():.0f}% mean, "
+                            f"{human_bytes(int(g.mem_used_bytes.max()))} max" for g in u.gpus)
+        usage_rows.append((u.replica, f"{u.cpu_percent.mean():.0f}%", f"{u.cpu_percent.max():.0f}%",
+                           human_bytes(int(u.rss_bytes.max())), gpu, str(len(u.t))))
+    return Page(
+        title=f"trainstack run {r.id}",
+        outcome=tuple(outcome),
+        parameters=tuple((k, val if isinstance(val, str) else json.dumps(val))
+                         for k, val in sorted(v.parameters.items())),
+        resources=tuple(sorted(v.resources.items())),
+        metric_rows=tuple((m.id, number(m.last), number(m.last_x), number(m.best),
+                           number(m.best_x), str(m.goal)) for m in v.values),
+        charts=tuple(Image(c.chart.name, _uri(chart_png(c))) for c in v.metrics.charts),
+        problems=tuple(p.render() for p in v.metrics.problems),
+        usage_rows=tuple(usage_rows),
+        usage_charts=tuple(Image(f"usage {u.replica}", _uri(usage_png(u))) for u in v.usage),
+        idle=tuple(w.render() for w in v.idle),
+        logs=tuple(_tail(p) for p in sorted((v.run_dir / "logs").glob("*.log"))),
+        generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    )
+
+
+def render(page: Page) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("trainstack.metrics", "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.get_template("report.html.j2").render(page=page)
+
+
+def _uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _tail(path: Path) -> LogTail:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = deque(fh, maxlen=LOG_TAIL_LINES)
+    return LogTail(path.stem, len(lines), "".join(lines))

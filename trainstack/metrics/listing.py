@@ -1,0 +1,34 @@
+"""`runs list --metric NAME`: each run's value of one metric, best first (runs without it last)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trainstack.metrics import series
+from trainstack.metrics.values import Goal, MetricValue, find, values
+from trainstack.registry.model import RunRecord
+
+
+@dataclass(frozen=True)
+class Ranked:
+    record: RunRecord
+    value: MetricValue | None
+
+
+def rank(records: Sequence[RunRecord], metric: str) -> list[Ranked]:
+    found = []
+    for r in records:
+        hit = None
+        if r.run_dir is not None:
+            hit = find(values(series.read(r.run_dir / "metrics")), metric)
+        found.append(Ranked(r, hit))
+    # A run keeps the listing's order among equals (sorted() is stable).
+    return sorted(found, key=_key)
+
+
+def _key(item: Ranked) -> tuple[int, float]:
+    v = item.value
+    if v is None or v.best is None:
+        return (1, 0.0)
+    return (0, v.best if v.goal is Goal.MIN else -v.best)

@@ -1,0 +1,126 @@
+"""The series files: `$METRICS/<chart name>.csv`, a header row naming the x column and then each
+value column (the chart's `series`, or its `ys` when it has none), one row per x value.
+
+An empty cell is a gap (that column has no value at that x). Problems are diagnostics with the
+file, line and column; a chart whose file is unusable is left out, the others are kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from trainstack.errors import Diagnostic
+from trainstack.metrics.spec import Axis, Chart, MetricsSpec, load
+
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    axis: Axis
+    values: Floats
+
+
+@dataclass(frozen=True)
+class ChartData:
+    chart: Chart
+    path: Path
+    x: Floats
+    columns: tuple[Column, ...]
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Everything a run's `$METRICS` holds, checked: drawable charts plus every problem."""
+
+    spec: MetricsSpec
+    charts: tuple[ChartData, ...]
+    problems: tuple[Diagnostic, ...]
+
+    def chart(self, name: str) -> ChartData | None:
+        return next((c for c in self.charts if c.chart.name == name), None)
+
+
+def read(directory: Path) -> Metrics:
+    spec = load(directory)
+    problems = list(spec.problems)
+    charts = []
+    for chart in spec.charts:
+        data, found = read_chart(directory, chart)
+        problems.extend(found)
+        if data is not None:
+            charts.append(data)
+    return Metrics(spec, tuple(charts), tuple(problems))
+
+
+def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Diagnostic]]:
+    path = directory / chart.file_name
+    file = str(path)
+    expected = [chart.x, *chart.columns]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, [Diagnostic(file, None, None, "", f"missing: chart {chart.name!r} has no "
+                                 "series file", hint=f"header: {','.join(expected)}",
+                                 code="metrics")]
+    except (OSError, UnicodeDecodeError) as err:
+        return None, [Diagnostic(file, None, None, "", f"cannot be read: {err}", code="metrics")]
+    head, _, body = text.partition("\n")
+    header = [h.strip() for h in next(csv.reader([head]), [])]
+    if header != expected:
+        return None, [Diagnostic(file, 1, None, "header",
+                                 f"{','.join(header) or '(empty)'}: expected "
+                                 f"{','.join(expected)} (x, then each of the chart's "
+                                 f"{'series' if chart.series else 'ys'})", code="metrics")]
+    width = len(expected)
+    table: Floats | None = None
+    if body.strip():
+        try:
+            # The fast path: numbers only, every row complete (the usual case, and the big one).
+            table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.float64, ndmin=2)
+        except ValueError:
+            table = None
+        if table is None or table.shape[1] != width:
+            table, problem = _slow(body, width, file)
+            if problem is not None:
+                return None, [problem]
+    else:
+        table = np.empty((0, width))
+    x = table[:, 0]
+    if np.isnan(x).any():
+        line = int(np.flatnonzero(np.isnan(x))[0]) + 2
+        return None, [Diagnostic(file, line, 1, chart.x, "empty x value", code="metrics")]
+    columns = tuple(Column(name, chart.axis_of(name), table[:, i + 1])
+                    for i, name in enumerate(chart.columns))
+    return ChartData(chart, path, x, columns), []
+
+
+def _slow(body: str, width: int, file: str) -> tuple[Floats, Diagnostic | None]:
+    """Row by row, to allow gaps and to say exactly where a bad cell is."""
+    rows: list[list[float]] = []
+    for lineno, row in enumerate(csv.reader(io.StringIO(body)), start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != width:
+            return np.empty((0, width)), Diagnostic(
+                file, lineno, None, "", f"{len(row)} cells; expected {width}", code="metrics")
+        values = []
+        for col, cell in enumerate(row, start=1):
+            cell = cell.strip()
+            if not cell:
+                values.append(np.nan)
+                continue
+            try:
+                values.append(float(cell))
+            except ValueError:
+                return np.empty((0, width)), Diagnostic(
+                    file, lineno, col, "", f"{cell!r} is not a number", code="metrics")
+        rows.append(values)
+    return np.array(rows, dtype=np.float64).reshape(-1, width), None

@@ -1,0 +1,28 @@
+"""Plain-text tables for the terminal: left-aligned columns two spaces apart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trainstack.metrics.values import MetricValue, number
+
+
+def aligned(rows: Sequence[Sequence[str]]) -> str:
+    if not rows:
+        return ""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+                     .rstrip() for row in rows)
+
+
+def values_table(found: Sequence[MetricValue]) -> str:
+    rows = [("METRIC", "LAST", "AT", "BEST", "AT", "GOAL", "POINTS")]
+    for v in found:
+        rows.append((v.id, number(v.last), number(v.last_x), number(v.best), number(v.best_x),
+                     str(v.goal), str(v.points)))
+    return aligned(rows)
+
+
+def value_text(v: MetricValue) -> str:
+    """'0.953 (best 0.961 at 4, max)' for `runs show` and comparisons."""
+    return f"{number(v.last)} (best {number(v.best)} at {number(v.best_x)}, {v.goal})"

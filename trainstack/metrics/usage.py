@@ -1,0 +1,66 @@
+"""`usage.jsonl` (written by trainstack.local.usage) as time series per replica, for charts,
+CSV export and idle detection. Lines that cannot be read are skipped, as in the summary."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class GpuSeries:
+    index: int
+    t: Floats
+    util_percent: Floats
+    mem_used_bytes: Floats
+
+
+@dataclass(frozen=True)
+class ReplicaUsage:
+    replica: str
+    t: Floats  # seconds since the run's first sample
+    cpu_percent: Floats
+    rss_bytes: Floats
+    gpus: tuple[GpuSeries, ...]
+
+
+def read(path: Path) -> tuple[ReplicaUsage, ...]:
+    samples: dict[str, list[dict[str, object]]] = {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                with contextlib.suppress(ValueError, TypeError, KeyError):
+                    sample = json.loads(line)
+                    float(sample["t"]), float(sample["cpu_percent"]), int(sample["rss_bytes"])
+                    samples.setdefault(str(sample["replica"]), []).append(sample)
+    except FileNotFoundError:
+        return ()
+    if not samples:
+        return ()
+    start = min(float(str(s["t"])) for rows in samples.values() for s in rows)
+    out = []
+    for replica in sorted(samples):
+        rows = sorted(samples[replica], key=lambda s: float(str(s["t"])))
+        t = np.array([float(str(s["t"])) - start for s in rows])
+        gpus: dict[int, list[tuple[float, float, float]]] = {}
+        for ts, s in zip(t, rows, strict=True):
+            entries = s.get("gpus")
+            for g in entries if isinstance(entries, list) else []:
+                with contextlib.suppress(ValueError, TypeError, KeyError):
+                    gpus.setdefault(int(g["index"]), []).append(
+                        (float(ts), float(g["util_percent"]), float(g["mem_used_bytes"])))
+        out.append(ReplicaUsage(
+            replica, t,
+            np.array([float(str(s["cpu_percent"])) for s in rows]),
+            np.array([float(str(s["rss_bytes"])) for s in rows]),
+            tuple(GpuSeries(i, *(np.array(col) for col in zip(*gpus[i], strict=True)))
+                  for i in sorted(gpus)),
+        ))
+    return tuple(out)
