@@ -59,9 +59,9 @@ def test_a_secret_env_name_cannot_shadow_a_contract_variable(load):
 
 def test_a_secret_env_name_cannot_shadow_what_kubedl_sets(load):
     run = load("kinds/pytorch.run.yaml")
-    run = dataclasses.replace(run, secret_env=FrozenMap({"EXTRA": SecretRef("s", "k")}))
-    with pytest.raises(ContractError, match="secretEnv EXTRA is set by KubeDL"):
-        run_base_env(run, job_name="x", framework_names=("EXTRA",))
+    run = dataclasses.replace(run, secret_env=FrozenMap({"RANK": SecretRef("s", "k")}))
+    with pytest.raises(ContractError, match="secretEnv RANK is set by KubeDL"):
+        run_base_env(run, job_name="x")
 
 
 def _secret_run(tmp_path: Path) -> Path:

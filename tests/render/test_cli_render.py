@@ -10,7 +10,8 @@ from trainstack.cli.main import main
 def test_render_stdout_is_a_multi_document_stream(capsys) -> None:
     main(["render", str(SPECS / "mpi.run.yaml"), "--namespace", "team-a"])
     docs = list(yaml.safe_load_all(capsys.readouterr().out))
-    assert [d["kind"] for d in docs] == ["ConfigMap", "MPIJob"]
+    assert [d["kind"] for d in docs] == ["ConfigMap", "ServiceAccount", "Role", "RoleBinding",
+                                        "MPIJob"]
     assert docs[-1]["metadata"]["namespace"] == "team-a"
 
 

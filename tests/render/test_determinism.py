@@ -37,7 +37,7 @@ def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     a = {p.name: p.read_bytes() for p in sorted((tmp_path / "a").iterdir())}
     b = {p.name: p.read_bytes() for p in sorted((tmp_path / "b").iterdir())}
     assert a == b
-    assert list(a) == ["00-configmap-torch-ddp-01-config.yaml",
+    assert list(a) == ["00-configmap-torch-ddp-01-trainstack-config.yaml",
                        "01-configmap-torch-ddp-01-code.yaml", "02-pytorchjob-torch-ddp-01.yaml"]
     main(["render", run])
     stream = capsys.readouterr().out

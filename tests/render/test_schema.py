@@ -13,7 +13,7 @@ from tests.render.conftest import Case
 from trainstack.render import render_run
 
 K8S_VERSION = "1.30"
-CORE = {"v1", "batch/v1"}
+CORE = {"v1", "batch/v1", "rbac.authorization.k8s.io/v1"}
 # KubeDL v0.5: replica map, allowed replica types, default container name.
 KUBEDL = {
     "TFJob": ("training.kubedl.io/v1alpha1", "tfReplicaSpecs",

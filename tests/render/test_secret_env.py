@@ -34,7 +34,9 @@ def test_secret_env_is_a_secret_key_ref_on_every_replica() -> None:
         (main,) = pod["containers"]
         env = main["env"]
         assert env[-2:] == REFS
-        plain = env[:-2]
+        # the replica's index comes from its pod (a fieldRef), every other value is literal
+        assert env[-3]["name"] == "TRAINSTACK_REPLICA_INDEX" and "fieldRef" in env[-3]["valueFrom"]
+        plain = env[:-3]
         assert all(set(e) == {"name", "value"} for e in plain)
         assert {"name": "WANDB_PROJECT", "value": "resnet"} in plain
         for init in pod.get("initContainers", []):
@@ -47,4 +49,5 @@ def test_runs_without_secret_env_render_no_value_from() -> None:
             continue
         for pod in _pod_specs(render_run(case.run(), options=case.options)[-1]):
             for c in [*pod["containers"], *pod.get("initContainers", [])]:
-                assert all("valueFrom" not in e for e in c.get("env", [])), case.name
+                assert all("secretKeyRef" not in e.get("valueFrom", {})
+                           for e in c.get("env", [])), case.name

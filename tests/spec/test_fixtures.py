@@ -159,15 +159,16 @@ def test_tf_full_run_model() -> None:
     assert run.inputs["train"].mode == "download"
     assert run.outputs["checkpoints"].location == "ckpt-claim"
     assert [m.version for m in run.models[:3]] == ["1", "2024.01", None]
-    assert list(run.resources) == ["chief", "ps", "worker", "evaluator"]
+    assert list(run.resources) == ["chief", "ps", "worker"]
     assert run.resources["worker"].cpu is not None and run.resources["worker"].cpu.value == 3.5
-    assert run.total_replicas == 8 and run.uses_gpu
+    assert run.total_replicas == 7 and run.uses_gpu
     assert (run.priority, run.scheduling.value) == (9, "centralized")
     assert run.spot is not None and run.spot.bid_discount == 30
     assert run.fault_tolerance is not None
     assert (run.fault_tolerance.max_restarts, run.fault_tolerance.unconditional) == (128, True)
     assert run.env == {"DEBUG": "true", "OMP_NUM_THREADS": "4", "TF_CPP_MIN_LOG_LEVEL": "2"}
     assert run.timeout_seconds == 36 * 3600
+    assert run.keep_seconds == 2 * 86400
     assert run.run_as_user == 0
     assert run.pull_secret == "ctr-pull" and run.component.image_pull_secret == "acr-credentials"
     assert (run.namespace, run.service_account) == ("team-ads", "trainer")
@@ -180,7 +181,7 @@ def test_torch_run_resolves_name_at_version_and_relative_files() -> None:
     assert data.path == str(VALID / "runs" / "data") + "/" and not data.is_file
     assert run.inputs["pretrained"].path == str(VALID / "runs" / "data" / "eval.csv")
     assert run.advanced.custom_ports == (10000, *range(10001, 10011), 23457)
-    assert run.advanced.create_svc_for_all_workers
+    assert run.advanced.create_svc_for_all_workers is False  # true is refused: KubeDL has none
     assert run.spot is not None and run.spot.bid_price == 1.25
     assert run.parameters["lr"] == 10.0 and isinstance(run.parameters["lr"], float)
     assert run.resources["master"].replicas == 1

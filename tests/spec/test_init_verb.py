@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.spec.clirun import trainstack
+from trainstack.kubedl import job_kind
 from trainstack.spec.loader import Loader
-from trainstack.spec.model import ROLES, Component, JobType, Run
+from trainstack.spec.model import Component, JobType, Run
 
 JOB_TYPES = [j.value for j in JobType]
 
@@ -32,7 +33,7 @@ def test_scaffold_for_every_job_type_validates(tmp_path: Path) -> None:
         run = Loader().load(tmp_path / f"demo-{job_type}" / "runs" / "example.yaml")
         assert isinstance(run, Run)
         assert run.job_type.value == job_type
-        assert set(run.resources) <= set(ROLES[run.job_type])
+        assert set(run.resources) <= set(job_kind(run.job_type).role_names)
         assert {b.scheme for b in (*run.inputs.values(), *run.outputs.values())} == {"file"}
         assert Path(run.inputs["train"].path, "sample.csv").is_file()
 

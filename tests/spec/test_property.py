@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from tests.spec.mutations import FIXTURES, mutated, values
 from tests.spec.specfiles import VALID
 from trainstack.errors import UserError, diagnostics_json
+from trainstack.kubedl import job_kind
 from trainstack.spec.loader import Loader
-from trainstack.spec.model import ROLES, Component, Run
+from trainstack.spec.model import Component, Run
 
 
 def _profile(examples: int) -> settings:
@@ -80,7 +81,7 @@ def _check_model(spec: Component | Run) -> None:
             assert math.isfinite(p.default)
     if isinstance(spec, Run):
         assert set(spec.parameters) <= {p.name for p in comp.parameters}
-        assert set(spec.resources) <= set(ROLES[comp.job_type]) and spec.resources
+        assert set(spec.resources) <= set(job_kind(comp.job_type).role_names) and spec.resources
         for role in spec.resources.values():
             assert isinstance(role.replicas, int) and not isinstance(role.replicas, bool)
             assert role.replicas >= 1 and role.gpu >= 0

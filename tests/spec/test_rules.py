@@ -424,7 +424,7 @@ def test_run_as_user_defaults_to_1000(kit: Kit) -> None:
     ("8080;8080", (8080,)),
 ])
 def test_custom_port_list_format(kit: Kit, text: str, ports: tuple[int, ...]) -> None:
-    loaded = kit.ok_run(run(advanced={"customPortList": text, "createSvcForAllWorkers": True}))
+    loaded = kit.ok_run(run(advanced={"customPortList": text, "createSvcForAllWorkers": False}))
     assert loaded.advanced.custom_ports == ports
 
 
@@ -481,12 +481,19 @@ def test_spot_bid_price_and_forms(kit: Kit) -> None:
 # -- env and the contract ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["PAI_HPS_EPOCHS", "PAI_ANYTHING", "MASTER_ADDR", "WORLD_SIZE",
-                                  "RANK", "TF_CONFIG", "NVIDIA_VISIBLE_DEVICES", "METRICS"])
+@pytest.mark.parametrize("name", ["PAI_HPS_EPOCHS", "PAI_ANYTHING", "TRAINSTACK_ROLE",
+                                  "NVIDIA_VISIBLE_DEVICES", "METRICS"])
 def test_env_must_not_override_the_contract(kit: Kit, name: str) -> None:
     errors = kit.run_errors(run(env={name: "x"}))
     assert errors == [(f"spec.env.{name}",
                        f"{name} is set by trainstack's contract and cannot be overridden")]
+
+
+@pytest.mark.parametrize("name", ["MASTER_ADDR", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED"])
+def test_env_must_not_override_what_kubedl_sets(kit: Kit, name: str) -> None:
+    errors = kit.run_errors(run(env={name: "x"}))  # a pytorch component
+    assert errors == [(f"spec.env.{name}",
+                       f"{name} is set by KubeDL for a pytorch job and cannot be overridden")]
 
 
 def test_component_parameters_reach_the_run_as_typed_values(kit: Kit) -> None:

@@ -12,12 +12,13 @@ from trainstack.contract import (
     Topology,
     config_files,
     launch_command,
+    operator_names,
     replica_env,
     secret_env_text,
 )
 from trainstack.contract.names import job_name
+from trainstack.kubedl import job_kind
 from trainstack.spec import load_run
-from trainstack.spec.model import PRIMARY_ROLE
 
 
 @click.command()
@@ -36,21 +37,27 @@ def env(run_file: Path, role: str | None, index: int, namespace: str | None, gpu
         components_dir: Path | None, fmt: str, files: bool) -> None:
     """Print the environment of one replica of RUN_FILE, as it would run on the cluster."""
     run = load_run(run_file, components_dir=components_dir)
-    role = role or PRIMARY_ROLE[run.job_type]
+    role = role or job_kind(run.job_type).primary_role
     topology = Topology.cluster(run, namespace or run.namespace or "default", job_name(run.name))
     devices = tuple(d for d in gpus.split(",") if d)
     variables = replica_env(run, role, index, topology=topology, gpus=devices)
     # spec.secretEnv: where each value comes from, never a value (there is none to show here).
     secrets = secret_env_text(run)
+    # What the operator appends on a cluster (its values win): shown, and marked as such.
+    kind = job_kind(run.job_type)
+    by = "KubeDL" if kind.by_kubedl else "Kubernetes"
+    injected = [n for n in operator_names(run, role) if n in variables]
     if fmt == "json":
-        doc: dict[str, object] = {"env": variables, "secretEnv": secrets}
+        doc: dict[str, object] = {"env": variables, "secretEnv": secrets,
+                                  "injectedBy": {n: by for n in injected}}
         if files:
             doc["files"] = config_files(run, topology)
             doc["argv"] = launch_command(run, role)
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     for key, value in variables.items():
-        click.echo(f"{key}={shlex.quote(value)}")
+        mark = f"  # set by {by}" if key in injected else ""
+        click.echo(f"{key}={shlex.quote(value)}{mark}")
     for key, text in secrets.items():
         # A comment, so that sourcing the output never sets the placeholder as a value.
         click.echo(f"# {key}={text}")

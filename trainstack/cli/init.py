@@ -6,7 +6,10 @@ from pathlib import Path
 
 import click
 
-JOB_TYPES = ["pytorch", "tensorflow", "xgboost", "elasticbatch", "mpi", "custom"]
+from trainstack.kubedl import KINDS, JobType
+
+# Every kind the model knows, PyTorch (the default) first.
+JOB_TYPES = [JobType.PYTORCH.value, *(t.value for t in KINDS if t is not JobType.PYTORCH)]
 
 
 @click.command()

@@ -8,6 +8,7 @@ this package; neither computes any of it on its own. See docs/contract.md.
 from trainstack.contract.env import (
     ContractError,
     base_env,
+    operator_names,
     replica_env,
     run_base_env,
     secret_env_text,
@@ -18,10 +19,9 @@ from trainstack.contract.hyper import hps_json, user_args, user_args_text, value
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
 from trainstack.contract.names import dns_label, job_name
 from trainstack.contract.shell import launch_command, rewrite
-from trainstack.contract.topology import DEFAULT_PORTS, Topology, custom_ports
+from trainstack.contract.topology import Topology, custom_ports
 
 __all__ = [
-    "DEFAULT_PORTS",
     "DEFAULT_ROOT",
     "ContractError",
     "Layout",
@@ -34,6 +34,7 @@ __all__ = [
     "hps_json",
     "job_name",
     "launch_command",
+    "operator_names",
     "replica_env",
     "rewrite",
     "run_base_env",

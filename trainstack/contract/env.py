@@ -17,13 +17,30 @@ from trainstack.contract.hyper import hps_json, user_args_text, value_text
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
 from trainstack.contract.topology import Topology, custom_ports
 from trainstack.errors import UserError
+from trainstack.kubedl import is_contract_env, job_kind
 from trainstack.spec.model import Run
 from trainstack.spec.suggest import did_you_mean
 from trainstack.spec.values import env_name
 
+# Every replica's role and index (docs/contract.md), so code can pick one replica of a role
+# whatever the kind's RANK means (XGBoost's master-0 and worker-0 are both RANK 0).
+ROLE_ENV = "TRAINSTACK_ROLE"
+INDEX_ENV = "TRAINSTACK_REPLICA_INDEX"
+
 
 class ContractError(UserError):
     """A run asks for something the in-container contract cannot express."""
+
+
+def role_env(role: str) -> dict[str, str]:
+    """What every replica of `role` shares beyond `base_env` (it goes into the role's template)."""
+    return {ROLE_ENV: role}
+
+
+def operator_names(run: Run, role: str) -> tuple[str, ...]:
+    """The names in `replica_env(run, role, ...)` that the operator (or Kubernetes) sets on a
+    cluster, not trainstack's template."""
+    return job_kind(run.job_type).injected_names(role)
 
 
 def base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT,
@@ -77,19 +94,28 @@ def secret_env_text(run: Run) -> dict[str, str]:
     return {name: f"<from secret {ref}>" for name, ref in run.secret_env.items()}
 
 
-def run_base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT,
-                 framework_names: tuple[str, ...] = ()) -> dict[str, str]:
-    """`base_env` plus the run's own env; `framework_names` are reserved too (the renderer
-    passes the names KubeDL will add, so a user variable can never shadow them)."""
-    env = base_env(run, job_name=job_name, root=root)
-    reserved = dict.fromkeys(framework_names, "(set by KubeDL)")
+def _refuse_reserved(run: Run) -> None:
+    """The names `trainstack validate` refuses (trainstack.kubedl.reserved_env), refused here too
+    for runs built past the loader: the contract's, whether or not this run sets them, and the
+    operator's, whose values would silently win on a cluster."""
+    operator = job_kind(run.job_type).injected_names()
     for group, names in (("env", run.env), ("secretEnv", run.secret_env)):
         for key in names:
-            if key in reserved:
+            if is_contract_env(key):
+                raise ContractError(f"run {run.name!r}: {group} {key} is set by the contract "
+                                    "and cannot be overridden",
+                                    hint=f"rename the variable in spec.{group}")
+            if key in operator:
                 raise ContractError(f"run {run.name!r}: {group} {key} is set by KubeDL for a "
                                     f"{run.job_type} job and cannot be overridden",
                                     hint=f"rename the variable in spec.{group}")
-    return _merge_user_env(run, env)
+
+
+def run_base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT
+                 ) -> dict[str, str]:
+    """`base_env` plus the run's own env, refusing names the contract or the operator set."""
+    _refuse_reserved(run)
+    return _merge_user_env(run, base_env(run, job_name=job_name, root=root))
 
 
 def replica_env(run: Run, role: str, index: int, *, topology: Topology,
@@ -103,8 +129,11 @@ def replica_env(run: Run, role: str, index: int, *, topology: Topology,
     if not 0 <= index < res.replicas:
         raise ContractError(f"role {role!r} of run {run.name!r} has {res.replicas} "
                             f"replica(s); index {index} is out of range")
+    _refuse_reserved(run)
     env = base_env(run, job_name=topology.job_name, root=root,
                    ports=topology.ports_of(run, role, index))
+    env.update(role_env(role))
+    env[INDEX_ENV] = str(index)
     env.update(framework.framework_env(run, role, index, topology, Layout.at(root)))
     if gpus:
         env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpus)

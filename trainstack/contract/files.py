@@ -50,7 +50,8 @@ def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> 
         "models": [{"name": m.name, "uri": m.binding.uri, "version": m.version,
                     "path": lay.model_path(m.name, m.binding)} for m in run.models],
         "resources": res,
-        "cluster": {role: list(addrs) for role, addrs in topology.addresses.items()},
+        # Only replicas that can be reached by name (KubeDL's Services); others have no address.
+        "cluster": {role: list(addrs) for role, addrs in topology.addressable(run).items()},
         "priority": run.priority,
         "scheduling": run.scheduling.value,
         "spot": None if run.spot is None else {"bidDiscount": run.spot.bid_discount,

@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 
 from trainstack.contract.hyper import user_args
-from trainstack.spec.model import JobType, Run
+from trainstack.kubedl import job_kind
+from trainstack.spec.model import Run
 
 SHELL = "sh"
 PRELUDE = (
@@ -158,7 +159,8 @@ def rewrite(cmd: str) -> str:
 
 def script(run: Run, role: str | None = None, *, install_requirements: bool = True) -> str:
     prelude = PRELUDE if install_requirements else PRELUDE.splitlines(keepends=True)[0]
-    if run.job_type is JobType.MPI and role == "worker":
+    kind = job_kind(run.job_type)
+    if role is not None and kind.has_role(role) and not kind.role(role).runs_command:
         return prelude + MPI_WORKER_WAIT
     return prelude + rewrite(run.component.command)
 

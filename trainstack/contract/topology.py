@@ -10,18 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from trainstack.contract.names import job_name as k8s_job_name
-from trainstack.spec.model import FrozenMap, JobType, Run
+from trainstack.kubedl import job_kind
+from trainstack.spec.model import FrozenMap, Run
 
-# KubeDL's default container ports (tfjob-port, pytorchjob-port, xgboostjob-port,
-# elstcbatch-port). MPI ranks talk through kubexec and custom Jobs have no framework port.
-DEFAULT_PORTS: Mapping[JobType, int | None] = {
-    JobType.TENSORFLOW: 2222,
-    JobType.PYTORCH: 23456,
-    JobType.XGBOOST: 9999,
-    JobType.ELASTICBATCH: 23456,
-    JobType.MPI: None,
-    JobType.CUSTOM: None,
-}
+DEFAULT_NAMESPACE = "default"
 # Ports handed out for `advanced.customPortNumPerWorker` (the seed's DLC picks them at random;
 # a pod has its own network namespace, so a fixed range is as good and stays deterministic).
 CUSTOM_PORT_BASE = 20000
@@ -46,17 +38,18 @@ class Topology:
     is_local: bool = False
     # role -> per replica, the ports in CUSTOM_PORTS; empty means `custom_ports(run)`
     custom_ports: FrozenMap[str, tuple[tuple[int, ...], ...]] = field(default_factory=FrozenMap)
+    namespace: str = DEFAULT_NAMESPACE  # the job's (KubeDL gives it to an AIMaster as NAMESPACE)
 
     @classmethod
     def cluster(cls, run: Run, namespace: str, job_name: str | None = None) -> Topology:
         name = job_name or k8s_job_name(run.name)
-        port = DEFAULT_PORTS[run.job_type]
+        port = job_kind(run.job_type).port
         addrs = {
             role: tuple(_join(f"{name}-{role}-{i}.{namespace}.svc", port)
                         for i in range(res.replicas))
             for role, res in run.resources.items()
         }
-        return cls(job_name=name, addresses=FrozenMap(addrs))
+        return cls(job_name=name, addresses=FrozenMap(addrs), namespace=namespace)
 
     @classmethod
     def local(cls, run: Run, ports: Mapping[str, Sequence[int]], *, job_name: str | None = None,
@@ -66,14 +59,22 @@ class Topology:
         addrs: dict[str, tuple[str, ...]] = {}
         for role, res in run.resources.items():
             given = list(ports.get(role, ()))
-            if DEFAULT_PORTS[run.job_type] is not None and len(given) != res.replicas:
+            if job_kind(run.job_type).port is not None and len(given) != res.replicas:
                 raise ValueError(f"role {role!r} has {res.replicas} replica(s) but "
                                  f"{len(given)} port(s) were given")
             addrs[role] = tuple(_join(LOCALHOST, given[i] if given else None)
                                 for i in range(res.replicas))
         extra = {role: tuple(tuple(p) for p in per) for role, per in (custom_ports or {}).items()}
         return cls(job_name=job_name or k8s_job_name(run.name), addresses=FrozenMap(addrs),
-                   is_local=True, custom_ports=FrozenMap(extra))
+                   is_local=True, custom_ports=FrozenMap(extra),
+                   namespace=run.namespace or DEFAULT_NAMESPACE)
+
+    def addressable(self, run: Run) -> dict[str, tuple[str, ...]]:
+        """The addresses of replicas that can be reached by name: on a cluster only those KubeDL
+        gives a Service (trainstack.kubedl `Role.gets_service`)."""
+        kind = job_kind(run.job_type)
+        return {role: addrs for role, addrs in self.addresses.items()
+                if kind.has_role(role) and kind.role(role).addressable}
 
     def address(self, role: str, index: int) -> str:
         return self.addresses[role][index]

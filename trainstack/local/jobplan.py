@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack.contract import DEFAULT_PORTS, Topology, config_files, launch_command, replica_env
 from trainstack.contract import Layout as ContractLayout
+from trainstack.contract import Topology, config_files, launch_command, replica_env
 from trainstack.errors import UserError
+from trainstack.kubedl import job_kind
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.ports import free_ports
@@ -103,7 +104,10 @@ def plan_job(
         env = {**base, **replica_env(run, role, index, topology=topology, root=layout.root,
                                      gpus=given), **secrets}
         # A container sees only its own GPUs; on one machine CUDA_VISIBLE_DEVICES does that.
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(given)
+        # Without GPUs here there is nothing to hide, and a pod without GPUs has no such
+        # variable either: it is left unset.
+        if given or available_gpus:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(given)
         launches.append(ReplicaLaunch(
             role=role, index=index,
             # Requirements are installed by the runner into a cached environment (or skipped
@@ -122,7 +126,7 @@ def plan_job(
 
 
 def _topology(run: Run, keys: list[tuple[str, int]]) -> Topology:
-    if DEFAULT_PORTS[run.job_type] is None:
+    if job_kind(run.job_type).port is None:
         return Topology.local(run, {})
     ports = iter(free_ports(len(keys)))
     by_role: dict[str, list[int]] = {}
@@ -143,7 +147,7 @@ def _base_env(run_id: str, venv: Path | None) -> dict[str, str]:
     env["PATH"] = os.pathsep.join(p for p in (interpreter_bin, env.get("PATH", "")) if p)
     if venv is not None:
         env.update(env_overrides(venv, env["PATH"]))
-    # Live logs: Python output unbuffered unless the contract or the user decides otherwise.
-    env.setdefault("PYTHONUNBUFFERED", "1")
+    # No PYTHONUNBUFFERED of our own: KubeDL sets it only for PyTorch and XGBoost (the contract
+    # does the same), so a local run buffers Python's output exactly where a pod does.
     env["TRAINSTACK_RUN_ID"] = run_id
     return env

@@ -15,12 +15,13 @@ import base64
 import json
 
 from trainstack.contract.layout import Layout
+from trainstack.kubedl import job_kind
 from trainstack.render.codepack import archive
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import STAGING, ConfigMap, Container, Env, Mount, PodParts
 from trainstack.render.storage import Storage
 from trainstack.spec import values
-from trainstack.spec.model import Code, GitCode, JobType, Run
+from trainstack.spec.model import Code, GitCode, Run
 
 GIT_SYNC_ANNOTATION = "kubedl.io/git-sync-config"
 GIT_SYNC_IMAGE = "kubedl/git-sync:v1"  # KubeDL's default
@@ -75,7 +76,7 @@ def _git(run: Run, git: GitCode, parts: PodParts, options: RenderOptions) -> Non
         config["image"] = options.git_sync_image
     # KubeDL mounts the checkout at path.Join(workingDir, destPath).
     parts.working_dir = "/ml"
-    if run.job_type is not JobType.CUSTOM:
+    if job_kind(run.job_type).by_kubedl:  # KubeDL's git-sync; a plain Job gets an init container
         parts.annotations[GIT_SYNC_ANNOTATION] = json.dumps(config, sort_keys=True)
         return
     env = [Env("GIT_SYNC_REPO", git.url), Env("GIT_SYNC_ONE_TIME", "true"),

@@ -6,22 +6,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainstack.contract import Topology, config_files, job_name, run_base_env
+from trainstack.kubedl import RETRYABLE_EXIT_CODES, JobKind, RunPolicyPlace, job_kind
 from trainstack.render.code import plan_code
-from trainstack.render.kinds import KINDS, Kind
 from trainstack.render.meta import labels_and_annotations
 from trainstack.render.options import RenderOptions
 from trainstack.render.parts import (
+    Access,
     Claim,
     ConfigMap,
+    Meta,
     Mount,
     PersistentVolume,
     PodParts,
     Replica,
 )
 from trainstack.render.placement import priority_class
-from trainstack.render.pod import EXIT_CODE_RETRYABLE, replica
+from trainstack.render.pod import replica
 from trainstack.render.storage import Storage
 from trainstack.spec.model import JobType, Run
+
+# trainstack's own ConfigMap (hyperparameters.json, training_job.json): a name no operator
+# object has (KubeDL's MPI controller owns `<job>-config`: trainstack.kubedl).
+CONFIG_MAP_SUFFIX = "-trainstack-config"
+# What `kubexec.sh` (kubectl exec into the workers) needs; KubeDL grants it to no one.
+# KubeDL v0.5.0 controllers/mpi/mpi_config.go (newJobConfigMap), config/rbac/
+EXEC_RULES = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
+]
 
 
 @dataclass(frozen=True)
@@ -37,7 +49,7 @@ class RunPolicy:
 
 @dataclass(frozen=True)
 class Job:
-    kind: Kind
+    kind: JobKind
     name: str
     namespace: str
     labels: dict[str, str]
@@ -56,11 +68,12 @@ class Resources:
     volumes: tuple[PersistentVolume, ...]
     claims: tuple[Claim, ...]
     config_maps: tuple[ConfigMap, ...]
+    access: tuple[Access, ...]
     job: Job
 
 
 def build(run: Run, options: RenderOptions) -> Resources:
-    kind = KINDS[run.job_type]
+    kind = job_kind(run.job_type)
     job = job_name(run.name)
     ns = run.namespace or options.namespace
     labels, annotations = labels_and_annotations(run, job)
@@ -69,42 +82,73 @@ def build(run: Run, options: RenderOptions) -> Resources:
     plan_code(run, job, storage, parts, options)
     storage.plan()
     topology = Topology.cluster(run, ns, job)
-    config = ConfigMap(f"{job}-config", ns, dict(labels), data=config_files(run, topology))
+    config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels),
+                       data=config_files(run, topology))
     parts.volumes.append({"name": "config", "configMap": {"name": config.name}})
     parts.volumes.append({"name": "metrics", "emptyDir": {}})
     parts.mounts += [Mount("config", "/ml/input/config", True), Mount("metrics", "/ml/metrics")]
-    env = run_base_env(run, job_name=job, framework_names=kind.injected)
-    replicas = tuple(replica(run, role, kind, job, env, labels, parts, options)
+    env = run_base_env(run, job_name=job)
+    access = _exec_access(run, kind, job, ns, labels)
+    accounts = {kind.exec_role: access.service_account} if access and kind.exec_role else {}
+    replicas = tuple(replica(run, role, kind, job, env, labels, parts, options,
+                             service_account=accounts.get(role, run.service_account))
                      for role in run.resources)
-    if run.job_type is JobType.CUSTOM:
+    if kind.replicas_key is None:
         replicas = replicas[:1]  # one role: an Indexed Job of all replicas
+    job_annotations = {**annotations, **parts.annotations}
+    if kind.readiness_annotation is not None:
+        # trainstack's AIMaster is the user's command, which knows nothing of KubeDL's
+        # handshake: mark the job ready up front so the operator creates the workers (once the
+        # AIMaster is Running, by its DAG condition).
+        key, value = kind.readiness_annotation
+        job_annotations[key] = value
     return Resources(
         volumes=tuple(parts.volumes_beside), claims=tuple(parts.claims),
         config_maps=(config, *parts.config_maps),
-        job=Job(kind, job, ns, labels, {**annotations, **parts.annotations},
-                _run_policy(run, options), replicas, **_extra(run, replicas)))
+        access=(access,) if access else (),
+        job=Job(kind, job, ns, labels, job_annotations,
+                _run_policy(run, kind, options), replicas, **_extra(run, kind, replicas)))
 
 
-def _run_policy(run: Run, options: RenderOptions) -> RunPolicy:
+def _exec_access(run: Run, kind: JobKind, job: str, ns: str,
+                 labels: dict[str, str]) -> Access | None:
+    """The Role the kind's exec role needs, bound to the run's ServiceAccount, or to one made
+    for the job when the run names none."""
+    if kind.exec_role is None:
+        return None
+    name = f"{job}-{kind.exec_role}"
+    account = run.service_account or name
+    return Access(name=name, namespace=ns, labels=dict(labels), rules=EXEC_RULES,
+                  service_account=account,
+                  account_meta=None if run.service_account else Meta(name, ns, dict(labels)))
+
+
+def _run_policy(run: Run, kind: JobKind, options: RenderOptions) -> RunPolicy:
+    ttl = run.keep_seconds
+    if ttl is None:
+        ttl = options.ttl_seconds_after_finished
+    if ttl is None:
+        ttl = kind.default_ttl_seconds
     return RunPolicy(
-        ttl_seconds_after_finished=options.ttl_seconds_after_finished,
+        ttl_seconds_after_finished=ttl,
         active_deadline_seconds=run.timeout_seconds,
         backoff_limit=run.fault_tolerance.max_restarts if run.fault_tolerance else None,
         scheduling_policy={"priorityClassName": cls} if (cls := priority_class(run)) else None)
 
 
-def _extra(run: Run, replicas: tuple[Replica, ...]) -> dict[str, Any]:
-    if run.job_type is JobType.MPI:
+def _extra(run: Run, kind: JobKind, replicas: tuple[Replica, ...]) -> dict[str, Any]:
+    if kind.job_type is JobType.MPI:  # MPIJob's own spec fields
         worker = run.resources.get("worker")
-        return {"slots_per_worker": max(1, worker.gpu if worker else 1), "main_container": "mpi"}
-    if run.job_type is JobType.CUSTOM:
+        return {"slots_per_worker": max(1, worker.gpu if worker else 1),
+                "main_container": kind.container}
+    if kind.run_policy is RunPolicyPlace.JOB_SPEC:
         ft = run.fault_tolerance
         extra: dict[str, Any] = {"completions": run.total_replicas,
                                  "backoff_limit": ft.max_restarts if ft else 0}
         if replicas and replicas[0].restart_policy == "ExitCode":
             # KubeDL's ExitCode policy in plain Kubernetes: any other exit code fails the Job.
             extra["pod_failure_policy"] = {"rules": [{"action": "FailJob", "onExitCodes": {
-                "containerName": KINDS[JobType.CUSTOM].container, "operator": "NotIn",
-                "values": list(EXIT_CODE_RETRYABLE)}}]}
+                "containerName": kind.container, "operator": "NotIn",
+                "values": list(RETRYABLE_EXIT_CODES)}}]}
         return extra
     return {}

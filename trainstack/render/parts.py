@@ -52,7 +52,7 @@ class Container:
 @dataclass(frozen=True)
 class Pod:
     labels: dict[str, str]
-    restart_policy: str
+    restart_policy: str | None
     service_account: str | None
     priority_class: str | None
     security_context: dict[str, Any]
@@ -102,6 +102,25 @@ class ConfigMap:
     labels: dict[str, str]
     data: dict[str, str] | None = None
     binary_data: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Meta:
+    name: str
+    namespace: str
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Access:
+    """A Role bound to a ServiceAccount (created too when `account_meta` is set)."""
+
+    name: str  # of the Role and the RoleBinding
+    namespace: str
+    labels: dict[str, str]
+    rules: list[dict[str, Any]]
+    service_account: str
+    account_meta: Meta | None = None
 
 
 @dataclass

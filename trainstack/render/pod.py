@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainstack.contract import custom_ports, launch_command
-from trainstack.render.kinds import Kind
+from trainstack.contract import ContractError, custom_ports, launch_command
+from trainstack.contract.env import INDEX_ENV, role_env
+from trainstack.kubedl import (
+    COMPLETION_INDEX_ANNOTATION,
+    REPLICA_INDEX_LABEL,
+    JobKind,
+)
 from trainstack.render.meta import ROLE_LABEL
 from trainstack.render.options import GPU_RESOURCE, RenderOptions
 from trainstack.render.parts import Container, Env, Mount, Pod, PodParts, Replica
 from trainstack.render.placement import placement, priority_class
-from trainstack.spec.model import JobType, RoleResources, Run
+from trainstack.spec.model import RoleResources, Run
 
-EXIT_CODE_RETRYABLE = (130, 137, 138, 143)  # KubeDL's ExitCode policy (SIGINT/KILL/USR1/TERM)
 SHM_VOLUME = "dshm"
 
 
@@ -48,23 +52,39 @@ def resources(res: RoleResources, with_gpu: bool = True) -> dict[str, Any] | Non
     return {"requests": dict(amounts), "limits": dict(amounts)} if amounts else None
 
 
-def container_env(run: Run, env: dict[str, str]) -> tuple[Env, ...]:
-    """The contract's env (values escaped for the kubelet), then each `spec.secretEnv` variable
-    as a reference the kubelet resolves from the Secret: no secret value is in any manifest."""
+def index_env(kind: JobKind) -> Env:
+    """The replica's index, read by the kubelet from the pod the operator made: one template
+    serves every index of a role."""
+    # KubeDL v0.5.0 pkg/job_controller/pod.go labels each pod with its index; Kubernetes
+    # annotates an Indexed Job's pods with theirs.
+    path = (f"metadata.labels['{REPLICA_INDEX_LABEL}']" if kind.replicas_key is not None
+            else f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']")
+    return Env(INDEX_ENV, value_from={"fieldRef": {"fieldPath": path}})
+
+
+def container_env(run: Run, env: dict[str, str], extra: tuple[Env, ...] = ()) -> tuple[Env, ...]:
+    """The contract's env (values escaped for the kubelet), `extra`, then each `spec.secretEnv`
+    variable as a reference the kubelet resolves from the Secret: no secret value is in any
+    manifest."""
     plain = tuple(Env(k, kubelet_escape(v)) for k, v in env.items())
-    return plain + tuple(
+    return plain + extra + tuple(
         Env(k, value_from={"secretKeyRef": {"name": ref.secret, "key": ref.key}})
         for k, ref in run.secret_env.items())
 
 
-def replica(run: Run, role: str, kind: Kind, job: str, env: dict[str, str], labels: dict[str, str],
-            parts: PodParts, options: RenderOptions) -> Replica:
+def replica(run: Run, role: str, kind: JobKind, job: str, env: dict[str, str],
+            labels: dict[str, str], parts: PodParts, options: RenderOptions, *,
+            service_account: str | None) -> Replica:
     res = run.resources[role]
     argv = [kubelet_escape(a) for a in launch_command(run, role)]
+    mine = role_env(role)
+    for key in mine:
+        if key in env:
+            raise ContractError(f"run {run.name!r}: env {key} is set by the contract and cannot "
+                                "be overridden", hint="rename the variable in spec.env")
     ports: list[dict[str, Any]] = []
-    port = kind.port(run.job_type)
-    if kind.port_name and port is not None:
-        ports.append({"name": kind.port_name, "containerPort": port})
+    if kind.port_name and kind.port is not None:
+        ports.append({"name": kind.port_name, "containerPort": kind.port})
     ports += [{"name": f"custom-{i}", "containerPort": p}
               for i, p in enumerate(custom_ports(run))]
     volumes = list(parts.volumes)
@@ -76,7 +96,7 @@ def replica(run: Run, role: str, kind: Kind, job: str, env: dict[str, str], labe
     main = Container(
         name=kind.container, image=run.component.image, command=tuple(argv[:3]),
         args=tuple(argv[3:]), working_dir=parts.working_dir,
-        env=container_env(run, env),
+        env=container_env(run, {**env, **mine}, (index_env(kind),)),
         ports=tuple(ports) or None, resources=resources(res), mounts=tuple(mounts))
     inits = list(parts.init_containers)
     if parts.stage_steps:
@@ -92,15 +112,15 @@ def replica(run: Run, role: str, kind: Kind, job: str, env: dict[str, str], labe
     if run.run_as_user != 0:
         security["runAsNonRoot"] = True
     pod = Pod(
-        labels={**labels, ROLE_LABEL: role}, restart_policy=pod_policy,
-        service_account=run.service_account, priority_class=priority_class(run),
+        labels={**labels, ROLE_LABEL: role},
+        # KubeDL replaces it anyway (and warns for every pod); a batch/v1 Job requires it.
+        restart_policy=None if kind.overwrites_template_restart_policy else pod_policy,
+        service_account=service_account, priority_class=priority_class(run),
         security_context=security, pull_secrets=[{"name": secret}] if secret else None,
         node_selector=place.node_selector, tolerations=place.tolerations,
         affinity=place.affinity, spread=place.spread, init_containers=tuple(inits),
         containers=(main,), volumes=volumes)
-    count = res.replicas
-    if run.job_type is JobType.CUSTOM:
-        count = run.total_replicas
-    return Replica(kind.replica_type(role) if kind.replicas_key else role, count,
-                   replica_policy, pod)
+    if kind.replicas_key is None:  # an Indexed Job: one template for every replica
+        return Replica(role, run.total_replicas, replica_policy, pod)
+    return Replica(kind.role(role).replica_type, res.replicas, replica_policy, pod)
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from trainstack.kubedl.jobtype import JobType as JobType
+
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -45,15 +47,6 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
         return hash(tuple(self._data.items()))
 
 
-class JobType(enum.StrEnum):
-    TENSORFLOW = "tensorflow"
-    PYTORCH = "pytorch"
-    XGBOOST = "xgboost"
-    ELASTICBATCH = "elasticbatch"
-    MPI = "mpi"
-    CUSTOM = "custom"
-
-
 class ParamType(enum.StrEnum):
     INT = "Int"
     FLOAT = "Float"
@@ -67,29 +60,8 @@ class Scheduling(enum.StrEnum):
     SPREAD = "spread"
 
 
-# Replica roles a user may size per job type, in KubeDL's order. The first is the primary role:
-# the one a run gets when it gives no resources. `required` roles must be present.
-ROLES: Mapping[JobType, tuple[str, ...]] = {
-    JobType.TENSORFLOW: ("chief", "master", "ps", "worker", "evaluator"),
-    JobType.PYTORCH: ("master", "worker"),
-    JobType.XGBOOST: ("master", "worker"),
-    JobType.ELASTICBATCH: ("worker", "aimaster"),
-    JobType.MPI: ("launcher", "worker"),
-    JobType.CUSTOM: ("worker",),
-}
-PRIMARY_ROLE: Mapping[JobType, str] = {
-    JobType.TENSORFLOW: "worker",
-    JobType.PYTORCH: "master",
-    JobType.XGBOOST: "master",
-    JobType.ELASTICBATCH: "worker",
-    JobType.MPI: "launcher",
-    JobType.CUSTOM: "worker",
-}
-REQUIRED_ROLES: Mapping[JobType, tuple[str, ...]] = {
-    JobType.PYTORCH: ("master",),
-    JobType.XGBOOST: ("master",),
-    JobType.MPI: ("launcher", "worker"),
-}
+# JobType and every per-kind fact (roles, replica types, operator behaviour) live in
+# trainstack.kubedl; JobType is re-exported here for the model's users.
 
 
 # --- component -------------------------------------------------------------------------------
@@ -292,6 +264,9 @@ class Run:
     # runner's own environment variable NAME). Sorted by NAME.
     secret_env: FrozenMap[str, SecretRef] = field(default_factory=FrozenMap)
     timeout_seconds: int | None = None
+    # spec.keepAfterFinished: ttlSecondsAfterFinished; None means the kind's default
+    # (trainstack.kubedl JobKind.default_ttl_seconds).
+    keep_seconds: int | None = None
     run_as_user: int = 1000
     image_pull_secret: str | None = None  # overrides the component's
     namespace: str | None = None

@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trainstack.kubedl import job_kind
 from trainstack.spec import values
 from trainstack.spec.model import (
-    PRIMARY_ROLE,
-    ROLES,
     Advanced,
     Binding,
     Code,
@@ -110,6 +109,7 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
     ft = spec.get("faultTolerance")
     adv = spec.get("advanced") or {}
     timeout = spec.get("timeout")
+    keep = spec.get("keepAfterFinished")
     return Run(
         name=meta["name"],
         description=meta.get("description", "") or "",
@@ -136,6 +136,7 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
         secret_env=FrozenMap({k: _secret_ref(v)
                               for k, v in sorted((spec.get("secretEnv") or {}).items())}),
         timeout_seconds=None if timeout is None else values.duration_seconds(timeout),
+        keep_seconds=None if keep is None else values.duration_seconds(keep),
         run_as_user=spec.get("runAsUser", 1000),
         image_pull_secret=spec.get("imagePullSecret"),
         namespace=spec.get("namespace"),
@@ -190,11 +191,11 @@ def _bindings(raw: dict[str, Any], comp: Component, group: str,
 
 def _resources(raw: dict[str, Any], job_type: JobType) -> dict[str, RoleResources]:
     if not raw:
-        if job_type is JobType.MPI:  # an MPIJob needs a launcher and at least one worker
-            return {"launcher": RoleResources(), "worker": RoleResources()}
-        return {PRIMARY_ROLE[job_type]: RoleResources()}
+        # What each required role needs (an MPIJob a launcher and a worker, an ElasticBatchJob
+        # an AIMaster and a worker), else one replica of the primary role.
+        return {role: RoleResources(replicas=n) for role, n in job_kind(job_type).default_resources}
     out: dict[str, RoleResources] = {}
-    for role in ROLES[job_type]:  # KubeDL's role order, not the file's
+    for role in job_kind(job_type).role_names:  # the model's role order, not the file's
         r = raw.get(role)
         if r is None:
             continue

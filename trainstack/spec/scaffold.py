@@ -7,28 +7,10 @@ import re
 from pathlib import Path
 
 from trainstack.errors import UserError
+from trainstack.kubedl import job_kind
 from trainstack.spec.model import JobType
 from trainstack.spec.schema import COMPONENT_NAME
 from trainstack.spec.suggest import closest
-
-# Per job type: image, and the run's roles (KubeDL replica names) with their replica counts.
-_IMAGES = {
-    JobType.PYTORCH: "pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime",
-    JobType.TENSORFLOW: "tensorflow/tensorflow:2.15.0",
-    JobType.XGBOOST: "python:3.11-slim",
-    JobType.ELASTICBATCH: "python:3.11-slim",
-    JobType.MPI: "horovod/horovod:0.28.1",
-    JobType.CUSTOM: "python:3.11-slim",
-}
-_ROLES = {
-    JobType.PYTORCH: (("master", 1), ("worker", 1)),
-    JobType.TENSORFLOW: (("chief", 1), ("worker", 2)),
-    JobType.XGBOOST: (("master", 1), ("worker", 1)),
-    JobType.ELASTICBATCH: (("aimaster", 1), ("worker", 2)),
-    JobType.MPI: (("launcher", 1), ("worker", 2)),
-    JobType.CUSTOM: (("worker", 1),),
-}
-_LAUNCH = {JobType.MPI: "mpirun -np 2 python main.py"}
 
 COMPONENT_YAML = """\
 # The component: what runs (image, code, command) and what it takes (channels, parameters).
@@ -246,11 +228,11 @@ def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> 
         raise UserError(f"{target} already exists; trainstack init never overwrites",
                         hint="choose another name or --dir, or remove it first")
     resources = "\n".join(f"    {role}: {{replicas: {n}, cpu: 1, memory: 2Gi}}"
-                          for role, n in _ROLES[kind])
+                          for role, n in job_kind(kind).scaffold_roles)
     files = {
         "component.yaml": COMPONENT_YAML.format(
-            name=name, job_type=kind.value, image=_IMAGES[kind],
-            launch=_LAUNCH.get(kind, "python main.py")),
+            name=name, job_type=kind.value, image=job_kind(kind).scaffold_image,
+            launch=job_kind(kind).scaffold_launch),
         "runs/example.yaml": RUN_YAML.format(name=name, run_name=f"{name[:56]}-example",
                                              run_file=f"{name}/runs/example.yaml",
                                              resources=resources),

@@ -203,6 +203,9 @@ RUN: dict[str, Any] = _doc(
                                       "meta": {"expect": _SECRET_REF_EXPECT, "redact": True}}},
         "timeout": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
                     "meta": {"expect": "seconds, or a duration such as 90m, 24h, 1h30m, 2d"}},
+        # How long the finished job (its pods and their logs) stays: ttlSecondsAfterFinished.
+        "keepAfterFinished": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
+                              "meta": {"expect": "seconds, or a duration such as 12h, 1d, 7d"}},
         "runAsUser": _int(0, 65535),
         "imagePullSecret": COMPONENT["spec"]["schema"]["imagePullSecret"],
         "namespace": _str(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a Kubernetes namespace name"),

@@ -68,6 +68,17 @@ def _account(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
                                       image_pull_secrets=m.get("imagePullSecrets"), opts=opts)
 
 
+def _role(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+          ) -> pulumi.CustomResource:
+    return k8s.rbac.v1.Role(name, metadata=m["metadata"], rules=m.get("rules"), opts=opts)
+
+
+def _role_binding(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+                  ) -> pulumi.CustomResource:
+    return k8s.rbac.v1.RoleBinding(name, metadata=m["metadata"], role_ref=m["roleRef"],
+                                   subjects=m.get("subjects"), opts=opts)
+
+
 def _batch_job(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
                ) -> pulumi.CustomResource:
     return k8s.batch.v1.Job(name, metadata=m["metadata"], spec=m.get("spec"), opts=opts)
@@ -79,6 +90,9 @@ _TYPED: dict[tuple[str, str], _Builder] = {
     ("v1", "ConfigMap"): _configmap, ("v1", "Secret"): _secret, ("v1", "Service"): _service,
     ("v1", "PersistentVolume"): _volume, ("v1", "PersistentVolumeClaim"): _claim,
     ("v1", "ServiceAccount"): _account, ("batch/v1", "Job"): _batch_job,
+    # The MPI launcher's exec rights (trainstack.render.context).
+    ("rbac.authorization.k8s.io/v1", "Role"): _role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _role_binding,
 }
 
 

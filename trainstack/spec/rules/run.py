@@ -5,19 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from trainstack.errors import Diagnostic
+from trainstack.kubedl import KINDS, is_contract_env, job_kind, operator_env
 from trainstack.spec import values
-from trainstack.spec.model import REQUIRED_ROLES, ROLES, Component, JobType
+from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, items, section
 from trainstack.spec.schema import MAX_DATA_INPUTS, MAX_ENV
 from trainstack.spec.suggest import closest
 from trainstack.spec.values import looks_secret
 from trainstack.spec.yamlsource import SourceDoc
-
-# Variables the contract sets; a run's env must not silently replace them.
-RESERVED_ENV = ("PAI_", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "TF_CONFIG",
-                "METRICS", "NVIDIA_VISIBLE_DEVICES", "CUSTOM_PORTS", "MODEL", "JOB_NAME")
-SINGLETON_ROLES = ("master", "chief", "launcher", "aimaster")
 
 
 def check(doc: SourceDoc) -> list[Diagnostic]:
@@ -38,6 +34,7 @@ def check_against(doc: SourceDoc, comp: Component, raw_params: dict[str, Any]) -
     out: list[Diagnostic] = []
     out += _parameters(doc, comp, raw_params)
     out += _channels(doc, comp)
+    out += _operator_env(doc, comp)
     out += _resources(doc, comp)
     out += _advanced_kind(doc, comp)
     return out
@@ -77,7 +74,7 @@ def _env(doc: SourceDoc) -> list[Diagnostic]:
             if not isinstance(key, str):
                 continue
             path = ("spec", group, key)
-            if key.startswith("PAI_") or key in RESERVED_ENV:
+            if is_contract_env(key):
                 out.append(doc.diag(path, f"{key} is set by trainstack's contract and cannot be "
                                     "overridden", hint="use another name, or set a parameter "
                                     "instead", key=True, code="reserved-env"))
@@ -101,6 +98,20 @@ def _env(doc: SourceDoc) -> list[Diagnostic]:
     return out
 
 
+def _operator_env(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
+    """Names the operator appends to a replica's env: its value would silently win over the
+    run's. The same set the renderer and `trainstack env` refuse (trainstack.kubedl)."""
+    out: list[Diagnostic] = []
+    injected = operator_env(comp.job_type)
+    for group in ("env", "secretEnv"):
+        for key in section(doc.data, "spec", group):
+            if isinstance(key, str) and key in injected and not is_contract_env(key):
+                out.append(doc.diag(("spec", group, key), f"{key} is set by KubeDL for a "
+                                    f"{comp.job_type} job and cannot be overridden",
+                                    hint="use another name", key=True, code="reserved-env"))
+    return out
+
+
 def _spot(doc: SourceDoc) -> list[Diagnostic]:
     spot = section(doc.data, "spec").get("spot")
     if isinstance(spot, dict) and "bidDiscount" in spot and "bidPrice" in spot:
@@ -110,13 +121,15 @@ def _spot(doc: SourceDoc) -> list[Diagnostic]:
 
 
 def _timeout(doc: SourceDoc) -> list[Diagnostic]:
-    value = section(doc.data, "spec").get("timeout")
-    if isinstance(value, int | str) and not isinstance(value, bool):
-        try:
-            values.duration_seconds(value)
-        except ValueError as err:
-            return [doc.diag(("spec", "timeout"), str(err), code="timeout")]
-    return []
+    out: list[Diagnostic] = []
+    for key in ("timeout", "keepAfterFinished"):
+        value = section(doc.data, "spec").get(key)
+        if isinstance(value, int | str) and not isinstance(value, bool):
+            try:
+                values.duration_seconds(value)
+            except ValueError as err:
+                out.append(doc.diag(("spec", key), str(err), code="timeout"))
+    return out
 
 
 def _ports(doc: SourceDoc) -> list[Diagnostic]:
@@ -223,7 +236,8 @@ def _models(doc: SourceDoc) -> list[Diagnostic]:
 def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     resources = section(doc.data, "spec", "resources")
-    allowed = ROLES[comp.job_type]
+    kind = job_kind(comp.job_type)
+    allowed = kind.role_names
     total = 0
     for role, res in resources.items():
         path = ("spec", "resources", role)
@@ -233,13 +247,18 @@ def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
                                 + ", ".join(allowed), hint=f"did you mean {best!r}?" if best
                                 else None, key=True, code="role"))
             continue
+        refused = kind.role(role).refused
+        if refused:
+            out.append(doc.diag(path, f"a {comp.job_type} job cannot have the role {role!r}: "
+                                f"{refused}", key=True, code="role"))
+            continue
         if not isinstance(res, dict):
             continue
         replicas = res.get("replicas", 1)
         gpu = res.get("gpu", 0)
         if is_int(replicas):
             total += replicas
-            if role in SINGLETON_ROLES and replicas != 1:
+            if role in kind.singleton_roles and replicas != 1:
                 out.append(doc.diag((*path, "replicas"), f"a {comp.job_type} job has exactly one "
                                     f"{role}", code="role"))
         if is_int(gpu):
@@ -251,10 +270,12 @@ def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
                 except ValueError as err:
                     out.append(doc.diag((*path, key), str(err), code="quantity"))
         out += _shm_rule(doc, path, res)
-    for role in REQUIRED_ROLES.get(comp.job_type, ()):
+    for role in kind.required_roles:
         if resources and role not in resources:
             out.append(doc.diag(("spec", "resources"), f"a {comp.job_type} job needs a {role!r} "
-                                "role", hint=f"add `{role}: {{replicas: 1}}`", code="role"))
+                                f"role" + (f": {why}" if (why := kind.role(role).required_reason)
+                                           else ""),
+                                hint=f"add `{role}: {{replicas: 1}}`", code="role"))
     if not comp.constraints.multi_node and total > 1:
         out.append(doc.diag(("spec", "resources"), f"component {comp.ref} does not support "
                             f"multiple nodes (constraints.multiNode: false) but the run asks for "
@@ -298,10 +319,21 @@ def _shm_rule(doc: SourceDoc, path: tuple[str | int, ...], res: dict[str, Any]) 
 
 def _advanced_kind(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     adv = section(doc.data, "spec", "advanced")
-    if adv and comp.job_type != JobType.PYTORCH:
+    out: list[Diagnostic] = []
+    refused = adv.get("createSvcForAllWorkers") is True
+    if refused:
+        # DLC's option; KubeDL decides alone which replicas get a Service (trainstack.kubedl).
+        out.append(doc.diag(("spec", "advanced", "createSvcForAllWorkers"), "KubeDL has no "
+                            "option to create Services for all workers (v0.5.0 gives a "
+                            "PyTorchJob a Service for its master only), so "
+                            "createSvcForAllWorkers: true would do nothing",
+                            hint="remove it; workers reach the master through MASTER_ADDR",
+                            code="advanced"))
+    if adv and not job_kind(comp.job_type).custom_ports:
         keys = [k for k in ("customPortList", "customPortNumPerWorker", "createSvcForAllWorkers")
-                if k in adv]
-        return [doc.diag(("spec", "advanced", k), f"{k} applies only to pytorch jobs; "
+                if k in adv and not (refused and k == "createSvcForAllWorkers")]
+        kinds = " and ".join(t.value for t, k in KINDS.items() if k.custom_ports)
+        out += [doc.diag(("spec", "advanced", k), f"{k} applies only to {kinds} jobs; "
                          f"{comp.ref} is {comp.job_type}", key=True, code="advanced")
                 for k in keys]
-    return []
+    return out
