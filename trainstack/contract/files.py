@@ -77,5 +77,5 @@ def config_files(run: Run, topology: Topology, layout: Layout | None = None) -> 
                                  indent=2) + "\n",
     }
     if run.job_type is JobType.MPI and topology.is_local:
-        files[framework.HOSTFILE] = framework.local_hostfile(run)
+        files[framework.HOSTFILE] = framework.local_hostfile(run, topology.job_name)
     return files

@@ -181,6 +181,10 @@ class Supervisor:
         # ReconcilePods collects podsToFailover, failover.go RecreatePods deletes just those).
         self._stop(retryable)
         for key in retryable:
+            # Like a deleted pod, nothing of the old replica survives its recreation.
+            procgroup.kill_tagged(procgroup.replica_tag(self.tag, key),
+                                  name=procgroup.REPLICA_TAG_ENV)
+        for key in retryable:
             self._start(key, marker)
         return None
 
