@@ -56,6 +56,8 @@ def test_success_follows_the_kinds_rule(tmp_path: Path, job_type: str,
     ("pytorch", {"master": {"replicas": 1}, "worker": {"replicas": 2}}, {"worker": ("master",)}),
     ("mpi", {"launcher": {"replicas": 1}, "worker": {"replicas": 2}}, {"launcher": ("worker",)}),
     ("xgboost", {"master": {"replicas": 1}, "worker": {"replicas": 1}}, {"worker": ("master",)}),
+    ("tensorflow", {"chief": {"replicas": 1}, "ps": {"replicas": 1}, "worker": {"replicas": 1}},
+     {"chief": ("ps",), "worker": ("ps",)}),
     ("pytorch", {"master": {"replicas": 1}}, {}),
 ])
 def test_start_order_follows_the_model(tmp_path: Path, job_type: str,
