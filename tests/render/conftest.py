@@ -45,6 +45,8 @@ CASES = [
     Case("binding-file", "bindings-file.run.yaml", RenderOptions(local_cluster=True)),
     # secretEnv: secretKeyRefs on every replica, never a value
     Case("secret-env", "secret-env.run.yaml"),
+    # torchElastic: the command under torchrun's agent, the master hosting the rendezvous
+    Case("torch-elastic", "torch-elastic.run.yaml"),
 ]
 
 
