@@ -360,4 +360,4 @@ def _torch_elastic(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     kinds = " and ".join(t.value for t, k in KINDS.items() if k.env_scheme is EnvScheme.TORCH)
     return [doc.diag(("spec", "torchElastic"), f"torchElastic applies only to {kinds} jobs; "
                      f"{comp.ref} is {comp.job_type}", key=True, code="torch-elastic",
-                     hint="remove it, or restart the job as a whole with faultTolerance")]
+                     hint="remove it; faultTolerance recreates a failed replica for any kind")]
