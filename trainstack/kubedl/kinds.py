@@ -62,7 +62,7 @@ class Injected:
     name: str
     roles: tuple[str, ...]  # the roles whose pods get it
     how: str  # how the value is computed, for docs and `trainstack env`
-    # Only the kind's default container gets it (None: every container of the pod).
+    # Only the kind's default container gets it (False: every container of the pod).
     default_container_only: bool = True
     # Only when the job has more than one replica in total (TF_CONFIG).
     distributed_only: bool = False
@@ -210,7 +210,8 @@ COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 MPI_CONFIG_DIR = "/etc/mpi"  # where the operator mounts its ConfigMap (launcher and workers)
 MPI_KUBEXEC = "kubexec.sh"
 MPI_HOSTFILE = "hostfile"
-# --launcher-runs-workloads defaults to true: the hostfile lists the launcher first.
+# The flag --launcher-runs-workloads defaults to true (mpijob_controller.go): the hostfile lists
+# the launcher first.
 MPI_LAUNCHER_RUNS_WORKLOAD = True
 MPI_DEFAULT_SLOTS = 1  # slots per host when spec.slotsPerWorker is unset
 
@@ -224,8 +225,6 @@ def mpi_hostfile(job_name: str, workers: int, slots: int | None) -> str:
     hosts += [pod_name(job_name, "worker", i) for i in range(workers)]
     return "".join(f"{h} slots={n}\n" for h in hosts)
 
-
-_TORCH_LIKE = ("MASTER_PORT", "MASTER_ADDR", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED")
 
 KINDS: Mapping[JobType, JobKind] = {
     JobType.TENSORFLOW: JobKind(
@@ -319,6 +318,9 @@ KINDS: Mapping[JobType, JobKind] = {
         # KubeDL v0.5.0 apis/training/v1alpha1/xgboostjob_constants.go
         container="xgboostjob", port_name="xgboostjob-port", port=9999,
         roles=(
+            # Both roles get Services; no start order (GetReconcileOrders: Master, Worker).
+            # KubeDL v0.5.0 pkg/job_controller/job.go (shouldCreateService),
+            # controllers/xgboost/xgboostjob_controller.go
             Role("master", "Master", required=True, singleton=True, gets_service=True,
                  default_replicas=1, scaffold_replicas=1),
             # Workers wait for the master to be Running. KubeDL v0.5.0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import signal
 
-# 130 SIGINT, 137 SIGKILL (OOM kill, eviction), 138 SIGUSR1 (a user-requested retry), 143
-# SIGTERM: the codes KubeDL treats as transient. Every other non-zero code is permanent.
-RETRYABLE_EXIT_CODES = frozenset({130, 137, 138, 143})
+from trainstack import kubedl
+
+# The codes KubeDL treats as transient (trainstack.kubedl); every other non-zero code is permanent.
+RETRYABLE_EXIT_CODES = frozenset(kubedl.RETRYABLE_EXIT_CODES)
 
 
 def normalize(returncode: int) -> int:
