@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 from pathlib import Path
 
 from tests.local.conftest import Cli
-from tests.local.helpers import REPO, wait_for, write_run
+from tests.local.helpers import write_run
 from trainstack.registry import Registry, RunRecord, RunStatus
 
 

@@ -17,7 +17,6 @@ from trainstack.spec.model import (
     Component,
     Constraints,
     FaultTolerance,
-    TorchElastic,
     FrozenMap,
     GitCode,
     InputChannel,
@@ -33,6 +32,7 @@ from trainstack.spec.model import (
     Scheduling,
     SecretRef,
     Spot,
+    TorchElastic,
 )
 
 
