@@ -107,6 +107,8 @@ def test_a_peer_that_then_fails_permanently_fails_the_job(tmp_path: Path) -> Non
     assert out.status is RunStatus.FAILED
     assert "master-0 exited with exit code 1" in out.reason
     assert {e.key: e.exit_code for e in out.exits}["master-0"] == 1
+    # The master ran once: a peer's failure is not a reason to start it again.
+    assert (tmp_path / "logs" / "master-0.log").read_text().count("lost a peer") == 1
 
 
 def test_independent_workers_restart_alone(tmp_path: Path) -> None:
@@ -121,13 +123,16 @@ def test_independent_workers_restart_alone(tmp_path: Path) -> None:
 
 def test_recreating_a_replica_kills_what_left_its_process_group(tmp_path: Path) -> None:
     # A replica whose child runs in a session of its own (as torchrun's workers do): when the
-    # replica is recreated, that child goes too, as everything in a deleted pod does.
-    cmd = ("if [ ! -e killed ]; then touch killed; "
-           "setsid sh -c 'echo $$ > orphan; exec sleep 60' & "
-           "while [ ! -s orphan ]; do sleep 0.02; done; kill -9 $$; fi")
+    # replica is recreated, that child is gone before the new attempt starts, as everything in
+    # a deleted pod is. The second attempt fails (exit 3, not retried) if it finds it alive.
+    first = ("touch killed; setsid sh -c 'echo $$ > orphan; exec sleep 60' & "
+             "while [ ! -s orphan ]; do sleep 0.02; done; kill -9 $$")
+    second = ("pid=$(cat orphan); "
+              "if [ -d /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status; then exit 3; fi")
+    cmd = f"if [ ! -e killed ]; then {first}; else {second}; fi"
     out = Supervisor([launch(tmp_path, "worker", 0, cmd)], Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
-    assert not pid_alive(int((tmp_path / "orphan").read_text()))
+    assert out.restarts == 1
 
 
 def test_retryable_exit_without_restarts_left_fails(tmp_path: Path) -> None:
