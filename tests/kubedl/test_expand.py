@@ -13,6 +13,7 @@ import pytest
 from tests.render.conftest import CASES, Case
 from trainstack.contract import Topology, replica_env
 from trainstack.contract.names import job_name
+from trainstack.contract.shell import POD_IP_ENV
 from trainstack.kubedl import JobType, job_kind
 from trainstack.kubedl.expand import expand, problems
 from trainstack.render import RenderOptions, render_run
@@ -63,6 +64,8 @@ def test_every_replica_sees_exactly_the_contract_env(case: Case) -> None:
         promised: dict[str, Any] = replica_env(run, pod.role, pod.index, topology=topology)
         promised.update({k: {"secretKeyRef": {"name": ref.secret, "key": ref.key}}
                          for k, ref in run.secret_env.items()})
+        if run.torch_elastic is not None:  # the agent's address: the pod's, at run time
+            promised[POD_IP_ENV] = {"fieldRef": {"fieldPath": "status.podIP"}}
         assert seen == promised, pod.name
 
 

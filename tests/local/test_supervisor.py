@@ -12,8 +12,8 @@ from pathlib import Path
 
 from tests.local.helpers import FIXTURES, REPO, launch, pid_alive, wait_for
 from trainstack.local.exitcodes import is_retryable, normalize
-from trainstack.local.procgroup import tagged_pids
-from trainstack.local.supervisor import Outcome, Policy, RestartScope, Supervisor
+from trainstack.local.procgroup import Replica, tagged_pids
+from trainstack.local.supervisor import Outcome, Policy, Supervisor
 from trainstack.registry.model import ReplicaExit, RunStatus
 
 STEPPER = f'"$PYTHON" {FIXTURES / "stepper.py"}'
@@ -81,26 +81,58 @@ def test_sigkilled_replica_is_restarted_and_resumes_from_its_checkpoint(tmp_path
     assert f"resumed from step {starts[1]}" in log
 
 
-def test_distributed_job_restarts_as_a_whole(tmp_path: Path) -> None:
+def test_only_the_failed_replica_is_recreated(tmp_path: Path) -> None:
+    # KubeDL's failover deletes the failed pod alone; its peers keep running (and are not
+    # started again).
     cmd = ('echo x >> "$ROLE.starts"; '
            "if [ ! -e killed ]; then touch killed; kill -9 $$; fi; sleep 0.3")
-    launches = [launch(tmp_path, "master", 0, "echo x >> master.starts; sleep 1", ROLE="master"),
+    launches = [launch(tmp_path, "master", 0, "echo x >> master.starts; sleep 1.5",
+                       ROLE="master"),
                 launch(tmp_path, "worker", 0, cmd, ROLE="worker")]
-    out = Supervisor(launches, Policy(max_restarts=1, scope=RestartScope.JOB)).run()
+    out = Supervisor(launches, Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert out.restarts == 1
-    assert (tmp_path / "master.starts").read_text() == "x\nx\n"
+    assert (tmp_path / "master.starts").read_text() == "x\n"
     assert (tmp_path / "worker.starts").read_text() == "x\nx\n"
+
+
+def test_a_peer_that_then_fails_permanently_fails_the_job(tmp_path: Path) -> None:
+    # worker-0 is SIGKILLed and recreated; the master, whose collective lost a rank, exits 1:
+    # on a cluster that fails the job, so it does here, though restarts remain.
+    worker = ("echo x >> worker.starts; if [ ! -e killed ]; then touch killed; kill -9 $$; fi; "
+              "sleep 30")
+    master = "while [ ! -e killed ]; do sleep 0.02; done; echo lost a peer; exit 1"
+    launches = [launch(tmp_path, "master", 0, master), launch(tmp_path, "worker", 0, worker)]
+    out = Supervisor(launches, Policy(max_restarts=3, grace_seconds=2)).run()
+    assert out.status is RunStatus.FAILED
+    assert "master-0 exited with exit code 1" in out.reason
+    assert {e.key: e.exit_code for e in out.exits}["master-0"] == 1
+    # The master ran once: a peer's failure is not a reason to start it again.
+    assert (tmp_path / "logs" / "master-0.log").read_text().count("lost a peer") == 1
 
 
 def test_independent_workers_restart_alone(tmp_path: Path) -> None:
     cmd = 'echo x >> "$ROLE.starts"; if [ ! -e killed ]; then touch killed; exit 143; fi'
     launches = [launch(tmp_path, "worker", 0, "echo x >> w0.starts; sleep 1.5", ROLE="w0"),
                 launch(tmp_path, "worker", 1, cmd, ROLE="w1")]
-    out = Supervisor(launches, Policy(max_restarts=1, scope=RestartScope.REPLICA)).run()
+    out = Supervisor(launches, Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert (tmp_path / "w0.starts").read_text() == "x\n"
     assert (tmp_path / "w1.starts").read_text() == "x\nx\n"
+
+
+def test_recreating_a_replica_kills_what_left_its_process_group(tmp_path: Path) -> None:
+    # A replica whose child runs in a session of its own (as torchrun's workers do): when the
+    # replica is recreated, that child is gone before the new attempt starts, as everything in
+    # a deleted pod is. The second attempt fails (exit 3, not retried) if it finds it alive.
+    first = ("touch killed; setsid sh -c 'echo $$ > orphan; exec sleep 60' & "
+             "while [ ! -s orphan ]; do sleep 0.02; done; kill -9 $$")
+    second = ("pid=$(cat orphan); "
+              "if [ -d /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status; then exit 3; fi")
+    cmd = f"if [ ! -e killed ]; then {first}; else {second}; fi"
+    out = Supervisor([launch(tmp_path, "worker", 0, cmd)], Policy(max_restarts=1)).run()
+    assert out.status is RunStatus.SUCCEEDED, out.reason
+    assert out.restarts == 1
 
 
 def test_retryable_exit_without_restarts_left_fails(tmp_path: Path) -> None:
@@ -125,14 +157,64 @@ def test_timeout_stops_the_job_and_fails_it(tmp_path: Path) -> None:
                      Policy(timeout_seconds=0.5, grace_seconds=5)).run()
     assert out.status is RunStatus.FAILED
     assert out.reason.startswith("timed out after 0.5s")
-    assert out.exits == (ReplicaExit("worker", 0, 143),)
+    assert out.exits == (ReplicaExit("worker", 0, 143, stopped=True),)
 
 
-def test_service_roles_are_stopped_when_the_workers_finish(tmp_path: Path) -> None:
-    launches = [launch(tmp_path, "ps", 0, "sleep 300"), launch(tmp_path, "worker", 0, "true")]
-    out = Supervisor(launches, Policy(service_roles=frozenset({"ps"}))).run()
-    assert out.status is RunStatus.SUCCEEDED
-    assert dict((e.role, e.exit_code) for e in out.exits) == {"ps": 143, "worker": 0}
+def test_the_success_rule_decides_and_the_rest_are_stopped_not_failed(tmp_path: Path) -> None:
+    # XGBoost's rule: the master alone. A worker still running is stopped, recorded as stopped.
+    launches = [launch(tmp_path, "master", 0, "true"), launch(tmp_path, "worker", 0, "sleep 300")]
+    out = Supervisor(launches, Policy(success=(frozenset({"master-0"}),))).run()
+    assert out.status is RunStatus.SUCCEEDED, out.reason
+    assert out.exits == (ReplicaExit("master", 0, 0), ReplicaExit("worker", 0, 143, stopped=True))
+
+
+def test_any_one_success_set_is_enough(tmp_path: Path) -> None:
+    # ElasticBatch: the AIMaster, or every worker. Here the workers finish first.
+    launches = [launch(tmp_path, "aimaster", 0, "sleep 300"),
+                launch(tmp_path, "worker", 0, "true"), launch(tmp_path, "worker", 1, "true")]
+    rules = (frozenset({"aimaster-0"}), frozenset({"worker-0", "worker-1"}))
+    out = Supervisor(launches, Policy(success=rules)).run()
+    assert out.status is RunStatus.SUCCEEDED, out.reason
+    assert {e.key: e.stopped for e in out.exits} == {
+        "aimaster-0": True, "worker-0": False, "worker-1": False}
+
+
+def test_without_its_success_set_a_job_waits_for_it(tmp_path: Path) -> None:
+    # TF without a chief: worker-0 decides. worker-1 exiting 0 first does not end the job.
+    launches = [launch(tmp_path, "worker", 0, "sleep 0.5; echo done > w0"),
+                launch(tmp_path, "worker", 1, "true")]
+    out = Supervisor(launches, Policy(success=(frozenset({"worker-0"}),))).run()
+    assert out.status is RunStatus.SUCCEEDED, out.reason
+    assert (tmp_path / "w0").read_text() == "done\n"
+
+
+class _Starts:
+    """An observer that records the order in which replicas start."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    def started(self, replica: Replica) -> None:
+        self.order.append(replica.launch.key)
+
+    def exited(self, replica: Replica, exit_code: int) -> None:
+        pass
+
+    def stopped(self, replica: Replica, exit_code: int) -> None:
+        pass
+
+    def restarting(self, restarts: int, reason: str) -> None:
+        pass
+
+
+def test_a_role_starts_after_its_upstream_role(tmp_path: Path) -> None:
+    # PyTorch workers start once the master runs, though listed first here.
+    launches = [launch(tmp_path, "worker", 0, "true"), launch(tmp_path, "worker", 1, "true"),
+                launch(tmp_path, "master", 0, "sleep 0.2")]
+    starts = _Starts()
+    out = Supervisor(launches, Policy(start_after={"worker": ("master",)}), starts).run()
+    assert out.status is RunStatus.SUCCEEDED, out.reason
+    assert starts.order == ["master-0", "worker-0", "worker-1"]
 
 
 def test_stop_request_leaves_no_process_behind(tmp_path: Path) -> None:

@@ -47,6 +47,8 @@ CASES = [
     Case("secret-env", "secret-env.run.yaml"),
     # strings a YAML 1.1 reader would misread unquoted (y, 1e-05, 0o17, 1:20, ~, <<, ...)
     Case("yaml11-strings", "yaml11.run.yaml"),
+    # torchElastic: the command under torchrun's agent, the master hosting the rendezvous
+    Case("torch-elastic", "torch-elastic.run.yaml"),
 ]
 
 

@@ -16,7 +16,7 @@ def test_valid_fixtures_exit_0() -> None:
     result = trainstack("validate", VALID)
     assert result.code == 0, result.err
     assert result.err == ""
-    assert "16 file(s): 7 component(s), 9 run(s) valid; ok" in result.out
+    assert "17 file(s): 7 component(s), 10 run(s) valid; ok" in result.out
 
 
 def test_example_components_validate() -> None:
@@ -78,7 +78,7 @@ def test_missing_path_and_empty_directory(tmp_path: Path) -> None:
 def test_directories_are_searched_and_runs_resolve_their_components(tmp_path: Path) -> None:
     result = trainstack("validate", "--components", VALID / "components", VALID / "runs")
     assert result.code == 0, result.err
-    assert "9 run(s) valid; ok" in result.out
+    assert "10 run(s) valid; ok" in result.out
 
 
 def test_an_invalid_component_is_reported_once_for_all_its_runs(tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ this package; neither computes any of it on its own. See docs/contract.md.
 """
 
 from trainstack.contract.env import (
-    ContractError,
     base_env,
     operator_names,
     replica_env,
     run_base_env,
     secret_env_text,
 )
+from trainstack.contract.errors import ContractError
 from trainstack.contract.files import config_files, training_job
 from trainstack.contract.framework import framework_env, tf_config
 from trainstack.contract.hyper import hps_json, user_args, user_args_text, value_text

@@ -13,10 +13,11 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from trainstack.contract import framework
+from trainstack.contract.errors import ContractError
 from trainstack.contract.hyper import hps_json, user_args_text, value_text
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
-from trainstack.contract.topology import Topology, custom_ports
-from trainstack.errors import UserError
+from trainstack.contract.shell import POD_IP_ENV
+from trainstack.contract.topology import LOCALHOST, Topology, custom_ports
 from trainstack.kubedl import is_contract_env, job_kind
 from trainstack.spec.model import Run
 from trainstack.spec.suggest import did_you_mean
@@ -26,10 +27,6 @@ from trainstack.spec.values import env_name
 # whatever the kind's RANK means (XGBoost's master-0 and worker-0 are both RANK 0).
 ROLE_ENV = "TRAINSTACK_ROLE"
 INDEX_ENV = "TRAINSTACK_REPLICA_INDEX"
-
-
-class ContractError(UserError):
-    """A run asks for something the in-container contract cannot express."""
 
 
 def role_env(role: str) -> dict[str, str]:
@@ -137,4 +134,7 @@ def replica_env(run: Run, role: str, index: int, *, topology: Topology,
     env.update(framework.framework_env(run, role, index, topology, Layout.at(root)))
     if gpus:
         env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpus)
+    if run.torch_elastic is not None and topology.is_local:
+        # On a cluster the kubelet sets it from the pod's status.podIP (the renderer's fieldRef).
+        env[POD_IP_ENV] = LOCALHOST
     return _merge_user_env(run, env)

@@ -57,6 +57,9 @@ def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> 
         "faultTolerance": None if run.fault_tolerance is None else {
             "maxRestarts": run.fault_tolerance.max_restarts,
             "unconditional": run.fault_tolerance.unconditional},
+        # Only when set: how the command is launched (spec.torchElastic).
+        **({} if run.torch_elastic is None else {
+            "torchElastic": {"maxRestarts": run.torch_elastic.max_restarts}}),
         "timeoutSeconds": run.timeout_seconds,
         "runAsUser": run.run_as_user,
         "imagePullSecret": run.pull_secret,  # a Secret's name, never its content
@@ -75,5 +78,5 @@ def config_files(run: Run, topology: Topology, layout: Layout | None = None) -> 
                                  indent=2) + "\n",
     }
     if run.job_type is JobType.MPI and topology.is_local:
-        files[framework.HOSTFILE] = framework.local_hostfile(run)
+        files[framework.HOSTFILE] = framework.local_hostfile(run, topology.job_name)
     return files

@@ -27,7 +27,14 @@ import json
 
 from trainstack.contract.layout import Layout
 from trainstack.contract.topology import Topology
-from trainstack.kubedl import MPI_CONFIG_DIR, MPI_HOSTFILE, MPI_KUBEXEC, EnvScheme, job_kind
+from trainstack.kubedl import (
+    MPI_CONFIG_DIR,
+    MPI_HOSTFILE,
+    MPI_KUBEXEC,
+    EnvScheme,
+    job_kind,
+    mpi_hostfile,
+)
 from trainstack.spec.model import Run
 
 HOSTFILE = MPI_HOSTFILE
@@ -90,8 +97,22 @@ def framework_env(run: Run, role: str, index: int, topology: Topology,
     return env
 
 
-def local_hostfile(run: Run) -> str:
-    """Open MPI hostfile for a local run: every worker's slot on this host."""
-    workers = run.resources.get("worker")
-    slots = workers.replicas if workers else 1
-    return f"localhost slots={slots}\n"
+def mpi_slots_per_worker(run: Run) -> int:
+    """`slotsPerWorker` of a run's MPIJob: one rank per GPU of a worker, at least one."""
+    worker = run.resources.get("worker")
+    return max(1, worker.gpu if worker else 1)
+
+
+def local_hostfile(run: Run, job_name: str) -> str:
+    """Open MPI hostfile for a local run. The operator's hostfile lists the launcher first (it
+    runs ranks too), then every worker, each with `slotsPerWorker` slots (trainstack.kubedl
+    .mpi_hostfile); locally every replica is this machine, so the same slots, in total, are on
+    localhost, and `mpirun` without `-np` starts as many ranks as on the cluster."""
+    workers = run.resources["worker"].replicas if "worker" in run.resources else 0
+    slots = mpi_slots_per_worker(run)
+    cluster = mpi_hostfile(job_name, workers, slots)
+    total = slots * len(cluster.splitlines())
+    return ("# the cluster's hostfile (ConfigMap " + job_name + "-config):\n"
+            + "".join(f"#   {line}\n" for line in cluster.splitlines())
+            + "# every replica runs on this machine, so all of their slots are here:\n"
+            + f"localhost slots={total}\n")

@@ -32,8 +32,9 @@ when the code has one (seed 000); a failed install exits 1, which is not a retry
 from __future__ import annotations
 
 import re
+import shlex
 
-from trainstack.contract.env import ContractError
+from trainstack.contract.errors import ContractError
 from trainstack.contract.hyper import user_args
 from trainstack.kubedl import job_kind
 from trainstack.spec.model import Run
@@ -43,6 +44,9 @@ PRELUDE = (
     'cd "$PAI_WORKING_DIR" || exit 1\n'
     "if [ -f requirements.txt ]; then pip install -r requirements.txt || exit 1; fi\n"
 )
+# Where a replica finds its own IP address (spec.torchElastic): the pod's status.podIP on a
+# cluster, 127.0.0.1 locally.
+POD_IP_ENV = "TRAINSTACK_POD_IP"
 # An MPI worker only hosts the ranks the launcher starts through kubexec; it waits.
 MPI_WORKER_WAIT = "exec sleep 2147483647"
 
@@ -326,7 +330,40 @@ def script(run: Run, role: str | None = None, *, install_requirements: bool = Tr
     kind = job_kind(run.job_type)
     if role is not None and kind.has_role(role) and not kind.role(role).runs_command:
         return prelude + MPI_WORKER_WAIT
+    if run.torch_elastic is not None:
+        return prelude + torch_elastic_launch(run, role, rewrite(run.component.command))
     return prelude + rewrite(run.component.command)
+
+
+def torch_elastic_launch(run: Run, role: str | None, command: str) -> str:
+    """`spec.torchElastic`: the command as the one worker of torchrun's elastic agent in every
+    replica. The agents rendezvous (c10d) at the master's MASTER_ADDR:MASTER_PORT, the master
+    hosting the store; when a worker dies, or a replica is recreated and its agent rejoins,
+    every agent restarts its worker (up to maxRestarts times) and all resume together. torchrun
+    sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT for the worker (one process per replica,
+    so WORLD_SIZE is still the number of replicas; which replica gets rank 0 is the
+    rendezvous' choice). The command runs through `sh -c` as always, its parameters still argv.
+    """
+    assert run.torch_elastic is not None
+    is_host = 1 if role == "master" else 0
+    argv = [
+        "python", "-m", "torch.distributed.run",
+        f"--nnodes={run.total_replicas}", "--nproc-per-node=1",
+        "--rdzv-backend=c10d", '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"',
+        '--rdzv-id="$JOB_NAME"',
+        # Every replica of a local run has this machine's address: without it each agent would
+        # try to host the store. On a cluster it is what the pod is anyway.
+        f"--rdzv-conf=is_host={is_host}",
+        # The address the agent gives its worker's peers (the pod's IP: a PyTorch worker has
+        # no Service, so its hostname cannot be resolved by the others).
+        f'--local-addr="${POD_IP_ENV}"',
+        f"--max-restarts={run.torch_elastic.max_restarts}",
+        "--no-python", SHELL, "-c", shlex.quote(command), SHELL, '"$@"',
+    ]
+    # A fresh store for every restart of the workers: with the agent's shared store (the
+    # default), workers restarted in place meet the previous attempt's keys and hang (torch
+    # 2.13, seen in tests/local/test_torch_elastic.py's scenario).
+    return "export TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1\nexec " + " ".join(argv)
 
 
 def launch_command(run: Run, role: str | None = None, *,

@@ -37,6 +37,10 @@ KUBECTL_DIR = "/opt/kube"
 _FIELD = re.compile(r"metadata\.(labels|annotations)\['([^']+)'\]")
 
 
+# Pod fields known only once the pod runs (spec.torchElastic reads its IP).
+_RUNTIME_FIELDS = frozenset({"status.podIP"})
+
+
 @dataclass
 class PodSketch:
     """One pod as the operator would create it (only what the checks need)."""
@@ -64,8 +68,8 @@ class PodSketch:
 
     def _resolve(self, source: dict[str, Any]) -> str | dict[str, Any]:
         ref = source.get("fieldRef")
-        if ref is None:
-            return source
+        if ref is None or ref["fieldPath"] in _RUNTIME_FIELDS:
+            return source  # resolved only when the pod runs
         m = _FIELD.fullmatch(ref["fieldPath"])
         if m is None:
             raise ValueError(f"pod {self.name}: unsupported fieldPath {ref['fieldPath']!r}")

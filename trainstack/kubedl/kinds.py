@@ -237,10 +237,14 @@ KINDS: Mapping[JobType, JobKind] = {
             # Services for every replica type it creates (shouldCreateService is false only for
             # PyTorch workers, MPI, ElasticDL and ElasticBatch).
             # KubeDL v0.5.0 pkg/job_controller/job.go (shouldCreateService)
-            Role("chief", "Chief", singleton=True, gets_service=True, scaffold_replicas=1),
-            Role("master", "Master", singleton=True, gets_service=True),
+            # Chief, master and workers wait for the parameter servers to be Running.
+            # KubeDL v0.5.0 apis/training/v1alpha1/tfjob_defaults.go (setDefaultTFDAGCondition)
+            Role("chief", "Chief", singleton=True, gets_service=True, scaffold_replicas=1,
+                 starts_after="ps"),
+            Role("master", "Master", singleton=True, gets_service=True, starts_after="ps"),
             Role("ps", "PS", gets_service=True),
-            Role("worker", "Worker", gets_service=True, default_replicas=1, scaffold_replicas=2),
+            Role("worker", "Worker", gets_service=True, default_replicas=1, scaffold_replicas=2,
+                 starts_after="ps"),
             # Not in GetReconcileOrders (PS, Master, Chief, Worker): no pod is ever created, and
             # genClusterSpec skips it. KubeDL v0.5.0 controllers/tensorflow/tfjob_controller.go,
             # controllers/tensorflow/tensorflow.go
@@ -319,7 +323,10 @@ KINDS: Mapping[JobType, JobKind] = {
             # controllers/xgboost/xgboostjob_controller.go
             Role("master", "Master", required=True, singleton=True, gets_service=True,
                  default_replicas=1, scaffold_replicas=1),
-            Role("worker", "Worker", gets_service=True, scaffold_replicas=1),
+            # Workers wait for the master to be Running. KubeDL v0.5.0
+            # apis/training/v1alpha1/xgboostjob_defaults.go (setDefaultXGBoostDAGConditions)
+            Role("worker", "Worker", gets_service=True, scaffold_replicas=1,
+                 starts_after="master"),
         ),
         primary_role="master",
         env_scheme=EnvScheme.XGBOOST,

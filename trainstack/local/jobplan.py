@@ -13,31 +13,28 @@ from pathlib import Path
 from trainstack.contract import Layout as ContractLayout
 from trainstack.contract import Topology, config_files, launch_command, replica_env
 from trainstack.errors import UserError
-from trainstack.kubedl import job_kind
+from trainstack.kubedl import (
+    CONTRACT_NAMES,
+    CONTRACT_PREFIXES,
+    KINDS,
+    SuccessRule,
+    job_kind,
+    operator_env,
+    pod_name,
+)
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.ports import free_ports
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
-from trainstack.local.supervisor import Policy, RestartScope
-from trainstack.spec.model import JobType, Run
+from trainstack.local.supervisor import Policy
+from trainstack.spec.model import Run
 
-# Roles that serve the others and never finish on their own: the job is done when the rest are.
-SERVICE_ROLES: Mapping[JobType, frozenset[str]] = {
-    JobType.TENSORFLOW: frozenset({"ps"}),
-    JobType.ELASTICBATCH: frozenset({"aimaster"}),
-    JobType.MPI: frozenset({"worker"}),  # MPI workers host the ranks mpirun starts; they wait
-}
-# Kinds whose replicas work independently: a transient failure restarts that replica alone.
-# In every other kind the replicas form one collective, so the whole job restarts.
-INDEPENDENT_KINDS = frozenset({JobType.ELASTICBATCH, JobType.CUSTOM})
-# Variables a user's shell may carry over from an earlier job; the contract sets its own.
-_STALE_PREFIXES = ("PAI_", "MODEL_")
-_STALE_NAMES = frozenset({
-    "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "METRICS", "MODEL",
-    "JOB_NAME", "CUSTOM_PORTS", "NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
-    "ElASTICBATCH_CONFIG", "JOB_COMPLETION_INDEX", "OMPI_MCA_orte_default_hostfile",
-})
+# Variables a user's shell may carry over from an earlier job; the contract and the operator
+# set their own (trainstack.kubedl's names, for every kind), and a GPU list is the runner's.
+_STALE_PREFIXES = (*CONTRACT_PREFIXES, "MODEL_")
+_STALE_NAMES = frozenset({*CONTRACT_NAMES, *(n for t in KINDS for n in operator_env(t)),
+                          "CUDA_VISIBLE_DEVICES"})
 
 
 @dataclass(frozen=True)
@@ -50,16 +47,77 @@ class JobPlan:
 
 
 def policy_for(run: Run, *, grace_seconds: float) -> Policy:
-    ft = run.fault_tolerance
+    allowed, limit = restart_budget(run)
     return Policy(
-        # No faultTolerance section: no restarts, as a job without a backoff budget.
-        max_restarts=ft.max_restarts if ft else 0,
-        unconditional=ft.unconditional if ft else False,
-        scope=RestartScope.REPLICA if run.job_type in INDEPENDENT_KINDS else RestartScope.JOB,
+        max_restarts=allowed,
+        limit_text=limit,
+        unconditional=run.fault_tolerance.unconditional if run.fault_tolerance else False,
         timeout_seconds=run.timeout_seconds,
         grace_seconds=grace_seconds,
-        service_roles=SERVICE_ROLES.get(run.job_type, frozenset()),
+        success=success_sets(run),
+        start_after=start_order(run),
     )
+
+
+def restart_budget(run: Run) -> tuple[int, str]:
+    """How many times a local run may recreate a replica, and how to say so.
+
+    The run's `faultTolerance.maxRestarts` is rendered as `backoffLimit`; KubeDL v0.5.0 counts
+    it like this (pkg/job_controller/job.go, ReconcileJobs and pastBackoffLimit):
+    - no faultTolerance: restartPolicy Never, nothing is retried;
+    - `unconditional` (restartPolicy OnFailure): the kubelet restarts the container in place
+      and the job fails once the containers' restartCounts add up to backoffLimit — so the
+      restart that reaches maxRestarts is the one that fails the job: maxRestarts - 1 restarts
+      run to completion;
+    - otherwise (restartPolicy ExitCode): pastBackoffLimit skips ExitCode replicas and
+      exceedsBackoffLimit counts reconcile retries, so a cluster recreates a failed pod without
+      bound. A local run stops after maxRestarts recreations, so that it cannot loop forever;
+      being stricter, a local success still predicts a cluster success (docs/local.md).
+    """
+    ft = run.fault_tolerance
+    if ft is None:
+        return 0, "no faultTolerance: restartPolicy Never"
+    if ft.unconditional:
+        return max(ft.max_restarts - 1, 0), (
+            f"maxRestarts: {ft.max_restarts}; with restartPolicy OnFailure the operator fails "
+            f"the job when the restart count reaches {ft.max_restarts}")
+    return ft.max_restarts, f"maxRestarts: {ft.max_restarts}"
+
+
+def success_sets(run: Run) -> tuple[frozenset[str], ...]:
+    """The job kind's success rule (trainstack.kubedl.SuccessRule) applied to this run's
+    replicas: the job succeeds when every replica of any one set has exited 0."""
+    def every(*roles: str) -> frozenset[str]:
+        return frozenset(f"{role}-{i}" for role in roles if role in run.resources
+                         for i in range(run.resources[role].replicas))
+
+    rule = job_kind(run.job_type).success
+    if rule is SuccessRule.CHIEF_ELSE_WORKER0:
+        for leader in ("chief", "master"):
+            if leader in run.resources:
+                return (every(leader),)
+        return (frozenset({"worker-0"}),)
+    if rule is SuccessRule.MASTER_AND_ALL_WORKERS:
+        return (every("master", "worker"),)
+    if rule is SuccessRule.MASTER_ALONE:
+        return (every("master"),)
+    if rule is SuccessRule.AIMASTER_OR_ALL_WORKERS:
+        return tuple(s for s in (every("aimaster"), every("worker")) if s)
+    if rule is SuccessRule.LAUNCHER:
+        return (every("launcher"),)
+    return (every(*run.resources),)  # ALL_COMPLETIONS
+
+
+def start_order(run: Run) -> dict[str, tuple[str, ...]]:
+    """role -> the roles that must be running first (the model's `Role.starts_after`), for the
+    roles this run has."""
+    kind = job_kind(run.job_type)
+    order: dict[str, tuple[str, ...]] = {}
+    for role in run.resources:
+        upstream = kind.role(role).starts_after if kind.has_role(role) else None
+        if upstream is not None and upstream in run.resources:
+            order[role] = (upstream,)
+    return order
 
 
 def secret_env_values(run: Run, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -103,6 +161,9 @@ def plan_job(
         # own); they are added here, as a Secret's secretKeyRef adds them in a pod.
         env = {**base, **replica_env(run, role, index, topology=topology, root=layout.root,
                                      gpus=given), **secrets}
+        # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
+        # pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName).
+        env["HOSTNAME"] = pod_name(topology.job_name, role, index)
         # A container sees only its own GPUs; on one machine CUDA_VISIBLE_DEVICES does that.
         # Without GPUs here there is nothing to hide, and a pod without GPUs has no such
         # variable either: it is left unset.

@@ -21,6 +21,9 @@ from pathlib import Path
 from trainstack.local.launch import ReplicaLaunch
 
 PROCESS_TAG_ENV = "TRAINSTACK_PROCESS_TAG"
+# Per replica: what a pod's deletion kills is every process of that replica, including those
+# that left its process group (torchrun starts its workers in sessions of their own).
+REPLICA_TAG_ENV = "TRAINSTACK_REPLICA_TAG"
 
 
 @dataclass
@@ -47,7 +50,8 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
         popen = subprocess.Popen(
             list(launch.argv),
             cwd=launch.cwd,
-            env={**launch.env, PROCESS_TAG_ENV: tag},
+            env={**launch.env, PROCESS_TAG_ENV: tag,
+                 REPLICA_TAG_ENV: replica_tag(tag, launch.key)},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -55,6 +59,10 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
             close_fds=True,
         )
     return Replica(launch, popen, attempt)
+
+
+def replica_tag(tag: str, key: str) -> str:
+    return f"{tag}/{key}"
 
 
 def signal_group(pgid: int, sig: int) -> bool:
@@ -72,9 +80,9 @@ def group_alive(pgid: int) -> bool:
     return signal_group(pgid, 0)
 
 
-def tagged_pids(tag: str) -> list[int]:
-    """Live processes of this user whose environment carries `tag` (Linux: /proc)."""
-    needle = f"{PROCESS_TAG_ENV}={tag}".encode()
+def tagged_pids(tag: str, name: str = PROCESS_TAG_ENV) -> list[int]:
+    """Live processes of this user whose environment carries `name`=`tag` (Linux: /proc)."""
+    needle = f"{name}={tag}".encode()
     found = []
     for pid in _all_pids():
         try:
@@ -86,14 +94,14 @@ def tagged_pids(tag: str) -> list[int]:
     return found
 
 
-def kill_tagged(tag: str, settle_seconds: float = 5.0) -> int:
+def kill_tagged(tag: str, settle_seconds: float = 5.0, name: str = PROCESS_TAG_ENV) -> int:
     """SIGKILL every process that still carries `tag`, until none is left; returns how many
     were signalled. Rescanning catches a process forked while the sweep ran, and waiting lets
     the kills land: SIGKILL is delivered asynchronously."""
     count = 0
     deadline = time.monotonic() + settle_seconds
     while True:
-        found = tagged_pids(tag)
+        found = tagged_pids(tag, name)
         if not found or time.monotonic() > deadline:
             return count
         for pid in found:

@@ -124,7 +124,9 @@ def render(d: RunDetails) -> str:
         rows.append(("finished", _when(r.finished_at) + took))
     rows.append(("restarts", str(r.restarts)))
     for e in r.exits:
-        if e.exit_code is not None:
+        if e.stopped:
+            state = "stopped when the job ended"
+        elif e.exit_code is not None:
             state = f"exit {e.exit_code}"
         else:
             state = "not recorded" if r.status.finished else "running"
@@ -166,7 +168,8 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "experiment": r.experiment, "tags": dict(r.tags), "status": str(r.status),
         "reason": r.reason, "created_at": r.created_at, "started_at": r.started_at,
         "finished_at": r.finished_at, "duration": r.duration, "restarts": r.restarts,
-        "exits": [{"replica": e.key, "exit_code": e.exit_code} for e in r.exits],
+        "exits": [{"replica": e.key, "exit_code": e.exit_code, "stopped": e.stopped}
+                  for e in r.exits],
         "run_dir": str(r.run_dir) if r.run_dir else None, "stack_name": r.stack_name,
         "spec_path": r.spec_path, "output_uris": dict(r.outputs),
     }

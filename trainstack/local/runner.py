@@ -152,6 +152,7 @@ class _Observer:
                  keys: list[str], max_restarts: int) -> None:
         self._reg, self._run_id, self._view, self._sampler = reg, run_id, view, sampler
         self._codes: dict[str, int | None] = dict.fromkeys(keys)
+        self._stopped: set[str] = set()
         self._restarts = 0
         self._max_restarts = max_restarts
 
@@ -170,13 +171,23 @@ class _Observer:
             self._view.event(f"{key} exited with code {exit_code}")
         self._save()
 
+    def stopped(self, replica: Replica, exit_code: int) -> None:
+        """Stopped by the runner once the job had ended: shown as such, not as a failure."""
+        key = replica.launch.key
+        self._codes[key] = exit_code
+        self._stopped.add(key)
+        self._sampler.untrack(key)
+        self._view.replica(key, state="stopped")
+        self._save()
+
     def restarting(self, restarts: int, reason: str) -> None:
         self._restarts = restarts
         self._view.event(f"restart {restarts} of {self._max_restarts}: {reason}")
         self._save()
 
     def _save(self) -> None:
-        exits = [ReplicaExit(k.rpartition("-")[0], int(k.rpartition("-")[2]), c)
+        exits = [ReplicaExit(k.rpartition("-")[0], int(k.rpartition("-")[2]), c,
+                             stopped=k in self._stopped)
                  for k, c in self._codes.items()]
         self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
 

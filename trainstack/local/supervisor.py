@@ -1,10 +1,14 @@
 """Run a job's replicas to an outcome with KubeDL's semantics.
 
-- A replica that exits 0 is done; the job succeeds when every replica outside the service roles
-  (TF parameter servers, which never exit on their own) is done; service replicas are then stopped.
+- Replicas start in the operator's order: a role with upstream roles starts once every replica
+  of those has started (KubeDL's DAG conditions wait for them to be Running).
+- A replica that exits 0 is done; the job succeeds as soon as one of the success rule's replica
+  sets has all exited 0 (the job kind's rule: TF chief, XGBoost master, PyTorch everyone, ...);
+  the remaining replicas are then stopped, and recorded as stopped, not as failures.
 - A non-zero exit fails the job, unless it is one of ExitCode's transient codes (or the run asks
-  for unconditional restarts) and restarts remain: then the whole job restarts (distributed kinds,
-  whose collectives need every rank) or only that replica (independent workers).
+  for unconditional restarts) and restarts remain: then only that replica is recreated, as
+  KubeDL's failover deletes only the failed pod. Its peers keep running; one that then exits
+  non-retryably (a collective that lost a rank) fails the job, as on a cluster.
 - The timeout, like activeDeadlineSeconds, counts from the first start across restarts.
 - A stop request (SIGINT/SIGTERM to the runner) stops every replica: SIGTERM to each process
   group, SIGKILL after the grace period (at once on a second request), then a sweep for strays.
@@ -12,12 +16,11 @@
 
 from __future__ import annotations
 
-import enum
 import secrets
 import signal
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from trainstack.local import procgroup
@@ -33,22 +36,27 @@ _EARLY_TICK_S = 0.005
 _EARLY_S = 0.5
 
 
-class RestartScope(enum.StrEnum):
-    JOB = "job"
-    REPLICA = "replica"
-
-
 @dataclass(frozen=True)
 class Policy:
+    # How many recreations the job may have in all (jobplan derives it from maxRestarts the way
+    # the operator counts; `limit_text` says what the user wrote, for messages).
     max_restarts: int = 0
-    scope: RestartScope = RestartScope.JOB
     unconditional: bool = False
+    limit_text: str = ""
     timeout_seconds: float | None = None
     grace_seconds: float = 10.0
     # After a first failure, how long to wait for other replicas to fail on their own, so that a
     # peer's "connection reset" exit does not hide the SIGKILL that caused it.
     settle_seconds: float = 1.0
-    service_roles: frozenset[str] = frozenset()
+    # The job succeeds when every replica (key "role-index") of any one of these sets has exited
+    # 0; none given means every replica.
+    success: tuple[frozenset[str], ...] = ()
+    # role -> roles whose replicas must all have started before any of its replicas starts.
+    start_after: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def limit(self) -> str:
+        return self.limit_text or f"maxRestarts: {self.max_restarts}"
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,8 @@ class Observer(Protocol):
 
     def exited(self, replica: Replica, exit_code: int) -> None: ...
 
+    def stopped(self, replica: Replica, exit_code: int) -> None: ...
+
     def restarting(self, restarts: int, reason: str) -> None: ...
 
 
@@ -72,6 +82,9 @@ class _NullObserver:
         pass
 
     def exited(self, replica: Replica, exit_code: int) -> None:
+        pass
+
+    def stopped(self, replica: Replica, exit_code: int) -> None:
         pass
 
     def restarting(self, restarts: int, reason: str) -> None:
@@ -96,6 +109,9 @@ class Supervisor:
         self.tag = tag or secrets.token_hex(8)
         self._replicas: dict[str, Replica] = {}
         self._codes: dict[str, int | None] = dict.fromkeys(self._launches)
+        # Replicas the runner stopped because the job had already ended (a succeeded job's
+        # remaining replicas): their 143 is the runner's doing, not a failure.
+        self._stopped: set[str] = set()
         self._restarts = 0
         self._stop_requests = 0
 
@@ -112,8 +128,7 @@ class Supervisor:
             self._deadman.wait_ready()
         started = time.monotonic()
         try:
-            for key in self._launches:
-                self._start(key, None)
+            self._start_ready()
             return self._loop(started)
         finally:
             self._stop(list(self._replicas))
@@ -127,10 +142,10 @@ class Supervisor:
         policy = self._policy
         while True:
             if self._stop_requests:
-                self._stop(list(self._replicas))
+                self._stop(list(self._replicas), ended=True)
                 return self._outcome(RunStatus.CANCELLED, "stopped by a signal to the runner")
             if policy.timeout_seconds and time.monotonic() - started > policy.timeout_seconds:
-                self._stop(list(self._replicas))
+                self._stop(list(self._replicas), ended=True)
                 return self._outcome(
                     RunStatus.FAILED, f"timed out after {policy.timeout_seconds:g}s"
                 )
@@ -142,8 +157,9 @@ class Supervisor:
                     return ended
                 continue
             if self._succeeded():
-                self._stop(list(self._replicas))
+                self._stop(list(self._replicas), ended=True)
                 return self._outcome(RunStatus.SUCCEEDED, "")
+            self._start_ready()
             early = time.monotonic() - started < _EARLY_S
             time.sleep(_EARLY_TICK_S if early else _TICK_S)
 
@@ -151,38 +167,45 @@ class Supervisor:
         policy = self._policy
         told = "; ".join(f"{k} exited with {describe(c)}" for k, c in failures)
         retryable = [k for k, c in failures if is_retryable(c, unconditional=policy.unconditional)]
-        if policy.scope is RestartScope.JOB:
-            # The whole job restarts when any failure is transient: the others are most likely
-            # peers that lost it.
-            wanted = 1 if retryable else 0
-        else:
-            wanted = len(retryable) if len(retryable) == len(failures) else 0
-        if wanted == 0:
-            self._stop(list(self._replicas))
+        if len(retryable) < len(failures):
+            # One permanent failure fails the job, whatever else is being recreated.
+            self._stop(list(self._replicas), ended=True)
             return self._outcome(RunStatus.FAILED, f"{told} (not retried)")
-        if self._restarts + wanted > policy.max_restarts:
-            self._stop(list(self._replicas))
-            return self._outcome(
-                RunStatus.FAILED,
-                f"{told}; no restarts left (maxRestarts: {policy.max_restarts})",
-            )
-        self._restarts += wanted
+        if self._restarts + len(retryable) > policy.max_restarts:
+            self._stop(list(self._replicas), ended=True)
+            return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
+        self._restarts += len(retryable)
         self._observer.restarting(self._restarts, told)
-        marker = (
-            f"restart {self._restarts} of {policy.max_restarts} after: {told}"
-        )
-        keys = list(self._launches) if policy.scope is RestartScope.JOB else retryable
-        self._stop(keys)
-        for key in keys:
+        marker = f"restart {self._restarts} of {policy.max_restarts} after: {told}"
+        # Only the failed replicas are recreated (KubeDL v0.5.0 pkg/job_controller/pod.go
+        # ReconcilePods collects podsToFailover, failover.go RecreatePods deletes just those).
+        self._stop(retryable)
+        for key in retryable:
+            # Like a deleted pod, nothing of the old replica survives its recreation.
+            procgroup.kill_tagged(procgroup.replica_tag(self.tag, key),
+                                  name=procgroup.REPLICA_TAG_ENV)
+        for key in retryable:
             self._start(key, marker)
         return None
 
     def _succeeded(self) -> bool:
-        service = self._policy.service_roles
-        deciding = [k for k, launch in self._launches.items() if launch.role not in service]
-        if not deciding:
-            deciding = list(self._launches)
-        return all(self._codes[k] == 0 for k in deciding)
+        rules = self._policy.success or (frozenset(self._launches),)
+        if all(code == 0 for code in self._codes.values()):
+            return True
+        return any(all(self._codes.get(k) == 0 for k in rule) for rule in rules)
+
+    def _start_ready(self) -> None:
+        """Start every replica not yet started whose upstream roles have all started."""
+        started_roles: dict[str, bool] = {}
+        for key, launch in self._launches.items():
+            started_roles[launch.role] = started_roles.get(launch.role, True) and (
+                key in self._replicas)
+        for key, launch in self._launches.items():
+            if key in self._replicas:
+                continue
+            upstream = self._policy.start_after.get(launch.role, ())
+            if all(started_roles.get(role, True) for role in upstream):
+                self._start(key, None)
 
     # --- processes ---------------------------------------------------------------------------
 
@@ -205,6 +228,9 @@ class Supervisor:
                 continue
             code = normalize(returncode)
             self._codes[key] = code
+            if key in self._stopped:
+                self._observer.stopped(replica, code)
+                continue
             exited.append((key, code))
             self._observer.exited(replica, code)
         return exited
@@ -219,9 +245,13 @@ class Supervisor:
             time.sleep(_TICK_S)
         return exited
 
-    def _stop(self, keys: list[str]) -> None:
-        """Stop these replicas' process groups: SIGTERM, grace period, SIGKILL; reap."""
+    def _stop(self, keys: list[str], *, ended: bool = False) -> None:
+        """Stop these replicas' process groups: SIGTERM, grace period, SIGKILL; reap.
+        `ended`: the job has ended; what these replicas exit with is the runner's doing."""
         replicas = [self._replicas[k] for k in keys if k in self._replicas]
+        if ended:
+            self._stopped.update(r.launch.key for r in replicas
+                                 if self._codes[r.launch.key] is None)
         targets = [r for r in replicas if procgroup.group_alive(r.pid)]
         for replica in targets:
             procgroup.signal_group(replica.pid, signal.SIGTERM)
@@ -242,7 +272,7 @@ class Supervisor:
 
     def _outcome(self, status: RunStatus, reason: str) -> Outcome:
         exits = tuple(
-            ReplicaExit(launch.role, launch.index, self._codes[key])
+            ReplicaExit(launch.role, launch.index, self._codes[key], stopped=key in self._stopped)
             for key, launch in self._launches.items()
         )
         return Outcome(status, reason, tuple(sorted(exits)), self._restarts)

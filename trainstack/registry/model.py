@@ -29,11 +29,14 @@ class RunKind(enum.StrEnum):
 
 @dataclass(frozen=True, order=True)
 class ReplicaExit:
-    """The last exit code of one replica; `None` while it has not exited."""
+    """The last exit code of one replica; `None` while it has not exited. `stopped`: the runner
+    stopped it after the job had ended (a succeeded job's remaining replicas, as KubeDL deletes
+    them), so its code (143, SIGTERM) is not a failure of its own."""
 
     role: str
     index: int
     exit_code: int | None
+    stopped: bool = False
 
     @property
     def key(self) -> str:

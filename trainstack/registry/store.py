@@ -248,7 +248,9 @@ _COLUMNS = (
 
 
 def _exits_json(exits: Iterable[ReplicaExit]) -> str:
-    return json.dumps([[e.role, e.index, e.exit_code] for e in sorted(exits)])
+    # A fourth element only for stopped replicas: older rows (three elements) still read.
+    return json.dumps([[e.role, e.index, e.exit_code, *([True] if e.stopped else [])]
+                       for e in sorted(exits)])
 
 
 def _record(row: tuple[object, ...]) -> RunRecord:
@@ -269,8 +271,9 @@ def _record(row: tuple[object, ...]) -> RunRecord:
         started_at=None if started is None else float(str(started)),
         finished_at=None if finished is None else float(str(finished)),
         exits=tuple(
-            ReplicaExit(str(role), int(index), None if code is None else int(code))
-            for role, index, code in json.loads(str(exits))
+            ReplicaExit(str(role), int(index), None if code is None else int(code),
+                        stopped=bool(rest and rest[0]))
+            for role, index, code, *rest in json.loads(str(exits))
         ),
         restarts=int(str(restarts)),
         run_dir=None if run_dir is None else Path(str(run_dir)),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainstack.contract import Topology, config_files, job_name, run_base_env
+from trainstack.contract.framework import mpi_slots_per_worker
 from trainstack.kubedl import RETRYABLE_EXIT_CODES, JobKind, RunPolicyPlace, job_kind
 from trainstack.render.code import plan_code
 from trainstack.render.meta import labels_and_annotations
@@ -144,8 +145,7 @@ def _run_policy(run: Run, kind: JobKind, options: RenderOptions) -> RunPolicy:
 
 def _extra(run: Run, kind: JobKind, replicas: tuple[Replica, ...]) -> dict[str, Any]:
     if kind.job_type is JobType.MPI:  # MPIJob's own spec fields
-        worker = run.resources.get("worker")
-        return {"slots_per_worker": max(1, worker.gpu if worker else 1),
+        return {"slots_per_worker": mpi_slots_per_worker(run),
                 "main_container": kind.container}
     if kind.run_policy is RunPolicyPlace.JOB_SPEC:
         ft = run.fault_tolerance

@@ -12,6 +12,7 @@ from typing import Any
 
 from trainstack.contract import ContractError, custom_ports, launch_command
 from trainstack.contract.env import INDEX_ENV, role_env
+from trainstack.contract.shell import POD_IP_ENV
 from trainstack.kubedl import (
     COMPLETION_INDEX_ANNOTATION,
     REPLICA_INDEX_LABEL,
@@ -62,6 +63,13 @@ def index_env(kind: JobKind) -> Env:
     return Env(INDEX_ENV, value_from={"fieldRef": {"fieldPath": path}})
 
 
+def pod_ip_env(run: Run) -> tuple[Env, ...]:
+    """spec.torchElastic: the agent tells its worker's peers the pod's IP (contract.shell)."""
+    if run.torch_elastic is None:
+        return ()
+    return (Env(POD_IP_ENV, value_from={"fieldRef": {"fieldPath": "status.podIP"}}),)
+
+
 def container_env(run: Run, env: dict[str, str], extra: tuple[Env, ...] = ()) -> tuple[Env, ...]:
     """The contract's env (values escaped for the kubelet), `extra`, then each `spec.secretEnv`
     variable as a reference the kubelet resolves from the Secret: no secret value is in any
@@ -96,7 +104,7 @@ def replica(run: Run, role: str, kind: JobKind, job: str, env: dict[str, str],
     main = Container(
         name=kind.container, image=run.component.image, command=tuple(argv[:3]),
         args=tuple(argv[3:]), working_dir=parts.working_dir,
-        env=container_env(run, {**env, **mine}, (index_env(kind),)),
+        env=container_env(run, {**env, **mine}, (index_env(kind), *pod_ip_env(run))),
         ports=tuple(ports) or None, resources=resources(res), mounts=tuple(mounts))
     inits = list(parts.init_containers)
     if parts.stage_steps:

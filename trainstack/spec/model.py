@@ -220,6 +220,14 @@ class FaultTolerance:
 
 
 @dataclass(frozen=True)
+class TorchElastic:
+    """`spec.torchElastic`: the command runs under torchrun's elastic agent (c10d rendezvous on
+    the master); `max_restarts` is how often the agents may restart their workers."""
+
+    max_restarts: int = 3
+
+
+@dataclass(frozen=True)
 class Advanced:
     """DLC advanced parameters that apply to a cluster you own."""
 
@@ -259,6 +267,7 @@ class Run:
     scheduling: Scheduling = Scheduling.INTELLIGENT
     spot: Spot | None = None
     fault_tolerance: FaultTolerance | None = None
+    torch_elastic: TorchElastic | None = None
     env: FrozenMap[str, str] = field(default_factory=FrozenMap)
     # NAME → the Secret key its value comes from (on a cluster: secretKeyRef; locally: the
     # runner's own environment variable NAME). Sorted by NAME.

@@ -32,6 +32,7 @@ from trainstack.spec.model import (
     Scheduling,
     SecretRef,
     Spot,
+    TorchElastic,
 )
 
 
@@ -107,6 +108,7 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
             params[p.name] = _coerce(p.type, value)  # type: ignore[assignment]
     spot = spec.get("spot")
     ft = spec.get("faultTolerance")
+    elastic = spec.get("torchElastic")
     adv = spec.get("advanced") or {}
     timeout = spec.get("timeout")
     keep = spec.get("keepAfterFinished")
@@ -132,6 +134,8 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
             else None),
         fault_tolerance=None if ft is None else FaultTolerance(
             max_restarts=ft.get("maxRestarts", 3), unconditional=ft.get("unconditional", False)),
+        torch_elastic=None if elastic is None else TorchElastic(
+            max_restarts=elastic.get("maxRestarts", 3)),
         env=FrozenMap({k: _env_value(v) for k, v in sorted((spec.get("env") or {}).items())}),
         secret_env=FrozenMap({k: _secret_ref(v)
                               for k, v in sorted((spec.get("secretEnv") or {}).items())}),

@@ -190,6 +190,11 @@ RUN: dict[str, Any] = _doc(
             "maxRestarts": _int(1, 128),
             "unconditional": _bool(),
         }},
+        # PyTorch only: run the command under torchrun's elastic agent, so that when a replica
+        # is recreated the others restart their workers and all resume (docs/contract.md).
+        "torchElastic": {"type": "dict", "schema": {
+            "maxRestarts": _int(0, 1000),
+        }},
         "env": {"type": "dict", "maxlength": MAX_ENV,
                 "keysrules": _str(ENV_NAME, "an environment variable name "
                                   "([A-Za-z_][A-Za-z0-9_]*)"),

@@ -4,7 +4,8 @@ The model comes in on the `model` input channel: a directory holding `model.json
 {"weights": [...], "bias": b}. Each worker learns its index from ElASTICBATCH_CONFIG (KubeDL's
 spelling) and scores the files whose position modulo the number of workers is its index; each
 input file gives one output file, written atomically, so a worker that is restarted or replaced
-skips what is already done. The AIMaster (which gets no ElASTICBATCH_CONFIG) has nothing to do.
+skips what is already done. The AIMaster (which gets no ElASTICBATCH_CONFIG) has nothing to do
+but must not end the job: it waits until the workers' success ends it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import csv
 import json
 import math
 import os
+import time
 from pathlib import Path
 
 
@@ -70,8 +72,11 @@ def main() -> None:
     args = parse_args()
     place = shard()
     if place is None:
+        # KubeDL ends an ElasticBatchJob when the AIMaster exits 0 (stopping the workers) or
+        # when every worker has: an AIMaster with nothing to do stays up until it is stopped.
         print("aimaster: the workers do the scoring", flush=True)
-        return
+        while True:
+            time.sleep(3600)
     index, workers = place
     weights, bias = load_model(args.model)
     root = Path(args.records)

@@ -21,7 +21,6 @@ from torch.utils.data.distributed import DistributedSampler
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--processes", type=int, default=8)
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--base-lr", type=float, default=0.0125)

@@ -1,8 +1,16 @@
 """credit-xgb: distributed XGBoost on CSV shards.
 
-KubeDL's XGBoostJob gives every replica MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK (the
-master is rank 0). Rank 0 starts the Rabit tracker on MASTER_PORT; all ranks join it, train on
-their share of the training files (file i goes to rank i % WORLD_SIZE) and rank 0 saves the model.
+KubeDL's XGBoostJob gives every replica MASTER_ADDR and MASTER_PORT (the master's Service and
+port) and WORLD_SIZE (the number of replicas) — but RANK is the index *within each role*, so the
+master and worker 0 both see RANK=0. The replica's own identity comes from trainstack's contract
+instead: TRAINSTACK_ROLE and TRAINSTACK_REPLICA_INDEX. From those:
+
+- exactly one replica, master 0, starts the Rabit tracker, on MASTER_PORT;
+- every replica gets a distinct task id (master 0, then worker i as i + 1), joins the tracker
+  with it, trains on the CSV files whose position modulo WORLD_SIZE is its task id — so every
+  shard is read exactly once — and task 0 saves the model.
+
+Labels are in the first column of every CSV file, features in the rest; files have a header.
 """
 
 from __future__ import annotations
@@ -31,6 +39,13 @@ def parse_args() -> argparse.Namespace:
     return p.parse_known_args()[0]
 
 
+def task_id() -> int:
+    """This replica's place among all of them: master 0 first, then the workers."""
+    role = os.environ.get("TRAINSTACK_ROLE", "master")
+    index = int(os.environ.get("TRAINSTACK_REPLICA_INDEX", "0"))
+    return index if role == "master" else index + 1
+
+
 def load(paths: list[str]) -> xgb.DMatrix:
     data = np.vstack([np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2) for p in paths])
     return xgb.DMatrix(data[:, 1:], label=data[:, 0])
@@ -43,18 +58,23 @@ def csv_files(channel: str) -> list[str]:
 
 def main() -> None:
     args = parse_args()
-    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    task = task_id()
     tracker = None
-    if world > 1 and rank == 0:
-        tracker = RabitTracker(host_ip="0.0.0.0", n_workers=world,
-                               port=int(os.environ["MASTER_PORT"]))
+    if world > 1 and task == 0:
+        # Listens on every interface: the workers reach it through the master's Service.
+        tracker = RabitTracker(n_workers=world, host_ip="0.0.0.0",
+                               port=int(os.environ["MASTER_PORT"]), sortby="task")
         tracker.start()
-    files = csv_files(args.train)[rank::world]
+    files = csv_files(args.train)[task::world]
     if not files:
-        raise SystemExit(f"rank {rank}: no training files under {args.train!r}")
+        raise SystemExit(f"task {task}: no training files for me under {args.train!r} "
+                         f"({world} replicas need at least {world} files)")
+    print(f"task {task}/{world}: training on {', '.join(os.path.basename(f) for f in files)}",
+          flush=True)
     env = {"dmlc_communicator": "rabit", "dmlc_tracker_uri": os.environ.get("MASTER_ADDR", ""),
            "dmlc_tracker_port": int(os.environ.get("MASTER_PORT", "9999")),
-           "dmlc_task_id": str(rank)}
+           "dmlc_task_id": str(task)}
     with collective.CommunicatorContext(**(env if world > 1 else {})):
         train = load(files)
         evals = [(train, "train")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainstack.errors import Diagnostic
-from trainstack.kubedl import KINDS, is_contract_env, job_kind, operator_env
+from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, operator_env
 from trainstack.spec import values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
@@ -37,6 +37,7 @@ def check_against(doc: SourceDoc, comp: Component, raw_params: dict[str, Any]) -
     out += _operator_env(doc, comp)
     out += _resources(doc, comp)
     out += _advanced_kind(doc, comp)
+    out += _torch_elastic(doc, comp)
     return out
 
 
@@ -349,3 +350,26 @@ def _advanced_kind(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
                          f"{comp.ref} is {comp.job_type}", key=True, code="advanced")
                 for k in keys]
     return out
+
+
+_TORCH_LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+
+
+def _torch_elastic(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
+    """torchrun's agents rendezvous on the master through MASTER_ADDR/MASTER_PORT, which only
+    the torch env scheme (PyTorchJob) provides."""
+    spec = section(doc.data, "spec")
+    if "torchElastic" not in spec:
+        return []
+    if job_kind(comp.job_type).env_scheme is EnvScheme.TORCH:
+        if any(launcher in comp.command for launcher in _TORCH_LAUNCHERS):
+            return [doc.diag(("spec", "torchElastic"), f"{comp.ref}'s command starts its own "
+                             "torch launcher; torchElastic would run it under a second one",
+                             key=True, code="torch-elastic",
+                             hint="remove torchElastic, or let the command run the script "
+                             "directly (python train.py ...)")]
+        return []
+    kinds = " and ".join(t.value for t, k in KINDS.items() if k.env_scheme is EnvScheme.TORCH)
+    return [doc.diag(("spec", "torchElastic"), f"torchElastic applies only to {kinds} jobs; "
+                     f"{comp.ref} is {comp.job_type}", key=True, code="torch-elastic",
+                     hint="remove it; faultTolerance recreates a failed replica for any kind")]
