@@ -227,6 +227,6 @@ def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
         main(["plan", RUN_FILE, "--env", "local", "--json"])
     assert done.value.code == 2
     err = capsys.readouterr().err
-    assert "oss://acme-data/mnist/ needs OSS credentials" in err
+    assert "oss://acme-trainstack-dev-data/mnist/ needs OSS credentials" in err
     assert "pulumi config set --secret trainstack:ossAccessKeyId" in err
     assert "Traceback" not in err

@@ -115,7 +115,7 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
     assert mocks.one(namespace, "acr-namespace")["name"] == "acme"
     repos = sorted(r.inputs["name"] for r in
                    mocks.of_type("alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo"))
-    assert repos == ["kubedl", "tensorflow", "torch", "xgboost"]
+    assert repos == ["horovod", "kubedl", "python", "tensorflow", "torch", "xgboost"]
     role = mocks.one("alicloud:ram/role:Role", "jobs-role")
     assert role["roleName"] == "trainstack-test-jobs"
     trust = json.loads(role["assumeRolePolicyDocument"])

@@ -92,7 +92,9 @@ def test_cifar_horovod_starts_one_rank_per_slot_locally_and_on_the_cluster() -> 
 
     comp = COMPONENTS / "cifar-horovod"
     assert "-np" not in load_component(comp / "component.yaml").command.split()
-    cluster = load_run(comp / "runs" / "2x4-gpu.yaml")
+    cluster = load_run(comp / "runs" / "4x1-gpu.yaml")
     hosts = mpi_hostfile("j", cluster.resources["worker"].replicas, mpi_slots_per_worker(cluster))
-    assert hosts == "j-launcher-0 slots=4\nj-worker-0 slots=4\n"  # 8 ranks, 8 GPUs
-    assert cluster.resources["launcher"].gpu == 4  # the launcher hosts 4 of them
+    # 4 ranks on 4 one-GPU hosts (ack-dev's GPU nodes hold one GPU each)
+    assert hosts.splitlines() == ["j-launcher-0 slots=1", "j-worker-0 slots=1",
+                                  "j-worker-1 slots=1", "j-worker-2 slots=1"]
+    assert cluster.resources["launcher"].gpu == 1  # the launcher hosts one of them

@@ -44,12 +44,15 @@ spec:
 RUN_YAML = """\
 # A run: the component bound to values, data and resources. `file://` paths are relative to
 # this file (sample data in data/, results in outputs/), so
-# `trainstack run --local {run_file}` works straight away.
+# `trainstack run --local {run_file}` works straight away; `trainstack plan {run_file}
+# --env local` plans it on the shipped kind environment. `team` picks the namespace it deploys
+# to: one of the environment's trainstack:teams (Pulumi.<env>.yaml; docs/deploy.md).
 apiVersion: trainstack.dev/v1
 kind: Run
 metadata:
   name: {run_name}
   description: Example run of {name} on the sample data.
+  tags: {{team: vision}}
 spec:
   component: ../component.yaml
   parameters: {{epochs: 2, lr: 0.05}}

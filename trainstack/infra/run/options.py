@@ -19,6 +19,9 @@ from trainstack.render import RenderOptions
 from trainstack.spec.model import Run
 
 TEAM_TAG = "team"
+# The environment a shipped run is written for (its sizes, buckets and team); a convention the
+# examples follow and their test reads, not a restriction: any run plans on any environment it fits.
+ENV_TAG = "env"
 
 
 def run_namespace(outputs: Mapping[str, Any], run: Run, env: str) -> str:

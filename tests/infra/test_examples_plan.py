@@ -1,0 +1,109 @@
+"""Issue 10, item 1: every shipped run plans cleanly on the environment it is written for (its
+``env`` tag), fits that environment's nodes and quota with headroom, binds the platform's own
+buckets and images, and runs that name no environment are local-only (``file://``, for
+``trainstack run --local``). ``trainstack init``'s run plans on the shipped ``local`` environment.
+
+At 29fa4ef 15 of the 18 (run x environment) plans failed: teams no environment has, no team where
+an environment has several, pods larger than the nodes, buckets the jobs role may not touch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.spec.clirun import trainstack
+from trainstack.infra.fit import load_environment, run_misfits, team_of
+from trainstack.infra.run.options import ENV_TAG
+from trainstack.plan.envfile import find_project
+from trainstack.plan.service import plan_run, platform_outputs
+from trainstack.spec import load_run
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_FILES = sorted(REPO.glob("components/*/runs/*.yaml"))
+SHIPPED_ENVS = ("local", "ack-dev")
+
+
+def _id(path: Path) -> str:
+    return f"{path.parents[1].name}/{path.name}"
+
+
+def _targeted() -> list[tuple[Path, str]]:
+    out = []
+    for path in RUN_FILES:
+        env = load_run(path).tags.get(ENV_TAG)
+        if env is not None:
+            out.append((path, env))
+    return out
+
+
+TARGETED = _targeted()
+
+
+def test_every_run_names_a_shipped_environment_or_is_local_only() -> None:
+    assert RUN_FILES
+    for path in RUN_FILES:
+        run = load_run(path)
+        env = run.tags.get(ENV_TAG)
+        if env is not None:
+            assert env in SHIPPED_ENVS, (path, env)
+            continue
+        # Local-only: all its data is files it ships (trainstack run --local), no cloud binding.
+        bindings = [*run.inputs.values(), *run.outputs.values()]
+        assert bindings, f"{path} names no environment and binds nothing"
+        assert all(b.uri.startswith("file://") for b in bindings), path
+        assert path.name.startswith("local"), path
+    # each cluster example has a run for a cluster
+    assert {p.parents[1].name for p, _ in TARGETED} == {
+        p.parent.name for p in REPO.glob("components/*/component.yaml")}
+
+
+@pytest.mark.parametrize(("run_file", "env"), TARGETED, ids=[_id(p) for p, _ in TARGETED])
+def test_the_run_plans_and_fits_on_its_environment(run_file: Path, env: str) -> None:
+    plan = plan_run(run_file, env, REPO)  # what `trainstack plan RUN --env ENV` runs
+    run = load_run(run_file)
+    outputs, _ = platform_outputs(find_project(REPO), env)
+    jobs = [r for r in plan.resources if r.type.startswith(
+        ("kubernetes:training.kubedl.io", "kubernetes:inference.kubedl.io"))]
+    assert len(jobs) == 1, [r.type for r in plan.resources]
+    cfg = load_environment(REPO, env)
+    team = team_of(run, cfg)
+    assert team is not None, f"{run_file}: tags.team names no team of {env}"
+    assert jobs[0].inputs["metadata"]["namespace"] == outputs["namespaces"][team.name]
+    assert [m.render() for m in run_misfits(run, cfg, team)] == []
+    if run.priority is not None:
+        assert run.priority <= outputs["teamMaxPriority"][team.name]
+    image = run.component.image
+    assert not image.endswith(":latest") and (":" in image.rsplit("/", 1)[-1] or "@" in image)
+    if cfg.mode == "ack":
+        # the platform's registry, and buckets the jobs role may use
+        assert image.startswith(f"{outputs['registry']}/{outputs['registryNamespace']}/"), image
+        buckets = set(outputs["buckets"].values())
+        for binding in [*run.inputs.values(), *run.outputs.values()]:
+            scheme, _, rest = binding.uri.partition("://")
+            assert scheme == "oss", (run_file, binding.uri)  # NAS servers are known after apply
+            assert rest.split("/")[0] in buckets, (run_file, binding.uri)
+
+
+def test_the_readme_job_plans_on_both_shipped_environments() -> None:
+    run_file = REPO / "components/mnist-ddp/runs/local.yaml"
+    for env in SHIPPED_ENVS:
+        plan = plan_run(run_file, env, REPO)
+        (job,) = [r for r in plan.resources if r.type.endswith(":PyTorchJob")]
+        specs: dict[str, Any] = job.inputs["spec"]["pytorchReplicaSpecs"]
+        for spec in specs.values():
+            pod = spec["template"]["spec"]
+            mounted = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+            assert {"/ml/output/model", "/ml/metrics"} <= mounted
+            assert not [v for v in pod["volumes"] if "emptyDir" in v and v["name"] == "metrics"]
+
+
+def test_init_scaffolds_a_run_that_plans_on_the_local_environment(tmp_path: Path) -> None:
+    made = trainstack("init", "demo", "--dir", tmp_path)
+    assert made.code == 0, made.err
+    run_file = tmp_path / "demo" / "runs" / "example.yaml"
+    result = trainstack("plan", run_file, "--env", "local", "--project", REPO, "--json")
+    assert result.code == 0, result.err + result.out
+    assert '"namespace": "vision"' in result.out
