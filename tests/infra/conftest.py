@@ -8,6 +8,7 @@ silently.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -75,7 +76,14 @@ def kubedl_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 RRSA_ARN = "acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"
 RRSA_ISSUER = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee"
-FAKE_KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n# from the mocked ACK credential\n"
+FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmZha2UKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+FAKE_KUBECONFIG = (  # from the mocked ACK credential: an admin client certificate
+    "apiVersion: v1\nkind: Config\ncurrent-context: admin\nclusters:\n- name: kubernetes\n"
+    "  cluster:\n    server: https://47.96.0.10:6443\n"
+    f"    certificate-authority-data: {FAKE_CA}\n"
+    "contexts:\n- name: admin\n  context: {cluster: kubernetes, user: admin}\n"
+    "users:\n- name: admin\n  user: {client-certificate-data: QURNSU4tQ0VSVA==, "
+    "client-key-data: QURNSU4tS0VZ}\n")
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -97,6 +105,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         state = dict(args.inputs)
         if args.typ == "alicloud:nas/mountTarget:MountTarget":
             state["mountTargetDomain"] = "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com"
+        if (args.typ == "kubernetes:core/v1:Secret"
+                and args.inputs.get("type") == "kubernetes.io/service-account-token"):
+            # What Kubernetes' token controller fills in (and pulumi-kubernetes waits for).
+            token = f"token-of-{args.inputs['metadata']['namespace']}"
+            state["data"] = {"token": base64.b64encode(token.encode()).decode(),
+                             "ca.crt": FAKE_CA}
         if args.typ == "alicloud:cs/managedKubernetes:ManagedKubernetes":
             state["rrsaMetadata"] = {"enabled": True, "ramOidcProviderArn": RRSA_ARN,
                                      "rrsaOidcIssuerUrl": RRSA_ISSUER}

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from trainstack.cli.main import cli, main
+from trainstack.infra.platform.teamaccess import TOKEN_TYPE
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,8 +82,13 @@ def test_plan_masks_secrets(in_repo: None) -> None:
         assert "plan-secret-placeholder" not in text
         assert "cGxhY2Vob2xkZXI" not in text  # nor the ciphertext from the file
         secrets = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:Secret"]
-        assert secrets and all(r["inputs"]["stringData"] == "[secret]" for r in secrets)
+        filled = [r for r in secrets if r["inputs"].get("type") != TOKEN_TYPE]
+        assert filled and all(r["inputs"]["stringData"] == "[secret]" for r in filled)
+        # the team token Secrets carry no input data (Kubernetes fills in the token)
+        assert all("data" not in r["inputs"] and "stringData" not in r["inputs"]
+                   for r in secrets if r not in filled)
         assert doc["outputs"]["kubeconfig"] == "[secret]"
+        assert doc["outputs"]["teamKubeconfigs"] == "[secret]"
 
 
 def test_plan_table_for_people(in_repo: None) -> None:
@@ -90,7 +96,8 @@ def test_plan_table_for_people(in_repo: None) -> None:
     assert result.exit_code == 0, result.output
     assert "kubernetes:core/v1:ResourceQuota" in result.output
     assert "quota-vision" in result.output
-    assert "36 to create" in result.output
+    # 36, plus team access: a component, the PV ClusterRole, 5 per team (teamaccess.py)
+    assert "48 to create" in result.output
     assert "plan-secret-placeholder" not in result.output
 
 
@@ -182,7 +189,7 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
     platform = plan_json("--env", "local")
     again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 36 + 2}, "plus the OSS Secret of both teams"
+    assert platform["summary"] == {"create": 48 + 2}, "plus the OSS Secret of both teams"
 
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:

@@ -447,7 +447,8 @@ def test_a_run_above_its_teams_cap_is_refused_before_deploy() -> None:
 
 # --- hard to operate ---------------------------------------------------------------------------
 
-COMPONENTS = {"Network", "Cluster", "NodePools", "Storage", "Registry", "KubeDL", "Tenancy"}
+COMPONENTS = {"Network", "Cluster", "NodePools", "Storage", "Registry", "KubeDL", "Tenancy",
+              "TeamAccess"}
 
 
 def test_resources_are_grouped_in_components(in_repo: None) -> None:

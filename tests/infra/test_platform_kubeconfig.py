@@ -31,8 +31,9 @@ def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> N
     assert not [r for r in mocks.resources if r.typ.startswith("alicloud:")]
     k8s_resources = [r for r in mocks.resources if r.typ.startswith("kubernetes:")]
     # 2 teams x (namespace, quota, limits, priority cap, pull secret, artifact claim) + 9
-    # priority classes + KubeDL (namespace, 5 CRDs, account, role, binding, controller) + 1 class.
-    assert len(k8s_resources) == 12 + 9 + 10 + 1
+    # priority classes + KubeDL (namespace, 5 CRDs, account, role, binding, controller) + 1 class
+    # + team access (the PV ClusterRole; per team account, role, binding, PV binding, token).
+    assert len(k8s_resources) == 12 + 9 + 10 + 1 + 1 + 2 * 5
     assert all(r.provider and "::k8s::" in r.provider for r in k8s_resources)
 
 
@@ -94,7 +95,8 @@ def test_pull_secret_in_every_team_namespace_is_secret(mocks: Any) -> None:
     from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
 
     build_local(mocks)
-    secrets = {r.inputs["metadata"]["namespace"]: r.inputs for r in mocks.of_type(SECRET)}
+    secrets = {r.inputs["metadata"]["namespace"]: r.inputs for r in mocks.of_type(SECRET)
+               if r.inputs["metadata"]["name"] == "trainstack-registry"}
     assert sorted(secrets) == ["nlp", "vision"]
     for secret in secrets.values():
         assert secret["metadata"]["name"] == "trainstack-registry"

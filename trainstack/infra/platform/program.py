@@ -29,6 +29,7 @@ from trainstack.infra.platform.pullsecret import registry_password
 from trainstack.infra.platform.registry import Registry
 from trainstack.infra.platform.storage import Storage
 from trainstack.infra.platform.storageclasses import oss_internal_endpoint
+from trainstack.infra.platform.teamaccess import TeamAccess, team_kubeconfigs
 from trainstack.infra.platform.tenancy import Tenancy
 
 
@@ -95,13 +96,19 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
                     if tenancy.oss_secret else {"type": names.OSS_AUTH_NONE})
         oss_endpoint = access.oss_endpoint
     kubedl = KubeDL("kubedl", cfg.kubedl, provider, component_opts())
+    # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
+    team_access = TeamAccess("team-access", tenancy.namespaces, cfg.kubedl.workloads, provider,
+                        component_opts())
+    team_namespaces = {team: ns.metadata.name for team, ns in tenancy.namespaces.items()}
 
     outputs |= {
         # Always a secret, even when empty or a path: run stacks treat it as a credential.
         names.OUT_KUBECONFIG: pulumi.Output.secret(kubeconfig or ""),
         names.OUT_KUBE_CONTEXT: context or "",
-        names.OUT_NAMESPACES: {team: ns.metadata.name
-                               for team, ns in tenancy.namespaces.items()},
+        names.OUT_NAMESPACES: team_namespaces,
+        # Secret: {namespace: kubeconfig} logging in as the team's ServiceAccount.
+        names.OUT_TEAM_KUBECONFIGS: team_kubeconfigs(team_namespaces, team_access.tokens,
+                                                     kubeconfig, context),
         names.OUT_STORAGE_CLASSES: storage.storage_classes,
         names.OUT_REGISTRY: cfg.registry.server,
         names.OUT_PULL_SECRET: tenancy.pull_secret,

@@ -168,8 +168,10 @@ def cluster_provider(platform_stack: str, namespace: str) -> k8s.Provider:
         return str(kubeconfig) if kubeconfig else None
 
     kubeconfig = pulumi.Output.all(scoped, admin).apply(pick)
-    context = pulumi.Output.all(scoped, platform.get_output(names.OUT_KUBE_CONTEXT)).apply(
-        lambda v: None if isinstance(v[0], dict) and v[0].get(namespace) else (v[1] or None))
+    # A context name is no credential: shown in plans although it is chosen by a secret output.
+    context = pulumi.Output.unsecret(pulumi.Output.all(
+        scoped, platform.get_output(names.OUT_KUBE_CONTEXT)).apply(
+        lambda v: None if isinstance(v[0], dict) and v[0].get(namespace) else (v[1] or None)))
     secret: pulumi.Output[str | None] = pulumi.Output.secret(kubeconfig)
     return k8s.Provider("k8s", kubeconfig=secret, context=context)
 

@@ -1,0 +1,229 @@
+"""Both modes: credentials scoped to one team namespace, so run stacks need no admin kubeconfig.
+
+Per team: a ServiceAccount ``trainstack-runner``, a namespaced Role and RoleBinding with exactly
+what a run stack and ``status``/``logs``/``wait`` do there, and a long-lived token Secret
+(``kubernetes.io/service-account-token``). The platform exports ``teamKubeconfigs``
+(``{namespace: kubeconfig}``, a secret output): the cluster's endpoint and CA, read from the
+admin kubeconfig, plus that token. The run program and the ``kubernetes`` client prefer it
+(``trainstack/infra/run/program.py``, ``trainstack/deploy/kube.py``).
+
+PersistentVolumes are cluster-scoped, and a run's ``oss://``/``nas://`` bindings render static
+PVs: one ClusterRole ``trainstack-runner-volumes`` (persistentvolumes only) is bound to every
+team's ServiceAccount with a ClusterRoleBinding. That is the one cluster-wide right a team holds;
+docs/platform.md ("Team credentials") says what it allows.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from trainstack.infra.platform.config import KUBEDL_CRDS
+
+COMPONENT = "trainstack:platform:TeamAccess"
+RUNNER = "trainstack-runner"
+VOLUMES_ROLE = "trainstack-runner-volumes"
+TOKEN_SECRET = "trainstack-runner-token"
+TOKEN_TYPE = "kubernetes.io/service-account-token"
+SA_NAME_ANNOTATION = "kubernetes.io/service-account.name"
+
+_CRUD = ["create", "delete", "get", "list", "patch", "update", "watch"]
+_READ = ["get", "list", "watch"]
+_LABELS = {"app.kubernetes.io/managed-by": "trainstack"}
+
+
+def kubedl_resources(workloads: Sequence[str]) -> dict[str, list[str]]:
+    """API group -> the plurals of the enabled KubeDL kinds (from their CRD file names)."""
+    groups: dict[str, list[str]] = {}
+    for kind in workloads:
+        group, _, rest = KUBEDL_CRDS[kind].partition("_")
+        groups.setdefault(group, []).append(rest.removesuffix(".yaml"))
+    return {g: sorted(p) for g, p in sorted(groups.items())}
+
+
+def runner_rules(workloads: Sequence[str]) -> list[k8s.rbac.v1.PolicyRuleArgsDict]:
+    """What a run stack creates in its namespace (trainstack.infra.run.program's kinds) and what
+    status/logs/wait read. ``pods/exec`` is here because the MPI launcher's Role grants it
+    (trainstack.render.context): Kubernetes lets a subject create a Role only with rights it
+    holds itself."""
+    rules: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
+        {"api_groups": [group], "resources": plurals, "verbs": _CRUD}
+        for group, plurals in kubedl_resources(workloads).items()]
+    rules += [
+        {"api_groups": [""], "resources": ["configmaps", "secrets", "services",
+                                          "serviceaccounts", "persistentvolumeclaims"],
+         "verbs": _CRUD},
+        {"api_groups": [""], "resources": ["pods", "pods/log", "events"], "verbs": _READ},
+        {"api_groups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
+        {"api_groups": ["batch"], "resources": ["jobs"], "verbs": _CRUD},
+        {"api_groups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
+         "verbs": _CRUD},
+    ]
+    return rules
+
+
+VOLUME_RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
+    {"api_groups": [""], "resources": ["persistentvolumes"], "verbs": _CRUD}]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the API server is and how to trust it, read from an admin kubeconfig."""
+
+    server: str
+    ca_data: str | None  # base64 PEM, as kubeconfig's certificate-authority-data
+    insecure: bool = False
+
+
+def endpoint_of(kubeconfig: str, context: str | None = None,
+                base: Path | None = None) -> Endpoint | None:
+    """The cluster of ``context`` (default: current-context, else the only cluster) in a
+    kubeconfig's text; None when it names none. A ``certificate-authority`` file is read (relative
+    to ``base``, the kubeconfig's folder) so the scoped kubeconfig stands alone."""
+    try:
+        doc = yaml.safe_load(kubeconfig)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    clusters = {c.get("name"): c.get("cluster") or {} for c in doc.get("clusters") or []
+                if isinstance(c, dict)}
+    contexts = {c.get("name"): c.get("context") or {} for c in doc.get("contexts") or []
+                if isinstance(c, dict)}
+    chosen = context or doc.get("current-context")
+    cluster: Mapping[str, Any] | None = None
+    if chosen in contexts:
+        cluster = clusters.get(contexts[chosen].get("cluster"))
+    elif len(clusters) == 1:
+        cluster = next(iter(clusters.values()))
+    if not cluster or not cluster.get("server"):
+        return None
+    ca = cluster.get("certificate-authority-data")
+    if ca is None and cluster.get("certificate-authority"):
+        path = Path(str(cluster["certificate-authority"]))
+        path = path if path.is_absolute() or base is None else base / path
+        try:
+            ca = base64.b64encode(path.read_bytes()).decode()
+        except OSError:
+            return None
+    return Endpoint(str(cluster["server"]), str(ca) if ca else None,
+                    bool(cluster.get("insecure-skip-tls-verify", False)))
+
+
+def scoped_kubeconfig(endpoint: Endpoint, namespace: str, token: str) -> str:
+    """A kubeconfig that logs in as the team's ServiceAccount, defaulting to its namespace."""
+    cluster: dict[str, Any] = {"server": endpoint.server}
+    if endpoint.ca_data:
+        cluster["certificate-authority-data"] = endpoint.ca_data
+    if endpoint.insecure:
+        cluster["insecure-skip-tls-verify"] = True
+    name = f"{RUNNER}@{namespace}"
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": name,
+           "clusters": [{"name": "trainstack", "cluster": cluster}],
+           "users": [{"name": name, "user": {"token": token}}],
+           "contexts": [{"name": name, "context": {"cluster": "trainstack", "user": name,
+                                                   "namespace": namespace}}]}
+    return yaml.safe_dump(doc, sort_keys=True)
+
+
+def admin_kubeconfig_text(kubeconfig: str | None) -> tuple[str, Path | None] | None:
+    """kubeconfig mode: the admin kubeconfig's text — ``trainstack:kubeconfig`` as contents or a
+    path, else ``$KUBECONFIG`` (its first file) or ``~/.kube/config``, as the provider reads it.
+    None when there is no such file (an offline plan on a machine without one)."""
+    if kubeconfig is not None and "\n" in kubeconfig:
+        return kubeconfig, None
+    if kubeconfig is not None:
+        path = Path(kubeconfig).expanduser()
+    else:
+        env = os.environ.get("KUBECONFIG", "")
+        first = next((p for p in env.split(os.pathsep) if p), "")
+        path = Path(first).expanduser() if first else Path.home() / ".kube" / "config"
+    try:
+        return path.read_text(), path.parent
+    except OSError:
+        return None
+
+
+class TeamAccess(pulumi.ComponentResource):
+    """Per team: ServiceAccount, Role, RoleBinding, token Secret; one ClusterRole for PVs."""
+
+    tokens: dict[str, pulumi.Output[str | None]]  # namespace -> the decoded token (secret)
+
+    def __init__(self, name: str, namespaces: Mapping[str, k8s.core.v1.Namespace],
+                 workloads: Sequence[str], provider: pulumi.ProviderResource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(COMPONENT, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        volumes = k8s.rbac.v1.ClusterRole(
+            "runner-volumes", metadata={"name": VOLUMES_ROLE, "labels": _LABELS},
+            rules=VOLUME_RULES, opts=child)
+        rules = runner_rules(workloads)
+        self.tokens = {}
+        for team, ns in namespaces.items():
+            namespace = ns.metadata.name
+            meta: k8s.meta.v1.ObjectMetaArgsDict = {"name": RUNNER, "namespace": namespace,
+                                                    "labels": _LABELS}
+            account = k8s.core.v1.ServiceAccount(f"runner-{team}", metadata=meta, opts=child)
+            role = k8s.rbac.v1.Role(f"runner-role-{team}", metadata=meta, rules=rules, opts=child)
+            subject: list[k8s.rbac.v1.SubjectArgsDict] = [
+                {"kind": "ServiceAccount", "name": RUNNER, "namespace": namespace}]
+            k8s.rbac.v1.RoleBinding(
+                f"runner-binding-{team}", metadata=meta, subjects=subject,
+                role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "Role",
+                          "name": role.metadata.name}, opts=child)
+            k8s.rbac.v1.ClusterRoleBinding(
+                f"runner-volumes-{team}",
+                metadata={"name": f"{VOLUMES_ROLE}-{team}", "labels": _LABELS},
+                subjects=subject,
+                role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                          "name": volumes.metadata.name}, opts=child)
+            # pulumi-kubernetes waits until the token controller has filled in a token Secret
+            # (pulumi/pulumi-kubernetes#2048), so ``data.token`` is known once it is created.
+            # Its data is a credential: encrypted in state, never plain.
+            secret = k8s.core.v1.Secret(
+                f"runner-token-{team}",
+                metadata={"name": TOKEN_SECRET, "namespace": namespace, "labels": _LABELS,
+                          "annotations": {SA_NAME_ANNOTATION: RUNNER}},
+                type=TOKEN_TYPE,
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                    depends_on=[account], additional_secret_outputs=["data"])))
+            self.tokens[team] = pulumi.Output.secret(secret.data.apply(_token))
+        self.register_outputs({})
+
+
+def _token(data: Mapping[str, str] | None) -> str | None:
+    raw = (data or {}).get("token")
+    return base64.b64decode(raw).decode() if raw else None
+
+
+def team_kubeconfigs(namespaces: Mapping[str, pulumi.Input[str]],
+                     tokens: Mapping[str, pulumi.Output[str | None]],
+                     admin: pulumi.Input[str | None], context: str | None
+                     ) -> pulumi.Output[dict[str, str]]:
+    """``{namespace: kubeconfig}`` as one secret output; a team whose token or cluster endpoint
+    is unknown is left out (its runs then use the admin kubeconfig)."""
+    teams = sorted(tokens)
+
+    def build(values: list[Any]) -> dict[str, str]:
+        admin_text, *rest = values
+        found = None if admin_text is None else endpoint_of(str(admin_text[0]), context,
+                                                            admin_text[1])
+        out: dict[str, str] = {}
+        for namespace, token in zip(rest[:len(teams)], rest[len(teams):], strict=True):
+            if found is not None and token:
+                out[str(namespace)] = scoped_kubeconfig(found, str(namespace), str(token))
+        return out
+
+    admin_out = pulumi.Output.from_input(admin).apply(
+        lambda text: admin_kubeconfig_text(text) if text is None or "\n" not in text
+        else (text, None))
+    return pulumi.Output.secret(pulumi.Output.all(
+        admin_out, *[namespaces[t] for t in teams], *[tokens[t] for t in teams]).apply(build))
