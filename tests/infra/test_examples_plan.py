@@ -88,16 +88,26 @@ def test_the_run_plans_and_fits_on_its_environment(run_file: Path, env: str) -> 
 
 
 def test_the_readme_job_plans_on_both_shipped_environments() -> None:
+    """Every output of README's main job and its $METRICS mount a claim (the artifact store:
+    pvc://trainstack-artifacts on local, an OSS PV/PVC on ack-dev), never an emptyDir."""
     run_file = REPO / "components/mnist-ddp/runs/local.yaml"
+    run = load_run(run_file)
+    paths = {f"/ml/output/{o.name}" for o in run.component.outputs} | {"/ml/metrics"}
+    assert len(paths) == 3  # model, checkpoints, metrics
     for env in SHIPPED_ENVS:
         plan = plan_run(run_file, env, REPO)
         (job,) = [r for r in plan.resources if r.type.endswith(":PyTorchJob")]
         specs: dict[str, Any] = job.inputs["spec"]["pytorchReplicaSpecs"]
+        claims = {r.inputs["metadata"]["name"] for r in plan.resources
+                  if r.type == "kubernetes:core/v1:PersistentVolumeClaim"}
         for spec in specs.values():
             pod = spec["template"]["spec"]
-            mounted = {m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
-            assert {"/ml/output/model", "/ml/metrics"} <= mounted
-            assert not [v for v in pod["volumes"] if "emptyDir" in v and v["name"] == "metrics"]
+            volumes = {v["name"]: v for v in pod["volumes"]}
+            mounts = {m["mountPath"]: m for m in pod["containers"][0]["volumeMounts"]}
+            for path in paths:
+                claim = volumes[mounts[path]["name"]]["persistentVolumeClaim"]["claimName"]
+                # the platform's claim (local) or one the run stack creates (ack-dev)
+                assert claim == "trainstack-artifacts" or claim in claims, (env, path, claim)
 
 
 def test_init_scaffolds_a_run_that_plans_on_the_local_environment(tmp_path: Path) -> None:
