@@ -161,6 +161,17 @@ def test_without_a_readable_kubeconfig_no_team_credentials_are_exported(
     assert configs == {} and secret
 
 
+def test_kubeconfig_given_as_contents_is_read_as_such(mocks: Any) -> None:
+    """trainstack:kubeconfig may hold the file's text, not only a path."""
+    admin = yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                        "clusters": [{"name": "k", "cluster": {"server": "https://k:6443"}}],
+                        "contexts": [{"name": "c", "context": {"cluster": "k"}}]})
+    outputs = build(mocks, "local", **{"trainstack:kubeconfig": admin,
+                                       "trainstack:kubeContext": "c"})
+    configs, _ = mocks.resolve(outputs[names.OUT_TEAM_KUBECONFIGS])
+    assert yaml.safe_load(configs["nlp"])["clusters"][0]["cluster"] == {"server": "https://k:6443"}
+
+
 def test_endpoint_of_picks_the_context_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
     from trainstack.infra.platform.teamaccess import Endpoint, endpoint_of
 

@@ -138,7 +138,7 @@ def admin_kubeconfig_text(kubeconfig: str | None) -> tuple[str, Path | None] | N
     """kubeconfig mode: the admin kubeconfig's text — ``trainstack:kubeconfig`` as contents or a
     path, else ``$KUBECONFIG`` (its first file) or ``~/.kube/config``, as the provider reads it.
     None when there is no such file (an offline plan on a machine without one)."""
-    if kubeconfig is not None and "\n" in kubeconfig:
+    if kubeconfig is not None and _is_contents(kubeconfig):
         return kubeconfig, None
     if kubeconfig is not None:
         path = Path(kubeconfig).expanduser()
@@ -150,6 +150,11 @@ def admin_kubeconfig_text(kubeconfig: str | None) -> tuple[str, Path | None] | N
         return path.read_text(), path.parent
     except OSError:
         return None
+
+
+def _is_contents(value: str) -> bool:
+    """A kubeconfig's text (YAML or one-line JSON) rather than a path to one."""
+    return "\n" in value or value.lstrip().startswith("{") or "apiVersion" in value
 
 
 class TeamAccess(pulumi.ComponentResource):
@@ -222,8 +227,6 @@ def team_kubeconfigs(namespaces: Mapping[str, pulumi.Input[str]],
                 out[str(namespace)] = scoped_kubeconfig(found, str(namespace), str(token))
         return out
 
-    admin_out = pulumi.Output.from_input(admin).apply(
-        lambda text: admin_kubeconfig_text(text) if text is None or "\n" not in text
-        else (text, None))
+    admin_out = pulumi.Output.from_input(admin).apply(admin_kubeconfig_text)
     return pulumi.Output.secret(pulumi.Output.all(
         admin_out, *[namespaces[t] for t in teams], *[tokens[t] for t in teams]).apply(build))
