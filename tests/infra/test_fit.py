@@ -159,3 +159,10 @@ def test_team_of_needs_a_team_where_there_are_several(tmp_path: Path,
     tagged = write_run(tmp_path, "mnist-ddp", "{team: vision}", "    master: {cpu: 1}\n")
     team = team_of(tagged, local)
     assert team is not None and team.name == "vision"
+
+
+def test_team_of_follows_spec_namespace_first(tmp_path: Path, local: PlatformConfig) -> None:
+    run = write_run(tmp_path, "mnist-ddp", "{team: vision}", "    master: {cpu: 1}\n",
+                    "  namespace: nlp\n")
+    team = team_of(run, local)
+    assert team is not None and team.name == "nlp"

@@ -222,7 +222,10 @@ def run_misfits(run: Run, cfg: PlatformConfig, team: Team,
 
 
 def team_of(run: Run, cfg: PlatformConfig) -> Team | None:
-    """The team the run deploys as: its ``team`` tag, or the environment's only team."""
+    """The team the run deploys as (docs/deploy.md): the one owning its ``spec.namespace``, else
+    its ``team`` tag's, else the environment's only team."""
+    if run.namespace:
+        return next((t for t in cfg.teams if t.namespace == run.namespace), None)
     name = run.tags.get("team")
     if name is None:
         return cfg.teams[0] if len(cfg.teams) == 1 else None
