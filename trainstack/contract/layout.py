@@ -1,6 +1,7 @@
-"""The `/ml` tree a training process sees (seed 000), rooted anywhere for local runs.
+"""The `/ml` tree a training process sees (Alibaba PAI Designer custom components: the `/ml`
+directory layout), rooted anywhere for local runs.
 
-Directories end with '/', as the seed's `PAI_INPUT_TRAIN=/ml/input/data/train/` does; a binding
+Directories end with '/', as PAI Designer's `PAI_INPUT_TRAIN=/ml/input/data/train/` does; a binding
 that names one file points at that file inside its channel directory.
 """
 

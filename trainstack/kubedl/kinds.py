@@ -134,7 +134,8 @@ class JobKind:
     readiness_annotation: tuple[str, str] | None = None
     # The role that runs `kubectl exec` into the others (needs pods get/list/watch, pods/exec).
     exec_role: str | None = None
-    # `spec.advanced` ports (DLC's customPortList/customPortNumPerWorker, from the seeds) apply.
+    # `spec.advanced` ports (customPortList/customPortNumPerWorker in Alibaba PAI DLC: create a
+    # training job, its advanced parameters) apply.
     custom_ports: bool = False
 
     # --- lookups ---------------------------------------------------------------------------

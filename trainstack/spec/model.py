@@ -164,7 +164,7 @@ class Binding:
     """A storage location bound to a channel: `scheme://location/path`.
 
     `is_file` is true when the binding names one file: the channel's env var then points at that
-    file inside the channel directory (seed: `PAI_INPUT_TEST=/ml/input/data/test/test.csv`).
+    file inside the channel directory (PAI Designer: `PAI_INPUT_TEST=/ml/input/data/test/test.csv`).
     """
 
     uri: str

@@ -173,8 +173,8 @@ def train(rows: list[list[str]], epochs: int,
     return tables, w, b
 
 
-# Chart metadata (the metrics spec, seed 003 field names): "fit" has two y-axes (loss left, w
-# right) and no series; "steps" has two series on one axis, drawn smoothed.
+# Chart metadata (field names of the Octopus training-task service's metrics spec): "fit" has
+# two y-axes (loss left, w right) and no series; "steps" has two series on one axis, drawn smoothed.
 METAS = [
     {{"name": "fit", "x": "epoch", "ys": ["loss", "w"], "series": [],
      "description": "loss and slope per epoch", "smooth": "false", "with_timestamp": "false"}},
