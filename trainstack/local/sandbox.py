@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.codetree import code_files, copy_tree
+from trainstack.contract import layout as tree
 from trainstack.errors import UserError
 from trainstack.spec.model import Binding, Run
 
@@ -32,15 +33,18 @@ class SandboxError(UserError):
 
 @dataclass(frozen=True)
 class Layout:
+    """The contract's tree (trainstack.contract.layout) under a run directory, plus what only a
+    local run keeps there (logs, usage, the commit record)."""
+
     root: Path
 
     @property
     def usercode(self) -> Path:
-        return self.root / "usercode"
+        return self.root / tree.CODE
 
     @property
     def config(self) -> Path:
-        return self.root / "input" / "config"
+        return self.root / tree.CONFIG
 
     @property
     def logs(self) -> Path:
@@ -48,7 +52,7 @@ class Layout:
 
     @property
     def metrics(self) -> Path:
-        return self.root / "metrics"
+        return self.root / tree.METRICS
 
     @property
     def usage(self) -> Path:
@@ -59,13 +63,13 @@ class Layout:
         return self.root / "outputs.json"
 
     def input_dir(self, channel: str) -> Path:
-        return self.root / "input" / "data" / channel
+        return self.root / tree.INPUT_DATA / channel
 
     def model_dir(self, name: str) -> Path:
-        return self.root / "input" / "model" / name
+        return self.root / tree.INPUT_MODEL / name
 
     def output_dir(self, channel: str) -> Path:
-        return self.root / "output" / channel
+        return self.root / tree.OUTPUT / channel
 
     def log(self, role: str, index: int) -> Path:
         return self.logs / f"{role}-{index}.log"

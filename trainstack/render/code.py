@@ -16,11 +16,20 @@ import json
 from pathlib import Path
 from types import MappingProxyType
 
-from trainstack.contract.layout import Layout
+from trainstack.contract.layout import CODE, Layout
 from trainstack.kubedl import job_kind
 from trainstack.render.codepack import TooLarge, archive
 from trainstack.render.options import RenderError, RenderOptions
-from trainstack.render.parts import STAGING, ConfigMap, Container, Env, Mount, PodParts
+from trainstack.render.parts import (
+    DEFAULT_WORKING_DIR,
+    ML,
+    STAGING,
+    ConfigMap,
+    Container,
+    Env,
+    Mount,
+    PodParts,
+)
 from trainstack.render.pod import kubelet_escape
 from trainstack.render.storage import Storage
 from trainstack.spec import values
@@ -28,7 +37,10 @@ from trainstack.spec.model import Code, GitCode, Run
 
 GIT_SYNC_ANNOTATION = "kubedl.io/git-sync-config"
 GIT_SYNC_IMAGE = "kubedl/git-sync:v1"  # KubeDL's default
-GIT_ROOT, GIT_DEST = "/code", "usercode"
+GIT_ROOT = "/code"
+# KubeDL mounts the checkout at path.Join(workingDir, destPath): with workingDir the tree's root,
+# destPath is the code folder's name in it.
+GIT_DEST = CODE
 CODE_VOLUME = "usercode"
 ARCHIVE = "code.tar.gz"
 
@@ -86,7 +98,7 @@ def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
     if options.git_sync_image:
         config["image"] = options.git_sync_image
     # KubeDL mounts the checkout at path.Join(workingDir, destPath).
-    working_dir = "/ml"
+    working_dir = ML.root
     if job_kind(run.job_type).by_kubedl:  # KubeDL's git-sync; a plain Job gets an init container
         return PodParts(annotations=MappingProxyType(
             {GIT_SYNC_ANNOTATION: json.dumps(config, sort_keys=True)}), working_dir=working_dir)
@@ -105,7 +117,7 @@ def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
             name="git-sync-code", image=options.git_sync_image or GIT_SYNC_IMAGE, command=None,
             args=None, working_dir=None, env=tuple(env), ports=None, resources=None,
             mounts=(Mount("git-sync", GIT_ROOT).k8s(),)),),
-        mounts=(Mount("git-sync", "/ml/usercode", sub_path=GIT_DEST),),
+        mounts=(Mount("git-sync", DEFAULT_WORKING_DIR, sub_path=GIT_DEST),),
         working_dir=working_dir)
 
 
@@ -131,5 +143,5 @@ def _packed(run: Run, code: Code, job: str, storage: Storage,
         volumes=({"name": "code-archive", "configMap": {"name": name}},
                  {"name": CODE_VOLUME, "emptyDir": {}}),
         mounts=(Mount(CODE_VOLUME, Layout.at().code),),
-        stage_mounts=(Mount("code-archive", staged, True), Mount(CODE_VOLUME, "/ml/usercode")),
-        stage_steps=(f"tar -xzf {staged}/{ARCHIVE} -C /ml/usercode",))
+        stage_mounts=(Mount("code-archive", staged, True), Mount(CODE_VOLUME, DEFAULT_WORKING_DIR)),
+        stage_steps=(f"tar -xzf {staged}/{ARCHIVE} -C {DEFAULT_WORKING_DIR}",))

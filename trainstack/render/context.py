@@ -12,6 +12,7 @@ from trainstack.render.code import plan_code
 from trainstack.render.meta import labels_and_annotations
 from trainstack.render.options import RenderOptions
 from trainstack.render.parts import (
+    ML,
     Access,
     Claim,
     ConfigMap,
@@ -84,13 +85,13 @@ def build(run: Run, options: RenderOptions) -> Resources:
     config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels),
                        data=config_files(run, topology))
     config_parts = PodParts(volumes=({"name": "config", "configMap": {"name": config.name}},),
-                            mounts=(Mount("config", "/ml/input/config", True),))
+                            mounts=(Mount("config", ML.config, True),))
     if options.metrics is not None:  # persisted: the platform's artifact store
-        metrics = storage.attach(options.metrics, "metrics", "/ml/metrics", read_only=False,
+        metrics = storage.attach(options.metrics, "metrics", ML.metrics, read_only=False,
                                  download=False)
     else:
         metrics = PodParts(volumes=({"name": "metrics", "emptyDir": {}},),
-                           mounts=(Mount("metrics", "/ml/metrics"),))
+                           mounts=(Mount("metrics", ML.metrics),))
     # The order here is the order of volumes, mounts and copy steps in every pod.
     parts = combine([plan_code(run, job, storage, options), storage.plan(), config_parts,
                      metrics])

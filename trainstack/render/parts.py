@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-STAGING = "/ml/.staging"  # where the prepare init container sees sources it copies from
-DEFAULT_WORKING_DIR = "/ml/usercode"
+from trainstack.contract.layout import Layout
+
+ML = Layout.at()  # the container's /ml tree
+STAGING = ML.staging.rstrip("/")  # where the prepare init container sees sources it copies from
+DEFAULT_WORKING_DIR = ML.code.rstrip("/")
 
 
 @dataclass(frozen=True)
