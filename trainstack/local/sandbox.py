@@ -24,7 +24,7 @@ from pathlib import Path
 from trainstack.codetree import code_files, copy_tree
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
-from trainstack.spec.model import Binding, Run
+from trainstack.spec.model import Binding, BindingMode, CodeSource, Run, Scheme
 
 
 class SandboxError(UserError):
@@ -110,7 +110,7 @@ def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> N
 
 def commit_targets(run: Run) -> dict[str, tuple[str, bool]]:
     """Where each output is committed: channel → (local path, names one file)."""
-    return {name: (b.path, b.is_file) for name, b in run.outputs.items() if b.scheme == "file"}
+    return {name: (b.path, b.is_file) for name, b in run.outputs.items() if b.scheme is Scheme.FILE}
 
 
 def save_commit_targets(layout: Layout, run: Run) -> None:
@@ -163,7 +163,7 @@ def _copy_code(run: Run, target: Path) -> None:
     if code is None:
         target.mkdir(parents=True, exist_ok=True)
         return
-    if code.kind != "local" or code.path is None:
+    if code.kind is not CodeSource.LOCAL or code.path is None:
         where = code.uri or (code.git.url if code.git else code.kind)
         raise SandboxError(
             f"component code at {where} cannot be fetched by a local run",
@@ -188,7 +188,7 @@ def _place(channel_dir: Path, binding: Binding, *, what: str, override: str) -> 
                            hint=f"pass {override} to bind it as it is")
     # "mount" reads data in place, as a network mount would: a link. "download" gets a copy the
     # job may modify freely, as a pre-start download would.
-    copy = binding.mode == "download"
+    copy = binding.mode is BindingMode.DOWNLOAD
     if binding.is_file:
         channel_dir.mkdir(parents=True, exist_ok=True)
         target = channel_dir / (binding.filename or source.name)
@@ -209,7 +209,7 @@ def _preload_source(channel: str, binding: Binding | None, resume: Layout | None
         earlier = resume.output_dir(channel)
         if earlier.is_dir():
             return earlier
-    if binding is not None and binding.scheme == "file" and not binding.is_file:
+    if binding is not None and binding.scheme is Scheme.FILE and not binding.is_file:
         bound = Path(binding.path)
         if bound.is_dir():
             return bound

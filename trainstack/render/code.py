@@ -33,7 +33,7 @@ from trainstack.render.parts import (
 from trainstack.render.pod import kubelet_escape
 from trainstack.render.storage import Storage
 from trainstack.spec import values
-from trainstack.spec.model import Code, GitCode, Run
+from trainstack.spec.model import Code, CodeSource, GitCode, Run
 
 GIT_SYNC_ANNOTATION = "kubedl.io/git-sync-config"
 GIT_SYNC_IMAGE = "kubedl/git-sync:v1"  # KubeDL's default
@@ -48,7 +48,8 @@ ARCHIVE = "code.tar.gz"
 def code_uri(run: Run, options: RenderOptions) -> str | None:
     """Where a local code directory must be uploaded, when a code bucket is configured."""
     code = run.component.code
-    if code is None or code.kind != "local" or not options.code_bucket or code.path is None:
+    if (code is None or code.kind is not CodeSource.LOCAL or not options.code_bucket
+            or code.path is None):
         return None
     digest = archive(code.path, component_dir(run)).digest
     comp = run.component
@@ -65,12 +66,12 @@ def plan_code(run: Run, job: str, storage: Storage, options: RenderOptions) -> P
     """What delivers the run's code to /ml/usercode/ (and beside the job, a ConfigMap)."""
     code = run.component.code
     target = Layout.at().code
-    if code is not None and code.kind == "git" and code.git is not None:
+    if code is not None and code.kind is CodeSource.GIT and code.git is not None:
         return _git(run, code.git, options)
-    if code is not None and code.kind == "oss" and code.uri:
+    if code is not None and code.kind is CodeSource.OSS and code.uri:
         return storage.attach(values.binding(code.uri), "code", target, read_only=True,
                               download=True, writable_copy=True)
-    if code is not None and code.kind == "local":
+    if code is not None and code.kind is CodeSource.LOCAL:
         uri = code_uri(run, options)
         if uri is not None:
             return storage.attach(values.binding(uri), "code", target, read_only=True,

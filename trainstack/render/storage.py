@@ -23,7 +23,7 @@ from trainstack.render.parts import (
     PodParts,
     combine,
 )
-from trainstack.spec.model import Binding, Run
+from trainstack.spec.model import Binding, BindingMode, Run, Scheme
 
 OSS_DRIVER = "ossplugin.csi.alibabacloud.com"
 OSS_OPTS = "-o max_stat_cache_size=0 -o allow_other"
@@ -60,7 +60,7 @@ class Storage:
         """The run's inputs, outputs and models, in that order."""
         lay = Layout.at()
         parts = [self.attach(b, dns_label(name, prefix="in-"), lay.input_dir(name),
-                             read_only=True, download=b.mode == "download")
+                             read_only=True, download=b.mode is BindingMode.DOWNLOAD)
                  for name, b in self.run.inputs.items()]
         parts += [self.attach(b, dns_label(name, prefix="out-"), lay.output_dir(name),
                               read_only=False, download=False)
@@ -97,11 +97,11 @@ class Storage:
                 read_only: bool) -> tuple[PodParts, str | None]:
         """The pod volume for `b` (and what it needs beside the job), and the subPath to mount
         it with."""
-        if b.scheme == "pvc":
+        if b.scheme is Scheme.PVC:
             return PodParts(volumes=({"name": vol, "persistentVolumeClaim": {
                 "claimName": b.location, "readOnly": read_only}},)), (
                 source_dir.strip("/") or None)
-        if b.scheme == "file":
+        if b.scheme is Scheme.FILE:
             if not self.options.local_cluster:
                 raise RenderError(
                     f"run {self.run.name!r}: {b.uri} is a file:// binding, which only a local "
@@ -124,7 +124,7 @@ class Storage:
         claim = dns_label(f"{self.job}-{vol}")
         mode = "ReadOnlyMany" if read_only else "ReadWriteMany"
         path = source_dir.rstrip("/") or "/"
-        if b.scheme == "oss":
+        if b.scheme is Scheme.OSS:
             volume = PersistentVolume(
                 pv, {**self.labels, "alicloud-pvname": pv}, mode,
                 csi=self._oss_csi(b, pv, path, read_only))
