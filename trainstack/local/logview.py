@@ -45,6 +45,37 @@ def select(logs_dir: Path, role: str | None, index: int | None) -> list[LogFile]
     return chosen
 
 
+def wait_for(logs_dir: Path, role: str | None, index: int | None, *,
+             running: Callable[[], bool] | None) -> list[LogFile]:
+    """The selected logs; while `running()` says the run is still setting up, wait for its
+    replicas' logs to appear (without `running`, a missing log is an error at once)."""
+    while True:
+        try:
+            return select(logs_dir, role, index)
+        except NotFoundError:
+            if running is None or not running():
+                raise
+            time.sleep(_FOLLOW_TICK_S)
+
+
+def grep_lines(write: Callable[[bytes], None],
+               grep: re.Pattern[bytes] | None) -> Callable[[bytes], None]:
+    """`write`, passed only whole lines that match `grep` (pod logs arrive in chunks)."""
+    if grep is None:
+        return write
+    pending = bytearray()
+
+    def filtered(data: bytes) -> None:
+        pending.extend(data)
+        *lines, rest = bytes(pending).split(b"\n")
+        pending[:] = rest
+        for line in lines:
+            if grep.search(line):
+                write(line + b"\n")
+
+    return filtered
+
+
 def compile_grep(pattern: str | None) -> re.Pattern[bytes] | None:
     if pattern is None:
         return None
