@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+from tests.clirunner import Cli
 
 UPDATE_GOLDEN_ENV = "TRAINSTACK_UPDATE_GOLDEN"
 
@@ -24,3 +27,9 @@ def update_golden(config: pytest.Config) -> bool:
 def golden_update(request: pytest.FixtureRequest) -> bool:
     """True when golden files are rewritten: --update-golden or TRAINSTACK_UPDATE_GOLDEN=1."""
     return update_golden(request.config)
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    """The trainstack CLI (tests/clirunner.py) with a state home of this test's own."""
+    return Cli(tmp_path / "home")

@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from trainstack.cli.main import cli, main
+from tests.clirunner import Cli
+from trainstack.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def plan_json(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["plan", *args, "--json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
+    result = Cli().invoke("plan", *args, "--json")
+    assert result.code == 0, result.output
+    return json.loads(result.out)  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -86,8 +86,8 @@ def test_plan_masks_secrets(in_repo: None) -> None:
 
 
 def test_plan_table_for_people(in_repo: None) -> None:
-    result = CliRunner().invoke(cli, ["plan", "--env", "local"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    result = Cli().invoke("plan", "--env", "local")
+    assert result.code == 0, result.output
     assert "kubernetes:core/v1:ResourceQuota" in result.output
     assert "quota-vision" in result.output
     assert "36 to create" in result.output

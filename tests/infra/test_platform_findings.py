@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from trainstack.cli.main import cli, main
+from tests.clirunner import Cli
+from trainstack.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 CIPHERTEXT = "v1:cmVhZHk=:cmVhZHktcGFzc3dvcmQtY2lwaGVydGV4dA=="
@@ -27,9 +27,9 @@ POOL = "alicloud:cs/nodePool:NodePool"
 
 
 def plan(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["plan", *args, "--json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
+    result = Cli().invoke("plan", *args, "--json")
+    assert result.code == 0, result.output
+    return json.loads(result.out)  # type: ignore[no-any-return]
 
 
 def ready_project(root: Path, mirrored: Path, ready: dict[str, dict[str, str]],
@@ -194,9 +194,8 @@ def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
     target = tmp_path / "platform/kubedl/v0.5.0"
     target.mkdir(parents=True)
     shutil.copy(lock, target / "kubedl.lock.json")
-    result = CliRunner().invoke(cli, ["kubedl", "mirror", "--from", str(release),
-                                      "--to", str(target)], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    result = Cli().invoke("kubedl", "mirror", "--from", str(release), "--to", str(target))
+    assert result.code == 0, result.output
     assert (target / "training.kubedl.io_tfjobs.yaml").read_bytes() == (
         release / "config/crd/bases/training.kubedl.io_tfjobs.yaml").read_bytes()
     assert "8 CRD files" in result.output

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.render.conftest import CASES, SPECS
+from tests.spec.clirun import trainstack
 from trainstack.cli.main import main
 from trainstack.render import dump_yaml, render_run
 
@@ -18,12 +16,10 @@ def test_repeat_in_process() -> None:
         assert dump_yaml(render_run(case.run(), options=case.options)) == first, case.name
 
 
-def _cli_stdout(seed: str) -> bytes:
-    env = {**os.environ, "PYTHONHASHSEED": seed}
-    out = subprocess.run([sys.executable, "-m", "trainstack", "render",
-                          str(SPECS / "tf.run.yaml")], env=env, capture_output=True,
-                         check=True, timeout=60)
-    return out.stdout
+def _cli_stdout(seed: str) -> str:
+    out = trainstack("render", SPECS / "tf.run.yaml", env={"PYTHONHASHSEED": seed}, timeout=60)
+    assert out.code == 0, out.err
+    return out.out
 
 
 def test_byte_identical_across_processes() -> None:
