@@ -86,12 +86,24 @@ class Cli:
                                 **popen)
 
     def invoke(self, *args: str | Path, env: Mapping[str, str] | None = None) -> Result:
-        """The same command line in this process (click's runner), exceptions not caught."""
+        """The same command line through `trainstack.cli.main.main` in this process (so what a
+        test patched applies), its output captured; exceptions other than the exit propagate."""
         from click.testing import CliRunner
 
-        from trainstack.cli.main import cli
+        from trainstack.cli.main import main
 
         extra = {"TRAINSTACK_HOME": str(self.home)} if self.home is not None else {}
-        result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False,
-                                    env={**extra, **(env or {})})
-        return Result(result.exit_code, result.stdout, result.stderr)
+        with CliRunner().isolation(env={**extra, **(env or {})}) as streams:
+            try:
+                # Without standalone mode click returns an exit code (validate's 2) instead
+                # of exiting; `python -m trainstack` exits with it.
+                returned = main([str(a) for a in args])
+                code = returned if isinstance(returned, int) else 0
+            except SystemExit as done:
+                code = done.code if isinstance(done.code, int) else (0 if done.code is None
+                                                                       else 1)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+        out, err = streams[0], streams[1]
+        return Result(code, out.getvalue().decode(), err.getvalue().decode())

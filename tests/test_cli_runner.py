@@ -1,6 +1,6 @@
 """One way to run the CLI in tests (issue 14, item 20): tests/clirunner.py's `Cli`, taken as the
 `cli` fixture (tests/conftest.py). No test module spawns `python -m trainstack` itself, builds a
-click runner, or defines a runner class or fixture of its own."""
+click runner, calls `main` in-process, or defines a runner class or fixture of its own."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ def test_no_module_runs_the_cli_its_own_way() -> None:
         found += [f"{path.relative_to(TESTS)}:{n}" for n, line in
                   enumerate(text.splitlines(), 1) if OWN_WAY.search(line)]
         for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, ast.ImportFrom) and node.module == "trainstack.cli.main"
+                    and {a.name for a in node.names} & {"main", "cli"}):
+                found.append(f"{path.relative_to(TESTS)}:{node.lineno}: calls main itself")
             if isinstance(node, ast.ClassDef) and node.name.lower() in ("cli", "clirunner"):
                 found.append(f"{path.relative_to(TESTS)}:{node.lineno}: class {node.name}")
             # (A `cli` fixture of another tool, such as test_cluster's fake Pulumi CLI, is fine.)

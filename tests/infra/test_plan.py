@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
-from trainstack.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,10 +94,9 @@ def test_plan_table_for_people(in_repo: None) -> None:
 
 
 def test_unknown_env_is_a_clear_error(in_repo: None, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["plan", "--env", "lcoal", "--json"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("plan", "--env", "lcoal", "--json")
+    assert done.code == 2
+    err = done.err
     assert "no environment 'lcoal'" in err and "did you mean 'local'?" in err
     assert "Traceback" not in err
 
@@ -111,10 +109,9 @@ def test_config_error_is_reported_without_traceback(
         "trainstack:region: cn-hangzhou", "trainstack:region: us-east-1")
     (tmp_path / "Pulumi.bad.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as done:
-        main(["plan", "--env", "bad"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("plan", "--env", "bad")
+    assert done.code == 2
+    err = done.err
     assert "Pulumi.bad.yaml: trainstack:region: expected one of" in err
     assert "Traceback" not in err
 
@@ -223,10 +220,9 @@ def test_the_access_key_values_never_reach_a_plan() -> None:
 
 def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
         in_repo: None, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["plan", RUN_FILE, "--env", "local", "--json"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("plan", RUN_FILE, "--env", "local", "--json")
+    assert done.code == 2
+    err = done.err
     assert "oss://acme-data/mnist/ needs OSS credentials" in err
     assert "pulumi config set --secret trainstack:ossAccessKeyId" in err
     assert "Traceback" not in err

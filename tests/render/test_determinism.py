@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.clirunner import Cli
 from tests.render.conftest import CASES, SPECS
 from tests.spec.clirun import trainstack
-from trainstack.cli.main import main
 from trainstack.render import dump_yaml, render_run
 
 
@@ -28,8 +28,10 @@ def test_byte_identical_across_processes() -> None:
 
 def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     run = str(SPECS / "pytorch.run.yaml")
-    main(["render", run, "-o", str(tmp_path / "a")])
-    main(["render", run, "-o", str(tmp_path / "b")])
+    done = Cli().invoke("render", run, "-o", str(tmp_path / "a"))
+    assert done.code == 0, done.err
+    done = Cli().invoke("render", run, "-o", str(tmp_path / "b"))
+    assert done.code == 0, done.err
     a = {p.name: p.read_bytes() for p in sorted((tmp_path / "a").glob("*.yaml"))}
     b = {p.name: p.read_bytes() for p in sorted((tmp_path / "b").glob("*.yaml"))}
     assert a == b
@@ -39,6 +41,7 @@ def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     assert len(list((tmp_path / "a").iterdir())) == len(a) + 1
     assert list(a) == ["00-configmap-torch-ddp-01-trainstack-config.yaml",
                        "01-configmap-torch-ddp-01-code.yaml", "02-pytorchjob-torch-ddp-01.yaml"]
-    main(["render", run])
-    stream = capsys.readouterr().out
+    done = Cli().invoke("render", run)
+    assert done.code == 0, done.err
+    stream = done.out
     assert stream == "".join("---\n" + t.decode() for t in a.values())
