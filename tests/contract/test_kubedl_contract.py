@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trainstack.cli.main import main
+from tests.clirunner import Cli
 from trainstack.contract import Topology, config_files, replica_env, tf_config
 from trainstack.spec.model import FrozenMap, RoleResources
 
@@ -62,18 +62,21 @@ def test_tf_config_never_lists_an_evaluator(load):
 
 
 def test_env_verb_marks_what_the_operator_sets(capsys):
-    main(["env", str(SPECS / "kinds/pytorch.run.yaml"), "--role", "worker"])
-    lines = capsys.readouterr().out.splitlines()
+    done = Cli().invoke("env", str(SPECS / "kinds/pytorch.run.yaml"), "--role", "worker")
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
     marked = {line.split("=", 1)[0] for line in lines if line.endswith("  # set by KubeDL")}
     assert marked == {"MASTER_PORT", "MASTER_ADDR", "RANK", "PYTHONUNBUFFERED", "WORLD_SIZE"}
-    main(["env", str(SPECS / "kinds/custom.run.yaml"), "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
+    done = Cli().invoke("env", str(SPECS / "kinds/custom.run.yaml"), "--format", "json")
+    assert done.code == 0, done.err
+    doc = json.loads(done.out)
     assert doc["injectedBy"] == {"JOB_COMPLETION_INDEX": "Kubernetes"}
 
 
 @pytest.mark.parametrize(("rel", "role"), [("kinds/elasticbatch.run.yaml", "aimaster"),
                                            ("kinds/mpi.run.yaml", "launcher")])
 def test_env_verb_shows_the_operator_names_of_each_role(capsys, rel, role):
-    main(["env", str(SPECS / rel), "--role", role, "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
+    done = Cli().invoke("env", str(SPECS / rel), "--role", role, "--format", "json")
+    assert done.code == 0, done.err
+    doc = json.loads(done.out)
     assert doc["injectedBy"] and set(doc["injectedBy"]) <= set(doc["env"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainstack.cli.main import main
+from tests.clirunner import Cli
 from trainstack.contract import (
     ContractError,
     Topology,
@@ -78,8 +78,9 @@ spec:
 
 
 def test_env_verb_shows_where_each_secret_comes_from(tmp_path, capsys):
-    main(["env", str(_secret_run(tmp_path))])
-    lines = capsys.readouterr().out.splitlines()
+    done = Cli().invoke("env", str(_secret_run(tmp_path)))
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
     assert "WANDB_PROJECT=resnet" in lines
     # Comments, so sourcing the output never sets a placeholder as the value.
     assert lines[-2:] == ["# HF_TOKEN=<from secret hf-token/token>",
@@ -87,8 +88,9 @@ def test_env_verb_shows_where_each_secret_comes_from(tmp_path, capsys):
 
 
 def test_env_verb_json(tmp_path, capsys):
-    main(["env", str(_secret_run(tmp_path)), "--format", "json", "--files"])
-    doc = json.loads(capsys.readouterr().out)
+    done = Cli().invoke("env", str(_secret_run(tmp_path)), "--format", "json", "--files")
+    assert done.code == 0, done.err
+    doc = json.loads(done.out)
     assert doc["secretEnv"] == {"HF_TOKEN": "<from secret hf-token/token>",
                                 "WANDB_API_KEY": "<from secret wandb/api-key>"}
     assert "HF_TOKEN" not in doc["env"]

@@ -1,4 +1,5 @@
-"""Seed 000's examples, reproduced exactly from specs loaded by the real loader."""
+"""The examples of Alibaba PAI Designer custom components (TF_CONFIG and the PAI_* variables),
+reproduced exactly from specs loaded by the real loader."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 from trainstack.contract import Topology, config_files, replica_env
 from trainstack.spec.model import FrozenMap
 
-# Seed 000, appendix 1, with the masked `****` replaced by `xxxx` (a valid name).
+# PAI Designer custom components, appendix 1, with the masked `****` replaced by `xxxx` (a
+# valid name).
 SEED_TF_CONFIG = """
 {
   "cluster": {
@@ -49,8 +51,8 @@ def test_hps_json_exactly_as_seed(load):
 def test_hps_per_parameter_as_seed(load):
     run, env = _seed_env(load)
     assert (env["PAI_HPS_EPOCHS"], env["PAI_HPS_BATCH_SIZE"]) == ("10", "32")
-    # The seed's `train.learning_rate` has a '.', which the spec's name rule (also from the
-    # seed) forbids; the contract still maps it as the seed shows.
+    # PAI Designer's `train.learning_rate` has a '.', which the spec's name rule (also from
+    # PAI Designer) forbids; the contract still maps it as PAI Designer shows.
     dotted = dataclasses.replace(run, parameters=FrozenMap(
         {"epochs": 10, "batch-size": 32, "train.learning_rate": 0.001}))
     env = replica_env(dotted, "chief", 0, topology=Topology.cluster(dotted, NS))
@@ -73,7 +75,7 @@ def test_tf_config_as_seed(load):
     tf = json.loads(env["TF_CONFIG"])
     seed = json.loads(SEED_TF_CONFIG)
     # KubeDL v0.5.0 (controllers/tensorflow/tensorflow.go) lists every role but the evaluator,
-    # which it never runs; otherwise exactly the seed's.
+    # which it never runs; otherwise exactly PAI Designer's.
     del seed["cluster"]["evaluator"]
     assert tf["cluster"] == seed["cluster"]
     assert tf["task"] == seed["task"]

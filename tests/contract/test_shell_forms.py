@@ -37,7 +37,7 @@ def _argv(load, tmp: Path, command: str, **params: object) -> list[str]:
 
 
 def test_a_quoted_heredoc_wrapper_keeps_pai_user_args(load, tmp_path: Path) -> None:
-    # The inner sh reads $PAI_USER_ARGS from the environment, as the seed does; the body is not
+    # The inner sh reads $PAI_USER_ARGS from the environment, as PAI Designer does; the body is not
     # the outer script's to rewrite (it has no "$@").
     command = f"sh <<'EOF'\n{ARGV} $PAI_USER_ARGS\nEOF"
     assert rewrite(command) == command

@@ -21,7 +21,7 @@ from pulumi.automation import CommandResult, PulumiCommand
 from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
-from trainstack.cli.main import main
+from tests.clirunner import Cli, Result
 from trainstack.deploy.index import RunIndex, StackEntry
 
 RECORDED = Path(__file__).parent / "kubeapi"
@@ -160,13 +160,9 @@ def cli(api: RecordedAPI, monkeypatch: pytest.MonkeyPatch) -> PlatformCLI:
     return stand_in
 
 
-def cli_exit(argv: list[str]) -> int:
-    """The CLI's exit status (``main`` returns normally on success)."""
-    try:
-        main(argv)
-    except SystemExit as done:
-        return int(done.code or 0)
-    return 0
+def cli_exit(argv: list[str]) -> Result:
+    """The verb run in this process (the recorded API and stand-in CLI apply)."""
+    return Cli().invoke(*argv)
 
 
 def registry_record(home: Path, entry: StackEntry) -> Any:
@@ -219,9 +215,9 @@ def test_status_cli_prints_the_live_job(
         entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}))
     api.serve(JOB_PATH, "pytorchjob-failed.json")
     api.serve(PODS_PATH, "pods-failed.json")
-    code_ = cli_exit(["status", "mnist-baseline-01"])
-    assert code_ == 0
-    out = capsys.readouterr().out
+    done = cli_exit(["status", "mnist-baseline-01"])
+    assert done.code == 0
+    out = done.out
     assert ("job PyTorchJob team-vision/mnist-baseline-01: failed (PyTorchJob "
             "mnist-baseline-01 is failed because 1 Master replica(s) failed.)") in out
     assert "condition Failed=True JobFailed since 2026-11-30T09:07:12Z" in out
@@ -262,9 +258,9 @@ def test_refused_credentials_are_one_clear_error(
 ) -> None:
     deployed(home)
     api.serve(JOB_PATH, (401, b'{"kind":"Status","code":401,"reason":"Unauthorized"}'))
-    code_ = cli_exit(["wait", "mnist-baseline-01"])
-    err = capsys.readouterr().err
-    assert code_ == 2
+    done = cli_exit(["wait", "mnist-baseline-01"])
+    err = done.err
+    assert done.code == 2
     assert "refused the credentials from platform stack" in err and "HTTP 401" in err
     assert "rotated" in err and "Traceback" not in err and TOKEN not in err
 
@@ -273,9 +269,9 @@ def test_an_unreachable_cluster_is_one_clear_error(
         home: Path, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]) -> None:
     deployed(home)
     cli.outputs["kubeconfig"] = kubeconfig("http://127.0.0.1:9")  # discard port: refused
-    code_ = cli_exit(["logs", "mnist-baseline-01"])
-    err = capsys.readouterr().err
-    assert code_ == 2
+    done = cli_exit(["logs", "mnist-baseline-01"])
+    err = done.err
+    assert done.code == 2
     assert "cannot reach the cluster at http://127.0.0.1:9" in err and "Traceback" not in err
 
 
@@ -292,10 +288,10 @@ def test_wait_blocks_until_the_job_ends_and_exits_with_its_outcome(
     entry = deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json", "pytorchjob-running.json", final)
     api.serve(PODS_PATH, "pods-running.json", "pods-running.json", pods)
-    code_ = cli_exit(["wait", "mnist-baseline-01", "--interval", "0.1", "--timeout", "30"])
-    assert code_ == code
+    done = cli_exit(["wait", "mnist-baseline-01", "--interval", "0.1", "--timeout", "30"])
+    assert done.code == code
     assert sum(1 for p, _, _ in api.requests if p == JOB_PATH) == 3, "polled until the end"
-    err = capsys.readouterr().err
+    err = done.err
     assert "mnist-baseline-01: running [master-0 Running, worker-0 Running]" in err
     if code:
         assert "job team-vision/mnist-baseline-01 failed" in err and "master-0 exit 1" in err
@@ -309,10 +305,10 @@ def test_wait_gives_up_after_its_timeout(
     api.serve(JOB_PATH, "pytorchjob-running.json")
     api.serve(PODS_PATH, "pods-running.json")
     started = time.monotonic()
-    code_ = cli_exit(["wait", "mnist-baseline-01", "--interval", "0.1", "--timeout", "0.5"])
-    assert code_ == 124
+    done = cli_exit(["wait", "mnist-baseline-01", "--interval", "0.1", "--timeout", "0.5"])
+    assert done.code == 124
     assert time.monotonic() - started < 20
-    assert "still running after 0.5s" in capsys.readouterr().err
+    assert "still running after 0.5s" in done.err
     assert str(registry_record(home, entry).status) == "running"
 
 
@@ -326,10 +322,10 @@ def test_logs_of_one_replica(home: Path, api: RecordedAPI, cli: PlatformCLI,
     api.serve(PODS_PATH, "pods-running.json")
     log = f"{NS}/pods/mnist-baseline-01-worker-0/log"
     api.serve(f"/api/v1/namespaces/{log}", (200, b"epoch 1 loss 0.9\nepoch 2 loss 0.5\n"))
-    code_ = cli_exit(["logs", "mnist-baseline-01", "--role", "worker", "--index", "0", "-f",
+    done = cli_exit(["logs", "mnist-baseline-01", "--role", "worker", "--index", "0", "-f",
               "--tail", "50"])
-    assert code_ == 0
-    assert capsysbinary.readouterr().out == b"epoch 1 loss 0.9\nepoch 2 loss 0.5\n"
+    assert done.code == 0
+    assert done.out.encode() == b"epoch 1 loss 0.9\nepoch 2 loss 0.5\n"
     (query,) = [q for p, q, _ in api.requests if p.endswith("/log")]
     assert query == {"container": ["pytorch"], "follow": ["true"], "tailLines": ["50"]}
 
@@ -341,9 +337,9 @@ def test_logs_of_every_replica_are_prefixed(home: Path, api: RecordedAPI, cli: P
     api.serve(PODS_PATH, "pods-running.json")
     for role, text in (("master", b"rank 0 ready\n"), ("worker", b"rank 1 ready\nloss 1.0")):
         api.serve(f"/api/v1/namespaces/{NS}/pods/mnist-baseline-01-{role}-0/log", (200, text))
-    code_ = cli_exit(["logs", "mnist-baseline-01", "--grep", "ready"])
-    assert code_ == 0
-    assert capsysbinary.readouterr().out == (b"master-0 | rank 0 ready\n"
+    done = cli_exit(["logs", "mnist-baseline-01", "--grep", "ready"])
+    assert done.code == 0
+    assert done.out.encode() == (b"master-0 | rank 0 ready\n"
                                              b"worker-0 | rank 1 ready\n")
 
 
@@ -353,9 +349,9 @@ def test_logs_of_a_missing_replica_name_those_there_are(
     deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json")
     api.serve(PODS_PATH, "pods-running.json")
-    code_ = cli_exit(["logs", "mnist-baseline-01", "--role", "ps"])
-    assert code_ == 2
-    err = capsys.readouterr().err
+    done = cli_exit(["logs", "mnist-baseline-01", "--role", "ps"])
+    assert done.code == 2
+    err = done.err
     assert "has no pod for ps" in err and "its replicas: master-0, worker-0" in err
 
 
@@ -368,9 +364,9 @@ def test_following_a_starting_job_waits_for_its_pods_then_merges_their_streams(
     for role in ("master", "worker"):
         api.serve(f"/api/v1/namespaces/{NS}/pods/mnist-baseline-01-{role}-0/log",
                   (200, f"{role} line 1\n{role} line 2\n".encode()))
-    code_ = cli_exit(["logs", "mnist-baseline-01", "--follow"])
-    assert code_ == 0
-    out = capsysbinary.readouterr().out.decode().splitlines()
+    done = cli_exit(["logs", "mnist-baseline-01", "--follow"])
+    assert done.code == 0
+    out = done.out.encode().decode().splitlines()
     assert sorted(out) == ["master-0 | master line 1", "master-0 | master line 2",
                            "worker-0 | worker line 1", "worker-0 | worker line 2"]
     assert out.index("master-0 | master line 1") < out.index("master-0 | master line 2")

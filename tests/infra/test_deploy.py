@@ -16,7 +16,7 @@ from pulumi.automation import CommandResult, PulumiCommand
 from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
-from trainstack.cli.main import main
+from tests.clirunner import Cli
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -305,10 +305,9 @@ def test_without_the_cli_each_verb_says_what_to_install(
         capsys: pytest.CaptureFixture[str]) -> None:
     deploy(RecordingPulumi(), home)  # so status/destroy find the run and reach the CLI
     monkeypatch.setenv("PATH", str(home / "empty-bin"))  # no `pulumi` anywhere
-    with pytest.raises(SystemExit) as done:
-        main(argv)
-    assert done.value.code == ToolMissingError.exit_code == 3
-    err = capsys.readouterr().err
+    done = Cli().invoke(*argv)
+    assert done.code == ToolMissingError.exit_code == 3
+    err = done.err
     assert "the Pulumi CLI (`pulumi`)" in err and "not installed" in err
     assert "https://www.pulumi.com/docs/install/" in err
     assert "Traceback" not in err
@@ -402,10 +401,9 @@ def test_a_wrong_passphrase_from_the_environment_is_named_as_such(
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "not-the-platform-one")
     cli = RecordingPulumi(platform=PLATFORM_OUTPUTS, passphrases={PLATFORM: PLATFORM_PASSPHRASE})
     monkeypatch.setattr(workspace, "find_pulumi", lambda: cli)
-    with pytest.raises(SystemExit) as done:
-        main(["deploy", str(RUN_FILE), "--env", "local"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("deploy", str(RUN_FILE), "--env", "local")
+    assert done.code == 2
+    err = done.err
     assert "than the run stacks' passphrase ($PULUMI_CONFIG_PASSPHRASE)" in err
     assert "hint: set PULUMI_CONFIG_PASSPHRASE to the passphrase" in err
     assert "not-the-platform-one" not in err and "Traceback" not in err
@@ -560,9 +558,10 @@ def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
     import trainstack.deploy.workspace as workspace
 
     monkeypatch.setattr(workspace, "find_pulumi", lambda: backend)
-    main(["status", "--home", str(theirs)])
+    done = Cli().invoke("status", "--home", str(theirs))
+    assert done.code == 0, done.err
     assert "mnist-baseline-01  env local  team vision  PyTorchJob vision/mnist-baseline-01" \
-        in capsys.readouterr().out
+        in done.out
     destroy("mnist-baseline-01", command=backend, home=theirs)
     assert STACK not in backend.stacks
 
@@ -598,8 +597,9 @@ def test_deploy_records_where_each_output_lands_and_runs_show_prints_it(
     expected = {"model": "pvc://trainstack-artifacts/runs/vision/mnist-local/model/",
                 "checkpoints": "pvc://trainstack-artifacts/runs/vision/mnist-local/checkpoints/"}
     assert dict(record.outputs) == expected
-    main(["runs", "show", record.id])
-    out = capsys.readouterr().out
+    done = Cli().invoke("runs", "show", record.id)
+    assert done.code == 0, done.err
+    out = done.out
     for name, uri in expected.items():
         assert f"output      {name}: {uri}" in out
 
@@ -618,8 +618,9 @@ def test_runs_recorded_in_one_directory_are_listed_from_another(
         record = registry.create(NewRun(name="made-in-a", component="c",
                                         component_version="1.0.0"))
     monkeypatch.chdir(tmp_path / "b")
-    main(["runs", "list", "--json"])
-    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [record.id]
+    done = Cli().invoke("runs", "list", "--json")
+    assert done.code == 0, done.err
+    assert [r["id"] for r in json.loads(done.out)] == [record.id]
     assert not (tmp_path / "a" / ".trainstack").exists()
 
 
@@ -634,8 +635,9 @@ def test_home_before_the_verb_applies_to_any_verb(
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
     with Registry.open(tmp_path / "team-home") as registry:
         record = registry.create(NewRun(name="r", component="c", component_version="1.0.0"))
-    main(["--home", str(tmp_path / "team-home"), "runs", "list", "--json"])
-    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [record.id]
+    done = Cli().invoke("--home", str(tmp_path / "team-home"), "runs", "list", "--json")
+    assert done.code == 0, done.err
+    assert [r["id"] for r in json.loads(done.out)] == [record.id]
 
 
 def test_destroying_a_run_whose_stack_is_gone_forgets_it(home: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from trainstack.cli.main import main
+from tests.clirunner import Cli
 from trainstack.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,8 +130,9 @@ def test_render_env_renders_as_plan_does(tmp_path: Path, monkeypatch: pytest.Mon
 
     run_file = pvc_run(tmp_path)
     monkeypatch.chdir(tmp_path / "elsewhere")  # outside the platform project
-    main(["render", str(run_file), "--env", "local", "--project", str(REPO)])
-    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    done = Cli().invoke("render", str(run_file), "--env", "local", "--project", str(REPO))
+    assert done.code == 0, done.err
+    docs = list(yaml.safe_load_all(done.out))
     outputs, _ = platform_outputs(find_project(REPO), "local")
     assert docs == render(load_run(run_file), outputs, "local")
     assert {d["metadata"].get("namespace") for d in docs} == {"vision"}
@@ -143,8 +144,9 @@ def test_the_project_comes_from_the_environment_variable(
     run_file = pvc_run(tmp_path)
     monkeypatch.chdir(tmp_path / "elsewhere")
     monkeypatch.setenv("TRAINSTACK_PROJECT", str(REPO))
-    main(["plan", str(run_file), "--env", "local", "--json"])
-    assert '"stack": "local.mnist-pvc"' in capsys.readouterr().out
+    done = Cli().invoke("plan", str(run_file), "--env", "local", "--json")
+    assert done.code == 0, done.err
+    assert '"stack": "local.mnist-pvc"' in done.out
 
 
 def test_without_a_project_the_error_says_how_to_name_one(
@@ -153,17 +155,15 @@ def test_without_a_project_the_error_says_how_to_name_one(
     run_file = pvc_run(tmp_path)
     monkeypatch.chdir(tmp_path / "elsewhere")
     monkeypatch.delenv("TRAINSTACK_PROJECT", raising=False)
-    with pytest.raises(SystemExit) as done:
-        main(["render", str(run_file), "--env", "local"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("render", str(run_file), "--env", "local")
+    assert done.code == 2
+    err = done.err
     assert "no Pulumi.yaml in" in err and "--project DIR or $TRAINSTACK_PROJECT" in err
 
 
 def test_render_env_refuses_cluster_options_it_decides(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["render", str(pvc_run(tmp_path)), "--env", "local", "--project", str(REPO),
-              "--namespace", "other"])
-    assert done.value.code == 2
-    assert "--namespace: --env local decides this" in capsys.readouterr().err
+    done = Cli().invoke("render", str(pvc_run(tmp_path)), "--env", "local", "--project", str(REPO),
+              "--namespace", "other")
+    assert done.code == 2
+    assert "--namespace: --env local decides this" in done.err

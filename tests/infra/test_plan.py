@@ -8,18 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from trainstack.cli.main import cli, main
+from tests.clirunner import Cli
 from trainstack.infra.platform.teamaccess import TOKEN_TYPE
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def plan_json(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["plan", *args, "--json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
+    result = Cli().invoke("plan", *args, "--json")
+    assert result.code == 0, result.output
+    return json.loads(result.out)  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -92,8 +91,8 @@ def test_plan_masks_secrets(in_repo: None) -> None:
 
 
 def test_plan_table_for_people(in_repo: None) -> None:
-    result = CliRunner().invoke(cli, ["plan", "--env", "local"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    result = Cli().invoke("plan", "--env", "local")
+    assert result.code == 0, result.output
     assert "kubernetes:core/v1:ResourceQuota" in result.output
     assert "quota-vision" in result.output
     # 36, plus team access: a component, the PV ClusterRole, 5 per team (teamaccess.py)
@@ -102,10 +101,9 @@ def test_plan_table_for_people(in_repo: None) -> None:
 
 
 def test_unknown_env_is_a_clear_error(in_repo: None, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["plan", "--env", "lcoal", "--json"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("plan", "--env", "lcoal", "--json")
+    assert done.code == 2
+    err = done.err
     assert "no environment 'lcoal'" in err and "did you mean 'local'?" in err
     assert "Traceback" not in err
 
@@ -118,10 +116,9 @@ def test_config_error_is_reported_without_traceback(
         "trainstack:region: cn-hangzhou", "trainstack:region: us-east-1")
     (tmp_path / "Pulumi.bad.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as done:
-        main(["plan", "--env", "bad"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("plan", "--env", "bad")
+    assert done.code == 2
+    err = done.err
     assert "Pulumi.bad.yaml: trainstack:region: expected one of" in err
     assert "Traceback" not in err
 
@@ -230,10 +227,9 @@ def test_the_access_key_values_never_reach_a_plan() -> None:
 
 def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
         in_repo: None, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        main(["plan", RUN_FILE, "--env", "local", "--json"])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("plan", RUN_FILE, "--env", "local", "--json")
+    assert done.code == 2
+    err = done.err
     assert "oss://acme-trainstack-dev-data/mnist/ needs OSS credentials" in err
     assert "pulumi config set --secret trainstack:ossAccessKeyId" in err
     assert "Traceback" not in err

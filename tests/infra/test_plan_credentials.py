@@ -8,9 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from trainstack.cli.main import cli
+from tests.clirunner import Cli
 
 REPO = Path(__file__).resolve().parents[2]
 KUBECONFIG = ("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n"
@@ -28,12 +27,11 @@ def test_a_plain_kubeconfig_input_is_masked(tmp_path: Path, monkeypatch: pytest.
     assert "kubeTokenValue42" in text
     (tmp_path / "Pulumi.local.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["plan", "--env", "local", *([fmt] if fmt else [])],
-                                catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    result = Cli().invoke("plan", "--env", "local", *([fmt] if fmt else []))
+    assert result.code == 0, result.output
     assert "kubeTokenValue42" not in result.output
     if fmt:
-        doc = json.loads(result.output)
+        doc = json.loads(result.out)
         provider = next(r for r in doc["resources"] if r["type"] == "pulumi:providers:kubernetes")
         assert provider["inputs"]["kubeconfig"] == "[secret]"
         assert provider["inputs"]["context"] == "kind-trainstack"  # not a credential: shown

@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from trainstack.cli.main import cli, main
+from tests.clirunner import Cli
 
 REPO = Path(__file__).resolve().parents[2]
 CIPHERTEXT = "v1:cmVhZHk=:cmVhZHktcGFzc3dvcmQtY2lwaGVydGV4dA=="
@@ -27,9 +26,9 @@ POOL = "alicloud:cs/nodePool:NodePool"
 
 
 def plan(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["plan", *args, "--json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
+    result = Cli().invoke("plan", *args, "--json")
+    assert result.code == 0, result.output
+    return json.loads(result.out)  # type: ignore[no-any-return]
 
 
 def ready_project(root: Path, mirrored: Path, ready: dict[str, dict[str, str]],
@@ -113,10 +112,10 @@ def test_the_whole_internet_is_no_allow_list(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev", **{
         "trainstack:apiAllowedCidrs": ["0.0.0.0/0"]}))
-    with pytest.raises(SystemExit):
-        main(["plan", "--env", "ack-dev"])
+    done = Cli().invoke("plan", "--env", "ack-dev")
+    assert done.code != 0
     assert "trainstack:apiAllowedCidrs: expected blocks narrower than the whole internet" in \
-        capsys.readouterr().err
+        done.err
 
 
 def test_deployer_gets_cluster_admin_before_anything_on_the_cluster(ack: dict[str, Any]) -> None:
@@ -194,9 +193,8 @@ def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
     target = tmp_path / "platform/kubedl/v0.5.0"
     target.mkdir(parents=True)
     shutil.copy(lock, target / "kubedl.lock.json")
-    result = CliRunner().invoke(cli, ["kubedl", "mirror", "--from", str(release),
-                                      "--to", str(target)], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    result = Cli().invoke("kubedl", "mirror", "--from", str(release), "--to", str(target))
+    assert result.code == 0, result.output
     assert (target / "training.kubedl.io_tfjobs.yaml").read_bytes() == (
         release / "config/crd/bases/training.kubedl.io_tfjobs.yaml").read_bytes()
     assert "8 CRD files" in result.output
@@ -205,10 +203,9 @@ def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
     bad = tampered / "config/crd/bases/training.kubedl.io_mpijobs.yaml"
     bad.write_text(bad.read_text() + "# changed\n")
     (target / "training.kubedl.io_mpijobs.yaml").unlink()
-    with pytest.raises(SystemExit) as done:
-        main(["kubedl", "mirror", "--from", str(tampered), "--to", str(target)])
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = Cli().invoke("kubedl", "mirror", "--from", str(tampered), "--to", str(target))
+    assert done.code == 2
+    err = done.err
     assert "training.kubedl.io_mpijobs.yaml: sha256" in err and "does not match the lock" in err
     assert not (target / "training.kubedl.io_mpijobs.yaml").exists(), "never written unverified"
 
@@ -342,9 +339,9 @@ def test_kubeconfig_mode_oss_endpoint_is_configured(
     # An AccessKey without an endpoint is one clear error, never Hangzhou's internal endpoint.
     monkeypatch.chdir(ready_project(tmp_path / "q", kubedl_root, ready, "local", **{
         "trainstack:ossAccessKeyId": key, "trainstack:ossAccessKeySecret": key}))
-    with pytest.raises(SystemExit):
-        main(["plan", "--env", "local"])
-    assert "trainstack:ossEndpoint: expected an OSS endpoint" in capsys.readouterr().err
+    done = Cli().invoke("plan", "--env", "local")
+    assert done.code != 0
+    assert "trainstack:ossEndpoint: expected an OSS endpoint" in done.err
 
 
 # --- nothing stateful was protected ------------------------------------------------------------
@@ -483,10 +480,10 @@ def test_a_stack_without_a_declared_key_is_refused_as_pulumi_would(
                                                             "trainstack\n", "")
     (tmp_path / "Pulumi.local.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit):
-        main(["plan", "--env", "local"])
+    done = Cli().invoke("plan", "--env", "local")
+    assert done.code != 0
     assert "trainstack:registryUsername: missing; Pulumi.yaml declares it" in \
-        capsys.readouterr().err
+        done.err
 
 
 def test_pulumi_install_installs_trainstack() -> None:

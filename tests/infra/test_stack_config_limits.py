@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import resource
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.clirunner import Cli, Result
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,13 +24,13 @@ def _limit_memory() -> None:  # the old reader would take gigabytes: fail instea
     resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
 
 
-def _plan(tmp: Path, text: str) -> subprocess.CompletedProcess[str]:
+def _plan(tmp: Path, text: str) -> Result:
     shutil.copy(REPO / "Pulumi.yaml", tmp / "Pulumi.yaml")
     shutil.copytree(REPO / "platform", tmp / "platform")  # KubeDL's CRD lock
     (tmp / "Pulumi.bad.yaml").write_text(text)
-    return subprocess.run([sys.executable, "-m", "trainstack", "plan", "--env", "bad"], cwd=tmp,
-                          capture_output=True, text=True, timeout=60, preexec_fn=_limit_memory,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    # A bare environment: nothing of the caller's Pulumi or trainstack settings.
+    return Cli()("plan", "--env", "bad", cwd=tmp, timeout=60, preexec_fn=_limit_memory,
+                 inherit_env=False)
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -64,12 +64,3 @@ def write_run(directory: Path, component: str | Path, name: str,
     return out
 
 
-def trainstack_argv(*args: str | Path) -> list[str]:
-    return [sys.executable, "-m", "trainstack", *map(str, args)]
-
-
-def cli_env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["TRAINSTACK_HOME"] = str(home)
-    env.pop("NVIDIA_VISIBLE_DEVICES", None)
-    return env

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.local.bindings import (
     LocalBindingError,

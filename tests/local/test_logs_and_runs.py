@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import wait_for, write_run
 from trainstack.cli.runs import parse_since
 from trainstack.errors import UserError

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.local.bindings import LocalBindingError, localize
 from trainstack.local.sandbox import Layout, SandboxError, prepare

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.registry import Registry, RunRecord, RunStatus
 

@@ -7,7 +7,7 @@ import shlex
 import signal
 from pathlib import Path
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import pid_alive, wait_for, write_run
 from trainstack.local.procgroup import tagged_pids
 from trainstack.registry import Registry, RunFilter, RunRecord, RunStatus

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.errors import UserError
 from trainstack.local.jobplan import plan_job, secret_env_values

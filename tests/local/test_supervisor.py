@@ -61,19 +61,20 @@ def test_all_replicas_exit_zero_is_success(tmp_path: Path) -> None:
 def test_sigkilled_replica_is_restarted_and_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     state = tmp_path / "state"
     sup = Supervisor(
-        [launch(tmp_path, "worker", 0, f"exec {STEPPER} {state} 8 0.15")],
+        [launch(tmp_path, "worker", 0, f"exec {STEPPER} {state} 8 0.05 3")],
         Policy(max_restarts=2),
     )
     thread, result = _run_in_thread(sup)
-    wait_for("three checkpoints", lambda: (state / "step").exists()
-             and int((state / "step").read_text()) >= 3)
+    # Event-driven: the first attempt stops after checkpoint 3 and says so; it is killed there,
+    # never mid-step and never after it has already finished (which a timed wait could race).
+    wait_for("the third checkpoint", lambda: (state / "held").exists())
     os.kill(int((state / "pid").read_text()), signal.SIGKILL)
     thread.join(120)
     out = result[0]
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert out.restarts == 1
     starts = [int(s) for s in (state / "starts").read_text().split()]
-    assert starts[0] == 0 and starts[1] >= 3  # the second attempt resumed, not restarted at 0
+    assert starts == [0, 3]  # the second attempt resumed from the checkpoint, not from 0
     done = [int(s) for s in (state / "done-steps").read_text().split()]
     assert done == list(range(1, 9))  # every step exactly once
     log = (tmp_path / "logs" / "worker-0.log").read_text()
@@ -86,8 +87,11 @@ def test_only_the_failed_replica_is_recreated(tmp_path: Path) -> None:
     # started again).
     cmd = ('echo x >> "$ROLE.starts"; '
            "if [ ! -e killed ]; then touch killed; kill -9 $$; fi; sleep 0.3")
-    launches = [launch(tmp_path, "master", 0, "echo x >> master.starts; sleep 1.5",
-                       ROLE="master"),
+    # The master keeps running until the worker has been recreated (an event, not a duration):
+    # its one start then shows it was not started again.
+    master = ("echo x >> master.starts; "
+              "until [ \"$(cat worker.starts 2>/dev/null | wc -l)\" -ge 2 ]; do sleep 0.02; done")
+    launches = [launch(tmp_path, "master", 0, master, ROLE="master"),
                 launch(tmp_path, "worker", 0, cmd, ROLE="worker")]
     out = Supervisor(launches, Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
@@ -113,7 +117,9 @@ def test_a_peer_that_then_fails_permanently_fails_the_job(tmp_path: Path) -> Non
 
 def test_independent_workers_restart_alone(tmp_path: Path) -> None:
     cmd = 'echo x >> "$ROLE.starts"; if [ ! -e killed ]; then touch killed; exit 143; fi'
-    launches = [launch(tmp_path, "worker", 0, "echo x >> w0.starts; sleep 1.5", ROLE="w0"),
+    w0 = ("echo x >> w0.starts; "
+          "until [ \"$(cat w1.starts 2>/dev/null | wc -l)\" -ge 2 ]; do sleep 0.02; done")
+    launches = [launch(tmp_path, "worker", 0, w0, ROLE="w0"),
                 launch(tmp_path, "worker", 1, cmd, ROLE="w1")]
     out = Supervisor(launches, Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
@@ -181,8 +187,12 @@ def test_any_one_success_set_is_enough(tmp_path: Path) -> None:
 
 def test_without_its_success_set_a_job_waits_for_it(tmp_path: Path) -> None:
     # TF without a chief: worker-0 decides. worker-1 exiting 0 first does not end the job.
-    launches = [launch(tmp_path, "worker", 0, "sleep 0.5; echo done > w0"),
-                launch(tmp_path, "worker", 1, "true")]
+    # worker-0 finishes only once worker-1 has exited 0 and been reaped (an event, not a
+    # duration): its pid is gone once the supervisor has seen the exit.
+    launches = [launch(tmp_path, "worker", 0,
+                       'until [ -s w1 ] && ! kill -0 "$(cat w1)" 2>/dev/null; do sleep 0.02; '
+                       "done; echo done > w0"),
+                launch(tmp_path, "worker", 1, "echo $$ > w1.tmp && mv w1.tmp w1")]
     out = Supervisor(launches, Policy(success=(frozenset({"worker-0"}),))).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert (tmp_path / "w0").read_text() == "done\n"

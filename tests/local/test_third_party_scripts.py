@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.registry import Registry, RunStatus
 

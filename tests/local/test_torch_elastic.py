@@ -14,7 +14,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import REPO, wait_for, write_run
 from trainstack.kubedl import RETRYABLE_EXIT_CODES
 from trainstack.local.procgroup import REPLICA_TAG_ENV, replica_tag, tagged_pids

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib import image
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.metrics.conftest import charts_run
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from matplotlib import image
 
-from tests.local.conftest import Cli
+from tests.clirunner import Cli
 from tests.local.helpers import REPO, write_run
 from trainstack.metrics import series
 

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from matplotlib import image
 
-from tests.local.conftest import Cli
-from tests.local.helpers import trainstack_argv
+from tests.clirunner import Cli
 from tests.metrics.conftest import charts_run
 
 BLUE, ORANGE = np.array([0x1F, 0x77, 0xB4]) / 255, np.array([0xFF, 0x7F, 0x0E]) / 255
@@ -54,8 +53,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cli = Cli(tmp / "home")
     done = cli("run", charts_run(tmp, "demo", layout="good", seconds=2.0), "--local")
     assert done.returncode == 0, done.stderr
-    out = subprocess.run(trainstack_argv("report", "demo", "-o", tmp / "report.html"),
-                         env=cli.env, capture_output=True, text=True, timeout=120, check=False)
+    out = cli("report", "demo", "-o", tmp / "report.html", timeout=120)
     assert out.returncode == 0, out.stderr
     return tmp / "report.html"
 

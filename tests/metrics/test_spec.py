@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.clirunner import Cli
 from trainstack.metrics import series
 from trainstack.metrics.spec import Axis, load
 from trainstack.metrics.values import Goal, find, values
@@ -127,15 +128,13 @@ def test_gaps_are_allowed_and_values_skip_them(tmp_path: Path) -> None:
     assert find(found, "fit") is None  # two columns: the chart name alone is ambiguous
 
 
-def test_the_init_scaffold_writes_the_whole_spec(tmp_path: Path) -> None:
+def test_the_init_scaffold_writes_the_whole_spec(tmp_path: Path, cli: Cli) -> None:
     import os
     import subprocess
     import sys
 
-    from tests.local.helpers import trainstack_argv
-
-    subprocess.run(trainstack_argv("init", "demo", "--dir", tmp_path), check=True,
-                   capture_output=True, timeout=60)
+    made = cli("init", "demo", "--dir", tmp_path, timeout=60)
+    assert made.code == 0, made.err
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAI_", "RANK", "TF_"))}
     subprocess.run([sys.executable, str(tmp_path / "demo" / "src" / "main.py"), "--epochs", "3",
                     "--train", str(tmp_path / "demo" / "runs" / "data" / "train")],

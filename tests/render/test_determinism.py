@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.clirunner import Cli
 from tests.render.conftest import CASES, SPECS
-from trainstack.cli.main import main
+from tests.spec.clirun import trainstack
 from trainstack.render import dump_yaml, render_run
 
 
@@ -18,12 +16,10 @@ def test_repeat_in_process() -> None:
         assert dump_yaml(render_run(case.run(), options=case.options)) == first, case.name
 
 
-def _cli_stdout(seed: str) -> bytes:
-    env = {**os.environ, "PYTHONHASHSEED": seed}
-    out = subprocess.run([sys.executable, "-m", "trainstack", "render",
-                          str(SPECS / "tf.run.yaml")], env=env, capture_output=True,
-                         check=True, timeout=60)
-    return out.stdout
+def _cli_stdout(seed: str) -> str:
+    out = trainstack("render", SPECS / "tf.run.yaml", env={"PYTHONHASHSEED": seed}, timeout=60)
+    assert out.code == 0, out.err
+    return out.out
 
 
 def test_byte_identical_across_processes() -> None:
@@ -32,8 +28,10 @@ def test_byte_identical_across_processes() -> None:
 
 def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     run = str(SPECS / "pytorch.run.yaml")
-    main(["render", run, "-o", str(tmp_path / "a")])
-    main(["render", run, "-o", str(tmp_path / "b")])
+    done = Cli().invoke("render", run, "-o", str(tmp_path / "a"))
+    assert done.code == 0, done.err
+    done = Cli().invoke("render", run, "-o", str(tmp_path / "b"))
+    assert done.code == 0, done.err
     a = {p.name: p.read_bytes() for p in sorted((tmp_path / "a").glob("*.yaml"))}
     b = {p.name: p.read_bytes() for p in sorted((tmp_path / "b").glob("*.yaml"))}
     assert a == b
@@ -43,6 +41,7 @@ def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     assert len(list((tmp_path / "a").iterdir())) == len(a) + 1
     assert list(a) == ["00-configmap-torch-ddp-01-trainstack-config.yaml",
                        "01-configmap-torch-ddp-01-code.yaml", "02-pytorchjob-torch-ddp-01.yaml"]
-    main(["render", run])
-    stream = capsys.readouterr().out
+    done = Cli().invoke("render", run)
+    assert done.code == 0, done.err
+    stream = done.out
     assert stream == "".join("---\n" + t.decode() for t in a.values())

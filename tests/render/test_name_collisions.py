@@ -71,7 +71,7 @@ def test_the_last_guard_refuses_a_duplicate_volume(tmp_path: Path) -> None:
     from trainstack.render.storage import check_unique_names
 
     run = load_run(_write(tmp_path, ""))
-    parts = PodParts()
-    parts.volumes += [{"name": "in-x", "emptyDir": {}}, {"name": "in-x", "emptyDir": {}}]
+    parts = PodParts(volumes=({"name": "in-x", "emptyDir": {}},)) + PodParts(
+        volumes=({"name": "in-x", "emptyDir": {}},))
     with pytest.raises(RenderError, match="two volumes would be named 'in-x'"):
         check_unique_names(run, parts)

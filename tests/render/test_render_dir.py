@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.clirunner import Cli, Result
 from tests.render.conftest import SPECS
-from trainstack.cli.main import main
 
 
-def _render(out: Path, spec: str = "mpi.run.yaml") -> None:
-    main(["render", str(SPECS / spec), "-o", str(out)])
+def _render(out: Path, spec: str = "mpi.run.yaml", *, code: int = 0) -> Result:
+    done = Cli().invoke("render", str(SPECS / spec), "-o", str(out))
+    assert done.code == code, done.err
+    return done
 
 
 def _fails(out: Path, capsys: pytest.CaptureFixture[str], spec: str = "mpi.run.yaml") -> str:
-    with pytest.raises(SystemExit) as done:
-        _render(out, spec)
-    assert done.value.code == 2
-    err = capsys.readouterr().err
+    done = _render(out, spec, code=2)
+    err = done.err
     assert "Traceback" not in err
     return err
 
@@ -48,7 +48,6 @@ def test_a_users_file_in_the_way_is_not_overwritten(tmp_path: Path,
     out = tmp_path / "out"
     _render(out)
     ours = sorted(p for p in out.iterdir() if p.suffix == ".yaml")
-    capsys.readouterr()
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     mine = fresh / ours[0].name
@@ -65,7 +64,6 @@ def test_an_edited_file_of_ours_is_neither_replaced_nor_removed(
     _render(out, "pytorch.run.yaml")
     edited = sorted(out.glob("*.yaml"))[0]
     edited.write_text(edited.read_text() + "# my edit\n")
-    capsys.readouterr()
     err = _fails(out, capsys)  # the other run's files would remove it
     assert "was changed since trainstack render wrote it" in err
     assert edited.read_text().endswith("# my edit\n")
@@ -80,7 +78,6 @@ def test_a_link_put_in_place_of_our_file_is_not_written_through(
     victim = sorted(out.glob("*.yaml"))[0]
     victim.unlink()
     victim.symlink_to(target)
-    capsys.readouterr()
     err = _fails(out, capsys)
     assert "no longer the file trainstack render wrote" in err
     assert target.read_text() == "precious\n"

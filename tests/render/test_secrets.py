@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.clirunner import Cli
 from tests.render.conftest import CASES, SPECS
-from trainstack.cli.main import main
 from trainstack.render import dump_yaml, render_run
 
 PASSWORD = "s3cr3t-Registry-Pa55w0rd"
@@ -42,7 +42,8 @@ def test_no_secret_in_any_rendered_file(registry_password: str, tmp_path: Path) 
             for spec in pod_specs:
                 for ref in spec.get("imagePullSecrets", []):
                     assert set(ref) == {"name"}, ref
-    main(["render", str(SPECS / "pytorch.run.yaml"), "-o", str(tmp_path)])
+    done = Cli().invoke("render", str(SPECS / "pytorch.run.yaml"), "-o", str(tmp_path))
+    assert done.code == 0, done.err
     for path in tmp_path.iterdir():
         text = path.read_text(encoding="utf-8")
         for secret in (registry_password, OSS_KEY_ID, OSS_KEY_SECRET):

@@ -1,28 +1,10 @@
-"""Run the real `trainstack` CLI in a subprocess."""
+"""`trainstack(...)`: the CLI runner (tests/clirunner.py) for module-level helpers that need no
+state home; it also asserts that no traceback was printed."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
+from tests.clirunner import ROOT, Cli, Result
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["ROOT", "Result", "trainstack"]
 
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-def trainstack(*args: str | Path, cwd: Path = ROOT, timeout: float = 120) -> Result:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("TRAINSTACK_COMPONENTS", None)
-    proc = subprocess.run([sys.executable, "-m", "trainstack", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, env=env, timeout=timeout)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stdout, proc.stdout
-    return Result(proc.returncode, proc.stdout, proc.stderr)
+trainstack = Cli(forbid_traceback=True)

@@ -2,13 +2,13 @@
 diagnostics in its `.expected` file.
 
 Regenerate the expected files after an intended change in wording with
-`TRAINSTACK_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/spec/test_fixtures.py`, then review
+`.venv/bin/python -m pytest tests/spec/test_fixtures.py --update-golden` (or with
+TRAINSTACK_UPDATE_GOLDEN=1), then review
 the diff like any other change.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ from trainstack.spec.loader import Loader
 from trainstack.spec.model import Component, JobType, ParamType, Run
 from trainstack.spec.schema import SCHEMAS
 
-UPDATE = os.environ.get("TRAINSTACK_UPDATE_GOLDEN") == "1"
 VALID_FILES = sorted(spec_files([VALID]))
 INVALID_FILES = sorted(INVALID.glob("*.yaml"))
 
@@ -223,13 +222,13 @@ def _rendered(path: Path) -> str:
 
 @pytest.mark.parametrize("path", INVALID_FILES, ids=_id)
 def test_invalid_fixture_gives_exactly_its_expected_diagnostics(
-        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        path: Path, monkeypatch: pytest.MonkeyPatch, golden_update: bool) -> None:
     monkeypatch.chdir(INVALID)
     got = _rendered(path)
     expected_file = path.with_suffix(".expected")
-    if UPDATE:
+    if golden_update:
         expected_file.write_text(got)
-    assert expected_file.is_file(), f"no {expected_file.name}; run with TRAINSTACK_UPDATE_GOLDEN=1"
+    assert expected_file.is_file(), f"no {expected_file.name}; run pytest with --update-golden"
     assert got == expected_file.read_text()
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import random
 import subprocess
-import sys
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.spec.clirun import ROOT
+from tests.spec.clirun import ROOT, trainstack
 from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec.loader import Loader
 
@@ -129,9 +128,7 @@ def test_cli_rejects_hostile_file_with_exit_2_and_no_traceback(tmp_path: Path,
                                                                case: str) -> None:
     make, message = CASES[case]
     path = make(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "trainstack", "validate", str(path)],
-                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120)
+    proc = trainstack("validate", path, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.splitlines() if not line.startswith("    hint:")]
@@ -140,9 +137,8 @@ def test_cli_rejects_hostile_file_with_exit_2_and_no_traceback(tmp_path: Path,
 
 def _child_peak_rss(path: Path) -> int:
     """Peak resident memory (KiB) of one `trainstack validate PATH` process."""
-    proc = subprocess.Popen([sys.executable, "-m", "trainstack", "validate", str(path)],
-                            cwd=path.parent, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = trainstack.start("validate", path, cwd=path.parent, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_maxrss

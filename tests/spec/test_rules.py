@@ -1,4 +1,5 @@
-"""One test per rule the seeds state (and the few trainstack adds), each on real YAML files.
+"""One test per rule the product documentation states (and the few trainstack adds), each on real
+YAML files.
 
 Seeds: 000 = PAI custom components, 001 = PAI DLC jobs, 002 = ModelArts training jobs,
 003 = Octopus training tasks.
@@ -32,7 +33,7 @@ def _params(*extra: dict[str, Any]) -> list[dict[str, Any]]:
     return [*COMPONENT["spec"]["parameters"], *extra]
 
 
-# -- names and descriptions (seed 003 for runs, seed 000 for components) ------------------------
+# -- names and descriptions (Octopus for runs, PAI Designer for components) ------------------------
 
 
 @pytest.mark.parametrize("name", ["a", "1", "A_b-9", "x" * 64, "mnist-baseline-01"])
@@ -88,7 +89,7 @@ def test_component_version_rejects_other_forms(kit: Kit, version: object) -> Non
     assert _paths(errors) == ["metadata.version"]
 
 
-# -- tags (seed 001) -----------------------------------------------------------------------------
+# -- tags (PAI DLC) -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("key", ["team", "a.b_c-d", "K" * 128, "1", "aliyu", "xacs", "acs"])
@@ -126,7 +127,7 @@ def test_tag_value_rules(kit: Kit) -> None:
     ]
 
 
-# -- channels and parameters (seed 000) ------------------------------------------------------------
+# -- channels and parameters (PAI Designer) --------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["a", "A-b_1", "9lives", "x-", "-x"])
@@ -189,7 +190,7 @@ def test_same_env_form_in_different_groups_is_not_a_collision(kit: Kit) -> None:
     assert [c.name for c in comp.outputs] == ["data_a"]
 
 
-# -- parameter values: types, range, enum; defaults too (seed 000) ------------------------------
+# -- parameter values: types, range, enum; defaults too (PAI Designer) -----------------------------
 
 
 @pytest.mark.parametrize(("name", "value", "message"), [
@@ -267,7 +268,7 @@ def test_required_parameter_without_default_needs_a_value(kit: Kit) -> None:
     assert kit.ok_run(run(parameters={"seed": 7}), comp).parameters == {"seed": 7}
 
 
-# -- limits: hyperparameters, env vars (seed 002), models and data inputs (seed 003) -------------
+# -- limits: hyperparameters, env vars (ModelArts), models and data inputs (Octopus) -------------
 
 
 def test_at_most_100_hyperparameters(kit: Kit) -> None:
@@ -314,7 +315,7 @@ def test_model_names_are_unique(kit: Kit) -> None:
         ("spec.models[1].name", "model name 'base' is already used by spec.models[0]")]
 
 
-# -- training constraints (seed 000) --------------------------------------------------------------
+# -- training constraints (PAI Designer) -----------------------------------------------------------
 
 
 def _constrained(**constraints: Any) -> dict[str, Any]:
@@ -365,7 +366,7 @@ def test_multi_gpu_needs_gpu_machines(kit: Kit) -> None:
                        "multiGpu applies only to components that run on GPU machines")]
 
 
-# -- ranges: priority (seed 001), restarts (seed 002), uid (seeds 002/003) ------------------------
+# -- ranges: priority (PAI DLC), restarts (ModelArts), uid (ModelArts/Octopus) ---------------------
 
 
 @pytest.mark.parametrize("priority", range(1, 10))
@@ -414,7 +415,7 @@ def test_run_as_user_defaults_to_1000(kit: Kit) -> None:
     assert kit.ok_run(run()).run_as_user == 1000
 
 
-# -- customPortList (seed 001) --------------------------------------------------------------------
+# -- customPortList (PAI DLC) --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("text", "ports"), [
@@ -453,7 +454,7 @@ def test_advanced_ports_apply_only_to_pytorch(kit: Kit) -> None:
                        "customPortList applies only to pytorch jobs; rules@1.0.0 is xgboost")]
 
 
-# -- spot (seed 001) -----------------------------------------------------------------------------
+# -- spot (PAI DLC) -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("discount", [10, 20, 30, 40, 50, 60, 70, 80, 90])
@@ -526,7 +527,7 @@ def test_unset_spec_keys_are_not_required(kit: Kit) -> None:
     assert loaded.constraints.multi_node and loaded.constraints.multi_gpu
 
 
-# -- a released version is immutable: name@version is defined once (seed 000, DESIGN) -----------
+# -- a released version is immutable: name@version is defined once (PAI Designer: versioning) -----
 
 
 def test_a_name_at_version_is_defined_once(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import components_option
 from trainstack.contract import (
     Topology,
     config_files,
@@ -28,8 +29,7 @@ from trainstack.spec import load_run
 @click.option("--namespace", default=None,
               help="Namespace for cluster addresses (default: the run's, else 'default').")
 @click.option("--gpus", default="", help="Device ids to show in NVIDIA_VISIBLE_DEVICES, e.g. 0,1.")
-@click.option("--components", "components_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Directory that resolves `component: name@version` references.")
+@components_option
 @click.option("--format", "fmt", type=click.Choice(["sh", "json"]), default="sh",
               show_default=True, help="sh prints NAME='value' lines that a shell can source.")
 @click.option("--files/--no-files", default=False, help="Also print the config files and argv.")

@@ -4,7 +4,6 @@ runs from their pods on the cluster."""
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,23 +44,14 @@ def logs(run_ref: str, role: str | None, index: int | None, follow: bool, patter
             record = None  # perhaps deployed by a teammate: the backend's index knows
         if record is None or record.kind is RunKind.CLUSTER or record.run_dir is None:
             _deployed(record.name if record else run_ref, env, home, backend, role, index,
-                      follow, tail, _grepped(write, grep))
+                      follow, tail, logview.grep_lines(write, grep))
             return
         def running() -> bool:
             reg.reap_interrupted()
             return not reg.get(record.id).status.finished
 
-        logs_dir = record.run_dir / "logs"
-        while True:
-            try:
-                files = logview.select(logs_dir, role, index)
-                break
-            except NotFoundError:
-                # Following a run that is still setting up: wait for its replicas' logs.
-                if not (follow and running()):
-                    raise
-                time.sleep(0.2)
-
+        files = logview.wait_for(record.run_dir / "logs", role, index,
+                                 running=running if follow else None)
         try:
             logview.show(files, write, tail=tail, grep=grep, follow=running if follow else None)
         except BrokenPipeError:
@@ -80,21 +70,3 @@ def _deployed(run: str, env: str | None, home: Path | None, backend: str | None,
     except BrokenPipeError:
         sys.stderr.close()
 
-
-def _grepped(write: Callable[[bytes], None], grep: object) -> Callable[[bytes], None]:
-    """Filter whole lines through ``--grep`` (pod logs arrive in chunks)."""
-    import re
-
-    if not isinstance(grep, re.Pattern):
-        return write
-    pending = bytearray()
-
-    def filtered(data: bytes) -> None:
-        pending.extend(data)
-        *lines, rest = bytes(pending).split(b"\n")
-        pending[:] = rest
-        for line in lines:
-            if grep.search(line):
-                write(line + b"\n")
-
-    return filtered

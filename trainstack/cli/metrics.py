@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import home_option
+
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
@@ -15,8 +17,7 @@ import click
               help="Draw each chart, and each replica's resource usage, as DIR/<chart>.png.")
 @click.option("--csv", "csv_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Export each chart's series, and each replica's usage, as DIR/<chart>.csv.")
-@click.option("--home", type=click.Path(path_type=Path, file_okay=False),
-              help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+@home_option
 def metrics(run_ref: str, charts: tuple[str, ...], png_dir: Path | None, csv_dir: Path | None,
             home: Path | None) -> None:
     """Show a run's metrics: the last and best value of each series, or with --png/--csv its

@@ -1,5 +1,6 @@
 """Options several verbs share, defined once: the state home, the run stacks' backend, the
-platform project. Each also reads its environment variable, so a team sets them once."""
+platform project, the components directory. Each also reads its environment variable, so a team
+sets them once."""
 
 from __future__ import annotations
 
@@ -20,5 +21,10 @@ project_option = click.option(
     envvar="TRAINSTACK_PROJECT",
     help="The platform project (the folder with Pulumi.yaml and Pulumi.<env>.yaml; default "
          "$TRAINSTACK_PROJECT, else the nearest one at or above the current directory).")
+components_option = click.option(
+    "--components", "components_dir", type=click.Path(path_type=Path, file_okay=False),
+    envvar="TRAINSTACK_COMPONENTS",
+    help="Directory that resolves `component: name@version` references (default "
+         "$TRAINSTACK_COMPONENTS).")
 env_option = click.option("--env", "env", default=None,
                           help="the environment, when the run is deployed in several")

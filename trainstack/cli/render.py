@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import project_option
+from trainstack.cli.options import components_option, project_option
 from trainstack.errors import UserError
 from trainstack.render import RenderOptions, dump_yaml, render_run, write_directory
 from trainstack.render.options import DEFAULT_OSS_SECRET, DEFAULT_PULL_SECRET
@@ -35,8 +35,7 @@ _CLUSTER_OPTIONS = ("namespace", "local_cluster", "oss_endpoint", "oss_secret", 
               help="Image pull secret (by name) when the run and component name none.")
 @click.option("--code-bucket", default=None,
               help="oss://bucket/prefix/ where local code directories are uploaded.")
-@click.option("--components", "components_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Directory that resolves `component: name@version` references.")
+@components_option
 @click.option("--env", "env", default=None,
               help="Render for this environment as plan and deploy do: namespace, cluster, "
                    "OSS and pull secrets from its platform (Pulumi.<ENV>.yaml, planned offline).")

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import home_option
+
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True,
               help="The HTML file to write.")
-@click.option("--home", type=click.Path(path_type=Path, file_okay=False),
-              help="State directory (default: $TRAINSTACK_HOME or ./.trainstack).")
+@home_option
 def report(run_ref: str, output: Path, home: Path | None) -> None:
     """Write one HTML file with a run's charts, parameters, resources, usage, outcome and the
     tail of each replica's log, to attach to a ticket."""

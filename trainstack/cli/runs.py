@@ -13,7 +13,6 @@ import click
 from trainstack.cli.options import home_option
 from trainstack.errors import UserError
 
-_HOME = home_option
 _STATUSES = ("pending", "running", "succeeded", "failed", "cancelled", "interrupted")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -35,12 +34,12 @@ def runs() -> None:
               help="Add a column with each run's best value of this metric (chart/series) and "
                    "sort by it, best first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@_HOME
+@home_option
 def list_runs(name: str | None, experiment: str | None, status: str | None,
               tags: tuple[str, ...], since: str | None, limit: int | None, metric: str | None,
               as_json: bool, home: Path | None) -> None:
     """List runs, newest first (with --metric, best first)."""
-    from trainstack.local.report import human_seconds
+    from trainstack.local import runlist
     from trainstack.registry import Registry, RunFilter, RunStatus, state_home
 
     flt = RunFilter(name=name, experiment=experiment,
@@ -49,44 +48,19 @@ def list_runs(name: str | None, experiment: str | None, status: str | None,
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         records = reg.list(flt)
-    best: dict[str, str] = {}
-    if metric:
-        from trainstack.metrics.listing import rank
-        from trainstack.metrics.values import number
-
-        ranked = rank(records, metric)
-        records = [item.record for item in ranked]
-        best = {item.record.id: number(item.value.best) if item.value else "-"
-                for item in ranked}
+    found = runlist.listing(records, metric)
     if as_json:
-        click.echo(json.dumps([{
-            "id": r.id, "name": r.name, "status": str(r.status),
-            "component": f"{r.component}@{r.component_version}", "kind": str(r.kind),
-            "experiment": r.experiment, "tags": dict(r.tags), "created_at": r.created_at,
-            "duration": r.duration, "restarts": r.restarts,
-            **({"metric": {"name": metric, "best": best[r.id]}} if metric else {}),
-        } for r in records], indent=2))
-        return
-    if not records:
+        click.echo(json.dumps(runlist.to_json(found), indent=2))
+    elif not found.records:
         click.echo("no runs", err=True)
-        return
-    rows = [("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")
-            + ((metric.upper(),) if metric else ())]
-    for r in records:
-        rows.append((r.id, str(r.status), f"{r.component}@{r.component_version}",
-                     r.experiment or "-",
-                     time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
-                     human_seconds(r.duration), str(r.restarts))
-                    + ((best[r.id],) if metric else ()))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    else:
+        click.echo(runlist.table(found))
 
 
 @runs.command("show")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@_HOME
+@home_option
 def show(run_ref: str, as_json: bool, home: Path | None) -> None:
     """Show one run: status, replicas, restarts, outputs, logs, metrics, resource usage."""
     from trainstack.local import report
@@ -108,7 +82,7 @@ def show(run_ref: str, as_json: bool, home: Path | None) -> None:
               help="Draw this metric of every run on one chart (with --png).")
 @click.option("--png", "png", type=click.Path(path_type=Path, dir_okay=False),
               help="Where to write the --overlay chart.")
-@_HOME
+@home_option
 def compare(run_refs: tuple[str, ...], overlay: str | None, png: Path | None,
             home: Path | None) -> None:
     """Parameters, resources and metrics of several runs side by side."""

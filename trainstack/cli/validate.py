@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import components_option
 from trainstack.errors import diagnostics_json
 from trainstack.spec.check import validate as validate_paths
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--components", "components_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Directory that resolves `component: name@version` references.")
+@components_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json prints the diagnostics for CI annotations.")
 def validate(paths: tuple[Path, ...], components_dir: Path | None, fmt: str) -> None:

@@ -57,7 +57,7 @@ def base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFA
     for name in run.outputs:
         env[f"PAI_OUTPUT_{env_name(name)}"] = lay.output_dir(name)
     if run.models:
-        # Seed 003: ${MODEL} is the model version to continue from; with several, the first.
+        # Octopus: ${MODEL} is the model version to continue from; with several, the first.
         env["MODEL"] = lay.model_path(run.models[0].name, run.models[0].binding)
         for m in run.models:
             env[f"MODEL_{env_name(m.name)}"] = lay.model_path(m.name, m.binding)

@@ -1,4 +1,5 @@
-"""The files under `$PAI_CONFIG_DIR`: hyperparameters.json and training_job.json (seed 000).
+"""The files under `$PAI_CONFIG_DIR`: hyperparameters.json and training_job.json (Alibaba PAI
+Designer custom components: the `PAI_*` environment variables and the config directory).
 
 training_job.json is the whole job as the process may want it — component, parameters, channel
 bindings and their paths, resources, cluster addresses, policies — but never a secret: the image

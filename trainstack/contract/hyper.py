@@ -1,8 +1,8 @@
 """Hyperparameters as the process sees them: `PAI_USER_ARGS`, `PAI_HPS`, `PAI_HPS_<NAME>`.
 
 Values are data. `user_args` is the argv form (one element per flag and per value, never split);
-`PAI_USER_ARGS` is that argv joined with POSIX quoting, which for simple values is exactly the
-seed's plain `--epochs 10 --batch-size 32` and for anything else still splits back (shlex) into
+`PAI_USER_ARGS` is that argv joined with POSIX quoting, which for simple values is exactly
+PAI Designer's `--epochs 10 --batch-size 32` and for anything else still splits back (shlex) into
 the same argv. See `shell.py` for how the command receives the argv itself.
 """
 
@@ -36,7 +36,7 @@ def user_args_text(run: Run) -> str:
 
 
 def hps_json(run: Run) -> str:
-    """`PAI_HPS`; json.dumps's default separators give the seed's
+    """`PAI_HPS`; json.dumps's default separators give PAI Designer's
     `{"epochs": 10, "batch-size": 32}`."""
     return json.dumps(dict(run.parameters), ensure_ascii=False)
 

@@ -1,6 +1,7 @@
-"""The `/ml` tree a training process sees (seed 000), rooted anywhere for local runs.
+"""The `/ml` tree a training process sees (Alibaba PAI Designer custom components: the `/ml`
+directory layout), rooted anywhere for local runs.
 
-Directories end with '/', as the seed's `PAI_INPUT_TRAIN=/ml/input/data/train/` does; a binding
+Directories end with '/', as PAI Designer's `PAI_INPUT_TRAIN=/ml/input/data/train/` does; a binding
 that names one file points at that file inside its channel directory.
 """
 
@@ -12,6 +13,19 @@ from pathlib import Path, PurePosixPath
 from trainstack.spec.model import Binding
 
 DEFAULT_ROOT = PurePosixPath("/ml")
+
+# The tree's shape, relative to its root: the one definition. The container's paths (`Layout`,
+# strings under /ml), a local run's directory (trainstack.local.sandbox, Paths under the run
+# directory) and the rendered mounts all derive from these.
+CODE = "usercode"
+CONFIG = "input/config"
+INPUT_DATA = "input/data"
+INPUT_MODEL = "input/model"
+OUTPUT = "output"
+# Not under output/: an output channel may itself be called "metrics".
+METRICS = "metrics"
+# Cluster only: where the prepare init container sees the sources it copies from.
+STAGING = ".staging"
 
 
 @dataclass(frozen=True)
@@ -28,25 +42,28 @@ class Layout:
 
     @property
     def code(self) -> str:
-        return self._dir("usercode")
+        return self._dir(CODE)
 
     @property
     def config(self) -> str:
-        return self._dir("input", "config")
+        return self._dir(CONFIG)
 
     @property
     def metrics(self) -> str:
-        # Not under output/: an output channel may itself be called "metrics".
-        return self._dir("metrics")
+        return self._dir(METRICS)
+
+    @property
+    def staging(self) -> str:
+        return self._dir(STAGING)
 
     def input_dir(self, channel: str) -> str:
-        return self._dir("input", "data", channel)
+        return self._dir(INPUT_DATA, channel)
 
     def output_dir(self, channel: str) -> str:
-        return self._dir("output", channel)
+        return self._dir(OUTPUT, channel)
 
     def model_dir(self, name: str) -> str:
-        return self._dir("input", "model", name)
+        return self._dir(INPUT_MODEL, name)
 
     def input_path(self, channel: str, binding: Binding) -> str:
         return _in(self.input_dir(channel), binding)

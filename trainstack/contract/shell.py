@@ -1,7 +1,8 @@
 """How the component's command runs: `sh -c`, with parameter values as data, never code.
 
-The seeds run the command with `sh -c` and let `$PAI_USER_ARGS` word-split. That cannot carry a
-value such as `a b; touch x $(id)`: split, it becomes five arguments. The mechanism here:
+Alibaba PAI Designer custom components run the command with `sh -c` and let `$PAI_USER_ARGS`
+word-split. That cannot carry a value such as `a b; touch x $(id)`: split, it becomes five
+arguments. The mechanism here:
 
 1. The values travel as argv, not as text. `launch_command` returns
    `["sh", "-c", SCRIPT, "sh", "--epochs", "10", "--name", "a b; touch x $(id)", ...]`: after
@@ -14,7 +15,7 @@ value such as `a b; touch x $(id)`: split, it becomes five arguments. The mechan
      user data) becomes `"${NAME}"`, so a value with spaces or `*` stays one word.
    A variable's value is never re-parsed as code by `sh` (expansion does not run `$(...)`), so
    after these rewrites nothing in a value is split, globbed or evaluated.
-3. The env var `PAI_USER_ARGS` still holds the seed's plain text for programs that read it: each
+3. The env var `PAI_USER_ARGS` holds PAI Designer's plain text for programs that read it: each
    argument POSIX-quoted, which leaves `--epochs 10` unchanged and lets `shlex.split` recover
    the exact argv for any value.
 
@@ -26,7 +27,8 @@ expansion, an unsafe operator word, an unterminated heredoc or quote — is list
 (validate refuses it) and `rewrite` raises.
 
 Before the command, the script changes to `$PAI_WORKING_DIR` and installs `requirements.txt`
-when the code has one (seed 000); a failed install exits 1, which is not a retryable code.
+when the code has one (Alibaba PAI Designer custom components: code directory and
+`requirements.txt`); a failed install exits 1, which is not a retryable code.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Where every replica of a run listens: the input to the framework variables.
 
 On a cluster the addresses are KubeDL's per-replica Services, `<job>-<role>-<i>.<ns>.svc:<port>`
-(seed 000's TF_CONFIG); locally every replica is 127.0.0.1 with a port the runner picked.
+(Alibaba PAI Designer custom components: `TF_CONFIG`); locally every replica is 127.0.0.1 with a
+port the runner picked.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from trainstack.kubedl import job_kind
 from trainstack.spec.model import FrozenMap, Run
 
 DEFAULT_NAMESPACE = "default"
-# Ports handed out for `advanced.customPortNumPerWorker` (the seed's DLC picks them at random;
+# Ports handed out for `advanced.customPortNumPerWorker` (PAI DLC picks them at random;
 # a pod has its own network namespace, so a fixed range is as good and stays deterministic).
 CUSTOM_PORT_BASE = 20000
 LOCALHOST = "127.0.0.1"

@@ -8,13 +8,13 @@ what was found — not a stack trace from deep inside a provider — so every re
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from trainstack.errors import ConfigError
+from trainstack.spec.suggest import hint
 
 REQUIRED: Any = object()
 """Default meaning 'the key must be set'."""
@@ -40,8 +40,8 @@ def split_namespace(values: Mapping[str, Any], namespace: str) -> dict[str, Any]
 
 
 def did_you_mean(word: str, options: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(word, sorted(options), n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else None
+    """A hint for a config key or value almost right (trainstack.spec.suggest, the one helper)."""
+    return hint(word, options)
 
 
 def _show(value: Any) -> str:
@@ -87,7 +87,7 @@ class Section:
     # --- raw access -------------------------------------------------------------------------
 
     def has(self, key: str) -> bool:
-        self._read.add(key)  # asking about a key declares it known (for "did you mean")
+        self._read.add(key)  # asking about a key declares it known (for suggestions)
         return key in self._data
 
     def _get(self, key: str, default: Any, expected: str) -> Any:

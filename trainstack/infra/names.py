@@ -17,7 +17,7 @@ RUNS_PROJECT = "trainstack-runs"
 """The Pulumi project that holds one stack per run."""
 
 PRIORITIES = range(1, 10)
-"""Run priorities 1..9 (the seed's DLC quota priorities); higher runs first."""
+"""Run priorities 1..9 (PAI DLC's quota priorities); higher runs first."""
 
 PULL_SECRET_NAME = "trainstack-registry"
 """The image pull secret created in every team namespace."""

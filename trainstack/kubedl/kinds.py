@@ -4,7 +4,7 @@
 Validation, the contract, the renderer, the local runner, `trainstack env` and `trainstack init`
 all read these records; nothing else in trainstack keeps a per-kind table. Each operator fact
 names the KubeDL v0.5.0 file it comes from (paths in github.com/kubedl-io/kubedl at v0.5.0).
-Adding a job kind means adding one `JobKind` here (and its template).
+Adding a job kind means adding one `JobKind` here (and a template only when its shape is new).
 """
 
 from __future__ import annotations
@@ -134,7 +134,8 @@ class JobKind:
     readiness_annotation: tuple[str, str] | None = None
     # The role that runs `kubectl exec` into the others (needs pods get/list/watch, pods/exec).
     exec_role: str | None = None
-    # `spec.advanced` ports (DLC's customPortList/customPortNumPerWorker, from the seeds) apply.
+    # `spec.advanced` ports (customPortList/customPortNumPerWorker in Alibaba PAI DLC: create a
+    # training job, its advanced parameters) apply.
     custom_ports: bool = False
 
     # --- lookups ---------------------------------------------------------------------------
@@ -229,7 +230,7 @@ def mpi_hostfile(job_name: str, workers: int, slots: int | None) -> str:
 KINDS: Mapping[JobType, JobKind] = {
     JobType.TENSORFLOW: JobKind(
         job_type=JobType.TENSORFLOW,
-        api_version="training.kubedl.io/v1alpha1", kind="TFJob", template="tfjob.yaml.j2",
+        api_version="training.kubedl.io/v1alpha1", kind="TFJob", template="kubedljob.yaml.j2",
         replicas_key="tfReplicaSpecs",
         # KubeDL v0.5.0 apis/training/v1alpha1/tfjob_constants.go
         container="tensorflow", port_name="tfjob-port", port=2222,
@@ -275,7 +276,7 @@ KINDS: Mapping[JobType, JobKind] = {
     JobType.PYTORCH: JobKind(
         job_type=JobType.PYTORCH,
         api_version="training.kubedl.io/v1alpha1", kind="PyTorchJob",
-        template="pytorchjob.yaml.j2", replicas_key="pytorchReplicaSpecs",
+        template="kubedljob.yaml.j2", replicas_key="pytorchReplicaSpecs",
         # KubeDL v0.5.0 apis/training/v1alpha1/pytorchjob_constants.go
         container="pytorch", port_name="pytorchjob-port", port=23456,
         roles=(
@@ -314,7 +315,7 @@ KINDS: Mapping[JobType, JobKind] = {
     JobType.XGBOOST: JobKind(
         job_type=JobType.XGBOOST,
         api_version="training.kubedl.io/v1alpha1", kind="XGBoostJob",
-        template="xgboostjob.yaml.j2", replicas_key="xgbReplicaSpecs",
+        template="kubedljob.yaml.j2", replicas_key="xgbReplicaSpecs",
         # KubeDL v0.5.0 apis/training/v1alpha1/xgboostjob_constants.go
         container="xgboostjob", port_name="xgboostjob-port", port=9999,
         roles=(
@@ -358,7 +359,7 @@ KINDS: Mapping[JobType, JobKind] = {
     JobType.ELASTICBATCH: JobKind(
         job_type=JobType.ELASTICBATCH,
         api_version="inference.kubedl.io/v1alpha1", kind="ElasticBatchJob",
-        template="elasticbatchjob.yaml.j2", replicas_key="elasticBatchReplicaSpecs",
+        template="kubedljob.yaml.j2", replicas_key="elasticBatchReplicaSpecs",
         # KubeDL v0.5.0 apis/inference/v1alpha1/elasticbatchjob_constants.go
         container="elasticbatch", port_name="elstcbatch-port", port=23456,
         roles=(

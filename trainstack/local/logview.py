@@ -17,26 +17,63 @@ _FOLLOW_TICK_S = 0.2
 
 @dataclass(frozen=True)
 class LogFile:
-    key: str  # role-index
+    role: str
+    index: int
     path: Path
+
+    @property
+    def key(self) -> str:
+        """How the replica is shown (and its log file named): `role-index`."""
+        return f"{self.role}-{self.index}"
+
+
+def _log_file(path: Path) -> LogFile | None:
+    """The replica a log file belongs to, read once from its name (`<role>-<index>.log`)."""
+    role, _, index = path.stem.rpartition("-")
+    return LogFile(role, int(index), path) if role and index.isdigit() else None
 
 
 def select(logs_dir: Path, role: str | None, index: int | None) -> list[LogFile]:
-    candidates = [p for p in logs_dir.glob("*-*.log") if p.stem.rpartition("-")[2].isdigit()]
-    found = sorted(
-        (LogFile(p.stem, p) for p in candidates),
-        key=lambda f: (f.key.rpartition("-")[0], int(f.key.rpartition("-")[2])),
-    )
-    chosen = [
-        f for f in found
-        if (role is None or f.key.rpartition("-")[0] == role)
-        and (index is None or f.key.rpartition("-")[2] == str(index))
-    ]
+    found = sorted((f for p in logs_dir.glob("*-*.log") if (f := _log_file(p)) is not None),
+                   key=lambda f: (f.role, f.index))
+    chosen = [f for f in found
+              if (role is None or f.role == role) and (index is None or f.index == index)]
     if not chosen:
         have = ", ".join(f.key for f in found) or "none yet"
         wanted = "-".join(x for x in (role, None if index is None else str(index)) if x)
         raise NotFoundError(f"no log for {wanted or 'this run'} in {logs_dir} (replicas: {have})")
     return chosen
+
+
+def wait_for(logs_dir: Path, role: str | None, index: int | None, *,
+             running: Callable[[], bool] | None) -> list[LogFile]:
+    """The selected logs; while `running()` says the run is still setting up, wait for its
+    replicas' logs to appear (without `running`, a missing log is an error at once)."""
+    while True:
+        try:
+            return select(logs_dir, role, index)
+        except NotFoundError:
+            if running is None or not running():
+                raise
+            time.sleep(_FOLLOW_TICK_S)
+
+
+def grep_lines(write: Callable[[bytes], None],
+               grep: re.Pattern[bytes] | None) -> Callable[[bytes], None]:
+    """`write`, passed only whole lines that match `grep` (pod logs arrive in chunks)."""
+    if grep is None:
+        return write
+    pending = bytearray()
+
+    def filtered(data: bytes) -> None:
+        pending.extend(data)
+        *lines, rest = bytes(pending).split(b"\n")
+        pending[:] = rest
+        for line in lines:
+            if grep.search(line):
+                write(line + b"\n")
+
+    return filtered
 
 
 def compile_grep(pattern: str | None) -> re.Pattern[bytes] | None:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack.contract import layout as tree
 from trainstack.errors import UserError
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
@@ -56,7 +57,7 @@ def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunD
     layout = Layout(record.run_dir)
     bound = _bound_outputs(layout)
     outputs = []
-    out_root = layout.root / "output"
+    out_root = layout.root / tree.OUTPUT
     if out_root.is_dir():
         for channel_dir in sorted(p for p in out_root.iterdir() if p.is_dir()):
             files, size = tree_size(channel_dir)
@@ -86,7 +87,7 @@ def summary(result: LocalRunResult) -> str:
     if rec.reason:
         lines.append(f"  reason:   {rec.reason}")
     committed = {c.channel: c for c in result.committed}
-    for channel in sorted(p.name for p in (result.layout.root / "output").glob("*")):
+    for channel in sorted(p.name for p in (result.layout.root / tree.OUTPUT).glob("*")):
         if channel in committed:
             c = committed[channel]
             lines.append(f"  output:   {channel} → {c.destination} "

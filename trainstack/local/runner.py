@@ -120,7 +120,9 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
     sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
     view = LiveView({launch.key: launch.log_path for launch in plan.launches},
                     stream=req.stream, usage=sampler.latest)
-    observer = _Observer(reg, record.id, view, sampler, keys, plan.policy.max_restarts)
+    observer = _Observer(reg, record.id, view, sampler,
+                         [(launch.role, launch.index) for launch in plan.launches],
+                         plan.policy.max_restarts)
     supervisor = Supervisor(plan.launches, plan.policy, observer, deadman=deadman,
                             tag=record.id)
 
@@ -149,22 +151,23 @@ class _Observer:
     """Supervisor events → the live view, the usage sampler and the registry."""
 
     def __init__(self, reg: Registry, run_id: str, view: LiveView, sampler: Sampler,
-                 keys: list[str], max_restarts: int) -> None:
+                 replicas: list[tuple[str, int]], max_restarts: int) -> None:
         self._reg, self._run_id, self._view, self._sampler = reg, run_id, view, sampler
-        self._codes: dict[str, int | None] = dict.fromkeys(keys)
-        self._stopped: set[str] = set()
+        # Keyed by (role, index), as the registry records them; "role-index" is display only.
+        self._codes: dict[tuple[str, int], int | None] = dict.fromkeys(replicas)
+        self._stopped: set[tuple[str, int]] = set()
         self._restarts = 0
         self._max_restarts = max_restarts
 
     def started(self, replica: Replica) -> None:
         key = replica.launch.key
-        self._codes[key] = None
+        self._codes[_replica(replica)] = None
         self._sampler.track(key, replica.pid)
         self._view.replica(key, state="running", pid=replica.pid, attempt=replica.attempt)
 
     def exited(self, replica: Replica, exit_code: int) -> None:
         key = replica.launch.key
-        self._codes[key] = exit_code
+        self._codes[_replica(replica)] = exit_code
         self._sampler.untrack(key)
         self._view.replica(key, state=f"exited {exit_code}")
         if exit_code != 0:
@@ -174,8 +177,8 @@ class _Observer:
     def stopped(self, replica: Replica, exit_code: int) -> None:
         """Stopped by the runner once the job had ended: shown as such, not as a failure."""
         key = replica.launch.key
-        self._codes[key] = exit_code
-        self._stopped.add(key)
+        self._codes[_replica(replica)] = exit_code
+        self._stopped.add(_replica(replica))
         self._sampler.untrack(key)
         self._view.replica(key, state="stopped")
         self._save()
@@ -186,10 +189,13 @@ class _Observer:
         self._save()
 
     def _save(self) -> None:
-        exits = [ReplicaExit(k.rpartition("-")[0], int(k.rpartition("-")[2]), c,
-                             stopped=k in self._stopped)
-                 for k, c in self._codes.items()]
+        exits = [ReplicaExit(role, index, c, stopped=(role, index) in self._stopped)
+                 for (role, index), c in self._codes.items()]
         self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
+
+
+def _replica(replica: Replica) -> tuple[str, int]:
+    return replica.launch.role, replica.launch.index
 
 
 @contextlib.contextmanager

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.codetree import code_files, copy_tree
+from trainstack.contract import layout as tree
 from trainstack.errors import UserError
-from trainstack.spec.model import Binding, Run
+from trainstack.spec.model import Binding, BindingMode, CodeSource, Run, Scheme
 
 
 class SandboxError(UserError):
@@ -32,15 +33,18 @@ class SandboxError(UserError):
 
 @dataclass(frozen=True)
 class Layout:
+    """The contract's tree (trainstack.contract.layout) under a run directory, plus what only a
+    local run keeps there (logs, usage, the commit record)."""
+
     root: Path
 
     @property
     def usercode(self) -> Path:
-        return self.root / "usercode"
+        return self.root / tree.CODE
 
     @property
     def config(self) -> Path:
-        return self.root / "input" / "config"
+        return self.root / tree.CONFIG
 
     @property
     def logs(self) -> Path:
@@ -48,7 +52,7 @@ class Layout:
 
     @property
     def metrics(self) -> Path:
-        return self.root / "metrics"
+        return self.root / tree.METRICS
 
     @property
     def usage(self) -> Path:
@@ -59,13 +63,13 @@ class Layout:
         return self.root / "outputs.json"
 
     def input_dir(self, channel: str) -> Path:
-        return self.root / "input" / "data" / channel
+        return self.root / tree.INPUT_DATA / channel
 
     def model_dir(self, name: str) -> Path:
-        return self.root / "input" / "model" / name
+        return self.root / tree.INPUT_MODEL / name
 
     def output_dir(self, channel: str) -> Path:
-        return self.root / "output" / channel
+        return self.root / tree.OUTPUT / channel
 
     def log(self, role: str, index: int) -> Path:
         return self.logs / f"{role}-{index}.log"
@@ -106,7 +110,7 @@ def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> N
 
 def commit_targets(run: Run) -> dict[str, tuple[str, bool]]:
     """Where each output is committed: channel → (local path, names one file)."""
-    return {name: (b.path, b.is_file) for name, b in run.outputs.items() if b.scheme == "file"}
+    return {name: (b.path, b.is_file) for name, b in run.outputs.items() if b.scheme is Scheme.FILE}
 
 
 def save_commit_targets(layout: Layout, run: Run) -> None:
@@ -159,7 +163,7 @@ def _copy_code(run: Run, target: Path) -> None:
     if code is None:
         target.mkdir(parents=True, exist_ok=True)
         return
-    if code.kind != "local" or code.path is None:
+    if code.kind is not CodeSource.LOCAL or code.path is None:
         where = code.uri or (code.git.url if code.git else code.kind)
         raise SandboxError(
             f"component code at {where} cannot be fetched by a local run",
@@ -184,7 +188,7 @@ def _place(channel_dir: Path, binding: Binding, *, what: str, override: str) -> 
                            hint=f"pass {override} to bind it as it is")
     # "mount" reads data in place, as a network mount would: a link. "download" gets a copy the
     # job may modify freely, as a pre-start download would.
-    copy = binding.mode == "download"
+    copy = binding.mode is BindingMode.DOWNLOAD
     if binding.is_file:
         channel_dir.mkdir(parents=True, exist_ok=True)
         target = channel_dir / (binding.filename or source.name)
@@ -205,7 +209,7 @@ def _preload_source(channel: str, binding: Binding | None, resume: Layout | None
         earlier = resume.output_dir(channel)
         if earlier.is_dir():
             return earlier
-    if binding is not None and binding.scheme == "file" and not binding.is_file:
+    if binding is not None and binding.scheme is Scheme.FILE and not binding.is_file:
         bound = Path(binding.path)
         if bound.is_dir():
             return bound

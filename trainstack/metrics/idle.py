@@ -1,5 +1,5 @@
-"""Idle warnings (after ModelArts' utilisation warning, seed 002): a replica whose GPUs — or CPU,
-when it has no GPU — stay below a threshold for a sustained stretch.
+"""Idle warnings (after the resource-utilisation warning of Huawei ModelArts training jobs): a
+replica whose GPUs — or CPU, when it has no GPU — stay below a threshold for a sustained stretch.
 
 Thresholds come from the environment so a team can set them once:
 TRAINSTACK_IDLE_GPU_PERCENT (default 10), TRAINSTACK_IDLE_CPU_PERCENT (default 10, percent of

@@ -1,9 +1,10 @@
-"""The metrics spec (seed 003, Octopus): `$METRICS/metrics.json` describes up to 6 charts.
+"""The training metrics spec of the Octopus training-task service: `$METRICS/metrics.json`
+describes up to 6 charts.
 
     {"id": "run id", "metas": [{"name": "loss", "x": "epoch", "ys": ["loss", "accuracy"],
       "series": [], "description": "…", "smooth": "false", "with_timestamp": "false"}]}
 
-Field names are the seed's. A chart has one y-axis, or two (`ys` with two names: a dual-axis
+Field names are the spec's. A chart has one y-axis, or two (`ys` with two names: a dual-axis
 chart) when it has no `series`; `series` (at most 4) share the single left axis. `units` is
 trainstack's one addition: an axis name → unit shown in the axis label. Checking never raises:
 every problem becomes a `Diagnostic` naming the file and field, and what is valid is still used.
@@ -27,7 +28,7 @@ META_FILE = "metrics.json"
 MAX_CHARTS = 6
 MAX_SERIES = 4
 MAX_AXES = 2
-# Seed 003: names are 1-16 Chinese or English letters, digits, '-' and '_'.
+# The Octopus metrics spec: names are 1-16 Chinese or English letters, digits, '-' and '_'.
 NAME = re.compile(r"[A-Za-z0-9_\-\u4e00-\u9fff]{1,16}")
 NAME_RULE = "1-16 letters (Chinese or English), digits, '-' or '_'"
 MAX_DESCRIPTION = 64
@@ -178,7 +179,8 @@ def _chart(meta: object, at: str, say: _Reporter) -> Chart | None:
     smooth = _flag(meta.get("smooth", "false"), f"{at}.smooth", say)
     stamp = _flag(meta.get("with_timestamp", "false"), f"{at}.with_timestamp", say)
     if stamp:
-        say(f"{at}.with_timestamp", "only \"false\" is supported (seed 003 reserves it)",
+        say(f"{at}.with_timestamp",
+            "only \"false\" is supported (the Octopus metrics spec reserves it)",
             hint="the chart is drawn without timestamps")
     units = _units(meta.get("units", {}), f"{at}.units", say,
                    axes=(x or "", *(ys or ())))

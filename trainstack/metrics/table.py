@@ -5,14 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trainstack.metrics.values import MetricValue, number
-
-
-def aligned(rows: Sequence[Sequence[str]]) -> str:
-    if not rows:
-        return ""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-                     .rstrip() for row in rows)
+from trainstack.texttable import aligned as aligned
 
 
 def values_table(found: Sequence[MetricValue]) -> str:

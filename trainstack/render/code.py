@@ -14,20 +14,33 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from types import MappingProxyType
 
-from trainstack.contract.layout import Layout
+from trainstack.contract.layout import CODE, Layout
 from trainstack.kubedl import job_kind
 from trainstack.render.codepack import TooLarge, archive
 from trainstack.render.options import RenderError, RenderOptions
-from trainstack.render.parts import STAGING, ConfigMap, Container, Env, Mount, PodParts
+from trainstack.render.parts import (
+    DEFAULT_WORKING_DIR,
+    ML,
+    STAGING,
+    ConfigMap,
+    Container,
+    Env,
+    Mount,
+    PodParts,
+)
 from trainstack.render.pod import kubelet_escape
 from trainstack.render.storage import Storage
 from trainstack.spec import values
-from trainstack.spec.model import Code, GitCode, Run
+from trainstack.spec.model import Code, CodeSource, GitCode, Run
 
 GIT_SYNC_ANNOTATION = "kubedl.io/git-sync-config"
 GIT_SYNC_IMAGE = "kubedl/git-sync:v1"  # KubeDL's default
-GIT_ROOT, GIT_DEST = "/code", "usercode"
+GIT_ROOT = "/code"
+# KubeDL mounts the checkout at path.Join(workingDir, destPath): with workingDir the tree's root,
+# destPath is the code folder's name in it.
+GIT_DEST = CODE
 CODE_VOLUME = "usercode"
 ARCHIVE = "code.tar.gz"
 
@@ -35,7 +48,8 @@ ARCHIVE = "code.tar.gz"
 def code_uri(run: Run, options: RenderOptions) -> str | None:
     """Where a local code directory must be uploaded, when a code bucket is configured."""
     code = run.component.code
-    if code is None or code.kind != "local" or not options.code_bucket or code.path is None:
+    if (code is None or code.kind is not CodeSource.LOCAL or not options.code_bucket
+            or code.path is None):
         return None
     digest = archive(code.path, component_dir(run)).digest
     comp = run.component
@@ -48,30 +62,26 @@ def component_dir(run: Run) -> Path | None:
     return source.resolve().parent if source is not None else None
 
 
-def plan_code(run: Run, job: str, storage: Storage, parts: PodParts,
-              options: RenderOptions) -> None:
+def plan_code(run: Run, job: str, storage: Storage, options: RenderOptions) -> PodParts:
+    """What delivers the run's code to /ml/usercode/ (and beside the job, a ConfigMap)."""
     code = run.component.code
     target = Layout.at().code
-    if code is not None and code.kind == "git" and code.git is not None:
-        _git(run, code.git, parts, options)
-        return
-    if code is not None and code.kind == "oss" and code.uri:
-        storage.attach(values.binding(code.uri), "code", target, read_only=True, download=True,
-                       writable_copy=True)
-        return
-    if code is not None and code.kind == "local":
+    if code is not None and code.kind is CodeSource.GIT and code.git is not None:
+        return _git(run, code.git, options)
+    if code is not None and code.kind is CodeSource.OSS and code.uri:
+        return storage.attach(values.binding(code.uri), "code", target, read_only=True,
+                              download=True, writable_copy=True)
+    if code is not None and code.kind is CodeSource.LOCAL:
         uri = code_uri(run, options)
         if uri is not None:
-            storage.attach(values.binding(uri), "code", target, read_only=True, download=True,
-                           writable_copy=True)
-            return
-        _packed(run, code, job, storage, parts, options)
-        return
-    parts.volumes.append({"name": CODE_VOLUME, "emptyDir": {}})  # so the command can cd there
-    parts.mounts.append(Mount(CODE_VOLUME, target))
+            return storage.attach(values.binding(uri), "code", target, read_only=True,
+                                  download=True, writable_copy=True)
+        return _packed(run, code, job, storage, options)
+    return PodParts(volumes=({"name": CODE_VOLUME, "emptyDir": {}},),  # so the command can cd
+                    mounts=(Mount(CODE_VOLUME, target),))
 
 
-def _git(run: Run, git: GitCode, parts: PodParts, options: RenderOptions) -> None:
+def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
     # Every user value reaches the git-sync container as an env value, which the kubelet expands
     # ($(NAME)); `$` → `$$` gives git-sync exactly the text of the spec. KubeDL copies the
     # annotation's source/branch/revision into env values as they are (KubeDL v0.5.0
@@ -89,10 +99,10 @@ def _git(run: Run, git: GitCode, parts: PodParts, options: RenderOptions) -> Non
     if options.git_sync_image:
         config["image"] = options.git_sync_image
     # KubeDL mounts the checkout at path.Join(workingDir, destPath).
-    parts.working_dir = "/ml"
+    working_dir = ML.root
     if job_kind(run.job_type).by_kubedl:  # KubeDL's git-sync; a plain Job gets an init container
-        parts.annotations[GIT_SYNC_ANNOTATION] = json.dumps(config, sort_keys=True)
-        return
+        return PodParts(annotations=MappingProxyType(
+            {GIT_SYNC_ANNOTATION: json.dumps(config, sort_keys=True)}), working_dir=working_dir)
     env = [Env("GIT_SYNC_REPO", git.url), Env("GIT_SYNC_ONE_TIME", "true"),
            Env("GIT_SYNC_MAX_SYNC_FAILURES", "3")]
     if git.branch:
@@ -102,16 +112,18 @@ def _git(run: Run, git: GitCode, parts: PodParts, options: RenderOptions) -> Non
     else:
         env.append(Env("GIT_SYNC_DEPTH", "1"))
     env += [Env("GIT_SYNC_ROOT", GIT_ROOT), Env("GIT_SYNC_DEST", GIT_DEST)]
-    parts.volumes.append({"name": "git-sync", "emptyDir": {}})
-    parts.init_containers.append(Container(
-        name="git-sync-code", image=options.git_sync_image or GIT_SYNC_IMAGE, command=None,
-        args=None, working_dir=None, env=tuple(env), ports=None, resources=None,
-        mounts=(Mount("git-sync", GIT_ROOT).k8s(),)))
-    parts.mounts.append(Mount("git-sync", "/ml/usercode", sub_path=GIT_DEST))
+    return PodParts(
+        volumes=({"name": "git-sync", "emptyDir": {}},),
+        init_containers=(Container(
+            name="git-sync-code", image=options.git_sync_image or GIT_SYNC_IMAGE, command=None,
+            args=None, working_dir=None, env=tuple(env), ports=None, resources=None,
+            mounts=(Mount("git-sync", GIT_ROOT).k8s(),)),),
+        mounts=(Mount("git-sync", DEFAULT_WORKING_DIR, sub_path=GIT_DEST),),
+        working_dir=working_dir)
 
 
-def _packed(run: Run, code: Code, job: str, storage: Storage, parts: PodParts,
-            options: RenderOptions) -> None:
+def _packed(run: Run, code: Code, job: str, storage: Storage,
+            options: RenderOptions) -> PodParts:
     assert code.path is not None
     if not code.path.is_dir():
         raise RenderError(f"component {run.component.ref}: code directory {code.path} does not "
@@ -125,11 +137,12 @@ def _packed(run: Run, code: Code, job: str, storage: Storage, parts: PodParts,
             hint="configure a code bucket (--code-bucket oss://bucket/prefix/) to upload it to, "
             "or point `code:` at oss://… or a git repository") from None
     name = f"{job}-code"
-    parts.config_maps.append(ConfigMap(name, storage.ns, dict(storage.labels), binary_data={
-        ARCHIVE: base64.b64encode(pack.data).decode()}))
     staged = f"{STAGING}/code-archive"
-    parts.volumes += [{"name": "code-archive", "configMap": {"name": name}},
-                      {"name": CODE_VOLUME, "emptyDir": {}}]
-    parts.mounts.append(Mount(CODE_VOLUME, Layout.at().code))
-    parts.stage_mounts += [Mount("code-archive", staged, True), Mount(CODE_VOLUME, "/ml/usercode")]
-    parts.stage_steps.append(f"tar -xzf {staged}/{ARCHIVE} -C /ml/usercode")
+    return PodParts(
+        config_maps=(ConfigMap(name, storage.ns, dict(storage.labels), binary_data={
+            ARCHIVE: base64.b64encode(pack.data).decode()}),),
+        volumes=({"name": "code-archive", "configMap": {"name": name}},
+                 {"name": CODE_VOLUME, "emptyDir": {}}),
+        mounts=(Mount(CODE_VOLUME, Layout.at().code),),
+        stage_mounts=(Mount("code-archive", staged, True), Mount(CODE_VOLUME, DEFAULT_WORKING_DIR)),
+        stage_steps=(f"tar -xzf {staged}/{ARCHIVE} -C {DEFAULT_WORKING_DIR}",))

@@ -12,6 +12,7 @@ from trainstack.render.code import plan_code
 from trainstack.render.meta import labels_and_annotations
 from trainstack.render.options import RenderOptions
 from trainstack.render.parts import (
+    ML,
     Access,
     Claim,
     ConfigMap,
@@ -20,6 +21,7 @@ from trainstack.render.parts import (
     PersistentVolume,
     PodParts,
     Replica,
+    combine,
 )
 from trainstack.render.placement import priority_class
 from trainstack.render.pod import replica
@@ -78,21 +80,21 @@ def build(run: Run, options: RenderOptions) -> Resources:
     job = job_name(run.name)
     ns = run.namespace or options.namespace
     labels, annotations = labels_and_annotations(run, job)
-    parts = PodParts()
-    storage = Storage(run, job, ns, labels, options, parts)
-    plan_code(run, job, storage, parts, options)
-    storage.plan()
+    storage = Storage(run, job, ns, labels, options)
     topology = Topology.cluster(run, ns, job)
     config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels),
                        data=config_files(run, topology))
-    parts.volumes.append({"name": "config", "configMap": {"name": config.name}})
-    parts.mounts.append(Mount("config", "/ml/input/config", True))
+    config_parts = PodParts(volumes=({"name": "config", "configMap": {"name": config.name}},),
+                            mounts=(Mount("config", ML.config, True),))
     if options.metrics is not None:  # persisted: the platform's artifact store
-        storage.attach(options.metrics, "metrics", "/ml/metrics", read_only=False,
-                       download=False)
+        metrics = storage.attach(options.metrics, "metrics", ML.metrics, read_only=False,
+                                 download=False)
     else:
-        parts.volumes.append({"name": "metrics", "emptyDir": {}})
-        parts.mounts.append(Mount("metrics", "/ml/metrics"))
+        metrics = PodParts(volumes=({"name": "metrics", "emptyDir": {}},),
+                           mounts=(Mount("metrics", ML.metrics),))
+    # The order here is the order of volumes, mounts and copy steps in every pod.
+    parts = combine([plan_code(run, job, storage, options), storage.plan(), config_parts,
+                     metrics])
     check_unique_names(run, parts)
     env = run_base_env(run, job_name=job)
     access = _exec_access(run, kind, job, ns, labels)

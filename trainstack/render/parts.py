@@ -1,14 +1,21 @@
 """The typed context the templates render: plain frozen records, no behaviour beyond `k8s()`.
 
-Builders (storage, code, placement, pod) fill a `PodParts`; `context.py` assembles the job.
+Builders (storage, code) each return a `PodParts` of what they add; `context.py` adds them up in
+one visible order (code, channels, config, metrics) and hands the sum to the pod builder.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
-STAGING = "/ml/.staging"  # where the prepare init container sees sources it copies from
+from trainstack.contract.layout import Layout
+
+ML = Layout.at()  # the container's /ml tree
+STAGING = ML.staging.rstrip("/")  # where the prepare init container sees sources it copies from
+DEFAULT_WORKING_DIR = ML.code.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -123,17 +130,41 @@ class Access:
     account_meta: Meta | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class PodParts:
-    """What storage and code delivery add to every replica's pod, and beside the job."""
+    """What one builder adds to every replica's pod, and beside the job. Immutable: builders
+    return parts and `+` adds them up (lists concatenate in order, later annotations and a later
+    working directory win), so no builder depends on what another already wrote."""
 
-    volumes: list[dict[str, Any]] = field(default_factory=list)
-    mounts: list[Mount] = field(default_factory=list)
-    stage_mounts: list[Mount] = field(default_factory=list)  # prepare init container only
-    stage_steps: list[str] = field(default_factory=list)  # its shell lines, quoted by builders
-    init_containers: list[Container] = field(default_factory=list)
-    volumes_beside: list[PersistentVolume] = field(default_factory=list)
-    claims: list[Claim] = field(default_factory=list)
-    config_maps: list[ConfigMap] = field(default_factory=list)
-    annotations: dict[str, str] = field(default_factory=dict)
-    working_dir: str = "/ml/usercode"
+    volumes: tuple[dict[str, Any], ...] = ()
+    mounts: tuple[Mount, ...] = ()
+    stage_mounts: tuple[Mount, ...] = ()  # prepare init container only
+    stage_steps: tuple[str, ...] = ()  # its shell lines, quoted by builders
+    init_containers: tuple[Container, ...] = ()
+    volumes_beside: tuple[PersistentVolume, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    config_maps: tuple[ConfigMap, ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    working_dir: str | None = None  # None: the default, DEFAULT_WORKING_DIR
+
+    def __add__(self, other: PodParts) -> PodParts:
+        return PodParts(
+            volumes=self.volumes + other.volumes, mounts=self.mounts + other.mounts,
+            stage_mounts=self.stage_mounts + other.stage_mounts,
+            stage_steps=self.stage_steps + other.stage_steps,
+            init_containers=self.init_containers + other.init_containers,
+            volumes_beside=self.volumes_beside + other.volumes_beside,
+            claims=self.claims + other.claims, config_maps=self.config_maps + other.config_maps,
+            annotations=MappingProxyType({**self.annotations, **other.annotations}),
+            working_dir=other.working_dir or self.working_dir)
+
+    @property
+    def effective_working_dir(self) -> str:
+        return self.working_dir or DEFAULT_WORKING_DIR
+
+
+def combine(parts: Iterable[PodParts]) -> PodParts:
+    total = PodParts()
+    for part in parts:
+        total = total + part
+    return total

@@ -1,8 +1,9 @@
 """Where pods land: GPU nodes and tolerations, spot capacity, the scheduling policy as affinity,
 priority as the platform's PriorityClass.
 
-Scheduling (seed 001): `centralized` packs a run's pods onto few nodes (preferred podAffinity),
-`spread` spreads them (preferred podAntiAffinity plus a soft topology spread), `intelligent` packs
+Scheduling (Alibaba PAI DLC: create a training job, its scheduling policy): `centralized` packs a
+run's pods onto few nodes (preferred podAffinity), `spread` spreads them (preferred podAntiAffinity
+plus a soft topology spread), `intelligent` packs
 GPU jobs (fast NCCL within a node) and spreads CPU jobs (less contention). Preferences, not
 requirements, so a busy cluster still schedules the job.
 """

@@ -103,7 +103,7 @@ def replica(run: Run, role: str, kind: JobKind, job: str, env: dict[str, str],
         mounts.append(Mount(SHM_VOLUME, "/dev/shm").k8s())
     main = Container(
         name=kind.container, image=run.component.image, command=tuple(argv[:3]),
-        args=tuple(argv[3:]), working_dir=parts.working_dir,
+        args=tuple(argv[3:]), working_dir=parts.effective_working_dir,
         env=container_env(run, {**env, **mine}, (index_env(kind), *pod_ip_env(run))),
         ports=tuple(ports) or None, resources=resources(res), mounts=tuple(mounts))
     inits = list(parts.init_containers)

@@ -15,8 +15,15 @@ import shlex
 from trainstack.contract.layout import Layout
 from trainstack.contract.names import dns_label
 from trainstack.render.options import RenderError, RenderOptions
-from trainstack.render.parts import STAGING, Claim, Mount, PersistentVolume, PodParts
-from trainstack.spec.model import Binding, Run
+from trainstack.render.parts import (
+    STAGING,
+    Claim,
+    Mount,
+    PersistentVolume,
+    PodParts,
+    combine,
+)
+from trainstack.spec.model import Binding, BindingMode, Run, Scheme
 
 OSS_DRIVER = "ossplugin.csi.alibabacloud.com"
 OSS_OPTS = "-o max_stat_cache_size=0 -o allow_other"
@@ -45,53 +52,56 @@ def dangerous_host_path(path: str) -> str | None:
 
 class Storage:
     def __init__(self, run: Run, job: str, namespace: str, labels: dict[str, str],
-                 options: RenderOptions, parts: PodParts) -> None:
+                 options: RenderOptions) -> None:
         self.run, self.job, self.ns, self.labels = run, job, namespace, labels
-        self.options, self.parts = options, parts
+        self.options = options
 
-    def plan(self) -> None:
+    def plan(self) -> PodParts:
+        """The run's inputs, outputs and models, in that order."""
         lay = Layout.at()
-        for name, b in self.run.inputs.items():
-            self.attach(b, dns_label(name, prefix="in-"), lay.input_dir(name), read_only=True,
-                        download=b.mode == "download")
-        for name, b in self.run.outputs.items():
-            self.attach(b, dns_label(name, prefix="out-"), lay.output_dir(name),
-                        read_only=False, download=False)
-        for m in self.run.models:
-            self.attach(m.binding, dns_label(m.name, prefix="model-"), lay.model_dir(m.name),
-                        read_only=True, download=True)
+        parts = [self.attach(b, dns_label(name, prefix="in-"), lay.input_dir(name),
+                             read_only=True, download=b.mode is BindingMode.DOWNLOAD)
+                 for name, b in self.run.inputs.items()]
+        parts += [self.attach(b, dns_label(name, prefix="out-"), lay.output_dir(name),
+                              read_only=False, download=False)
+                  for name, b in self.run.outputs.items()]
+        parts += [self.attach(m.binding, dns_label(m.name, prefix="model-"),
+                              lay.model_dir(m.name), read_only=True, download=True)
+                  for m in self.run.models]
+        return combine(parts)
 
     def attach(self, b: Binding, vol: str, target: str, *, read_only: bool,
-               download: bool, writable_copy: bool = False) -> None:
-        """Make `b` appear at directory `target` (the file inside it, for file bindings).
+               download: bool, writable_copy: bool = False) -> PodParts:
+        """What makes `b` appear at directory `target` (the file inside it, for file bindings).
         A downloaded copy is read-only like the source unless `writable_copy` (code)."""
         source_dir = b.path.rsplit("/", 1)[0] + "/" if b.is_file else b.path
-        sub_path = self._volume(b, vol, source_dir, read_only or download)
+        volume, sub_path = self._volume(b, vol, source_dir, read_only or download)
         if not download:
-            self.parts.mounts.append(Mount(vol, target, read_only, sub_path))
-            return
+            return volume + PodParts(mounts=(Mount(vol, target, read_only, sub_path),))
         # "copy-" starts no other volume's name (those start in-, out-, model- or are fixed
         # words), so a copy never collides with a channel's volume: input `data` in download mode
         # and an input named `data-copy` used to give two volumes `in-data-copy`.
         copy = dns_label(vol, prefix="copy-")
         staged = f"{STAGING}/{vol}"
-        self.parts.volumes.append({"name": copy, "emptyDir": {}})
-        self.parts.mounts.append(Mount(copy, target, read_only and not writable_copy))
-        self.parts.stage_mounts += [Mount(vol, staged, True, sub_path), Mount(copy, target)]
         if b.filename:
-            self.parts.stage_steps.append(
-                f"cp -- {shlex.quote(staged + '/' + b.filename)} {shlex.quote(target)}")
+            step = f"cp -- {shlex.quote(staged + '/' + b.filename)} {shlex.quote(target)}"
         else:
-            self.parts.stage_steps.append(
-                f"cp -R -- {shlex.quote(staged + '/.')} {shlex.quote(target)}")
+            step = f"cp -R -- {shlex.quote(staged + '/.')} {shlex.quote(target)}"
+        return volume + PodParts(
+            volumes=({"name": copy, "emptyDir": {}},),
+            mounts=(Mount(copy, target, read_only and not writable_copy),),
+            stage_mounts=(Mount(vol, staged, True, sub_path), Mount(copy, target)),
+            stage_steps=(step,))
 
-    def _volume(self, b: Binding, vol: str, source_dir: str, read_only: bool) -> str | None:
-        """Add the pod volume for `b`; returns the subPath to mount it with."""
-        if b.scheme == "pvc":
-            self.parts.volumes.append({"name": vol, "persistentVolumeClaim": {
-                "claimName": b.location, "readOnly": read_only}})
-            return source_dir.strip("/") or None
-        if b.scheme == "file":
+    def _volume(self, b: Binding, vol: str, source_dir: str,
+                read_only: bool) -> tuple[PodParts, str | None]:
+        """The pod volume for `b` (and what it needs beside the job), and the subPath to mount
+        it with."""
+        if b.scheme is Scheme.PVC:
+            return PodParts(volumes=({"name": vol, "persistentVolumeClaim": {
+                "claimName": b.location, "readOnly": read_only}},)), (
+                source_dir.strip("/") or None)
+        if b.scheme is Scheme.FILE:
             if not self.options.local_cluster:
                 raise RenderError(
                     f"run {self.run.name!r}: {b.uri} is a file:// binding, which only a local "
@@ -107,27 +117,27 @@ class Storage:
                     f"run {self.run.name!r}: {b.uri} would mount the node's {host} ({danger}) "
                     "into the pod" + ("" if read_only else ", writable"),
                     hint="bind a directory of its own, e.g. file:///data/<run>/")
-            self.parts.volumes.append({"name": vol, "hostPath": {
+            return PodParts(volumes=({"name": vol, "hostPath": {
                 "path": host,
-                "type": "Directory" if read_only else "DirectoryOrCreate"}})
-            return None
+                "type": "Directory" if read_only else "DirectoryOrCreate"}},)), None
         pv = dns_label(f"{self.ns}-{self.job}-{vol}")
         claim = dns_label(f"{self.job}-{vol}")
         mode = "ReadOnlyMany" if read_only else "ReadWriteMany"
         path = source_dir.rstrip("/") or "/"
-        if b.scheme == "oss":
-            self.parts.volumes_beside.append(PersistentVolume(
+        if b.scheme is Scheme.OSS:
+            volume = PersistentVolume(
                 pv, {**self.labels, "alicloud-pvname": pv}, mode,
-                csi=self._oss_csi(b, pv, path, read_only)))
+                csi=self._oss_csi(b, pv, path, read_only))
         else:  # nas
-            self.parts.volumes_beside.append(PersistentVolume(
+            volume = PersistentVolume(
                 pv, dict(self.labels), mode,
                 nfs={"server": b.location, "path": path, "readOnly": read_only},
-                mount_options=list(NAS_MOUNT_OPTIONS)))
-        self.parts.claims.append(Claim(claim, self.ns, dict(self.labels), mode, pv))
-        self.parts.volumes.append({"name": vol, "persistentVolumeClaim": {
-            "claimName": claim, "readOnly": read_only}})
-        return None
+                mount_options=list(NAS_MOUNT_OPTIONS))
+        return PodParts(
+            volumes_beside=(volume,),
+            claims=(Claim(claim, self.ns, dict(self.labels), mode, pv),),
+            volumes=({"name": vol, "persistentVolumeClaim": {
+                "claimName": claim, "readOnly": read_only}},)), None
 
     def _oss_csi(self, b: Binding, pv: str, path: str, read_only: bool) -> dict[str, object]:
         bucket, _, endpoint = b.location.partition(".")

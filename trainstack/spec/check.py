@@ -48,8 +48,9 @@ def validate(paths: Iterable[Path], *, components_dir: Path | None = None) -> Re
 
 
 def _duplicate_versions(components: list[Component]) -> list[Diagnostic]:
-    """name@version names one component: a released version is immutable (DESIGN), and a run's
-    `component: name@version` must not be ambiguous."""
+    """name@version names one component: a released version is immutable (Alibaba PAI Designer
+    custom components: component versioning), and a run's `component: name@version` must not be
+    ambiguous."""
     by_ref: dict[str, list[Path]] = {}
     for comp in components:
         if comp.source is not None:

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from trainstack.errors import Diagnostic, SpecError
-from trainstack.spec import normalize, structure
+from trainstack.spec import normalize, structure, suggest
 from trainstack.spec.model import Component, Run
 from trainstack.spec.rules import component as component_rules
 from trainstack.spec.rules import run as run_rules
 from trainstack.spec.schema import API_VERSION
-from trainstack.spec.suggest import closest
 from trainstack.spec.yamlsource import SourceDoc, load
 
 KINDS = ("Component", "Run")
@@ -162,9 +161,9 @@ class Loader:
                                       code="component-ref")])
         found = [c for c in self._scan(root) if c.name == name]
         if not found:
-            best = closest(name, {c.name for c in self._scan(root)})
+            names = {c.name for c in self._scan(root)}
             raise SpecError([doc.diag(("spec", "component"), f"no component named {name!r} in "
-                                      f"{root}", hint=f"did you mean {best!r}?" if best else None,
+                                      f"{root}", hint=suggest.hint(name, names),
                                       code="component-ref")])
         if version:
             match = [c for c in found if c.version == version]
@@ -248,9 +247,9 @@ def _kind(doc: SourceDoc) -> str:
         diags.append(doc.diag(("apiVersion",), f"expected apiVersion {API_VERSION!r}, found "
                               f"{data.get('apiVersion')!r}", code="api-version"))
     if kind not in KINDS:
-        best = closest(str(kind), KINDS) if isinstance(kind, str) else None
         diags.append(doc.diag(("kind",), f"expected kind Component or Run, found {kind!r}",
-                              hint=f"did you mean {best!r}?" if best else None, code="kind"))
+                              hint=suggest.hint(kind, KINDS) if isinstance(kind, str) else None,
+                              code="kind"))
     if diags:
         raise SpecError(diags)
     assert isinstance(kind, str)

@@ -101,6 +101,30 @@ class OutputChannel:
     preload: bool = False
 
 
+class CodeSource(enum.StrEnum):
+    """Where a component's code comes from (`spec.code`). A StrEnum: its value is the word."""
+
+    LOCAL = "local"  # a directory next to the component
+    OSS = "oss"  # oss://bucket/prefix/
+    GIT = "git"  # {git: URL, branch, commit}
+
+
+class Scheme(enum.StrEnum):
+    """A binding URI's scheme."""
+
+    FILE = "file"
+    OSS = "oss"
+    NAS = "nas"
+    PVC = "pvc"
+
+
+class BindingMode(enum.StrEnum):
+    """How a pod sees a binding."""
+
+    MOUNT = "mount"  # network, read in place
+    DOWNLOAD = "download"  # copied before start
+
+
 @dataclass(frozen=True)
 class GitCode:
     url: str
@@ -112,7 +136,7 @@ class GitCode:
 class Code:
     """Where the component's code comes from. Exactly one of path/uri/git is set."""
 
-    kind: str  # "local" | "oss" | "git"
+    kind: CodeSource
     path: Path | None = None  # local: absolute directory
     uri: str | None = None  # oss://bucket/prefix/
     git: GitCode | None = None
@@ -164,15 +188,15 @@ class Binding:
     """A storage location bound to a channel: `scheme://location/path`.
 
     `is_file` is true when the binding names one file: the channel's env var then points at that
-    file inside the channel directory (seed: `PAI_INPUT_TEST=/ml/input/data/test/test.csv`).
+    file inside the channel directory (PAI Designer: `PAI_INPUT_TEST=/ml/input/data/test/test.csv`).
     """
 
     uri: str
-    scheme: str  # file | oss | nas | pvc
+    scheme: Scheme
     location: str  # bucket, NAS server, claim name; "" for file://
     path: str  # path inside the location, always starting with "/"
     is_file: bool = False
-    mode: str = "mount"  # mount (network, read in place) | download (copied before start)
+    mode: BindingMode = BindingMode.MOUNT
 
     @property
     def filename(self) -> str | None:

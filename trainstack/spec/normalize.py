@@ -14,6 +14,7 @@ from trainstack.spec.model import (
     Advanced,
     Binding,
     Code,
+    CodeSource,
     Component,
     Constraints,
     FaultTolerance,
@@ -30,6 +31,7 @@ from trainstack.spec.model import (
     RoleResources,
     Run,
     Scheduling,
+    Scheme,
     SecretRef,
     Spot,
     TorchElastic,
@@ -70,10 +72,11 @@ def _code(raw: Any, base: Path) -> Code | None:
     if raw is None:
         return None
     if isinstance(raw, dict):
-        return Code(kind="git", git=GitCode(raw["git"], raw.get("branch"), raw.get("commit")))
+        return Code(kind=CodeSource.GIT,
+                    git=GitCode(raw["git"], raw.get("branch"), raw.get("commit")))
     if raw.startswith("oss://"):
-        return Code(kind="oss", uri=raw)
-    return Code(kind="local", path=(base / raw).resolve())
+        return Code(kind=CodeSource.OSS, uri=raw)
+    return Code(kind=CodeSource.LOCAL, path=(base / raw).resolve())
 
 
 def _parameter(p: dict[str, Any]) -> Parameter:
@@ -168,11 +171,11 @@ def _secret_ref(text: str) -> SecretRef:
 
 def _binding(uri: str, kind: str | None, mode: str, base: Path) -> Binding:
     b = values.binding(uri, kind=kind, mode=mode)
-    if b.scheme == "file" and not b.path.startswith("/"):
+    if b.scheme is Scheme.FILE and not b.path.startswith("/"):
         # Relative file:// paths are relative to the run file, like the component path.
         resolved = str((base / b.path).resolve())
         suffix = "/" if b.path.endswith("/") else ""
-        b = Binding(uri=b.uri, scheme="file", location="", path=resolved + suffix,
+        b = Binding(uri=b.uri, scheme=Scheme.FILE, location="", path=resolved + suffix,
                     is_file=b.is_file, mode=b.mode)
     return b
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from trainstack.errors import UserError
 from trainstack.kubedl import job_kind
+from trainstack.spec import suggest
 from trainstack.spec.model import JobType
 from trainstack.spec.schema import COMPONENT_NAME
-from trainstack.spec.suggest import closest
 
 COMPONENT_YAML = """\
 # The component: what runs (image, code, command) and what it takes (channels, parameters).
@@ -176,8 +176,8 @@ def train(rows: list[list[str]], epochs: int,
     return tables, w, b
 
 
-# Chart metadata (the metrics spec, seed 003 field names): "fit" has two y-axes (loss left, w
-# right) and no series; "steps" has two series on one axis, drawn smoothed.
+# Chart metadata (field names of the Octopus training-task service's metrics spec): "fit" has
+# two y-axes (loss left, w right) and no series; "steps" has two series on one axis, drawn smoothed.
 METAS = [
     {{"name": "fit", "x": "epoch", "ys": ["loss", "w"], "series": [],
      "description": "loss and slope per epoch", "smooth": "false", "with_timestamp": "false"}},
@@ -236,10 +236,9 @@ def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> 
     try:
         kind = JobType(job_type)
     except ValueError:
-        best = closest(job_type, [j.value for j in JobType])
         raise UserError(f"unknown job type {job_type!r}; one of: "
                         + ", ".join(j.value for j in JobType),
-                        hint=f"did you mean {best!r}?" if best else None) from None
+                        hint=suggest.hint(job_type, [j.value for j in JobType])) from None
     target = parent / name
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UserError(f"{target} already exists; trainstack init never overwrites",

@@ -6,9 +6,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from trainstack.errors import Diagnostic
-from trainstack.spec import fastcheck
+from trainstack.spec import fastcheck, suggest
 from trainstack.spec.schema import SCHEMAS
-from trainstack.spec.suggest import closest
 from trainstack.spec.values import looks_secret
 from trainstack.spec.yamlsource import SourceDoc
 
@@ -100,9 +99,8 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
     show = _withheld if redact else _show
     if e.code == cerr.UNKNOWN_FIELD.code:
         allowed = _schema_at(kind, tuple(e.schema_path)) or {}
-        best = closest(field, allowed) if isinstance(allowed, dict) else None
-        hint = f"did you mean {best!r}?" if best else (
-            "allowed here: " + ", ".join(sorted(allowed)) if isinstance(allowed, dict) else None)
+        hint = (suggest.hint(field, allowed) or "allowed here: " + ", ".join(sorted(allowed))
+                if isinstance(allowed, dict) else None)
         return doc.diag(path, f"unknown field {field!r}", hint=hint, key=True, code="unknown-key")
     if e.code == cerr.REQUIRED_FIELD.code:
         return doc.diag(path, f"required field {field!r} is missing", code="required")
@@ -124,8 +122,7 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
                         hint=hint, code="type")
     if rule == "allowed":
         choices = [str(c) for c in e.constraint]
-        best = closest(str(value), choices) if isinstance(value, str) else None
-        hint = f"did you mean {best!r}?" if best else None
+        hint = suggest.hint(value, choices) if isinstance(value, str) else None
         return doc.diag(path, f"{show(value)} is not one of: {', '.join(choices)}", hint=hint,
                         code="allowed")
     if rule == "regex":

@@ -1,9 +1,10 @@
-"""'Did you mean …?' for names the user almost got right."""
+"""'Did you mean …?' for names the user almost got right: the one helper every layer uses (spec,
+config, metrics, CLI, registry), so every suggestion is found and worded the same way."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 
 def closest(word: str, choices: Iterable[str]) -> str | None:
@@ -16,6 +17,14 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
         found = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
         found = [lowered[f] for f in found]
     return found[0] if found else None
+
+
+def hint(word: str, choices: Iterable[str], *,
+         show: Callable[[str], str] = repr) -> str | None:
+    """A hint of its own ("did you mean 'x'?", the choice as `show` writes it), or None when
+    nothing is close."""
+    best = closest(word, choices)
+    return f"did you mean {show(best)}?" if best else None
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

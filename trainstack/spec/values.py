@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from trainstack.secretnames import looks_secret
-from trainstack.spec.model import Binding, Quantity
+from trainstack.spec.model import Binding, BindingMode, Quantity, Scheme
 
 __all__ = ["binding", "duration_seconds", "env_name", "looks_secret", "port_list", "quantity"]
 
@@ -18,7 +18,7 @@ _DURATION = re.compile(r"([0-9]+)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 RESERVED_PORT = 23456  # PyTorchJob's master port; DLC forbids it in customPortList
 MAX_CUSTOM_PORTS = 1024
-SCHEMES = ("file", "oss", "nas", "pvc")
+SCHEMES = tuple(s.value for s in Scheme)
 
 
 def quantity(value: int | float | str) -> Quantity:
@@ -82,7 +82,8 @@ def env_name(name: str) -> str:
 _FILE_EXT = re.compile(r"\.[A-Za-z0-9]{1,16}$")
 
 
-def binding(uri: str, *, kind: str | None = None, mode: str = "mount") -> Binding:
+def binding(uri: str, *, kind: str | None = None,
+            mode: BindingMode | str = BindingMode.MOUNT) -> Binding:
     """Parse `scheme://location/path`. A trailing '/' names a directory; a last segment with a
     file extension names a file; `kind` ("file" | "directory") overrides the guess."""
     scheme, sep, rest = uri.partition("://")
@@ -116,5 +117,5 @@ def binding(uri: str, *, kind: str | None = None, mode: str = "mount") -> Bindin
         is_file = kind == "file"
     if is_file and path.endswith("/"):
         raise ValueError(f"{uri!r} ends with '/' but is declared a file")
-    return Binding(uri=uri, scheme=scheme, location=location, path=path, is_file=is_file,
-                   mode=mode)
+    return Binding(uri=uri, scheme=Scheme(scheme), location=location, path=path, is_file=is_file,
+                   mode=BindingMode(mode))

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section
 
-# The seed (PAI custom components) lists these as the regions that support custom components.
+# The PAI Designer custom components documentation lists these as the regions that support
+# custom components.
 REGIONS = ("cn-beijing", "cn-shanghai", "cn-hangzhou", "cn-shenzhen")
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 # Only runs that ask for preemptible capacity (the renderer adds the toleration) land on spot.

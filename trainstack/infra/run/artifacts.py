@@ -9,35 +9,36 @@ and what to do — it never renders an output that would vanish.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from trainstack.errors import ConfigError
 from trainstack.infra import names
 from trainstack.spec.model import Binding, FrozenMap, Run
 from trainstack.spec.values import binding
 
+if TYPE_CHECKING:
+    from trainstack.infra.run.options import PlatformOutputs
+
 METRICS_DIR = "_metrics"
 STORE_SCHEMES = ("oss", "pvc", "nas")
 
 
-def artifact_store(outputs: Mapping[str, Any], env: str) -> str | None:
+def artifact_store(platform: PlatformOutputs, env: str) -> str | None:
     """The platform's artifact store URI (with a trailing '/'), or None when it exports none."""
-    store = outputs.get(names.OUT_ARTIFACT_STORE)
-    if not store:
+    text = platform.artifact_store
+    if not text:
         return None
-    text = str(store)
     if text.partition("://")[0] not in STORE_SCHEMES:
         raise ConfigError(f"environment {env!r}: the platform's {names.OUT_ARTIFACT_STORE} "
                           f"output {text!r} is not an oss://, pvc:// or nas:// URI")
     return text if text.endswith("/") else text + "/"
 
 
-def team_of(outputs: Mapping[str, Any], namespace: str) -> str:
+def team_of(platform: PlatformOutputs, namespace: str) -> str:
     """The team whose namespace the run goes to (the store is laid out by team)."""
-    teams: dict[str, str] = dict(outputs.get(names.OUT_NAMESPACES) or {})
-    return next((team for team, ns in sorted(teams.items()) if ns == namespace), namespace)
+    return next((team for team, ns in sorted(platform.namespaces.items()) if ns == namespace),
+                namespace)
 
 
 def place(store: str, team: str, run: str, leaf: str) -> Binding:

@@ -1,14 +1,18 @@
 """From the platform stack's outputs to the renderer's options: where a run goes on that cluster.
 
 This is the one place that knows both sides of the contract: the outputs the platform program
-exports (``trainstack.infra.names``) and the ``RenderOptions`` the renderer takes. Secret outputs
-are never needed here (they arrive as ``[secret]`` and are not read).
+exports (``trainstack.infra.names``) and the ``RenderOptions`` the renderer takes. The outputs
+are read once, into a typed ``PlatformOutputs``; nothing past ``PlatformOutputs.read`` looks a
+key up in the raw mapping. Secret outputs are never needed here (they arrive as ``[secret]`` and
+are not read).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from trainstack.errors import ConfigError
@@ -24,9 +28,93 @@ TEAM_TAG = "team"
 ENV_TAG = "env"
 
 
-def run_namespace(outputs: Mapping[str, Any], run: Run, env: str) -> str:
+class PlatformMode(enum.Enum):
+    """How the platform reaches its cluster (the platform config's ``mode``)."""
+
+    ACK = "ack"  # Alibaba Cloud ACK, created by the platform
+    KUBECONFIG = "kubeconfig"  # an existing cluster (kind, minikube, any conformant one)
+
+
+class OssAuthType(enum.Enum):
+    """How OSS volumes authenticate (the ``ossAuth`` output's ``type``)."""
+
+    RRSA = names.OSS_AUTH_RRSA
+    SECRET = names.OSS_AUTH_SECRET
+    NONE = names.OSS_AUTH_NONE
+
+
+@dataclass(frozen=True)
+class OssAuth:
+    type: OssAuthType
+    role_name: str | None = None
+    secret_name: str | None = None
+
+
+@dataclass(frozen=True)
+class PlatformOutputs:
+    """The platform stack outputs a run reads, typed."""
+
+    mode: PlatformMode
+    region: str | None
+    oss_endpoint: str | None
+    oss_auth: OssAuth
+    namespaces: Mapping[str, str]  # team -> namespace
+    team_max_priority: Mapping[str, int]  # team -> highest priority its namespace admits
+    pull_secret: str | None
+    artifact_store: str | None  # as exported; checked by infra.run.artifacts
+
+    @property
+    def cloud(self) -> bool:
+        return self.mode is PlatformMode.ACK
+
+    @classmethod
+    def read(cls, outputs: Mapping[str, Any] | PlatformOutputs, env: str) -> PlatformOutputs:
+        if isinstance(outputs, PlatformOutputs):
+            return outputs
+        # Anything but "ack" is a cluster trainstack did not create (as it always was read).
+        mode = PlatformMode.ACK if outputs.get("mode") == "ack" else PlatformMode.KUBECONFIG
+        return cls(
+            mode=mode,
+            region=_text(outputs.get("region")),
+            oss_endpoint=_text(outputs.get(names.OUT_OSS_ENDPOINT)),
+            oss_auth=_oss_auth(outputs, mode, env),
+            namespaces=MappingProxyType(
+                {str(k): str(v) for k, v in dict(outputs.get(names.OUT_NAMESPACES) or {}).items()}),
+            team_max_priority=MappingProxyType(
+                {str(k): int(v)
+                 for k, v in dict(outputs.get(names.OUT_TEAM_MAX_PRIORITY) or {}).items()}),
+            pull_secret=_text(outputs.get(names.OUT_PULL_SECRET)),
+            artifact_store=_text(outputs.get(names.OUT_ARTIFACT_STORE)),
+        )
+
+
+def _text(value: Any) -> str | None:
+    """An output's text; None for a missing or empty one."""
+    return str(value) if value else None
+
+
+def _oss_auth(outputs: Mapping[str, Any], mode: PlatformMode, env: str) -> OssAuth:
+    auth: dict[str, Any] = dict(outputs.get(names.OUT_OSS_AUTH) or {})
+    if auth.get("type") is None:  # a platform deployed before it exported ossAuth
+        role = _text(outputs.get(names.OUT_JOBS_ROLE))
+        if mode is PlatformMode.ACK and role:
+            return OssAuth(OssAuthType.RRSA, role_name=role)
+        return OssAuth(OssAuthType.NONE)
+    kind = next((k for k in OssAuthType if k.value == auth["type"]), None)
+    typed = OssAuth(kind or OssAuthType.NONE, role_name=_text(auth.get("roleName")),
+                    secret_name=_text(auth.get("secretName")))
+    if (kind is None or (kind is OssAuthType.RRSA and not typed.role_name)
+            or (kind is OssAuthType.SECRET and not typed.secret_name)):
+        raise ConfigError(f"environment {env!r}: the platform's {names.OUT_OSS_AUTH} output is "
+                          f"{auth!r}, which this trainstack cannot read",
+                          hint="deploy the platform and the run with the same trainstack "
+                               "version")
+    return typed
+
+
+def run_namespace(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: str) -> str:
     """The team namespace the run goes to: its own ``namespace``, else its ``team`` tag's."""
-    namespaces: dict[str, str] = dict(outputs.get(names.OUT_NAMESPACES) or {})
+    namespaces = PlatformOutputs.read(outputs, env).namespaces
     where = f"environment {env!r}"
     if not namespaces:
         raise ConfigError(f"{where} exports no team namespaces",
@@ -50,7 +138,7 @@ def run_namespace(outputs: Mapping[str, Any], run: Run, env: str) -> str:
     return namespaces[team]
 
 
-def for_environment(outputs: Mapping[str, Any], run: Run, env: str
+def for_environment(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: str
                     ) -> tuple[Run, RenderOptions]:
     """The run as it goes to ``env`` (unbound outputs placed in the artifact store) and the
     options it renders with: what ``deploy``, ``plan RUN`` and ``render --env`` all use."""
@@ -62,41 +150,46 @@ def for_environment(outputs: Mapping[str, Any], run: Run, env: str
         team_of,
     )
 
-    options = render_options(outputs, run, env)
-    store = artifact_store(outputs, env)
-    team = team_of(outputs, options.namespace)
+    platform = PlatformOutputs.read(outputs, env)
+    options = render_options(platform, run, env)
+    store = artifact_store(platform, env)
+    team = team_of(platform, options.namespace)
     completed = persist_outputs(run, store, team, env)
     if store is not None:
         options = replace(options, metrics=place(store, team, run.name, METRICS_DIR))
     return completed, options
 
 
-def render_options(outputs: Mapping[str, Any], run: Run, env: str) -> RenderOptions:
+def render_options(outputs: Mapping[str, Any] | PlatformOutputs, run: Run,
+                   env: str) -> RenderOptions:
     """The options a run of ``env`` renders with, read off the platform's outputs."""
+    platform = PlatformOutputs.read(outputs, env)
     defaults = RenderOptions()
-    cloud = outputs.get("mode") == "ack"
-    region = outputs.get("region")
-    oss_secret, oss_role, oss_hint = oss_credentials(outputs, env)
-    namespace = run_namespace(outputs, run, env)
-    check_priority(outputs, run, namespace, env)
+    region = platform.region
+    oss_secret, oss_role, oss_hint = oss_credentials(platform, env)
+    namespace = run_namespace(platform, run, env)
+    check_priority(platform, run, namespace, env)
     return RenderOptions(
         namespace=namespace,
         # file:// bindings only make sense on a cluster that runs on this machine.
-        local_cluster=not cloud,
+        local_cluster=not platform.cloud,
         # The platform names its endpoint (ossEndpoint); older platforms exported only region.
-        oss_endpoint=outputs.get(names.OUT_OSS_ENDPOINT)
-        or (f"oss-{region}-internal.aliyuncs.com" if cloud and region else defaults.oss_endpoint),
+        oss_endpoint=platform.oss_endpoint
+        or (f"oss-{region}-internal.aliyuncs.com" if platform.cloud and region
+            else defaults.oss_endpoint),
         oss_secret=oss_secret,
         oss_ram_role=oss_role,
         oss_credentials_hint=oss_hint,
-        pull_secret=outputs.get(names.OUT_PULL_SECRET) or defaults.pull_secret,
+        pull_secret=platform.pull_secret or defaults.pull_secret,
     )
 
 
-def check_priority(outputs: Mapping[str, Any], run: Run, namespace: str, env: str) -> None:
+def check_priority(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, namespace: str,
+                   env: str) -> None:
     """A priority above the team's cap would deploy a job whose pods the quota refuses."""
-    caps: dict[str, int] = dict(outputs.get(names.OUT_TEAM_MAX_PRIORITY) or {})
-    teams = {ns: team for team, ns in dict(outputs.get(names.OUT_NAMESPACES) or {}).items()}
+    platform = PlatformOutputs.read(outputs, env)
+    caps = platform.team_max_priority
+    teams = {ns: team for team, ns in platform.namespaces.items()}
     team = teams.get(namespace)
     if run.priority is None or team is None or team not in caps:
         return
@@ -108,7 +201,7 @@ def check_priority(outputs: Mapping[str, Any], run: Run, namespace: str, env: st
                  f"Pulumi.{env}.yaml")
 
 
-def oss_credentials(outputs: Mapping[str, Any], env: str
+def oss_credentials(outputs: Mapping[str, Any] | PlatformOutputs, env: str
                     ) -> tuple[str | None, str | None, str | None]:
     """(Secret name, RAM role, hint) for OSS volumes: exactly what the platform provides.
 
@@ -116,26 +209,17 @@ def oss_credentials(outputs: Mapping[str, Any], env: str
     AccessKey Secret the platform created in every team namespace, or nothing — then a run that
     binds oss:// fails to render with ``hint`` instead of naming a Secret that does not exist.
     """
-    auth: dict[str, Any] = dict(outputs.get(names.OUT_OSS_AUTH) or {})
-    kind = auth.get("type")
-    if kind is None:  # a platform deployed before it exported ossAuth
-        role = outputs.get(names.OUT_JOBS_ROLE)
-        kind = names.OSS_AUTH_RRSA if outputs.get("mode") == "ack" and role else names.OSS_AUTH_NONE
-        auth = {"type": kind, "roleName": role}
-    if kind == names.OSS_AUTH_RRSA and auth.get("roleName"):
-        return None, str(auth["roleName"]), None
-    if kind == names.OSS_AUTH_SECRET and auth.get("secretName"):
-        return str(auth["secretName"]), None, None
-    if kind == names.OSS_AUTH_NONE:
-        return None, None, (
-            f"environment {env!r} has no OSS credentials; give its platform an AccessKey: "
-            + "; ".join(f"pulumi config set --secret trainstack:{k} <{k}> --stack {env}"
-                        for k in OSS_ACCESS_KEY_KEYS)
-            + f"; then `pulumi up --stack {env}` (the cluster needs Alibaba Cloud's OSS CSI "
-              "driver), or bind nas://, pvc:// or file:// instead")
-    raise ConfigError(f"environment {env!r}: the platform's {names.OUT_OSS_AUTH} output is "
-                      f"{auth!r}, which this trainstack cannot read",
-                      hint="deploy the platform and the run with the same trainstack version")
+    auth = PlatformOutputs.read(outputs, env).oss_auth  # complete: read() checks it
+    if auth.type is OssAuthType.RRSA:
+        return None, auth.role_name, None
+    if auth.type is OssAuthType.SECRET:
+        return auth.secret_name, None, None
+    return None, None, (
+        f"environment {env!r} has no OSS credentials; give its platform an AccessKey: "
+        + "; ".join(f"pulumi config set --secret trainstack:{k} <{k}> --stack {env}"
+                    for k in OSS_ACCESS_KEY_KEYS)
+        + f"; then `pulumi up --stack {env}` (the cluster needs Alibaba Cloud's OSS CSI "
+          "driver), or bind nas://, pvc:// or file:// instead")
 
 
 def _source(run: Run) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 
 from trainstack.codetree import inside
 from trainstack.errors import Diagnostic
+from trainstack.spec import suggest
 from trainstack.spec.rules.raw import is_int, is_number, items, section
-from trainstack.spec.suggest import closest
 from trainstack.spec.values import env_name
 from trainstack.spec.yamlsource import SourceDoc
 
@@ -108,9 +108,8 @@ def value_problem(param: dict[str, Any], value: Any) -> tuple[str, str | None] |
             return f"{value!r} is out of range: {what}must be at most {hi}", None
     enum = param.get("enum")
     if isinstance(enum, list) and ptype != "Bool" and value not in enum:
-        best = closest(value, [str(e) for e in enum]) if isinstance(value, str) else None
         return (f"{value!r} is not one of: {', '.join(repr(e) for e in enum)}",
-                f"did you mean {best!r}?" if best else None)
+                suggest.hint(value, [str(e) for e in enum]) if isinstance(value, str) else None)
     return None
 
 
@@ -219,11 +218,11 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for kind, name in sorted(set(_COMMAND_REF.findall(command))):
         if name not in known[kind]:
-            best = closest(name, known[kind])
             group = {"INPUT": "inputs", "OUTPUT": "outputs", "HPS": "parameters"}[kind]
+            near = suggest.hint(name, known[kind], show=f"$PAI_{kind}_{{}}".format)
             out.append(doc.diag(("spec", "command"), f"$PAI_{kind}_{name} refers to no declared "
-                                f"{group[:-1]}", hint=f"did you mean $PAI_{kind}_{best}?" if best
-                                else f"declare it under spec.{group}", code="command-ref"))
+                                f"{group[:-1]}", hint=near or f"declare it under spec.{group}",
+                                code="command-ref"))
     return out
 
 

@@ -6,12 +6,11 @@ from typing import Any
 
 from trainstack.errors import Diagnostic
 from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, operator_env
-from trainstack.spec import values
+from trainstack.spec import suggest, values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, items, section
 from trainstack.spec.schema import MAX_DATA_INPUTS, MAX_ENV
-from trainstack.spec.suggest import closest
 from trainstack.spec.values import looks_secret
 from trainstack.spec.yamlsource import SourceDoc
 
@@ -154,9 +153,8 @@ def _parameters(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
     for name, value in given.items():
         path = ("spec", "parameters", name)
         if name not in raw:
-            best = closest(name, raw)
             out.append(doc.diag(path, f"component {comp.ref} has no parameter {name!r}",
-                                hint=f"did you mean {best!r}?" if best else
+                                hint=suggest.hint(name, raw) or
                                 "declared: " + (", ".join(raw) or "none"), key=True,
                                 code="unknown-parameter"))
             continue
@@ -178,9 +176,8 @@ def _channels(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
         for name, value in section(doc.data, "spec", group).items():
             path = ("spec", group, name)
             if name not in declared[group]:
-                best = closest(name, declared[group])
                 out.append(doc.diag(path, f"component {comp.ref} has no {group[:-1]} channel "
-                                    f"{name!r}", hint=f"did you mean {best!r}?" if best else
+                                    f"{name!r}", hint=suggest.hint(name, declared[group]) or
                                     "declared: " + (", ".join(declared[group]) or "none"),
                                     key=True, code="unknown-channel"))
                 continue
@@ -255,10 +252,9 @@ def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     for role, res in resources.items():
         path = ("spec", "resources", role)
         if role not in allowed:
-            best = closest(role, allowed)
             out.append(doc.diag(path, f"{role!r} is not a role of a {comp.job_type} job; roles: "
-                                + ", ".join(allowed), hint=f"did you mean {best!r}?" if best
-                                else None, key=True, code="role"))
+                                + ", ".join(allowed), hint=suggest.hint(role, allowed), key=True,
+                                code="role"))
             continue
         refused = kind.role(role).refused
         if refused:

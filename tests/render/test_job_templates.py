@@ -1,0 +1,46 @@
+"""Job templates: one per shape of job, not one per KubeDL kind (issue 14, item 18)."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+from trainstack.kubedl.kinds import KINDS, RunPolicyPlace
+
+_COMMENT = re.compile(r"\{#.*?#\}\n?", re.DOTALL)
+
+
+def _job_templates() -> dict[str, str]:
+    folder = resources.files("trainstack").joinpath("templates")
+    return {
+        p.name: p.read_text(encoding="utf-8")
+        for p in folder.iterdir()
+        if p.name.endswith(".yaml.j2") and "job" in p.name
+    }
+
+
+def _shape(text: str) -> str:
+    """A template's text without comments, with every kind's replica key made one placeholder:
+    two templates with the same shape are copies of each other."""
+    text = _COMMENT.sub("", text)
+    for kind in KINDS.values():
+        if kind.replicas_key:
+            text = text.replace(kind.replicas_key, "<replicas>")
+    return text
+
+
+def test_no_two_job_templates_are_copies() -> None:
+    shapes: dict[str, list[str]] = {}
+    for name, text in sorted(_job_templates().items()):
+        shapes.setdefault(_shape(text), []).append(name)
+    copies = [names for names in shapes.values() if len(names) > 1]
+    assert not copies, f"job templates that differ only in the replica key: {copies}"
+
+
+def test_kinds_with_inline_run_policy_share_one_template() -> None:
+    inline = {k.template for k in KINDS.values() if k.run_policy is RunPolicyPlace.INLINE}
+    assert len([k for k in KINDS.values() if k.run_policy is RunPolicyPlace.INLINE]) == 4
+    assert inline == {"kubedljob.yaml.j2"}
+    templates = _job_templates()
+    for kind in KINDS.values():
+        assert kind.template in templates, kind.template

@@ -1,0 +1,57 @@
+"""`trainstack runs list`: recorded runs (local and deployed) as a table or as JSON, optionally
+ranked by one metric, best first. The CLI only parses options and prints what this returns."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from trainstack.local.report import human_seconds
+from trainstack.registry.model import RunRecord
+from trainstack.texttable import aligned
+
+
+@dataclass(frozen=True)
+class Listing:
+    records: tuple[RunRecord, ...]
+    metric: str | None = None
+    best: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # id -> value
+
+
+def listing(records: Sequence[RunRecord], metric: str | None = None) -> Listing:
+    """The records as listed; with `metric`, ranked by each run's best value of it."""
+    if not metric:
+        return Listing(tuple(records))
+    # Imported here: reading metrics loads numpy, which a plain listing does not need.
+    from trainstack.metrics.listing import rank
+    from trainstack.metrics.values import number
+
+    ranked = rank(records, metric)
+    return Listing(tuple(item.record for item in ranked), metric, MappingProxyType(
+        {item.record.id: number(item.value.best) if item.value else "-" for item in ranked}))
+
+
+def to_json(found: Listing) -> list[dict[str, Any]]:
+    return [{
+        "id": r.id, "name": r.name, "status": str(r.status),
+        "component": f"{r.component}@{r.component_version}", "kind": str(r.kind),
+        "experiment": r.experiment, "tags": dict(r.tags), "created_at": r.created_at,
+        "duration": r.duration, "restarts": r.restarts,
+        **({"metric": {"name": found.metric, "best": found.best[r.id]}} if found.metric else {}),
+    } for r in found.records]
+
+
+def table(found: Listing) -> str:
+    metric = found.metric
+    rows = [("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")
+            + ((metric.upper(),) if metric else ())]
+    for r in found.records:
+        rows.append((r.id, str(r.status), f"{r.component}@{r.component_version}",
+                     r.experiment or "-",
+                     time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
+                     human_seconds(r.duration), str(r.restarts))
+                    + ((found.best[r.id],) if metric else ()))
+    return aligned(rows)
