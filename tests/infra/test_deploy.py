@@ -648,3 +648,17 @@ def test_destroying_a_run_whose_stack_is_gone_forgets_it(home: Path) -> None:
     with pytest.raises(NotFoundError, match="does not exist"):
         destroy("mnist-baseline-01", command=cli, home=home)
     assert RunIndex(home).entries() == []
+
+
+def test_deploy_with_a_damaged_registry_is_one_clear_error_before_anything_is_deployed(
+        home: Path) -> None:
+    from trainstack.registry import RegistryError
+
+    home.mkdir(parents=True)
+    damaged = home / "registry.db"
+    damaged.write_bytes(b"not a database " * 500)
+    cli = RecordingPulumi()
+    with pytest.raises(RegistryError, match=r"registry\.db is damaged"):
+        deploy(cli, home)
+    assert "up --yes" not in cli.verbs()
+    assert damaged.read_bytes() == b"not a database " * 500

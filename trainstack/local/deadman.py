@@ -109,9 +109,10 @@ def _main(argv: list[str]) -> int:
         with contextlib.suppress(Exception):
             commit_saved(Layout(Path(argv[4])))
     if len(argv) >= 4:
-        from trainstack.registry import Registry, RunStatus
+        from trainstack.registry import Registry, RegistryError, RunStatus
 
-        with Registry.open(Path(argv[2])) as reg:
+        # A registry damaged meanwhile is reported by the next command that reads it.
+        with contextlib.suppress(RegistryError), Registry.open(Path(argv[2])) as reg:
             reg.finish(argv[3], RunStatus.INTERRUPTED,
                        reason="the runner died; its replicas were stopped")
     return 0

@@ -142,6 +142,9 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
     committed = tuple(sandbox.commit_outputs(layout, run))
     final = reg.finish(record.id, outcome.status, exits=outcome.exits,
                        restarts=outcome.restarts, reason=outcome.reason or None)
+    if reg.recreated:
+        view.event(f"the run registry {reg.path} was deleted during the run: recreated it and "
+                   "recorded this run in it again (earlier runs' records are gone)")
     return LocalRunResult(final, layout, committed)
 
 
