@@ -81,8 +81,10 @@ def _main(argv: list[str]) -> int:
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     tag, grace = argv[0], float(argv[1])
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    # A runner whose setup failed may have disarmed and closed this pipe already; what matters
+    # then is its "done" on stdin. Unbuffered, so no flush at exit meets the closed pipe.
+    with contextlib.suppress(OSError):
+        os.write(sys.stdout.fileno(), b"ready\n")
     groups: list[int] = []
     for raw in sys.stdin.buffer:
         line = raw.decode().strip()
