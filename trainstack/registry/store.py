@@ -38,6 +38,10 @@ class RegistryError(UserError):
     exit_code = 3
 
 
+class RegistryFullError(RegistryError):
+    """The disk holding the registry is full: nothing is wrong with the file itself."""
+
+
 def _damaged(path: Path, what: str) -> RegistryError:
     return RegistryError(
         f"the run registry {path} {what}",
@@ -70,6 +74,11 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
             raise RegistryError(
                 f"the run registry {path} cannot be opened ({text})",
                 hint=f"check that {path.parent} is a writable folder, or point --home elsewhere",
+            ) from None
+        if "disk is full" in text:
+            raise RegistryFullError(
+                f"the run registry {path} cannot be written: the disk holding it is full",
+                hint=f"free space on the disk holding {path.parent}",
             ) from None
         if "locked" in text or "busy" in text:
             raise RegistryError(f"the run registry {path} stayed locked by another process "
