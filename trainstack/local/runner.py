@@ -126,8 +126,8 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
     reserve.take()
     sandbox.save_commit_targets(layout, run)
     venv = None
-    requirements = pyenv.requirements_file(layout.usercode)
-    if requirements is not None and req.install:
+    requirements = pyenv.requirements_file(layout.usercode) if req.install else None
+    if requirements is not None:
         venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
     plan = jobplan.plan_job(run, layout, run_id=record.id, venv=venv,
                             grace_seconds=req.grace_seconds,

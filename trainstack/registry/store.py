@@ -200,6 +200,7 @@ class Registry:
 
     def create(self, new: NewRun, runner: RunnerIdentity | None = None) -> RunRecord:
         """Record a pending run and give it an id (and, for local runs, a run directory)."""
+        _storable(new, runs_root(self.home))
         for _ in range(20):
             run_id = f"{new.name}-{secrets.token_hex(3)}"
             run_dir = runs_root(self.home) / run_id if new.kind is RunKind.LOCAL else None
@@ -370,6 +371,25 @@ def _exits_json(exits: Iterable[ReplicaExit]) -> str:
     # A fourth element only for stopped replicas: older rows (three elements) still read.
     return json.dumps([[e.role, e.index, e.exit_code, *([True] if e.stopped else [])]
                        for e in sorted(exits)])
+
+
+def _storable(new: NewRun, runs: Path) -> None:
+    """SQLite stores UTF-8: a path that is not (a file name in another encoding, read by Python
+    with surrogate escapes) is one error naming it, before anything is recorded."""
+    fields: dict[str, object] = {
+        "spec path": new.spec_path, "run directory": str(runs), "stack": new.stack_name,
+        "experiment": new.experiment, **{f"output {k}": v for k, v in new.outputs.items()},
+        **{f"tag {k}": f"{k}={v}" for k, v in new.tags.items()},
+    }
+    for what, value in fields.items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                raise UserError(f"the {what} {shown!r} is not valid UTF-8; the run registry "
+                                "records names as UTF-8",
+                                hint="rename it with UTF-8 characters only") from None
 
 
 def _connect(path: Path) -> sqlite3.Connection:
