@@ -283,6 +283,13 @@ class Registry:
             if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0)))
         ]
         reaped = []
+        if dead:
+            # Runner and sidecar both gone (SIGKILLed together, say): what still carries a run's
+            # tag is a leftover replica (the supervisor tags processes with the run id).
+            from trainstack.local.procgroup import kill_tagged
+
+            for run_id in dead:
+                kill_tagged(run_id)
         for run_id in dead:
             reaped.append(
                 self.finish(
