@@ -650,3 +650,40 @@ def test_destroying_a_run_whose_stack_is_gone_forgets_it(home: Path) -> None:
     with pytest.raises(NotFoundError, match="does not exist"):
         destroy("mnist-baseline-01", command=cli, home=home)
     assert RunIndex(home).entries() == []
+
+
+def test_deploy_with_a_damaged_registry_is_one_clear_error_before_anything_is_deployed(
+        home: Path) -> None:
+    from trainstack.registry import RegistryError
+
+    home.mkdir(parents=True)
+    damaged = home / "registry.db"
+    damaged.write_bytes(b"not a database " * 500)
+    cli = RecordingPulumi()
+    with pytest.raises(RegistryError, match=r"registry\.db is damaged"):
+        deploy(cli, home)
+    assert "up --yes" not in cli.verbs()
+    assert damaged.read_bytes() == b"not a database " * 500
+
+
+def test_status_and_wait_recording_into_a_damaged_registry_is_one_clear_error(
+        home: Path) -> None:
+    """`status`/`wait` put the cluster's word into the registry (deploy/watch.record): a
+    registry damaged since the deploy is a RegistryError, and the file stays as it is."""
+    from trainstack.deploy import watch
+    from trainstack.deploy.index import RunIndex
+    from trainstack.deploy.jobstate import JobState, Outcome
+    from trainstack.deploy.settings import load_settings
+    from trainstack.registry import RegistryError
+
+    deploy(RecordingPulumi(), home)
+    (entry,) = RunIndex(home).entries()
+    damaged = home / "registry.db"
+    for suffix in ("-wal", "-shm"):
+        (home / f"registry.db{suffix}").unlink(missing_ok=True)
+    damaged.write_bytes(b"\x00garbage" * 1000)
+    state = JobState(kind="PyTorchJob", name="j", namespace="n", outcome=Outcome.SUCCEEDED,
+                     conditions=(), replicas=(), message=None)
+    with pytest.raises(RegistryError, match=r"registry\.db is damaged"):
+        watch.record(load_settings(home), entry, state)
+    assert damaged.read_bytes() == b"\x00garbage" * 1000

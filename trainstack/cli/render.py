@@ -33,7 +33,8 @@ _CLUSTER_OPTIONS = ("namespace", "local_cluster", "oss_endpoint", "oss_secret", 
               "RRSA (authType: rrsa), instead of a Secret.")
 @click.option("--pull-secret", default=DEFAULT_PULL_SECRET, show_default=True,
               help="Image pull secret (by name) when the run and component name none.")
-@click.option("--code-bucket", default=None,
+@click.option("--code-bucket", default=None, callback=lambda ctx, param, value:
+              _code_bucket(value),
               help="oss://bucket/prefix/ where local code directories are uploaded.")
 @components_option
 @click.option("--env", "env", default=None,
@@ -75,3 +76,19 @@ def render(ctx: click.Context, run_file: Path, output: Path | None, namespace: s
         return
     paths = write_directory(docs, output)
     click.echo(f"{len(paths)} manifest(s) in {output}", err=True)
+
+
+def _code_bucket(value: str | None) -> str | None:
+    """oss://bucket/prefix/, checked as an output bound there would be."""
+    if value is None:
+        return None
+    from trainstack.spec.values import binding
+
+    try:
+        parsed = binding(value.rstrip("/") + "/")
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+    if parsed.scheme != "oss":
+        raise click.BadParameter(f"{value!r}: code is uploaded to OSS; expected "
+                                 "oss://bucket/prefix/")
+    return value

@@ -37,10 +37,14 @@ def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ..
         raise UserError("`trainstack run` runs on this machine only with --local",
                         hint=f"trainstack run {spec} --local")
     from trainstack.local.bindings import parse_overrides
+    from trainstack.local.procgroup import become_subreaper
     from trainstack.local.report import summary
     from trainstack.local.runner import LocalRunRequest, run_local
     from trainstack.registry import RunStatus, state_home
 
+    # This process's children are all the run's: strays that leave a replica's group and clear
+    # its tag re-parent here, and the final sweep finds them (docs/local.md).
+    become_subreaper()
     result = run_local(LocalRunRequest(
         spec=spec, home=state_home(home),
         inputs=parse_overrides(inputs, "--input"), outputs=parse_overrides(outputs, "--output"),

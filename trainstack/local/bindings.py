@@ -33,7 +33,12 @@ def parse_overrides(items: Sequence[str], flag: str) -> dict[str, Path]:
         if name in out:
             raise LocalBindingError(f"{flag} {name}=… given twice")
         path = path.removeprefix("file://")
-        out[name] = Path(path).expanduser().absolute()
+        # Normalized as the system would walk it (`../x`, `a/../b` are ordinary paths to give;
+        # bindings themselves never carry `..`).
+        try:
+            out[name] = Path(path).expanduser().resolve()
+        except (OSError, RuntimeError) as err:  # RuntimeError: a symlink loop (Python 3.11)
+            raise LocalBindingError(f"{flag} {item!r}: {err}") from None
     return out
 
 

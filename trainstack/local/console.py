@@ -8,6 +8,8 @@ table shows each replica's state, pid, attempt, CPU and memory; elsewhere (CI, p
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -29,6 +31,21 @@ _SKIP_BEYOND = 1 << 20
 _TTY_LINES_PER_TICK = 100
 
 
+class _QuietOnClosedPipe(Console):
+    """A reader that went away (`trainstack run … | head -1`) only stops the printing: rich's
+    default raises SystemExit, which would end the runner and record the run as failed while
+    its replicas are doing fine."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        # Point the closed descriptor at /dev/null so that nothing later (the summary, the
+        # interpreter's final flush) meets the broken pipe again.
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())
+            os.close(devnull)
+
+
 class LiveView:
     def __init__(
         self,
@@ -38,7 +55,7 @@ class LiveView:
         usage: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         self._stream = stream or sys.stdout
-        self._console = Console(file=self._stream, highlight=False, soft_wrap=True)
+        self._console = _QuietOnClosedPipe(file=self._stream, highlight=False, soft_wrap=True)
         self._tty = self._console.is_terminal
         self._tails = {key: Tail(path) for key, path in logs.items()}
         self._styles = {key: _PALETTE[i % len(_PALETTE)] for i, key in enumerate(logs)}

@@ -81,8 +81,10 @@ def _main(argv: list[str]) -> int:
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     tag, grace = argv[0], float(argv[1])
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    # A runner whose setup failed may have disarmed and closed this pipe already; what matters
+    # then is its "done" on stdin. Unbuffered, so no flush at exit meets the closed pipe.
+    with contextlib.suppress(OSError):
+        os.write(sys.stdout.fileno(), b"ready\n")
     groups: list[int] = []
     for raw in sys.stdin.buffer:
         line = raw.decode().strip()
@@ -109,9 +111,10 @@ def _main(argv: list[str]) -> int:
         with contextlib.suppress(Exception):
             commit_saved(Layout(Path(argv[4])))
     if len(argv) >= 4:
-        from trainstack.registry import Registry, RunStatus
+        from trainstack.registry import Registry, RegistryError, RunStatus
 
-        with Registry.open(Path(argv[2])) as reg:
+        # A registry damaged meanwhile is reported by the next command that reads it.
+        with contextlib.suppress(RegistryError), Registry.open(Path(argv[2])) as reg:
             reg.finish(argv[3], RunStatus.INTERRUPTED,
                        reason="the runner died; its replicas were stopped")
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from trainstack.errors import NotFoundError, UserError
+from trainstack.local.logcap import chain
 from trainstack.local.logtail import CHUNK, Tail, last_lines
 
 _FOLLOW_TICK_S = 0.2
@@ -105,11 +106,13 @@ def show(
 
     tails = []
     for f in files:
+        # Kept rotations first (docs/local.md, "Logs and usage"), oldest to newest.
         if tail is not None:
-            emit(f.key, last_lines(f.path, tail))
+            emit(f.key, _last_lines_of_chain(f.path, tail))
         else:
-            for chunk in _line_chunks(f.path):
-                emit(f.key, chunk)
+            for part in chain(f.path):
+                for chunk in _line_chunks(part):
+                    emit(f.key, chunk)
         tails.append(Tail(f.path, from_end=True))
     if follow is None:
         return
@@ -128,6 +131,15 @@ def show(
         time.sleep(_FOLLOW_TICK_S)
     for t in tails:
         t.close()
+
+
+def _last_lines_of_chain(path: Path, count: int) -> list[bytes]:
+    lines: list[bytes] = []
+    for part in reversed(chain(path)):
+        lines = last_lines(part, count - len(lines)) + lines
+        if len(lines) >= count:
+            break
+    return lines
 
 
 def _line_chunks(path: Path) -> Iterator[list[bytes]]:

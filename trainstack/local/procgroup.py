@@ -4,13 +4,20 @@ Each replica leads its own session, so the terminal's Ctrl-C reaches only the ru
 stops replicas in order; a replica is signalled through its process group, which covers the
 `sh -c` and everything it started. Processes that leave their group (setsid, daemonizing) are
 still found: every replica's environment carries a per-job tag that descendants inherit, and a
-sweep kills whatever still carries it.
+sweep kills whatever still carries it. A process that also clears its environment is found
+another way where Linux allows it: the `trainstack run` process is a child subreaper
+(PR_SET_CHILD_SUBREAPER), so orphans re-parent to it instead of to init, and the final sweep
+kills every descendant but the dead man's sidecar. Each replica leader also gets SIGTERM from
+the kernel if the runner dies (PR_SET_PDEATHSIG, through util-linux's setpriv), so that even a
+runner and sidecar SIGKILLed together leave no leader running.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -48,7 +55,7 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
         if marker:
             log.write(f"[trainstack] {marker}\n".encode())
         popen = subprocess.Popen(
-            list(launch.argv),
+            [*_die_with_runner(), *launch.argv],
             cwd=launch.cwd,
             env={**launch.env, PROCESS_TAG_ENV: tag,
                  REPLICA_TAG_ENV: replica_tag(tag, launch.key)},
@@ -59,6 +66,90 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
             close_fds=True,
         )
     return Replica(launch, popen, attempt)
+
+
+def _die_with_runner() -> list[str]:
+    """A prefix that has the kernel send the replica SIGTERM when the runner dies (setpriv
+    sets PR_SET_PDEATHSIG and execs the command: same pid, same process group). Without
+    setpriv, the sidecar and the next command's sweep are what is left."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_subreaper = False
+
+
+def become_subreaper() -> bool:
+    """Make this process the one orphaned descendants re-parent to (Linux 3.4+). Only for a
+    process whose children are all trainstack's (the `run` verb): it then reaps strays too."""
+    global _subreaper
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
+
+
+def is_subreaper() -> bool:
+    return _subreaper
+
+
+def descendants(root: int, exclude: set[int] | None = None) -> list[int]:
+    """Live descendants of `root` (Linux: /proc), without the subtrees rooted at `exclude`."""
+    children: dict[int, list[int]] = {}
+    for pid in _all_pids():
+        ppid = _parent(pid)
+        if ppid is not None:
+            children.setdefault(ppid, []).append(pid)
+    skip = exclude or set()
+    found: list[int] = []
+    todo = [p for p in children.get(root, []) if p not in skip]
+    while todo:
+        pid = todo.pop()
+        if not _is_zombie(pid):
+            found.append(pid)
+        todo.extend(p for p in children.get(pid, []) if p not in skip)
+    return found
+
+
+def kill_adopted(exclude: set[int], settle_seconds: float = 5.0) -> int:
+    """As a subreaper: SIGKILL every descendant of this process outside `exclude`'s subtrees
+    (what left its replica's group and cleared its environment still ends up here), and reap
+    those that became our children. Does nothing in a process that is not a subreaper, whose
+    descendants may be anyone's."""
+    if not _subreaper:
+        return 0
+    me = os.getpid()
+    count = 0
+    deadline = time.monotonic() + settle_seconds
+    while True:
+        found = descendants(me, exclude)
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                count += 1
+        _reap_adopted(me, exclude)
+        if not found or time.monotonic() > deadline:
+            return count
+        time.sleep(0.01)
+
+
+def _reap_adopted(me: int, exclude: set[int]) -> None:
+    for pid in _all_pids():
+        if pid not in exclude and _parent(pid) == me and _is_zombie(pid):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
 
 
 def replica_tag(tag: str, key: str) -> str:

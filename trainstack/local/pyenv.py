@@ -33,14 +33,26 @@ def requirements_file(usercode: Path) -> Path | None:
     path = usercode / "requirements.txt"
     if not path.is_file():
         return None
-    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    lines = (line.split("#", 1)[0].strip() for line in read_requirements(path).splitlines())
     return path if any(lines) else None
+
+
+def read_requirements(path: Path) -> str:
+    """requirements.txt as pip reads it (UTF-8), or one error that says where it is not."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise RequirementsError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{raw[err.start]:02x})",
+            hint="save requirements.txt as UTF-8, as pip expects") from None
 
 
 def ensure_env(requirements: Path, cache: Path, log_path: Path) -> Path:
     """The cached environment for these requirements, built first if needed."""
     digest = hashlib.sha256()
-    for part in (sys.executable, sys.version, requirements.read_text()):
+    for part in (sys.executable, sys.version, read_requirements(requirements)):
         digest.update(part.encode() + b"\0")
     env_dir = cache / digest.hexdigest()[:16]
     cache.mkdir(parents=True, exist_ok=True)
@@ -55,7 +67,7 @@ def ensure_env(requirements: Path, cache: Path, log_path: Path) -> Path:
         except BaseException:
             shutil.rmtree(env_dir, ignore_errors=True)
             raise
-        (env_dir / _READY).write_text(requirements.read_text())
+        (env_dir / _READY).write_text(read_requirements(requirements), encoding="utf-8")
     return env_dir
 
 

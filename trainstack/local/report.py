@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
+from trainstack.local.logcap import chain
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
 from trainstack.registry.model import RunRecord
@@ -66,7 +67,8 @@ def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunD
                 uri = None  # kept in the run directory, not committed elsewhere
             outputs.append(OutputInfo(channel_dir.name, channel_dir, files, size, uri))
     logs = tuple(
-        LogInfo(p.stem, p, p.stat().st_size) for p in sorted(layout.logs.glob("*.log"))
+        LogInfo(p.stem, p, sum(part.stat().st_size for part in chain(p)))
+        for p in sorted(layout.logs.glob("*.log"))
     ) if layout.logs.is_dir() else ()
     from trainstack.metrics import series
     from trainstack.metrics.idle import IdleThresholds, detect

@@ -8,16 +8,18 @@ committed however the run ends; the registry says how it ended.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import TextIO
 
 from trainstack.errors import UserError
-from trainstack.local import jobplan, pyenv, sandbox
+from trainstack.local import jobplan, logcap, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -29,6 +31,7 @@ from trainstack.local.usage import Sampler
 from trainstack.registry import (
     NewRun,
     Registry,
+    RegistryError,
     ReplicaExit,
     RunRecord,
     RunStatus,
@@ -37,6 +40,10 @@ from trainstack.registry import (
 from trainstack.registry.home import venvs_root
 from trainstack.spec import load_run
 from trainstack.spec.model import Run
+
+# Space kept aside in the run directory while a run goes on, given back when the disk fills up
+# so that the end of the run can still be recorded (a few SQLite pages).
+_RESERVE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,17 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
             status = RunStatus.CANCELLED if isinstance(err, KeyboardInterrupt) else RunStatus.FAILED
             with contextlib.suppress(Exception):
                 sandbox.commit_outputs(layout, run)
-            reg.finish(record.id, status, reason=_reason(err))
+            full = logcap.disk_full(err)
+            reason = _disk_full_reason(layout.root, err) if full else _reason(err)
+            _Reserve(layout.root).release()
+            try:
+                reg.finish(record.id, status, reason=reason)
+            except RegistryError:
+                if not full:
+                    raise
+            if full:
+                raise UserError(f"run {record.id} failed: {reason}",
+                                hint=f"free space on the disk holding {req.home}") from None
             raise
         return outcome_record
 
@@ -103,11 +120,14 @@ def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, l
 def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
                resume: Layout | None, deadman: DeadmanSwitch,
                secrets: Mapping[str, str]) -> LocalRunResult:
+    limits = logcap.LogLimits.from_env()
     sandbox.prepare(layout, run, resume_from=resume)
+    reserve = _Reserve(layout.root)
+    reserve.take()
     sandbox.save_commit_targets(layout, run)
     venv = None
-    requirements = pyenv.requirements_file(layout.usercode)
-    if requirements is not None and req.install:
+    requirements = pyenv.requirements_file(layout.usercode) if req.install else None
+    if requirements is not None:
         venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
     plan = jobplan.plan_job(run, layout, run_id=record.id, venv=venv,
                             grace_seconds=req.grace_seconds,
@@ -122,7 +142,9 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
                     stream=req.stream, usage=sampler.latest)
     observer = _Observer(reg, record.id, view, sampler,
                          [(launch.role, launch.index) for launch in plan.launches],
-                         plan.policy.max_restarts)
+                         plan.policy.max_restarts, reserve)
+    rotator = logcap.Rotator([launch.log_path for launch in plan.launches], limits,
+                             on_error=view.event)
     supervisor = Supervisor(plan.launches, plan.policy, observer, deadman=deadman,
                             tag=record.id)
 
@@ -134,30 +156,99 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
     reg.mark_running(record.id, [ReplicaExit(launch.role, launch.index, None)
                                  for launch in plan.launches])
     sampler.start()
+    rotator.start()
     view.start()
     try:
         with _stop_on_signals(supervisor.request_stop):
             outcome = supervisor.run()
     finally:
         sampler.stop()
+        rotator.stop()
         view.stop()
-    committed = tuple(sandbox.commit_outputs(layout, run))
-    final = reg.finish(record.id, outcome.status, exits=outcome.exits,
-                       restarts=outcome.restarts, reason=outcome.reason or None)
+    status, reason = outcome.status, outcome.reason
+    try:
+        committed = tuple(sandbox.commit_outputs(layout, run))
+    except OSError as err:
+        if not logcap.disk_full(err):
+            raise
+        committed = ()
+        status = RunStatus.FAILED
+        reason = "; ".join(x for x in (reason, f"outputs not committed: {err}") if x)
+    full = observer.disk_full or _nearly_full(layout.root)
+    if status is RunStatus.FAILED and full:
+        reason = "; ".join(x for x in (reason, _disk_full_reason(layout.root, None)) if x)
+    reserve.release()
+    final = _record_end(reg, record.id, status, exits=outcome.exits, restarts=outcome.restarts,
+                        reason=reason or None)
+    if reg.recreated:
+        view.event(f"the run registry {reg.path} was deleted during the run: recreated it and "
+                   "recorded this run in it again (earlier runs' records are gone)")
     return LocalRunResult(final, layout, committed)
+
+
+class _Reserve:
+    """A file of `_RESERVE_BYTES` in the run directory, taken at the start of supervision and
+    given back (deleted) when the disk fills up, so that the run's end can still be recorded."""
+
+    NAME = ".trainstack-reserve"
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / self.NAME
+
+    def take(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.posix_fallocate(fd, 0, _RESERVE_BYTES)
+            finally:
+                os.close(fd)
+        except OSError:
+            self.release()  # the disk is already too full for it: the run finds out soon
+
+    def release(self) -> bool:
+        try:
+            self.path.unlink()
+        except OSError:
+            return False
+        return True
+
+
+def _record_end(reg: Registry, run_id: str, status: RunStatus, *, exits: Iterable[ReplicaExit],
+                restarts: int, reason: str | None) -> RunRecord:
+    try:
+        return reg.finish(run_id, status, exits=exits, restarts=restarts, reason=reason)
+    except RegistryError as err:
+        raise UserError(f"run {run_id} ended ({status}: {reason or 'no reason'}) but could not "
+                        f"be recorded: {err.message}", hint=err.hint) from None
+
+
+def _nearly_full(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path).free < _RESERVE_BYTES
+    except OSError:
+        return False
+
+
+def _disk_full_reason(path: Path, err: BaseException | None) -> str:
+    told = f" ({err})" if err is not None else ""
+    return f"the disk holding {path} ran out of space{told}"
 
 
 class _Observer:
     """Supervisor events → the live view, the usage sampler and the registry."""
 
     def __init__(self, reg: Registry, run_id: str, view: LiveView, sampler: Sampler,
-                 replicas: list[tuple[str, int]], max_restarts: int) -> None:
+                 replicas: list[tuple[str, int]], max_restarts: int,
+                 reserve: _Reserve) -> None:
         self._reg, self._run_id, self._view, self._sampler = reg, run_id, view, sampler
         # Keyed by (role, index), as the registry records them; "role-index" is display only.
         self._codes: dict[tuple[str, int], int | None] = dict.fromkeys(replicas)
         self._stopped: set[tuple[str, int]] = set()
         self._restarts = 0
         self._max_restarts = max_restarts
+        self._reserve = reserve
+        self.disk_full = False  # a progress record failed for want of space
+        self._unrecorded = False
 
     def started(self, replica: Replica) -> None:
         key = replica.launch.key
@@ -191,7 +282,17 @@ class _Observer:
     def _save(self) -> None:
         exits = [ReplicaExit(role, index, c, stopped=(role, index) in self._stopped)
                  for (role, index), c in self._codes.items()]
-        self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
+        try:
+            self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
+        except RegistryError as err:
+            # Progress is worth less than the run: the end is recorded (with the reserve's
+            # space, given back now) and says what happened.
+            if not self._unrecorded:
+                self._view.event(f"could not record progress: {err.message}")
+            self._unrecorded = True
+            if logcap.disk_full(err):
+                self.disk_full = True
+                self._reserve.release()
 
 
 def _replica(replica: Replica) -> tuple[str, int]:

@@ -133,6 +133,9 @@ class Supervisor:
         finally:
             self._stop(list(self._replicas))
             procgroup.kill_tagged(self.tag)
+            # Strays that cleared the tag and left the group (adopted when the runner is a
+            # subreaper); the sidecar is the one descendant that stays.
+            procgroup.kill_adopted({self._deadman.pid} if self._deadman is not None else set())
             if self._deadman is not None:
                 self._deadman.disarm()
 

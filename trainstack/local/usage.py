@@ -60,22 +60,24 @@ class Sampler:
             return dict(self._latest)
 
     def _loop(self) -> None:
-        with open(self._path, "a", encoding="utf-8") as out:
-            # A first look soon after the start, so that even short runs have a sample.
-            delay = min(0.2, self._interval)
-            while not self._stopped.wait(delay):
-                delay = self._interval
-                with self._lock:
-                    pids = dict(self._pids)
-                lines = []
-                for key, pid in pids.items():
-                    sample = self._sample(key, pid)
-                    if sample is not None:
-                        lines.append(json.dumps(sample, sort_keys=True) + "\n")
-                        with self._lock:
-                            self._latest[key] = sample
-                out.writelines(lines)
-                out.flush()
+        # A first look soon after the start, so that even short runs have a sample.
+        delay = min(0.2, self._interval)
+        while not self._stopped.wait(delay):
+            delay = self._interval
+            with self._lock:
+                pids = dict(self._pids)
+            lines = []
+            for key, pid in pids.items():
+                sample = self._sample(key, pid)
+                if sample is not None:
+                    lines.append(json.dumps(sample, sort_keys=True) + "\n")
+                    with self._lock:
+                        self._latest[key] = sample
+            if lines:
+                # Opened per write, once a second: a full disk loses those samples (the live
+                # view still shows them) instead of ending the sampler with a traceback.
+                with contextlib.suppress(OSError), open(self._path, "a", encoding="utf-8") as out:
+                    out.writelines(lines)
 
     def _sample(self, key: str, pid: int) -> dict[str, Any] | None:
         psutil = self._psutil

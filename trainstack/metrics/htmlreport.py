@@ -99,6 +99,10 @@ def _uri(png: bytes) -> str:
 
 
 def _tail(path: Path) -> LogTail:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        lines = deque(fh, maxlen=LOG_TAIL_LINES)
+    from trainstack.local.logcap import chain
+
+    lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
+    for part in chain(path):  # kept rotations first, so a log just rotated still has its tail
+        with open(part, encoding="utf-8", errors="replace") as fh:
+            lines.extend(fh)
     return LogTail(path.stem, len(lines), "".join(lines))

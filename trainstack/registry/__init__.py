@@ -3,11 +3,13 @@
 from trainstack.registry.home import state_home
 from trainstack.registry.liveness import RunnerIdentity, current_runner
 from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
-from trainstack.registry.store import Registry, RunFilter
+from trainstack.registry.store import Registry, RegistryError, RegistryFullError, RunFilter
 
 __all__ = [
     "NewRun",
     "Registry",
+    "RegistryError",
+    "RegistryFullError",
     "ReplicaExit",
     "RunFilter",
     "RunKind",

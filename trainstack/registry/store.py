@@ -7,24 +7,84 @@ failing. Rows become `RunRecord`s at this boundary and nowhere else.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, TracebackType
+from typing import TypeVar
 
-from trainstack.errors import NotFoundError
+from trainstack.errors import NotFoundError, UserError
 from trainstack.registry.home import registry_path, runs_root
 from trainstack.registry.liveness import RunnerIdentity, runner_alive
-from trainstack.registry.migrations import migrate
+from trainstack.registry.migrations import SchemaTooNewError, migrate, refuse_newer
 from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
 
 BUSY_TIMEOUT_MS = 30_000
 _ACTIVE = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
+
+
+class RegistryError(UserError):
+    """The registry file cannot be used as it is (damaged, unreadable, from a newer trainstack).
+
+    trainstack never repairs or replaces it: the file is the user's record of every run."""
+
+    exit_code = 3
+
+
+class RegistryFullError(RegistryError):
+    """The disk holding the registry is full: nothing is wrong with the file itself."""
+
+
+def _damaged(path: Path, what: str) -> RegistryError:
+    return RegistryError(
+        f"the run registry {path} {what}",
+        hint=f"trainstack leaves it as it is; move it aside (mv {path} {path}.bad) to start a new "
+             "registry, or restore it from a backup",
+    )
+
+
+@contextmanager
+def _sqlite_errors(path: Path) -> Iterator[None]:
+    """SQLite's failures on the registry file, as one clear error naming the file."""
+    try:
+        yield
+    except SchemaTooNewError as err:
+        raise RegistryError(
+            f"the run registry {path} was written by a newer trainstack ({err})",
+            hint="upgrade trainstack (pip install -U trainstack), or point --home elsewhere",
+        ) from None
+    except sqlite3.IntegrityError:
+        raise  # a constraint the caller handles (an id drawn twice)
+    except sqlite3.DatabaseError as err:
+        text = str(err)
+        if "readonly" in text or "read-only" in text:
+            raise RegistryError(
+                f"the run registry {path} cannot be written ({text})",
+                hint=f"trainstack writes the registry for every verb that reads it; make {path} "
+                     "and its folder writable, or point --home elsewhere",
+            ) from None
+        if "unable to open" in text:
+            raise RegistryError(
+                f"the run registry {path} cannot be opened ({text})",
+                hint=f"check that {path.parent} is a writable folder, or point --home elsewhere",
+            ) from None
+        if "disk is full" in text:
+            raise RegistryFullError(
+                f"the run registry {path} cannot be written: the disk holding it is full",
+                hint=f"free space on the disk holding {path.parent}",
+            ) from None
+        if "locked" in text or "busy" in text:
+            raise RegistryError(f"the run registry {path} stayed locked by another process "
+                                f"({text})", hint="try again once other trainstack commands "
+                                "have finished") from None
+        raise _damaged(path, f"is damaged ({text})") from None
 
 
 @dataclass(frozen=True)
@@ -38,28 +98,58 @@ class RunFilter:
     limit: int | None = None
 
 
+_T = TypeVar("_T")
+
+
+def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
+    """A read's SQLite failures as `RegistryError` (writes go through `_write`)."""
+    @functools.wraps(method)
+    def wrapper(self: Registry, *args: object, **kwargs: object) -> _T:
+        with _sqlite_errors(self.path):
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
 class Registry:
     """Open with `Registry.open(home)`; use as a context manager to close it."""
 
     def __init__(self, home: Path, conn: sqlite3.Connection) -> None:
         self.home = home
         self._conn = conn
+        self._identity = _identity(registry_path(home))
+        self._created: list[str] = []  # runs this process recorded (recorded again if needed)
+        self.recreated = False  # whether the registry file vanished and was made again
 
     @classmethod
     def open(cls, home: Path) -> Registry:
-        home.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves, so each write is one transaction.
-        conn = sqlite3.connect(
-            registry_path(home), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-        )
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        # NORMAL is durable across application crashes in WAL mode; only power loss can lose
-        # the last commits, which for a run index is an acceptable trade for speed.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        migrate(conn)
-        return cls(home, conn)
+        path = registry_path(home)
+        with _sqlite_errors(path):
+            try:
+                home.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise RegistryError(f"cannot create the state folder {home}: "
+                                    f"{err.strerror or err}") from None
+            return cls(home, _connect(path))
+
+    def _check_file(self) -> None:
+        """A registry deleted (or replaced) while this connection is open would swallow every
+        write into a file nobody can see: reconnect to what is at the path now, and record again
+        the runs this process created, so that their ends are not lost."""
+        path = registry_path(self.home)
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == self._identity:
+            return
+        mine = [self.get(run_id) for run_id in self._created]
+        self._conn.close()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self._conn = _connect(path)
+        self._identity = _identity(path)
+        for rec in mine:
+            self._insert(rec)
+        self.recreated = True
 
     def close(self) -> None:
         self._conn.close()
@@ -72,20 +162,45 @@ class Registry:
     ) -> None:
         self.close()
 
+    @property
+    def path(self) -> Path:
+        return registry_path(self.home)
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+        with _sqlite_errors(self.path):
+            self._check_file()
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _insert(self, rec: RunRecord) -> None:
+        """Record again a run this process created, as it last stood (see `_check_file`)."""
+        self._conn.execute(
+            "INSERT OR IGNORE INTO runs (id, name, component, component_version, kind, job_type,"
+            " experiment, tags, status, created_at, started_at, finished_at, exits, restarts,"
+            " run_dir, runner_pid, runner_started_at, stack_name, spec_path, reason, outputs)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                rec.id, rec.name, rec.component, rec.component_version, rec.kind.value,
+                rec.job_type, rec.experiment, json.dumps(dict(rec.tags), sort_keys=True),
+                rec.status.value, rec.created_at, rec.started_at, rec.finished_at,
+                _exits_json(rec.exits), rec.restarts,
+                str(rec.run_dir) if rec.run_dir else None, rec.runner_pid,
+                rec.runner_started_at, rec.stack_name, rec.spec_path, rec.reason,
+                json.dumps(dict(rec.outputs), sort_keys=True),
+            ),
+        )
 
     # --- writes ------------------------------------------------------------------------------
 
     def create(self, new: NewRun, runner: RunnerIdentity | None = None) -> RunRecord:
         """Record a pending run and give it an id (and, for local runs, a run directory)."""
+        _storable(new, runs_root(self.home))
         for _ in range(20):
             run_id = f"{new.name}-{secrets.token_hex(3)}"
             run_dir = runs_root(self.home) / run_id if new.kind is RunKind.LOCAL else None
@@ -109,6 +224,7 @@ class Registry:
                     )
             except sqlite3.IntegrityError:
                 continue  # id collision: draw again
+            self._created.append(run_id)
             return self.get(run_id)
         raise RuntimeError("could not allocate a unique run id")
 
@@ -154,6 +270,7 @@ class Registry:
             )
         return self.get(run_id)
 
+    @_guarded
     def reap_interrupted(self) -> list[RunRecord]:
         """Mark local runs whose runner process is gone as interrupted; returns them."""
         rows = self._conn.execute(
@@ -166,6 +283,13 @@ class Registry:
             if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0)))
         ]
         reaped = []
+        if dead:
+            # Runner and sidecar both gone (SIGKILLed together, say): what still carries a run's
+            # tag is a leftover replica (the supervisor tags processes with the run id).
+            from trainstack.local.procgroup import kill_tagged
+
+            for run_id in dead:
+                kill_tagged(run_id)
         for run_id in dead:
             reaped.append(
                 self.finish(
@@ -177,12 +301,14 @@ class Registry:
 
     # --- reads -------------------------------------------------------------------------------
 
+    @_guarded
     def get(self, run_id: str) -> RunRecord:
         row = self._conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no run with id {run_id!r}")
         return _record(row)
 
+    @_guarded
     def resolve(self, ref: str) -> RunRecord:
         """A run named by the user: its id, its name (the latest such run) or an id prefix."""
         conn = self._conn
@@ -212,6 +338,7 @@ class Registry:
             )
         return _record(row)
 
+    @_guarded
     def list(self, flt: RunFilter | None = None) -> list[RunRecord]:
         flt = flt or RunFilter()
         where: list[str] = []
@@ -253,7 +380,74 @@ def _exits_json(exits: Iterable[ReplicaExit]) -> str:
                        for e in sorted(exits)])
 
 
+def _storable(new: NewRun, runs: Path) -> None:
+    """SQLite stores UTF-8: a path that is not (a file name in another encoding, read by Python
+    with surrogate escapes) is one error naming it, before anything is recorded."""
+    fields: dict[str, object] = {
+        "spec path": new.spec_path, "run directory": str(runs), "stack": new.stack_name,
+        "experiment": new.experiment, **{f"output {k}": v for k, v in new.outputs.items()},
+        **{f"tag {k}": f"{k}={v}" for k, v in new.tags.items()},
+    }
+    for what, value in fields.items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                raise UserError(f"the {what} {shown!r} is not valid UTF-8; the run registry "
+                                "records names as UTF-8",
+                                hint="rename it with UTF-8 characters only") from None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection to the registry at `path`, checked before anything is written to it."""
+    if path.exists() and not path.is_file():
+        raise _damaged(path, "is not a file")
+    existed = path.exists() and path.stat().st_size > 0
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves, so each write is one transaction.
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if existed:
+            # Read-only and cheap at a registry's size: a damaged file is refused before
+            # anything (the WAL switch, a migration) writes to it.
+            verdict = conn.execute("PRAGMA quick_check(1)").fetchone()
+            if verdict is None or verdict[0] != "ok":
+                raise _damaged(path, f"is damaged ({verdict[0] if verdict else 'no answer'})")
+            refuse_newer(conn)
+        conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL is durable across application crashes in WAL mode; only power loss can lose
+        # the last commits, which for a run index is an acceptable trade for speed.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def _record(row: tuple[object, ...]) -> RunRecord:
+    try:
+        return _parse_record(row)
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise RegistryError(
+            f"run {row[0]!s} in the run registry has a damaged field ({type(err).__name__}: "
+            f"{err})",
+            hint="trainstack leaves the registry as it is; a newer trainstack may have written "
+                 "this row, or the file was edited by hand",
+        ) from None
+
+
+def _parse_record(row: tuple[object, ...]) -> RunRecord:
     (run_id, name, component, version, kind, job_type, experiment, tags, status, created,
      started, finished, exits, restarts, run_dir, pid, pid_started, stack, spec, reason,
      outputs) = row

@@ -58,6 +58,16 @@ def write_directory(docs: Sequence[dict[str, Any]], directory: Path) -> list[Pat
     (`.trainstack-manifests`, no .yaml/.json suffix so `kubectl apply -f DIR` skips it) records
     each file written and its sha256. A file in the way that the index does not list, or one
     changed since it was written, is a `RenderError` before anything is touched."""
+    try:
+        return _write_directory(docs, directory)
+    except OSError as err:
+        where = err.filename or directory
+        raise RenderError(f"cannot write the manifests to {directory}: {where}: "
+                        f"{err.strerror or err}",
+                        hint="choose an output directory (-o) you can write to") from None
+
+
+def _write_directory(docs: Sequence[dict[str, Any]], directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     index_path = directory / INDEX
     owned = _read_index(index_path)

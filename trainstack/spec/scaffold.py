@@ -258,9 +258,15 @@ def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> 
     written = []
     for rel, text in files.items():
         path = target / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("x") as fh:  # exclusive: never replaces a file
-            fh.write(text)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x") as fh:  # exclusive: never replaces a file
+                fh.write(text)
+        except FileExistsError:
+            raise UserError(f"{path} already exists; trainstack init never overwrites") from None
+        except OSError as err:
+            raise UserError(f"cannot write {path}: {err.strerror or err}",
+                            hint="choose a --dir you can write to") from None
         written.append(path)
     return written
 

@@ -35,6 +35,10 @@ MAX_PARAMETERS = 100
 MAX_ENV = 100
 MAX_MODELS = 10
 MAX_DATA_INPUTS = 10
+# Every integer anywhere in a spec fits in 64 bits: Kubernetes' int32/int64 fields, JSON readers
+# and the contract's consumers cannot hold more (structure.check applies it to the whole
+# document, whatever the field).
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _str(pattern: str | None = None, expect: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -137,8 +141,10 @@ COMPONENT: dict[str, Any] = _doc(
     },
 )
 
+_URI_PATTERN = {"regex": r"[a-z][a-z0-9+.-]*://.*",
+                "meta": {"expect": "a URI such as oss://bucket/path/"}}
 _BINDING_FORM = {
-    "uri": _str(r"[a-z][a-z0-9+.-]*://.*", "a URI such as oss://bucket/path/", required=True),
+    "uri": {"type": "string", **_URI_PATTERN, "required": True},
     "type": {"type": "string", "allowed": ["file", "directory"]},
 }
 
@@ -158,13 +164,16 @@ RUN: dict[str, Any] = _doc(
         "component": _str(required=True, empty=False),
         "parameters": {"type": "dict", "maxlength": MAX_PARAMETERS,
                        "keysrules": {"type": "string"}, "valuesrules": {"type": SCALAR}},
+        # The plain-string form gets exactly the checks of its {uri: …} form: the same pattern
+        # here (a regex applies to strings only, a schema to mappings only), the same
+        # values.binding check in rules/run.py.
         "inputs": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
-            "type": ["string", "dict"],
+            "type": ["string", "dict"], **_URI_PATTERN,
             "schema": {**_BINDING_FORM,
                        "mode": {"type": "string", "allowed": ["mount", "download"]}},
         }},
         "outputs": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
-            "type": ["string", "dict"], "schema": dict(_BINDING_FORM),
+            "type": ["string", "dict"], **_URI_PATTERN, "schema": dict(_BINDING_FORM),
         }},
         "models": {"type": "list", "maxlength": MAX_MODELS, "schema": {"type": "dict", "schema": {
             "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",

@@ -7,7 +7,7 @@ from typing import Any
 
 from trainstack.errors import Diagnostic
 from trainstack.spec import fastcheck, suggest
-from trainstack.spec.schema import SCHEMAS
+from trainstack.spec.schema import INT64_MAX, INT64_MIN, SCHEMAS
 from trainstack.spec.values import looks_secret
 from trainstack.spec.yamlsource import SourceDoc
 
@@ -32,12 +32,39 @@ def _validator(kind: str) -> Any:
 
 
 def check(doc: SourceDoc, kind: str) -> list[Diagnostic]:
+    too_big = [doc.diag(path, f"{_digits(value)} is out of range: integers must fit in 64 bits "
+                        f"({INT64_MIN} to {INT64_MAX})", code="range")
+               for path, value in _oversized_integers(doc.data, ())]
     if fastcheck.valid(doc.data, kind):
-        return []  # cerberus would agree (tests/spec/test_fastcheck.py); it words the errors
+        return too_big  # cerberus would agree (tests/spec/test_fastcheck.py); it words errors
     v = _validator(kind)
     if v.validate(doc.data, normalize=False):
-        return []
-    return [_diagnostic(doc, kind, e) for e in _leaves(v._errors)]
+        return too_big
+    return too_big + [_diagnostic(doc, kind, e) for e in _leaves(v._errors)]
+
+
+def _oversized_integers(node: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], int]]:
+    """One rule for every integer in a document, whatever the field: it fits in 64 bits."""
+    if isinstance(node, bool):
+        return
+    if isinstance(node, int):
+        if not INT64_MIN <= node <= INT64_MAX:
+            yield path, node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _oversized_integers(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _oversized_integers(value, (*path, i))
+
+
+def _digits(value: int) -> str:
+    # Not the digits themselves: thousands of them say nothing, and past 4,300 Python refuses
+    # to print them at all.
+    bits = abs(value).bit_length()
+    if bits < 4_000:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return f"an integer of about {int(bits * 0.30103) + 1:,} digits"
 
 
 def _leaves(errors: Iterable[Any]) -> Iterator[Any]:

@@ -93,7 +93,11 @@ def read_text(path: Path, what: str = "specs") -> str:
         raise _file_error(file, f"file is {size:,} bytes; {what} are limited to {MAX_BYTES:,}",
                           hint=f"{what} describe a job or a platform; keep data out of them",
                           code="too-large")
-    raw = path.read_bytes()[: MAX_BYTES + 1]
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise _file_error(file, f"cannot read: {err.strerror or err}", code="io") from None
     return decode(file, raw)
 
 

@@ -1,0 +1,187 @@
+"""Hostile paths and values on the command line: each is one clear error (or, where the input
+is an ordinary thing to give, it works), never a traceback, never a hang (issue 14, item 13)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.clirunner import Cli
+from tests.local.helpers import COMPONENTS, REPO, write_run
+
+MNIST_RUN = REPO / "components" / "mnist-ddp" / "runs" / "local.yaml"
+_PR_CAPBSET_DROP = 24
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
+
+
+def _without_root_file_access() -> None:
+    """Root reads any file whatever its mode; without these two capabilities it cannot, so a
+    mode-000 file is unreadable to the command as it would be to a user."""
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
+            if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+@dataclass(frozen=True)
+class Case:
+    argv: list[str | Path]
+    expect: str  # "ok", or text the one error message must contain
+    cwd: Path | None = None
+    preexec: Callable[[], None] | None = None
+    check: Callable[[], None] | None = None
+    cleanup: Callable[[], None] | None = None
+
+
+def _quick(tmp: Path, name: str = "quick", component: Path | None = None) -> Path:
+    return write_run(tmp, component or COMPONENTS / "probe" / "component.yaml", name,
+                     parameters={"mode": "quick", "seconds": 0})
+
+
+def output_dotdot(tmp: Path) -> Case:
+    (tmp / "work").mkdir()
+    spec = _quick(tmp)
+
+    def landed() -> None:
+        assert [p.name for p in (tmp / "x").iterdir()] == ["worker-0.txt"]
+    return Case(["run", spec, "--local", "--no-install", "--output", "result=../x"], "ok",
+                cwd=tmp / "work", check=landed)
+
+
+def input_dotdot(tmp: Path) -> Case:
+    (tmp / "a").mkdir()
+    (tmp / "b").mkdir()
+    return Case(["run", _quick(tmp), "--local", "--no-install", "--input", "data=a/../b"], "ok",
+                cwd=tmp)
+
+
+def input_dotdot_missing(tmp: Path) -> Case:
+    (tmp / "a").mkdir()
+    return Case(["run", _quick(tmp), "--local", "--no-install", "--input", "data=a/../nope"],
+                "no such file or directory", cwd=tmp)
+
+
+def requirements_not_utf8(tmp: Path) -> Case:
+    comp = tmp / "probe"
+    shutil.copytree(COMPONENTS / "probe", comp)
+    (comp / "src" / "requirements.txt").write_bytes(b"# deps\nnump\xff\xfey==1.0\n")
+    return Case(["run", _quick(tmp, component=comp / "component.yaml"), "--local"],
+                "requirements.txt:2: not UTF-8 text (byte 0xff)")
+
+
+def spec_path_not_utf8(tmp: Path) -> Case:
+    spec = _quick(tmp)
+    odd = Path(os.fsdecode(bytes(tmp) + b"/caf\xe9.yaml"))
+    spec.rename(odd)
+    return Case(["run", odd, "--local", "--no-install"], "is not valid UTF-8")
+
+
+def spec_not_readable(tmp: Path) -> Case:
+    (tmp / "specs").mkdir()
+    spec = _quick(tmp / "specs")
+    spec.chmod(0)
+    return Case(["validate", tmp / "specs"], "cannot read: Permission denied",
+                preexec=_without_root_file_access)
+
+
+def symlink_loop_under_validate(tmp: Path) -> Case:
+    (tmp / "specs").mkdir()
+    (tmp / "specs" / "a.yaml").symlink_to("b.yaml")
+    (tmp / "specs" / "b.yaml").symlink_to("a.yaml")
+    (tmp / "specs" / "here").symlink_to(".")
+    return Case(["validate", tmp / "specs"], "Too many levels of symbolic links")
+
+
+def fifo_under_validate(tmp: Path) -> Case:
+    (tmp / "specs").mkdir()
+    os.mkfifo(tmp / "specs" / "pipe.yaml")
+    _quick(tmp / "specs")  # the one spec there is: validate checks it and ignores the FIFO
+    return Case(["validate", tmp / "specs"], "ok")
+
+
+def fifo_named_explicitly(tmp: Path) -> Case:
+    os.mkfifo(tmp / "pipe.yaml")
+    return Case(["validate", tmp / "pipe.yaml"], "not a regular file")
+
+
+def deep_tree(tmp: Path) -> Case:
+    # 1,100 levels: built with relative steps (an absolute path that long is past PATH_MAX)
+    fd = os.open(tmp, os.O_RDONLY)
+    for _ in range(1100):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    spec = os.open("bad.yaml", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(spec, b"apiVersion: trainstack.dev/v1\nkind: Run\n")
+    os.close(spec)
+    os.close(fd)
+    return Case(["validate", "d"], "bad.yaml", cwd=tmp, cleanup=lambda: remove_deep(tmp))
+
+
+def remove_deep(root: Path) -> None:
+    """Remove a tree of nested `d` folders level by level (shutil.rmtree, and pytest's own
+    clean-up of old temporary folders, recurse once per level and give up past ~1,000)."""
+    while (root / "d").is_dir():
+        if (root / "d" / "d").is_dir():
+            os.rename(root / "d" / "d", root / "d-next")
+            shutil.rmtree(root / "d")
+            os.rename(root / "d-next", root / "d")
+        else:
+            shutil.rmtree(root / "d")
+
+
+def code_bucket_not_a_uri(tmp: Path) -> Case:
+    return Case(["render", MNIST_RUN, "--code-bucket", "not a uri", "-o", tmp / "out"],
+                "Invalid value for '--code-bucket': 'not a uri/' is not a URI")
+
+
+def render_into_proc(tmp: Path) -> Case:
+    return Case(["render", MNIST_RUN, "-o", "/proc/nope"],
+                "cannot write the manifests to /proc/nope")
+
+
+def init_into_proc(tmp: Path) -> Case:
+    return Case(["init", "newcomp", "--dir", "/proc/nope"], "cannot write /proc/nope/newcomp/")
+
+
+CASES = [output_dotdot, input_dotdot, input_dotdot_missing, requirements_not_utf8,
+         spec_path_not_utf8, spec_not_readable, symlink_loop_under_validate, fifo_under_validate,
+         fifo_named_explicitly, deep_tree, code_bucket_not_a_uri, render_into_proc,
+         init_into_proc]
+
+
+@pytest.mark.parametrize("make", CASES, ids=[c.__name__ for c in CASES])
+def test_hostile_input_is_one_clear_error_or_works(make: Callable[[Path], Case],
+                                                   tmp_path: Path) -> None:
+    case = make(tmp_path)
+    try:
+        # Bytes, not text: some cases print paths that are not UTF-8.
+        result = subprocess.run(Cli.argv(*case.argv), cwd=case.cwd or REPO,
+                                env=Cli(tmp_path / "home").env, capture_output=True,
+                                timeout=90, check=False, preexec_fn=case.preexec)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{make.__name__}: hung")
+    finally:
+        if case.cleanup is not None:
+            case.cleanup()
+    out = (result.stdout + result.stderr).decode("utf-8", "replace")
+    assert "Traceback" not in out, out
+    if case.expect == "ok":
+        assert result.returncode == 0, out
+    else:
+        assert result.returncode != 0, out
+        assert case.expect in out, out
+        errors = out.count("error:") + out.count("Error:")
+        problems = out.count("problem(s)")
+        assert errors == 1 or problems == 1, out
+    if case.check is not None:
+        case.check()

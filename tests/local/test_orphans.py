@@ -1,0 +1,135 @@
+"""No replica process outlives its run: not one that left its session and cleared its
+environment, not one whose runner and sidecar were SIGKILLed together (issue 14, item 14)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from tests.clirunner import Cli
+from tests.local.helpers import pid_alive, wait_for, write_run
+from trainstack.local import procgroup
+from trainstack.registry import Registry, RunStatus
+
+
+def _stray_component(root: Path) -> Path:
+    """A replica that leaves behind a process in a session of its own, with an empty
+    environment (no trainstack tag), orphaned by a double fork; then exits 0."""
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "escape.py").write_text(textwrap.dedent("""\
+        import os, sys, time
+        target = os.path.join(sys.argv[1], "stray")
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execve("/bin/sh", ["sh", "-c",
+                          'echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 300', target], {})
+            os._exit(0)
+        os.waitpid(pid, 0)
+        while not os.path.exists(target):
+            time.sleep(0.02)
+        print("left a stray behind", flush=True)
+        """))
+    (root / "component.yaml").write_text(textwrap.dedent("""\
+        apiVersion: trainstack.dev/v1
+        kind: Component
+        metadata: {name: escaper, version: 1.0.0}
+        spec:
+          jobType: custom
+          image: registry.example.com/test/python:3
+          code: ./src
+          command: python escape.py $PAI_OUTPUT_RESULT
+          outputs:
+            - {name: result}
+        """))
+    return root / "component.yaml"
+
+
+def _environ_has_tag(pid: int) -> bool:
+    try:
+        return procgroup.PROCESS_TAG_ENV.encode() in Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+
+
+def test_a_stray_without_session_or_tag_is_swept_when_the_run_ends(tmp_path: Path,
+                                                                   cli: Cli) -> None:
+    spec = write_run(tmp_path, _stray_component(tmp_path / "escaper"), "escaper")
+    result = cli("run", spec, "--local", "--no-install")
+    assert result.returncode == 0, result.stderr
+    with Registry.open(cli.home) as reg:
+        (record,) = reg.list()
+    assert record.run_dir is not None
+    stray = int((record.run_dir / "output" / "result" / "stray").read_text())
+    try:
+        wait_for("the stray to be gone", lambda: not pid_alive(stray), timeout=10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(stray, signal.SIGKILL)
+
+
+def _sidecar_of(runner: int) -> int:
+    for pid in procgroup.descendants(runner):
+        with contextlib.suppress(OSError):
+            if b"trainstack.local.deadman" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+    raise AssertionError("no sidecar")
+
+
+def test_runner_and_sidecar_killed_together_leave_no_replica(tmp_path: Path, cli: Cli) -> None:
+    spec = write_run(tmp_path, "probe", "orphaned", parameters={"mode": "hang"})
+    proc = cli.start("run", spec, "--local", "--no-install")
+    pids: list[int] = []
+    try:
+        runs = cli.home / "runs"
+        wait_for("the replica's process tree", lambda: any(runs.glob("*/output/result/pids-*"))
+                 if runs.exists() else False)
+        (pids_file,) = runs.glob("*/output/result/pids-*")
+        pids = [int(p) for p in pids_file.read_text().split()]
+        probe = pids[0]
+        leader = int(Path(f"/proc/{probe}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        sidecar = _sidecar_of(proc.pid)
+        assert all(_environ_has_tag(p) for p in pids)
+        os.kill(sidecar, signal.SIGKILL)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        if shutil.which("setpriv"):
+            # The kernel tells the replica's leader at once (PR_SET_PDEATHSIG).
+            wait_for("the leader to get SIGTERM", lambda: not pid_alive(leader), timeout=10)
+        # The first command that reads the registry finds the dead runner and sweeps its tag.
+        listed = cli("runs", "list")
+        assert listed.returncode == 0, listed.stderr
+        with Registry.open(cli.home) as reg:
+            (record,) = reg.list()
+        assert record.status is RunStatus.INTERRUPTED
+        wait_for("every tagged process to be gone",
+                 lambda: not any(pid_alive(p) for p in pids), timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_kill_adopted_leaves_a_process_that_is_no_subreaper_alone(tmp_path: Path) -> None:
+    """In a process that is not a subreaper (this test process), its descendants may be
+    anyone's: the adopted-stray sweep must not touch them."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert child.pid in procgroup.descendants(os.getpid())
+        assert not procgroup.is_subreaper()
+        assert procgroup.kill_adopted(set()) == 0
+        time.sleep(0.1)
+        assert child.poll() is None
+    finally:
+        child.kill()
+        child.wait()
