@@ -110,11 +110,14 @@ def test_advisory_rules_print_and_exit_0(runs: dict[str, Path], tmp_path: Path) 
 
 def test_plan_shows_the_violations(runs: dict[str, Path]) -> None:
     done = subprocess.run([sys.executable, "-m", "trainstack", "plan", str(runs["hub"]), "--env",
-                           "ack-dev", "--project", str(REPO), "--json"], capture_output=True,
+                           "ack-dev", "--project", str(REPO)], capture_output=True,
                           text=True, check=False, timeout=300)
     assert done.returncode == 0, done.stderr
-    json.loads(done.stdout)  # the plan stays one JSON document
-    assert "[mandatory] allowed-registries" in done.stderr
+    table, _, policy = done.stdout.partition("policy: ")
+    assert "pytorchjob-hub-run" in table
+    assert "4 violation(s), 4 mandatory" in policy  # init and main container, both roles
+    assert "[mandatory] allowed-registries" in policy
+    assert "Docker Hub" in policy
 
 
 def test_the_platforms_of_both_environments_pass() -> None:

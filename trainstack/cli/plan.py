@@ -31,13 +31,12 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
     else:
         result, kind = service.plan_run(run_file, env, project), "run"
         outputs = service.platform_outputs(find_project(project), env)[0]
-    report = check_plan(result, env, str(run_file or "platform"), outputs, project)
     if as_json:
+        # one document for machines; `trainstack policy check --format json` has the violations
         click.echo(plan_json(result, kind=kind, env=env))
-    else:
-        # Piped or captured output gets a wide table rather than rich's 80-column default.
-        width = None if sys.stdout.isatty() else 200
-        print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
-    # The plan still prints in full: policy violations go to stderr, so --json stays one
-    # document; `trainstack policy check` is the verb whose exit status gates.
-    click.echo("policy: " + text([report]), err=True)
+        return
+    # Piped or captured output gets a wide table rather than rich's 80-column default.
+    width = None if sys.stdout.isatty() else 200
+    print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
+    report = check_plan(result, env, str(run_file or "platform"), outputs, project)
+    click.echo("policy: " + text([report]))
