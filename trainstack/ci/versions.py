@@ -78,7 +78,10 @@ def _version_line(path: Path) -> int | None:
 def check_versions(start: Path, ref: str, paths: Sequence[Path] = ()) -> list[Diagnostic]:
     """Every component version at ``ref`` (under ``paths``, when given) that changed unbumped."""
     root = git.toplevel(start)
-    scopes = [str(p.resolve().relative_to(root.resolve())).replace("\\", "/") for p in paths]
+    scopes = [str(p.resolve().relative_to(root.resolve())).replace("\\", "/")
+              for p in paths if p.resolve().is_relative_to(root.resolve())]
+    if paths and not scopes:
+        return []  # nothing asked for lives in this repository
     diagnostics: list[Diagnostic] = []
     for path in git.files_at(root, ref):
         if posixpath.basename(path) != COMPONENT_FILE:
