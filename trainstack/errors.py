@@ -90,6 +90,12 @@ class ToolMissingError(UserError):
     exit_code = 3
 
 
+class PolicyError(UserError):
+    """A mandatory policy rule fired: ``deploy`` stops before anything is created."""
+
+    exit_code = 1
+
+
 class RunFailedError(UserError):
     """A run finished unsuccessfully; the message says where its logs are."""
 

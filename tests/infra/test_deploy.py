@@ -130,8 +130,22 @@ class RecordingPulumi(PulumiCommand):
         return words
 
 
+def policy_project(root: Path, level: str) -> Path:
+    """A platform project whose ``local`` environment sets every policy rule to ``level``."""
+    from trainstack.policy.rules import RULES
+
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "Pulumi.yaml").write_text("name: trainstack\nruntime: python\n")
+    rules = {r.id: {"level": level} for r in RULES}
+    (root / "Pulumi.local.yaml").write_text(json.dumps({"config": {"policy:rules": rules}}))
+    return root
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # The deploy mechanics under test, not the example's fit to this stand-in platform: its
+    # environment makes every policy advisory (test_deploy_stops_on_a_mandatory_violation).
+    monkeypatch.setenv("TRAINSTACK_PROJECT", str(policy_project(tmp_path / "project", "advisory")))
     monkeypatch.setenv("TRAINSTACK_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE", raising=False)
     monkeypatch.delenv("TRAINSTACK_BACKEND_URL", raising=False)
@@ -332,6 +346,23 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
                                 "config set-all --stack"]
     assert "up --yes" in cli.verbs()
     assert entry.stack == STACK and entry.env == "local"
+
+
+def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack.deploy.service import deploy as deploy_file
+    from trainstack.errors import PolicyError
+
+    monkeypatch.setenv("TRAINSTACK_PROJECT", str(policy_project(tmp_path / "strict", "mandatory")))
+    cli = RecordingPulumi(platform={**PLATFORM_OUTPUTS, "registry": "registry.example.com"})
+    with pytest.raises(PolicyError) as caught:
+        deploy_file(RUN_FILE, "local", command=cli, home=home)
+    assert caught.value.exit_code == 1
+    # the example's image is not in the platform's registry: rule, resource, field, fix
+    assert "allowed-registries: kubernetes:training.kubedl.io/v1alpha1:PyTorchJob::" \
+           "pytorchjob-mnist-baseline-01" in caught.value.message
+    assert "containers[0].image" in caught.value.message
+    assert cli.verbs() == ["stack output"], "no stack and no resource before the policy passes"
 
 
 def test_rendered_for_the_platform_namespace(home: Path) -> None:

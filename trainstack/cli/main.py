@@ -18,6 +18,8 @@ VERBS: dict[str, str] = {
     "env": "trainstack.cli.env:env",
     "render": "trainstack.cli.render:render",
     "plan": "trainstack.cli.plan:plan",
+    "policy": "trainstack.cli.policy:policy",
+    "changed": "trainstack.cli.changed:changed",
     "kubedl": "trainstack.cli.kubedl:kubedl",
     "deploy": "trainstack.cli.deploy:deploy",
     "status": "trainstack.cli.status:status",

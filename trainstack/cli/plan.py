@@ -20,15 +20,23 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
     from rich.console import Console
 
     from trainstack.plan import service
+    from trainstack.plan.envfile import find_project
     from trainstack.plan.report import plan_json, print_plan
+    from trainstack.policy.check import check_plan
+    from trainstack.policy.report import text
 
     if run_file is None:
         result, kind = service.plan_platform(env, project), "platform"
+        outputs = result.outputs
     else:
         result, kind = service.plan_run(run_file, env, project), "run"
+        outputs = service.platform_outputs(find_project(project), env)[0]
     if as_json:
+        # one document for machines; `trainstack policy check --format json` has the violations
         click.echo(plan_json(result, kind=kind, env=env))
-    else:
-        # Piped or captured output gets a wide table rather than rich's 80-column default.
-        width = None if sys.stdout.isatty() else 200
-        print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
+        return
+    # Piped or captured output gets a wide table rather than rich's 80-column default.
+    width = None if sys.stdout.isatty() else 200
+    print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
+    report = check_plan(result, env, str(run_file or "platform"), outputs, project)
+    click.echo("policy: " + text([report]))

@@ -14,13 +14,28 @@ from trainstack.spec.check import validate as validate_paths
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @components_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="json prints the diagnostics for CI annotations.")
-def validate(paths: tuple[Path, ...], components_dir: Path | None, fmt: str) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True, help="json: the diagnostics as data; github: workflow commands "
+                                      "(inline annotations on a pull request).")
+@click.option("--since", "ref", metavar="REF", default=None,
+              help="also fail when a component version that exists at git REF changed its spec "
+                   "or code without a new version")
+def validate(paths: tuple[Path, ...], components_dir: Path | None, fmt: str,
+             ref: str | None) -> None:
     """Validate component and run specs (files, or directories searched recursively)."""
     report = validate_paths(paths, components_dir=components_dir)
+    if ref is not None:
+        from trainstack.ci.versions import check_versions
+
+        report.diagnostics.extend(check_versions(Path.cwd(), ref, paths))
     if fmt == "json":
         click.echo(diagnostics_json(report.diagnostics))
+    elif fmt == "github":
+        from trainstack.ci.annotations import annotation
+
+        for d in report.diagnostics:
+            click.echo(annotation(d))
+        click.echo(f"{report.files} file(s), {len(report.diagnostics)} problem(s)")
     else:
         for d in report.diagnostics:
             click.echo(d.render(), err=True)

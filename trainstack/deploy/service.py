@@ -67,6 +67,13 @@ def deploy(run_file: Path, env: str, *, command: auto.PulumiCommand | None = Non
     settings = load_settings(home, backend)
     platform = read_platform_outputs(settings, env, cli)
     completed, manifests = for_platform(run, platform, env)
+    from trainstack.policy.check import check_manifests, enforce
+    from trainstack.policy.report import text
+
+    report = check_manifests(manifests, env, str(run_file), platform)
+    enforce(report)  # a mandatory violation: stop before any stack or resource exists
+    if report.violations and on_output is not None:
+        on_output("policy: " + text([report]))
     return deploy_run(completed, manifests, env, command=cli, home=home,
                       backend=backend, on_output=on_output, rerun=rerun)
 

@@ -60,6 +60,10 @@ OUT_TEAM_KUBECONFIGS = "teamKubeconfigs"
 """Optional, secret: {namespace: kubeconfig} with credentials scoped to that team namespace (a
 ServiceAccount token). Run stacks and ``status``/``logs``/``wait`` prefer it to the admin
 ``kubeconfig`` when the platform exports one for the run's namespace."""
+OUT_NODE_POOLS = "nodePools"
+"""ack only: each node pool's ``name``, ``labels``, ``taints`` ({key, value, effect}), and one
+node's ``cpu`` (vCPUs), ``memory`` (a quantity) and ``gpus`` (``None`` when the instance type's
+shape is unknown). The policy ``pod-fits-node-pool`` reads it."""
 OSS_AUTH_RRSA = "rrsa"
 OSS_AUTH_SECRET = "secret"
 OSS_AUTH_NONE = "none"

@@ -21,6 +21,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from trainstack.infra.platform.config_ack import GPU_TAINT, SPOT_TAINT, AckConfig, PoolConfig
+from trainstack.infra.platform.instancetypes import smallest
 
 COMPONENT = "trainstack:platform:NodePools"
 POOL_LABEL = "trainstack.dev/pool"
@@ -41,6 +42,21 @@ def pool_taints(pool: PoolConfig) -> list[alicloud.cs.NodePoolTaintArgsDict]:
     return [{"key": key, "value": value, "effect": effect}
             for (key, value, effect), applies in ((GPU_TAINT, pool.gpu), (SPOT_TAINT, pool.spot))
             if applies]
+
+
+def pool_shapes(ack: AckConfig) -> list[dict[str, object]]:
+    """The ``nodePools`` output: per pool its labels, taints and one node's CPU, memory and GPUs
+    (the smallest of its instance types; ``None`` when a type's shape is not known)."""
+    out: list[dict[str, object]] = []
+    for pool in ack.pools:
+        s = smallest(pool.instance_types)
+        out.append({"name": pool.name, "labels": pool_labels(pool),
+                    "taints": [dict(t) for t in pool_taints(pool)],
+                    "instanceTypes": list(pool.instance_types),
+                    "cpu": s.cpu if s else None,
+                    "memory": f"{s.memory_gib}Gi" if s else None,
+                    "gpus": s.gpus if s else None})
+    return out
 
 
 class NodePools(pulumi.ComponentResource):

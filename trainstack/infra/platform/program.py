@@ -23,7 +23,7 @@ from trainstack.infra.platform.cluster import Cluster
 from trainstack.infra.platform.config import PlatformConfig, load
 from trainstack.infra.platform.kubedl import KubeDL
 from trainstack.infra.platform.network import Network
-from trainstack.infra.platform.nodepools import NodePools
+from trainstack.infra.platform.nodepools import NodePools, pool_shapes
 from trainstack.infra.platform.protection import component_opts
 from trainstack.infra.platform.pullsecret import registry_password
 from trainstack.infra.platform.registry import Registry
@@ -81,7 +81,8 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
                         "apiLoadBalancer": cluster.resource.slb_intranet}
         outputs |= {"region": ack.region, "buckets": storage.buckets,
                     "nasServer": storage.nas_server, "registryNamespace": registry_namespace,
-                    names.OUT_JOBS_ROLE: storage.jobs_role}
+                    names.OUT_JOBS_ROLE: storage.jobs_role,
+                    names.OUT_NODE_POOLS: pool_shapes(ack)}
     else:
         access = cfg.cluster
         assert access is not None

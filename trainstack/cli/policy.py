@@ -1,0 +1,52 @@
+"""``trainstack policy check [RUN...] --env ENV``: the policy rules, offline, without Pulumi."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from trainstack.cli.options import project_option
+
+
+@click.group()
+def policy() -> None:
+    """Policy rules (docs/policies.md): the offline check and the CrossGuard pack's context."""
+
+
+@policy.command()
+@click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True, help="github prints workflow commands (annotations).")
+@project_option
+def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> None:
+    """Check RUN files (or, with none, the platform) against ENV's rules.
+
+    Exit 0 when no mandatory rule fires (advisory ones are printed), 1 when one does.
+    """
+    from trainstack.policy.check import check_platform, check_run
+    from trainstack.policy.report import as_json, github, text
+
+    reports = [check_run(r, env, project) for r in runs] if runs else [
+        check_platform(env, project)]
+    out = {"text": text, "json": as_json, "github": github}[fmt](reports)
+    if out:
+        click.echo(out)
+    if any(r.mandatory for r in reports):
+        raise click.exceptions.Exit(1)
+
+
+@policy.command()
+@click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
+@project_option
+def context(env: str, project: Path | None) -> None:
+    """Print ENV's policy context as JSON: what the CrossGuard pack reads from
+    $TRAINSTACK_POLICY_CONTEXT (the platform's outputs, planned offline, and the teams)."""
+    from trainstack.plan.envfile import find_project
+    from trainstack.plan.service import platform_outputs
+    from trainstack.policy.check import context_for
+
+    outputs, _ = platform_outputs(find_project(project), env)
+    ctx, _ = context_for(env, outputs, project)
+    click.echo(ctx.to_json())

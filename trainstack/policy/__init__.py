@@ -1,0 +1,1 @@
+"""Policies: rules over the resources a stack registers, run offline and as a CrossGuard pack."""

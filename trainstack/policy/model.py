@@ -1,0 +1,157 @@
+"""The typed objects every rule sees: a ``Resource``, the stack's ``Context``, a ``Finding``.
+
+A rule never sees where a resource came from: ``trainstack plan``'s mocks, the manifests
+``deploy`` is about to register, or CrossGuard's ``ResourceValidationArgs`` all become the same
+``Resource``, which is why the offline check and the policy pack cannot disagree.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Level(enum.Enum):
+    """CrossGuard's enforcement levels (``pulumi_policy.EnforcementLevel`` values)."""
+
+    ADVISORY = "advisory"
+    MANDATORY = "mandatory"
+    DISABLED = "disabled"
+
+
+@dataclass(frozen=True)
+class Resource:
+    type: str  # the Pulumi type token, e.g. kubernetes:core/v1:PersistentVolume
+    name: str  # the Pulumi resource name
+    props: Mapping[str, Any]  # the inputs, as the provider receives them (camelCase)
+    protect: bool = False
+    project: str = ""  # the Pulumi project: the platform's, or the run stacks'
+
+    @staticmethod
+    def project_of(urn: str) -> str:
+        """``urn:pulumi:<stack>::<project>::<type>::<name>`` -> project."""
+        parts = urn.split("::")
+        return parts[1] if len(parts) >= 4 else ""
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """One node pool's shape: what a pod must tolerate, match and fit into."""
+
+    name: str
+    labels: Mapping[str, str]
+    taints: tuple[tuple[str, str, str], ...]  # (key, value, effect)
+    cpu: float  # cores per node
+    memory: float  # bytes per node
+    gpus: int  # GPUs per node
+    sized: bool = True  # False: the instance type's shape is unknown; any request fits
+
+
+@dataclass(frozen=True)
+class TeamQuota:
+    cpu: float  # cores
+    memory: float  # bytes
+    gpus: int
+
+
+@dataclass(frozen=True)
+class Context:
+    """The stack's environment: its config and the platform's outputs, as rules need them."""
+
+    env: str
+    mode: str  # "ack" or "kubeconfig"
+    region: str | None = None
+    registry: str | None = None
+    buckets: tuple[str, ...] = ()
+    nas_server: str | None = None  # None when unknown (before the platform exists)
+    node_pools: tuple[NodePool, ...] | None = None  # None: the platform does not say
+    namespaces: Mapping[str, str] = field(default_factory=dict)  # team -> namespace
+    team_max_priority: Mapping[str, int] = field(default_factory=dict)
+    quotas: Mapping[str, TeamQuota] = field(default_factory=dict)  # team -> quota
+
+    @property
+    def local(self) -> bool:
+        """A cluster reached by kubeconfig (kind, minikube): host access is the user's own."""
+        return self.mode != "ack"
+
+    def team_of(self, namespace: str | None) -> str | None:
+        for team, ns in self.namespaces.items():
+            if ns == namespace:
+                return team
+        return None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str | Mapping[str, Any]) -> Context:
+        raw = json.loads(text) if isinstance(text, str) else dict(text)
+        pools = raw.get("node_pools")
+        return Context(
+            env=raw["env"], mode=raw["mode"], region=raw["region"],  # always written
+            registry=raw.get("registry"), buckets=tuple(raw.get("buckets", ())),
+            nas_server=raw.get("nas_server"),
+            node_pools=None if pools is None else tuple(
+                NodePool(name=p["name"], labels=dict(p["labels"]),
+                         taints=tuple((str(k), str(v), str(e)) for k, v, e in p["taints"]),
+                         cpu=float(p["cpu"]), memory=float(p["memory"]), gpus=int(p["gpus"]),
+                         sized=bool(p.get("sized", True)))
+                for p in pools),
+            namespaces=dict(raw.get("namespaces", {})),
+            team_max_priority={k: int(v) for k, v in raw.get("team_max_priority", {}).items()},
+            quotas={k: TeamQuota(cpu=float(q["cpu"]), memory=float(q["memory"]),
+                                 gpus=int(q["gpus"]))
+                    for k, q in raw.get("quotas", {}).items()})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a rule found on one resource: the field, the value found, how to fix it."""
+
+    field: str
+    found: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    level: Level
+    resource: str  # "type::name"
+    field: str
+    found: str
+    fix: str
+    description: str
+
+    @property
+    def message(self) -> str:
+        return (f"[{self.level.value}] {self.rule}: {self.resource}: {self.field}: {self.found}. "
+                f"fix: {self.fix}")
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "level": self.level.value, "resource": self.resource,
+                "field": self.field, "found": self.found, "fix": self.fix,
+                "description": self.description}
+
+
+Check = Callable[[Resource, Context, Mapping[str, Any]], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: its id, what it checks, its default level and configuration, the check."""
+
+    id: str
+    description: str
+    level: Level
+    defaults: Mapping[str, Any]
+    check: Check
+    # Pulumi type tokens (or prefixes ending in ':') the rule looks at; empty: every type.
+    types: tuple[str, ...] = ()
+
+    def applies(self, type_: str) -> bool:
+        return not self.types or any(
+            type_ == t or (t.endswith(":") and type_.startswith(t)) for t in self.types)

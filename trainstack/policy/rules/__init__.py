@@ -1,0 +1,21 @@
+"""Every rule, one module each (a family of closely related checks shares one). Add a rule by
+adding a module with a ``RULE`` and listing it here; docs/policies.md says how."""
+
+from __future__ import annotations
+
+from trainstack.policy.model import Rule
+from trainstack.policy.rules import (
+    hostaccess,
+    images,
+    placement,
+    priority,
+    protection,
+    quota,
+    regions,
+    secrets,
+    storage,
+    trust,
+)
+
+RULES: tuple[Rule, ...] = tuple(m.RULE for m in (
+    images, placement, storage, hostaccess, quota, priority, secrets, protection, trust, regions))

@@ -1,0 +1,37 @@
+"""team-quota: a job's total requests (every replica) fit its team's ResourceQuota; a job larger
+than the quota would be admitted pod by pod and never start as a whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from trainstack.policy.model import Context, Finding, Level, Resource, Rule
+from trainstack.policy.pods import Requests, gib, pod_requests, pod_templates
+
+
+def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
+    total = Requests(0.0, 0.0, 0)
+    namespace: str | None = None
+    for pod in pod_templates(resource.props):
+        total = total + pod_requests(pod.spec).times(pod.replicas)
+        namespace = pod.namespace
+    team = ctx.team_of(namespace)
+    quota = ctx.quotas.get(team) if team else None
+    if quota is None or total == Requests(0.0, 0.0, 0):
+        return
+    over = [what for what, ok in (
+        (f"cpu {total.cpu:g} > {quota.cpu:g}", total.cpu <= quota.cpu),
+        (f"memory {gib(total.memory)} > {gib(quota.memory)}", total.memory <= quota.memory),
+        (f"gpus {total.gpus} > {quota.gpus}", total.gpus <= quota.gpus)) if not ok]
+    if over:
+        yield Finding("spec", f"all replicas together request {total.show()}, over team "
+                              f"{team!r}'s quota ({'; '.join(over)})",
+                      "use fewer or smaller replicas, or raise the team's quota in "
+                      f"trainstack:teams of Pulumi.{ctx.env}.yaml")
+
+
+RULE = Rule(
+    id="team-quota",
+    description="A job's requests, all replicas together, are within its team's quota.",
+    level=Level.MANDATORY, defaults={}, check=check, types=("kubernetes:",))
