@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec import normalize, structure
@@ -21,7 +21,10 @@ from trainstack.spec.schema import API_VERSION
 from trainstack.spec.suggest import closest
 from trainstack.spec.yamlsource import SourceDoc, load
 
-KINDS = ("Component", "Run")
+if TYPE_CHECKING:
+    from trainstack.sweep.model import Sweep
+
+KINDS = ("Component", "Run", "Sweep")
 COMPONENT_FILE = "component.yaml"
 COMPONENTS_ENV = "TRAINSTACK_COMPONENTS"
 
@@ -43,9 +46,14 @@ class Loader:
 
     # -- public ---------------------------------------------------------------------------------
 
-    def load(self, path: Path) -> Component | Run:
+    def load(self, path: Path) -> Component | Run | Sweep:
         doc = load(shown(path))
-        if _kind(doc) == "Component":
+        kind = _kind(doc)
+        if kind == "Sweep":
+            from trainstack.sweep.loader import sweep_from
+
+            return sweep_from(self, doc)
+        if kind == "Component":
             # Through the cache: runs that use this component reuse the result, and its
             # diagnostics are the same objects whichever way the file was reached.
             return self._cached(path, lambda: self._component_from(doc))
@@ -84,6 +92,10 @@ class Loader:
         if _kind(doc) != "Run":
             raise SpecError([doc.diag(("kind",), f"expected a Run, found "
                                       f"{doc.data.get('kind')!r}", code="kind")])
+        return self._run_from(doc)
+
+    def run_from(self, doc: SourceDoc) -> Run:
+        """A Run from a parsed document (a sweep's inline base run)."""
         return self._run_from(doc)
 
     # -- internals ------------------------------------------------------------------------------
@@ -249,7 +261,7 @@ def _kind(doc: SourceDoc) -> str:
                               f"{data.get('apiVersion')!r}", code="api-version"))
     if kind not in KINDS:
         best = closest(str(kind), KINDS) if isinstance(kind, str) else None
-        diags.append(doc.diag(("kind",), f"expected kind Component or Run, found {kind!r}",
+        diags.append(doc.diag(("kind",), f"expected kind Component, Run or Sweep, found {kind!r}",
                               hint=f"did you mean {best!r}?" if best else None, code="kind"))
     if diags:
         raise SpecError(diags)
