@@ -53,7 +53,7 @@ def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
     if base is not None:
         run = base[0]
         diags += rules.check_space(doc, run.component,
-                                   loader._raw_parameters(run.component))  # noqa: SLF001
+                                   loader._raw_parameters(run.component))
     timeout = section(spec, "budget").get("timeout")
     if isinstance(timeout, int | str) and not isinstance(timeout, bool):
         try:
@@ -93,7 +93,8 @@ def _base_inline(loader: Loader, doc: SourceDoc,
     prefix = ("spec", "run")
     marks = {("spec", *p[2:]): m for p, m in doc.values.items() if p[:2] == prefix}
     keys = {("spec", *p[2:]): m for p, m in doc.keys.items() if p[:2] == prefix}
-    run_doc = SourceDoc(doc.file, data, {(): doc.mark(prefix) or doc.mark(()), **marks}, keys)
+    top = doc.mark(prefix)
+    run_doc = SourceDoc(doc.file, data, {**({(): top} if top else {}), **marks}, keys)
     try:
         run = loader.run_from(run_doc)
     except SpecError as err:

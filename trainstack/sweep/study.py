@@ -64,7 +64,8 @@ def exclusive(directory: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UserError(f"sweep {directory.name} is already running (lock {directory / 'lock'})",
+            raise UserError(f"sweep {directory.name} is already running (lock "
+                            f"{directory / 'lock'})",
                             hint="wait for it, or stop it with Ctrl-C") from None
         yield
     finally:
@@ -97,7 +98,7 @@ def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
     sampler: optuna.samplers.BaseSampler
     if sweep.algorithm is Algorithm.GRID:
         grid = {n: list(s.values) for n, s in sweep.space.items() if isinstance(s, Choice)}
-        sampler = _GridSampler(grid, seed=seed)
+        sampler = _grid_sampler(grid, seed=seed)
     elif sweep.algorithm is Algorithm.RANDOM:
         sampler = optuna.samplers.RandomSampler(seed=seed)
     else:
@@ -106,7 +107,8 @@ def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
     if sweep.early_stopping is not None:
         pruner = optuna.pruners.MedianPruner(n_startup_trials=sweep.early_stopping.startup_trials,
                                              n_warmup_steps=sweep.early_stopping.warmup_steps)
-    direction = "minimize" if sweep.objective.goal is Goal.MINIMIZE else "maximize"
+    direction = (optuna.study.StudyDirection.MINIMIZE if sweep.objective.goal is Goal.MINIMIZE
+                 else optuna.study.StudyDirection.MAXIMIZE)
     study = optuna.create_study(storage=storage_url(directory), study_name=sweep.name,
                                 sampler=sampler, pruner=pruner, direction=direction,
                                 load_if_exists=True)
@@ -137,7 +139,7 @@ def _grid_sampler_class() -> Any:
     return GridSampler
 
 
-def _GridSampler(grid: dict[str, list[Any]], seed: int | None) -> Any:  # noqa: N802
+def _grid_sampler(grid: dict[str, list[Any]], seed: int | None) -> Any:
     return _grid_sampler_class()(grid, seed=seed)
 
 
@@ -156,8 +158,8 @@ def prepare_resume(study: optuna.Study) -> int:
     trials = study.get_trials(deepcopy=False)
     for t in trials:
         if t.state is TrialState.RUNNING:
-            study._storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)  # noqa: SLF001
-            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)  # noqa: SLF001
+            study._storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)
+            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
     trials = study.get_trials(deepcopy=False)
     covered = [t.params for t in trials if not t.user_attrs.get(INTERRUPTED)]
     covered += [t.system_attrs.get("fixed_params", {}) for t in trials

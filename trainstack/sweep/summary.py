@@ -54,9 +54,10 @@ def draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> P
     ax = fig.add_subplot()
     xs = [p[0] for p in points]
     ys = [float(p[1]) for p in points]
+    better = min if goal is Goal.MINIMIZE else max
     running: list[float] = []
     for y in ys:
-        running.append(y if not running else (min if goal is Goal.MINIMIZE else max)(running[-1], y))
+        running.append(y if not running else better(running[-1], y))
     ax.scatter(xs, ys, label="trial", zorder=3)
     ax.step(xs, running, where="post", color="tab:red", label="best so far")
     ax.set_xlabel("trial")
