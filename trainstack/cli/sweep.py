@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from trainstack.cli.options import backend_option, home_option
-from trainstack.errors import UserError
+from trainstack.errors import RunFailedError, UserError
 
 
 @click.command()
@@ -43,3 +43,6 @@ def sweep(spec: Path, local: bool, env: str | None, parallel: int | None,
                          backend=backend)
     with contextlib.suppress(BrokenPipeError):
         click.echo(result.text)
+    if result.best is None:
+        raise RunFailedError(f"sweep {result.sweep.name}: no trial completed with an objective "
+                             "value", hint=f"trainstack sweeps show {result.sweep.name}")

@@ -10,8 +10,8 @@ from trainstack.errors import UserError
 from trainstack.sweep.engine import Launcher, run_sweep
 from trainstack.sweep.loader import load_sweep
 from trainstack.sweep.model import Sweep
-from trainstack.sweep.summary import HISTORY_PNG, draw_history, summary
-from trainstack.sweep.view import View
+from trainstack.sweep.summary import HISTORY_PNG, best, draw_history, summary
+from trainstack.sweep.view import TrialRow, View
 
 if TYPE_CHECKING:
     from pulumi import automation as auto
@@ -23,6 +23,7 @@ class Finished:
     directory: Path
     text: str
     png: Path | None
+    best: TrialRow | None
 
 
 def run(spec: Path, home: Path, *, local: bool, env: str | None, parallel: int | None = None,
@@ -37,7 +38,8 @@ def run(spec: Path, home: Path, *, local: bool, env: str | None, parallel: int |
     rows = list(result.rows)
     goal, metric = sweep.objective.goal, sweep.objective.metric
     png = draw_history(rows, goal, metric, result.directory / HISTORY_PNG)
-    return Finished(sweep, result.directory, summary(sweep.name, rows, goal, metric, png), png)
+    return Finished(sweep, result.directory, summary(sweep.name, rows, goal, metric, png), png,
+                    best(rows, goal))
 
 
 def _local(sweep: Sweep, home: Path, install: bool, grace: float) -> Launcher:
