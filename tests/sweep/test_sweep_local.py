@@ -66,7 +66,7 @@ def test_the_mnist_example_grid_runs_as_four_local_runs_two_at_a_time(tmp_path: 
         assert hit is not None and hit.last is not None
         last[r.id] = hit.last
     top = max(last, key=lambda k: last[k])
-    assert f"best:     trial " in res.out and f"({top}) epoch/accuracy" in res.out
+    assert "best:     trial " in res.out and f"({top}) epoch/accuracy" in res.out
     top_run = next(r for r in runs if r.id == top)
     assert f"lr={top_run.parameters['lr']} optimizer={top_run.parameters['optimizer']}" in res.out
     png = home / "sweeps" / "mnist-lr-optimizer" / "history.png"

@@ -56,7 +56,7 @@ def test_the_example_loads_as_a_2x2_grid() -> None:
 
 
 def test_an_unknown_parameter_is_refused_with_its_line_and_a_suggestion(cleanup: Path) -> None:
-    path = sweep_file(cleanup, """  run: ../runs/sweep-base.yaml
+    sweep_file(cleanup, """  run: ../runs/sweep-base.yaml
   parameters:
     lr: [0.1, 0.01]
     optimiser: [adam, sgd]
