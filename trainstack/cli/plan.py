@@ -16,12 +16,16 @@ from trainstack.cli.options import project_option
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
 @project_option
 def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -> None:
-    """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks."""
+    """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks. A
+    Sweep file plans the run stacks of the sweep's first batch of trials."""
     from rich.console import Console
 
     from trainstack.plan import service
     from trainstack.plan.report import plan_json, print_plan
 
+    if run_file is not None and _is_sweep(run_file):
+        _plan_sweep(run_file, env, as_json, project)
+        return
     if run_file is None:
         result, kind = service.plan_platform(env, project), "platform"
     else:
@@ -32,3 +36,35 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
         # Piped or captured output gets a wide table rather than rich's 80-column default.
         width = None if sys.stdout.isatty() else 200
         print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
+
+
+def _is_sweep(path: Path) -> bool:
+    from trainstack.spec.loader import shown
+    from trainstack.spec.yamlsource import load
+
+    data = load(shown(path)).data
+    return isinstance(data, dict) and data.get("kind") == "Sweep"
+
+
+def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None) -> None:
+    import json
+
+    from rich.console import Console
+
+    from trainstack.plan.report import plan_json, print_plan
+    from trainstack.sweep.planning import plan_sweep
+    from trainstack.sweep.view import params_text
+
+    plans = plan_sweep(path, env, project)
+    if as_json:
+        click.echo(json.dumps([{"trial": p.number, "run": p.name, "stack": p.stack,
+                                "params": p.params,
+                                "plan": json.loads(plan_json(p.plan, kind="run", env=env))}
+                               for p in plans], indent=2))
+        return
+    width = None if sys.stdout.isatty() else 200
+    console = Console(file=sys.stdout, width=width)
+    click.echo(f"the first batch: {len(plans)} trial(s), one run stack each")
+    for p in plans:
+        click.echo(f"\ntrial {p.number}: {p.name} ({params_text(p.params)}) -> stack {p.stack}")
+        print_plan(p.plan, console, kind="run", env=env)

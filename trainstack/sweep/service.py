@@ -16,6 +16,8 @@ from trainstack.sweep.view import TrialRow, View
 if TYPE_CHECKING:
     from pulumi import automation as auto
 
+    from trainstack.sweep.cluster import JobWatcher
+
 
 @dataclass(frozen=True)
 class Finished:
@@ -29,11 +31,12 @@ class Finished:
 def run(spec: Path, home: Path, *, local: bool, env: str | None, parallel: int | None = None,
         artifacts: Path | None = None, install: bool = True, grace: float = 10.0,
         backend: str | None = None, command: auto.PulumiCommand | None = None,
-        launcher: Launcher | None = None, view: View | None = None) -> Finished:
+        watcher: JobWatcher | None = None, watch_interval: float = 10.0,
+        view: View | None = None) -> Finished:
+    """`command` and `watcher` stand in for the Pulumi CLI and the cluster in tests."""
     sweep = load_sweep(spec)
-    if launcher is None:
-        launcher = (_local(sweep, home, install, grace) if local
-                    else _cluster(env, home, artifacts, backend, command))
+    launcher = (_local(sweep, home, install, grace) if local
+                else _cluster(env, home, artifacts, backend, command, watcher, watch_interval))
     result = run_sweep(sweep, home, launcher, view or View(), parallel=parallel)
     rows = list(result.rows)
     goal, metric = sweep.objective.goal, sweep.objective.metric
@@ -51,7 +54,8 @@ def _local(sweep: Sweep, home: Path, install: bool, grace: float) -> Launcher:
 
 
 def _cluster(env: str | None, home: Path, artifacts: Path | None, backend: str | None,
-             command: auto.PulumiCommand | None) -> Launcher:
+             command: auto.PulumiCommand | None, watcher: JobWatcher | None,
+             interval: float) -> Launcher:
     from trainstack.deploy import service
     from trainstack.deploy.index import StackEntry
     from trainstack.deploy.workspace import find_pulumi
@@ -71,5 +75,5 @@ def _cluster(env: str | None, home: Path, artifacts: Path | None, backend: str |
     def destroy(entry: StackEntry) -> None:
         service.destroy(entry.run, entry.env, command=cli, home=home, backend=backend)
 
-    return ClusterLauncher(deploy, destroy, ServiceWatcher(cli, home, backend),
-                           StoreDirectory(artifacts))
+    return ClusterLauncher(deploy, destroy, watcher or ServiceWatcher(cli, home, backend),
+                           StoreDirectory(artifacts), interval=interval)

@@ -90,19 +90,25 @@ def distributions(sweep: Sweep) -> dict[str, Any]:
     return out
 
 
-def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
+def sampler_for(sweep: Sweep) -> optuna.samplers.BaseSampler:
     import optuna
 
-    quiet()
     seed = sweep.seed
-    sampler: optuna.samplers.BaseSampler
     if sweep.algorithm is Algorithm.GRID:
         grid = {n: list(s.values) for n, s in sweep.space.items() if isinstance(s, Choice)}
-        sampler = _grid_sampler(grid, seed=seed)
+        sampler: optuna.samplers.BaseSampler = _grid_sampler(grid, seed=seed)
     elif sweep.algorithm is Algorithm.RANDOM:
         sampler = optuna.samplers.RandomSampler(seed=seed)
     else:
         sampler = optuna.samplers.TPESampler(seed=seed)
+    return sampler
+
+
+def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
+    import optuna
+
+    quiet()
+    sampler = sampler_for(sweep)
     pruner: optuna.pruners.BasePruner = optuna.pruners.NopPruner()
     if sweep.early_stopping is not None:
         pruner = optuna.pruners.MedianPruner(n_startup_trials=sweep.early_stopping.startup_trials,
