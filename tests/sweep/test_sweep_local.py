@@ -78,6 +78,8 @@ def test_the_mnist_example_grid_runs_as_four_local_runs_two_at_a_time(tmp_path: 
     assert sum(r.id in listed.out for r in runs) == 4
     compared = trainstack("runs", "compare", *[r.id for r in runs[:2]], "--home", home)
     assert compared.code == 0 and "param lr" in compared.out and "epoch/accuracy" in compared.out
+    shown = trainstack("runs", "show", top, "--home", home)
+    assert f"lr={top_run.parameters['lr']}" in shown.out and "sweep=mnist-lr-optimizer" in shown.out
     listing = trainstack("sweeps", "list", "--home", home)
     assert "mnist-lr-optimizer" in listing.out and "4 complete" in listing.out
 
@@ -135,6 +137,7 @@ def test_ctrl_c_stops_every_trial_and_the_same_command_resumes(tmp_path: Path) -
             proc.kill()
     assert proc.returncode == 130, out
     assert "Traceback" not in out
+    assert "2 running trial(s) stopped; run the same command again to resume" in out
     assert _processes_under(home) == []  # nothing left behind
     runs = sweep_runs(home, "hold-sweep")
     assert {r.id: r.status for r in runs if r.id in held} == dict.fromkeys(held,
@@ -195,3 +198,25 @@ def test_a_trial_without_the_objective_fails_naming_the_metrics_it_has(tmp_path:
     spec.write_text(spec.read_text().replace("- 0.5", "- 0.25"))
     res = trainstack("sweep", spec, "--local", "--home", home)
     assert res.code == 2 and "already exists with another search space" in res.err
+
+
+def test_a_second_sweep_of_the_same_sweep_is_refused_while_one_runs(tmp_path: Path) -> None:
+    spec = hold_project(tmp_path, {
+        "parameters": {"lr": [0.1]},
+        "objective": {"metric": "curve/loss", "goal": "minimize"}})
+    home = tmp_path / "home"
+    (tmp_path / "blocks" / "block-0.1").touch()
+    argv = [sys.executable, "-m", "trainstack", "sweep", str(spec), "--local", "--home", str(home)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "registry.db").exists() or not sweep_runs(home, "hold-sweep"):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+        second = trainstack("sweep", spec, "--local", "--home", home)
+        assert second.code == 2 and "sweep hold-sweep is already running" in second.err
+    finally:
+        (tmp_path / "blocks" / "block-0.1").unlink()
+        assert proc.wait(120) == 0

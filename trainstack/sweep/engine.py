@@ -89,6 +89,8 @@ def run_sweep(sweep: Sweep, home: Path, launcher: Launcher, view: View, *,
                 loop.stop_all(stop_grace)
                 view.stop()
         if loop.stop_requested:
+            view.note(f"sweep {sweep.name} stopped: {loop.interrupted} running trial(s) "
+                      "stopped; run the same command again to resume")
             raise KeyboardInterrupt
         return SweepResult(directory, tuple(rows(study)))
 
@@ -100,6 +102,7 @@ class _Loop:
         self.directory, self.parallel, self.poll = directory, parallel, poll_seconds
         self.active: dict[int, _Active] = {}
         self.stop_requested = False
+        self.interrupted = 0
         self.distributions = studies.distributions(sweep)
 
     def request_stop(self) -> None:
@@ -204,6 +207,7 @@ class _Loop:
             a.handle.stop()
         for a in self.active.values():
             a.handle.wait(grace)
+            self.interrupted += 1
             run_id = a.handle.run_id()
             if run_id is not None:
                 a.trial.set_user_attr(studies.RUN_ID, run_id)

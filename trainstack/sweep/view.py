@@ -74,6 +74,9 @@ class View:
         self._line(f"trial {row.number} {row.state.value}{value}: {params_text(row.params)}"
                    f"{' run ' + row.run_id if row.run_id else ''}{why}")
 
+    def note(self, text: str) -> None:
+        self._line(text)
+
     def stop(self) -> None:
         if self._live is not None:
             self._live.stop()
