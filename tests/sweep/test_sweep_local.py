@@ -220,3 +220,16 @@ def test_a_second_sweep_of_the_same_sweep_is_refused_while_one_runs(tmp_path: Pa
     finally:
         (tmp_path / "blocks" / "block-0.1").unlink()
         assert proc.wait(120) == 0
+
+
+def test_no_trial_starts_after_the_time_limit(tmp_path: Path) -> None:
+    spec = hold_project(tmp_path, {
+        "parameters": {"lr": [0.1, 0.2, 0.3]},
+        "objective": {"metric": "curve/loss", "goal": "minimize"},
+        "budget": {"parallel": 1, "timeout": 1}},
+        base_params={"pause": 1.5})  # each trial outlasts the limit
+    home = tmp_path / "home"
+    res = trainstack("sweep", spec, "--local", "--home", home, timeout=300)
+    assert res.code == 0, res.out + res.err
+    assert [r.status for r in sweep_runs(home, "hold-sweep")] == [RunStatus.SUCCEEDED]
+    assert "sweep hold-sweep: 1 complete" in res.out

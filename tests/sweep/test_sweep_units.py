@@ -85,3 +85,29 @@ def test_the_live_table_is_redrawn_with_every_trial() -> None:
     for r in rows():
         assert r.state.value in text and (r.run_id or "") in text
     assert "lr=0.4" in text
+
+
+def test_trials_left_running_by_a_killed_sweep_run_again_on_resume(tmp_path: Path) -> None:
+    """A sweep process that died (SIGKILL) leaves optuna trials RUNNING: the next run marks them
+    interrupted and enqueues their parameters; they do not count against the budget."""
+    from optuna.trial import TrialState as OptunaState
+
+    from trainstack.sweep import study as studies
+
+    s = load_sweep(EXAMPLE)
+    st = studies.open_study(s, tmp_path)
+    dists = studies.distributions(s)
+    done = st.ask(dists)
+    st.tell(done, 0.5)
+    orphan = st.ask(dists)  # never told: its runner was killed
+    st = studies.open_study(s, tmp_path)  # the next `trainstack sweep`
+    assert studies.prepare_resume(st) == 1
+    assert studies.progress(st).counted == 1
+    trials = st.get_trials()
+    assert trials[orphan.number].state is OptunaState.FAIL
+    assert trials[orphan.number].user_attrs[studies.INTERRUPTED] is True
+    again = st.ask(dists)
+    assert again.params == orphan.params  # the same point, run again
+    st.tell(again, 0.25)
+    assert studies.prepare_resume(st) == 0  # run again once, not enqueued twice
+    assert studies.progress(st).counted == 2
