@@ -133,8 +133,9 @@ def test_ctrl_c_stops_every_trial_and_the_same_command_resumes(tmp_path: Path) -
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=120)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None:  # a failed assertion: stop it as a user would
+            proc.send_signal(signal.SIGINT)
+            proc.wait(60)
     assert proc.returncode == 130, out
     assert "Traceback" not in out
     assert "2 running trial(s) stopped; run the same command again to resume" in out
@@ -233,3 +234,33 @@ def test_no_trial_starts_after_the_time_limit(tmp_path: Path) -> None:
     assert res.code == 0, res.out + res.err
     assert [r.status for r in sweep_runs(home, "hold-sweep")] == [RunStatus.SUCCEEDED]
     assert "sweep hold-sweep: 1 complete" in res.out
+
+
+def test_trials_stop_when_the_sweep_process_is_killed(tmp_path: Path) -> None:
+    """SIGKILL leaves the sweep no chance to stop its trials: each trial's runner gets SIGINT
+    from the kernel (parent-death signal), stops its replicas and records the run cancelled."""
+    spec = hold_project(tmp_path, {
+        "parameters": {"lr": [0.1, 0.2]},
+        "objective": {"metric": "curve/loss", "goal": "minimize"},
+        "budget": {"parallel": 2}})
+    home = tmp_path / "home"
+    for lr in (0.1, 0.2):
+        (tmp_path / "blocks" / f"block-{lr}").touch()
+    argv = [sys.executable, "-m", "trainstack", "sweep", str(spec), "--local", "--home", str(home)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "registry.db").exists() or [
+                r.status for r in sweep_runs(home, "hold-sweep")] != [RunStatus.RUNNING] * 2:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait(30)
+    deadline = time.monotonic() + 60
+    while _processes_under(home) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_under(home) == []
+    assert {r.status for r in sweep_runs(home, "hold-sweep")} == {RunStatus.CANCELLED}

@@ -1,6 +1,7 @@
 """Local trials: each one `trainstack run TRIAL.yaml --local` in its own process (and session,
 so a terminal's Ctrl-C reaches the sweep alone, which stops each trial once, with grace). The run
-is an ordinary local run in the registry; its metrics are read from its run directory."""
+is an ordinary local run in the registry; its metrics are read from its run directory. A trial
+also stops when the sweep's process dies, however it dies."""
 
 from __future__ import annotations
 
@@ -30,8 +31,24 @@ class LocalLauncher:
             argv.append("--no-install")
         with (self.logs / f"{name}.log").open("wb") as log:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=_stop_with_parent)
         return LocalTrial(self.home, name, proc, started)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _stop_with_parent() -> None:
+    """In the trial's process before it runs: should the sweep die without stopping it
+    (SIGKILL), the kernel sends the trial's runner SIGINT, its own Ctrl-C, so it stops its
+    replicas and records the run as cancelled; nothing is left running. Linux only; elsewhere
+    a killed sweep's trials run to their end."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
 
 
 class LocalTrial:
