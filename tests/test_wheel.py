@@ -67,7 +67,7 @@ def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: 
     assert Path(where.strip()).is_relative_to(site), "trainstack must come from the wheel"
     # 3. a user's folders: a component and a run, and the platform project, outside the repo
     work = tmp_path / "work"
-    shutil.copytree(COMPONENT, work / "mnist-ddp", ignore=shutil.ignore_patterns("runs"))
+    shutil.copytree(COMPONENT, work / "mnist-ddp", ignore=shutil.ignore_patterns("runs", "sweeps"))
     (work / "mnist-ddp" / "runs").mkdir()
     run_file = work / "mnist-ddp" / "runs" / "anywhere.yaml"
     run_file.write_text(RUN)

@@ -30,6 +30,8 @@ VERBS: dict[str, str] = {
     "runs": "trainstack.cli.runs:runs",
     "metrics": "trainstack.cli.metrics:metrics",
     "report": "trainstack.cli.report:report",
+    "sweep": "trainstack.cli.sweep:sweep",
+    "sweeps": "trainstack.cli.sweeps:sweeps",
 }
 
 

@@ -16,7 +16,8 @@ from trainstack.cli.options import project_option
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
 @project_option
 def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -> None:
-    """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks."""
+    """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks. A
+    Sweep file plans the run stacks of the sweep's first batch of trials."""
     from rich.console import Console
 
     from trainstack.plan import service
@@ -25,6 +26,9 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
     from trainstack.policy.check import check_plan
     from trainstack.policy.report import text
 
+    if run_file is not None and _is_sweep(run_file):
+        _plan_sweep(run_file, env, as_json, project)
+        return
     if run_file is None:
         result, kind = service.plan_platform(env, project), "platform"
         outputs = result.outputs
@@ -40,3 +44,35 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
     print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
     report = check_plan(result, env, str(run_file or "platform"), outputs, project)
     click.echo("policy: " + text([report]))
+
+
+def _is_sweep(path: Path) -> bool:
+    from trainstack.spec.loader import shown
+    from trainstack.spec.yamlsource import load
+
+    data = load(shown(path)).data
+    return isinstance(data, dict) and data.get("kind") == "Sweep"
+
+
+def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None) -> None:
+    import json
+
+    from rich.console import Console
+
+    from trainstack.plan.report import plan_json, print_plan
+    from trainstack.sweep.planning import plan_sweep
+    from trainstack.sweep.view import params_text
+
+    plans = plan_sweep(path, env, project)
+    if as_json:
+        click.echo(json.dumps([{"trial": p.number, "run": p.name, "stack": p.stack,
+                                "params": p.params,
+                                "plan": json.loads(plan_json(p.plan, kind="run", env=env))}
+                               for p in plans], indent=2))
+        return
+    width = None if sys.stdout.isatty() else 200
+    console = Console(file=sys.stdout, width=width)
+    click.echo(f"the first batch: {len(plans)} trial(s), one run stack each")
+    for p in plans:
+        click.echo(f"\ntrial {p.number}: {p.name} ({params_text(p.params)}) -> stack {p.stack}")
+        print_plan(p.plan, console, kind="run", env=env)

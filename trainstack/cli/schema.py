@@ -8,9 +8,9 @@ import click
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["component", "run"], case_sensitive=False))
+@click.argument("kind", type=click.Choice(["component", "run", "sweep"], case_sensitive=False))
 def schema(kind: str) -> None:
-    """Print the JSON Schema (draft 2020-12) of component or run specs.
+    """Print the JSON Schema (draft 2020-12) of component, run or sweep specs.
 
     \b
     Point your editor at it for completion and inline errors, e.g. with the YAML language

@@ -44,6 +44,8 @@ def validate(paths: tuple[Path, ...], components_dir: Path | None, fmt: str,
         else:
             status = "ok" if report.ok else f"{len(report.diagnostics)} problem(s)"
             click.echo(f"{report.files} file(s): {len(report.components)} component(s), "
-                       f"{len(report.runs)} run(s) valid; {status}")
+                       f"{len(report.runs)} run(s)"
+                       + (f", {len(report.sweeps)} sweep(s)" if report.sweeps else "")
+                       + f" valid; {status}")
     if not report.ok or report.files == 0:
         raise click.exceptions.Exit(2)

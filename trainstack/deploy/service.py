@@ -376,7 +376,8 @@ def _record_pending(settings: DeploySettings, run: Run, stack_name: str) -> str:
             component_version=run.component.version, kind=RunKind.CLUSTER,
             job_type=str(run.job_type.value), experiment=run.experiment, tags=dict(run.tags),
             spec_path=str(run.source) if run.source else None, stack_name=stack_name,
-            outputs={name: b.uri for name, b in run.outputs.items()}))
+            outputs={name: b.uri for name, b in run.outputs.items()},
+            parameters=dict(run.parameters)))
     return record.id
 
 

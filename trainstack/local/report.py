@@ -119,6 +119,9 @@ def render(d: RunDetails) -> str:
         rows.append(("experiment", r.experiment))
     if r.tags:
         rows.append(("tags", ", ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))))
+    if r.parameters:
+        rows.append(("parameters", ", ".join(f"{k}={json.dumps(v)}"
+                                             for k, v in r.parameters.items())))
     rows.append(("created", _when(r.created_at)))
     if r.started_at is not None:
         rows.append(("started", _when(r.started_at)))
@@ -175,6 +178,7 @@ def to_json(d: RunDetails) -> dict[str, Any]:
                   for e in r.exits],
         "run_dir": str(r.run_dir) if r.run_dir else None, "stack_name": r.stack_name,
         "spec_path": r.spec_path, "output_uris": dict(r.outputs),
+        "parameters": dict(r.parameters),
     }
     return {
         "run": rec,

@@ -350,6 +350,7 @@ def _new_run(run: Run, spec: Path) -> NewRun:
         # where each bound output is committed (unbound ones stay in the run directory)
         outputs={name: f"file://{b.path}" if b.scheme == "file" else b.uri
                  for name, b in run.outputs.items()},
+        parameters=MappingProxyType(dict(run.parameters)),
     )
 
 

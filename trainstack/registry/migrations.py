@@ -49,6 +49,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE runs ADD COLUMN outputs TEXT NOT NULL DEFAULT '{}';
         """,
     ),
+    (
+        "parameters: the run's effective hyperparameters (name -> value), for sweeps and compare",
+        """
+        ALTER TABLE runs ADD COLUMN parameters TEXT NOT NULL DEFAULT '{}';
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

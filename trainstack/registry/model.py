@@ -47,6 +47,13 @@ def _empty_tags() -> Mapping[str, str]:
     return MappingProxyType({})
 
 
+ParamValue = int | float | str | bool  # as trainstack.spec.model (the registry imports no specs)
+
+
+def _empty_params() -> Mapping[str, ParamValue]:
+    return MappingProxyType({})
+
+
 @dataclass(frozen=True)
 class NewRun:
     """What a caller knows about a run before it starts."""
@@ -61,6 +68,7 @@ class NewRun:
     spec_path: str | None = None
     stack_name: str | None = None
     outputs: Mapping[str, str] = field(default_factory=_empty_tags)  # output name -> URI
+    parameters: Mapping[str, ParamValue] = field(default_factory=_empty_params)
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,7 @@ class RunRecord:
     spec_path: str | None
     reason: str | None
     outputs: Mapping[str, str] = field(default_factory=_empty_tags)  # output name -> URI
+    parameters: Mapping[str, ParamValue] = field(default_factory=_empty_params)
 
     @property
     def duration(self) -> float | None:

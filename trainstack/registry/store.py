@@ -209,8 +209,8 @@ class Registry:
                     conn.execute(
                         "INSERT INTO runs (id, name, component, component_version, kind, job_type,"
                         " experiment, tags, status, created_at, run_dir, runner_pid,"
-                        " runner_started_at, stack_name, spec_path, outputs)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " runner_started_at, stack_name, spec_path, outputs, parameters)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             run_id, new.name, new.component, new.component_version,
                             new.kind.value, new.job_type, new.experiment,
@@ -220,6 +220,7 @@ class Registry:
                             runner.started_at if runner else None,
                             new.stack_name, new.spec_path,
                             json.dumps(dict(new.outputs), sort_keys=True),
+                            json.dumps(dict(new.parameters)),
                         ),
                     )
             except sqlite3.IntegrityError:
@@ -370,7 +371,7 @@ class Registry:
 _COLUMNS = (
     "id, name, component, component_version, kind, job_type, experiment, tags, status,"
     " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
-    " runner_started_at, stack_name, spec_path, reason, outputs"
+    " runner_started_at, stack_name, spec_path, reason, outputs, parameters"
 )
 
 
@@ -450,7 +451,7 @@ def _record(row: tuple[object, ...]) -> RunRecord:
 def _parse_record(row: tuple[object, ...]) -> RunRecord:
     (run_id, name, component, version, kind, job_type, experiment, tags, status, created,
      started, finished, exits, restarts, run_dir, pid, pid_started, stack, spec, reason,
-     outputs) = row
+     outputs, parameters) = row
     return RunRecord(
         id=str(run_id),
         name=str(name),
@@ -477,4 +478,5 @@ def _parse_record(row: tuple[object, ...]) -> RunRecord:
         spec_path=None if spec is None else str(spec),
         reason=None if reason is None else str(reason),
         outputs=MappingProxyType({str(k): str(v) for k, v in json.loads(str(outputs)).items()}),
+        parameters=MappingProxyType(dict(json.loads(str(parameters)))),
     )

@@ -11,12 +11,14 @@ from trainstack.spec import yamlsource
 from trainstack.spec.discover import spec_files
 from trainstack.spec.loader import Loader, shown
 from trainstack.spec.model import Component, Run
+from trainstack.sweep.model import Sweep
 
 
 @dataclass
 class Report:
     components: list[Component] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
+    sweeps: list[Sweep] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files: int = 0
 
@@ -41,8 +43,10 @@ def validate(paths: Iterable[Path], *, components_dir: Path | None = None) -> Re
             continue
         if isinstance(spec, Component):
             report.components.append(spec)
-        else:
+        elif isinstance(spec, Run):
             report.runs.append(spec)
+        else:
+            report.sweeps.append(spec)
     report.diagnostics += _duplicate_versions(report.components)
     return report
 

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec import normalize, structure, suggest
@@ -20,7 +20,10 @@ from trainstack.spec.rules import run as run_rules
 from trainstack.spec.schema import API_VERSION
 from trainstack.spec.yamlsource import SourceDoc, load
 
-KINDS = ("Component", "Run")
+if TYPE_CHECKING:
+    from trainstack.sweep.model import Sweep
+
+KINDS = ("Component", "Run", "Sweep")
 COMPONENT_FILE = "component.yaml"
 COMPONENTS_ENV = "TRAINSTACK_COMPONENTS"
 
@@ -42,9 +45,14 @@ class Loader:
 
     # -- public ---------------------------------------------------------------------------------
 
-    def load(self, path: Path) -> Component | Run:
+    def load(self, path: Path) -> Component | Run | Sweep:
         doc = load(shown(path))
-        if _kind(doc) == "Component":
+        kind = _kind(doc)
+        if kind == "Sweep":
+            from trainstack.sweep.loader import sweep_from
+
+            return sweep_from(self, doc)
+        if kind == "Component":
             # Through the cache: runs that use this component reuse the result, and its
             # diagnostics are the same objects whichever way the file was reached.
             return self._cached(path, lambda: self._component_from(doc))
@@ -83,6 +91,10 @@ class Loader:
         if _kind(doc) != "Run":
             raise SpecError([doc.diag(("kind",), f"expected a Run, found "
                                       f"{doc.data.get('kind')!r}", code="kind")])
+        return self._run_from(doc)
+
+    def run_from(self, doc: SourceDoc) -> Run:
+        """A Run from a parsed document (a sweep's inline base run)."""
         return self._run_from(doc)
 
     # -- internals ------------------------------------------------------------------------------
@@ -247,7 +259,7 @@ def _kind(doc: SourceDoc) -> str:
         diags.append(doc.diag(("apiVersion",), f"expected apiVersion {API_VERSION!r}, found "
                               f"{data.get('apiVersion')!r}", code="api-version"))
     if kind not in KINDS:
-        diags.append(doc.diag(("kind",), f"expected kind Component or Run, found {kind!r}",
+        diags.append(doc.diag(("kind",), f"expected kind Component, Run or Sweep, found {kind!r}",
                               hint=suggest.hint(kind, KINDS) if isinstance(kind, str) else None,
                               code="kind"))
     if diags:

@@ -233,4 +233,47 @@ RUN: dict[str, Any] = _doc(
     },
 )
 
-SCHEMAS: dict[str, dict[str, Any]] = {"Component": COMPONENT, "Run": RUN}
+
+SWEEP_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,55}"  # room for the trial suffix `-t000` in run names
+SWEEP_ALGORITHMS = ["grid", "random", "tpe"]
+MAX_SWEEP_TRIALS = 10000
+
+SWEEP: dict[str, Any] = _doc(
+    "Sweep",
+    {
+        "name": _str(SWEEP_NAME, "1-56 letters, digits, '_' and '-', starting with a letter or "
+                     "digit", required=True),
+        "description": RUN["metadata"]["schema"]["description"],
+        "experiment": RUN["metadata"]["schema"]["experiment"],
+        "tags": RUN["metadata"]["schema"]["tags"],
+    },
+    {
+        # A path to a Run file (relative to this file), or a Run's `spec` section inline. Its
+        # shape is the Run schema's; sweep/rules.py checks an inline one as a Run.
+        "run": {"type": ["string", "dict"], "required": True, "empty": False},
+        # parameter name -> a list (grid points or choices) or {min, max, log}; the shapes
+        # inside are checked against the component in sweep/rules.py.
+        "parameters": {"type": "dict", "required": True, "empty": False,
+                       "maxlength": MAX_PARAMETERS, "keysrules": {"type": "string"},
+                       "valuesrules": {"type": ["list", "dict"]}},
+        "objective": {"type": "dict", "required": True, "schema": {
+            "metric": _str(required=True, empty=False, maxlength=64),
+            "goal": {"type": "string", "required": True, "allowed": ["minimize", "maximize"]},
+            "value": {"type": "string", "allowed": ["last", "best"]},
+        }},
+        "algorithm": {"type": "string", "allowed": SWEEP_ALGORITHMS},
+        "seed": _int(0, 2**31 - 1),
+        "budget": {"type": "dict", "schema": {
+            "trials": _int(1, MAX_SWEEP_TRIALS),
+            "parallel": _int(1, 64),
+            "timeout": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
+                        "meta": {"expect": "seconds, or a duration such as 90m, 2h"}},
+        }},
+        "earlyStopping": {"type": "dict", "schema": {
+            "startupTrials": _int(0, 1000),
+            "warmupSteps": _int(0, 1000000),
+        }},
+    },
+)
+
+SCHEMAS: dict[str, dict[str, Any]] = {"Component": COMPONENT, "Run": RUN, "Sweep": SWEEP}

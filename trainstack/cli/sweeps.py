@@ -1,0 +1,102 @@
+"""`trainstack sweeps list|show`: the sweeps recorded in the state home (docs/sweeps.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from trainstack.cli.options import home_option
+
+
+@click.group()
+def sweeps() -> None:
+    """List and inspect sweeps."""
+
+
+@sweeps.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@home_option
+def list_sweeps(as_json: bool, home: Path | None) -> None:
+    """Every sweep: its trials by state and the best objective so far."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from trainstack.metrics.values import number
+    from trainstack.registry import state_home
+    from trainstack.sweep.listing import info, names
+
+    root = state_home(home)
+    found = [info(root, n) for n in names(root)]
+    if as_json:
+        click.echo(json.dumps([{"name": s.name, "experiment": s.experiment,
+                                "objective": s.objective, "goal": s.goal.value,
+                                "trials": _counts(s), "best": _row(s.best) if s.best else None}
+                               for s in found], indent=2))
+        return
+    if not found:
+        click.echo("no sweeps recorded here")
+        return
+    t = Table()
+    for col in ("sweep", "experiment", "objective", "trials", "best", "best trial"):
+        t.add_column(col)
+    for s in found:
+        top = s.best
+        t.add_row(s.name, s.experiment, f"{s.goal.value} {s.objective}",
+                  ", ".join(f"{n} {k}" for k, n in _counts(s).items()),
+                  number(top.value) if top else "-", top.run_id or top.name if top else "-")
+    Console(width=200).print(t)
+
+
+@sweeps.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@home_option
+def show_sweep(name: str, as_json: bool, home: Path | None) -> None:
+    """One sweep's trials: parameters, state, objective value, run; and the best trial."""
+    from rich.console import Console
+
+    from trainstack.metrics.values import number
+    from trainstack.registry import state_home
+    from trainstack.sweep.listing import info
+    from trainstack.sweep.view import params_text, table
+
+    s = info(state_home(home), name)
+    if as_json:
+        click.echo(json.dumps({"name": s.name, "experiment": s.experiment, "spec": s.spec,
+                               "objective": s.objective, "goal": s.goal.value,
+                               "trials": [_row(r) for r in s.trials],
+                               "best": _row(s.best) if s.best else None,
+                               "history": str(s.history) if s.history else None}, indent=2))
+        return
+    click.echo(f"sweep {s.name}  experiment {s.experiment}  {s.goal.value} {s.objective}")
+    click.echo(f"spec {s.spec}")
+    Console(width=200).print(table(list(s.trials)))
+    top = s.best
+    if top is not None:
+        click.echo(f"best: trial {top.number} ({top.run_id or top.name}) {s.objective} = "
+                   f"{number(top.value)}; {params_text(top.params)}")
+    else:
+        click.echo("best: no trial completed yet")
+    if s.history:
+        click.echo(f"history: {s.history}")
+    click.echo(f"runs: trainstack runs list --experiment {s.experiment} --tag sweep={s.name}")
+
+
+def _counts(s: object) -> dict[str, int]:
+    from trainstack.sweep.listing import SweepInfo
+
+    assert isinstance(s, SweepInfo)
+    out: dict[str, int] = {}
+    for r in s.trials:
+        out[r.state.value] = out.get(r.state.value, 0) + 1
+    return out
+
+
+def _row(r: object) -> dict[str, object]:
+    from trainstack.sweep.view import TrialRow
+
+    assert isinstance(r, TrialRow)
+    return {"trial": r.number, "state": r.state.value, "value": r.value, "params": r.params,
+            "run": r.run_id, "name": r.name, "reason": r.reason or None}

@@ -1,0 +1,60 @@
+"""What `trainstack sweeps list|show` read: each sweep's optuna storage under the state home."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from trainstack.errors import NotFoundError
+from trainstack.spec.suggest import did_you_mean
+from trainstack.sweep import study as studies
+from trainstack.sweep.engine import rows
+from trainstack.sweep.model import Goal
+from trainstack.sweep.summary import HISTORY_PNG, best
+from trainstack.sweep.view import TrialRow
+
+
+@dataclass(frozen=True)
+class SweepInfo:
+    name: str
+    directory: Path
+    goal: Goal
+    objective: str
+    experiment: str
+    spec: str
+    trials: tuple[TrialRow, ...]
+
+    @property
+    def best(self) -> TrialRow | None:
+        return best(list(self.trials), self.goal)
+
+    @property
+    def history(self) -> Path | None:
+        png = self.directory / HISTORY_PNG
+        return png if png.is_file() else None
+
+
+def names(home: Path) -> list[str]:
+    root = studies.sweeps_root(home)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / studies.STORAGE_FILE).is_file())
+
+
+def info(home: Path, name: str) -> SweepInfo:
+    known = names(home)
+    if name not in known:
+        raise NotFoundError(f"no sweep {name!r} in {studies.sweeps_root(home)}."
+                            f"{did_you_mean(name, known)}",
+                            hint="`trainstack sweeps list` shows the sweeps recorded here")
+    import optuna
+
+    studies.quiet()
+    directory = studies.sweep_dir(home, name)
+    study = optuna.load_study(study_name=name, storage=studies.storage_url(directory))
+    goal = (Goal.MINIMIZE if study.direction is optuna.study.StudyDirection.MINIMIZE
+            else Goal.MAXIMIZE)
+    attrs = study.user_attrs
+    return SweepInfo(name, directory, goal, str(attrs.get("objective", "")),
+                     str(attrs.get("experiment", "")), str(attrs.get(studies.SPEC, "")),
+                     tuple(rows(study)))

@@ -1,0 +1,156 @@
+"""Load a `kind: Sweep` file: the spec loader's reader, schema (spec/schema.py SWEEP), fastcheck
+and diagnostics, then the base run (a Run file or inline) and the search space against its
+component. Every problem is reported together as one SpecError (exit 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from trainstack.errors import Diagnostic, SpecError
+from trainstack.spec import structure, values
+from trainstack.spec.loader import Loader, shown
+from trainstack.spec.model import FrozenMap, Run
+from trainstack.spec.rules.raw import section
+from trainstack.spec.schema import API_VERSION, MAX_SWEEP_TRIALS
+from trainstack.spec.yamlsource import SourceDoc, load
+from trainstack.sweep import rules
+from trainstack.sweep.model import (
+    Algorithm,
+    Budget,
+    Choice,
+    EarlyStopping,
+    Goal,
+    Objective,
+    Pick,
+    Range,
+    Space,
+    Sweep,
+)
+
+
+def load_sweep(path: Path | str, *, components_dir: Path | None = None) -> Sweep:
+    doc = load(shown(Path(path)))
+    kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+    if kind != "Sweep":
+        raise SpecError([doc.diag(("kind",), f"expected a Sweep, found {kind!r}", code="kind")])
+    return sweep_from(Loader(components_dir), doc)
+
+
+def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
+    diags = structure.check(doc, "Sweep")
+    spec = section(doc.data, "spec")
+    base: tuple[Run, dict[str, Any], Path] | None = None
+    ref = spec.get("run")
+    try:
+        if isinstance(ref, str) and ref:
+            base = _base_from_file(loader, doc, ref)
+        elif isinstance(ref, dict) and ref:
+            base = _base_inline(loader, doc, ref)
+    except SpecError as err:
+        diags += err.diagnostics()
+    if base is not None:
+        run = base[0]
+        diags += rules.check_space(doc, run.component,
+                                   loader._raw_parameters(run.component))
+    timeout = section(spec, "budget").get("timeout")
+    if isinstance(timeout, int | str) and not isinstance(timeout, bool):
+        try:
+            values.duration_seconds(timeout)
+        except ValueError as err:
+            diags.append(doc.diag(("spec", "budget", "timeout"), str(err), code="timeout"))
+    if diags:
+        raise SpecError(_unique(diags))
+    assert base is not None
+    return _model(doc, *base)
+
+
+def _base_from_file(loader: Loader, doc: SourceDoc, ref: str) -> tuple[Run, dict[str, Any], Path]:
+    target = Path(doc.file).parent / ref
+    if not target.is_file():
+        raise SpecError([doc.diag(("spec", "run"), f"run file {ref!r} not found (looked for "
+                                  f"{target.resolve()})", code="run-ref")])
+    try:
+        run = loader.run(target)
+    except SpecError as err:
+        note = doc.diag(("spec", "run"), f"the base run {str(shown(target))!r} is invalid "
+                        f"({len(err.diagnostics())} problem(s) reported for that file)",
+                        code="run-invalid")
+        raise SpecError([note, *err.diagnostics()]) from None
+    data = load(shown(target)).data
+    return run, data, target.resolve().parent
+
+
+def _base_inline(loader: Loader, doc: SourceDoc,
+                 inline: dict[str, Any]) -> tuple[Run, dict[str, Any], Path]:
+    """The inline `spec.run` checked as a Run document whose positions are the sweep file's."""
+    meta = section(doc.data, "metadata")
+    name = meta.get("name")
+    data = {"apiVersion": API_VERSION, "kind": "Run",
+            "metadata": {"name": name if isinstance(name, str) and name else "sweep"},
+            "spec": inline}
+    prefix = ("spec", "run")
+    marks = {("spec", *p[2:]): m for p, m in doc.values.items() if p[:2] == prefix}
+    keys = {("spec", *p[2:]): m for p, m in doc.keys.items() if p[:2] == prefix}
+    top = doc.mark(prefix)
+    run_doc = SourceDoc(doc.file, data, {**({(): top} if top else {}), **marks}, keys)
+    try:
+        run = loader.run_from(run_doc)
+    except SpecError as err:
+        raise SpecError([_under_run(d) for d in err.diagnostics()]) from None
+    return run, data, Path(doc.file).resolve().parent
+
+
+def _under_run(d: Diagnostic) -> Diagnostic:
+    """A diagnostic of the inline run, its path as the sweep file names it."""
+    if d.path == "spec" or d.path.startswith("spec."):
+        return dataclasses.replace(d, path="spec.run" + d.path[len("spec"):])
+    return d
+
+
+def _unique(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[Diagnostic] = set()
+    out = []
+    for d in diags:
+        if d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out
+
+
+def _model(doc: SourceDoc, run: Run, base_doc: dict[str, Any], base_dir: Path) -> Sweep:
+    meta, spec = doc.data["metadata"], doc.data["spec"]
+    space: dict[str, Space] = {}
+    for name, raw in spec["parameters"].items():
+        param = run.component.parameter(name)
+        assert param is not None
+        if isinstance(raw, list):
+            space[name] = Choice(tuple(raw))
+        else:
+            integer = param.type.value == "Int"
+            space[name] = Range(float(raw["min"]), float(raw["max"]), bool(raw.get("log", False)),
+                                integer)
+    obj = spec["objective"]
+    budget = spec.get("budget") or {}
+    early = spec.get("earlyStopping")
+    timeout = budget.get("timeout")
+    return Sweep(
+        name=meta["name"],
+        experiment=meta.get("experiment") or meta["name"],
+        description=meta.get("description", "") or "",
+        tags=FrozenMap(dict(sorted((meta.get("tags") or {}).items()))),
+        source=Path(doc.file).resolve(),
+        base=run,
+        base_doc=FrozenMap(base_doc),
+        base_dir=base_dir,
+        space=FrozenMap(space),
+        objective=Objective(obj["metric"], Goal(obj["goal"]), Pick(obj.get("value", "last"))),
+        algorithm=Algorithm(spec.get("algorithm", "grid")),
+        seed=spec.get("seed"),
+        budget=Budget(budget.get("trials", MAX_SWEEP_TRIALS if spec.get("algorithm", "grid")
+                                 == "grid" else 10), budget.get("parallel", 1),
+                      None if timeout is None else values.duration_seconds(timeout)),
+        early_stopping=None if early is None else EarlyStopping(
+            early.get("startupTrials", 2), early.get("warmupSteps", 0)),
+    )

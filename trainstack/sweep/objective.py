@@ -1,0 +1,52 @@
+"""A trial's objective: one metric series from the run's `$METRICS` (docs/metrics.md), read
+through trainstack.metrics. Locally that is the run directory's `metrics/`; for a run stack it is
+the copy in the artifact store, reached through sweep/cluster.py's `MetricsSource`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from trainstack.sweep.model import Goal, Objective, Pick
+
+
+@dataclass(frozen=True)
+class Series:
+    steps: tuple[tuple[int, float], ...]  # (x as an integer step, value), gaps left out
+    value: float | None  # the trial's score: the last or best value
+
+
+@dataclass(frozen=True)
+class Missing:
+    """The metric is not in the run's metrics; `known` lists what is."""
+
+    known: tuple[str, ...]
+
+
+def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
+    from trainstack.metrics import series as metric_series
+    from trainstack.metrics import values
+
+    if not (metrics_dir / "metrics.json").is_file():
+        return Missing(())
+    metrics = metric_series.read(metrics_dir)
+    found = values.values(metrics)
+    hit = values.find(found, objective.metric)
+    if hit is None:
+        return Missing(tuple(v.id for v in found))
+    data = metrics.chart(hit.chart)
+    assert data is not None
+    column = next(c for c in data.columns if c.name == hit.column)
+    steps = tuple((int(x), float(y)) for x, y in zip(data.x, column.values, strict=True)
+                  if not math.isnan(float(y)) and not math.isnan(float(x)))
+    return Series(steps, score(steps, objective))
+
+
+def score(steps: tuple[tuple[int, float], ...], objective: Objective) -> float | None:
+    if not steps:
+        return None
+    ys = [y for _, y in steps]
+    if objective.pick is Pick.LAST:
+        return ys[-1]
+    return min(ys) if objective.goal is Goal.MINIMIZE else max(ys)

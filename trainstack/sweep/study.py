@@ -1,0 +1,191 @@
+"""optuna's side of a sweep: one SQLite storage per sweep under the state home, the sampler and
+pruner the spec names, the search space as optuna distributions, and the bookkeeping that makes
+running the same command again resume the sweep.
+
+A trial the sweep had to stop (Ctrl-C, the runner killed) is told FAIL with the user attribute
+`interrupted`; on resume its parameters are enqueued again so that exactly the unfinished points
+run, and it does not count against the budget. Trials that finished (complete, pruned, failed on
+their own) are never rerun.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trainstack.errors import UserError
+from trainstack.sweep.model import Algorithm, Choice, Goal, Range, Sweep
+
+if TYPE_CHECKING:
+    import optuna
+
+INTERRUPTED = "interrupted"  # user attribute of a trial the sweep stopped
+RUN_ID = "run_id"  # user attribute: the registry id of the trial's run
+RUN_NAME = "run_name"
+REASON = "reason"
+FINGERPRINT = "fingerprint"
+SPEC = "spec"
+STORAGE_FILE = "optuna.db"
+
+
+def sweeps_root(home: Path) -> Path:
+    return home / "sweeps"
+
+
+def sweep_dir(home: Path, name: str) -> Path:
+    return sweeps_root(home) / name
+
+
+def storage_url(directory: Path) -> str:
+    return f"sqlite:///{directory / STORAGE_FILE}"
+
+
+def quiet() -> None:
+    """optuna logs every trial at INFO on stderr; the sweep has its own table."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    logging.getLogger("optuna").propagate = False
+
+
+@contextlib.contextmanager
+def exclusive(directory: Path) -> Iterator[None]:
+    """One sweep process per sweep: a second `trainstack sweep` of the same sweep is refused
+    rather than racing the first for the same grid points."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(f"sweep {directory.name} is already running (lock "
+                            f"{directory / 'lock'})",
+                            hint="wait for it, or stop it with Ctrl-C") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def distributions(sweep: Sweep) -> dict[str, Any]:
+    from optuna.distributions import (
+        CategoricalDistribution,
+        FloatDistribution,
+        IntDistribution,
+    )
+
+    out: dict[str, Any] = {}
+    for name, space in sweep.space.items():
+        if isinstance(space, Choice):
+            out[name] = CategoricalDistribution(list(space.values))
+        elif isinstance(space, Range) and space.integer:
+            out[name] = IntDistribution(int(space.min), int(space.max), log=space.log)
+        else:
+            out[name] = FloatDistribution(space.min, space.max, log=space.log)
+    return out
+
+
+def sampler_for(sweep: Sweep) -> optuna.samplers.BaseSampler:
+    import optuna
+
+    seed = sweep.seed
+    if sweep.algorithm is Algorithm.GRID:
+        grid = {n: list(s.values) for n, s in sweep.space.items() if isinstance(s, Choice)}
+        sampler: optuna.samplers.BaseSampler = _grid_sampler(grid, seed=seed)
+    elif sweep.algorithm is Algorithm.RANDOM:
+        sampler = optuna.samplers.RandomSampler(seed=seed)
+    else:
+        sampler = optuna.samplers.TPESampler(seed=seed)
+    return sampler
+
+
+def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
+    import optuna
+
+    quiet()
+    sampler = sampler_for(sweep)
+    pruner: optuna.pruners.BasePruner = optuna.pruners.NopPruner()
+    if sweep.early_stopping is not None:
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=sweep.early_stopping.startup_trials,
+                                             n_warmup_steps=sweep.early_stopping.warmup_steps)
+    direction = (optuna.study.StudyDirection.MINIMIZE if sweep.objective.goal is Goal.MINIMIZE
+                 else optuna.study.StudyDirection.MAXIMIZE)
+    study = optuna.create_study(storage=storage_url(directory), study_name=sweep.name,
+                                sampler=sampler, pruner=pruner, direction=direction,
+                                load_if_exists=True)
+    stored = study.user_attrs.get(FINGERPRINT)
+    if stored is None:
+        study.set_user_attr(FINGERPRINT, sweep.fingerprint())
+        study.set_user_attr(SPEC, str(sweep.source))
+        study.set_user_attr("objective", sweep.objective.metric)
+        study.set_user_attr("experiment", sweep.experiment)
+    elif stored != sweep.fingerprint():
+        raise UserError(f"sweep {sweep.name} already exists with another search space, objective "
+                        f"or algorithm ({directory})",
+                        hint="give the changed sweep a new metadata.name; trials of a different "
+                        "search are not comparable")
+    return study
+
+
+def _grid_sampler_class() -> Any:
+    import optuna
+
+    class GridSampler(optuna.samplers.GridSampler):
+        """optuna's grid sampler minus its `study.stop()` when the grid is exhausted, which
+        works only inside `study.optimize`: the sweep loop (ask/tell) stops by its budget."""
+
+        def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+            return None
+
+    return GridSampler
+
+
+def _grid_sampler(grid: dict[str, list[Any]], seed: int | None) -> Any:
+    return _grid_sampler_class()(grid, seed=seed)
+
+
+@dataclass(frozen=True)
+class Progress:
+    counted: int  # trials that count against the budget (finished on their own, or running)
+    done: int
+
+
+def prepare_resume(study: optuna.Study) -> int:
+    """Mark trials left running by a runner that died as interrupted, and enqueue the
+    parameters of every interrupted point that has not run since. Returns how many were
+    enqueued."""
+    from optuna.trial import TrialState
+
+    trials = study.get_trials(deepcopy=False)
+    for t in trials:
+        if t.state is TrialState.RUNNING:
+            study._storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)
+            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+    trials = study.get_trials(deepcopy=False)
+    covered = [t.params for t in trials if not t.user_attrs.get(INTERRUPTED)]
+    covered += [t.system_attrs.get("fixed_params", {}) for t in trials
+                if t.state is TrialState.WAITING]
+    enqueued = 0
+    for t in trials:
+        if t.user_attrs.get(INTERRUPTED) and t.params not in covered:
+            study.enqueue_trial(dict(t.params), skip_if_exists=False)
+            covered.append(t.params)
+            enqueued += 1
+    return enqueued
+
+
+def progress(study: optuna.Study) -> Progress:
+    from optuna.trial import TrialState
+
+    counted = done = 0
+    for t in study.get_trials(deepcopy=False):
+        if t.user_attrs.get(INTERRUPTED) or t.state is TrialState.WAITING:
+            continue
+        counted += 1
+        done += t.state.is_finished()
+    return Progress(counted, done)
