@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from trainstack.errors import Diagnostic
+from trainstack.spec import suggest
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, is_number, section
-from trainstack.spec.suggest import closest
 from trainstack.spec.yamlsource import SourceDoc
 
 _RANGE_KEYS = ("min", "max", "log")
@@ -22,10 +22,9 @@ def check_space(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
     for name, space in section(doc.data, "spec", "parameters").items():
         path: tuple[str | int, ...] = ("spec", "parameters", name)
         if name not in raw:
-            best = closest(str(name), raw)
             out.append(doc.diag(path, f"component {comp.ref} has no parameter {name!r}",
-                                hint=f"did you mean {best!r}?" if best else
-                                "declared: " + (", ".join(raw) or "none"), key=True,
+                                hint=suggest.hint(str(name), raw)
+                                or "declared: " + (", ".join(raw) or "none"), key=True,
                                 code="unknown-parameter"))
         elif isinstance(space, list):
             out += _choices(doc, path, raw[name], space)
@@ -64,10 +63,9 @@ def _range(doc: SourceDoc, path: tuple[str | int, ...], param: dict[str, Any],
     out: list[Diagnostic] = []
     for key in rng:
         if key not in _RANGE_KEYS:
-            best = closest(str(key), _RANGE_KEYS)
             out.append(doc.diag((*path, key), f"unknown field {key!r}", key=True,
-                                hint=f"did you mean {best!r}?" if best else
-                                "allowed here: min, max, log", code="unknown-key"))
+                                hint=suggest.hint(str(key), _RANGE_KEYS)
+                                or "allowed here: min, max, log", code="unknown-key"))
     for key in ("min", "max"):
         if key not in rng:
             out.append(doc.diag(path, f"required field {key!r} is missing", code="required"))
