@@ -68,17 +68,20 @@ def _component(root: Path, name: str, command: str) -> Path:
     (comp / "src" / "writer.py").write_text(WRITER)
     # A JSON string is a valid YAML scalar: the command stays text whatever it contains.
     (comp / "component.yaml").write_text(
-        COMPONENT.format(name=name, command_yaml=json.dumps(command)))
+        COMPONENT.format(name=name, command_yaml=json.dumps(command))
+    )
     run = root / f"{name}-run.yaml"
-    run.write_text(RUN.format(name=name, component=comp / "component.yaml",
-                              result=root / f"{name}-result"))
+    run.write_text(
+        RUN.format(name=name, component=comp / "component.yaml", result=root / f"{name}-result")
+    )
     return run
 
 
 def _wall(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - started
 
 
@@ -96,30 +99,38 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench-local-") as tmp:
         root = Path(tmp)
-        env = dict(os.environ, TRAINSTACK_HOME=str(root / "home"),
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
-                                                            os.environ.get("PYTHONPATH")])))
+        env = dict(
+            os.environ,
+            TRAINSTACK_HOME=str(root / "home"),
+            PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        )
         trainstack = [sys.executable, "-m", "trainstack", "run"]
 
         # (a) overhead
         noop = _component(root, "noop", "true")
         _wall([*trainstack, str(noop), "--local"], env, ROOT)  # warm caches once
-        runner_noop = [_wall([*trainstack, str(noop), "--local"], env, ROOT)
-                       for _ in range(args.repeat)]
+        runner_noop = [
+            _wall([*trainstack, str(noop), "--local"], env, ROOT) for _ in range(args.repeat)
+        ]
         sh_noop = [_wall(["sh", "-c", "true"], env, ROOT) for _ in range(args.repeat)]
         added = statistics.median(runner_noop) - statistics.median(sh_noop)
-        print(f"(a) no-op run: trainstack run --local {statistics.median(runner_noop):.3f} s, "
-              f"sh -c true {statistics.median(sh_noop) * 1000:.1f} ms "
-              f"(medians of {args.repeat}); added {added:.3f} s "
-              f"[target < 0.5 s: {'met' if added < 0.5 else 'NOT met'}]")
+        print(
+            f"(a) no-op run: trainstack run --local {statistics.median(runner_noop):.3f} s, "
+            f"sh -c true {statistics.median(sh_noop) * 1000:.1f} ms "
+            f"(medians of {args.repeat}); added {added:.3f} s "
+            f"[target < 0.5 s: {'met' if added < 0.5 else 'NOT met'}]"
+        )
 
         # (b) 200 MB to stdout
         timing = root / "timing.txt"
         command = f"python writer.py {args.megabytes} {timing}"
         chatty = _component(root, "chatty", command)
         src = root / "chatty" / "src"
-        direct_cmd = ["sh", "-c", f'"{sys.executable}" writer.py {args.megabytes} {timing} '
-                                  f"> {root / 'direct.log'}"]
+        direct_cmd = [
+            "sh",
+            "-c",
+            f'"{sys.executable}" writer.py {args.megabytes} {timing} > {root / "direct.log"}',
+        ]
         runner_rates, direct_rates, runner_walls, direct_walls = [], [], [], []
         for _ in range(args.repeat):
             # Same footing for both: no earlier 200 MB log left behind, dirty pages written
@@ -137,12 +148,16 @@ def main() -> None:
         ratio = d_rate / r_rate
         net_runner = statistics.median(runner_walls) - statistics.median(runner_noop)
         net_direct = statistics.median(direct_walls) - statistics.median(sh_noop)
-        print(f"(b) {args.megabytes} MB to stdout: writer throughput {r_rate:.0f} MB/s under "
-              f"the runner vs {d_rate:.0f} MB/s redirected to a file; time ratio "
-              f"{ratio:.2f}x [target <= 1.3x: {'met' if ratio <= 1.3 else 'NOT met'}]")
-        print(f"    end to end: runner {statistics.median(runner_walls):.3f} s vs redirect "
-              f"{statistics.median(direct_walls):.3f} s; net of the no-op costs "
-              f"{net_runner:.3f} s vs {net_direct:.3f} s = {net_runner / net_direct:.2f}x")
+        print(
+            f"(b) {args.megabytes} MB to stdout: writer throughput {r_rate:.0f} MB/s under "
+            f"the runner vs {d_rate:.0f} MB/s redirected to a file; time ratio "
+            f"{ratio:.2f}x [target <= 1.3x: {'met' if ratio <= 1.3 else 'NOT met'}]"
+        )
+        print(
+            f"    end to end: runner {statistics.median(runner_walls):.3f} s vs redirect "
+            f"{statistics.median(direct_walls):.3f} s; net of the no-op costs "
+            f"{net_runner:.3f} s vs {net_direct:.3f} s = {net_runner / net_direct:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -63,12 +63,26 @@ def make_run(home: Path, points: int) -> str:
     x = np.arange(1, points + 1, dtype=np.float64)
     for i in range(CHARTS):
         names = [f"s{j}" for j in range(1, SERIES + 1)]
-        metas.append({"name": f"chart{i}", "x": "step", "ys": ["value"], "series": names,
-                      "description": f"chart {i}", "smooth": "true" if i < 2 else "false",
-                      "with_timestamp": "false"})
+        metas.append(
+            {
+                "name": f"chart{i}",
+                "x": "step",
+                "ys": ["value"],
+                "series": names,
+                "description": f"chart {i}",
+                "smooth": "true" if i < 2 else "false",
+                "with_timestamp": "false",
+            }
+        )
         cols = [x] + [np.cumsum(rnd.normal(size=points)) for _ in names]
-        np.savetxt(metrics / f"chart{i}.csv", np.column_stack(cols), fmt="%.6g", delimiter=",",
-                   header=",".join(["step", *names]), comments="")
+        np.savetxt(
+            metrics / f"chart{i}.csv",
+            np.column_stack(cols),
+            fmt="%.6g",
+            delimiter=",",
+            header=",".join(["step", *names]),
+            comments="",
+        )
     (metrics / "metrics.json").write_text(json.dumps({"id": record.id, "metas": metas}))
     return record.id
 
@@ -92,10 +106,24 @@ def main() -> None:
         run_id = make_run(home, args.points)
         env = {**os.environ, "TRAINSTACK_HOME": str(home), "MPLBACKEND": "Agg"}
         metrics = home / "runs" / run_id / "metrics"
-        base = timed([sys.executable, "-c", BASELINE, str(metrics), str(Path(tmp) / "base"),
-                      str(CHARTS)], env, args.repeat)
-        ours = timed([sys.executable, "-m", "trainstack", "metrics", run_id, "--png",
-                      str(Path(tmp) / "ours")], env, args.repeat)
+        base = timed(
+            [sys.executable, "-c", BASELINE, str(metrics), str(Path(tmp) / "base"), str(CHARTS)],
+            env,
+            args.repeat,
+        )
+        ours = timed(
+            [
+                sys.executable,
+                "-m",
+                "trainstack",
+                "metrics",
+                run_id,
+                "--png",
+                str(Path(tmp) / "ours"),
+            ],
+            env,
+            args.repeat,
+        )
         pngs = sorted(p.name for p in (Path(tmp) / "ours").glob("*.png"))
         assert len(pngs) == CHARTS, pngs
     print(f"{CHARTS} charts x {SERIES} series x {args.points:,} points")

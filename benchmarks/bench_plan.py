@@ -47,8 +47,10 @@ spec:
 
 
 def _run(i: int, kind: str) -> str:
-    roles = "\n".join(f"    {role}: {{replicas: {n}, cpu: 4, memory: 16Gi, gpu: {i % 2}}}"
-                      for role, n in KINDS[kind].items())
+    roles = "\n".join(
+        f"    {role}: {{replicas: {n}, cpu: 4, memory: 16Gi, gpu: {i % 2}}}"
+        for role, n in KINDS[kind].items()
+    )
     return f"""apiVersion: trainstack.dev/v1
 kind: Run
 metadata:
@@ -127,8 +129,10 @@ def main() -> None:
     print(f"platform plan (once per env, cached): {platform_s * 1e3:.1f} ms")
     print(f"render alone : {r_ms:7.2f} ms/run (median {statistics.median(rendered) * 1e3:.2f})")
     print(f"plan         : {p_ms:7.2f} ms/run (median {statistics.median(planned) * 1e3:.2f})")
-    print(f"ratio plan/render: {p_ms / r_ms:.1f}x  (Pulumi's offline overhead per run: "
-          f"{p_ms - r_ms:.2f} ms)")
+    print(
+        f"ratio plan/render: {p_ms / r_ms:.1f}x  (Pulumi's offline overhead per run: "
+        f"{p_ms - r_ms:.2f} ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,19 +29,26 @@ REGISTRY = "trainstack-ack-dev-registry-vpc.cn-hangzhou.cr.aliyuncs.com"  # ack-
 
 def make_run(folder: Path) -> Path:
     component = folder / "mnist"
-    shutil.copytree(REPO / "components" / "mnist-ddp", component,
-                    ignore=shutil.ignore_patterns("runs"))
+    shutil.copytree(
+        REPO / "components" / "mnist-ddp", component, ignore=shutil.ignore_patterns("runs")
+    )
     spec = yaml.safe_load((component / "component.yaml").read_text())
     spec["spec"]["image"] = f"{REGISTRY}/acme/torch:2.3"
     (component / "component.yaml").write_text(yaml.safe_dump(spec))
     (component / "runs").mkdir()
-    run = {"apiVersion": "trainstack.dev/v1", "kind": "Run",
-           "metadata": {"name": "bench-policy", "tags": {"team": "vision"}},
-           "spec": {"component": "../component.yaml",
-                    "inputs": {"train": "oss://acme-trainstack-dev-data/mnist/"},
-                    "resources": {"master": {"replicas": 1, "cpu": 4, "memory": "16Gi", "gpu": 1},
-                                  "worker": {"replicas": 3, "cpu": 4, "memory": "16Gi",
-                                             "gpu": 1}}}}
+    run = {
+        "apiVersion": "trainstack.dev/v1",
+        "kind": "Run",
+        "metadata": {"name": "bench-policy", "tags": {"team": "vision"}},
+        "spec": {
+            "component": "../component.yaml",
+            "inputs": {"train": "oss://acme-trainstack-dev-data/mnist/"},
+            "resources": {
+                "master": {"replicas": 1, "cpu": 4, "memory": "16Gi", "gpu": 1},
+                "worker": {"replicas": 3, "cpu": 4, "memory": "16Gi", "gpu": 1},
+            },
+        },
+    }
     path = component / "runs" / "run.yaml"
     path.write_text(yaml.safe_dump(run))
     return path
@@ -72,8 +79,10 @@ def main() -> None:
             plans.append(timed(lambda: plan_run(run, args.env, REPO)))
             checks.append(timed(lambda: check_run(run, args.env, REPO)))
     plan_s, check_s = statistics.median(plans), statistics.median(checks)
-    print(f"run: mnist-ddp (master + 3 workers) on {args.env}, {len(report.violations)} "
-          f"violation(s); {args.repeat} alternating repeats, medians")
+    print(
+        f"run: mnist-ddp (master + 3 workers) on {args.env}, {len(report.violations)} "
+        f"violation(s); {args.repeat} alternating repeats, medians"
+    )
     print(f"baseline  plan_run:  {plan_s * 1000:8.1f} ms")
     print(f"measured  check_run: {check_s * 1000:8.1f} ms")
     print(f"ratio policy check / plan: {check_s / plan_s:.3f} (target <= 1.2)")

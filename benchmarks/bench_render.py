@@ -29,8 +29,12 @@ KINDS = {
     "mpi": {"launcher": 1, "worker": 2},
     "custom": {"worker": 2},
 }
-SCHEMES = ["oss://acme-data/{}/", "nas://nas.example.com/{}/", "pvc://datasets/{}/",
-           "oss://acme-data/{}/part-0.csv"]
+SCHEMES = [
+    "oss://acme-data/{}/",
+    "nas://nas.example.com/{}/",
+    "pvc://datasets/{}/",
+    "oss://acme-data/{}/part-0.csv",
+]
 
 
 def _component(kind: str) -> str:
@@ -57,7 +61,8 @@ def _run(i: int, kind: str, rnd: random.Random) -> str:
     roles = "\n".join(
         f"    {role}: {{replicas: {n}, cpu: {rnd.choice([2, 4, 8])}, memory: "
         f"{rnd.choice(['8Gi', '16Gi'])}, gpu: {rnd.choice([0, 1])}}}"
-        for role, n in KINDS[kind].items())
+        for role, n in KINDS[kind].items()
+    )
     return f"""apiVersion: trainstack.dev/v1
 kind: Run
 metadata:
@@ -67,12 +72,12 @@ metadata:
 spec:
   component: ./{kind}.component.yaml
   parameters: {{epochs: {rnd.randint(1, 1000)}, lr: {rnd.random():.4f}, note: "run {i}"}}
-  inputs: {{train: "{rnd.choice(SCHEMES).format(f'train{i}')}", test: "{SCHEMES[0].format('t')}"}}
+  inputs: {{train: "{rnd.choice(SCHEMES).format(f"train{i}")}", test: "{SCHEMES[0].format("t")}"}}
   outputs: {{model: "oss://acme-models/{i}/", checkpoints: "nas://nas.example.com/ckpt/{i}/"}}
   resources:
 {roles}
   priority: {rnd.randint(1, 9)}
-  scheduling: {rnd.choice(['intelligent', 'centralized', 'spread'])}
+  scheduling: {rnd.choice(["intelligent", "centralized", "spread"])}
   faultTolerance: {{maxRestarts: 3}}
   timeout: 24h
   env: {{NCCL_DEBUG: INFO}}
@@ -109,7 +114,8 @@ def main() -> None:
         ours = time.perf_counter() - start
 
         inputs = [p.read_text() for p in paths] + [
-            p.read_text() for p in sorted(Path(tmp).glob("*.component.yaml"))]
+            p.read_text() for p in sorted(Path(tmp).glob("*.component.yaml"))
+        ]
         start = time.perf_counter()
         for text in inputs:
             yaml.load(text, Loader=yaml.CSafeLoader)
@@ -119,8 +125,10 @@ def main() -> None:
     n_docs = sum(len(d) for d in outputs)
     print(f"runs: {count}, documents: {n_docs}")
     print(f"validate + render + dump: {ours * 1000 / count:.2f} ms/run ({ours:.2f} s)")
-    print(f"baseline (CSafeLoader parse of inputs + CSafeDumper dump of outputs): "
-          f"{floor * 1000 / count:.2f} ms/run ({floor:.2f} s)")
+    print(
+        f"baseline (CSafeLoader parse of inputs + CSafeDumper dump of outputs): "
+        f"{floor * 1000 / count:.2f} ms/run ({floor:.2f} s)"
+    )
     print(f"ratio: {ours / floor:.2f}x (target <= 5x)")
 
 

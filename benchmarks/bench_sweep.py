@@ -28,12 +28,18 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 COMPONENT = {
-    "apiVersion": "trainstack.dev/v1", "kind": "Component",
+    "apiVersion": "trainstack.dev/v1",
+    "kind": "Component",
     "metadata": {"name": "bench-trial", "version": "1.0.0"},
-    "spec": {"jobType": "custom", "image": "registry.example.com/bench/python:3",
-             "code": "./src", "command": "python main.py $PAI_USER_ARGS",
-             "parameters": [{"name": "x", "type": "Int", "default": 0,
-                             "range": {"min": 0, "max": 1000}}]},
+    "spec": {
+        "jobType": "custom",
+        "image": "registry.example.com/bench/python:3",
+        "code": "./src",
+        "command": "python main.py $PAI_USER_ARGS",
+        "parameters": [
+            {"name": "x", "type": "Int", "default": 0, "range": {"min": 0, "max": 1000}}
+        ],
+    },
 }
 MAIN = """\
 import json, os, sys
@@ -51,23 +57,44 @@ def project(root: Path, trials: int) -> Path:
     (comp / "src").mkdir(parents=True)
     (comp / "src" / "main.py").write_text(MAIN)
     (comp / "component.yaml").write_text(yaml.safe_dump(COMPONENT))
-    (comp / "base.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "trainstack.dev/v1", "kind": "Run", "metadata": {"name": "bench-base"},
-        "spec": {"component": "./component.yaml"}}))
+    (comp / "base.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "trainstack.dev/v1",
+                "kind": "Run",
+                "metadata": {"name": "bench-base"},
+                "spec": {"component": "./component.yaml"},
+            }
+        )
+    )
     sweep = comp / f"sweep-{trials}.yaml"
-    sweep.write_text(yaml.safe_dump({
-        "apiVersion": "trainstack.dev/v1", "kind": "Sweep",
-        "metadata": {"name": f"bench-{trials}"},
-        "spec": {"run": "./base.yaml", "parameters": {"x": list(range(trials))},
-                 "objective": {"metric": "score/value", "goal": "maximize"},
-                 "budget": {"parallel": 1}}}))
+    sweep.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "trainstack.dev/v1",
+                "kind": "Sweep",
+                "metadata": {"name": f"bench-{trials}"},
+                "spec": {
+                    "run": "./base.yaml",
+                    "parameters": {"x": list(range(trials))},
+                    "objective": {"metric": "score/value", "goal": "maximize"},
+                    "budget": {"parallel": 1},
+                },
+            }
+        )
+    )
     return sweep
 
 
 def trainstack(*args: str | Path) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "trainstack", *map(str, args)], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "trainstack", *map(str, args)],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -77,8 +104,9 @@ def measure(trials: int) -> tuple[float, float]:
         root = Path(tmp)
         sweep = project(root, trials)
         swept = trainstack("sweep", sweep, "--local", "--home", root / "home-sweep")
-        files = sorted((root / "home-sweep" / "sweeps" / f"bench-{trials}" / "trials")
-                       .glob("*.yaml"))
+        files = sorted(
+            (root / "home-sweep" / "sweeps" / f"bench-{trials}" / "trials").glob("*.yaml")
+        )
         assert len(files) == trials, files
         base = 0.0
         for i, f in enumerate(files):
@@ -101,13 +129,17 @@ def main() -> None:
         swept = statistics.median(p[0] for p in pairs)
         base = statistics.median(p[1] for p in pairs)
         over[n] = swept - base
-        print(f"{n:3d} trials: sweep {swept:6.2f} s, plain runs one after another {base:6.2f} s, "
-              f"ratio {swept / base:.2f}x, overhead {over[n] / n:.3f} s per trial "
-              f"(start-up included)")
+        print(
+            f"{n:3d} trials: sweep {swept:6.2f} s, plain runs one after another {base:6.2f} s, "
+            f"ratio {swept / base:.2f}x, overhead {over[n] / n:.3f} s per trial "
+            f"(start-up included)"
+        )
     slope = (over[args.large] - over[args.small]) / (args.large - args.small)
     fixed = over[args.small] - slope * args.small
-    print(f"marginal overhead per trial: {slope:.3f} s (target < 0.3 s); fixed start-up of the "
-          f"sweep: {fixed:.2f} s")
+    print(
+        f"marginal overhead per trial: {slope:.3f} s (target < 0.3 s); fixed start-up of the "
+        f"sweep: {fixed:.2f} s"
+    )
 
 
 if __name__ == "__main__":

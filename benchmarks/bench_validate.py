@@ -79,8 +79,12 @@ spec:
   timeout: 24h
 """
 
-ROLES = {"pytorch": ("master", "worker"), "tensorflow": ("chief", "worker"),
-         "xgboost": ("master", "worker"), "mpi": ("launcher", "worker")}
+ROLES = {
+    "pytorch": ("master", "worker"),
+    "tensorflow": ("chief", "worker"),
+    "xgboost": ("master", "worker"),
+    "mpi": ("launcher", "worker"),
+}
 
 
 def generate(root: Path, pairs: int) -> list[Path]:
@@ -96,13 +100,17 @@ def generate(root: Path, pairs: int) -> list[Path]:
             (comp_dir / "src" / "main.py").write_text("print('bench')\n")
             code = "./src"
         first, second = ROLES[job_type]
-        resources = (f"    {first}: {{replicas: 1, cpu: 4, memory: 16Gi, gpu: 1, "
-                     f"sharedMemory: 8Gi}}\n    {second}: {{replicas: 3, cpu: 4, memory: 16Gi, "
-                     "gpu: 1}")
-        (comp_dir / "component.yaml").write_text(COMPONENT.format(
-            i=i, minor=i % 7, job_type=job_type, code=code))
-        (comp_dir / "runs" / "run.yaml").write_text(RUN.format(
-            i=i, epochs=1 + i % 900, priority=1 + i % 9, resources=resources))
+        resources = (
+            f"    {first}: {{replicas: 1, cpu: 4, memory: 16Gi, gpu: 1, "
+            f"sharedMemory: 8Gi}}\n    {second}: {{replicas: 3, cpu: 4, memory: 16Gi, "
+            "gpu: 1}"
+        )
+        (comp_dir / "component.yaml").write_text(
+            COMPONENT.format(i=i, minor=i % 7, job_type=job_type, code=code)
+        )
+        (comp_dir / "runs" / "run.yaml").write_text(
+            RUN.format(i=i, epochs=1 + i % 900, priority=1 + i % 9, resources=resources)
+        )
         files += [comp_dir / "component.yaml", comp_dir / "runs" / "run.yaml"]
     return files
 
@@ -121,8 +129,10 @@ def validate_all(files: list[Path]) -> float:
     report = validate(files)
     elapsed = time.perf_counter() - start
     if not report.ok or len(report.runs) != len(files) // 2:
-        raise SystemExit("benchmark specs did not validate:\n"
-                         + "\n".join(d.render() for d in report.diagnostics[:10]))
+        raise SystemExit(
+            "benchmark specs did not validate:\n"
+            + "\n".join(d.render() for d in report.diagnostics[:10])
+        )
     return elapsed
 
 
@@ -171,13 +181,19 @@ def main() -> None:
     base = wall(baseline_argv, args.repeat)
     ours = wall(validate_argv, args.repeat)
     print(f"(b) trainstack validate {one.relative_to(ROOT)} ({args.repeat} runs each)")
-    print(f"    python -c 'import yaml, jinja2, cerberus': best {min(base) * 1e3:6.1f} ms, "
-          f"median {statistics.median(base) * 1e3:6.1f} ms")
-    print(f"    trainstack validate ONE.yaml           : best {min(ours) * 1e3:6.1f} ms, "
-          f"median {statistics.median(ours) * 1e3:6.1f} ms")
+    print(
+        f"    python -c 'import yaml, jinja2, cerberus': best {min(base) * 1e3:6.1f} ms, "
+        f"median {statistics.median(base) * 1e3:6.1f} ms"
+    )
+    print(
+        f"    trainstack validate ONE.yaml           : best {min(ours) * 1e3:6.1f} ms, "
+        f"median {statistics.median(ours) * 1e3:6.1f} ms"
+    )
     best, median = min(ours) / min(base), statistics.median(ours) / statistics.median(base)
-    print(f"    ratio best {best:.2f}x, median {median:.2f}x (target <= 1.5x) -> "
-          f"{'OK' if median <= 1.5 else 'MISSED'}")
+    print(
+        f"    ratio best {best:.2f}x, median {median:.2f}x (target <= 1.5x) -> "
+        f"{'OK' if median <= 1.5 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

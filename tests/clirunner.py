@@ -67,23 +67,42 @@ class Cli:
         base = dict(self.env) if inherit else {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
         return {**base, **(env or {})}
 
-    def __call__(self, *args: str | Path, cwd: Path = ROOT, timeout: float = 180,
-                 env: Mapping[str, str] | None = None, inherit_env: bool = True,
-                 **popen: Any) -> Result:
-        proc = subprocess.run(self.argv(*args), cwd=cwd, env=self._env(env, inherit_env),
-                              capture_output=True, text=True, timeout=timeout, check=False,
-                              **popen)
+    def __call__(
+        self,
+        *args: str | Path,
+        cwd: Path = ROOT,
+        timeout: float = 180,
+        env: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
+        **popen: Any,
+    ) -> Result:
+        proc = subprocess.run(
+            self.argv(*args),
+            cwd=cwd,
+            env=self._env(env, inherit_env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            **popen,
+        )
         if self.forbid_traceback:
             assert "Traceback" not in proc.stderr, proc.stderr
             assert "Traceback" not in proc.stdout, proc.stdout
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
-    def start(self, *args: str | Path, cwd: Path = ROOT, env: Mapping[str, str] | None = None,
-              **popen: Any) -> subprocess.Popen[str]:
+    def start(
+        self,
+        *args: str | Path,
+        cwd: Path = ROOT,
+        env: Mapping[str, str] | None = None,
+        **popen: Any,
+    ) -> subprocess.Popen[str]:
         popen.setdefault("stdout", subprocess.PIPE)
         popen.setdefault("stderr", subprocess.PIPE)
-        return subprocess.Popen(self.argv(*args), cwd=cwd, env=self._env(env, True), text=True,
-                                **popen)
+        return subprocess.Popen(
+            self.argv(*args), cwd=cwd, env=self._env(env, True), text=True, **popen
+        )
 
     def invoke(self, *args: str | Path, env: Mapping[str, str] | None = None) -> Result:
         """The same command line through `trainstack.cli.main.main` in this process (so what a
@@ -100,8 +119,7 @@ class Cli:
                 returned = main([str(a) for a in args])
                 code = returned if isinstance(returned, int) else 0
             except SystemExit as done:
-                code = done.code if isinstance(done.code, int) else (0 if done.code is None
-                                                                       else 1)
+                code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()

@@ -14,9 +14,12 @@ UPDATE_GOLDEN_ENV = "TRAINSTACK_UPDATE_GOLDEN"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--update-golden", action="store_true", default=False,
+        "--update-golden",
+        action="store_true",
+        default=False,
         help="rewrite golden files (manifests, expected diagnostics) from what the code gives "
-             f"now, instead of comparing; as {UPDATE_GOLDEN_ENV}=1. Review the diff.")
+        f"now, instead of comparing; as {UPDATE_GOLDEN_ENV}=1. Review the diff.",
+    )
 
 
 def update_golden(config: pytest.Config) -> bool:

@@ -39,9 +39,10 @@ def test_the_pattern_catches_what_it_must() -> None:
 
 
 def test_no_source_cites_seeds_or_design() -> None:
-    found = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
-             for p in _sources()
-             for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace")
-                                      .splitlines(), 1)
-             if _citations(line)]
+    found = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in _sources()
+        for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if _citations(line)
+    ]
     assert not found, "cite the product documentation by name and topic:\n" + "\n".join(found)

@@ -16,34 +16,50 @@ OWN_WAY = re.compile(r"""CliRunner|["']-m["'],\s*["']trainstack["']""")
 
 
 def _modules() -> list[Path]:
-    return [p for p in sorted(TESTS.rglob("*.py"))
-            if p not in (RUNNER, Path(__file__).resolve())
-            and "fixtures" not in p.relative_to(TESTS).parts]
+    return [
+        p
+        for p in sorted(TESTS.rglob("*.py"))
+        if p not in (RUNNER, Path(__file__).resolve())
+        and "fixtures" not in p.relative_to(TESTS).parts
+    ]
 
 
 def test_no_module_runs_the_cli_its_own_way() -> None:
     found = []
     for path in _modules():
         text = path.read_text(encoding="utf-8")
-        found += [f"{path.relative_to(TESTS)}:{n}" for n, line in
-                  enumerate(text.splitlines(), 1) if OWN_WAY.search(line)]
+        found += [
+            f"{path.relative_to(TESTS)}:{n}"
+            for n, line in enumerate(text.splitlines(), 1)
+            if OWN_WAY.search(line)
+        ]
         for node in ast.walk(ast.parse(text)):
-            if (isinstance(node, ast.ImportFrom) and node.module == "trainstack.cli.main"
-                    and {a.name for a in node.names} & {"main", "cli"}):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "trainstack.cli.main"
+                and {a.name for a in node.names} & {"main", "cli"}
+            ):
                 found.append(f"{path.relative_to(TESTS)}:{node.lineno}: calls main itself")
             if isinstance(node, ast.ClassDef) and node.name.lower() in ("cli", "clirunner"):
                 found.append(f"{path.relative_to(TESTS)}:{node.lineno}: class {node.name}")
             # (A `cli` fixture of another tool, such as test_cluster's fake Pulumi CLI, is fine.)
-            if (isinstance(node, ast.FunctionDef) and node.name == "cli"
-                    and isinstance(node.returns, ast.Name) and node.returns.id == "Cli"
-                    and path != TESTS / "conftest.py"):
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name == "cli"
+                and isinstance(node.returns, ast.Name)
+                and node.returns.id == "Cli"
+                and path != TESTS / "conftest.py"
+            ):
                 found.append(f"{path.relative_to(TESTS)}:{node.lineno}: def cli")
     assert not found, "use the cli fixture (tests/clirunner.py):\n" + "\n".join(found)
 
 
 def test_the_fixture_is_used_across_the_suite() -> None:
-    users = {p.relative_to(TESTS).parts[0] for p in _modules()
-             if re.search(r"def test\w*\([^)]*\bcli: Cli\b", p.read_text(encoding="utf-8"))}
+    users = {
+        p.relative_to(TESTS).parts[0]
+        for p in _modules()
+        if re.search(r"def test\w*\([^)]*\bcli: Cli\b", p.read_text(encoding="utf-8"))
+    }
     assert {"local", "metrics"} <= users, users
 
 

@@ -28,12 +28,26 @@ def _source_codes() -> dict[str, str]:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args
                 positional = [*args.posonlyargs, *args.args]
-                found += [d for a, d in zip(positional[len(positional) - len(args.defaults):],
-                                            args.defaults, strict=True) if a.arg == "code"]
-                found += [d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
-                          if a.arg == "code" and d is not None]
-            elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                  and node.target.id == "code" and node.value is not None):
+                found += [
+                    d
+                    for a, d in zip(
+                        positional[len(positional) - len(args.defaults) :],
+                        args.defaults,
+                        strict=True,
+                    )
+                    if a.arg == "code"
+                ]
+                found += [
+                    d
+                    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+                    if a.arg == "code" and d is not None
+                ]
+            elif (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "code"
+                and node.value is not None
+            ):
                 found.append(node.value)
             for value in found:
                 if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -63,8 +77,9 @@ def test_every_documented_code_is_used() -> None:
 
 def test_validate_json_gives_each_diagnostic_code(tmp_path: Path) -> None:
     spec = tmp_path / "run.yaml"
-    spec.write_text("apiVersion: trainstack.dev/v1\nkind: Runn\nmetadata: {name: x}\n",
-                    encoding="utf-8")
+    spec.write_text(
+        "apiVersion: trainstack.dev/v1\nkind: Runn\nmetadata: {name: x}\n", encoding="utf-8"
+    )
     result = trainstack("validate", "--format", "json", spec)
     assert result.code == 2
     diags = json.loads(result.out)

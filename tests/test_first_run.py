@@ -38,14 +38,20 @@ def test_every_module_trainstack_imports_is_a_runtime_dependency() -> None:
     imported -= set(sys.stdlib_module_names) | {"trainstack", "__future__"}
     providers = md.packages_distributions()
     declared = _declared()
-    missing = {m: providers.get(m) for m in sorted(imported)
-               if not {_norm(d) for d in providers.get(m, [])} & declared}
+    missing = {
+        m: providers.get(m)
+        for m in sorted(imported)
+        if not {_norm(d) for d in providers.get(m, [])} & declared
+    }
     assert not missing, f"imported by trainstack but not in [project].dependencies: {missing}"
 
 
 def _readme_main_job() -> list[str]:
-    setup = next(line for line in (ROOT / "README.md").read_text().splitlines()
-                 if "trainstack run" in line and line.startswith("python3 -m venv"))
+    setup = next(
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if "trainstack run" in line and line.startswith("python3 -m venv")
+    )
     step = next(s for s in setup.split("&&") if "trainstack run" in s)
     argv = shlex.split(step)
     assert argv[0].endswith("trainstack")
@@ -67,14 +73,18 @@ _EXPECTED = [
 
 def test_readme_main_job_prints_only_what_matters(tmp_path: Path) -> None:
     args = _readme_main_job()
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-           "TRAINSTACK_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "TRAINSTACK_HOME": str(tmp_path / "home"),
+        "HOME": str(tmp_path),
+    }
     result = Cli()(*args, cwd=ROOT, env=env, inherit_env=False, timeout=600)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     for noise in ("NumPy", "Warning", "warn", "exited with code", "Traceback", "143"):
         assert noise not in out, f"{noise!r} in the first run's output:\n{out}"
-    unexpected = [line for line in out.splitlines()
-                  if not any(re.fullmatch(p, line) for p in _EXPECTED)]
+    unexpected = [
+        line for line in out.splitlines() if not any(re.fullmatch(p, line) for p in _EXPECTED)
+    ]
     assert not unexpected, "\n".join(unexpected)
     assert sum("| epoch " in line for line in out.splitlines()) == 3

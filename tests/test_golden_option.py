@@ -24,18 +24,28 @@ def test_probe(golden_update: bool, request: pytest.FixtureRequest) -> None:
     assert golden_update is update_golden(request.config)
 
 
-@pytest.mark.parametrize(("flag", "env", "expected"), [
-    (None, None, "False"), ("--update-golden", None, "True"), (None, "1", "True")])
-def test_update_golden_reaches_the_fixture(tmp_path: Path, flag: str | None, env: str | None,
-                                           expected: str) -> None:
+@pytest.mark.parametrize(
+    ("flag", "env", "expected"),
+    [(None, None, "False"), ("--update-golden", None, "True"), (None, "1", "True")],
+)
+def test_update_golden_reaches_the_fixture(
+    tmp_path: Path, flag: str | None, env: str | None, expected: str
+) -> None:
     out = tmp_path / "probe.txt"
     environ = {k: v for k, v in os.environ.items() if k != UPDATE_GOLDEN_ENV}
     environ[PROBE_ENV] = str(out)
     if env is not None:
         environ[UPDATE_GOLDEN_ENV] = env
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            f"{Path(__file__).relative_to(ROOT)}::test_probe", *([flag] if flag else [])]
-    proc = subprocess.run(args, cwd=ROOT, env=environ, capture_output=True, text=True,
-                          timeout=120)
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"{Path(__file__).relative_to(ROOT)}::test_probe",
+        *([flag] if flag else []),
+    ]
+    proc = subprocess.run(args, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out.read_text(encoding="utf-8") == expected

@@ -10,8 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_ruff_and_mypy_are_pinned_exactly() -> None:
@@ -19,8 +20,11 @@ def test_ruff_and_mypy_are_pinned_exactly() -> None:
     from importlib.metadata import version
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    pins = {req.split("==")[0]: req.split("==")[1]
-            for req in extras["project"]["optional-dependencies"]["test"] if "==" in req}
+    pins = {
+        req.split("==")[0]: req.split("==")[1]
+        for req in extras["project"]["optional-dependencies"]["test"]
+        if "==" in req
+    }
     assert set(pins) >= {"ruff", "mypy"}, pins
     # The environment runs what is pinned (reinstall the test extras after changing a pin).
     assert (version("ruff"), version("mypy")) == (pins["ruff"], pins["mypy"])
@@ -28,6 +32,12 @@ def test_ruff_and_mypy_are_pinned_exactly() -> None:
 
 def test_ruff_finds_nothing() -> None:
     result = _run("ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_tree_is_ruff_formatted() -> None:
+    # Component code is excluded in pyproject.toml: it is hashed per released version.
+    result = _run("ruff", "format", "--check", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -33,37 +33,75 @@ spec:
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    done = subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
     assert done.returncode == 0, f"{cmd} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
 
 def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "TRAINSTACK_PROJECT", "VIRTUAL_ENV")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "TRAINSTACK_PROJECT", "VIRTUAL_ENV")
+    }
     env["TRAINSTACK_HOME"] = str(tmp_path / "home")
     # 1. build from a copy of the sources (an in-tree build would leave build/ behind)
     src = tmp_path / "src"
-    shutil.copytree(REPO / "trainstack", src / "trainstack",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "trainstack", src / "trainstack", ignore=shutil.ignore_patterns("__pycache__")
+    )
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     dist = tmp_path / "dist"
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "-q", "-w", str(dist), str(src)], tmp_path, env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-w",
+            str(dist),
+            str(src),
+        ],
+        tmp_path,
+        env,
+    )
     (wheel,) = dist.glob("trainstack-*.whl")
     # 2. a fresh venv that sees the installed dependencies, but not this checkout
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
     python = venv / "bin" / "python"
-    site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                    tmp_path, env).strip())
+    site = Path(
+        run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            tmp_path,
+            env,
+        ).strip()
+    )
     (site / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--no-index", "-q", str(wheel)], tmp_path, env)
-    where = run([str(python), "-c", "import trainstack; print(trainstack.__file__)"], tmp_path,
-                env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            str(wheel),
+        ],
+        tmp_path,
+        env,
+    )
+    where = run([str(python), "-c", "import trainstack; print(trainstack.__file__)"], tmp_path, env)
     assert Path(where.strip()).is_relative_to(site), "trainstack must come from the wheel"
     # 3. a user's folders: a component and a run, and the platform project, outside the repo
     work = tmp_path / "work"
@@ -78,12 +116,22 @@ def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: 
     shutil.copytree(REPO / "platform", project / "platform")  # KubeDL's CRD lock
     cli = str(venv / "bin" / "trainstack")
     assert "valid" in run([cli, "validate", "mnist-ddp"], work, env).lower()
-    rendered = list(yaml.safe_load_all(run(
-        [cli, "render", str(run_file), "--env", "local", "--project", str(project)], work, env)))
+    rendered = list(
+        yaml.safe_load_all(
+            run(
+                [cli, "render", str(run_file), "--env", "local", "--project", str(project)],
+                work,
+                env,
+            )
+        )
+    )
     kinds = sorted(d["kind"] for d in rendered)
     assert "PyTorchJob" in kinds and "ConfigMap" in kinds
     assert {d["metadata"]["namespace"] for d in rendered} == {"vision"}
-    plan = run([cli, "plan", str(run_file), "--env", "local", "--project", str(project),
-                "--json"], work, env)
+    plan = run(
+        [cli, "plan", str(run_file), "--env", "local", "--project", str(project), "--json"],
+        work,
+        env,
+    )
     assert '"stack": "local.mnist-anywhere"' in plan
     assert not (work / "build").exists() and not (REPO / "build").exists()

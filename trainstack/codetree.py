@@ -26,12 +26,17 @@ from typing import BinaryIO
 
 from trainstack.errors import UserError
 
-SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache",
-                       ".ruff_cache", "node_modules"})
+SKIP_DIRS = frozenset(
+    {".git", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules"}
+)
 SKIP_SUFFIXES = (".pyc", ".pyo")
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 class CodeTreeError(UserError):
@@ -60,8 +65,10 @@ def code_files(code_dir: Path, boundary: Path | None = None) -> tuple[CodeFile, 
     if not stat.S_ISDIR(os.stat(root).st_mode):
         raise CodeTreeError(f"code directory {code_dir} is not a directory")
     if not inside(root, limit):
-        raise CodeTreeError(f"code directory {code_dir} is outside the component's directory "
-                            f"{limit}", hint="keep the code inside the component's folder")
+        raise CodeTreeError(
+            f"code directory {code_dir} is outside the component's directory {limit}",
+            hint="keep the code inside the component's folder",
+        )
     out: list[CodeFile] = []
     # An explicit stack (no recursion): each directory carries the real paths of its ancestors,
     # so a link back to one of them is a loop, not an endless walk.
@@ -71,8 +78,9 @@ def code_files(code_dir: Path, boundary: Path | None = None) -> tuple[CodeFile, 
         try:
             entries = sorted(os.scandir(real_dir), key=lambda e: e.name)
         except OSError as e:
-            raise CodeTreeError(f"cannot read code directory {code_dir / rel_dir}: "
-                                f"{e.strerror}") from None
+            raise CodeTreeError(
+                f"cannot read code directory {code_dir / rel_dir}: {e.strerror}"
+            ) from None
         for entry in entries:
             if entry.name in SKIP_DIRS or entry.name.endswith(SKIP_SUFFIXES):
                 continue  # by name, before anything else: a `.venv` linked elsewhere is common
@@ -90,20 +98,26 @@ def code_files(code_dir: Path, boundary: Path | None = None) -> tuple[CodeFile, 
                         f"{shown} is a symbolic link to {os.readlink(entry.path)}, which is "
                         f"outside the component's directory {limit}",
                         hint="copy what it points to into the component, or remove the link; "
-                        "links are followed only when they stay inside the component")
+                        "links are followed only when they stay inside the component",
+                    )
                 st = os.stat(path)
             if stat.S_ISDIR(st.st_mode):
                 if path in ancestors:
-                    raise CodeTreeError(f"{shown} is a symbolic link to a directory that "
-                                        "contains it (a link loop)", hint="remove the link")
+                    raise CodeTreeError(
+                        f"{shown} is a symbolic link to a directory that contains it (a link loop)",
+                        hint="remove the link",
+                    )
                 stack.append((path, rel + "/", ancestors | {path}))
             elif stat.S_ISREG(st.st_mode):
-                out.append(CodeFile(rel, path, st.st_size, st.st_mtime_ns,
-                                    bool(st.st_mode & 0o111)))
+                out.append(
+                    CodeFile(rel, path, st.st_size, st.st_mtime_ns, bool(st.st_mode & 0o111))
+                )
             else:
-                raise CodeTreeError(f"{shown} is {_kind(st.st_mode)}, not a regular file",
-                                    hint="only regular files and directories can be packed; "
-                                    "move it out of the code directory")
+                raise CodeTreeError(
+                    f"{shown} is {_kind(st.st_mode)}, not a regular file",
+                    hint="only regular files and directories can be packed; "
+                    "move it out of the code directory",
+                )
     return tuple(sorted(out, key=lambda f: f.rel))
 
 
@@ -143,12 +157,15 @@ def _real(path: Path, shown: Path) -> Path:
         target = _readlink(path)
         if target is None:
             raise CodeTreeError(f"{shown} does not exist") from None
-        raise CodeTreeError(f"{shown} is a dangling symbolic link (to {target})",
-                            hint="remove the link or create what it points to") from None
+        raise CodeTreeError(
+            f"{shown} is a dangling symbolic link (to {target})",
+            hint="remove the link or create what it points to",
+        ) from None
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise CodeTreeError(f"{shown} is a symbolic link loop",
-                                hint="remove the link") from None
+            raise CodeTreeError(
+                f"{shown} is a symbolic link loop", hint="remove the link"
+            ) from None
         raise CodeTreeError(f"cannot read {shown}: {e.strerror}") from None
     return Path(os.path.realpath(path))
 

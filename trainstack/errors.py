@@ -52,8 +52,17 @@ class UserError(Exception):
         return self.message + (f"\n    hint: {self.hint}" if self.hint else "")
 
     def diagnostics(self) -> list[Diagnostic]:
-        return [Diagnostic(file="", line=None, column=None, path="", message=self.message,
-                           hint=self.hint, code=type(self).__name__)]
+        return [
+            Diagnostic(
+                file="",
+                line=None,
+                column=None,
+                path="",
+                message=self.message,
+                hint=self.hint,
+                code=type(self).__name__,
+            )
+        ]
 
 
 class SpecError(UserError):

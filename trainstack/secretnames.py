@@ -16,19 +16,40 @@ import re
 
 # A word that is, or ends with, one of these holds a credential: DB_PASSWORD, dbpassword,
 # OPENAI_APIKEY, SSH_PRIVATEKEY, CLIENT_SECRET, HF_TOKEN, authToken.
-_STRONG = ("password", "passwd", "passphrase", "secret", "token", "apikey", "privatekey",
-           "accesskey", "secretkey", "credential", "credentials")
+_STRONG = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "privatekey",
+    "accesskey",
+    "secretkey",
+    "credential",
+    "credentials",
+)
 # Only as a whole word: `pass` (DB_PASS; not bypass), `pwd` (MYSQL_PWD), `auth` (BASIC_AUTH).
 _WHOLE = frozenset({"pass", "pwd", "pw", "auth"})
 # Two words that together name a credential.
-_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"),
-                    ("signing", "key"), ("encryption", "key"), ("session", "key")})
+_PAIRS = frozenset(
+    {
+        ("api", "key"),
+        ("access", "key"),
+        ("private", "key"),
+        ("secret", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("session", "key"),
+    }
+)
 # The last word says where a secret is, not what it is.
 _LOCATION = frozenset({"file", "path", "dir", "filename", "location"})
 _NOT_SECRET = frozenset({"google_application_credentials", "pwd", "oldpwd"})
 # `auth` that is a setting, not a credential: AUTH_MODE, OSS_AUTH_TYPE.
-_AUTH_SETTINGS = frozenset({"mode", "type", "method", "url", "host", "endpoint", "enabled",
-                            "provider", "scheme"})
+_AUTH_SETTINGS = frozenset(
+    {"mode", "type", "method", "url", "host", "endpoint", "enabled", "provider", "scheme"}
+)
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")

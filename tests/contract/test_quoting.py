@@ -24,8 +24,15 @@ def _run(run, tmp: Path) -> list[str]:
     (root / "usercode").mkdir(parents=True, exist_ok=True)
     env = replica_env(run, "worker", 0, topology=Topology.local(run, {}), root=root)
     argv = launch_command(run, "worker", install_requirements=False)
-    proc = subprocess.run(argv, env={"PATH": os.environ["PATH"], **env}, cwd=tmp,
-                          capture_output=True, text=True, timeout=30, check=False)
+    proc = subprocess.run(
+        argv,
+        env={"PATH": os.environ["PATH"], **env},
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -35,8 +42,20 @@ def test_nasty_value_is_one_argument_everywhere(load, tmp_path):
     assert run.parameters["x"] == NASTY
     argv = _run(run, tmp_path)
     train = str(tmp_path / "ml/input/data/train") + "/"
-    assert argv == ["--x", NASTY, "--y", "*", "--n", "3",  # $PAI_USER_ARGS
-                    "--x", NASTY, "--y", "*", "--train", train]
+    assert argv == [
+        "--x",
+        NASTY,
+        "--y",
+        "*",
+        "--n",
+        "3",  # $PAI_USER_ARGS
+        "--x",
+        NASTY,
+        "--y",
+        "*",
+        "--train",
+        train,
+    ]
     assert not (tmp_path / "x").exists() and not (tmp_path / "ml/usercode/x").exists()
 
 
@@ -46,12 +65,14 @@ def test_pai_user_args_env_splits_back(load):
     assert shlex.split(env["PAI_USER_ARGS"]) == ["--x", NASTY, "--y", "*", "--n", "3"]
 
 
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
-                max_size=40)
+_TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40
+)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(x=_TEXT, y=_TEXT)
 def test_any_value_round_trips(load, tmp_path, x, y):
     run = load("quoting/run.yaml")
@@ -61,19 +82,22 @@ def test_any_value_round_trips(load, tmp_path, x, y):
     assert argv[6:10] == ["--x", x, "--y", y]
 
 
-@pytest.mark.parametrize(("command", "expected"), [
-    ("p $PAI_USER_ARGS", 'p "$@"'),
-    ("p ${PAI_USER_ARGS}", 'p "$@"'),
-    ('p "$PAI_USER_ARGS"', 'p "$PAI_USER_ARGS"'),  # quoted: the user wants one string
-    ("p '$PAI_HPS_X'", "p '$PAI_HPS_X'"),
-    ("p $PAI_HPS_X$HOME", 'p "${PAI_HPS_X}"$HOME'),
-    ("p ${PAI_HPS_X:-d}", 'p "${PAI_HPS_X:-d}"'),  # a default: quoted too (issue 14 item 5)
-    ("p $(echo $PAI_HPS_X)", 'p $(echo "${PAI_HPS_X}")'),
-    ('p "$(echo $PAI_HPS_X)"', 'p "$(echo "${PAI_HPS_X}")"'),
-    ("p $(( $PAI_HPS_N * 2 )) $PAI_HPS_N", 'p $(( $PAI_HPS_N * 2 )) "${PAI_HPS_N}"'),
-    ("p \\$PAI_HPS_X # $PAI_HPS_X", "p \\$PAI_HPS_X # $PAI_HPS_X"),
-    ("p $MODEL $MODEL_BASE $METRICS $HOME", 'p "${MODEL}" "${MODEL_BASE}" "${METRICS}" $HOME'),
-])
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("p $PAI_USER_ARGS", 'p "$@"'),
+        ("p ${PAI_USER_ARGS}", 'p "$@"'),
+        ('p "$PAI_USER_ARGS"', 'p "$PAI_USER_ARGS"'),  # quoted: the user wants one string
+        ("p '$PAI_HPS_X'", "p '$PAI_HPS_X'"),
+        ("p $PAI_HPS_X$HOME", 'p "${PAI_HPS_X}"$HOME'),
+        ("p ${PAI_HPS_X:-d}", 'p "${PAI_HPS_X:-d}"'),  # a default: quoted too (issue 14 item 5)
+        ("p $(echo $PAI_HPS_X)", 'p $(echo "${PAI_HPS_X}")'),
+        ('p "$(echo $PAI_HPS_X)"', 'p "$(echo "${PAI_HPS_X}")"'),
+        ("p $(( $PAI_HPS_N * 2 )) $PAI_HPS_N", 'p $(( $PAI_HPS_N * 2 )) "${PAI_HPS_N}"'),
+        ("p \\$PAI_HPS_X # $PAI_HPS_X", "p \\$PAI_HPS_X # $PAI_HPS_X"),
+        ("p $MODEL $MODEL_BASE $METRICS $HOME", 'p "${MODEL}" "${MODEL_BASE}" "${METRICS}" $HOME'),
+    ],
+)
 def test_rewrite(command, expected):
     assert rewrite(command) == expected
 
@@ -81,9 +105,13 @@ def test_rewrite(command, expected):
 def test_rewritten_commands_keep_working(load, tmp_path):
     # Arithmetic, subshells and quoting in the user's command still mean what they meant.
     comp = load("quoting/run.yaml").component
-    cmd = ("python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "
-           "$(( $PAI_HPS_N * 2 )) \"$(echo $PAI_HPS_X)\" \"$PAI_USER_ARGS\"")
-    run = dataclasses.replace(load("quoting/run.yaml"),
-                              component=dataclasses.replace(comp, command=cmd),
-                              parameters=FrozenMap({"x": "a  b", "y": "*", "n": 4}))
+    cmd = (
+        "python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "
+        '$(( $PAI_HPS_N * 2 )) "$(echo $PAI_HPS_X)" "$PAI_USER_ARGS"'
+    )
+    run = dataclasses.replace(
+        load("quoting/run.yaml"),
+        component=dataclasses.replace(comp, command=cmd),
+        parameters=FrozenMap({"x": "a  b", "y": "*", "n": 4}),
+    )
     assert _run(run, tmp_path) == ["8", "a  b", "--x 'a  b' --y '*' --n 4"]

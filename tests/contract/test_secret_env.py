@@ -20,8 +20,9 @@ from trainstack.contract import (
 from trainstack.spec.model import FrozenMap, Run, SecretRef
 
 SPECS = Path(__file__).parent / "specs"
-REFS = FrozenMap({"HF_TOKEN": SecretRef("hf-token", "token"),
-                  "WANDB_API_KEY": SecretRef("wandb", "api-key")})
+REFS = FrozenMap(
+    {"HF_TOKEN": SecretRef("hf-token", "token"), "WANDB_API_KEY": SecretRef("wandb", "api-key")}
+)
 
 
 def _with_secrets(run: Run) -> Run:
@@ -37,15 +38,19 @@ def test_replica_env_has_no_secret_env_names(load):
 def test_training_job_lists_names_and_references(load):
     run = _with_secrets(load("kinds/pytorch.run.yaml"))
     job = json.loads(config_files(run, Topology.cluster(run, "ns"))["training_job.json"])
-    assert job["secretEnv"] == {"HF_TOKEN": {"secret": "hf-token", "key": "token"},
-                                "WANDB_API_KEY": {"secret": "wandb", "key": "api-key"}}
+    assert job["secretEnv"] == {
+        "HF_TOKEN": {"secret": "hf-token", "key": "token"},
+        "WANDB_API_KEY": {"secret": "wandb", "key": "api-key"},
+    }
     assert "HF_TOKEN" not in job["env"]
 
 
 def test_secret_env_text(load):
     run = _with_secrets(load("kinds/custom.run.yaml"))
-    assert secret_env_text(run) == {"HF_TOKEN": "<from secret hf-token/token>",
-                                    "WANDB_API_KEY": "<from secret wandb/api-key>"}
+    assert secret_env_text(run) == {
+        "HF_TOKEN": "<from secret hf-token/token>",
+        "WANDB_API_KEY": "<from secret wandb/api-key>",
+    }
 
 
 def test_a_secret_env_name_cannot_shadow_a_contract_variable(load):
@@ -83,16 +88,20 @@ def test_env_verb_shows_where_each_secret_comes_from(tmp_path, capsys):
     lines = done.out.splitlines()
     assert "WANDB_PROJECT=resnet" in lines
     # Comments, so sourcing the output never sets a placeholder as the value.
-    assert lines[-2:] == ["# HF_TOKEN=<from secret hf-token/token>",
-                          "# WANDB_API_KEY=<from secret wandb/api-key>"]
+    assert lines[-2:] == [
+        "# HF_TOKEN=<from secret hf-token/token>",
+        "# WANDB_API_KEY=<from secret wandb/api-key>",
+    ]
 
 
 def test_env_verb_json(tmp_path, capsys):
     done = Cli().invoke("env", str(_secret_run(tmp_path)), "--format", "json", "--files")
     assert done.code == 0, done.err
     doc = json.loads(done.out)
-    assert doc["secretEnv"] == {"HF_TOKEN": "<from secret hf-token/token>",
-                                "WANDB_API_KEY": "<from secret wandb/api-key>"}
+    assert doc["secretEnv"] == {
+        "HF_TOKEN": "<from secret hf-token/token>",
+        "WANDB_API_KEY": "<from secret wandb/api-key>",
+    }
     assert "HF_TOKEN" not in doc["env"]
     job = json.loads(doc["files"]["training_job.json"])
     assert job["secretEnv"]["HF_TOKEN"] == {"secret": "hf-token", "key": "token"}

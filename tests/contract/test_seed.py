@@ -53,11 +53,15 @@ def test_hps_per_parameter_as_seed(load):
     assert (env["PAI_HPS_EPOCHS"], env["PAI_HPS_BATCH_SIZE"]) == ("10", "32")
     # PAI Designer's `train.learning_rate` has a '.', which the spec's name rule (also from
     # PAI Designer) forbids; the contract still maps it as PAI Designer shows.
-    dotted = dataclasses.replace(run, parameters=FrozenMap(
-        {"epochs": 10, "batch-size": 32, "train.learning_rate": 0.001}))
+    dotted = dataclasses.replace(
+        run, parameters=FrozenMap({"epochs": 10, "batch-size": 32, "train.learning_rate": 0.001})
+    )
     env = replica_env(dotted, "chief", 0, topology=Topology.cluster(dotted, NS))
     assert {k: v for k, v in env.items() if k.startswith("PAI_HPS_")} == {
-        "PAI_HPS_EPOCHS": "10", "PAI_HPS_BATCH_SIZE": "32", "PAI_HPS_TRAIN_LEARNING_RATE": "0.001"}
+        "PAI_HPS_EPOCHS": "10",
+        "PAI_HPS_BATCH_SIZE": "32",
+        "PAI_HPS_TRAIN_LEARNING_RATE": "0.001",
+    }
 
 
 def test_channels_exactly_as_seed(load):
@@ -90,8 +94,9 @@ def test_tf_config_task_per_replica(load):
 
 def test_tf_config_absent_for_one_replica(load):
     run = load("seed/run.yaml")
-    single = dataclasses.replace(run, resources=FrozenMap({"worker": run.resources["worker"]
-                                                           .__class__(replicas=1)}))
+    single = dataclasses.replace(
+        run, resources=FrozenMap({"worker": run.resources["worker"].__class__(replicas=1)})
+    )
     env = replica_env(single, "worker", 0, topology=Topology.cluster(single, NS))
     assert "TF_CONFIG" not in env
 
@@ -108,10 +113,11 @@ def test_hyperparameters_json_file(load):
     run = load("seed/run.yaml")
     files = config_files(run, Topology.cluster(run, NS))
     assert json.loads(files["hyperparameters.json"]) == {
-        "epochs": 10, "batch-size": 32, "learning-rate": 0.001}
+        "epochs": 10,
+        "batch-size": 32,
+        "learning-rate": 0.001,
+    }
     job = json.loads(files["training_job.json"])
     assert job["component"]["name"] == "seed-example"
     assert job["inputs"]["test"]["path"] == "/ml/input/data/test/test.csv"
     assert job["cluster"]["worker"][3] == "dlc17xxxxiui3e94-worker-3.t104140334615xxxx.svc:2222"
-
-

@@ -23,15 +23,23 @@ ARGV = "python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))'"
 
 def _argv(load, tmp: Path, command: str, **params: object) -> list[str]:
     base: Run = load("quoting/run.yaml")
-    run = dataclasses.replace(base, component=dataclasses.replace(base.component,
-                                                                  command=command),
-                              parameters=FrozenMap({"x": "a  b", "y": "*", "n": 3, **params}))
+    run = dataclasses.replace(
+        base,
+        component=dataclasses.replace(base.component, command=command),
+        parameters=FrozenMap({"x": "a  b", "y": "*", "n": 3, **params}),
+    )
     root = tmp / "ml"
     (root / "usercode").mkdir(parents=True, exist_ok=True)
     env = replica_env(run, "worker", 0, topology=Topology.local(run, {}), root=root)
-    proc = subprocess.run(launch_command(run, "worker", install_requirements=False),
-                          env={"PATH": os.environ["PATH"], **env}, cwd=tmp, capture_output=True,
-                          text=True, timeout=30, check=False)
+    proc = subprocess.run(
+        launch_command(run, "worker", install_requirements=False),
+        env={"PATH": os.environ["PATH"], **env},
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
@@ -41,12 +49,18 @@ def test_a_quoted_heredoc_wrapper_keeps_pai_user_args(load, tmp_path: Path) -> N
     # the outer script's to rewrite (it has no "$@").
     command = f"sh <<'EOF'\n{ARGV} $PAI_USER_ARGS\nEOF"
     assert rewrite(command) == command
-    assert _argv(load, tmp_path, command, x="plain", y="z") == ["--x", "plain", "--y", "z", "--n",
-                                                                 "3"]
+    assert _argv(load, tmp_path, command, x="plain", y="z") == [
+        "--x",
+        "plain",
+        "--y",
+        "z",
+        "--n",
+        "3",
+    ]
 
 
 def test_an_unquoted_heredoc_body_is_left_as_written(load, tmp_path: Path) -> None:
-    command = f"cat <<EOF > args.txt\n$PAI_HPS_X|$PAI_USER_ARGS\nEOF\n{ARGV} \"$(cat args.txt)\""
+    command = f'cat <<EOF > args.txt\n$PAI_HPS_X|$PAI_USER_ARGS\nEOF\n{ARGV} "$(cat args.txt)"'
     assert rewrite(command).startswith("cat <<EOF > args.txt\n$PAI_HPS_X|$PAI_USER_ARGS\nEOF\n")
     assert _argv(load, tmp_path, command) == ["a  b|--x 'a  b' --y '*' --n 3"]
 
@@ -57,27 +71,35 @@ def test_a_default_expansion_is_one_word(load, tmp_path: Path) -> None:
 
 
 def test_case_inside_command_substitution_quotes_its_branches(load, tmp_path: Path) -> None:
-    command = (f'{ARGV} "$(case $PAI_HPS_N in 3) printf %s/%s $PAI_HPS_X $PAI_HPS_Y;; '
-               '*) echo other;; esac)"')
+    command = (
+        f'{ARGV} "$(case $PAI_HPS_N in 3) printf %s/%s $PAI_HPS_X $PAI_HPS_Y;; '
+        '*) echo other;; esac)"'
+    )
     assert _argv(load, tmp_path, command) == ["a  b/*"]
 
 
-@pytest.mark.parametrize(("command", "problem"), [
-    ("p ${PAI_HPS_X:-a b}", "${PAI_HPS_X:-a b} cannot be made split-proof"),
-    ("p ${PAI_HPS_X:-$HOME}", "${PAI_HPS_X:-$HOME} cannot be made split-proof"),
-    ("p ${HOME:-$PAI_HPS_X}", "expands a contract variable inside another expansion"),
-    ("p ${PAI_USER_ARGS:-x}", "use $PAI_USER_ARGS as it is"),
-    ("p `echo $PAI_HPS_X`", "inside backquotes"),
-    ("cat <<EOF\nno end", "the here-document <<EOF is not ended by a line EOF"),
-    ('p "$PAI_HPS_X', "a double quote is not closed"),
-])
-def test_validate_refuses_what_cannot_be_rewritten(tmp_path: Path, command: str,
-                                                   problem: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ("p ${PAI_HPS_X:-a b}", "${PAI_HPS_X:-a b} cannot be made split-proof"),
+        ("p ${PAI_HPS_X:-$HOME}", "${PAI_HPS_X:-$HOME} cannot be made split-proof"),
+        ("p ${HOME:-$PAI_HPS_X}", "expands a contract variable inside another expansion"),
+        ("p ${PAI_USER_ARGS:-x}", "use $PAI_USER_ARGS as it is"),
+        ("p `echo $PAI_HPS_X`", "inside backquotes"),
+        ("cat <<EOF\nno end", "the here-document <<EOF is not ended by a line EOF"),
+        ('p "$PAI_HPS_X', "a double quote is not closed"),
+    ],
+)
+def test_validate_refuses_what_cannot_be_rewritten(
+    tmp_path: Path, command: str, problem: str
+) -> None:
     comp = tmp_path / "component.yaml"
-    comp.write_text("apiVersion: trainstack.dev/v1\nkind: Component\n"
-                    "metadata: {name: sh, version: 1.0.0}\nspec:\n  jobType: custom\n"
-                    "  image: registry.example.com/x:1\n  command: " + json.dumps(command) + "\n"
-                    "  parameters: [{name: x, type: String}]\n")
+    comp.write_text(
+        "apiVersion: trainstack.dev/v1\nkind: Component\n"
+        "metadata: {name: sh, version: 1.0.0}\nspec:\n  jobType: custom\n"
+        "  image: registry.example.com/x:1\n  command: " + json.dumps(command) + "\n"
+        "  parameters: [{name: x, type: String}]\n"
+    )
     from trainstack.contract.shell import ShellRewriteError
 
     with pytest.raises(SpecError) as err:

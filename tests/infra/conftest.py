@@ -22,17 +22,20 @@ from pulumi.runtime.sync_await import _sync_await
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 CRD_FOLDER = "platform/kubedl/v0.5.0"
-KUBEDL_DIGEST_IMAGE = ("acme-registry-vpc.cn-hangzhou.cr.aliyuncs.com/platform/kubedl@sha256:"
-                       + "ab" * 32)
+KUBEDL_DIGEST_IMAGE = (
+    "acme-registry-vpc.cn-hangzhou.cr.aliyuncs.com/platform/kubedl@sha256:" + "ab" * 32
+)
 NODE_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyForTestsOnly ops@acme"
 # What a platform team sets before its first `pulumi up` (Pulumi.<env>.yaml's header lists it).
 READY: dict[str, dict[str, str]] = {
     "local": {"trainstack:registryPassword": "s3cret-registry-password"},
-    "ack-dev": {"trainstack:registryPassword": "s3cret-registry-password",
-                "trainstack:deployer": '{"uid": "276543210987654", "ramRole": true}',
-                "trainstack:apiAllowedCidrs": '["198.51.100.7/32"]',
-                "trainstack:nodePublicKey": NODE_KEY,
-                "kubedl:image": KUBEDL_DIGEST_IMAGE},
+    "ack-dev": {
+        "trainstack:registryPassword": "s3cret-registry-password",
+        "trainstack:deployer": '{"uid": "276543210987654", "ramRole": true}',
+        "trainstack:apiAllowedCidrs": '["198.51.100.7/32"]',
+        "trainstack:nodePublicKey": NODE_KEY,
+        "kubedl:image": KUBEDL_DIGEST_IMAGE,
+    },
 }
 
 
@@ -40,12 +43,14 @@ def fake_crd(kind: str, file: str) -> str:
     """A small CRD shaped like KubeDL's (never KubeDL's own files: those are not copied here)."""
     group = file.split("_", 1)[0]
     plural = file.split("_", 1)[1].removesuffix(".yaml")
-    return (f"---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
-            f"metadata:\n  annotations:\n    controller-gen.kubebuilder.io/version: v0.6.1\n"
-            f"  name: {plural}.{group}\nspec:\n  group: {group}\n  names:\n    kind: {kind}\n"
-            f"    plural: {plural}\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n"
-            f"    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
-            f"        type: object\n        x-kubernetes-preserve-unknown-fields: true\n")
+    return (
+        f"---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        f"metadata:\n  annotations:\n    controller-gen.kubebuilder.io/version: v0.6.1\n"
+        f"  name: {plural}.{group}\nspec:\n  group: {group}\n  names:\n    kind: {kind}\n"
+        f"    plural: {plural}\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n"
+        f"    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+        f"        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
+    )
 
 
 def fake_release(folder: Path) -> Path:
@@ -74,6 +79,8 @@ def kubedl_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = base / "root"
     mirror(str(release), root / CRD_FOLDER, write_lock_version="v0.5.0")
     return root
+
+
 RRSA_ARN = "acs:ram::1234567890:oidc-provider/ack-rrsa-c0ffee"
 RRSA_ISSUER = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee"
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmZha2UKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
@@ -83,7 +90,8 @@ FAKE_KUBECONFIG = (  # from the mocked ACK credential: an admin client certifica
     f"    certificate-authority-data: {FAKE_CA}\n"
     "contexts:\n- name: admin\n  context: {cluster: kubernetes, user: admin}\n"
     "users:\n- name: admin\n  user: {client-certificate-data: QURNSU4tQ0VSVA==, "
-    "client-key-data: QURNSU4tS0VZ}\n")
+    "client-key-data: QURNSU4tS0VZ}\n"
+)
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -100,20 +108,27 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.resources.append(args)
         if args.typ == "pulumi:pulumi:StackReference":
             stack = args.inputs.get("name", args.name)  # the referenced stack's full name
-            return stack, {"name": stack, "outputs": self.stack_outputs.get(stack, {}),
-                           "secretOutputNames": self.secret_outputs}
+            return stack, {
+                "name": stack,
+                "outputs": self.stack_outputs.get(stack, {}),
+                "secretOutputNames": self.secret_outputs,
+            }
         state = dict(args.inputs)
         if args.typ == "alicloud:nas/mountTarget:MountTarget":
             state["mountTargetDomain"] = "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com"
-        if (args.typ == "kubernetes:core/v1:Secret"
-                and args.inputs.get("type") == "kubernetes.io/service-account-token"):
+        if (
+            args.typ == "kubernetes:core/v1:Secret"
+            and args.inputs.get("type") == "kubernetes.io/service-account-token"
+        ):
             # What Kubernetes' token controller fills in (and pulumi-kubernetes waits for).
             token = f"token-of-{args.inputs['metadata']['namespace']}"
-            state["data"] = {"token": base64.b64encode(token.encode()).decode(),
-                             "ca.crt": FAKE_CA}
+            state["data"] = {"token": base64.b64encode(token.encode()).decode(), "ca.crt": FAKE_CA}
         if args.typ == "alicloud:cs/managedKubernetes:ManagedKubernetes":
-            state["rrsaMetadata"] = {"enabled": True, "ramOidcProviderArn": RRSA_ARN,
-                                     "rrsaOidcIssuerUrl": RRSA_ISSUER}
+            state["rrsaMetadata"] = {
+                "enabled": True,
+                "ramOidcProviderArn": RRSA_ARN,
+                "rrsaOidcIssuerUrl": RRSA_ISSUER,
+            }
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
@@ -181,4 +196,3 @@ def mocks(kubedl_root: Path) -> Iterator[RecordingMocks]:
     pulumi.runtime.set_all_config({}, [])
     yield recorder
     pulumi.runtime.set_all_config({}, [])
-

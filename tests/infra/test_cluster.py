@@ -43,8 +43,9 @@ class RecordedAPI(ThreadingHTTPServer):
         self.requests: list[tuple[str, dict[str, list[str]], str]] = []  # path, query, auth
 
     def serve(self, path: str, *responses: str | tuple[int, bytes]) -> None:
-        self.routes[path] = [(200, (RECORDED / r).read_bytes()) if isinstance(r, str) else r
-                             for r in responses]
+        self.routes[path] = [
+            (200, (RECORDED / r).read_bytes()) if isinstance(r, str) else r for r in responses
+        ]
 
     @property
     def url(self) -> str:
@@ -53,8 +54,15 @@ class RecordedAPI(ThreadingHTTPServer):
     def answer(self, path: str) -> tuple[int, bytes]:
         queue = self.routes.get(path)
         if not queue:
-            return 404, json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                    "reason": "NotFound", "code": 404}).encode()
+            return 404, json.dumps(
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Failure",
+                    "reason": "NotFound",
+                    "code": 404,
+                }
+            ).encode()
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
 
@@ -64,12 +72,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
-        self.server.requests.append((url.path, parse_qs(url.query),
-                                     self.headers.get("Authorization", "")))
+        self.server.requests.append(
+            (url.path, parse_qs(url.query), self.headers.get("Authorization", ""))
+        )
         code, body = self.server.answer(url.path)
         self.send_response(code)
-        self.send_header("Content-Type", "text/plain" if url.path.endswith("/log")
-                         else "application/json")
+        self.send_header(
+            "Content-Type", "text/plain" if url.path.endswith("/log") else "application/json"
+        )
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -81,8 +91,9 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def api() -> Iterator[RecordedAPI]:
     server = RecordedAPI()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield server
@@ -93,11 +104,16 @@ def api() -> Iterator[RecordedAPI]:
 
 
 def kubeconfig(url: str, token: str = TOKEN) -> str:
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "recorded",
-        "clusters": [{"name": "recorded", "cluster": {"server": url}}],
-        "users": [{"name": "u", "user": {"token": token}}],
-        "contexts": [{"name": "recorded", "context": {"cluster": "recorded", "user": "u"}}]})
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "recorded",
+            "clusters": [{"name": "recorded", "cluster": {"server": url}}],
+            "users": [{"name": "u", "user": {"token": token}}],
+            "contexts": [{"name": "recorded", "context": {"cluster": "recorded", "user": "u"}}],
+        }
+    )
 
 
 class PlatformCLI(PulumiCommand):
@@ -110,12 +126,20 @@ class PlatformCLI(PulumiCommand):
         self.outputs = outputs
         self.calls: list[list[str]] = []
 
-    def run(self, args: list[str], cwd: str, additional_env: Any, on_output: Any = None,
-            on_error: Any = None) -> CommandResult:
+    def run(
+        self,
+        args: list[str],
+        cwd: str,
+        additional_env: Any,
+        on_output: Any = None,
+        on_error: Any = None,
+    ) -> CommandResult:
         self.calls.append(list(args))
         if args[:2] == ["stack", "output"] and PLATFORM in args:
-            shown = {k: v if "--show-secrets" in args or "ubeconfig" not in k else "[secret]"
-                     for k, v in self.outputs.items()}
+            shown = {
+                k: v if "--show-secrets" in args or "ubeconfig" not in k else "[secret]"
+                for k, v in self.outputs.items()
+            }
             return CommandResult(json.dumps(shown), "", 0)
         if args[:2] == ["stack", "ls"]:
             return CommandResult("[]", "", 0)
@@ -131,21 +155,40 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
-def deployed(home: Path, *, kind: str = "PyTorchJob", job: str = "mnist-baseline-01",
-             api_version: str = "training.kubedl.io/v1alpha1") -> StackEntry:
+def deployed(
+    home: Path,
+    *,
+    kind: str = "PyTorchJob",
+    job: str = "mnist-baseline-01",
+    api_version: str = "training.kubedl.io/v1alpha1",
+) -> StackEntry:
     """A run as ``deploy`` leaves it: a registry record (running) and an index entry."""
     from trainstack.registry import NewRun, Registry, RunKind
 
     with Registry.open(home) as registry:
-        record = registry.create(NewRun(name=job, component="mnist-ddp",
-                                        component_version="1.2.0", kind=RunKind.CLUSTER,
-                                        stack_name=f"local.{job}"))
+        record = registry.create(
+            NewRun(
+                name=job,
+                component="mnist-ddp",
+                component_version="1.2.0",
+                kind=RunKind.CLUSTER,
+                stack_name=f"local.{job}",
+            )
+        )
         registry.mark_running(record.id, [])
-    entry = StackEntry(run=job, env="local", stack=f"local.{job}", project="trainstack-runs",
-                       backend=f"file://{home / 'pulumi'}", component="mnist-ddp",
-                       version="1.2.0", experiment=None, spec_path=None, registry_id=record.id,
-                       outputs={"jobName": job, "namespace": NS, "kind": kind,
-                                "apiVersion": api_version})
+    entry = StackEntry(
+        run=job,
+        env="local",
+        stack=f"local.{job}",
+        project="trainstack-runs",
+        backend=f"file://{home / 'pulumi'}",
+        component="mnist-ddp",
+        version="1.2.0",
+        experiment=None,
+        spec_path=None,
+        registry_id=record.id,
+        outputs={"jobName": job, "namespace": NS, "kind": kind, "apiVersion": api_version},
+    )
     RunIndex(home).put(entry)
     return entry
 
@@ -154,8 +197,14 @@ def deployed(home: Path, *, kind: str = "PyTorchJob", job: str = "mnist-baseline
 def cli(api: RecordedAPI, monkeypatch: pytest.MonkeyPatch) -> PlatformCLI:
     import trainstack.deploy.workspace as workspace
 
-    stand_in = PlatformCLI({"mode": "kubeconfig", "kubeconfig": kubeconfig(api.url),
-                            "kubeContext": "recorded", "namespaces": {"vision": NS}})
+    stand_in = PlatformCLI(
+        {
+            "mode": "kubeconfig",
+            "kubeconfig": kubeconfig(api.url),
+            "kubeContext": "recorded",
+            "namespaces": {"vision": NS},
+        }
+    )
     monkeypatch.setattr(workspace, "find_pulumi", lambda: stand_in)
     return stand_in
 
@@ -177,7 +226,7 @@ def registry_record(home: Path, entry: StackEntry) -> Any:
 
 
 def test_status_shows_conditions_and_each_replica(
-        home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
+    home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from trainstack.deploy import service
 
@@ -186,14 +235,26 @@ def test_status_shows_conditions_and_each_replica(
     api.serve(PODS_PATH, "pods-running.json")
     state = service.live(service.locate("mnist-baseline-01", home=home))
     assert str(state.outcome) == "running"
-    assert [(c.type, c.status) for c in state.conditions] == [("Created", "True"),
-                                                              ("Running", "True")]
+    assert [(c.type, c.status) for c in state.conditions] == [
+        ("Created", "True"),
+        ("Running", "True"),
+    ]
     master, worker = state.replicas
     assert (master.role, master.index, master.phase, master.restarts, master.exit_code) == (
-        "master", 0, "Running", 0, None)
+        "master",
+        0,
+        "Running",
+        0,
+        None,
+    )
     # the worker was OOM-killed once and restarted: its last exit is what status shows
     assert (worker.role, worker.phase, worker.restarts, worker.exit_code, worker.reason) == (
-        "worker", "Running", 1, 137, "OOMKilled")
+        "worker",
+        "Running",
+        1,
+        137,
+        "OOMKilled",
+    )
     # the client used the platform's kubeconfig and asked for the job's pods by label
     paths = {p: (q, auth) for p, q, auth in api.requests}
     assert paths[PODS_PATH][0] == {"labelSelector": ["job-name=mnist-baseline-01"]}
@@ -204,29 +265,41 @@ def test_status_shows_conditions_and_each_replica(
 
 
 def test_status_cli_prints_the_live_job(
-        home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path,
+    api: RecordedAPI,
+    cli: PlatformCLI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from trainstack.deploy import service
     from trainstack.deploy.service import StackStatus
 
     entry = deployed(home)
     # the stack half (Pulumi history) is covered in test_deploy; here only the live half
-    monkeypatch.setattr(service, "stack_status", lambda *a, **k: StackStatus(
-        entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}))
+    monkeypatch.setattr(
+        service,
+        "stack_status",
+        lambda *a, **k: StackStatus(
+            entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}
+        ),
+    )
     api.serve(JOB_PATH, "pytorchjob-failed.json")
     api.serve(PODS_PATH, "pods-failed.json")
     done = cli_exit(["status", "mnist-baseline-01"])
     assert done.code == 0
     out = done.out
-    assert ("job PyTorchJob team-vision/mnist-baseline-01: failed (PyTorchJob "
-            "mnist-baseline-01 is failed because 1 Master replica(s) failed.)") in out
+    assert (
+        "job PyTorchJob team-vision/mnist-baseline-01: failed (PyTorchJob "
+        "mnist-baseline-01 is failed because 1 Master replica(s) failed.)"
+    ) in out
     assert "condition Failed=True JobFailed since 2026-11-30T09:07:12Z" in out
     assert "master-0  Failed     restarts 0  exit 1  Error  (mnist-baseline-01-master-0)" in out
     assert str(registry_record(home, entry).status) == "failed"
 
 
 def test_a_finished_custom_job_reads_succeeded_with_indexed_replicas(
-        home: Path, api: RecordedAPI, cli: PlatformCLI) -> None:
+    home: Path, api: RecordedAPI, cli: PlatformCLI
+) -> None:
     from trainstack.deploy import service
 
     entry = deployed(home, kind="Job", job="sweep-01", api_version="batch/v1")
@@ -235,14 +308,17 @@ def test_a_finished_custom_job_reads_succeeded_with_indexed_replicas(
     state = service.live(service.locate("sweep-01", home=home))
     assert str(state.outcome) == "succeeded"
     assert [(r.role, r.index, r.exit_code) for r in state.replicas] == [
-        ("worker", 0, 0), ("worker", 1, 0)]
+        ("worker", 0, 0),
+        ("worker", 1, 0),
+    ]
     record = registry_record(home, entry)
     assert str(record.status) == "succeeded"
     assert [(e.key, e.exit_code) for e in record.exits] == [("worker-0", 0), ("worker-1", 0)]
 
 
 def test_team_credentials_are_preferred_to_the_admin_kubeconfig(
-        home: Path, api: RecordedAPI, cli: PlatformCLI) -> None:
+    home: Path, api: RecordedAPI, cli: PlatformCLI
+) -> None:
     from trainstack.deploy import service
 
     deployed(home)
@@ -254,7 +330,7 @@ def test_team_credentials_are_preferred_to_the_admin_kubeconfig(
 
 
 def test_refused_credentials_are_one_clear_error(
-        home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
+    home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     deployed(home)
     api.serve(JOB_PATH, (401, b'{"kind":"Status","code":401,"reason":"Unauthorized"}'))
@@ -266,7 +342,8 @@ def test_refused_credentials_are_one_clear_error(
 
 
 def test_an_unreachable_cluster_is_one_clear_error(
-        home: Path, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]) -> None:
+    home: Path, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
+) -> None:
     deployed(home)
     cli.outputs["kubeconfig"] = kubeconfig("http://127.0.0.1:9")  # discard port: refused
     done = cli_exit(["logs", "mnist-baseline-01"])
@@ -278,13 +355,23 @@ def test_an_unreachable_cluster_is_one_clear_error(
 # --- wait --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("final", "pods", "code", "status"), [
-    ("pytorchjob-succeeded.json", "pods-succeeded.json", 0, "succeeded"),
-    ("pytorchjob-failed.json", "pods-failed.json", 1, "failed"),
-])
+@pytest.mark.parametrize(
+    ("final", "pods", "code", "status"),
+    [
+        ("pytorchjob-succeeded.json", "pods-succeeded.json", 0, "succeeded"),
+        ("pytorchjob-failed.json", "pods-failed.json", 1, "failed"),
+    ],
+)
 def test_wait_blocks_until_the_job_ends_and_exits_with_its_outcome(
-        final: str, pods: str, code: int, status: str, home: Path, api: RecordedAPI,
-        cli: PlatformCLI, capsys: pytest.CaptureFixture[str]) -> None:
+    final: str,
+    pods: str,
+    code: int,
+    status: str,
+    home: Path,
+    api: RecordedAPI,
+    cli: PlatformCLI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     entry = deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json", "pytorchjob-running.json", final)
     api.serve(PODS_PATH, "pods-running.json", "pods-running.json", pods)
@@ -299,7 +386,7 @@ def test_wait_blocks_until_the_job_ends_and_exits_with_its_outcome(
 
 
 def test_wait_gives_up_after_its_timeout(
-        home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
+    home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     entry = deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json")
@@ -315,23 +402,26 @@ def test_wait_gives_up_after_its_timeout(
 # --- logs --------------------------------------------------------------------------------------
 
 
-def test_logs_of_one_replica(home: Path, api: RecordedAPI, cli: PlatformCLI,
-                             capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_logs_of_one_replica(
+    home: Path, api: RecordedAPI, cli: PlatformCLI, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json")
     api.serve(PODS_PATH, "pods-running.json")
     log = f"{NS}/pods/mnist-baseline-01-worker-0/log"
     api.serve(f"/api/v1/namespaces/{log}", (200, b"epoch 1 loss 0.9\nepoch 2 loss 0.5\n"))
-    done = cli_exit(["logs", "mnist-baseline-01", "--role", "worker", "--index", "0", "-f",
-              "--tail", "50"])
+    done = cli_exit(
+        ["logs", "mnist-baseline-01", "--role", "worker", "--index", "0", "-f", "--tail", "50"]
+    )
     assert done.code == 0
     assert done.out.encode() == b"epoch 1 loss 0.9\nepoch 2 loss 0.5\n"
     (query,) = [q for p, q, _ in api.requests if p.endswith("/log")]
     assert query == {"container": ["pytorch"], "follow": ["true"], "tailLines": ["50"]}
 
 
-def test_logs_of_every_replica_are_prefixed(home: Path, api: RecordedAPI, cli: PlatformCLI,
-                                            capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_logs_of_every_replica_are_prefixed(
+    home: Path, api: RecordedAPI, cli: PlatformCLI, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json")
     api.serve(PODS_PATH, "pods-running.json")
@@ -339,12 +429,11 @@ def test_logs_of_every_replica_are_prefixed(home: Path, api: RecordedAPI, cli: P
         api.serve(f"/api/v1/namespaces/{NS}/pods/mnist-baseline-01-{role}-0/log", (200, text))
     done = cli_exit(["logs", "mnist-baseline-01", "--grep", "ready"])
     assert done.code == 0
-    assert done.out.encode() == (b"master-0 | rank 0 ready\n"
-                                             b"worker-0 | rank 1 ready\n")
+    assert done.out.encode() == (b"master-0 | rank 0 ready\nworker-0 | rank 1 ready\n")
 
 
 def test_logs_of_a_missing_replica_name_those_there_are(
-        home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
+    home: Path, api: RecordedAPI, cli: PlatformCLI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json")
@@ -356,19 +445,25 @@ def test_logs_of_a_missing_replica_name_those_there_are(
 
 
 def test_following_a_starting_job_waits_for_its_pods_then_merges_their_streams(
-        home: Path, api: RecordedAPI, cli: PlatformCLI,
-        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    home: Path, api: RecordedAPI, cli: PlatformCLI, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json")
     api.serve(PODS_PATH, "pods-none.json", "pods-running.json")  # no pods on the first look
     for role in ("master", "worker"):
-        api.serve(f"/api/v1/namespaces/{NS}/pods/mnist-baseline-01-{role}-0/log",
-                  (200, f"{role} line 1\n{role} line 2\n".encode()))
+        api.serve(
+            f"/api/v1/namespaces/{NS}/pods/mnist-baseline-01-{role}-0/log",
+            (200, f"{role} line 1\n{role} line 2\n".encode()),
+        )
     done = cli_exit(["logs", "mnist-baseline-01", "--follow"])
     assert done.code == 0
     out = done.out.encode().decode().splitlines()
-    assert sorted(out) == ["master-0 | master line 1", "master-0 | master line 2",
-                           "worker-0 | worker line 1", "worker-0 | worker line 2"]
+    assert sorted(out) == [
+        "master-0 | master line 1",
+        "master-0 | master line 2",
+        "worker-0 | worker line 1",
+        "worker-0 | worker line 2",
+    ]
     assert out.index("master-0 | master line 1") < out.index("master-0 | master line 2")
     assert sum(1 for p, _, _ in api.requests if p == PODS_PATH) == 2
     follows = [q for p, q, _ in api.requests if p.endswith("/log")]

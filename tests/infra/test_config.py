@@ -26,8 +26,7 @@ def _set_up(kubedl_root: Path, ready: dict[str, dict[str, str]]) -> None:
 def shipped(env: str) -> tuple[dict[str, str], frozenset[str]]:
     """A shipped environment, set up for `pulumi up` (conftest.READY)."""
     cfg = read_env(find_project(REPO), env)
-    return ({**cfg.values, **READY[env]},
-            cfg.secret_keys | {"trainstack:registryPassword"})
+    return ({**cfg.values, **READY[env]}, cfg.secret_keys | {"trainstack:registryPassword"})
 
 
 def load(values: dict[str, str], **kwargs: object) -> PlatformConfig:
@@ -100,8 +99,9 @@ def test_nested_typo_names_the_full_path() -> None:
 
 def test_cloud_keys_are_refused_in_kubeconfig_mode() -> None:
     err = error_of("local", trainstack__region="cn-hangzhou")
-    assert err.message == ("Pulumi.local.yaml: trainstack:region: "
-                           "only used when trainstack:mode is ack")
+    assert err.message == (
+        "Pulumi.local.yaml: trainstack:region: only used when trainstack:mode is ack"
+    )
 
 
 def test_password_in_plain_text_is_refused() -> None:
@@ -119,49 +119,73 @@ def test_missing_password_names_the_command() -> None:
     assert "trainstack:registryPassword: expected a secret, but it is missing" in err.message
 
 
-@pytest.mark.parametrize(("changes", "needle"), [
-    ({"trainstack__mode": "eks"}, "trainstack:mode: expected one of ack, kubeconfig"),
-    ({"trainstack__teams": []}, "trainstack:teams: expected a list of objects (at least 1)"),
-    ({"trainstack__teams": [{"name": "Vision", "quota": {"cpu": 1, "memory": "1Gi"}}]},
-     "trainstack:teams[0].name"),
-    ({"trainstack__teams": [{"name": "kube-x", "quota": {"cpu": 1, "memory": "1Gi"}}]},
-     "trainstack:teams[0].namespace"),
-    ({"trainstack__teams": [{"name": "a", "quota": {"cpu": "lots", "memory": "1Gi"}}]},
-     "trainstack:teams[0].quota.cpu: expected a Kubernetes quantity"),
-    ({"kubedl__version": "latest"}, "kubedl:version: expected a pinned release tag"),
-    ({"kubedl__image": "kubedl/kubedl:latest"}, "kubedl:image: expected a pinned tag"),
-    ({"kubedl__workloads": ["PytorchJob"]}, "kubedl:workloads"),
-    ({"kubedl__gangScheduler": "yunikorn"}, "kubedl:gangScheduler"),
-])
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"trainstack__mode": "eks"}, "trainstack:mode: expected one of ack, kubeconfig"),
+        ({"trainstack__teams": []}, "trainstack:teams: expected a list of objects (at least 1)"),
+        (
+            {"trainstack__teams": [{"name": "Vision", "quota": {"cpu": 1, "memory": "1Gi"}}]},
+            "trainstack:teams[0].name",
+        ),
+        (
+            {"trainstack__teams": [{"name": "kube-x", "quota": {"cpu": 1, "memory": "1Gi"}}]},
+            "trainstack:teams[0].namespace",
+        ),
+        (
+            {"trainstack__teams": [{"name": "a", "quota": {"cpu": "lots", "memory": "1Gi"}}]},
+            "trainstack:teams[0].quota.cpu: expected a Kubernetes quantity",
+        ),
+        ({"kubedl__version": "latest"}, "kubedl:version: expected a pinned release tag"),
+        ({"kubedl__image": "kubedl/kubedl:latest"}, "kubedl:image: expected a pinned tag"),
+        ({"kubedl__workloads": ["PytorchJob"]}, "kubedl:workloads"),
+        ({"kubedl__gangScheduler": "yunikorn"}, "kubedl:gangScheduler"),
+    ],
+)
 def test_wrong_values_are_one_clear_error(changes: dict[str, object], needle: str) -> None:
     assert needle in error_of("local", **changes).message
 
 
 def test_workload_typo_suggests_the_kind() -> None:
-    assert error_of("local", kubedl__workloads="TFJob,PytorchJob").hint == \
-        "did you mean 'PyTorchJob'?"
+    assert (
+        error_of("local", kubedl__workloads="TFJob,PytorchJob").hint == "did you mean 'PyTorchJob'?"
+    )
 
 
-@pytest.mark.parametrize(("changes", "needle"), [
-    ({"trainstack__zones": ["cn-beijing-a"]}, "trainstack:zones: expected a list of zone ids"),
-    ({"trainstack__vswitchCidrs": ["10.1.0.0/16"]}, "one per zone (at least 2)"),
-    ({"trainstack__vswitchCidrs": ["10.1.0.0/16", "10.2.0.0/16", "10.3.0.0/16"]},
-     "exactly 2 CIDR blocks"),
-    ({"trainstack__vswitchCidrs": ["10.1.0.0/16", "192.168.0.0/16"]}, "inside vpcCidr"),
-    ({"trainstack__podCidr": "10.9.0.0/16"}, "trainstack:podCidr: expected a block outside"),
-    ({"trainstack__gpuPools": [{"name": "a", "instanceTypes": ["ecs.x.y"], "minSize": 5,
-                                "maxSize": 2}]}, "trainstack:gpuPools[0].minSize"),
-    ({"trainstack__gpuPools": [{"name": "a", "instanceTypes": ["gn7i"]}]},
-     "trainstack:gpuPools[0].instanceTypes"),
-    ({"trainstack__bucketPrefix": "Acme_Bad"}, "trainstack:bucketPrefix"),
-])
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"trainstack__zones": ["cn-beijing-a"]}, "trainstack:zones: expected a list of zone ids"),
+        ({"trainstack__vswitchCidrs": ["10.1.0.0/16"]}, "one per zone (at least 2)"),
+        (
+            {"trainstack__vswitchCidrs": ["10.1.0.0/16", "10.2.0.0/16", "10.3.0.0/16"]},
+            "exactly 2 CIDR blocks",
+        ),
+        ({"trainstack__vswitchCidrs": ["10.1.0.0/16", "192.168.0.0/16"]}, "inside vpcCidr"),
+        ({"trainstack__podCidr": "10.9.0.0/16"}, "trainstack:podCidr: expected a block outside"),
+        (
+            {
+                "trainstack__gpuPools": [
+                    {"name": "a", "instanceTypes": ["ecs.x.y"], "minSize": 5, "maxSize": 2}
+                ]
+            },
+            "trainstack:gpuPools[0].minSize",
+        ),
+        (
+            {"trainstack__gpuPools": [{"name": "a", "instanceTypes": ["gn7i"]}]},
+            "trainstack:gpuPools[0].instanceTypes",
+        ),
+        ({"trainstack__bucketPrefix": "Acme_Bad"}, "trainstack:bucketPrefix"),
+    ],
+)
 def test_wrong_cloud_values_are_one_clear_error(changes: dict[str, object], needle: str) -> None:
     assert needle in error_of("ack-dev", **changes).message
 
 
 def test_numbers_may_arrive_as_strings_or_floats() -> None:
-    pools = [{"name": "a10", "instanceTypes": ["ecs.gn7i-c8g1.2xlarge"], "minSize": "1",
-              "maxSize": 3.0}]
+    pools = [
+        {"name": "a10", "instanceTypes": ["ecs.gn7i-c8g1.2xlarge"], "minSize": "1", "maxSize": 3.0}
+    ]
     cfg = load_with("ack-dev", trainstack__gpuPools=pools)
     assert cfg.ack is not None
     assert (cfg.ack.gpu_pools[0].min_size, cfg.ack.gpu_pools[0].max_size) == (1, 3)
@@ -175,8 +199,9 @@ def load_oss(env: str, keys: tuple[str, ...], secret: tuple[str, ...]) -> Platfo
     values |= {k: f"value-of-{k}" for k in keys}
     if env == "local" and keys:
         values["trainstack:ossEndpoint"] = "oss-cn-beijing.aliyuncs.com"
-    return load(values, stack=env, source=f"Pulumi.{env}.yaml",
-                secret_keys=secret_keys | frozenset(secret))
+    return load(
+        values, stack=env, source=f"Pulumi.{env}.yaml", secret_keys=secret_keys | frozenset(secret)
+    )
 
 
 def test_oss_access_key_is_optional_and_both_secret_keys_enable_it() -> None:
@@ -187,21 +212,24 @@ def test_oss_access_key_is_optional_and_both_secret_keys_enable_it() -> None:
 def test_half_an_oss_access_key_names_the_missing_key() -> None:
     with pytest.raises(ConfigError) as caught:
         load_oss("local", OSS_KEYS[:1], OSS_KEYS[:1])
-    assert "trainstack:ossAccessKeySecret: expected a secret, but it is missing" in \
-        caught.value.message
+    assert (
+        "trainstack:ossAccessKeySecret: expected a secret, but it is missing"
+        in caught.value.message
+    )
     assert "pulumi config set --secret trainstack:ossAccessKeySecret" in (caught.value.hint or "")
 
 
 def test_oss_access_key_in_plain_text_is_refused() -> None:
     with pytest.raises(ConfigError) as caught:
         load_oss("local", OSS_KEYS, OSS_KEYS[:1])
-    assert caught.value.message == ("Pulumi.local.yaml: trainstack:ossAccessKeySecret: is set in "
-                                    "plain text; it must be a secret")
+    assert caught.value.message == (
+        "Pulumi.local.yaml: trainstack:ossAccessKeySecret: is set in "
+        "plain text; it must be a secret"
+    )
 
 
 def test_oss_access_key_is_refused_in_ack_mode() -> None:
     with pytest.raises(ConfigError) as caught:
         load_oss("ack-dev", OSS_KEYS, OSS_KEYS)
-    assert "trainstack:ossAccessKeyId: not used when trainstack:mode is ack" in \
-        caught.value.message
+    assert "trainstack:ossAccessKeyId: not used when trainstack:mode is ack" in caught.value.message
     assert "RRSA" in caught.value.message

@@ -23,32 +23,49 @@ REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
 STACK = "local.mnist-baseline-01"
 PLATFORM = "organization/trainstack/local"
-PLATFORM_OUTPUTS = {"mode": "kubeconfig", "kubeconfig": "[secret]", "kubeContext": "kind-x",
-                    "namespaces": {"vision": "team-vision"},
-                    "pullSecretName": "trainstack-registry", "kubedlVersion": "v0.5.0",
-                    "ossAuth": {"type": "secret", "secretName": "trainstack-oss"}}
+PLATFORM_OUTPUTS = {
+    "mode": "kubeconfig",
+    "kubeconfig": "[secret]",
+    "kubeContext": "kind-x",
+    "namespaces": {"vision": "team-vision"},
+    "pullSecretName": "trainstack-registry",
+    "kubedlVersion": "v0.5.0",
+    "ossAuth": {"type": "secret", "secretName": "trainstack-oss"},
+}
 # What the CLI prints when a stack's state does not open with the passphrase it was given
 # (pkg/secrets/passphrase: every secret in the state is decrypted on load, even for
 # `stack output` without --show-secrets).
-WRONG_PASSPHRASE = ("error: could not deserialize deployment: failed to decrypt: incorrect "
-                    "passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase or "
-                    "set PULUMI_CONFIG_PASSPHRASE_FILE to a file containing the passphrase")
+WRONG_PASSPHRASE = (
+    "error: could not deserialize deployment: failed to decrypt: incorrect "
+    "passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase or "
+    "set PULUMI_CONFIG_PASSPHRASE_FILE to a file containing the passphrase"
+)
 MANIFESTS = [
-    {"apiVersion": "v1", "kind": "ConfigMap",
-     "metadata": {"name": "mnist-baseline-01-config", "namespace": "vision"},
-     "data": {"hyperparameters.json": "{\"epochs\": 3}"}},
-    {"apiVersion": "training.kubedl.io/v1alpha1", "kind": "PyTorchJob",
-     "metadata": {"name": "mnist-baseline-01", "namespace": "vision"},
-     "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}}}},
+    {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "mnist-baseline-01-config", "namespace": "vision"},
+        "data": {"hyperparameters.json": '{"epochs": 3}'},
+    },
+    {
+        "apiVersion": "training.kubedl.io/v1alpha1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "mnist-baseline-01", "namespace": "vision"},
+        "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}}},
+    },
 ]
 
 
 class RecordingPulumi(PulumiCommand):
     """Stands in for the ``pulumi`` CLI: records every call, answers from canned results."""
 
-    def __init__(self, stacks: set[str] | None = None, fail_up: bool = False,
-                 platform: dict[str, Any] | None = None,
-                 passphrases: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        stacks: set[str] | None = None,
+        fail_up: bool = False,
+        platform: dict[str, Any] | None = None,
+        passphrases: dict[str, str] | None = None,
+    ) -> None:
         # Deliberately not calling super().__init__: it would run `pulumi version`.
         self.command = "pulumi"
         self.version = VersionInfo.parse("3.272.0")
@@ -62,8 +79,14 @@ class RecordingPulumi(PulumiCommand):
         # the backend's stack tags: what a teammate on the same backend reads
         self.tags: dict[str, dict[str, str]] = {}
 
-    def run(self, args: list[str], cwd: str, additional_env: Any, on_output: Any = None,
-            on_error: Any = None) -> CommandResult:
+    def run(
+        self,
+        args: list[str],
+        cwd: str,
+        additional_env: Any,
+        on_output: Any = None,
+        on_error: Any = None,
+    ) -> CommandResult:
         self.calls.append(list(args))
         self.envs.append(dict(additional_env))
         result = self._locked(list(args), additional_env) or self._answer(list(args))
@@ -78,7 +101,9 @@ class RecordingPulumi(PulumiCommand):
         """Commands that load a stack's state fail when its passphrase is not the one given."""
         stack = args[args.index("--stack") + 1] if "--stack" in args else None
         loads_state = args[0] in ("up", "destroy") or args[:2] in (
-            ["stack", "output"], ["stack", "history"])
+            ["stack", "output"],
+            ["stack", "history"],
+        )
         wanted = self.passphrases.get(stack or "")
         if loads_state and wanted is not None and env.get("PULUMI_CONFIG_PASSPHRASE") != wanted:
             return CommandResult("", WRONG_PASSPHRASE, 255)
@@ -98,11 +123,15 @@ class RecordingPulumi(PulumiCommand):
         if args[:3] == ["stack", "tag", "ls"]:
             return CommandResult(json.dumps(self.tags.get(stack or "", {})), "", 0)
         if args[:2] == ["stack", "ls"]:
-            return CommandResult(json.dumps([{"name": s, "current": False}
-                                             for s in sorted(self.stacks)]), "", 0)
+            return CommandResult(
+                json.dumps([{"name": s, "current": False} for s in sorted(self.stacks)]), "", 0
+            )
         if args[0] == "up" and self.fail_up:
-            return CommandResult("Updating (local.mnist-baseline-01)\n error: cluster unreachable",
-                                 "error: update failed", 255)
+            return CommandResult(
+                "Updating (local.mnist-baseline-01)\n error: cluster unreachable",
+                "error: update failed",
+                255,
+            )
         if args[0] in ("up", "destroy"):
             return CommandResult(f"{args[0]} of {stack}: 3 changes", "", 0)
         if args[:2] == ["stack", "output"] and stack == PLATFORM:
@@ -111,14 +140,37 @@ class RecordingPulumi(PulumiCommand):
             return CommandResult(json.dumps(self.platform), "", 0)
         if args[:2] == ["stack", "output"]:
             secret = "kubeconfig-contents" if "--show-secrets" in args else "[secret]"
-            return CommandResult(json.dumps({
-                "jobName": "mnist-baseline-01", "namespace": "vision", "kind": "PyTorchJob",
-                "providerKubeconfig": secret}), "", 0)
+            return CommandResult(
+                json.dumps(
+                    {
+                        "jobName": "mnist-baseline-01",
+                        "namespace": "vision",
+                        "kind": "PyTorchJob",
+                        "providerKubeconfig": secret,
+                    }
+                ),
+                "",
+                0,
+            )
         if args[:2] == ["stack", "history"]:
-            return CommandResult(json.dumps([{
-                "kind": "update", "startTime": "2026-01-02T03:04:05.000000Z",
-                "endTime": "2026-01-02T03:05:05.000000Z", "message": "", "environment": {},
-                "config": {}, "result": "succeeded", "version": 1}]), "", 0)
+            return CommandResult(
+                json.dumps(
+                    [
+                        {
+                            "kind": "update",
+                            "startTime": "2026-01-02T03:04:05.000000Z",
+                            "endTime": "2026-01-02T03:05:05.000000Z",
+                            "message": "",
+                            "environment": {},
+                            "config": {},
+                            "result": "succeeded",
+                            "version": 1,
+                        }
+                    ]
+                ),
+                "",
+                0,
+            )
         return CommandResult("", "", 0)
 
     def verbs(self) -> list[str]:
@@ -164,12 +216,15 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
     entry = deploy(cli, home)
     n_tags = 10  # run, env, component, version, experiment, team, 4 job coordinates
     assert cli.verbs() == [
-        "stack select", "stack init",  # select fails (no such stack), so init
+        "stack select",
+        "stack init",  # select fails (no such stack), so init
         "stack tag ls",  # a new stack has no tags: no earlier deploy by anyone
         "config set-all --stack",
         *["stack tag set"] * n_tags,
         "up --yes",
-        "stack output", "stack output", "stack history",
+        "stack output",
+        "stack output",
+        "stack history",
         "stack tag set",  # the job's digest, once it is deployed
     ]
     init = cli.calls[1]
@@ -181,13 +236,19 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
     tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
     from trainstack.infra.run.program import manifest_hash
 
-    assert tags == {"trainstack:component": "mnist-ddp", "trainstack:version": "1.2.0",
-                    "trainstack:experiment": "mnist-baselines", "trainstack:team": "vision",
-                    "trainstack:run": "mnist-baseline-01", "trainstack:env": "local",
-                    "trainstack:job": "mnist-baseline-01", "trainstack:namespace": "vision",
-                    "trainstack:kind": "PyTorchJob",
-                    "trainstack:apiVersion": "training.kubedl.io/v1alpha1",
-                    "trainstack:specHash": manifest_hash(MANIFESTS)}
+    assert tags == {
+        "trainstack:component": "mnist-ddp",
+        "trainstack:version": "1.2.0",
+        "trainstack:experiment": "mnist-baselines",
+        "trainstack:team": "vision",
+        "trainstack:run": "mnist-baseline-01",
+        "trainstack:env": "local",
+        "trainstack:job": "mnist-baseline-01",
+        "trainstack:namespace": "vision",
+        "trainstack:kind": "PyTorchJob",
+        "trainstack:apiVersion": "training.kubedl.io/v1alpha1",
+        "trainstack:specHash": manifest_hash(MANIFESTS),
+    }
     up = next(c for c in cli.calls if c[0] == "up")
     assert "--refresh" in up, "deploy refreshes before it updates"
     assert up[up.index("--exec-kind") + 1] == "auto.inline"
@@ -213,7 +274,8 @@ def test_backend_and_passphrase_travel_in_the_environment_only(home: Path) -> No
 
 
 def test_passphrase_and_backend_from_the_environment(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "from-the-env")
     monkeypatch.setenv("TRAINSTACK_BACKEND_URL", "s3://acme-pulumi-state")
     cli = RecordingPulumi()
@@ -309,14 +371,17 @@ def test_looking_up_an_unknown_run_creates_no_state(tmp_path: Path) -> None:
     assert not fresh.exists(), "no passphrase or project folder for a typo"
 
 
-@pytest.mark.parametrize("argv", [
-    ["deploy", str(RUN_FILE), "--env", "local"],
-    ["status", "mnist-baseline-01"],
-    ["destroy", "mnist-baseline-01", "--yes"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["deploy", str(RUN_FILE), "--env", "local"],
+        ["status", "mnist-baseline-01"],
+        ["destroy", "mnist-baseline-01", "--yes"],
+    ],
+)
 def test_without_the_cli_each_verb_says_what_to_install(
-        argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     deploy(RecordingPulumi(), home)  # so status/destroy find the run and reach the CLI
     monkeypatch.setenv("PATH", str(home / "empty-bin"))  # no `pulumi` anywhere
     done = Cli().invoke(*argv)
@@ -342,14 +407,19 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
     # The platform's outputs first, masked: the kubeconfig is never decrypted outside the engine.
     assert cli.calls[0] == ["stack", "output", "--json", "--stack", PLATFORM]
-    assert cli.verbs()[1:5] == ["stack select", "stack init", "stack tag ls",
-                                "config set-all --stack"]
+    assert cli.verbs()[1:5] == [
+        "stack select",
+        "stack init",
+        "stack tag ls",
+        "config set-all --stack",
+    ]
     assert "up --yes" in cli.verbs()
     assert entry.stack == STACK and entry.env == "local"
 
 
 def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
-        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainstack.deploy.service import deploy as deploy_file
     from trainstack.errors import PolicyError
 
@@ -359,8 +429,10 @@ def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
         deploy_file(RUN_FILE, "local", command=cli, home=home)
     assert caught.value.exit_code == 1
     # the example's image is not in the platform's registry: rule, resource, field, fix
-    assert "allowed-registries: kubernetes:training.kubedl.io/v1alpha1:PyTorchJob::" \
-           "pytorchjob-mnist-baseline-01" in caught.value.message
+    assert (
+        "allowed-registries: kubernetes:training.kubedl.io/v1alpha1:PyTorchJob::"
+        "pytorchjob-mnist-baseline-01" in caught.value.message
+    )
     assert "containers[0].image" in caught.value.message
     assert cli.verbs() == ["stack output"], "no stack and no resource before the policy passes"
 
@@ -391,7 +463,8 @@ PLATFORM_PASSPHRASE = "the-platform-passphrase"
 
 
 def test_a_platform_passphrase_mismatch_is_one_clear_error_before_anything_exists(
-        home: Path) -> None:
+    home: Path,
+) -> None:
     from trainstack.deploy.service import deploy as deploy_file
     from trainstack.errors import ConfigError
 
@@ -403,10 +476,13 @@ def test_a_platform_passphrase_mismatch_is_one_clear_error_before_anything_exist
     assert error.message == (
         f"platform stack '{PLATFORM}' was encrypted with another passphrase than the run stacks' "
         f"passphrase ({generated}), so a run stack's StackReference could not decrypt its "
-        "kubeconfig")
+        "kubeconfig"
+    )
     assert error.hint is not None
-    assert "set PULUMI_CONFIG_PASSPHRASE to the passphrase `pulumi up --stack local` ran with" \
+    assert (
+        "set PULUMI_CONFIG_PASSPHRASE to the passphrase `pulumi up --stack local` ran with"
         in error.hint
+    )
     # Detected on the first call: no run stack, no record, no index entry.
     assert cli.verbs() == ["stack output"]
     assert STACK not in cli.stacks
@@ -416,7 +492,8 @@ def test_a_platform_passphrase_mismatch_is_one_clear_error_before_anything_exist
 
 
 def test_the_shared_passphrase_from_the_environment_deploys(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainstack.deploy.service import deploy as deploy_file
 
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", PLATFORM_PASSPHRASE)
@@ -426,7 +503,8 @@ def test_the_shared_passphrase_from_the_environment_deploys(
 
 
 def test_a_wrong_passphrase_from_the_environment_is_named_as_such(
-        home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import trainstack.deploy.workspace as workspace
 
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "not-the-platform-one")
@@ -442,7 +520,8 @@ def test_a_wrong_passphrase_from_the_environment_is_named_as_such(
 
 
 def test_a_run_stack_that_does_not_open_says_what_to_set(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainstack.deploy.service import status
     from trainstack.errors import ConfigError
 
@@ -452,10 +531,12 @@ def test_a_run_stack_that_does_not_open_says_what_to_set(
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", "a-later-passphrase")
     with pytest.raises(ConfigError) as caught:
         status("mnist-baseline-01", command=cli, home=home)
-    assert caught.value.message == (f"stack '{STACK}' does not open with the run stacks' "
-                                    "passphrase ($PULUMI_CONFIG_PASSPHRASE)")
-    assert caught.value.hint == ("set PULUMI_CONFIG_PASSPHRASE to the passphrase the stack was "
-                                 "deployed with")
+    assert caught.value.message == (
+        f"stack '{STACK}' does not open with the run stacks' passphrase ($PULUMI_CONFIG_PASSPHRASE)"
+    )
+    assert caught.value.hint == (
+        "set PULUMI_CONFIG_PASSPHRASE to the passphrase the stack was deployed with"
+    )
 
 
 # --- a changed run recreates its job; an unchanged one leaves it ------------------------------
@@ -469,8 +550,9 @@ def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path) -> None:
     cli = RecordingPulumi()
     first = deploy(cli, home)
     said: list[str] = []
-    second = deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home,
-                        on_output=said.append)
+    second = deploy_run(
+        load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home, on_output=said.append
+    )
     assert "the run is unchanged: its job was left as it is (--rerun submits it again)" in said
     assert second.spec_hash == first.spec_hash
     assert second.registry_id == first.registry_id, "same job: same run record"
@@ -489,7 +571,7 @@ def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
     cli = RecordingPulumi()
     first = deploy(cli, home)
     changed = copy.deepcopy(MANIFESTS)
-    changed[0]["data"]["hyperparameters.json"] = "{\"epochs\": 5}"
+    changed[0]["data"]["hyperparameters.json"] = '{"epochs": 5}'
     second = deploy_run(load_run(RUN_FILE), changed, "local", command=cli, home=home)
     assert second.spec_hash != first.spec_hash
     assert cli.tags[STACK]["trainstack:specHash"] == second.spec_hash
@@ -519,8 +601,7 @@ def test_rerun_submits_an_unchanged_job_again(home: Path) -> None:
 
     cli = RecordingPulumi()
     first = deploy(cli, home)
-    again = deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home,
-                       rerun=True)
+    again = deploy_run(load_run(RUN_FILE), MANIFESTS, "local", command=cli, home=home, rerun=True)
     assert again.spec_hash != first.spec_hash and again.registry_id != first.registry_id
 
 
@@ -535,10 +616,16 @@ def test_the_job_is_replaced_on_any_change_and_a_custom_job_skips_await(mocks: A
     def capture(args: pulumi.ResourceTransformationArgs) -> None:
         seen[args.name] = args.opts
 
-    custom = {"apiVersion": "batch/v1", "kind": "Job",
-              "metadata": {"name": "sweep-01", "namespace": "vision"},
-              "spec": {"completionMode": "Indexed", "completions": 2,
-                       "template": {"spec": {"containers": [{"name": "main"}]}}}}
+    custom = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "sweep-01", "namespace": "vision"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 2,
+            "template": {"spec": {"containers": [{"name": "main"}]}},
+        },
+    }
     mocks.stack_outputs[PLATFORM] = {"kubeconfig": "", "kubeContext": ""}
 
     class Run:
@@ -560,7 +647,8 @@ def test_the_job_is_replaced_on_any_change_and_a_custom_job_skips_await(mocks: A
 
 
 def test_destroy_runs_the_provider_program_with_the_platforms_current_credentials(
-        home: Path) -> None:
+    home: Path,
+) -> None:
     from trainstack.deploy.service import destroy
 
     cli = RecordingPulumi()
@@ -572,7 +660,7 @@ def test_destroy_runs_the_provider_program_with_the_platforms_current_credential
 
 
 def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from trainstack.deploy.service import destroy, locate
 
@@ -583,22 +671,31 @@ def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
     entry = deploy(backend, mine)
     found = locate("mnist-baseline-01", command=backend, home=theirs)
     assert (found.entry.stack, found.entry.env, found.entry.outputs) == (
-        entry.stack, "local", {"jobName": "mnist-baseline-01", "namespace": "vision",
-                               "kind": "PyTorchJob", "apiVersion": "training.kubedl.io/v1alpha1"})
+        entry.stack,
+        "local",
+        {
+            "jobName": "mnist-baseline-01",
+            "namespace": "vision",
+            "kind": "PyTorchJob",
+            "apiVersion": "training.kubedl.io/v1alpha1",
+        },
+    )
     assert found.entry.registry_id is None, "bob's registry does not have alice's run"
     import trainstack.deploy.workspace as workspace
 
     monkeypatch.setattr(workspace, "find_pulumi", lambda: backend)
     done = Cli().invoke("status", "--home", str(theirs))
     assert done.code == 0, done.err
-    assert "mnist-baseline-01  env local  team vision  PyTorchJob vision/mnist-baseline-01" \
-        in done.out
+    assert (
+        "mnist-baseline-01  env local  team vision  PyTorchJob vision/mnist-baseline-01" in done.out
+    )
     destroy("mnist-baseline-01", command=backend, home=theirs)
     assert STACK not in backend.stacks
 
 
 def test_a_run_deployed_from_one_directory_is_found_from_another(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainstack.deploy.service import locate
 
     monkeypatch.delenv("TRAINSTACK_HOME", raising=False)
@@ -615,18 +712,20 @@ def test_a_run_deployed_from_one_directory_is_found_from_another(
 
 
 def test_deploy_records_where_each_output_lands_and_runs_show_prints_it(
-        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from trainstack.deploy.service import deploy as deploy_file
     from trainstack.registry import Registry
 
     platform = {**PLATFORM_OUTPUTS, "artifactStore": "pvc://trainstack-artifacts/runs/"}
     readme_job = REPO / "components" / "mnist-ddp" / "runs" / "local.yaml"
-    entry = deploy_file(readme_job, "local", command=RecordingPulumi(platform=platform),
-                        home=home)
+    entry = deploy_file(readme_job, "local", command=RecordingPulumi(platform=platform), home=home)
     with Registry.open(home) as registry:
         record = registry.get(entry.registry_id)
-    expected = {"model": "pvc://trainstack-artifacts/runs/vision/mnist-local/model/",
-                "checkpoints": "pvc://trainstack-artifacts/runs/vision/mnist-local/checkpoints/"}
+    expected = {
+        "model": "pvc://trainstack-artifacts/runs/vision/mnist-local/model/",
+        "checkpoints": "pvc://trainstack-artifacts/runs/vision/mnist-local/checkpoints/",
+    }
     assert dict(record.outputs) == expected
     done = Cli().invoke("runs", "show", record.id)
     assert done.code == 0, done.err
@@ -636,7 +735,7 @@ def test_deploy_records_where_each_output_lands_and_runs_show_prints_it(
 
 
 def test_runs_recorded_in_one_directory_are_listed_from_another(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from trainstack.registry import NewRun, Registry, state_home
 
@@ -646,8 +745,7 @@ def test_runs_recorded_in_one_directory_are_listed_from_another(
         (tmp_path / d).mkdir()
     monkeypatch.chdir(tmp_path / "a")
     with Registry.open(state_home()) as registry:
-        record = registry.create(NewRun(name="made-in-a", component="c",
-                                        component_version="1.0.0"))
+        record = registry.create(NewRun(name="made-in-a", component="c", component_version="1.0.0"))
     monkeypatch.chdir(tmp_path / "b")
     done = Cli().invoke("runs", "list", "--json")
     assert done.code == 0, done.err
@@ -656,7 +754,7 @@ def test_runs_recorded_in_one_directory_are_listed_from_another(
 
 
 def test_home_before_the_verb_applies_to_any_verb(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from trainstack.registry import NewRun, Registry
 
@@ -684,7 +782,8 @@ def test_destroying_a_run_whose_stack_is_gone_forgets_it(home: Path) -> None:
 
 
 def test_deploy_with_a_damaged_registry_is_one_clear_error_before_anything_is_deployed(
-        home: Path) -> None:
+    home: Path,
+) -> None:
     from trainstack.registry import RegistryError
 
     home.mkdir(parents=True)
@@ -697,8 +796,7 @@ def test_deploy_with_a_damaged_registry_is_one_clear_error_before_anything_is_de
     assert damaged.read_bytes() == b"not a database " * 500
 
 
-def test_status_and_wait_recording_into_a_damaged_registry_is_one_clear_error(
-        home: Path) -> None:
+def test_status_and_wait_recording_into_a_damaged_registry_is_one_clear_error(home: Path) -> None:
     """`status`/`wait` put the cluster's word into the registry (deploy/watch.record): a
     registry damaged since the deploy is a RegistryError, and the file stays as it is."""
     from trainstack.deploy import watch
@@ -713,8 +811,15 @@ def test_status_and_wait_recording_into_a_damaged_registry_is_one_clear_error(
     for suffix in ("-wal", "-shm"):
         (home / f"registry.db{suffix}").unlink(missing_ok=True)
     damaged.write_bytes(b"\x00garbage" * 1000)
-    state = JobState(kind="PyTorchJob", name="j", namespace="n", outcome=Outcome.SUCCEEDED,
-                     conditions=(), replicas=(), message=None)
+    state = JobState(
+        kind="PyTorchJob",
+        name="j",
+        namespace="n",
+        outcome=Outcome.SUCCEEDED,
+        conditions=(),
+        replicas=(),
+        message=None,
+    )
     with pytest.raises(RegistryError, match=r"registry\.db is damaged"):
         watch.record(load_settings(home), entry, state)
     assert damaged.read_bytes() == b"\x00garbage" * 1000

@@ -72,7 +72,8 @@ def test_every_run_names_a_shipped_environment_or_is_local_only() -> None:
         assert path.name.startswith("local"), path
     # each cluster example has a run for a cluster
     assert {p.parents[1].name for p, _ in TARGETED} == {
-        p.parent.name for p in REPO.glob("components/*/component.yaml")}
+        p.parent.name for p in REPO.glob("components/*/component.yaml")
+    }
 
 
 @pytest.mark.parametrize(("run_file", "env"), TARGETED, ids=[_id(p) for p, _ in TARGETED])
@@ -80,8 +81,11 @@ def test_the_run_plans_and_fits_on_its_environment(run_file: Path, env: str) -> 
     plan = plan_run(run_file, env, REPO)  # what `trainstack plan RUN --env ENV` runs
     run = load_run(run_file)
     outputs, _ = platform_outputs(find_project(REPO), env)
-    jobs = [r for r in plan.resources if r.type.startswith(
-        ("kubernetes:training.kubedl.io", "kubernetes:inference.kubedl.io"))]
+    jobs = [
+        r
+        for r in plan.resources
+        if r.type.startswith(("kubernetes:training.kubedl.io", "kubernetes:inference.kubedl.io"))
+    ]
     assert len(jobs) == 1, [r.type for r in plan.resources]
     cfg = load_environment(REPO, env)
     team = team_of(run, cfg)
@@ -113,8 +117,11 @@ def test_the_readme_job_plans_on_both_shipped_environments() -> None:
         plan = plan_run(run_file, env, REPO)
         (job,) = [r for r in plan.resources if r.type.endswith(":PyTorchJob")]
         specs: dict[str, Any] = job.inputs["spec"]["pytorchReplicaSpecs"]
-        claims = {r.inputs["metadata"]["name"] for r in plan.resources
-                  if r.type == "kubernetes:core/v1:PersistentVolumeClaim"}
+        claims = {
+            r.inputs["metadata"]["name"]
+            for r in plan.resources
+            if r.type == "kubernetes:core/v1:PersistentVolumeClaim"
+        }
         for spec in specs.values():
             pod = spec["template"]["spec"]
             volumes = {v["name"]: v for v in pod["volumes"]}

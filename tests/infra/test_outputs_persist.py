@@ -15,13 +15,20 @@ from trainstack.errors import ConfigError
 REPO = Path(__file__).resolve().parents[2]
 README_JOB = REPO / "components" / "mnist-ddp" / "runs" / "local.yaml"  # README's main job
 BASELINE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
-KUBECONFIG_MODE = {"mode": "kubeconfig", "namespaces": {"vision": "team-vision", "nlp": "team-nlp"},
-                   "pullSecretName": "trainstack-registry",
-                   "ossAuth": {"type": "secret", "secretName": "trainstack-oss"},
-                   "artifactStore": "pvc://trainstack-artifacts/runs/"}
-ACK = {"mode": "ack", "region": "cn-hangzhou", "namespaces": {"vision": "team-vision"},
-       "ossAuth": {"type": "rrsa", "roleName": "trainstack-jobs"},
-       "artifactStore": "oss://acme-trainstack-artifacts/runs"}
+KUBECONFIG_MODE = {
+    "mode": "kubeconfig",
+    "namespaces": {"vision": "team-vision", "nlp": "team-nlp"},
+    "pullSecretName": "trainstack-registry",
+    "ossAuth": {"type": "secret", "secretName": "trainstack-oss"},
+    "artifactStore": "pvc://trainstack-artifacts/runs/",
+}
+ACK = {
+    "mode": "ack",
+    "region": "cn-hangzhou",
+    "namespaces": {"vision": "team-vision"},
+    "ossAuth": {"type": "rrsa", "roleName": "trainstack-jobs"},
+    "artifactStore": "oss://acme-trainstack-artifacts/runs",
+}
 
 
 def rendered(path: Path, outputs: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
@@ -47,14 +54,17 @@ def test_every_output_and_metrics_of_the_readme_job_land_in_the_store() -> None:
     run, manifests = rendered(README_JOB, KUBECONFIG_MODE)
     assert {k: b.uri for k, b in run.outputs.items()} == {
         "model": "pvc://trainstack-artifacts/runs/vision/mnist-local/model/",
-        "checkpoints": "pvc://trainstack-artifacts/runs/vision/mnist-local/checkpoints/"}
+        "checkpoints": "pvc://trainstack-artifacts/runs/vision/mnist-local/checkpoints/",
+    }
     for pod in pod_specs(manifests):
         env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
         assert env["PAI_OUTPUT_MODEL"] == "/ml/output/model/"
         assert env["PAI_OUTPUT_CHECKPOINTS"] == "/ml/output/checkpoints/"
-        for path, sub in (("/ml/output/model", "model"), ("/ml/output/checkpoints",
-                                                          "checkpoints"),
-                          ("/ml/metrics", "_metrics")):
+        for path, sub in (
+            ("/ml/output/model", "model"),
+            ("/ml/output/checkpoints", "checkpoints"),
+            ("/ml/metrics", "_metrics"),
+        ):
             mount, volume = where_mounted(pod, path.rstrip("/"))
             assert volume["persistentVolumeClaim"]["claimName"] == "trainstack-artifacts"
             assert mount["subPath"] == f"runs/vision/mnist-local/{sub}"
@@ -66,8 +76,11 @@ def test_on_ack_the_store_is_an_oss_prefix_mounted_with_the_jobs_role() -> None:
     _, manifests = rendered(README_JOB, ACK)
     volumes = {m["metadata"]["name"]: m for m in manifests if m["kind"] == "PersistentVolume"}
     paths = sorted(v["spec"]["csi"]["volumeAttributes"]["path"] for v in volumes.values())
-    assert paths == ["/runs/vision/mnist-local/_metrics", "/runs/vision/mnist-local/checkpoints",
-                     "/runs/vision/mnist-local/model"]
+    assert paths == [
+        "/runs/vision/mnist-local/_metrics",
+        "/runs/vision/mnist-local/checkpoints",
+        "/runs/vision/mnist-local/model",
+    ]
     for v in volumes.values():
         attrs = v["spec"]["csi"]["volumeAttributes"]
         assert attrs["bucket"] == "acme-trainstack-artifacts"
@@ -78,7 +91,8 @@ def test_bound_outputs_keep_their_binding() -> None:
     run, _ = rendered(BASELINE, {**ACK, "namespaces": {"vision": "vision"}})
     assert {k: b.uri for k, b in run.outputs.items()} == {
         "model": "oss://acme-trainstack-dev-models/mnist/",
-        "checkpoints": "oss://acme-trainstack-dev-checkpoints/mnist/"}
+        "checkpoints": "oss://acme-trainstack-dev-checkpoints/mnist/",
+    }
 
 
 def test_without_a_store_an_unbound_output_is_a_clear_error() -> None:
@@ -87,7 +101,8 @@ def test_without_a_store_an_unbound_output_is_a_clear_error() -> None:
         rendered(README_JOB, no_store)
     assert caught.value.message == (
         f"{README_JOB}: spec.outputs: model, checkpoints have no binding and environment "
-        "'local' exports no artifact store (artifactStore), so they would be lost with the pods")
+        "'local' exports no artifact store (artifactStore), so they would be lost with the pods"
+    )
     assert "bind each output" in (caught.value.hint or "")
 
 
@@ -121,8 +136,9 @@ def pvc_run(tmp_path: Path) -> Path:
     return path
 
 
-def test_render_env_renders_as_plan_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_render_env_renders_as_plan_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from trainstack.deploy.service import render
     from trainstack.plan.envfile import find_project
     from trainstack.plan.service import platform_outputs
@@ -139,7 +155,7 @@ def test_render_env_renders_as_plan_does(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_the_project_comes_from_the_environment_variable(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_file = pvc_run(tmp_path)
     monkeypatch.chdir(tmp_path / "elsewhere")
@@ -150,7 +166,7 @@ def test_the_project_comes_from_the_environment_variable(
 
 
 def test_without_a_project_the_error_says_how_to_name_one(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_file = pvc_run(tmp_path)
     monkeypatch.chdir(tmp_path / "elsewhere")
@@ -162,8 +178,17 @@ def test_without_a_project_the_error_says_how_to_name_one(
 
 
 def test_render_env_refuses_cluster_options_it_decides(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    done = Cli().invoke("render", str(pvc_run(tmp_path)), "--env", "local", "--project", str(REPO),
-              "--namespace", "other")
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = Cli().invoke(
+        "render",
+        str(pvc_run(tmp_path)),
+        "--env",
+        "local",
+        "--project",
+        str(REPO),
+        "--namespace",
+        "other",
+    )
     assert done.code == 2
     assert "--namespace: --env local decides this" in done.err

@@ -27,8 +27,10 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # What `pulumi config set --secret trainstack:ossAccessKeyId ...` leaves in Pulumi.local.yaml.
-OSS_CIPHERTEXT = {"ossAccessKeyId": "v1:T1NTSUQ=:b3NzLWtleS1pZC1jaXBoZXJ0ZXh0",
-                  "ossAccessKeySecret": "v1:T1NTU0VDUkVU:b3NzLWtleS1zZWNyZXQtY2lwaGVydGV4dA=="}
+OSS_CIPHERTEXT = {
+    "ossAccessKeyId": "v1:T1NTSUQ=:b3NzLWtleS1pZC1jaXBoZXJ0ZXh0",
+    "ossAccessKeySecret": "v1:T1NTU0VDUkVU:b3NzLWtleS1zZWNyZXQtY2lwaGVydGV4dA==",
+}
 
 
 @pytest.fixture
@@ -37,8 +39,9 @@ def local_with_oss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copytree(REPO / "platform", tmp_path / "platform")
     text = (REPO / "Pulumi.local.yaml").read_text()
-    text += "".join(f"  trainstack:{key}:\n    secure: {value}\n"
-                    for key, value in OSS_CIPHERTEXT.items())
+    text += "".join(
+        f"  trainstack:{key}:\n    secure: {value}\n" for key, value in OSS_CIPHERTEXT.items()
+    )
     text += "  trainstack:ossEndpoint: oss-cn-beijing.aliyuncs.com\n"
     (tmp_path / "Pulumi.local.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
@@ -59,11 +62,14 @@ def test_plan_local_lists_every_resource_with_its_type(in_repo: None) -> None:
 def test_plan_ack_dev_lists_cloud_and_cluster_resources(in_repo: None) -> None:
     doc = plan_json("--env", "ack-dev")
     types = [r["type"] for r in doc["resources"]]
-    for expected in ("alicloud:vpc/network:Network",
-                     "alicloud:cs/managedKubernetes:ManagedKubernetes",
-                     "alicloud:nas/fileSystem:FileSystem",
-                     "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
-                     "alicloud:ram/role:Role", "kubernetes:storage.k8s.io/v1:StorageClass"):
+    for expected in (
+        "alicloud:vpc/network:Network",
+        "alicloud:cs/managedKubernetes:ManagedKubernetes",
+        "alicloud:nas/fileSystem:FileSystem",
+        "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
+        "alicloud:ram/role:Role",
+        "kubernetes:storage.k8s.io/v1:StorageClass",
+    ):
         assert expected in types
     assert types.count("alicloud:cs/nodePool:NodePool") == 5
     assert types.count("alicloud:oss/bucket:Bucket") == 5
@@ -84,8 +90,11 @@ def test_plan_masks_secrets(in_repo: None) -> None:
         filled = [r for r in secrets if r["inputs"].get("type") != TOKEN_TYPE]
         assert filled and all(r["inputs"]["stringData"] == "[secret]" for r in filled)
         # the team token Secrets carry no input data (Kubernetes fills in the token)
-        assert all("data" not in r["inputs"] and "stringData" not in r["inputs"]
-                   for r in secrets if r not in filled)
+        assert all(
+            "data" not in r["inputs"] and "stringData" not in r["inputs"]
+            for r in secrets
+            if r not in filled
+        )
         assert doc["outputs"]["kubeconfig"] == "[secret]"
         assert doc["outputs"]["teamKubeconfigs"] == "[secret]"
 
@@ -109,11 +118,14 @@ def test_unknown_env_is_a_clear_error(in_repo: None, capsys: pytest.CaptureFixtu
 
 
 def test_config_error_is_reported_without_traceback(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    text = (REPO / "Pulumi.ack-dev.yaml").read_text().replace(
-        "trainstack:region: cn-hangzhou", "trainstack:region: us-east-1")
+    text = (
+        (REPO / "Pulumi.ack-dev.yaml")
+        .read_text()
+        .replace("trainstack:region: cn-hangzhou", "trainstack:region: us-east-1")
+    )
     (tmp_path / "Pulumi.bad.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
     done = Cli().invoke("plan", "--env", "bad")
@@ -137,16 +149,26 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
 
     doc = plan_json(str(REPO / RUN_FILE), "--env", "local")
     assert (doc["kind"], doc["project"], doc["stack"]) == (
-        "run", "trainstack-runs", "local.mnist-baseline-01")
+        "run",
+        "trainstack-runs",
+        "local.mnist-baseline-01",
+    )
     from trainstack.infra.run.artifacts import place
 
     # Rendered for what Pulumi.local.yaml's platform provides: team vision's namespace, a local
     # cluster, the platform's pull secret, OSS AccessKey Secret and endpoint, and $METRICS
     # persisted in the platform's artifact claim under <team>/<run>/_metrics/.
-    expected = render_run(load_run(REPO / RUN_FILE), options=RenderOptions(
-        namespace="vision", local_cluster=True, pull_secret="trainstack-registry",
-        oss_secret="trainstack-oss", oss_endpoint="oss-cn-beijing.aliyuncs.com",
-        metrics=place("pvc://trainstack-artifacts/", "vision", "mnist-baseline-01", "_metrics")))
+    expected = render_run(
+        load_run(REPO / RUN_FILE),
+        options=RenderOptions(
+            namespace="vision",
+            local_cluster=True,
+            pull_secret="trainstack-registry",
+            oss_secret="trainstack-oss",
+            oss_endpoint="oss-cn-beijing.aliyuncs.com",
+            metrics=place("pvc://trainstack-artifacts/", "vision", "mnist-baseline-01", "_metrics"),
+        ),
+    )
     created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
     assert len(created) == len(expected)
     job = next(r for r in created if r["type"].endswith(":PyTorchJob"))
@@ -191,20 +213,24 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:
     doc = plan_json("--env", "local")
-    secrets = {r["name"]: r["inputs"] for r in doc["resources"]
-               if r["type"] == "kubernetes:core/v1:Secret"}
+    secrets = {
+        r["name"]: r["inputs"] for r in doc["resources"] if r["type"] == "kubernetes:core/v1:Secret"
+    }
     assert {n for n in secrets if n.startswith("oss-secret-")} == {
-        "oss-secret-vision", "oss-secret-nlp"}
+        "oss-secret-vision",
+        "oss-secret-nlp",
+    }
     assert secrets["oss-secret-vision"]["stringData"] == "[secret]"
     assert doc["outputs"]["ossAuth"] == {"type": "secret", "secretName": "trainstack-oss"}
     text = json.dumps(doc)
     assert "plan-secret-placeholder" not in text
     assert not any(c in text or c.split(":")[2] in text for c in OSS_CIPHERTEXT.values())
     run = plan_json(str(REPO / RUN_FILE), "--env", "local")
-    volume = next(r for r in run["resources"]
-                  if r["type"] == "kubernetes:core/v1:PersistentVolume")
+    volume = next(r for r in run["resources"] if r["type"] == "kubernetes:core/v1:PersistentVolume")
     assert volume["inputs"]["spec"]["csi"]["nodePublishSecretRef"] == {
-        "name": "trainstack-oss", "namespace": "vision"}
+        "name": "trainstack-oss",
+        "namespace": "vision",
+    }
 
 
 def test_the_access_key_values_never_reach_a_plan() -> None:
@@ -214,19 +240,27 @@ def test_the_access_key_values_never_reach_a_plan() -> None:
     from trainstack.plan.envfile import find_project, read_env
 
     key_id, key_secret = "LTAI5tOssKeyIdForTests", "0ssK3ySecretForTests0nly"
-    oss = {"trainstack:ossAccessKeyId": key_id, "trainstack:ossAccessKeySecret": key_secret,
-           "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com"}
+    oss = {
+        "trainstack:ossAccessKeyId": key_id,
+        "trainstack:ossAccessKeySecret": key_secret,
+        "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com",
+    }
     cfg = read_env(find_project(REPO), "local")
-    plan = run_program(lambda: build(load_stack_config(offline=True, root=REPO)),
-                       project="trainstack", stack="local", config={**cfg.values, **oss},
-                       secret_keys=cfg.secret_keys | set(oss) - {"trainstack:ossEndpoint"})
+    plan = run_program(
+        lambda: build(load_stack_config(offline=True, root=REPO)),
+        project="trainstack",
+        stack="local",
+        config={**cfg.values, **oss},
+        secret_keys=cfg.secret_keys | set(oss) - {"trainstack:ossEndpoint"},
+    )
     text = json.dumps([r.to_json() for r in plan.resources]) + json.dumps(plan.outputs)
     assert "oss-secret-vision" in text
     assert key_id not in text and key_secret not in text
 
 
 def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
-        in_repo: None, capsys: pytest.CaptureFixture[str]) -> None:
+    in_repo: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     done = Cli().invoke("plan", RUN_FILE, "--env", "local", "--json")
     assert done.code == 2
     err = done.err

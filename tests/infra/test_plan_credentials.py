@@ -12,18 +12,25 @@ import pytest
 from tests.clirunner import Cli
 
 REPO = Path(__file__).resolve().parents[2]
-KUBECONFIG = ("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n"
-              "    token: kubeTokenValue42\n")
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: kubeTokenValue42\n"
+)
 
 
 @pytest.mark.parametrize("fmt", ["--json", None])
-def test_a_plain_kubeconfig_input_is_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            fmt: str | None) -> None:
+def test_a_plain_kubeconfig_input_is_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str | None
+) -> None:
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copytree(REPO / "platform", tmp_path / "platform")  # KubeDL's CRD lock
-    text = (REPO / "Pulumi.local.yaml").read_text().replace(
-        "  # trainstack:kubeconfig: ~/.kube/config", "  trainstack:kubeconfig: "
-        + json.dumps(KUBECONFIG))
+    text = (
+        (REPO / "Pulumi.local.yaml")
+        .read_text()
+        .replace(
+            "  # trainstack:kubeconfig: ~/.kube/config",
+            "  trainstack:kubeconfig: " + json.dumps(KUBECONFIG),
+        )
+    )
     assert "kubeTokenValue42" in text
     (tmp_path / "Pulumi.local.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)

@@ -58,8 +58,12 @@ def test_gpu_pools_are_tainted_labelled_and_autoscaled(mocks: Any) -> None:
         assert pools[name]["clusterId"] == "cluster-id"
     assert labels(pools["a10"])["trainstack.dev/gpu-type"] == "A10"
     assert pools["a10"]["instanceTypes"] == ["ecs.gn7i-c8g1.2xlarge"]
-    assert pools["a10"]["scalingConfig"] == {"enable": True, "minSize": 0.0, "maxSize": 4.0,
-                                             "type": "gpu"}
+    assert pools["a10"]["scalingConfig"] == {
+        "enable": True,
+        "minSize": 0.0,
+        "maxSize": 4.0,
+        "type": "gpu",
+    }
     assert "desiredSize" not in pools["a10"], "autoscaled pools leave the size to the autoscaler"
     # The CPU pool takes everything else: no taint.
     assert pools["cpu"].get("taints", []) == []
@@ -70,12 +74,15 @@ def test_spot_pool_bids_with_a_price_limit(mocks: Any) -> None:
     build_ack(mocks)
     spot = mocks.one(POOL, "pool-spot")
     assert spot["spotStrategy"] == "SpotWithPriceLimit"
-    assert spot["spotPriceLimits"] == [{"instanceType": "ecs.gn7i-c8g1.2xlarge",
-                                        "priceLimit": "5.0"}]
+    assert spot["spotPriceLimits"] == [
+        {"instanceType": "ecs.gn7i-c8g1.2xlarge", "priceLimit": "5.0"}
+    ]
     assert labels(spot)["trainstack.dev/capacity"] == "spot"
     # GPU nodes, and preemptible: only runs that tolerate both land there.
-    assert spot["taints"] == [GPU_TAINT, {"key": "trainstack.dev/capacity", "value": "spot",
-                                          "effect": "NoSchedule"}]
+    assert spot["taints"] == [
+        GPU_TAINT,
+        {"key": "trainstack.dev/capacity", "value": "spot", "effect": "NoSchedule"},
+    ]
     assert "spotStrategy" not in mocks.one(POOL, "pool-a10")
 
 
@@ -87,7 +94,11 @@ def test_no_spot_pool_unless_configured(mocks: Any) -> None:
 
     mocks.run(lambda: build(load_stack_config(root=mocks.root)))
     assert sorted(r.name for r in mocks.of_type(POOL)) == [
-        "pool-a10", "pool-cpu", "pool-system", "pool-v100"]
+        "pool-a10",
+        "pool-cpu",
+        "pool-system",
+        "pool-v100",
+    ]
 
 
 def test_storage_classes_use_alibaba_csi_provisioners(mocks: Any) -> None:
@@ -98,8 +109,10 @@ def test_storage_classes_use_alibaba_csi_provisioners(mocks: Any) -> None:
         "trainstack-nas": "nasplugin.csi.alibabacloud.com",
         "trainstack-oss": "ossplugin.csi.alibabacloud.com",
     }
-    assert classes["trainstack-nas"]["parameters"]["server"] == \
-        "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com:/trainstack/"
+    assert (
+        classes["trainstack-nas"]["parameters"]["server"]
+        == "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com:/trainstack/"
+    )
     assert classes["trainstack-oss"]["parameters"]["bucket"] == "acme-trainstack-dev-data"
     assert classes["trainstack-oss"]["parameters"]["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
 
@@ -113,8 +126,10 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
     assert buckets == [f"acme-trainstack-dev-{p}" for p in purposes]
     namespace = "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace"
     assert mocks.one(namespace, "acr-namespace")["name"] == "acme"
-    repos = sorted(r.inputs["name"] for r in
-                   mocks.of_type("alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo"))
+    repos = sorted(
+        r.inputs["name"]
+        for r in mocks.of_type("alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo")
+    )
     assert repos == ["horovod", "kubedl", "python", "tensorflow", "torch", "xgboost"]
     role = mocks.one("alicloud:ram/role:Role", "jobs-role")
     assert role["roleName"] == "trainstack-test-jobs"
@@ -126,7 +141,8 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
     assert trust["Statement"][0]["Condition"]["StringEquals"] == {
         "oidc:aud": "sts.aliyuncs.com",
         "oidc:iss": "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee",
-        "oidc:sub": "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"}
+        "oidc:sub": "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs",
+    }
     policy = mocks.one("alicloud:ram/policy:Policy", "jobs-oss-policy")
     assert "acs:oss:*:*:acme-trainstack-dev-checkpoints/*" in policy["policyDocument"]
 
@@ -146,12 +162,14 @@ def test_kubeconfig_comes_from_the_cluster_credential_as_a_secret(mocks: Any) ->
             assert registry == "trainstack-test-registry-vpc.cn-hangzhou.cr.aliyuncs.com"
             assert region == "cn-hangzhou"
 
-        return pulumi.Output.all(outputs["kubeconfig"], outputs["registry"],
-                                 outputs["region"]).apply(verify)
+        return pulumi.Output.all(
+            outputs["kubeconfig"], outputs["registry"], outputs["region"]
+        ).apply(verify)
 
     check()
-    (call,) = [c for c in mocks.calls
-               if c.token == "alicloud:cs/getClusterCredential:getClusterCredential"]
+    (call,) = [
+        c for c in mocks.calls if c.token == "alicloud:cs/getClusterCredential:getClusterCredential"
+    ]
     assert call.args["clusterId"] == "cluster-id"
     from pulumi.runtime.rpc import is_rpc_secret
 
@@ -185,8 +203,9 @@ def settled(mocks: Any, outputs: dict[str, Any]) -> dict[str, Any]:
 def test_node_pools_carry_no_jobs_role_and_no_oss_secret_exists(mocks: Any) -> None:
     build_ack(mocks)
     pools = mocks.of_type(POOL)
-    assert pools and all("ramRoleName" not in p.inputs for p in pools), \
+    assert pools and all("ramRoleName" not in p.inputs for p in pools), (
         "nodes keep ACK's worker role; the jobs role is reached through RRSA only"
+    )
     secrets = {r.inputs["metadata"]["name"] for r in mocks.of_type("kubernetes:core/v1:Secret")}
     assert secrets == {"trainstack-registry", "trainstack-runner-token"}  # no OSS AccessKey
 

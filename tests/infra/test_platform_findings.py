@@ -31,8 +31,9 @@ def plan(*args: str) -> dict[str, Any]:
     return json.loads(result.out)  # type: ignore[no-any-return]
 
 
-def ready_project(root: Path, mirrored: Path, ready: dict[str, dict[str, str]],
-                  env: str, **changes: Any) -> Path:
+def ready_project(
+    root: Path, mirrored: Path, ready: dict[str, dict[str, str]], env: str, **changes: Any
+) -> Path:
     """A copy of the project with ``env`` set up for `pulumi up` (and ``changes`` applied)."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "Pulumi.yaml", root / "Pulumi.yaml")
@@ -55,15 +56,23 @@ def ready_project(root: Path, mirrored: Path, ready: dict[str, dict[str, str]],
 
 
 @pytest.fixture
-def ack(tmp_path: Path, kubedl_root: Path, ready: dict[str, dict[str, str]],
-        monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def ack(
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, Any]:
     monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev"))
     return plan("--env", "ack-dev")
 
 
 @pytest.fixture
-def local(tmp_path: Path, kubedl_root: Path, ready: dict[str, dict[str, str]],
-          monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def local(
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, Any]:
     monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "local"))
     return plan("--env", "local")
 
@@ -74,8 +83,9 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def named(doc: dict[str, Any], name: str, type_: str | None = None) -> dict[str, Any]:
-    found = [r for r in doc["resources"]
-             if r["name"] == name and (type_ is None or r["type"] == type_)]
+    found = [
+        r for r in doc["resources"] if r["name"] == name and (type_ is None or r["type"] == type_)
+    ]
     assert len(found) == 1, f"{name}: {len(found)} resources"
     return found[0]
 
@@ -90,32 +100,58 @@ def labels(pool: dict[str, Any]) -> dict[str, str]:
 
 # --- would fail on the first run ---------------------------------------------------------------
 
+
 def test_api_endpoint_is_public_with_an_allow_list_or_private(
-        ack: dict[str, Any], tmp_path: Path, kubedl_root: Path,
-        ready: dict[str, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    ack: dict[str, Any],
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     managed = "alicloud:cs/managedKubernetes:ManagedKubernetes"
     cluster = named(ack, "cluster", managed)["inputs"]
     assert cluster["slbInternetEnabled"] is True, "pulumi up reaches the cluster it creates"
-    entries = [r["inputs"]["entry"] for r in of_type(ack, "alicloud:slb/aclEntryAttachment:"
-                                                           "AclEntryAttachment")]
+    entries = [
+        r["inputs"]["entry"]
+        for r in of_type(ack, "alicloud:slb/aclEntryAttachment:AclEntryAttachment")
+    ]
     assert entries == ["198.51.100.7/32"]
     assert {"apiAcl", "apiLoadBalancer"} <= set(ack["outputs"]), "what the binding step names"
-    monkeypatch.chdir(ready_project(tmp_path / "private", kubedl_root, ready, "ack-dev", **{
-        "trainstack:apiEndpoint": "private", "trainstack:apiAllowedCidrs": None}))
+    monkeypatch.chdir(
+        ready_project(
+            tmp_path / "private",
+            kubedl_root,
+            ready,
+            "ack-dev",
+            **{"trainstack:apiEndpoint": "private", "trainstack:apiAllowedCidrs": None},
+        )
+    )
     private = plan("--env", "ack-dev")
     assert named(private, "cluster", managed)["inputs"]["slbInternetEnabled"] is False
     assert not of_type(private, "alicloud:slb/acl:Acl")
 
 
 def test_the_whole_internet_is_no_allow_list(
-        tmp_path: Path, kubedl_root: Path, ready: dict[str, dict[str, str]],
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev", **{
-        "trainstack:apiAllowedCidrs": ["0.0.0.0/0"]}))
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(
+        ready_project(
+            tmp_path / "p",
+            kubedl_root,
+            ready,
+            "ack-dev",
+            **{"trainstack:apiAllowedCidrs": ["0.0.0.0/0"]},
+        )
+    )
     done = Cli().invoke("plan", "--env", "ack-dev")
     assert done.code != 0
-    assert "trainstack:apiAllowedCidrs: expected blocks narrower than the whole internet" in \
-        done.err
+    assert (
+        "trainstack:apiAllowedCidrs: expected blocks narrower than the whole internet" in done.err
+    )
 
 
 def test_deployer_gets_cluster_admin_before_anything_on_the_cluster(ack: dict[str, Any]) -> None:
@@ -124,8 +160,10 @@ def test_deployer_gets_cluster_admin_before_anything_on_the_cluster(ack: dict[st
     (grant,) = permission["inputs"]["permissions"]
     assert (grant["roleType"], grant["roleName"], grant["isRamRole"]) == ("cluster", "admin", True)
     provider = named(ack, "k8s", "pulumi:providers:kubernetes")
-    assert "alicloud:cs/kubernetesPermission:KubernetesPermission::deployer-permission" in \
-        provider["options"]["dependsOn"]
+    assert (
+        "alicloud:cs/kubernetesPermission:KubernetesPermission::deployer-permission"
+        in provider["options"]["dependsOn"]
+    )
 
 
 def test_registry_is_acr_enterprise_created_through_the_api(ack: dict[str, Any]) -> None:
@@ -134,22 +172,40 @@ def test_registry_is_acr_enterprise_created_through_the_api(ack: dict[str, Any])
     assert not types & {"alicloud:cr/namespace:Namespace", "alicloud:cr/repo:Repo"}
     instance = named(ack, "acr-instance")["inputs"]
     assert (instance["instanceName"], instance["paymentType"]) == (
-        "trainstack-ack-dev", "Subscription")
+        "trainstack-ack-dev",
+        "Subscription",
+    )
     assert instance["password"] == "[secret]"
     assert named(ack, "acr-vpc-link")["inputs"]["moduleName"] == "Registry"
-    assert ack["outputs"]["registry"] == \
-        "trainstack-ack-dev-registry-vpc.cn-hangzhou.cr.aliyuncs.com"
+    assert (
+        ack["outputs"]["registry"] == "trainstack-ack-dev-registry-vpc.cn-hangzhou.cr.aliyuncs.com"
+    )
 
 
 def test_a_registry_of_your_own_creates_nothing(
-        tmp_path: Path, kubedl_root: Path, ready: dict[str, dict[str, str]],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev", **{
-        "trainstack:registryType": "external",
-        "trainstack:registryServer": "registry.example.com"}))
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(
+        ready_project(
+            tmp_path / "p",
+            kubedl_root,
+            ready,
+            "ack-dev",
+            **{
+                "trainstack:registryType": "external",
+                "trainstack:registryServer": "registry.example.com",
+            },
+        )
+    )
     doc = plan("--env", "ack-dev")
-    assert not [r for r in doc["resources"] if r["type"].startswith("alicloud:cr/")
-                or "registryEnterprise" in r["type"]]
+    assert not [
+        r
+        for r in doc["resources"]
+        if r["type"].startswith("alicloud:cr/") or "registryEnterprise" in r["type"]
+    ]
     assert doc["outputs"]["registry"] == "registry.example.com"
 
 
@@ -164,11 +220,15 @@ def test_kubedl_crds_come_from_the_locked_folder_each_its_own_resource(in_repo: 
     for kind in workloads:
         entry = lock["crds"][kind]
         crd = crds[entry["name"]]
-        assert crd["inputs"]["metadata"]["annotations"]["trainstack.dev/source-sha256"] == \
-            entry["sha256"]
+        assert (
+            crd["inputs"]["metadata"]["annotations"]["trainstack.dev/source-sha256"]
+            == entry["sha256"]
+        )
         assert crd["parent"] == "trainstack:platform:KubeDL::kubedl"
-    assert any("trainstack kubedl mirror" in step and "platform/kubedl/v0.5.0" in step
-               for step in doc["pending"])
+    assert any(
+        "trainstack kubedl mirror" in step and "platform/kubedl/v0.5.0" in step
+        for step in doc["pending"]
+    )
 
 
 def test_pulumi_up_refuses_unmirrored_crds_and_names_the_command() -> None:
@@ -179,15 +239,23 @@ def test_pulumi_up_refuses_unmirrored_crds_and_names_the_command() -> None:
     cfg = read_env(find_project(REPO), "local")
     values = {**cfg.values, "trainstack:registryPassword": "x"}
     with pytest.raises(ConfigError) as caught:
-        load(values, stack="local", source="Pulumi.local.yaml", root=REPO,
-             secret_keys=frozenset({"trainstack:registryPassword"}))
-    assert "platform/kubedl/v0.5.0 does not hold training.kubedl.io_tfjobs.yaml" in \
-        caught.value.message
+        load(
+            values,
+            stack="local",
+            source="Pulumi.local.yaml",
+            root=REPO,
+            secret_keys=frozenset({"trainstack:registryPassword"}),
+        )
+    assert (
+        "platform/kubedl/v0.5.0 does not hold training.kubedl.io_tfjobs.yaml"
+        in caught.value.message
+    )
     assert "trainstack kubedl mirror --from" in (caught.value.hint or "")
 
 
 def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
-        tmp_path: Path, kubedl_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, kubedl_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lock = kubedl_root / "platform/kubedl/v0.5.0/kubedl.lock.json"
     release = kubedl_root.parent / "release"
     target = tmp_path / "platform/kubedl/v0.5.0"
@@ -196,7 +264,8 @@ def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
     result = Cli().invoke("kubedl", "mirror", "--from", str(release), "--to", str(target))
     assert result.code == 0, result.output
     assert (target / "training.kubedl.io_tfjobs.yaml").read_bytes() == (
-        release / "config/crd/bases/training.kubedl.io_tfjobs.yaml").read_bytes()
+        release / "config/crd/bases/training.kubedl.io_tfjobs.yaml"
+    ).read_bytes()
     assert "8 CRD files" in result.output
     tampered = tmp_path / "tampered"
     shutil.copytree(release, tampered)
@@ -210,14 +279,18 @@ def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
     assert not (target / "training.kubedl.io_mpijobs.yaml").exists(), "never written unverified"
 
 
-@pytest.mark.parametrize(("image", "needle"), [
-    ("docker.io/kubedl/kubedl:0.4.2", "pinned by digest"),
-    ("kubedl/kubedl@sha256:" + "ab" * 32, "not Docker Hub"),
-    ("docker.io/kubedl/kubedl@sha256:" + "ab" * 32, "not Docker Hub"),
-    ("acme-registry-vpc.cn-hangzhou.cr.aliyuncs.com/platform/kubedl:0.4.2", "pinned by digest"),
-])
+@pytest.mark.parametrize(
+    ("image", "needle"),
+    [
+        ("docker.io/kubedl/kubedl:0.4.2", "pinned by digest"),
+        ("kubedl/kubedl@sha256:" + "ab" * 32, "not Docker Hub"),
+        ("docker.io/kubedl/kubedl@sha256:" + "ab" * 32, "not Docker Hub"),
+        ("acme-registry-vpc.cn-hangzhou.cr.aliyuncs.com/platform/kubedl:0.4.2", "pinned by digest"),
+    ],
+)
 def test_kubedl_image_on_ack_is_a_digest_outside_docker_hub(
-        image: str, needle: str, kubedl_root: Path, ready: dict[str, dict[str, str]]) -> None:
+    image: str, needle: str, kubedl_root: Path, ready: dict[str, dict[str, str]]
+) -> None:
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
     from trainstack.plan.envfile import find_project, read_env
@@ -225,27 +298,41 @@ def test_kubedl_image_on_ack_is_a_digest_outside_docker_hub(
     cfg = read_env(find_project(REPO), "ack-dev")
     values = {**cfg.values, **ready["ack-dev"], "kubedl:image": image}
     with pytest.raises(ConfigError) as caught:
-        load(values, stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
-             secret_keys=frozenset({"trainstack:registryPassword"}))
+        load(
+            values,
+            stack="ack-dev",
+            source="Pulumi.ack-dev.yaml",
+            root=kubedl_root,
+            secret_keys=frozenset({"trainstack:registryPassword"}),
+        )
     assert "kubedl:image" in caught.value.message and needle in caught.value.message
     assert "docs/platform.md" in (caught.value.hint or "")
 
 
 def test_a_first_run_without_the_image_installs_kubedl_but_not_its_controller(
-        kubedl_root: Path, ready: dict[str, dict[str, str]], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from trainstack.infra.platform.config import load
     from trainstack.plan.envfile import find_project, read_env
 
     cfg = read_env(find_project(REPO), "ack-dev")
     values = {**cfg.values, **ready["ack-dev"]}
     del values["kubedl:image"]
-    loaded = load(values, stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
-                  secret_keys=frozenset({"trainstack:registryPassword"}))  # not offline
+    loaded = load(
+        values,
+        stack="ack-dev",
+        source="Pulumi.ack-dev.yaml",
+        root=kubedl_root,
+        secret_keys=frozenset({"trainstack:registryPassword"}),
+    )  # not offline
     assert loaded.kubedl.image is None
     assert any("kubedl:image is not set" in step for step in loaded.pending)
-    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev",
-                                    **{"kubedl:image": None}))
+    monkeypatch.chdir(
+        ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev", **{"kubedl:image": None})
+    )
     doc = plan("--env", "ack-dev")
     assert not of_type(doc, "kubernetes:apps/v1:Deployment")
     assert len(of_type(doc, CRD)) == 5 and named(doc, "kubedl-role")
@@ -270,13 +357,19 @@ def test_every_node_pool_logs_in_with_the_platform_key(ack: dict[str, Any]) -> N
     assert key["publicKey"].startswith("ssh-ed25519 ")
     pools = of_type(ack, POOL)
     assert len(pools) == 5
-    assert all(p["inputs"]["keyName"] == "(known after apply)" or
-               p["inputs"]["keyName"] == key["keyPairName"] for p in pools)
-    assert all("alicloud:ecs/ecsKeyPair:EcsKeyPair::node-key-pair" in p["options"]["dependsOn"]
-               for p in pools)
+    assert all(
+        p["inputs"]["keyName"] == "(known after apply)"
+        or p["inputs"]["keyName"] == key["keyPairName"]
+        for p in pools
+    )
+    assert all(
+        "alicloud:ecs/ecsKeyPair:EcsKeyPair::node-key-pair" in p["options"]["dependsOn"]
+        for p in pools
+    )
 
 
 # --- would deploy but not work -----------------------------------------------------------------
+
 
 def test_system_pool_is_fixed_size_and_untainted(ack: dict[str, Any]) -> None:
     system = named(ack, "pool-system")["inputs"]
@@ -288,15 +381,27 @@ def test_system_pool_is_fixed_size_and_untainted(ack: dict[str, Any]) -> None:
 
 
 def test_a_cpu_spot_pool_is_tainted_and_labelled_as_cpu(
-        tmp_path: Path, kubedl_root: Path, ready: dict[str, dict[str, str]],
-        ack: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    ack: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     gpu_spot = named(ack, "pool-spot")["inputs"]
     assert {t["key"] for t in gpu_spot["taints"]} == {"nvidia.com/gpu", "trainstack.dev/capacity"}
-    monkeypatch.chdir(ready_project(tmp_path / "cpu", kubedl_root, ready, "ack-dev", **{
-        "trainstack:spotPool": {"instanceTypes": ["ecs.g7.2xlarge"], "maxSize": 4}}))
+    monkeypatch.chdir(
+        ready_project(
+            tmp_path / "cpu",
+            kubedl_root,
+            ready,
+            "ack-dev",
+            **{"trainstack:spotPool": {"instanceTypes": ["ecs.g7.2xlarge"], "maxSize": 4}},
+        )
+    )
     spot = named(plan("--env", "ack-dev"), "pool-spot")
-    assert spot["inputs"]["taints"] == [{"key": "trainstack.dev/capacity", "value": "spot",
-                                         "effect": "NoSchedule"}]
+    assert spot["inputs"]["taints"] == [
+        {"key": "trainstack.dev/capacity", "value": "spot", "effect": "NoSchedule"}
+    ]
     assert labels(spot)["trainstack.dev/accelerator"] == "cpu"
     assert spot["inputs"]["scalingConfig"]["type"] == "spot"
 
@@ -309,36 +414,63 @@ def test_kubedl_cluster_role_reads_priority_classes(in_repo: None) -> None:
         assert {"get", "list", "watch"} <= set(rules[0]["verbs"])
         # Gang schedulers' groups as KubeDL v0.5.0's role.yaml grants them: every verb.
         gang = {g for r in role["rules"] if r["verbs"] == ["*"] for g in r["apiGroups"]}
-        assert {"scheduling.incubator.k8s.io", "scheduling.sigs.dev", "scheduling.volcano.sh",
-                "scheduling.sigs.k8s.io"} <= gang
+        assert {
+            "scheduling.incubator.k8s.io",
+            "scheduling.sigs.dev",
+            "scheduling.volcano.sh",
+            "scheduling.sigs.k8s.io",
+        } <= gang
 
 
 def test_jobs_role_trust_is_scoped_to_the_oss_csi_service_account(in_repo: None) -> None:
     role = named(plan("--env", "ack-dev"), "jobs-role")["inputs"]
     trust = json.loads(role["assumeRolePolicyDocument"])
     (statement,) = trust["Statement"]
-    assert statement["Condition"]["StringEquals"]["oidc:sub"] == \
-        "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
+    assert (
+        statement["Condition"]["StringEquals"]["oidc:sub"]
+        == "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
+    )
 
 
 def test_kubeconfig_mode_oss_endpoint_is_configured(
-        tmp_path: Path, kubedl_root: Path, ready: dict[str, dict[str, str]],
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from trainstack.infra.run.options import render_options
     from trainstack.spec import load_run
 
     key = {"secure": CIPHERTEXT}
-    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "local", **{
-        "trainstack:ossAccessKeyId": key, "trainstack:ossAccessKeySecret": key,
-        "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com"}))
+    monkeypatch.chdir(
+        ready_project(
+            tmp_path / "p",
+            kubedl_root,
+            ready,
+            "local",
+            **{
+                "trainstack:ossAccessKeyId": key,
+                "trainstack:ossAccessKeySecret": key,
+                "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com",
+            },
+        )
+    )
     doc = plan("--env", "local")
     assert doc["outputs"]["ossEndpoint"] == "oss-cn-beijing.aliyuncs.com"
     run = load_run(REPO / "components/mnist-ddp/runs/baseline.yaml")
     options = render_options(doc["outputs"], run, "local")
     assert options.oss_endpoint == "oss-cn-beijing.aliyuncs.com"
     # An AccessKey without an endpoint is one clear error, never Hangzhou's internal endpoint.
-    monkeypatch.chdir(ready_project(tmp_path / "q", kubedl_root, ready, "local", **{
-        "trainstack:ossAccessKeyId": key, "trainstack:ossAccessKeySecret": key}))
+    monkeypatch.chdir(
+        ready_project(
+            tmp_path / "q",
+            kubedl_root,
+            ready,
+            "local",
+            **{"trainstack:ossAccessKeyId": key, "trainstack:ossAccessKeySecret": key},
+        )
+    )
     done = Cli().invoke("plan", "--env", "local")
     assert done.code != 0
     assert "trainstack:ossEndpoint: expected an OSS endpoint" in done.err
@@ -346,16 +478,23 @@ def test_kubeconfig_mode_oss_endpoint_is_configured(
 
 # --- nothing stateful was protected ------------------------------------------------------------
 
-STATEFUL = {"alicloud:nas/fileSystem:FileSystem", "alicloud:oss/bucket:Bucket",
-            "alicloud:cr/registryEnterpriseInstance:RegistryEnterpriseInstance",
-            "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
-            "alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo", CRD}
+STATEFUL = {
+    "alicloud:nas/fileSystem:FileSystem",
+    "alicloud:oss/bucket:Bucket",
+    "alicloud:cr/registryEnterpriseInstance:RegistryEnterpriseInstance",
+    "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
+    "alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo",
+    CRD,
+}
 
 
 def test_nas_buckets_registry_crds_and_team_namespaces_are_protected(in_repo: None) -> None:
     doc = plan("--env", "ack-dev")
-    protected = {(r["type"], r["name"]) for r in doc["resources"]
-                 if r["options"]["protect"] and r["options"]["retainOnDelete"]}
+    protected = {
+        (r["type"], r["name"])
+        for r in doc["resources"]
+        if r["options"]["protect"] and r["options"]["retainOnDelete"]
+    }
     for type_ in STATEFUL:
         members = {(r["type"], r["name"]) for r in of_type(doc, type_)}
         assert members and members <= protected, type_
@@ -366,27 +505,33 @@ def test_nas_buckets_registry_crds_and_team_namespaces_are_protected(in_repo: No
 
 
 def test_protection_is_one_transformation_not_scattered_flags(
-        local: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    local: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainstack.infra.platform.protection import STATEFUL_TYPES
 
     monkeypatch.chdir(REPO)
     for doc in (plan("--env", "ack-dev"), local):
         for r in doc["resources"]:
-            team_ns = r["type"] == "kubernetes:core/v1:Namespace" and \
-                "trainstack.dev/team" in r["inputs"]["metadata"].get("labels", {})
+            team_ns = r["type"] == "kubernetes:core/v1:Namespace" and "trainstack.dev/team" in r[
+                "inputs"
+            ]["metadata"].get("labels", {})
             expected = r["type"] in STATEFUL_TYPES or team_ns
             assert r["options"]["protect"] is expected, r["name"]
             assert r["options"]["retainOnDelete"] is expected, r["name"]
-    assert any(r["type"] == "kubernetes:core/v1:PersistentVolumeClaim" and r["options"]["protect"]
-               for r in local["resources"]), "the artifact claims hold run outputs"
+    assert any(
+        r["type"] == "kubernetes:core/v1:PersistentVolumeClaim" and r["options"]["protect"]
+        for r in local["resources"]
+    ), "the artifact claims hold run outputs"
     sources = (REPO / "trainstack/infra/platform").glob("*.py")
-    flagged = [p.name for p in sources
-               if re.search(r"\b(protect|retain_on_delete)\s*=", p.read_text())]
+    flagged = [
+        p.name for p in sources if re.search(r"\b(protect|retain_on_delete)\s*=", p.read_text())
+    ]
     assert flagged == ["protection.py"]
 
 
 def test_nas_is_zoned_and_encrypted_and_buckets_are_encrypted_private_with_lifecycle(
-        in_repo: None) -> None:
+    in_repo: None,
+) -> None:
     doc = plan("--env", "ack-dev")
     nas = named(doc, "nas")["inputs"]
     assert (nas["zoneId"], nas["encryptType"]) == ("cn-hangzhou-h", 1)
@@ -434,8 +579,12 @@ def test_a_run_above_its_teams_cap_is_refused_before_deploy() -> None:
     from trainstack.spec import load_run
 
     run = load_run(REPO / "components/mnist-ddp/runs/baseline.yaml")  # team vision, priority 5
-    outputs = {"mode": "kubeconfig", "namespaces": {"vision": "vision"},
-               "teamMaxPriority": {"vision": 5}, "ossAuth": {"type": "none"}}
+    outputs = {
+        "mode": "kubeconfig",
+        "namespaces": {"vision": "vision"},
+        "teamMaxPriority": {"vision": 5},
+        "ossAuth": {"type": "none"},
+    }
     assert render_options(outputs, run, "local").namespace == "vision"
     with pytest.raises(ConfigError) as caught:
         render_options({**outputs, "teamMaxPriority": {"vision": 4}}, run, "local")
@@ -444,19 +593,33 @@ def test_a_run_above_its_teams_cap_is_refused_before_deploy() -> None:
 
 # --- hard to operate ---------------------------------------------------------------------------
 
-COMPONENTS = {"Network", "Cluster", "NodePools", "Storage", "Registry", "KubeDL", "Tenancy",
-              "TeamAccess"}
+COMPONENTS = {
+    "Network",
+    "Cluster",
+    "NodePools",
+    "Storage",
+    "Registry",
+    "KubeDL",
+    "Tenancy",
+    "TeamAccess",
+}
 
 
 def test_resources_are_grouped_in_components(in_repo: None) -> None:
     doc = plan("--env", "ack-dev")
     top = [r for r in doc["resources"] if r["parent"] is None]
     assert {r["type"] for r in top if not r["type"].startswith("pulumi:providers:")} == {
-        f"trainstack:platform:{c}" for c in COMPONENTS}
+        f"trainstack:platform:{c}" for c in COMPONENTS
+    }
     assert {r["type"] for r in top if r["type"].startswith("pulumi:providers:")} == {
-        "pulumi:providers:alicloud", "pulumi:providers:kubernetes"}
-    assert all(r["parent"] and r["parent"].startswith("trainstack:platform:")
-               for r in doc["resources"] if r not in top)
+        "pulumi:providers:alicloud",
+        "pulumi:providers:kubernetes",
+    }
+    assert all(
+        r["parent"] and r["parent"].startswith("trainstack:platform:")
+        for r in doc["resources"]
+        if r not in top
+    )
 
 
 def test_pulumi_yaml_declares_config_with_types_and_descriptions() -> None:
@@ -467,35 +630,49 @@ def test_pulumi_yaml_declares_config_with_types_and_descriptions() -> None:
     from trainstack.infra.platform.config import _KUBECONFIG_ONLY, OSS_ACCESS_KEY_KEYS
     from trainstack.infra.platform.config_ack import ACK_KEYS
 
-    for key in (*ACK_KEYS, *_KUBECONFIG_ONLY, *OSS_ACCESS_KEY_KEYS, "teams",
-                "registryPassword", "registryServer", "crdSource", "image"):
+    for key in (
+        *ACK_KEYS,
+        *_KUBECONFIG_ONLY,
+        *OSS_ACCESS_KEY_KEYS,
+        "teams",
+        "registryPassword",
+        "registryServer",
+        "crdSource",
+        "image",
+    ):
         assert re.search(rf"\b{key}\b", text), f"{key} is neither declared nor described"
 
 
 def test_a_stack_without_a_declared_key_is_refused_as_pulumi_would(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    text = (REPO / "Pulumi.local.yaml").read_text().replace("  trainstack:registryUsername: "
-                                                            "trainstack\n", "")
+    text = (
+        (REPO / "Pulumi.local.yaml")
+        .read_text()
+        .replace("  trainstack:registryUsername: trainstack\n", "")
+    )
     (tmp_path / "Pulumi.local.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
     done = Cli().invoke("plan", "--env", "local")
     assert done.code != 0
-    assert "trainstack:registryUsername: missing; Pulumi.yaml declares it" in \
-        done.err
+    assert "trainstack:registryUsername: missing; Pulumi.yaml declares it" in done.err
 
 
 def test_pulumi_install_installs_trainstack() -> None:
-    lines = [line.strip() for line in (REPO / "requirements.txt").read_text().splitlines()
-             if line.strip() and not line.startswith("#")]
+    lines = [
+        line.strip()
+        for line in (REPO / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert lines == ["-e ."]
-    assert yaml.safe_load((REPO / "Pulumi.yaml").read_text())["runtime"]["options"][
-        "toolchain"] == "pip"
+    assert (
+        yaml.safe_load((REPO / "Pulumi.yaml").read_text())["runtime"]["options"]["toolchain"]
+        == "pip"
+    )
 
 
-def test_no_placeholder_ciphertext_and_a_first_run_gets_the_programs_message(
-        in_repo: None) -> None:
+def test_no_placeholder_ciphertext_and_a_first_run_gets_the_programs_message(in_repo: None) -> None:
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
     from trainstack.plan.envfile import find_project, read_env
@@ -507,8 +684,9 @@ def test_no_placeholder_ciphertext_and_a_first_run_gets_the_programs_message(
     cfg = read_env(find_project(REPO), "local")
     with pytest.raises(ConfigError) as caught:
         load(cfg.values, stack="local", source="Pulumi.local.yaml", root=REPO)
-    assert "trainstack:registryPassword: expected a secret, but it is missing" in \
-        caught.value.message
+    assert (
+        "trainstack:registryPassword: expected a secret, but it is missing" in caught.value.message
+    )
     assert "pulumi config set --secret trainstack:registryPassword" in (caught.value.hint or "")
 
 
@@ -520,29 +698,46 @@ def test_cluster_name_is_a_known_key(kubedl_root: Path, ready: dict[str, dict[st
     cfg = read_env(find_project(REPO), "local")
     values = {**cfg.values, **ready["local"], "trainstack:clusterName": "mine"}
     with pytest.raises(ConfigError) as caught:
-        load(values, stack="local", source="Pulumi.local.yaml", root=kubedl_root,
-             secret_keys=frozenset({"trainstack:registryPassword"}))
-    assert caught.value.message == ("Pulumi.local.yaml: trainstack:clusterName: only used when "
-                                    "trainstack:mode is ack")
+        load(
+            values,
+            stack="local",
+            source="Pulumi.local.yaml",
+            root=kubedl_root,
+            secret_keys=frozenset({"trainstack:registryPassword"}),
+        )
+    assert caught.value.message == (
+        "Pulumi.local.yaml: trainstack:clusterName: only used when trainstack:mode is ack"
+    )
     ack = read_env(find_project(REPO), "ack-dev")
-    loaded = load({**ack.values, **ready["ack-dev"], "trainstack:clusterName": "mine"},
-                  stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
-                  secret_keys=frozenset({"trainstack:registryPassword"}))
+    loaded = load(
+        {**ack.values, **ready["ack-dev"], "trainstack:clusterName": "mine"},
+        stack="ack-dev",
+        source="Pulumi.ack-dev.yaml",
+        root=kubedl_root,
+        secret_keys=frozenset({"trainstack:registryPassword"}),
+    )
     assert loaded.ack is not None and loaded.ack.cluster_name == "mine"
 
 
 # --- the plan shows options; the artifact store --------------------------------------------------
+
 
 def test_plan_json_shows_each_resources_options(ack: dict[str, Any]) -> None:
     for r in ack["resources"]:
         assert set(r["options"]) == {"protect", "retainOnDelete", "parent", "dependsOn"}
         assert r["options"]["parent"] == r["parent"]
     nas = named(ack, "nas")["options"]
-    assert nas == {"protect": True, "retainOnDelete": True,
-                   "parent": "trainstack:platform:Storage::storage", "dependsOn": []}
+    assert nas == {
+        "protect": True,
+        "retainOnDelete": True,
+        "parent": "trainstack:platform:Storage::storage",
+        "dependsOn": [],
+    }
     controller = named(ack, "kubedl-controller")["options"]
-    assert "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition::crd-tfjob" in \
-        controller["dependsOn"]
+    assert (
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition::crd-tfjob"
+        in controller["dependsOn"]
+    )
 
 
 def test_the_artifact_store_is_exported(ack: dict[str, Any], local: dict[str, Any]) -> None:
@@ -554,23 +749,33 @@ def test_the_artifact_store_is_exported(ack: dict[str, Any], local: dict[str, An
 
 
 def test_an_existing_artifact_claim_is_used_not_created(
-        tmp_path: Path, kubedl_root: Path, ready: dict[str, dict[str, str]],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "local", **{
-        "trainstack:artifactClaim": "team-nas"}))
+    tmp_path: Path,
+    kubedl_root: Path,
+    ready: dict[str, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(
+        ready_project(
+            tmp_path / "p", kubedl_root, ready, "local", **{"trainstack:artifactClaim": "team-nas"}
+        )
+    )
     doc = plan("--env", "local")
     assert doc["outputs"]["artifactStore"] == "pvc://team-nas/"
     assert not of_type(doc, "kubernetes:core/v1:PersistentVolumeClaim")
 
 
-@pytest.mark.parametrize(("key", "needle"), [
-    ("trainstack:deployer", "pulumi config set --path 'trainstack:deployer.uid'"),
-    ("trainstack:apiAllowedCidrs", "pulumi config set --path 'trainstack:apiAllowedCidrs[0]'"),
-    ("trainstack:nodePublicKey", "pulumi config set trainstack:nodePublicKey"),
-    ("trainstack:registryPassword", "pulumi config set --secret trainstack:registryPassword"),
-])
+@pytest.mark.parametrize(
+    ("key", "needle"),
+    [
+        ("trainstack:deployer", "pulumi config set --path 'trainstack:deployer.uid'"),
+        ("trainstack:apiAllowedCidrs", "pulumi config set --path 'trainstack:apiAllowedCidrs[0]'"),
+        ("trainstack:nodePublicKey", "pulumi config set trainstack:nodePublicKey"),
+        ("trainstack:registryPassword", "pulumi config set --secret trainstack:registryPassword"),
+    ],
+)
 def test_each_set_up_step_is_refused_by_pulumi_up_and_listed_by_the_plan(
-        key: str, needle: str, kubedl_root: Path, ready: dict[str, dict[str, str]]) -> None:
+    key: str, needle: str, kubedl_root: Path, ready: dict[str, dict[str, str]]
+) -> None:
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
     from trainstack.plan.envfile import find_project, read_env
@@ -580,9 +785,20 @@ def test_each_set_up_step_is_refused_by_pulumi_up_and_listed_by_the_plan(
     del values[key]
     secret = frozenset({"trainstack:registryPassword"})
     with pytest.raises(ConfigError) as caught:
-        load(values, stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
-             secret_keys=secret)
+        load(
+            values,
+            stack="ack-dev",
+            source="Pulumi.ack-dev.yaml",
+            root=kubedl_root,
+            secret_keys=secret,
+        )
     assert key in caught.value.message and needle in (caught.value.hint or "")
-    planned = load(values, stack="ack-dev", source="Pulumi.ack-dev.yaml", root=kubedl_root,
-                   secret_keys=secret, offline=True)
+    planned = load(
+        values,
+        stack="ack-dev",
+        source="Pulumi.ack-dev.yaml",
+        root=kubedl_root,
+        secret_keys=secret,
+        offline=True,
+    )
     assert [step for step in planned.pending if key in step and needle in step]

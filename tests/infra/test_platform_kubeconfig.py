@@ -82,21 +82,29 @@ def test_gang_scheduler_flag_reaches_the_controller(mocks: Any) -> None:
 
 def test_one_namespace_and_quota_per_team(mocks: Any) -> None:
     build_local(mocks)
-    namespaces = {r.inputs["metadata"]["name"]
-                  for r in mocks.of_type("kubernetes:core/v1:Namespace")}
+    namespaces = {
+        r.inputs["metadata"]["name"] for r in mocks.of_type("kubernetes:core/v1:Namespace")
+    }
     assert namespaces == {"vision", "nlp", "kubedl-system"}
     quota = mocks.one("kubernetes:core/v1:ResourceQuota", "quota-vision")
     assert quota["metadata"]["namespace"] == "vision"
-    assert quota["spec"]["hard"] == {"requests.cpu": "16", "requests.memory": "64Gi",
-                                     "requests.nvidia.com/gpu": "0", "pods": "50"}
+    assert quota["spec"]["hard"] == {
+        "requests.cpu": "16",
+        "requests.memory": "64Gi",
+        "requests.nvidia.com/gpu": "0",
+        "pods": "50",
+    }
 
 
 def test_pull_secret_in_every_team_namespace_is_secret(mocks: Any) -> None:
     from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
 
     build_local(mocks)
-    secrets = {r.inputs["metadata"]["namespace"]: r.inputs for r in mocks.of_type(SECRET)
-               if r.inputs["metadata"]["name"] == "trainstack-registry"}
+    secrets = {
+        r.inputs["metadata"]["namespace"]: r.inputs
+        for r in mocks.of_type(SECRET)
+        if r.inputs["metadata"]["name"] == "trainstack-registry"
+    }
     assert sorted(secrets) == ["nlp", "vision"]
     for secret in secrets.values():
         assert secret["metadata"]["name"] == "trainstack-registry"
@@ -126,9 +134,13 @@ def test_outputs_for_run_stacks(mocks: Any) -> None:
             assert pull == "trainstack-registry"
             assert version == "v0.5.0"
 
-        return pulumi.Output.all(outputs["namespaces"], outputs["priorityClasses"],
-                                 outputs["storageClasses"], outputs["pullSecretName"],
-                                 outputs["kubedlVersion"]).apply(verify)
+        return pulumi.Output.all(
+            outputs["namespaces"],
+            outputs["priorityClasses"],
+            outputs["storageClasses"],
+            outputs["pullSecretName"],
+            outputs["kubedlVersion"],
+        ).apply(verify)
 
     check()
     outputs = mocks.run(lambda: build(load_stack_config(root=mocks.root)))
@@ -140,8 +152,10 @@ def test_outputs_for_run_stacks(mocks: Any) -> None:
 
 OSS_KEY_ID = "LTAI5tOssKeyIdForTests"
 OSS_KEY_SECRET = "0ssK3ySecretForTests0nly"
-OSS_CONFIG = {"trainstack:ossAccessKeyId": OSS_KEY_ID,
-              "trainstack:ossAccessKeySecret": OSS_KEY_SECRET}
+OSS_CONFIG = {
+    "trainstack:ossAccessKeyId": OSS_KEY_ID,
+    "trainstack:ossAccessKeySecret": OSS_KEY_SECRET,
+}
 OSS_ENDPOINT = {"trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com"}
 RUN_FILE = Path(__file__).resolve().parents[2] / "components/mnist-ddp/runs/baseline.yaml"
 
@@ -185,7 +199,9 @@ def test_the_access_key_becomes_a_secret_in_every_team_namespace(mocks: Any) -> 
         # Encrypted in state, [secret] in every preview: the engine gets it wrapped as a secret.
         assert is_rpc_secret(secret.inputs["stringData"])
         assert unwrap_rpc_secret(secret.inputs["stringData"]) == {
-            "akId": OSS_KEY_ID, "akSecret": OSS_KEY_SECRET}
+            "akId": OSS_KEY_ID,
+            "akSecret": OSS_KEY_SECRET,
+        }
         assert secret.provider is not None and "::k8s::" in secret.provider
     assert outputs["ossAuth"] == {"type": "secret", "secretName": "trainstack-oss"}
     # Names only leave the platform; the AccessKey is in no output and no other resource.
@@ -200,8 +216,10 @@ def test_rendered_oss_volumes_name_the_secret_the_platform_created(mocks: Any) -
     from trainstack.spec import load_run
 
     outputs = settled(mocks, build_local_with_oss(mocks))
-    created = {(r.inputs["metadata"]["name"], r.inputs["metadata"]["namespace"])
-               for r in oss_secrets(mocks)}
+    created = {
+        (r.inputs["metadata"]["name"], r.inputs["metadata"]["namespace"])
+        for r in oss_secrets(mocks)
+    }
     run = load_run(RUN_FILE)  # oss:// input and outputs, team vision
     manifests = render_run(run, options=render_options(outputs, run, "local"))
     volumes = [m for m in manifests if m["kind"] == "PersistentVolume"]
@@ -227,6 +245,8 @@ def test_without_an_access_key_an_oss_run_says_what_to_set(mocks: Any) -> None:
     assert "oss://acme-trainstack-dev-data/mnist/ needs OSS credentials" in caught.value.message
     hint = caught.value.hint or ""
     assert "environment 'local' has no OSS credentials" in hint
-    assert "pulumi config set --secret trainstack:ossAccessKeyId <ossAccessKeyId> --stack local" \
+    assert (
+        "pulumi config set --secret trainstack:ossAccessKeyId <ossAccessKeyId> --stack local"
         in hint
+    )
     assert "pulumi up --stack local" in hint

@@ -17,7 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 BOMB = "config:\n  a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"  {chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
     f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
-    f"*{chr(97 + i)}]\n" for i in range(8))
+    f"*{chr(97 + i)}]\n"
+    for i in range(8)
+)
 
 
 def _limit_memory() -> None:  # the old reader would take gigabytes: fail instead of swapping
@@ -29,18 +31,26 @@ def _plan(tmp: Path, text: str) -> Result:
     shutil.copytree(REPO / "platform", tmp / "platform")  # KubeDL's CRD lock
     (tmp / "Pulumi.bad.yaml").write_text(text)
     # A bare environment: nothing of the caller's Pulumi or trainstack settings.
-    return Cli()("plan", "--env", "bad", cwd=tmp, timeout=60, preexec_fn=_limit_memory,
-                 inherit_env=False)
+    return Cli()(
+        "plan", "--env", "bad", cwd=tmp, timeout=60, preexec_fn=_limit_memory, inherit_env=False
+    )
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    (BOMB, "Pulumi.bad.yaml:3:10: YAML aliases (*name) are not allowed"),
-    ("config:\n  trainstack:x: " + "[" * 200 + "]" * 200 + "\n", "nested deeper than 64 levels"),
-    ("config:\n  trainstack:x: '" + "y" * (2 << 20) + "'\n",
-     "bytes; stack config files are limited to"),
-])
-def test_hostile_stack_config_is_one_clear_error(tmp_path: Path, text: str,
-                                                 message: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (BOMB, "Pulumi.bad.yaml:3:10: YAML aliases (*name) are not allowed"),
+        (
+            "config:\n  trainstack:x: " + "[" * 200 + "]" * 200 + "\n",
+            "nested deeper than 64 levels",
+        ),
+        (
+            "config:\n  trainstack:x: '" + "y" * (2 << 20) + "'\n",
+            "bytes; stack config files are limited to",
+        ),
+    ],
+)
+def test_hostile_stack_config_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
     assert len(BOMB) < 600
     done = _plan(tmp_path, text)
     assert done.returncode == 2, done.stderr[-2000:]

@@ -48,8 +48,12 @@ def test_every_golden_expands_without_problems(case: Case) -> None:
     services = {s["metadata"]["name"] for s in exp.services}
     kind = job_kind(run.job_type)
     job = job_name(run.name)
-    assert services == {f"{job}-{role}-{i}" for role, res in run.resources.items()
-                        for i in range(res.replicas) if kind.role(role).gets_service}
+    assert services == {
+        f"{job}-{role}-{i}"
+        for role, res in run.resources.items()
+        for i in range(res.replicas)
+        if kind.role(role).gets_service
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -62,8 +66,12 @@ def test_every_replica_sees_exactly_the_contract_env(case: Case) -> None:
     for pod in exp.pods:
         seen = pod.env(kind.container)
         promised: dict[str, Any] = replica_env(run, pod.role, pod.index, topology=topology)
-        promised.update({k: {"secretKeyRef": {"name": ref.secret, "key": ref.key}}
-                         for k, ref in run.secret_env.items()})
+        promised.update(
+            {
+                k: {"secretKeyRef": {"name": ref.secret, "key": ref.key}}
+                for k, ref in run.secret_env.items()
+            }
+        )
         if run.torch_elastic is not None:  # the agent's address: the pod's, at run time
             promised[POD_IP_ENV] = {"fieldRef": {"fieldPath": "status.podIP"}}
         assert seen == promised, pod.name
@@ -111,8 +119,9 @@ def test_the_mpi_launcher_can_exec_into_workers() -> None:
     account = exp.pod("launcher", 0).spec["serviceAccountName"]
     binding = next(d for d in docs if d["kind"] == "RoleBinding")
     role = next(d for d in docs if d["kind"] == "Role")
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account,
-                                    "namespace": docs[-1]["metadata"]["namespace"]}]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": account, "namespace": docs[-1]["metadata"]["namespace"]}
+    ]
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     rules = {(r, v) for rule in role["rules"] for r in rule["resources"] for v in rule["verbs"]}
     assert {("pods", "get"), ("pods", "list"), ("pods", "watch"), ("pods/exec", "create")} <= rules
@@ -135,6 +144,10 @@ def test_every_shipped_example_expands_without_problems(path: Path) -> None:
     topology = Topology.cluster(run, docs[-1]["metadata"]["namespace"], job_name(run.name))
     for pod in exp.pods:
         promised: dict[str, Any] = replica_env(run, pod.role, pod.index, topology=topology)
-        promised.update({k: {"secretKeyRef": {"name": ref.secret, "key": ref.key}}
-                         for k, ref in run.secret_env.items()})
+        promised.update(
+            {
+                k: {"secretKeyRef": {"name": ref.secret, "key": ref.key}}
+                for k, ref in run.secret_env.items()
+            }
+        )
         assert pod.env(kind.container) == promised, pod.name

@@ -63,5 +63,6 @@ def test_reserved_names_follow_the_kind() -> None:
 
 
 def test_mpi_hostfile_lists_the_launcher_first() -> None:
-    assert mpi_hostfile("j", 2, 4) == ("j-launcher-0 slots=4\nj-worker-0 slots=4\n"
-                                       "j-worker-1 slots=4\n")
+    assert mpi_hostfile("j", 2, 4) == (
+        "j-launcher-0 slots=4\nj-worker-0 slots=4\nj-worker-1 slots=4\n"
+    )

@@ -45,8 +45,13 @@ def pid_alive(pid: int) -> bool:
 COMPONENTS = FIXTURES / "components"
 
 
-def write_run(directory: Path, component: str | Path, name: str,
-              metadata: dict[str, object] | None = None, **spec: object) -> Path:
+def write_run(
+    directory: Path,
+    component: str | Path,
+    name: str,
+    metadata: dict[str, object] | None = None,
+    **spec: object,
+) -> Path:
     """A Run spec file in `directory` for a fixture component (or a component.yaml path)."""
     import yaml
 
@@ -62,5 +67,3 @@ def write_run(directory: Path, component: str | Path, name: str,
     out = directory / f"{name}.yaml"
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
     return out
-
-

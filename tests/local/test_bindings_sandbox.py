@@ -29,9 +29,14 @@ def test_overrides_parse_and_reject_malformed_items(tmp_path: Path) -> None:
 
 
 def test_localize_rebinds_and_checks(tmp_path: Path) -> None:
-    spec = write_run(tmp_path, "probe", "b", parameters={"mode": "quick"},
-                     inputs={"data": "oss://acme-data/x/"},
-                     outputs={"result": "oss://acme-out/y/"})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "b",
+        parameters={"mode": "quick"},
+        inputs={"data": "oss://acme-data/x/"},
+        outputs={"result": "oss://acme-out/y/"},
+    )
     run = load_run(spec)
     with pytest.raises(LocalBindingError, match="input 'data' is bound to oss://acme-data/x/"):
         localize(run, {}, {})
@@ -51,8 +56,13 @@ def test_sandbox_places_inputs_and_commits_outputs(tmp_path: Path) -> None:
     data_dir.mkdir()
     (data_dir / "x.txt").write_text("x")
     data_file.write_text("1\n")
-    spec = write_run(tmp_path, "probe", "s", parameters={"mode": "quick"},
-                     inputs={"data": {"uri": f"file://{data_dir}/", "mode": "download"}})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "s",
+        parameters={"mode": "quick"},
+        inputs={"data": {"uri": f"file://{data_dir}/", "mode": "download"}},
+    )
     out = tmp_path / "committed"
     run = localize(load_run(spec), {}, {"result": out})
     layout = Layout(tmp_path / "run")
@@ -81,8 +91,11 @@ def test_sandbox_places_inputs_and_commits_outputs(tmp_path: Path) -> None:
 def test_code_a_local_run_cannot_fetch_is_a_user_error(tmp_path: Path) -> None:
     comp = tmp_path / "comp" / "component.yaml"
     comp.parent.mkdir()
-    comp.write_text((Path(__file__).parent / "fixtures/components/probe/component.yaml")
-                    .read_text().replace("code: ./src", "code: oss://acme-code/probe/"))
+    comp.write_text(
+        (Path(__file__).parent / "fixtures/components/probe/component.yaml")
+        .read_text()
+        .replace("code: ./src", "code: oss://acme-code/probe/")
+    )
     run = load_run(write_run(tmp_path, comp, "c", parameters={"mode": "quick"}))
     with pytest.raises(SandboxError, match="oss://acme-code/probe/ cannot be fetched"):
         prepare(Layout(tmp_path / "run"), run)

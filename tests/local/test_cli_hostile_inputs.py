@@ -42,8 +42,12 @@ class Case:
 
 
 def _quick(tmp: Path, name: str = "quick", component: Path | None = None) -> Path:
-    return write_run(tmp, component or COMPONENTS / "probe" / "component.yaml", name,
-                     parameters={"mode": "quick", "seconds": 0})
+    return write_run(
+        tmp,
+        component or COMPONENTS / "probe" / "component.yaml",
+        name,
+        parameters={"mode": "quick", "seconds": 0},
+    )
 
 
 def output_dotdot(tmp: Path) -> Case:
@@ -52,29 +56,40 @@ def output_dotdot(tmp: Path) -> Case:
 
     def landed() -> None:
         assert [p.name for p in (tmp / "x").iterdir()] == ["worker-0.txt"]
-    return Case(["run", spec, "--local", "--no-install", "--output", "result=../x"], "ok",
-                cwd=tmp / "work", check=landed)
+
+    return Case(
+        ["run", spec, "--local", "--no-install", "--output", "result=../x"],
+        "ok",
+        cwd=tmp / "work",
+        check=landed,
+    )
 
 
 def input_dotdot(tmp: Path) -> Case:
     (tmp / "a").mkdir()
     (tmp / "b").mkdir()
-    return Case(["run", _quick(tmp), "--local", "--no-install", "--input", "data=a/../b"], "ok",
-                cwd=tmp)
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--input", "data=a/../b"], "ok", cwd=tmp
+    )
 
 
 def input_dotdot_missing(tmp: Path) -> Case:
     (tmp / "a").mkdir()
-    return Case(["run", _quick(tmp), "--local", "--no-install", "--input", "data=a/../nope"],
-                "no such file or directory", cwd=tmp)
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--input", "data=a/../nope"],
+        "no such file or directory",
+        cwd=tmp,
+    )
 
 
 def requirements_not_utf8(tmp: Path) -> Case:
     comp = tmp / "probe"
     shutil.copytree(COMPONENTS / "probe", comp)
     (comp / "src" / "requirements.txt").write_bytes(b"# deps\nnump\xff\xfey==1.0\n")
-    return Case(["run", _quick(tmp, component=comp / "component.yaml"), "--local"],
-                "requirements.txt:2: not UTF-8 text (byte 0xff)")
+    return Case(
+        ["run", _quick(tmp, component=comp / "component.yaml"), "--local"],
+        "requirements.txt:2: not UTF-8 text (byte 0xff)",
+    )
 
 
 def spec_path_not_utf8(tmp: Path) -> Case:
@@ -88,8 +103,11 @@ def spec_not_readable(tmp: Path) -> Case:
     (tmp / "specs").mkdir()
     spec = _quick(tmp / "specs")
     spec.chmod(0)
-    return Case(["validate", tmp / "specs"], "cannot read: Permission denied",
-                preexec=_without_root_file_access)
+    return Case(
+        ["validate", tmp / "specs"],
+        "cannot read: Permission denied",
+        preexec=_without_root_file_access,
+    )
 
 
 def symlink_loop_under_validate(tmp: Path) -> Case:
@@ -140,34 +158,55 @@ def remove_deep(root: Path) -> None:
 
 
 def code_bucket_not_a_uri(tmp: Path) -> Case:
-    return Case(["render", MNIST_RUN, "--code-bucket", "not a uri", "-o", tmp / "out"],
-                "Invalid value for '--code-bucket': 'not a uri/' is not a URI")
+    return Case(
+        ["render", MNIST_RUN, "--code-bucket", "not a uri", "-o", tmp / "out"],
+        "Invalid value for '--code-bucket': 'not a uri/' is not a URI",
+    )
 
 
 def render_into_proc(tmp: Path) -> Case:
-    return Case(["render", MNIST_RUN, "-o", "/proc/nope"],
-                "cannot write the manifests to /proc/nope")
+    return Case(
+        ["render", MNIST_RUN, "-o", "/proc/nope"], "cannot write the manifests to /proc/nope"
+    )
 
 
 def init_into_proc(tmp: Path) -> Case:
     return Case(["init", "newcomp", "--dir", "/proc/nope"], "cannot write /proc/nope/newcomp/")
 
 
-CASES = [output_dotdot, input_dotdot, input_dotdot_missing, requirements_not_utf8,
-         spec_path_not_utf8, spec_not_readable, symlink_loop_under_validate, fifo_under_validate,
-         fifo_named_explicitly, deep_tree, code_bucket_not_a_uri, render_into_proc,
-         init_into_proc]
+CASES = [
+    output_dotdot,
+    input_dotdot,
+    input_dotdot_missing,
+    requirements_not_utf8,
+    spec_path_not_utf8,
+    spec_not_readable,
+    symlink_loop_under_validate,
+    fifo_under_validate,
+    fifo_named_explicitly,
+    deep_tree,
+    code_bucket_not_a_uri,
+    render_into_proc,
+    init_into_proc,
+]
 
 
 @pytest.mark.parametrize("make", CASES, ids=[c.__name__ for c in CASES])
-def test_hostile_input_is_one_clear_error_or_works(make: Callable[[Path], Case],
-                                                   tmp_path: Path) -> None:
+def test_hostile_input_is_one_clear_error_or_works(
+    make: Callable[[Path], Case], tmp_path: Path
+) -> None:
     case = make(tmp_path)
     try:
         # Bytes, not text: some cases print paths that are not UTF-8.
-        result = subprocess.run(Cli.argv(*case.argv), cwd=case.cwd or REPO,
-                                env=Cli(tmp_path / "home").env, capture_output=True,
-                                timeout=90, check=False, preexec_fn=case.preexec)
+        result = subprocess.run(
+            Cli.argv(*case.argv),
+            cwd=case.cwd or REPO,
+            env=Cli(tmp_path / "home").env,
+            capture_output=True,
+            timeout=90,
+            check=False,
+            preexec_fn=case.preexec,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"{make.__name__}: hung")
     finally:

@@ -15,8 +15,7 @@ from tests.local.helpers import COMPONENTS, REPO, write_run
 from trainstack.registry import Registry, RunStatus
 
 
-def test_a_setup_failure_is_one_error_without_a_sidecar_traceback(tmp_path: Path,
-                                                                   cli: Cli) -> None:
+def test_a_setup_failure_is_one_error_without_a_sidecar_traceback(tmp_path: Path, cli: Cli) -> None:
     comp = tmp_path / "probe"
     shutil.copytree(COMPONENTS / "probe", comp)
     (comp / "src" / "leak").symlink_to("/etc/hostname")  # refused while the sandbox is made
@@ -32,14 +31,23 @@ def test_a_setup_failure_is_one_error_without_a_sidecar_traceback(tmp_path: Path
 
 @pytest.mark.parametrize("reader", ["head -1", "true"])
 def test_a_closed_stdout_only_stops_the_printing(reader: str, tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, "probe", "piped", parameters={"mode": "count", "steps": 4,
-                                                             "seconds": 0.1})
+    spec = write_run(
+        tmp_path, "probe", "piped", parameters={"mode": "count", "steps": 4, "seconds": 0.1}
+    )
     # bash: PIPESTATUS gives the runner's own exit code; values travel as arguments.
-    script = f'"$0" -m trainstack run "$1" --local --no-install | {reader}; ' \
-             'echo "runner-rc=${PIPESTATUS[0]}" >&2'
-    result = subprocess.run(["bash", "-c", script, sys.executable, str(spec)], cwd=REPO,
-                            env=cli.env, capture_output=True, text=True, timeout=120,
-                            check=False)
+    script = (
+        f'"$0" -m trainstack run "$1" --local --no-install | {reader}; '
+        'echo "runner-rc=${PIPESTATUS[0]}" >&2'
+    )
+    result = subprocess.run(
+        ["bash", "-c", script, sys.executable, str(spec)],
+        cwd=REPO,
+        env=cli.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert "runner-rc=0" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
     with Registry.open(cli.home) as reg:

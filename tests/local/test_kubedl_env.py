@@ -17,25 +17,30 @@ KINDS = Path(__file__).parents[1] / "contract" / "specs" / "kinds"
 
 def _plan(tmp_path: Path, name: str, gpus: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
     run = load_run(KINDS / f"{name}.run.yaml")
-    return plan_job(run, Layout(tmp_path / "run"), run_id="r1", venv=None, grace_seconds=1,
-                    available_gpus=gpus)
+    return plan_job(
+        run, Layout(tmp_path / "run"), run_id="r1", venv=None, grace_seconds=1, available_gpus=gpus
+    )
 
 
-@pytest.mark.parametrize(("name", "expected"), [("pytorch", "0"), ("xgboost", "0"),
-                                                ("mpi", None), ("elasticbatch", None),
-                                                ("custom", None)])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("pytorch", "0"), ("xgboost", "0"), ("mpi", None), ("elasticbatch", None), ("custom", None)],
+)
 def test_pythonunbuffered_only_where_kubedl_sets_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, expected: str | None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, expected: str | None
+) -> None:
     monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
     for launch in _plan(tmp_path, name).launches:
         assert launch.env.get("PYTHONUNBUFFERED") == expected, (launch.role, launch.index)
 
 
-def test_no_cuda_visible_devices_without_gpus(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_cuda_visible_devices_without_gpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert all("CUDA_VISIBLE_DEVICES" not in launch.env
-               for launch in _plan(tmp_path, "pytorch").launches)
+    assert all(
+        "CUDA_VISIBLE_DEVICES" not in launch.env for launch in _plan(tmp_path, "pytorch").launches
+    )
 
 
 def test_a_replica_without_gpus_on_a_gpu_machine_sees_none(tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ MiB = 1 << 20
 def _spew_component(root: Path) -> Path:
     """A component that writes `--mb` MiB of numbered lines, then `done`."""
     (root / "src").mkdir(parents=True)
-    (root / "src" / "spew.py").write_text(textwrap.dedent("""\
+    (root / "src" / "spew.py").write_text(
+        textwrap.dedent("""\
         import argparse, sys, time
         p = argparse.ArgumentParser()
         p.add_argument("--mb", type=int)
@@ -39,8 +40,10 @@ def _spew_component(root: Path) -> Path:
             line += 1130
             time.sleep(0.01)
         print("done", flush=True)
-        """))
-    (root / "component.yaml").write_text(textwrap.dedent("""\
+        """)
+    )
+    (root / "component.yaml").write_text(
+        textwrap.dedent("""\
         apiVersion: trainstack.dev/v1
         kind: Component
         metadata: {name: spew, version: 1.0.0}
@@ -51,7 +54,8 @@ def _spew_component(root: Path) -> Path:
           command: python spew.py $PAI_USER_ARGS
           parameters:
             - {name: mb, type: Int}
-        """))
+        """)
+    )
     return root / "component.yaml"
 
 
@@ -60,8 +64,7 @@ def _numbers(text: str) -> list[int]:
 
 
 def test_logs_rotate_at_the_limit_and_read_back_in_order(tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "spewing",
-                     parameters={"mb": 12})
+    spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "spewing", parameters={"mb": 12})
     cli.env.update({"TRAINSTACK_LOG_MAX_BYTES": str(MiB), "TRAINSTACK_LOG_KEEP": "2"})
     result = cli("run", spec, "--local", "--no-install", timeout=180)
     assert result.returncode == 0, result.stderr
@@ -107,8 +110,7 @@ def test_rotation_without_keeping_caps_the_log(tmp_path: Path) -> None:
 def test_bad_limits_are_one_clear_error(raw: str, tmp_path: Path, cli: Cli) -> None:
     with pytest.raises(ConfigError, match="TRAINSTACK_LOG_MAX_BYTES"):
         LogLimits.from_env({"TRAINSTACK_LOG_MAX_BYTES": raw})
-    spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "badlimit",
-                     parameters={"mb": 1})
+    spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "badlimit", parameters={"mb": 1})
     cli.env["TRAINSTACK_LOG_MAX_BYTES"] = raw
     result = cli("run", spec, "--local", "--no-install")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
@@ -121,21 +123,23 @@ def _small_disk(where: Path, size: int) -> Iterator[dict[str, object]]:
     (the same write error, EFBIG instead of ENOSPC, for every file it or a replica writes)."""
     where.mkdir()
     if os.geteuid() == 0:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                       check=True)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], check=True
+        )
         try:
             yield {}
         finally:
             subprocess.run(["umount", "-l", str(where)], check=True)
     else:
+
         def limit() -> None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
         yield {"preexec_fn": limit}
 
 
 def test_a_full_disk_fails_the_run_with_a_message(tmp_path: Path) -> None:
-    spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "filler",
-                     parameters={"mb": 64})
+    spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "filler", parameters={"mb": 64})
     with _small_disk(tmp_path / "disk", 8 * MiB) as extra:
         cli = Cli(tmp_path / "disk" / "home")
         cli.env["TRAINSTACK_LOG_MAX_BYTES"] = "0"  # no cap: the replica fills the disk

@@ -18,12 +18,17 @@ from trainstack.local.logtail import Tail, last_lines
 @pytest.fixture
 def two_runs(tmp_path: Path, cli: Cli) -> Cli:
     # Long enough (about 1 s) for the usage sampler's first look.
-    ok = write_run(tmp_path, "probe", "counts", parameters={"mode": "count", "steps": 3,
-                                                            "seconds": 0.3},
-                   metadata={"experiment": "exp-a", "tags": {"team": "vision"}},
-                   resources={"worker": {"replicas": 2}})
-    bad = write_run(tmp_path, "probe", "breaks", parameters={"mode": "fail"},
-                    metadata={"experiment": "exp-b"})
+    ok = write_run(
+        tmp_path,
+        "probe",
+        "counts",
+        parameters={"mode": "count", "steps": 3, "seconds": 0.3},
+        metadata={"experiment": "exp-a", "tags": {"team": "vision"}},
+        resources={"worker": {"replicas": 2}},
+    )
+    bad = write_run(
+        tmp_path, "probe", "breaks", parameters={"mode": "fail"}, metadata={"experiment": "exp-b"}
+    )
     assert cli("run", ok, "--local").returncode == 0
     assert cli("run", bad, "--local").returncode == 1
     return cli
@@ -44,7 +49,14 @@ def test_runs_list_filters(two_runs: Cli) -> None:
     assert names("--since", "2999-01-01") == []
     table = two_runs("runs", "list")
     assert table.stdout.splitlines()[0].split() == [
-        "ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS"]
+        "ID",
+        "STATUS",
+        "COMPONENT",
+        "EXPERIMENT",
+        "CREATED",
+        "DURATION",
+        "RESTARTS",
+    ]
     assert len(table.stdout.splitlines()) == 3
     bad = two_runs("runs", "list", "--since", "yesterday-ish")
     assert bad.returncode == 2 and "expected a duration" in bad.stderr
@@ -71,9 +83,13 @@ def test_logs_select_tail_and_grep(two_runs: Cli) -> None:
     one = two_runs("logs", "counts", "--role", "worker", "--index", "1").stdout.splitlines()
     assert one == ["step 1", "step 2", "step 3", "counted from 0 to 3"]
     assert two_runs("logs", "counts", "--tail", "1").stdout.splitlines() == [
-        "worker-0 | counted from 0 to 3", "worker-1 | counted from 0 to 3"]
-    assert two_runs("logs", "counts", "--index", "0", "--grep", r"step [23]").stdout == \
-        "step 2\nstep 3\n"
+        "worker-0 | counted from 0 to 3",
+        "worker-1 | counted from 0 to 3",
+    ]
+    assert (
+        two_runs("logs", "counts", "--index", "0", "--grep", r"step [23]").stdout
+        == "step 2\nstep 3\n"
+    )
     nothing = two_runs("logs", "counts", "--role", "ps")
     assert nothing.returncode == 2 and "replicas: worker-0, worker-1" in nothing.stderr
     bad = two_runs("logs", "counts", "--grep", "(")
@@ -81,11 +97,16 @@ def test_logs_select_tail_and_grep(two_runs: Cli) -> None:
 
 
 def test_logs_follow_streams_until_the_run_ends(tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, "probe", "slow", parameters={"mode": "count", "steps": 12,
-                                                           "seconds": 0.1})
+    spec = write_run(
+        tmp_path, "probe", "slow", parameters={"mode": "count", "steps": 12, "seconds": 0.1}
+    )
     runner = cli.start("run", spec, "--local")
-    wait_for("the run to be recorded", lambda: (cli.home / "runs").is_dir()
-             and any((cli.home / "runs").glob("*/logs/worker-0.log")))
+    wait_for(
+        "the run to be recorded",
+        lambda: (
+            (cli.home / "runs").is_dir() and any((cli.home / "runs").glob("*/logs/worker-0.log"))
+        ),
+    )
     follower = cli.start("logs", "slow", "--follow")
     out, err = follower.communicate(timeout=60)
     runner.communicate(timeout=60)

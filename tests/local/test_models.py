@@ -43,10 +43,15 @@ def test_two_models_arrive_at_model_and_model_name(tmp_path: Path, cli: Cli) -> 
     head = tmp_path / "weights" / "head.pt"
     head.parent.mkdir()
     head.write_text("head weights v2")
-    spec = write_run(tmp_path, "modelcheck", "incremental", models=[
-        {"name": "base", "uri": f"file://{base}/", "version": 1},
-        {"name": "head-v2", "uri": f"file://{head}"},
-    ])
+    spec = write_run(
+        tmp_path,
+        "modelcheck",
+        "incremental",
+        models=[
+            {"name": "base", "uri": f"file://{base}/", "version": 1},
+            {"name": "head-v2", "uri": f"file://{head}"},
+        ],
+    )
     result = tmp_path / "result"
     done = cli("run", spec, "--local", "--output", f"result={result}")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -63,27 +68,44 @@ def test_two_models_arrive_at_model_and_model_name(tmp_path: Path, cli: Cli) -> 
     assert seen["MODEL_BASE"]["files"] == BASE_FILES
     # A model bound to one file lands as that file inside its directory.
     assert seen["MODEL_HEAD_V2"] == {
-        "path": str(layout.model_dir("head-v2") / "head.pt"), "kind": "file", "link": False,
+        "path": str(layout.model_dir("head-v2") / "head.pt"),
+        "kind": "file",
+        "link": False,
         "content": "head weights v2",
     }
     # Copies, as a pre-start download would give: the run directory holds no links to them.
     assert not seen["MODEL_BASE"]["link"]
     assert not layout.model_dir("base").is_symlink()
-    assert (layout.model_dir("base") / "saved_model.pb").stat().st_ino != \
-        (base / "saved_model.pb").stat().st_ino
+    assert (layout.model_dir("base") / "saved_model.pb").stat().st_ino != (
+        base / "saved_model.pb"
+    ).stat().st_ino
 
 
 def test_model_flag_rebinds_a_model_to_a_local_path(tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, "modelcheck", "remote-models", models=[
-        {"name": "base", "uri": "oss://acme-models/ctr/v1/"},
-        {"name": "head", "uri": "oss://acme-models/ctr/head.pt"},
-    ])
+    spec = write_run(
+        tmp_path,
+        "modelcheck",
+        "remote-models",
+        models=[
+            {"name": "base", "uri": "oss://acme-models/ctr/v1/"},
+            {"name": "head", "uri": "oss://acme-models/ctr/head.pt"},
+        ],
+    )
     local_base = _model_dir(tmp_path, "local-base", {"model.bin": "local base"})
     other_head = tmp_path / "other.ckpt"
     other_head.write_text("local head")
     result = tmp_path / "result"
-    done = cli("run", spec, "--local", "--output", f"result={result}",
-               "--model", f"base=file://{local_base}", "--model", f"head={other_head}")
+    done = cli(
+        "run",
+        spec,
+        "--local",
+        "--output",
+        f"result={result}",
+        "--model",
+        f"base=file://{local_base}",
+        "--model",
+        f"head={other_head}",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     (record,) = _records(cli.home)
     assert record.run_dir is not None
@@ -105,9 +127,14 @@ def test_model_flag_rebinds_a_model_to_a_local_path(tmp_path: Path, cli: Cli) ->
 
 
 def test_an_oss_model_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, "modelcheck", "oss-model", models=[
-        {"name": "base", "uri": "oss://acme-models/ctr/v1/"},
-    ])
+    spec = write_run(
+        tmp_path,
+        "modelcheck",
+        "oss-model",
+        models=[
+            {"name": "base", "uri": "oss://acme-models/ctr/v1/"},
+        ],
+    )
     done = cli("run", spec, "--local")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
@@ -117,8 +144,9 @@ def test_an_oss_model_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
 
 
 def test_a_model_path_that_does_not_fit_its_binding_is_a_clear_error(tmp_path: Path) -> None:
-    gone = write_run(tmp_path, "modelcheck", "gone",
-                     models=[{"name": "base", "uri": f"file://{tmp_path}/gone/"}])
+    gone = write_run(
+        tmp_path, "modelcheck", "gone", models=[{"name": "base", "uri": f"file://{tmp_path}/gone/"}]
+    )
     with pytest.raises(SandboxError, match=r"model 'base': .*gone does not exist") as err:
         prepare(Layout(tmp_path / "run1"), localize(load_run(gone), {}, {}))
     assert err.value.hint == "pass --model base=PATH to use another location"
@@ -126,8 +154,9 @@ def test_a_model_path_that_does_not_fit_its_binding_is_a_clear_error(tmp_path: P
     # A model file without an extension reads as a directory in a URI; the override fixes it.
     weights = tmp_path / "weights"
     weights.write_text("w")
-    spec = write_run(tmp_path, "modelcheck", "noext",
-                     models=[{"name": "base", "uri": f"file://{weights}"}])
+    spec = write_run(
+        tmp_path, "modelcheck", "noext", models=[{"name": "base", "uri": f"file://{weights}"}]
+    )
     with pytest.raises(SandboxError, match=r"names a directory but .*weights is a file"):
         prepare(Layout(tmp_path / "run2"), localize(load_run(spec), {}, {}))
     layout = Layout(tmp_path / "run3")

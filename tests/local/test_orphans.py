@@ -23,7 +23,8 @@ def _stray_component(root: Path) -> Path:
     """A replica that leaves behind a process in a session of its own, with an empty
     environment (no trainstack tag), orphaned by a double fork; then exits 0."""
     (root / "src").mkdir(parents=True)
-    (root / "src" / "escape.py").write_text(textwrap.dedent("""\
+    (root / "src" / "escape.py").write_text(
+        textwrap.dedent("""\
         import os, sys, time
         target = os.path.join(sys.argv[1], "stray")
         pid = os.fork()
@@ -37,8 +38,10 @@ def _stray_component(root: Path) -> Path:
         while not os.path.exists(target):
             time.sleep(0.02)
         print("left a stray behind", flush=True)
-        """))
-    (root / "component.yaml").write_text(textwrap.dedent("""\
+        """)
+    )
+    (root / "component.yaml").write_text(
+        textwrap.dedent("""\
         apiVersion: trainstack.dev/v1
         kind: Component
         metadata: {name: escaper, version: 1.0.0}
@@ -49,7 +52,8 @@ def _stray_component(root: Path) -> Path:
           command: python escape.py $PAI_OUTPUT_RESULT
           outputs:
             - {name: result}
-        """))
+        """)
+    )
     return root / "component.yaml"
 
 
@@ -60,8 +64,9 @@ def _environ_has_tag(pid: int) -> bool:
         return False
 
 
-def test_a_stray_without_session_or_tag_is_swept_when_the_run_ends(tmp_path: Path,
-                                                                   cli: Cli) -> None:
+def test_a_stray_without_session_or_tag_is_swept_when_the_run_ends(
+    tmp_path: Path, cli: Cli
+) -> None:
     spec = write_run(tmp_path, _stray_component(tmp_path / "escaper"), "escaper")
     result = cli("run", spec, "--local", "--no-install")
     assert result.returncode == 0, result.stderr
@@ -90,8 +95,10 @@ def test_runner_and_sidecar_killed_together_leave_no_replica(tmp_path: Path, cli
     pids: list[int] = []
     try:
         runs = cli.home / "runs"
-        wait_for("the replica's process tree", lambda: any(runs.glob("*/output/result/pids-*"))
-                 if runs.exists() else False)
+        wait_for(
+            "the replica's process tree",
+            lambda: any(runs.glob("*/output/result/pids-*")) if runs.exists() else False,
+        )
         (pids_file,) = runs.glob("*/output/result/pids-*")
         pids = [int(p) for p in pids_file.read_text().split()]
         probe = pids[0]
@@ -110,8 +117,11 @@ def test_runner_and_sidecar_killed_together_leave_no_replica(tmp_path: Path, cli
         with Registry.open(cli.home) as reg:
             (record,) = reg.list()
         assert record.status is RunStatus.INTERRUPTED
-        wait_for("every tagged process to be gone",
-                 lambda: not any(pid_alive(p) for p in pids), timeout=10)
+        wait_for(
+            "every tagged process to be gone",
+            lambda: not any(pid_alive(p) for p in pids),
+            timeout=10,
+        )
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -17,4 +17,5 @@ def test_a_local_run_records_where_its_outputs_go(tmp_path: Path, cli: Cli) -> N
     shown = cli("runs", "show", "o", "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["run"]["output_uris"] == {
-        "result": f"file://{tmp_path / 'res'}/"}
+        "result": f"file://{tmp_path / 'res'}/"
+    }

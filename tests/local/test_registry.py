@@ -112,8 +112,9 @@ def test_dead_runner_is_detected_and_its_run_marked_interrupted(tmp_path: Path) 
         os._exit(0)
         """
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                         cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO
+    )
     run_id = out.stdout.strip()
     with Registry.open(tmp_path) as reg:
         live = reg.create(_new("alive"), current_runner())
@@ -144,8 +145,9 @@ def test_several_processes_write_at_once_and_the_registry_stays_consistent(
         """
     )
     procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(w)], cwd=REPO,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(w)], cwd=REPO, stderr=subprocess.PIPE, text=True
+        )
         for w in range(workers)
     ]
     errors = [p.communicate()[1] for p in procs]

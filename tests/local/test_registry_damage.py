@@ -23,9 +23,18 @@ from trainstack.registry.home import registry_path
 def _seed(home: Path, runs: int = 40) -> list[str]:
     """A healthy registry with enough rows to span several pages."""
     with Registry.open(home) as reg:
-        ids = [reg.create(NewRun(name=f"seeded{i}", component="probe", component_version="1.0.0",
-                                 tags={"note": "x" * 200}), current_runner()).id
-               for i in range(runs)]
+        ids = [
+            reg.create(
+                NewRun(
+                    name=f"seeded{i}",
+                    component="probe",
+                    component_version="1.0.0",
+                    tags={"note": "x" * 200},
+                ),
+                current_runner(),
+            ).id
+            for i in range(runs)
+        ]
         for run_id in ids:
             reg.finish(run_id, RunStatus.SUCCEEDED)
     # One file, no WAL beside it: the damage below is to the whole registry.
@@ -122,8 +131,9 @@ def _fingerprint(path: Path, rows_only: bool = False) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _assert_one_clear_error(result: subprocess.CompletedProcess[str], verb: tuple[str, ...],
-                            path: Path) -> None:
+def _assert_one_clear_error(
+    result: subprocess.CompletedProcess[str], verb: tuple[str, ...], path: Path
+) -> None:
     out = result.stdout + result.stderr
     assert result.returncode != 0, (verb, out)
     assert "Traceback" not in out, (verb, out)
@@ -133,7 +143,8 @@ def _assert_one_clear_error(result: subprocess.CompletedProcess[str], verb: tupl
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_every_verb_gives_one_clear_error_and_leaves_the_file(
-        damage: str, tmp_path: Path, cli: Cli) -> None:
+    damage: str, tmp_path: Path, cli: Cli
+) -> None:
     ids = _seed(cli.home)
     spec = write_run(tmp_path, "probe", "quick", parameters={"mode": "quick"})
     DAMAGE[damage](cli.home)
@@ -144,11 +155,15 @@ def test_every_verb_gives_one_clear_error_and_leaves_the_file(
             continue  # a new run reads no other row (the damaged one is still refused below)
         result = cli(*verb, timeout=120)
         _assert_one_clear_error(result, verb, path)
-        assert "mv " in result.stderr or "upgrade trainstack" in result.stderr \
-            or "damaged field" in result.stderr, (verb, result.stderr)
+        assert (
+            "mv " in result.stderr
+            or "upgrade trainstack" in result.stderr
+            or "damaged field" in result.stderr
+        ), (verb, result.stderr)
     assert _fingerprint(path, damage == "bad-json-row") == before, "the registry was changed"
-    assert not (cli.home / "runs").exists() or not any((cli.home / "runs").iterdir()), \
+    assert not (cli.home / "runs").exists() or not any((cli.home / "runs").iterdir()), (
         "a run started against a damaged registry"
+    )
 
 
 def test_a_bad_row_names_the_run_and_other_rows_still_read(tmp_path: Path, cli: Cli) -> None:
@@ -184,12 +199,19 @@ def test_registry_api_refuses_damage_without_writing(tmp_path: Path) -> None:
 
 
 def test_registry_deleted_during_a_run_gets_the_run_back(tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, "probe", "slowcount",
-                     parameters={"mode": "count", "steps": 15, "seconds": 0.2})
+    spec = write_run(
+        tmp_path, "probe", "slowcount", parameters={"mode": "count", "steps": 15, "seconds": 0.2}
+    )
     proc = cli.start("run", spec, "--local", "--no-install")
     try:
-        wait_for("the run to start", lambda: any((cli.home / "runs").glob("*/logs/*.log"))
-                 if (cli.home / "runs").exists() else False)
+        wait_for(
+            "the run to start",
+            lambda: (
+                any((cli.home / "runs").glob("*/logs/*.log"))
+                if (cli.home / "runs").exists()
+                else False
+            ),
+        )
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 Path(str(registry_path(cli.home)) + suffix).unlink()

@@ -27,6 +27,10 @@ def test_log_files_are_selected_by_role_and_index(tmp_path: Path) -> None:
         (tmp_path / f"{name}.log").write_text("", encoding="utf-8")
     every = logview.select(tmp_path, None, None)
     assert [(f.role, f.index) for f in every] == [
-        ("master", 0), ("my-role", 2), ("worker", 1), ("worker", 10)]
+        ("master", 0),
+        ("my-role", 2),
+        ("worker", 1),
+        ("worker", 10),
+    ]
     assert [f.key for f in logview.select(tmp_path, "worker", 1)] == ["worker-1"]
     assert [f.key for f in logview.select(tmp_path, "my-role", None)] == ["my-role-2"]

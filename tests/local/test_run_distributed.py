@@ -19,9 +19,13 @@ def _only_run(home: Path) -> RunRecord:
 
 def test_three_pytorch_replicas_all_reduce_and_agree(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "result"
-    spec = write_run(tmp_path, "allreduce", "allreduce-3",
-                     outputs={"result": f"file://{out}/"},
-                     resources={"master": {"replicas": 1}, "worker": {"replicas": 2}})
+    spec = write_run(
+        tmp_path,
+        "allreduce",
+        "allreduce-3",
+        outputs={"result": f"file://{out}/"},
+        resources={"master": {"replicas": 1}, "worker": {"replicas": 2}},
+    )
     done = cli("run", spec, "--local")
     assert done.returncode == 0, done.stdout + done.stderr
     seen = {p.name: json.loads(p.read_text()) for p in sorted(out.glob("rank-*.json"))}
@@ -35,15 +39,21 @@ def test_three_pytorch_replicas_all_reduce_and_agree(tmp_path: Path, cli: Cli) -
     record = _only_run(cli.home)
     assert record.status is RunStatus.SUCCEEDED
     assert [(e.key, e.exit_code) for e in record.exits] == [
-        ("master-0", 0), ("worker-0", 0), ("worker-1", 0)]
+        ("master-0", 0),
+        ("worker-0", 0),
+        ("worker-1", 0),
+    ]
 
 
 def test_tensorflow_replicas_get_a_consistent_tf_config(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "result"
-    spec = write_run(tmp_path, "tfcheck", "tf-config",
-                     outputs={"result": f"file://{out}/"},
-                     resources={"chief": {"replicas": 1}, "ps": {"replicas": 1},
-                                "worker": {"replicas": 2}})
+    spec = write_run(
+        tmp_path,
+        "tfcheck",
+        "tf-config",
+        outputs={"result": f"file://{out}/"},
+        resources={"chief": {"replicas": 1}, "ps": {"replicas": 1}, "worker": {"replicas": 2}},
+    )
     done = cli("run", spec, "--local", "--grace", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     seen = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}

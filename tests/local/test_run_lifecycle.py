@@ -20,8 +20,14 @@ def _records(home: Path) -> list[RunRecord]:
 
 def test_exit_code_1_fails_the_run_without_a_retry(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "result"
-    spec = write_run(tmp_path, "probe", "fails", parameters={"mode": "fail"},
-                     outputs={"result": f"file://{out}/"}, faultTolerance={"maxRestarts": 3})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "fails",
+        parameters={"mode": "fail"},
+        outputs={"result": f"file://{out}/"},
+        faultTolerance={"maxRestarts": 3},
+    )
     done = cli("run", spec, "--local")
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
@@ -33,16 +39,22 @@ def test_exit_code_1_fails_the_run_without_a_retry(tmp_path: Path, cli: Cli) -> 
     assert [e.exit_code for e in record.exits] == [1]
 
 
-def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(
-    tmp_path: Path, cli: Cli
-) -> None:
+def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "result"
-    spec = write_run(tmp_path, "probe", "hangs", parameters={"mode": "hang"},
-                     outputs={"result": f"file://{out}/"}, resources={"worker": {"replicas": 2}})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "hangs",
+        parameters={"mode": "hang"},
+        outputs={"result": f"file://{out}/"},
+        resources={"worker": {"replicas": 2}},
+    )
     runner = cli.start("run", spec, "--local", "--grace", "2")
     home_runs = cli.home / "runs"
-    wait_for("both replicas to be ready", lambda: home_runs.is_dir() and len(
-        list(home_runs.glob("*/output/result/pids-*.txt"))) == 2)
+    wait_for(
+        "both replicas to be ready",
+        lambda: home_runs.is_dir() and len(list(home_runs.glob("*/output/result/pids-*.txt"))) == 2,
+    )
     pid_files = sorted(home_runs.glob("*/output/result/pids-*.txt"))
     pids = [int(p) for f in pid_files for p in f.read_text().split()]
     assert all(pid_alive(p) for p in pids)
@@ -61,12 +73,19 @@ def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
     tmp_path: Path, cli: Cli
 ) -> None:
     out = tmp_path / "result"
-    spec = write_run(tmp_path, "probe", "orphaned", parameters={"mode": "hang"},
-                     outputs={"result": f"file://{out}/"})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "orphaned",
+        parameters={"mode": "hang"},
+        outputs={"result": f"file://{out}/"},
+    )
     runner = cli.start("run", spec, "--local", "--grace", "1")
     home_runs = cli.home / "runs"
-    wait_for("the replica", lambda: home_runs.is_dir() and any(
-        home_runs.glob("*/output/result/pids-0.txt")))
+    wait_for(
+        "the replica",
+        lambda: home_runs.is_dir() and any(home_runs.glob("*/output/result/pids-0.txt")),
+    )
     pids = [int(p) for p in next(home_runs.glob("*/output/result/pids-0.txt")).read_text().split()]
     runner.kill()
     runner.communicate()
@@ -79,11 +98,13 @@ def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
 
 
 def test_resume_seeds_preloaded_outputs_from_an_earlier_run(tmp_path: Path, cli: Cli) -> None:
-    first = write_run(tmp_path, "probe", "count-a",
-                      parameters={"mode": "count", "steps": 3, "seconds": 0.01})
+    first = write_run(
+        tmp_path, "probe", "count-a", parameters={"mode": "count", "steps": 3, "seconds": 0.01}
+    )
     assert cli("run", first, "--local").returncode == 0
-    second = write_run(tmp_path, "probe", "count-b",
-                       parameters={"mode": "count", "steps": 6, "seconds": 0.01})
+    second = write_run(
+        tmp_path, "probe", "count-b", parameters={"mode": "count", "steps": 6, "seconds": 0.01}
+    )
     done = cli("run", second, "--local", "--resume", "count-a")
     assert done.returncode == 0, done.stderr
     with Registry.open(cli.home) as reg:
@@ -100,24 +121,31 @@ def test_preloaded_output_bound_to_a_directory_is_read_back_and_committed(
     state = tmp_path / "state"
     state.mkdir()
     (state / "count").write_text("2")
-    spec = write_run(tmp_path, "probe", "count-bound", outputs={"state": f"file://{state}/"},
-                     parameters={"mode": "count", "steps": 4, "seconds": 0.01})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "count-bound",
+        outputs={"state": f"file://{state}/"},
+        parameters={"mode": "count", "steps": 4, "seconds": 0.01},
+    )
     done = cli("run", spec, "--local")
     assert done.returncode == 0, done.stderr
     assert "counted from 2 to 4" in done.stdout
     assert (state / "count").read_text() == "4"
 
 
-def test_parameter_values_and_paths_arrive_intact_and_unevaluated(
-    tmp_path: Path, cli: Cli
-) -> None:
+def test_parameter_values_and_paths_arrive_intact_and_unevaluated(tmp_path: Path, cli: Cli) -> None:
     message = "two  words; touch pwned $(touch pwned2) `touch pwned3` \"q\" 'x' * $HOME"
     data = tmp_path / "my data dir"
     data.mkdir()
     out = tmp_path / "result"
-    spec = write_run(tmp_path, "probe", "args",
-                     parameters={"mode": "args", "message": message},
-                     outputs={"result": f"file://{out}/"})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "args",
+        parameters={"mode": "args", "message": message},
+        outputs={"result": f"file://{out}/"},
+    )
     done = cli("run", spec, "--local", "--input", f"data={data}")
     assert done.returncode == 0, done.stderr
     seen = json.loads((out / "seen.json").read_text())
@@ -132,9 +160,17 @@ def test_parameter_values_and_paths_arrive_intact_and_unevaluated(
 
 
 def test_several_runs_at_once_keep_the_registry_consistent(tmp_path: Path, cli: Cli) -> None:
-    specs = [write_run(tmp_path, "probe", f"many-{i}", parameters={"mode": "quick"},
-                       metadata={"tags": {"batch": "b1", "n": str(i)}},
-                       resources={"worker": {"replicas": 2}}) for i in range(4)]
+    specs = [
+        write_run(
+            tmp_path,
+            "probe",
+            f"many-{i}",
+            parameters={"mode": "quick"},
+            metadata={"tags": {"batch": "b1", "n": str(i)}},
+            resources={"worker": {"replicas": 2}},
+        )
+        for i in range(4)
+    ]
     runners = [cli.start("run", spec, "--local") for spec in specs]
     results = [r.communicate(timeout=120) for r in runners]
     assert [r.returncode for r in runners] == [0, 0, 0, 0], results
@@ -149,8 +185,13 @@ def test_several_runs_at_once_keep_the_registry_consistent(tmp_path: Path, cli: 
 
 
 def test_a_binding_this_machine_cannot_reach_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, "probe", "remote", parameters={"mode": "quick"},
-                     inputs={"data": "oss://acme-data/mnist/"})
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "remote",
+        parameters={"mode": "quick"},
+        inputs={"data": "oss://acme-data/mnist/"},
+    )
     done = cli("run", spec, "--local")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
@@ -175,14 +216,18 @@ def test_requirements_are_installed_into_a_cached_environment(tmp_path: Path, cl
     with zipfile.ZipFile(wheel, "w") as zf:  # a real wheel, installable offline
         zf.writestr("tsprobe_extra.py", "VALUE = 'from the requirements'\n")
         info = "tsprobe_extra-0.1.dist-info"
-        zf.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: tsprobe-extra\n"
-                                        "Version: 0.1\n")
-        zf.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
-                                     "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(
+            f"{info}/METADATA", "Metadata-Version: 2.1\nName: tsprobe-extra\nVersion: 0.1\n"
+        )
+        zf.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         zf.writestr(f"{info}/RECORD", "")
     (comp / "src" / "requirements.txt").write_text(f"./{wheel.name}\n")
     (comp / "src" / "probe.py").write_text(
-        "import tsprobe_extra, torch, sys\nprint(tsprobe_extra.VALUE, sys.prefix)\n")
+        "import tsprobe_extra, torch, sys\nprint(tsprobe_extra.VALUE, sys.prefix)\n"
+    )
     spec = write_run(tmp_path, comp, "reqs", parameters={"mode": "quick"})
     first = cli("run", spec, "--local", timeout=300)
     assert first.returncode == 0, first.stdout + first.stderr

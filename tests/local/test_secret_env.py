@@ -19,11 +19,15 @@ from trainstack.spec import load_run
 
 
 def _spec(tmp_path: Path, value_sha: str, out: Path) -> Path:
-    return write_run(tmp_path, "secretcheck", "secret-env",
-                     parameters={"sha256": value_sha},
-                     outputs={"result": f"file://{out}/"},
-                     resources={"worker": {"replicas": 2}},
-                     secretEnv={"HF_TOKEN": "hf-token/token"})
+    return write_run(
+        tmp_path,
+        "secretcheck",
+        "secret-env",
+        parameters={"sha256": value_sha},
+        outputs={"result": f"file://{out}/"},
+        resources={"worker": {"replicas": 2}},
+        secretEnv={"HF_TOKEN": "hf-token/token"},
+    )
 
 
 def _files_containing(root: Path, needle: bytes) -> list[Path]:
@@ -39,8 +43,7 @@ def test_every_replica_gets_the_value_and_trainstack_writes_it_nowhere(
     cli.env["HF_TOKEN"] = value
     done = cli("run", spec, "--local")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert {p.name: p.read_text() for p in out.iterdir()} == {"0.txt": "match",
-                                                              "1.txt": "match"}
+    assert {p.name: p.read_text() for p in out.iterdir()} == {"0.txt": "match", "1.txt": "match"}
     with Registry.open(cli.home) as reg:
         (record,) = reg.list()
     assert record.status is RunStatus.SUCCEEDED
@@ -82,32 +85,59 @@ def test_a_missing_variable_is_one_clear_error_before_anything_starts(
 
 
 def test_secret_env_values_names_every_missing_variable(tmp_path: Path) -> None:
-    spec = write_run(tmp_path, "secretcheck", "two", parameters={"sha256": "0" * 64},
-                     secretEnv={"WANDB_API_KEY": "wandb/api-key", "HF_TOKEN": "hf/token"})
+    spec = write_run(
+        tmp_path,
+        "secretcheck",
+        "two",
+        parameters={"sha256": "0" * 64},
+        secretEnv={"WANDB_API_KEY": "wandb/api-key", "HF_TOKEN": "hf/token"},
+    )
     run = load_run(spec)
     with pytest.raises(UserError) as err:
         secret_env_values(run, {"PATH": "/bin"})
-    assert err.value.message == ("secretEnv HF_TOKEN, WANDB_API_KEY: set HF_TOKEN, WANDB_API_KEY "
-                                 "in your environment for local runs")
+    assert err.value.message == (
+        "secretEnv HF_TOKEN, WANDB_API_KEY: set HF_TOKEN, WANDB_API_KEY "
+        "in your environment for local runs"
+    )
     assert err.value.hint is not None and "hf/token" in err.value.hint
     # An empty value is a value (a Secret's key may be empty too).
     assert secret_env_values(run, {"HF_TOKEN": "", "WANDB_API_KEY": "k"}) == {
-        "HF_TOKEN": "", "WANDB_API_KEY": "k"}
+        "HF_TOKEN": "",
+        "WANDB_API_KEY": "k",
+    }
 
 
 def test_plan_sets_the_values_in_every_launch_and_in_no_config_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = write_run(tmp_path, "secretcheck", "plan", parameters={"sha256": "0" * 64},
-                     resources={"worker": {"replicas": 2}},
-                     secretEnv={"HF_TOKEN": "hf/token"})
+    spec = write_run(
+        tmp_path,
+        "secretcheck",
+        "plan",
+        parameters={"sha256": "0" * 64},
+        resources={"worker": {"replicas": 2}},
+        secretEnv={"HF_TOKEN": "hf/token"},
+    )
     run = load_run(spec)
     monkeypatch.delenv("HF_TOKEN", raising=False)  # the checked values are what counts
     value = secrets.token_hex(16)
-    plan = plan_job(run, Layout(tmp_path / "run"), run_id="r1", venv=None, grace_seconds=1,
-                    available_gpus=(), secret_env={"HF_TOKEN": value})
+    plan = plan_job(
+        run,
+        Layout(tmp_path / "run"),
+        run_id="r1",
+        venv=None,
+        grace_seconds=1,
+        available_gpus=(),
+        secret_env={"HF_TOKEN": value},
+    )
     assert [launch.env["HF_TOKEN"] for launch in plan.launches] == [value, value]
     assert all(value not in content for content in plan.config.values())
     with pytest.raises(UserError, match="set HF_TOKEN in your environment"):
-        plan_job(run, Layout(tmp_path / "run"), run_id="r1", venv=None, grace_seconds=1,
-                 available_gpus=())
+        plan_job(
+            run,
+            Layout(tmp_path / "run"),
+            run_id="r1",
+            venv=None,
+            grace_seconds=1,
+            available_gpus=(),
+        )

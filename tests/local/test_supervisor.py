@@ -85,14 +85,19 @@ def test_sigkilled_replica_is_restarted_and_resumes_from_its_checkpoint(tmp_path
 def test_only_the_failed_replica_is_recreated(tmp_path: Path) -> None:
     # KubeDL's failover deletes the failed pod alone; its peers keep running (and are not
     # started again).
-    cmd = ('echo x >> "$ROLE.starts"; '
-           "if [ ! -e killed ]; then touch killed; kill -9 $$; fi; sleep 0.3")
+    cmd = (
+        'echo x >> "$ROLE.starts"; if [ ! -e killed ]; then touch killed; kill -9 $$; fi; sleep 0.3'
+    )
     # The master keeps running until the worker has been recreated (an event, not a duration):
     # its one start then shows it was not started again.
-    master = ("echo x >> master.starts; "
-              "until [ \"$(cat worker.starts 2>/dev/null | wc -l)\" -ge 2 ]; do sleep 0.02; done")
-    launches = [launch(tmp_path, "master", 0, master, ROLE="master"),
-                launch(tmp_path, "worker", 0, cmd, ROLE="worker")]
+    master = (
+        "echo x >> master.starts; "
+        'until [ "$(cat worker.starts 2>/dev/null | wc -l)" -ge 2 ]; do sleep 0.02; done'
+    )
+    launches = [
+        launch(tmp_path, "master", 0, master, ROLE="master"),
+        launch(tmp_path, "worker", 0, cmd, ROLE="worker"),
+    ]
     out = Supervisor(launches, Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert out.restarts == 1
@@ -103,8 +108,9 @@ def test_only_the_failed_replica_is_recreated(tmp_path: Path) -> None:
 def test_a_peer_that_then_fails_permanently_fails_the_job(tmp_path: Path) -> None:
     # worker-0 is SIGKILLed and recreated; the master, whose collective lost a rank, exits 1:
     # on a cluster that fails the job, so it does here, though restarts remain.
-    worker = ("echo x >> worker.starts; if [ ! -e killed ]; then touch killed; kill -9 $$; fi; "
-              "sleep 30")
+    worker = (
+        "echo x >> worker.starts; if [ ! -e killed ]; then touch killed; kill -9 $$; fi; sleep 30"
+    )
     master = "while [ ! -e killed ]; do sleep 0.02; done; echo lost a peer; exit 1"
     launches = [launch(tmp_path, "master", 0, master), launch(tmp_path, "worker", 0, worker)]
     out = Supervisor(launches, Policy(max_restarts=3, grace_seconds=2)).run()
@@ -117,10 +123,14 @@ def test_a_peer_that_then_fails_permanently_fails_the_job(tmp_path: Path) -> Non
 
 def test_independent_workers_restart_alone(tmp_path: Path) -> None:
     cmd = 'echo x >> "$ROLE.starts"; if [ ! -e killed ]; then touch killed; exit 143; fi'
-    w0 = ("echo x >> w0.starts; "
-          "until [ \"$(cat w1.starts 2>/dev/null | wc -l)\" -ge 2 ]; do sleep 0.02; done")
-    launches = [launch(tmp_path, "worker", 0, w0, ROLE="w0"),
-                launch(tmp_path, "worker", 1, cmd, ROLE="w1")]
+    w0 = (
+        "echo x >> w0.starts; "
+        'until [ "$(cat w1.starts 2>/dev/null | wc -l)" -ge 2 ]; do sleep 0.02; done'
+    )
+    launches = [
+        launch(tmp_path, "worker", 0, w0, ROLE="w0"),
+        launch(tmp_path, "worker", 1, cmd, ROLE="w1"),
+    ]
     out = Supervisor(launches, Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert (tmp_path / "w0.starts").read_text() == "x\n"
@@ -131,10 +141,14 @@ def test_recreating_a_replica_kills_what_left_its_process_group(tmp_path: Path) 
     # A replica whose child runs in a session of its own (as torchrun's workers do): when the
     # replica is recreated, that child is gone before the new attempt starts, as everything in
     # a deleted pod is. The second attempt fails (exit 3, not retried) if it finds it alive.
-    first = ("touch killed; setsid sh -c 'echo $$ > orphan; exec sleep 60' & "
-             "while [ ! -s orphan ]; do sleep 0.02; done; kill -9 $$")
-    second = ("pid=$(cat orphan); "
-              "if [ -d /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status; then exit 3; fi")
+    first = (
+        "touch killed; setsid sh -c 'echo $$ > orphan; exec sleep 60' & "
+        "while [ ! -s orphan ]; do sleep 0.02; done; kill -9 $$"
+    )
+    second = (
+        "pid=$(cat orphan); "
+        "if [ -d /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status; then exit 3; fi"
+    )
     cmd = f"if [ ! -e killed ]; then {first}; else {second}; fi"
     out = Supervisor([launch(tmp_path, "worker", 0, cmd)], Policy(max_restarts=1)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
@@ -142,8 +156,9 @@ def test_recreating_a_replica_kills_what_left_its_process_group(tmp_path: Path) 
 
 
 def test_retryable_exit_without_restarts_left_fails(tmp_path: Path) -> None:
-    out = Supervisor([launch(tmp_path, "worker", 0, "echo x >> tries; exit 138")],
-                     Policy(max_restarts=2)).run()
+    out = Supervisor(
+        [launch(tmp_path, "worker", 0, "echo x >> tries; exit 138")], Policy(max_restarts=2)
+    ).run()
     assert out.status is RunStatus.FAILED
     assert out.restarts == 2
     assert "no restarts left (maxRestarts: 2)" in out.reason
@@ -152,15 +167,17 @@ def test_retryable_exit_without_restarts_left_fails(tmp_path: Path) -> None:
 
 def test_unconditional_restarts_retry_any_failure(tmp_path: Path) -> None:
     cmd = "echo x >> tries; [ $(wc -l < tries) -ge 2 ]"
-    out = Supervisor([launch(tmp_path, "worker", 0, cmd)],
-                     Policy(max_restarts=1, unconditional=True)).run()
+    out = Supervisor(
+        [launch(tmp_path, "worker", 0, cmd)], Policy(max_restarts=1, unconditional=True)
+    ).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert out.restarts == 1
 
 
 def test_timeout_stops_the_job_and_fails_it(tmp_path: Path) -> None:
-    out = Supervisor([launch(tmp_path, "worker", 0, "sleep 300")],
-                     Policy(timeout_seconds=0.5, grace_seconds=5)).run()
+    out = Supervisor(
+        [launch(tmp_path, "worker", 0, "sleep 300")], Policy(timeout_seconds=0.5, grace_seconds=5)
+    ).run()
     assert out.status is RunStatus.FAILED
     assert out.reason.startswith("timed out after 0.5s")
     assert out.exits == (ReplicaExit("worker", 0, 143, stopped=True),)
@@ -176,23 +193,35 @@ def test_the_success_rule_decides_and_the_rest_are_stopped_not_failed(tmp_path: 
 
 def test_any_one_success_set_is_enough(tmp_path: Path) -> None:
     # ElasticBatch: the AIMaster, or every worker. Here the workers finish first.
-    launches = [launch(tmp_path, "aimaster", 0, "sleep 300"),
-                launch(tmp_path, "worker", 0, "true"), launch(tmp_path, "worker", 1, "true")]
+    launches = [
+        launch(tmp_path, "aimaster", 0, "sleep 300"),
+        launch(tmp_path, "worker", 0, "true"),
+        launch(tmp_path, "worker", 1, "true"),
+    ]
     rules = (frozenset({"aimaster-0"}), frozenset({"worker-0", "worker-1"}))
     out = Supervisor(launches, Policy(success=rules)).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert {e.key: e.stopped for e in out.exits} == {
-        "aimaster-0": True, "worker-0": False, "worker-1": False}
+        "aimaster-0": True,
+        "worker-0": False,
+        "worker-1": False,
+    }
 
 
 def test_without_its_success_set_a_job_waits_for_it(tmp_path: Path) -> None:
     # TF without a chief: worker-0 decides. worker-1 exiting 0 first does not end the job.
     # worker-0 finishes only once worker-1 has exited 0 and been reaped (an event, not a
     # duration): its pid is gone once the supervisor has seen the exit.
-    launches = [launch(tmp_path, "worker", 0,
-                       'until [ -s w1 ] && ! kill -0 "$(cat w1)" 2>/dev/null; do sleep 0.02; '
-                       "done; echo done > w0"),
-                launch(tmp_path, "worker", 1, "echo $$ > w1.tmp && mv w1.tmp w1")]
+    launches = [
+        launch(
+            tmp_path,
+            "worker",
+            0,
+            'until [ -s w1 ] && ! kill -0 "$(cat w1)" 2>/dev/null; do sleep 0.02; '
+            "done; echo done > w0",
+        ),
+        launch(tmp_path, "worker", 1, "echo $$ > w1.tmp && mv w1.tmp w1"),
+    ]
     out = Supervisor(launches, Policy(success=(frozenset({"worker-0"}),))).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
     assert (tmp_path / "w0").read_text() == "done\n"
@@ -219,8 +248,11 @@ class _Starts:
 
 def test_a_role_starts_after_its_upstream_role(tmp_path: Path) -> None:
     # PyTorch workers start once the master runs, though listed first here.
-    launches = [launch(tmp_path, "worker", 0, "true"), launch(tmp_path, "worker", 1, "true"),
-                launch(tmp_path, "master", 0, "sleep 0.2")]
+    launches = [
+        launch(tmp_path, "worker", 0, "true"),
+        launch(tmp_path, "worker", 1, "true"),
+        launch(tmp_path, "master", 0, "sleep 0.2"),
+    ]
     starts = _Starts()
     out = Supervisor(launches, Policy(start_after={"worker": ("master",)}), starts).run()
     assert out.status is RunStatus.SUCCEEDED, out.reason
@@ -241,8 +273,10 @@ def test_stop_request_leaves_no_process_behind(tmp_path: Path) -> None:
     sup = Supervisor(launches, Policy(grace_seconds=1))
     thread, result = _run_in_thread(sup)
     pids_file = tmp_path / "pids"
-    wait_for("every process to start",
-             lambda: pids_file.exists() and len(pids_file.read_text().split()) == 8)
+    wait_for(
+        "every process to start",
+        lambda: pids_file.exists() and len(pids_file.read_text().split()) == 8,
+    )
     assert tagged_pids(sup.tag)  # the sweep would find them
     sup.request_stop()
     thread.join(60)
@@ -268,8 +302,10 @@ def test_replicas_die_with_a_killed_runner(tmp_path: Path) -> None:
     """)
     runner = subprocess.Popen([sys.executable, "-c", driver], cwd=REPO)
     pids_file = tmp_path / "pids"
-    wait_for("the replica to start",
-             lambda: pids_file.exists() and len(pids_file.read_text().split()) == 2)
+    wait_for(
+        "the replica to start",
+        lambda: pids_file.exists() and len(pids_file.read_text().split()) == 2,
+    )
     runner.kill()
     runner.wait()
     pids = [int(p) for p in pids_file.read_text().split()]

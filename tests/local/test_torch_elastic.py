@@ -32,18 +32,19 @@ def _only_run(home: Path) -> RunRecord:
     return record
 
 
-def _kill_replica_after_first_checkpoint(cli: Cli, runner: subprocess.Popen[str],
-                                         key: str) -> Path:
+def _kill_replica_after_first_checkpoint(cli: Cli, runner: subprocess.Popen[str], key: str) -> Path:
     """Wait (event-driven) for the first checkpoint, then SIGKILL every process of replica
     `key`, as a node failure or eviction ends a pod. Returns the run directory."""
     runs = cli.home / "runs"
 
     def checkpointed() -> bool:
         if runner.poll() is not None:
-            raise AssertionError("the run ended before its first checkpoint: "
-                                 + "".join(runner.communicate()))
-        return runs.is_dir() and any((d / "output" / "checkpoints" / "latest").exists()
-                                     for d in runs.iterdir())
+            raise AssertionError(
+                "the run ended before its first checkpoint: " + "".join(runner.communicate())
+            )
+        return runs.is_dir() and any(
+            (d / "output" / "checkpoints" / "latest").exists() for d in runs.iterdir()
+        )
 
     wait_for("the first checkpoint", checkpointed, timeout=300)
     run_dir = next(runs.iterdir())
@@ -55,10 +56,17 @@ def _kill_replica_after_first_checkpoint(cli: Cli, runner: subprocess.Popen[str]
 
 
 def test_without_torch_elastic_a_killed_rank_fails_the_job_as_on_a_cluster(
-        tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, MNIST, "ddp-no-elastic", parameters=TRAINING,
-                     resources=RESOURCES, faultTolerance={"maxRestarts": 3},
-                     outputs={"checkpoints": f"file://{tmp_path / 'ckpt'}/"})
+    tmp_path: Path, cli: Cli
+) -> None:
+    spec = write_run(
+        tmp_path,
+        MNIST,
+        "ddp-no-elastic",
+        parameters=TRAINING,
+        resources=RESOURCES,
+        faultTolerance={"maxRestarts": 3},
+        outputs={"checkpoints": f"file://{tmp_path / 'ckpt'}/"},
+    )
     runner = cli.start("run", spec, "--local", "--grace", "5")
     run_dir = _kill_replica_after_first_checkpoint(cli, runner, "worker-1")
     stdout, stderr = runner.communicate(timeout=300)
@@ -69,20 +77,28 @@ def test_without_torch_elastic_a_killed_rank_fails_the_job_as_on_a_cluster(
     # not a retryable code, so the job fails, whatever restarts remain.
     codes = {e.key: (e.exit_code, e.stopped) for e in record.exits}
     peers = [codes["master-0"], codes["worker-0"]]
-    assert any(not stopped and code not in (None, 0, *RETRYABLE_EXIT_CODES)
-               for code, stopped in peers), codes
+    assert any(
+        not stopped and code not in (None, 0, *RETRYABLE_EXIT_CODES) for code, stopped in peers
+    ), codes
     assert record.reason is not None and "(not retried)" in record.reason
     # Only worker-1 was (or was about to be) recreated: the master ran once.
     assert (run_dir / "logs" / "master-0.log").read_text().count("rank 0/3 ready") == 1
 
 
 def test_with_torch_elastic_the_job_resumes_from_its_checkpoint_and_succeeds(
-        tmp_path: Path, cli: Cli) -> None:
+    tmp_path: Path, cli: Cli
+) -> None:
     ckpt, model = tmp_path / "ckpt", tmp_path / "model"
-    spec = write_run(tmp_path, MNIST, "ddp-elastic", parameters=TRAINING,
-                     resources=RESOURCES, faultTolerance={"maxRestarts": 3},
-                     torchElastic={"maxRestarts": 3},
-                     outputs={"checkpoints": f"file://{ckpt}/", "model": f"file://{model}/"})
+    spec = write_run(
+        tmp_path,
+        MNIST,
+        "ddp-elastic",
+        parameters=TRAINING,
+        resources=RESOURCES,
+        faultTolerance={"maxRestarts": 3},
+        torchElastic={"maxRestarts": 3},
+        outputs={"checkpoints": f"file://{ckpt}/", "model": f"file://{model}/"},
+    )
     runner = cli.start("run", spec, "--local", "--grace", "5")
     run_dir = _kill_replica_after_first_checkpoint(cli, runner, "worker-1")
     stdout, stderr = runner.communicate(timeout=600)
@@ -97,8 +113,10 @@ def test_with_torch_elastic_the_job_resumes_from_its_checkpoint_and_succeeds(
     # Each epoch appears once in the final history: the restart continued, it did not redo.
     rows = (run_dir / "metrics" / "epoch.csv").read_text().splitlines()[1:]
     assert [int(r.split(",")[0]) for r in rows] == [1, 2, 3, 4]
-    steps = [int(r.split(",")[0]) for r in
-             (run_dir / "metrics" / "steps.csv").read_text().splitlines()[1:]]
+    steps = [
+        int(r.split(",")[0])
+        for r in (run_dir / "metrics" / "steps.csv").read_text().splitlines()[1:]
+    ]
     assert steps == list(range(1, len(steps) + 1))  # the per-batch chart resumed, too
     assert (ckpt / "latest").read_text() == "epoch-0004.pt"
     assert (model / "model.json").is_file()

@@ -75,9 +75,13 @@ def test_csv_exports_the_series_and_the_usage(good: Cli, tmp_path: Path) -> None
     out = good("metrics", "good", "--csv", tmp_path / "csv")
     assert out.returncode == 0, out.stderr
     with open(tmp_path / "csv" / "epoch.csv") as fh:
-        assert list(csv.reader(fh)) == [["epoch", "loss", "accuracy"], ["1", "1", "0.5"],
-                                        ["2", "0.5", "0.7"], ["3", "0.25", "0.9"],
-                                        ["4", "0.3", "0.8"]]
+        assert list(csv.reader(fh)) == [
+            ["epoch", "loss", "accuracy"],
+            ["1", "1", "0.5"],
+            ["2", "0.5", "0.7"],
+            ["3", "0.25", "0.9"],
+            ["4", "0.3", "0.8"],
+        ]
     steps = list(csv.reader((tmp_path / "csv" / "steps.csv").read_text().splitlines()))
     assert steps[3] == ["3", "3", ""] and len(steps) == 101
     usage = list(csv.reader((tmp_path / "csv" / "usage-worker-0.csv").read_text().splitlines()))
@@ -95,8 +99,9 @@ def test_an_unknown_chart_is_one_error_with_a_suggestion(good: Cli, tmp_path: Pa
 def test_runs_show_lists_final_and_best_values(good: Cli) -> None:
     out = good("runs", "show", "good")
     lines = [" ".join(line.split()) for line in out.stdout.splitlines()]
-    assert any(line.startswith("metrics ") and line.endswith("(charts: epoch, steps)")
-               for line in lines)
+    assert any(
+        line.startswith("metrics ") and line.endswith("(charts: epoch, steps)") for line in lines
+    )
     assert "metric epoch/loss: 0.3 (best 0.25 at 3, min)" in lines
     shown = json.loads(good("runs", "show", "good", "--json").stdout)
     assert {v["id"]: v["best"] for v in shown["metric_values"]}["epoch/accuracy"] == 0.9
@@ -110,8 +115,9 @@ def test_summary_says_how_to_open_the_charts(tmp_path: Path, cli: Cli) -> None:
     assert f"trainstack report {run_id} -o {run_id}.html" in out
 
 
-def test_an_over_limit_spec_is_reported_and_the_run_still_succeeds(tmp_path: Path,
-                                                                  cli: Cli) -> None:
+def test_an_over_limit_spec_is_reported_and_the_run_still_succeeds(
+    tmp_path: Path, cli: Cli
+) -> None:
     out = run_ok(cli, charts_run(tmp_path, "over", layout="over"))
     where = "metrics/metrics.json: metas: 7 charts; at most 6 are allowed"
     assert where in out  # the run's own summary
@@ -137,7 +143,10 @@ def test_runs_list_sorts_by_a_metric(tmp_path: Path, cli: Cli) -> None:
     out = cli("runs", "list", "--metric", "epoch/loss").stdout.splitlines()
     assert out[0].split()[-1] == "EPOCH/LOSS"
     assert [(r.split()[0].split("-")[0], r.split()[-1]) for r in out[1:]] == [
-        ("half", "0.125"), ("full", "0.25"), ("none", "-")]
+        ("half", "0.125"),
+        ("full", "0.25"),
+        ("none", "-"),
+    ]
     acc = cli("runs", "list", "--metric", "accuracy").stdout.splitlines()
     assert [r.split()[-1] for r in acc[1:]] == ["0.9", "0.9", "-"]
 
@@ -148,11 +157,11 @@ def test_runs_compare_side_by_side_with_an_overlay(tmp_path: Path, cli: Cli) -> 
     png = tmp_path / "overlay.png"
     out = cli("runs", "compare", "half", "full", "--overlay", "epoch/loss", "--png", png)
     assert out.returncode == 0, out.stderr
-    rows = {line.split("  ")[0].strip(): " ".join(line.split())
-            for line in out.stdout.splitlines()}
+    rows = {line.split("  ")[0].strip(): " ".join(line.split()) for line in out.stdout.splitlines()}
     assert rows["param scale"] == "param scale 0.5 1.0"
-    assert rows["epoch/loss"] == ("epoch/loss 0.15 (best 0.125 at 3, min) "
-                                  "0.3 (best 0.25 at 3, min)")
+    assert rows["epoch/loss"] == (
+        "epoch/loss 0.15 (best 0.125 at 3, min) 0.3 (best 0.25 at 3, min)"
+    )
     assert drawn(png, BLUE) > 200 and drawn(png, ORANGE) > 200  # one line per run
     bad = cli("runs", "compare", "half", "full", "--overlay", "epoch/los", "--png", png)
     assert bad.returncode == 2 and "Did you mean 'epoch/loss'?" in bad.stderr

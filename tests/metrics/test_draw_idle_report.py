@@ -24,9 +24,17 @@ def write_chart(d: Path, meta: dict[str, object], csv: str) -> series.ChartData:
 
 
 def test_a_dual_axis_chart_has_two_labelled_y_axes(tmp_path: Path) -> None:
-    data = write_chart(tmp_path, {"name": "fit", "x": "epoch", "ys": ["loss", "accuracy"],
-                                  "description": "both", "units": {"loss": "nats"}},
-                       "epoch,loss,accuracy\n1,2,0.5\n2,1,0.9\n")
+    data = write_chart(
+        tmp_path,
+        {
+            "name": "fit",
+            "x": "epoch",
+            "ys": ["loss", "accuracy"],
+            "description": "both",
+            "units": {"loss": "nats"},
+        },
+        "epoch,loss,accuracy\n1,2,0.5\n2,1,0.9\n",
+    )
     fig = chart_figure(data)
     left, right = fig.axes
     assert left.get_title() == "fit\nboth" and left.get_xlabel() == "epoch"
@@ -37,8 +45,11 @@ def test_a_dual_axis_chart_has_two_labelled_y_axes(tmp_path: Path) -> None:
 
 def test_series_share_one_axis_and_smoothing_adds_a_smoothed_line(tmp_path: Path) -> None:
     rows = "\n".join(f"{s},{s % 2},{10 + s % 2}" for s in range(1, 101))
-    data = write_chart(tmp_path, {"name": "s", "x": "step", "ys": ["v"], "series": ["a", "b"],
-                                  "smooth": "true"}, "step,a,b\n" + rows + "\n")
+    data = write_chart(
+        tmp_path,
+        {"name": "s", "x": "step", "ys": ["v"], "series": ["a", "b"], "smooth": "true"},
+        "step,a,b\n" + rows + "\n",
+    )
     [ax] = chart_figure(data).axes
     raw_a, smooth_a, raw_b, smooth_b = ax.lines
     assert raw_a.get_alpha() == 0.25 and smooth_a.get_label() == "a"
@@ -58,11 +69,11 @@ def test_smoothing_is_a_trailing_mean_that_skips_gaps() -> None:
 
 
 def usage_line(t: float, replica: str, cpu: float, gpus: list[float] | None = None) -> str:
-    sample: dict[str, object] = {"t": t, "replica": replica, "cpu_percent": cpu,
-                                 "rss_bytes": 1000}
+    sample: dict[str, object] = {"t": t, "replica": replica, "cpu_percent": cpu, "rss_bytes": 1000}
     if gpus is not None:
-        sample["gpus"] = [{"index": i, "util_percent": u, "mem_used_bytes": 5}
-                          for i, u in enumerate(gpus)]
+        sample["gpus"] = [
+            {"index": i, "util_percent": u, "mem_used_bytes": 5} for i, u in enumerate(gpus)
+        ]
     return json.dumps(sample) + "\n"
 
 
@@ -71,22 +82,27 @@ def test_idle_gpus_and_cpus_over_a_sustained_stretch(tmp_path: Path) -> None:
     lines = []
     for t in range(0, 601, 10):
         # GPU 1 idles from 100 s to 500 s; GPU 0 is busy; the CPU-only replica idles 60 s once.
-        lines.append(usage_line(1000.0 + t, "worker-0", 90.0,
-                                [95.0, 3.0 if 100 <= t <= 500 else 80.0]))
+        lines.append(
+            usage_line(1000.0 + t, "worker-0", 90.0, [95.0, 3.0 if 100 <= t <= 500 else 80.0])
+        )
         lines.append(usage_line(1000.0 + t, "worker-1", 1.0 if 200 <= t <= 260 else 150.0))
     usage.write_text("".join(lines) + "not json\n")
     warnings = detect(usage, IdleThresholds(gpu_percent=10, cpu_percent=10, seconds=300))
     assert [w.render() for w in warnings] == [
-        "worker-0: GPU 1 below 10% for 400s (from 100s into the run)"]
+        "worker-0: GPU 1 below 10% for 400s (from 100s into the run)"
+    ]
     short = detect(usage, IdleThresholds(seconds=60))
     assert [(w.replica, w.resource, w.seconds) for w in short] == [
-        ("worker-0", "GPU 1", 400.0), ("worker-1", "CPU", 60.0)]
+        ("worker-0", "GPU 1", 400.0),
+        ("worker-1", "CPU", 60.0),
+    ]
     assert detect(tmp_path / "absent.jsonl", IdleThresholds()) == ()
 
 
 def test_thresholds_come_from_the_environment() -> None:
-    t = IdleThresholds.from_env({"TRAINSTACK_IDLE_GPU_PERCENT": "25",
-                                 "TRAINSTACK_IDLE_SECONDS": "60"})
+    t = IdleThresholds.from_env(
+        {"TRAINSTACK_IDLE_GPU_PERCENT": "25", "TRAINSTACK_IDLE_SECONDS": "60"}
+    )
     assert (t.gpu_percent, t.cpu_percent, t.seconds) == (25.0, 10.0, 60.0)
     with pytest.raises(UserError, match=r"\$TRAINSTACK_IDLE_CPU_PERCENT='-1'"):
         IdleThresholds.from_env({"TRAINSTACK_IDLE_CPU_PERCENT": "-1"})
@@ -95,10 +111,20 @@ def test_thresholds_come_from_the_environment() -> None:
 def test_the_report_escapes_what_runs_wrote() -> None:
     from trainstack.metrics.htmlreport import LogTail, Page, render
 
-    page = Page(title="t", outcome=(("status", "failed: <b>x</b>"),), parameters=(),
-                resources=(), metric_rows=(), charts=(), problems=("bad <script>",),
-                usage_rows=(), usage_charts=(), idle=(),
-                logs=(LogTail("worker-0", 1, "<script>alert(1)</script>\n"),), generated="now")
+    page = Page(
+        title="t",
+        outcome=(("status", "failed: <b>x</b>"),),
+        parameters=(),
+        resources=(),
+        metric_rows=(),
+        charts=(),
+        problems=("bad <script>",),
+        usage_rows=(),
+        usage_charts=(),
+        idle=(),
+        logs=(LogTail("worker-0", 1, "<script>alert(1)</script>\n"),),
+        generated="now",
+    )
     html = render(page)
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;x&lt;/b&gt;" in html
@@ -112,14 +138,17 @@ def test_usage_charts_and_csv_show_each_gpu(tmp_path: Path) -> None:
     from trainstack.metrics.usage import read
 
     usage = tmp_path / "usage.jsonl"
-    usage.write_text("".join(usage_line(50.0 + t, "worker-0", 100.0, [10.0 * t, 50.0])
-                             for t in range(5)))
+    usage.write_text(
+        "".join(usage_line(50.0 + t, "worker-0", 100.0, [10.0 * t, 50.0]) for t in range(5))
+    )
     [rep] = read(usage)
     assert [g.index for g in rep.gpus] == [0, 1] and list(rep.t) == [0, 1, 2, 3, 4]
     png = tmp_path / "u.png"
     png.write_bytes(usage_png(rep))
     assert image.imread(png).shape[:2] == (640, 800)  # two rows: CPU/memory, GPU util/memory
     lines = usage_csv(rep).splitlines()
-    assert lines[0] == ("seconds,cpu_percent,rss_bytes,gpu0_util_percent,gpu0_mem_used_bytes,"
-                        "gpu1_util_percent,gpu1_mem_used_bytes")
+    assert lines[0] == (
+        "seconds,cpu_percent,rss_bytes,gpu0_util_percent,gpu0_mem_used_bytes,"
+        "gpu1_util_percent,gpu1_mem_used_bytes"
+    )
     assert lines[3] == "2,100,1000,20,5,50,5"

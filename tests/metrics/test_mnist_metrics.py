@@ -13,9 +13,13 @@ from trainstack.metrics import series
 
 
 def test_mnist_ddp_writes_the_whole_spec_and_metrics_draws_it(tmp_path: Path, cli: Cli) -> None:
-    spec = write_run(tmp_path, REPO / "components" / "mnist-ddp", "mnist-small",
-                     parameters={"epochs": 2, "samples": 1024},
-                     resources={"master": {"replicas": 1}, "worker": {"replicas": 1}})
+    spec = write_run(
+        tmp_path,
+        REPO / "components" / "mnist-ddp",
+        "mnist-small",
+        parameters={"epochs": 2, "samples": 1024},
+        resources={"master": {"replicas": 1}, "worker": {"replicas": 1}},
+    )
     done = cli("run", spec, "--local")
     assert done.returncode == 0, done.stdout + done.stderr
     run_dir = next((cli.home / "runs").iterdir())

@@ -22,8 +22,10 @@ WIDTH, HEIGHT = 1280, 4000
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        pytest.fail("Chromium is needed for the report's browser test and is not installed: "
-                    "`apt-get update && apt-get install -y chromium` (Debian; .ci/run does this)")
+        pytest.fail(
+            "Chromium is needed for the report's browser test and is not installed: "
+            "`apt-get update && apt-get install -y chromium` (Debian; .ci/run does this)"
+        )
     return found
 
 
@@ -31,15 +33,33 @@ def browse(page: Path, *mode: str, tmp: Path) -> subprocess.CompletedProcess[str
     # --no-sandbox: CI runs as root, where Chromium's sandbox cannot start. The virtual time
     # budget lets the page finish loading (images decoded) before the capture.
     return subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr", "--v=0",
-         f"--window-size={WIDTH},{HEIGHT}", "--virtual-time-budget=5000", *mode,
-         page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--window-size={WIDTH},{HEIGHT}",
+            "--virtual-time-budget=5000",
+            *mode,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def console_errors(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines()
-            if re.search(r"CONSOLE|Uncaught|net::ERR_|Failed to load", line)]
+    return [
+        line
+        for line in stderr.splitlines()
+        if re.search(r"CONSOLE|Uncaught|net::ERR_|Failed to load", line)
+    ]
 
 
 def pixels_of(shot: np.ndarray, color: np.ndarray) -> np.ndarray:
@@ -61,8 +81,9 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_report_is_one_self_contained_file(report: Path) -> None:
     html = report.read_text()
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", html)
-    assert len(re.findall(r'<img class="chart" alt="[^"]+" src="data:image/png;base64,', html)) \
-        == 3  # epoch, steps, usage worker-0
+    assert (
+        len(re.findall(r'<img class="chart" alt="[^"]+" src="data:image/png;base64,', html)) == 3
+    )  # epoch, steps, usage worker-0
     for section in ("Outcome", "Parameters", "Resources", "Metrics", "Resource usage", "Logs"):
         assert f"<h2>{section}</h2>" in html
     assert "epoch/loss" in html and "succeeded" in html and "worker-0 (last" in html
@@ -88,7 +109,7 @@ def test_charts_are_visible_in_a_chromium_screenshot(report: Path, tmp_path: Pat
     assert blue.sum() > 500 and orange.sum() > 500, (blue.sum(), orange.sum())
     rows = np.flatnonzero(blue.any(axis=1) | orange.any(axis=1))
     cols = np.flatnonzero(blue.any(axis=0) | orange.any(axis=0))
-    area = shot[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+    area = shot[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
     ink = float((area.min(axis=2) < 0.9).mean())
     assert ink > 0.025, ink  # axes, ticks, labels and lines where the charts are
 
@@ -96,8 +117,9 @@ def test_charts_are_visible_in_a_chromium_screenshot(report: Path, tmp_path: Pat
 def test_the_screenshot_check_sees_missing_charts(report: Path, tmp_path: Path) -> None:
     """The same page with its images broken shows none of the charts' pixels."""
     broken = tmp_path / "broken.html"
-    broken.write_text(report.read_text().replace("data:image/png;base64,", "data:image/png;"
-                                                                           "base64,AAAA"))
+    broken.write_text(
+        report.read_text().replace("data:image/png;base64,", "data:image/png;base64,AAAA")
+    )
     shot_path = tmp_path / "shot.png"
     assert browse(broken, f"--screenshot={shot_path}", tmp=tmp_path).returncode == 0
     shot = image.imread(shot_path)[..., :3]

@@ -16,8 +16,16 @@ from trainstack.metrics.values import Goal, find, values
 
 
 def meta(chart: str, **fields: object) -> dict[str, object]:
-    return {"name": chart, "x": "epoch", "ys": ["loss"], "series": [], "description": "d",
-            "smooth": "false", "with_timestamp": "false", **fields}
+    return {
+        "name": chart,
+        "x": "epoch",
+        "ys": ["loss"],
+        "series": [],
+        "description": "d",
+        "smooth": "false",
+        "with_timestamp": "false",
+        **fields,
+    }
 
 
 def write(d: Path, metas: object, **csvs: str) -> Path:
@@ -33,17 +41,23 @@ def problems(d: Path) -> list[tuple[str, str]]:
 
 
 def test_a_valid_spec_has_no_problems_and_every_field_is_read(tmp_path: Path) -> None:
-    d = write(tmp_path, [meta("epoch", ys=["loss", "accuracy"], units={"loss": "nats"}),
-                         meta("steps", x="step", ys=["value"], series=["a", "b"],
-                              smooth="true")],
-              epoch="epoch,loss,accuracy\n1,0.5,0.6\n2,0.25,0.8\n",
-              steps="step,a,b\n1,1,2\n2,3,4\n")
+    d = write(
+        tmp_path,
+        [
+            meta("epoch", ys=["loss", "accuracy"], units={"loss": "nats"}),
+            meta("steps", x="step", ys=["value"], series=["a", "b"], smooth="true"),
+        ],
+        epoch="epoch,loss,accuracy\n1,0.5,0.6\n2,0.25,0.8\n",
+        steps="step,a,b\n1,1,2\n2,3,4\n",
+    )
     m = series.read(d)
     assert m.problems == ()
     epoch, steps = m.charts
     assert epoch.chart.dual and epoch.chart.label("loss") == "loss (nats)"
-    assert [(c.name, c.axis) for c in epoch.columns] == [("loss", Axis.LEFT),
-                                                         ("accuracy", Axis.RIGHT)]
+    assert [(c.name, c.axis) for c in epoch.columns] == [
+        ("loss", Axis.LEFT),
+        ("accuracy", Axis.RIGHT),
+    ]
     assert steps.chart.smooth and not steps.chart.dual
     assert [c.name for c in steps.columns] == ["a", "b"]
     assert list(steps.columns[1].values) == [2.0, 4.0]
@@ -59,20 +73,24 @@ def test_seven_charts_are_reported_with_their_field_and_six_are_kept(tmp_path: P
     assert len(m.charts) == 6
 
 
-@pytest.mark.parametrize(("fields", "path", "message"), [
-    ({"series": ["a", "b", "c", "d", "e"]}, "metas[0].series", "5 names; at most 4"),
-    ({"ys": ["l", "r", "z"]}, "metas[0].ys", "3 names; at most 2"),
-    ({"ys": ["l", "r"], "series": ["a"]}, "metas[0].ys", "a chart with series has one y-axis"),
-    ({"name": "has space"}, "metas[0].name", "expected 1-16 letters"),
-    ({"name": "x" * 17}, "metas[0].name", "expected 1-16 letters"),
-    ({"smooth": "yes"}, "metas[0].smooth", "expected \"true\" or \"false\""),
-    ({"with_timestamp": "true"}, "metas[0].with_timestamp", "only \"false\" is supported"),
-    ({"smoth": "true"}, "metas[0].smoth", "Did you mean 'smooth'?"),
-    ({"units": {"lss": "nats"}}, "metas[0].units.lss", "Did you mean 'loss'?"),
-    ({"description": "d" * 65}, "metas[0].description", "at most 64"),
-])
-def test_each_rule_is_reported_at_its_field(tmp_path: Path, fields: dict[str, object],
-                                            path: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("fields", "path", "message"),
+    [
+        ({"series": ["a", "b", "c", "d", "e"]}, "metas[0].series", "5 names; at most 4"),
+        ({"ys": ["l", "r", "z"]}, "metas[0].ys", "3 names; at most 2"),
+        ({"ys": ["l", "r"], "series": ["a"]}, "metas[0].ys", "a chart with series has one y-axis"),
+        ({"name": "has space"}, "metas[0].name", "expected 1-16 letters"),
+        ({"name": "x" * 17}, "metas[0].name", "expected 1-16 letters"),
+        ({"smooth": "yes"}, "metas[0].smooth", 'expected "true" or "false"'),
+        ({"with_timestamp": "true"}, "metas[0].with_timestamp", 'only "false" is supported'),
+        ({"smoth": "true"}, "metas[0].smoth", "Did you mean 'smooth'?"),
+        ({"units": {"lss": "nats"}}, "metas[0].units.lss", "Did you mean 'loss'?"),
+        ({"description": "d" * 65}, "metas[0].description", "at most 64"),
+    ],
+)
+def test_each_rule_is_reported_at_its_field(
+    tmp_path: Path, fields: dict[str, object], path: str, message: str
+) -> None:
     d = write(tmp_path, [{**meta("c"), **fields}], c="epoch,loss\n1,2\n")
     found = problems(d)
     assert any(p == path and message in msg for p, msg in found), found
@@ -103,8 +121,13 @@ def test_broken_json_is_located_by_line_and_column(tmp_path: Path) -> None:
 
 
 def test_csv_problems_name_file_line_and_column(tmp_path: Path) -> None:
-    d = write(tmp_path, [meta("a"), meta("b"), meta("c"), meta("d")],
-              a="epoch,los\n1,2\n", b="epoch,loss\n1,2\n2,abc\n", c="epoch,loss\n1,2,3\n")
+    d = write(
+        tmp_path,
+        [meta("a"), meta("b"), meta("c"), meta("d")],
+        a="epoch,los\n1,2\n",
+        b="epoch,loss\n1,2\n2,abc\n",
+        c="epoch,loss\n1,2,3\n",
+    )
     found = {p.file.rsplit("/", 1)[-1]: p for p in series.read(d).problems}
     assert found["a.csv"].line == 1 and "expected epoch,loss" in found["a.csv"].message
     assert (found["b.csv"].line, found["b.csv"].column) == (3, 2)
@@ -115,8 +138,11 @@ def test_csv_problems_name_file_line_and_column(tmp_path: Path) -> None:
 
 
 def test_gaps_are_allowed_and_values_skip_them(tmp_path: Path) -> None:
-    d = write(tmp_path, [meta("fit", ys=["loss", "accuracy"])],
-              fit="epoch,loss,accuracy\n1,0.9,0.1\n2,0.4,\n3,0.5,0.7\n4,,0.6\n")
+    d = write(
+        tmp_path,
+        [meta("fit", ys=["loss", "accuracy"])],
+        fit="epoch,loss,accuracy\n1,0.9,0.1\n2,0.4,\n3,0.5,0.7\n4,,0.6\n",
+    )
     m = series.read(d)
     assert m.problems == ()
     assert math.isnan(m.charts[0].columns[1].values[1])
@@ -136,10 +162,20 @@ def test_the_init_scaffold_writes_the_whole_spec(tmp_path: Path, cli: Cli) -> No
     made = cli("init", "demo", "--dir", tmp_path, timeout=60)
     assert made.code == 0, made.err
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PAI_", "RANK", "TF_"))}
-    subprocess.run([sys.executable, str(tmp_path / "demo" / "src" / "main.py"), "--epochs", "3",
-                    "--train", str(tmp_path / "demo" / "runs" / "data" / "train")],
-                   env={**env, "METRICS": str(tmp_path / "m")}, check=True, capture_output=True,
-                   timeout=60)
+    subprocess.run(
+        [
+            sys.executable,
+            str(tmp_path / "demo" / "src" / "main.py"),
+            "--epochs",
+            "3",
+            "--train",
+            str(tmp_path / "demo" / "runs" / "data" / "train"),
+        ],
+        env={**env, "METRICS": str(tmp_path / "m")},
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     m = series.read(tmp_path / "m")
     assert m.problems == ()
     fit, steps = m.charts

@@ -21,27 +21,36 @@ GOOD_IMAGE = f"{REGISTRY}/acme/torch:2.3"
 BUCKET = "acme-trainstack-dev-data"
 
 
-def make_run(folder: Path, name: str, *, image: str = GOOD_IMAGE, bucket: str = BUCKET,
-             cpu: int = 4) -> Path:
+def make_run(
+    folder: Path, name: str, *, image: str = GOOD_IMAGE, bucket: str = BUCKET, cpu: int = 4
+) -> Path:
     """A copy of mnist-ddp with ``image`` and one run of it for team vision on ack-dev."""
     component = folder / name
-    shutil.copytree(REPO / "components" / "mnist-ddp", component,
-                    ignore=shutil.ignore_patterns("runs"))
+    shutil.copytree(
+        REPO / "components" / "mnist-ddp", component, ignore=shutil.ignore_patterns("runs")
+    )
     spec = yaml.safe_load((component / "component.yaml").read_text())
     spec["spec"]["image"] = image
     (component / "component.yaml").write_text(yaml.safe_dump(spec))
     (component / "runs").mkdir()
-    run = {"apiVersion": "trainstack.dev/v1", "kind": "Run",
-           "metadata": {"name": name, "tags": {"team": "vision"}},
-           "spec": {"component": "../component.yaml",
-                    "inputs": {"train": f"oss://{bucket}/mnist/"},
-                    "outputs": {"model": "oss://acme-trainstack-dev-models/mnist/",
-                                "checkpoints": "oss://acme-trainstack-dev-checkpoints/mnist/"},
-                    "resources": {"master": {"replicas": 1, "cpu": cpu, "memory": "16Gi",
-                                             "gpu": 1},
-                                  "worker": {"replicas": 1, "cpu": 4, "memory": "16Gi",
-                                             "gpu": 1}},
-                    "priority": 5}}
+    run = {
+        "apiVersion": "trainstack.dev/v1",
+        "kind": "Run",
+        "metadata": {"name": name, "tags": {"team": "vision"}},
+        "spec": {
+            "component": "../component.yaml",
+            "inputs": {"train": f"oss://{bucket}/mnist/"},
+            "outputs": {
+                "model": "oss://acme-trainstack-dev-models/mnist/",
+                "checkpoints": "oss://acme-trainstack-dev-checkpoints/mnist/",
+            },
+            "resources": {
+                "master": {"replicas": 1, "cpu": cpu, "memory": "16Gi", "gpu": 1},
+                "worker": {"replicas": 1, "cpu": 4, "memory": "16Gi", "gpu": 1},
+            },
+            "priority": 5,
+        },
+    }
     path = component / "runs" / "run.yaml"
     path.write_text(yaml.safe_dump(run))
     return path
@@ -54,25 +63,40 @@ def policy_cli(*args: str, project: Path = REPO) -> Result:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("runs")
-    return {"good": make_run(root, "good-run"),
-            "hub": make_run(root, "hub-run", image="pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime"),
-            "big": make_run(root, "big-run", cpu=32),
-            "bucket": make_run(root, "bucket-run", bucket="someone-elses-bucket")}
+    return {
+        "good": make_run(root, "good-run"),
+        "hub": make_run(root, "hub-run", image="pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime"),
+        "big": make_run(root, "big-run", cpu=32),
+        "bucket": make_run(root, "bucket-run", bucket="someone-elses-bucket"),
+    }
 
 
 def test_the_done_when_cases_exit_1_naming_rule_resource_field_and_fix(
-        runs: dict[str, Path]) -> None:
-    done = policy_cli(str(runs["hub"]), str(runs["big"]), str(runs["bucket"]), "--env",
-                      "ack-dev", "--format", "json")
+    runs: dict[str, Path],
+) -> None:
+    done = policy_cli(
+        str(runs["hub"]),
+        str(runs["big"]),
+        str(runs["bucket"]),
+        "--env",
+        "ack-dev",
+        "--format",
+        "json",
+    )
     assert done.returncode == 1, done.stderr
-    reports = {Path(r["target"]).parent.parent.name: r["violations"]
-               for r in json.loads(done.stdout)}
+    reports = {
+        Path(r["target"]).parent.parent.name: r["violations"] for r in json.loads(done.stdout)
+    }
     rules = {name: {v["rule"] for v in vs} for name, vs in reports.items()}
-    assert rules == {"hub-run": {"allowed-registries"}, "big-run": {"pod-fits-node-pool"},
-                     "bucket-run": {"platform-storage"}}
+    assert rules == {
+        "hub-run": {"allowed-registries"},
+        "big-run": {"pod-fits-node-pool"},
+        "bucket-run": {"platform-storage"},
+    }
     hub = reports["hub-run"][0]
-    assert hub["resource"] == ("kubernetes:training.kubedl.io/v1alpha1:PyTorchJob::"
-                               "pytorchjob-hub-run")
+    assert hub["resource"] == (
+        "kubernetes:training.kubedl.io/v1alpha1:PyTorchJob::pytorchjob-hub-run"
+    )
     assert hub["field"].endswith(".image") and "Docker Hub" in hub["found"]
     assert REGISTRY in hub["fix"]
     big = reports["big-run"][0]
@@ -123,6 +147,7 @@ def test_the_platforms_of_both_environments_pass() -> None:
 
 # --- the CrossGuard pack agrees -----------------------------------------------------------------
 
+
 def crossguard(resources: list[Any], ctx: Context, project: str) -> set[tuple[str, str, str]]:
     """Every resource through every policy's validate function, as CrossGuard would call it."""
     from pulumi_policy.policy import (
@@ -136,22 +161,24 @@ def crossguard(resources: list[Any], ctx: Context, project: str) -> set[tuple[st
     reported: set[tuple[str, str, str]] = set()
     for policy in policies():
         for r in resources:
-            opts = PolicyResourceOptions(r.protect, [], None, [], PolicyCustomTimeouts(0, 0, 0),
-                                         [], r.parent)
+            opts = PolicyResourceOptions(
+                r.protect, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], r.parent
+            )
             urn = f"urn:pulumi:{ctx.env}::{project}::{r.type}::{r.name}"
-            args = ResourceValidationArgs(r.type, r.inputs, urn, r.name, opts, None,
-                                          {"context": ctx.to_json()})
+            args = ResourceValidationArgs(
+                r.type, r.inputs, urn, r.name, opts, None, {"context": ctx.to_json()}
+            )
 
-            def report(message: str, urn: str | None = None, *, _r: Any = r,
-                       _p: Any = policy) -> None:
+            def report(
+                message: str, urn: str | None = None, *, _r: Any = r, _p: Any = policy
+            ) -> None:
                 reported.add((_p.name, f"{_r.type}::{_r.name}", message))
 
             assert policy.validate(args, report) is None
     return reported
 
 
-def test_crossguard_and_the_offline_check_report_the_same_violations(
-        runs: dict[str, Path]) -> None:
+def test_crossguard_and_the_offline_check_report_the_same_violations(runs: dict[str, Path]) -> None:
     from trainstack.plan import service
     from trainstack.plan.envfile import find_project
     from trainstack.policy.check import check_plan, context_for
@@ -161,28 +188,39 @@ def test_crossguard_and_the_offline_check_report_the_same_violations(
     total = 0
     for path in runs.values():
         plan = service.plan_run(path, "ack-dev", REPO)
-        offline = {(v.rule, v.resource, f"{v.field}: {v.found}. fix: {v.fix}")
-                   for v in check_plan(plan, "ack-dev", str(path), outputs, REPO).violations}
-        assert crossguard([r for r in plan.resources if r.op == "create"], ctx,
-                          plan.project) == offline
+        offline = {
+            (v.rule, v.resource, f"{v.field}: {v.found}. fix: {v.fix}")
+            for v in check_plan(plan, "ack-dev", str(path), outputs, REPO).violations
+        }
+        assert (
+            crossguard([r for r in plan.resources if r.op == "create"], ctx, plan.project)
+            == offline
+        )
         total += len(offline)
     assert total >= 3  # the three bad runs were really compared, not three empty sets
     platform = service.plan_platform("ack-dev", REPO)
-    assert crossguard([r for r in platform.resources if r.op == "create"], ctx,
-                      platform.project) == set()
+    assert (
+        crossguard([r for r in platform.resources if r.op == "create"], ctx, platform.project)
+        == set()
+    )
     # a platform bucket stripped of its protection: both entry points flag it, and only it
-    bucket = replace(next(r for r in platform.resources
-                          if r.type == "alicloud:oss/bucket:Bucket"), protect=False)
+    bucket = replace(
+        next(r for r in platform.resources if r.type == "alicloud:oss/bucket:Bucket"), protect=False
+    )
     platform.resources = [bucket]
-    offline = {(v.rule, v.resource, f"{v.field}: {v.found}. fix: {v.fix}")
-               for v in check_plan(platform, "ack-dev", "platform", outputs, REPO).violations}
+    offline = {
+        (v.rule, v.resource, f"{v.field}: {v.found}. fix: {v.fix}")
+        for v in check_plan(platform, "ack-dev", "platform", outputs, REPO).violations
+    }
     assert crossguard([bucket], ctx, platform.project) == offline
     assert {(rule, res) for rule, res, _ in offline} == {
-        ("stateful-protected", f"{bucket.type}::{bucket.name}")}
+        ("stateful-protected", f"{bucket.type}::{bucket.name}")
+    }
 
 
-def test_the_context_cli_is_what_the_pack_reads(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_context_cli_is_what_the_pack_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainstack.policy.crossguard import load_context
 
     done = Cli()("policy", "context", "--env", "ack-dev", "--project", REPO, timeout=300)

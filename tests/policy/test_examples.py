@@ -13,8 +13,11 @@ from trainstack.infra.run.options import ENV_TAG
 from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = [(p, env) for p in sorted((REPO / "components").glob("*/runs/*.yaml"))
-            if (env := load_run(p).tags.get(ENV_TAG)) is not None]
+EXAMPLES = [
+    (p, env)
+    for p in sorted((REPO / "components").glob("*/runs/*.yaml"))
+    if (env := load_run(p).tags.get(ENV_TAG)) is not None
+]
 
 
 def test_every_cluster_example_is_checked() -> None:
@@ -22,8 +25,9 @@ def test_every_cluster_example_is_checked() -> None:
     assert len(EXAMPLES) >= 5
 
 
-@pytest.mark.parametrize(("run", "env"), EXAMPLES, ids=[f"{p.parent.parent.name}/{p.name}-{e}"
-                                                        for p, e in EXAMPLES])
+@pytest.mark.parametrize(
+    ("run", "env"), EXAMPLES, ids=[f"{p.parent.parent.name}/{p.name}-{e}" for p, e in EXAMPLES]
+)
 def test_the_shipped_example_passes_on_its_environment(run: Path, env: str) -> None:
     done = Cli()("policy", "check", run, "--env", env, "--project", REPO, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -16,37 +16,84 @@ from trainstack.policy.settings import RuleSetting, settings
 
 GIB = 2.0**30
 REGISTRY = "reg-vpc.cn-hangzhou.cr.aliyuncs.com"
-GPU_POOL = NodePool("a10", {"trainstack.dev/pool": "a10", "trainstack.dev/accelerator": "gpu",
-                            "trainstack.dev/capacity": "on-demand"},
-                    (("nvidia.com/gpu", "present", "NoSchedule"),), 8, 30 * GIB, 1)
-CPU_POOL = NodePool("cpu", {"trainstack.dev/pool": "cpu", "trainstack.dev/capacity": "on-demand"},
-                    (), 8, 32 * GIB, 0)
-ACK = Context(env="ack-dev", mode="ack", region="cn-hangzhou", registry=REGISTRY,
-              buckets=("acme-dev-data", "acme-dev-models"), nas_server="abc.nas.aliyuncs.com",
-              node_pools=(GPU_POOL, CPU_POOL), namespaces={"vision": "vision"},
-              team_max_priority={"vision": 5},
-              quotas={"vision": TeamQuota(cpu=16, memory=64 * GIB, gpus=2)})
-LOCAL = Context(env="local", mode="kubeconfig", registry="registry.example.com",
-                namespaces={"vision": "vision"})
+GPU_POOL = NodePool(
+    "a10",
+    {
+        "trainstack.dev/pool": "a10",
+        "trainstack.dev/accelerator": "gpu",
+        "trainstack.dev/capacity": "on-demand",
+    },
+    (("nvidia.com/gpu", "present", "NoSchedule"),),
+    8,
+    30 * GIB,
+    1,
+)
+CPU_POOL = NodePool(
+    "cpu",
+    {"trainstack.dev/pool": "cpu", "trainstack.dev/capacity": "on-demand"},
+    (),
+    8,
+    32 * GIB,
+    0,
+)
+ACK = Context(
+    env="ack-dev",
+    mode="ack",
+    region="cn-hangzhou",
+    registry=REGISTRY,
+    buckets=("acme-dev-data", "acme-dev-models"),
+    nas_server="abc.nas.aliyuncs.com",
+    node_pools=(GPU_POOL, CPU_POOL),
+    namespaces={"vision": "vision"},
+    team_max_priority={"vision": 5},
+    quotas={"vision": TeamQuota(cpu=16, memory=64 * GIB, gpus=2)},
+)
+LOCAL = Context(
+    env="local", mode="kubeconfig", registry="registry.example.com", namespaces={"vision": "vision"}
+)
 
 CONTAINER: dict[str, Any] = {
-    "name": "pytorch", "image": f"{REGISTRY}/acme/torch:2.3",
-    "resources": {"requests": {"cpu": "4", "memory": "16Gi"},
-                  "limits": {"nvidia.com/gpu": 1}},
-    "env": [{"name": "NCCL_DEBUG", "value": "INFO"},
-            {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "w", "key": "k"}}}]}
+    "name": "pytorch",
+    "image": f"{REGISTRY}/acme/torch:2.3",
+    "resources": {"requests": {"cpu": "4", "memory": "16Gi"}, "limits": {"nvidia.com/gpu": 1}},
+    "env": [
+        {"name": "NCCL_DEBUG", "value": "INFO"},
+        {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "w", "key": "k"}}},
+    ],
+}
 POD: dict[str, Any] = {
-    "containers": [CONTAINER], "priorityClassName": "trainstack-priority-5",
+    "containers": [CONTAINER],
+    "priorityClassName": "trainstack-priority-5",
     "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "trainstack.dev/capacity", "operator": "NotIn", "values": ["spot"]}]}]}}}}
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "trainstack.dev/capacity",
+                                "operator": "NotIn",
+                                "values": ["spot"],
+                            }
+                        ]
+                    }
+                ]
+            }
+        }
+    },
+}
 JOB: dict[str, Any] = {
-    "apiVersion": "training.kubedl.io/v1alpha1", "kind": "PyTorchJob",
+    "apiVersion": "training.kubedl.io/v1alpha1",
+    "kind": "PyTorchJob",
     "metadata": {"name": "mnist", "namespace": "vision"},
-    "spec": {"pytorchReplicaSpecs": {
-        role: {"replicas": 1, "template": {"spec": copy.deepcopy(POD)}}
-        for role in ("Master", "Worker")}}}
+    "spec": {
+        "pytorchReplicaSpecs": {
+            role: {"replicas": 1, "template": {"spec": copy.deepcopy(POD)}}
+            for role in ("Master", "Worker")
+        }
+    },
+}
 JOB_TYPE = "kubernetes:training.kubedl.io/v1alpha1:PyTorchJob"
 PV_TYPE = "kubernetes:core/v1:PersistentVolume"
 
@@ -64,17 +111,25 @@ def pod_of(props: dict[str, Any], role: str = "Worker") -> dict[str, Any]:
 
 
 def pv(driver: str, **attrs: str) -> Resource:
-    return Resource(PV_TYPE, "pv-in", {"apiVersion": "v1", "kind": "PersistentVolume",
-                                       "spec": {"csi": {"driver": driver,
-                                                        "volumeAttributes": attrs}}},
-                    project=RUNS_PROJECT)
+    return Resource(
+        PV_TYPE,
+        "pv-in",
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "spec": {"csi": {"driver": driver, "volumeAttributes": attrs}},
+        },
+        project=RUNS_PROJECT,
+    )
 
 
-def run_rule(rule_id: str, resource: Resource, ctx: Context = ACK,
-             **config: Any) -> list[Violation]:
+def run_rule(
+    rule_id: str, resource: Resource, ctx: Context = ACK, **config: Any
+) -> list[Violation]:
     rule = next(r for r in RULES if r.id == rule_id)
-    return list(evaluate([resource], ctx, [RuleSetting(rule, rule.level,
-                                                        {**rule.defaults, **config})]))
+    return list(
+        evaluate([resource], ctx, [RuleSetting(rule, rule.level, {**rule.defaults, **config})])
+    )
 
 
 def one(found: list[Violation], field_end: str, words: str) -> Violation:
@@ -95,17 +150,22 @@ def test_every_rule_has_an_id_description_level_and_passes_the_good_job() -> Non
 
 # --- allowed-registries -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("image, words", [
-    ("pytorch/pytorch:2.3.0", "Docker Hub"),
-    ("docker.io/library/python:3.11", "Docker Hub"),
-    ("ghcr.io/acme/torch:2.3", "not in an allowed registry"),
-])
+
+@pytest.mark.parametrize(
+    "image, words",
+    [
+        ("pytorch/pytorch:2.3.0", "Docker Hub"),
+        ("docker.io/library/python:3.11", "Docker Hub"),
+        ("ghcr.io/acme/torch:2.3", "not in an allowed registry"),
+    ],
+)
 def test_allowed_registries_flags_foreign_images(image: str, words: str) -> None:
     def edit(p: dict[str, Any]) -> None:
         pod_of(p, "Master")["containers"][0]["image"] = image
 
-    v = one(run_rule("allowed-registries", job(edit)), "Master.template.spec.containers[0].image",
-            words)
+    v = one(
+        run_rule("allowed-registries", job(edit)), "Master.template.spec.containers[0].image", words
+    )
     assert v.rule == "allowed-registries" and v.resource == f"{JOB_TYPE}::pytorchjob-mnist"
 
 
@@ -125,10 +185,18 @@ def test_allowed_registries_flags_latest_and_accepts_digests_and_listed_registri
 
 # --- pod-fits-node-pool -------------------------------------------------------------------------
 
+
 def test_an_oversized_pod_fits_no_pool_and_each_pool_says_why() -> None:
     def big(p: dict[str, Any]) -> None:
-        pod_of(p)["containers"] = [{**CONTAINER, "resources": {
-            "requests": {"cpu": "16", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": 1}}}]
+        pod_of(p)["containers"] = [
+            {
+                **CONTAINER,
+                "resources": {
+                    "requests": {"cpu": "16", "memory": "64Gi"},
+                    "limits": {"nvidia.com/gpu": 1},
+                },
+            }
+        ]
 
     v = one(run_rule("pod-fits-node-pool", job(big)), "Worker.template.spec", "fits no node pool")
     assert "a10: cpu 16 > 7.2" in v.found and "cpu: cpu 16 > 7.2" in v.found
@@ -144,8 +212,15 @@ def test_a_gpu_pod_without_the_toleration_fits_no_pool() -> None:
 
 def test_headroom_is_configurable_and_unknown_platforms_are_not_judged() -> None:
     def seven(p: dict[str, Any]) -> None:
-        pod_of(p)["containers"] = [{**CONTAINER, "resources": {
-            "requests": {"cpu": "7.5", "memory": "8Gi"}, "limits": {"nvidia.com/gpu": 1}}}]
+        pod_of(p)["containers"] = [
+            {
+                **CONTAINER,
+                "resources": {
+                    "requests": {"cpu": "7.5", "memory": "8Gi"},
+                    "limits": {"nvidia.com/gpu": 1},
+                },
+            }
+        ]
 
     assert run_rule("pod-fits-node-pool", job(seven)) != []
     assert run_rule("pod-fits-node-pool", job(seven), headroom=0.05) == []
@@ -154,19 +229,27 @@ def test_headroom_is_configurable_and_unknown_platforms_are_not_judged() -> None
 
 # --- platform-storage ---------------------------------------------------------------------------
 
+
 def test_only_the_platforms_buckets_and_nas() -> None:
     oss = "ossplugin.csi.alibabacloud.com"
     assert run_rule("platform-storage", pv(oss, bucket="acme-dev-data")) == []
-    one(run_rule("platform-storage", pv(oss, bucket="someone-elses")),
-        "volumeAttributes.bucket", "'someone-elses' is not one of the platform's buckets")
+    one(
+        run_rule("platform-storage", pv(oss, bucket="someone-elses")),
+        "volumeAttributes.bucket",
+        "'someone-elses' is not one of the platform's buckets",
+    )
     assert run_rule("platform-storage", pv(oss, bucket="shared"), buckets=["shared"]) == []
     nas = "nasplugin.csi.alibabacloud.com"
     assert run_rule("platform-storage", pv(nas, server="abc.nas.aliyuncs.com")) == []
-    one(run_rule("platform-storage", pv(nas, server="other.nas.aliyuncs.com")),
-        "volumeAttributes.server", "not the platform's file system")
+    one(
+        run_rule("platform-storage", pv(nas, server="other.nas.aliyuncs.com")),
+        "volumeAttributes.server",
+        "not the platform's file system",
+    )
 
 
 # --- no-host-access -----------------------------------------------------------------------------
+
 
 def test_host_access_is_flagged_on_the_cloud_and_allowed_on_a_local_cluster() -> None:
     def host(p: dict[str, Any]) -> None:
@@ -176,14 +259,18 @@ def test_host_access_is_flagged_on_the_cloud_and_allowed_on_a_local_cluster() ->
         pod["containers"] = [{**CONTAINER, "securityContext": {"privileged": True}}]
 
     found = run_rule("no-host-access", job(host))
-    assert sorted(v.field.rsplit(".", 1)[-1] for v in found) == ["hostNetwork", "hostPath",
-                                                                  "privileged"]
+    assert sorted(v.field.rsplit(".", 1)[-1] for v in found) == [
+        "hostNetwork",
+        "hostPath",
+        "privileged",
+    ]
     assert run_rule("no-host-access", job(host), LOCAL) == []
     assert len(run_rule("no-host-access", job(host), LOCAL, allowOnLocal=False)) == 3
     assert run_rule("no-host-access", job()) == []
 
 
 # --- team-quota ---------------------------------------------------------------------------------
+
 
 def test_all_replicas_together_within_the_team_quota() -> None:
     def many(p: dict[str, Any]) -> None:
@@ -196,6 +283,7 @@ def test_all_replicas_together_within_the_team_quota() -> None:
 
 # --- priority-cap -------------------------------------------------------------------------------
 
+
 def test_priority_above_the_team_cap() -> None:
     def nine(p: dict[str, Any]) -> None:
         pod_of(p)["priorityClassName"] = "trainstack-priority-9"
@@ -207,54 +295,90 @@ def test_priority_above_the_team_cap() -> None:
 
 # --- secret-refs --------------------------------------------------------------------------------
 
+
 def test_a_secret_as_a_literal_env_value() -> None:
     def literal(p: dict[str, Any]) -> None:
-        pod_of(p)["containers"] = [{**CONTAINER, "env": [{"name": "AWS_SECRET_ACCESS_KEY",
-                                                          "value": "abc"}]}]
+        pod_of(p)["containers"] = [
+            {**CONTAINER, "env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "abc"}]}
+        ]
 
-    one(run_rule("secret-refs", job(literal)), "env[0]", "AWS_SECRET_ACCESS_KEY is set as a "
-                                                         "literal value")
+    one(
+        run_rule("secret-refs", job(literal)),
+        "env[0]",
+        "AWS_SECRET_ACCESS_KEY is set as a literal value",
+    )
     assert run_rule("secret-refs", job()) == []
 
 
 # --- stateful-protected -------------------------------------------------------------------------
 
+
 def test_stateful_platform_resources_are_protected() -> None:
-    bucket = Resource("alicloud:oss/bucket:Bucket", "bucket-data", {}, protect=False,
-                      project=PLATFORM_PROJECT)
+    bucket = Resource(
+        "alicloud:oss/bucket:Bucket", "bucket-data", {}, protect=False, project=PLATFORM_PROJECT
+    )
     one(run_rule("stateful-protected", bucket), "options.protect", "without protect")
-    assert run_rule("stateful-protected", Resource(bucket.type, bucket.name, {}, protect=True,
-                                                   project=PLATFORM_PROJECT)) == []
-    claim = Resource("kubernetes:core/v1:PersistentVolumeClaim", "pvc", {},
-                     project=RUNS_PROJECT)
+    assert (
+        run_rule(
+            "stateful-protected",
+            Resource(bucket.type, bucket.name, {}, protect=True, project=PLATFORM_PROJECT),
+        )
+        == []
+    )
+    claim = Resource("kubernetes:core/v1:PersistentVolumeClaim", "pvc", {}, project=RUNS_PROJECT)
     assert run_rule("stateful-protected", claim) == []  # a run's claim ends with its stack
 
 
 # --- trust-oidc-sub -----------------------------------------------------------------------------
 
+
 def role(condition: dict[str, Any]) -> Resource:
-    doc = {"Version": "1", "Statement": [{
-        "Action": "sts:AssumeRole", "Effect": "Allow", "Condition": condition,
-        "Principal": {"Federated": ["acs:ram::1:oidc-provider/ack-rrsa-x"]}}]}
-    return Resource("alicloud:ram/role:Role", "jobs-role",
-                    {"assumeRolePolicyDocument": json.dumps(doc)}, project=PLATFORM_PROJECT)
+    doc = {
+        "Version": "1",
+        "Statement": [
+            {
+                "Action": "sts:AssumeRole",
+                "Effect": "Allow",
+                "Condition": condition,
+                "Principal": {"Federated": ["acs:ram::1:oidc-provider/ack-rrsa-x"]},
+            }
+        ],
+    }
+    return Resource(
+        "alicloud:ram/role:Role",
+        "jobs-role",
+        {"assumeRolePolicyDocument": json.dumps(doc)},
+        project=PLATFORM_PROJECT,
+    )
 
 
 def test_oidc_trust_needs_a_specific_subject() -> None:
-    scoped = {"StringEquals": {"oidc:aud": "sts.aliyuncs.com",
-                               "oidc:sub": "system:serviceaccount:vision:jobs"}}
+    scoped = {
+        "StringEquals": {
+            "oidc:aud": "sts.aliyuncs.com",
+            "oidc:sub": "system:serviceaccount:vision:jobs",
+        }
+    }
     assert run_rule("trust-oidc-sub", role(scoped)) == []
-    one(run_rule("trust-oidc-sub", role({"StringEquals": {"oidc:aud": "sts.aliyuncs.com"}})),
-        "Statement[0].Condition", "without a specific oidc:sub")
-    one(run_rule("trust-oidc-sub", role({"StringLike": {"oidc:sub": "system:serviceaccount:*"}})),
-        "Statement[0].Condition", "system:serviceaccount:*")
+    one(
+        run_rule("trust-oidc-sub", role({"StringEquals": {"oidc:aud": "sts.aliyuncs.com"}})),
+        "Statement[0].Condition",
+        "without a specific oidc:sub",
+    )
+    one(
+        run_rule("trust-oidc-sub", role({"StringLike": {"oidc:sub": "system:serviceaccount:*"}})),
+        "Statement[0].Condition",
+        "system:serviceaccount:*",
+    )
 
 
 # --- allowed-regions ----------------------------------------------------------------------------
 
+
 def test_providers_only_in_allowed_regions() -> None:
-    provider = Resource("pulumi:providers:alicloud", "alicloud", {"region": "us-west-1"},
-                        project=PLATFORM_PROJECT)
+    provider = Resource(
+        "pulumi:providers:alicloud", "alicloud", {"region": "us-west-1"}, project=PLATFORM_PROJECT
+    )
     one(run_rule("allowed-regions", provider), "region", "'us-west-1' is not allowed")
     assert run_rule("allowed-regions", provider, regions=["us-west-1"]) == []
     home = Resource(provider.type, provider.name, {"region": "cn-hangzhou"})
@@ -263,11 +387,15 @@ def test_providers_only_in_allowed_regions() -> None:
 
 # --- settings -----------------------------------------------------------------------------------
 
+
 def test_settings_per_environment_and_clear_errors() -> None:
     from trainstack.errors import ConfigError
 
-    values = {"policy:rules": json.dumps({"allowed-registries": {"level": "advisory",
-                                                                "registries": ["x.io"]}})}
+    values = {
+        "policy:rules": json.dumps(
+            {"allowed-registries": {"level": "advisory", "registries": ["x.io"]}}
+        )
+    }
     by_id = {s.rule.id: s for s in settings(values, "Pulumi.x.yaml")}
     assert by_id["allowed-registries"].level is Level.ADVISORY
     assert by_id["allowed-registries"].config["registries"] == ["x.io"]

@@ -33,13 +33,19 @@ CASES = [
     Case("kind-xgboost", "xgboost.run.yaml"),  # oss:// code, an oss:// file input
     Case("kind-elasticbatch", "elasticbatch.run.yaml"),  # no code
     Case("kind-mpi", "mpi.run.yaml"),  # git code, unconditional restarts
-    Case("kind-custom", "custom.run.yaml",  # local code via a code bucket, a model version
-         RenderOptions(code_bucket="oss://acme-code/trainstack/")),
+    Case(
+        "kind-custom",
+        "custom.run.yaml",  # local code via a code bucket, a model version
+        RenderOptions(code_bucket="oss://acme-code/trainstack/"),
+    ),
     Case("code-git-custom", "custom-git.run.yaml"),  # git without KubeDL: our git-sync
     # one per binding scheme: a mounted dir, a downloaded file, a preload output
     Case("binding-oss", "bindings-oss.run.yaml"),
-    Case("binding-oss-ram-role", "bindings-oss.run.yaml",
-         RenderOptions(oss_secret=None, oss_ram_role="trainstack-jobs")),
+    Case(
+        "binding-oss-ram-role",
+        "bindings-oss.run.yaml",
+        RenderOptions(oss_secret=None, oss_ram_role="trainstack-jobs"),
+    ),
     Case("binding-nas", "bindings-nas.run.yaml"),
     Case("binding-pvc", "bindings-pvc.run.yaml"),
     Case("binding-file", "bindings-file.run.yaml", RenderOptions(local_cluster=True)),

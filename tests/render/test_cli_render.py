@@ -10,8 +10,13 @@ def test_render_stdout_is_a_multi_document_stream(capsys) -> None:
     done = Cli().invoke("render", str(SPECS / "mpi.run.yaml"), "--namespace", "team-a")
     assert done.code == 0, done.err
     docs = list(yaml.safe_load_all(done.out))
-    assert [d["kind"] for d in docs] == ["ConfigMap", "ServiceAccount", "Role", "RoleBinding",
-                                        "MPIJob"]
+    assert [d["kind"] for d in docs] == [
+        "ConfigMap",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "MPIJob",
+    ]
     assert docs[-1]["metadata"]["namespace"] == "team-a"
 
 

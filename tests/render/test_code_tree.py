@@ -48,8 +48,11 @@ def _packed(tmp: Path) -> dict[str, bytes]:
     data = next(d for d in docs if d["kind"] == "ConfigMap" and "binaryData" in d)
     raw = gzip.decompress(base64.b64decode(data["binaryData"]["code.tar.gz"]))
     with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()  # type: ignore[union-attr]
-                if m.isfile()}
+        return {
+            m.name: tar.extractfile(m).read()
+            for m in tar.getmembers()  # type: ignore[union-attr]
+            if m.isfile()
+        }
 
 
 def _copied(tmp: Path) -> dict[str, bytes]:
@@ -57,8 +60,11 @@ def _copied(tmp: Path) -> dict[str, bytes]:
     run = load_run(write_run(tmp, tmp / "comp" / "component.yaml", "l"))
     layout = Layout(tmp / "rundir")
     prepare(layout, run)
-    return {p.relative_to(layout.usercode).as_posix(): p.read_bytes()
-            for p in sorted(layout.usercode.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(layout.usercode).as_posix(): p.read_bytes()
+        for p in sorted(layout.usercode.rglob("*"))
+        if p.is_file()
+    }
 
 
 class _Hung(Exception):
@@ -109,7 +115,8 @@ def test_a_link_to_a_file_outside_is_refused_naming_the_link(tmp_path: Path) -> 
 
 
 def test_a_link_that_stays_inside_is_followed_the_same_way_by_render_and_local(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     comp = _component(tmp_path)
     (comp / "shared").mkdir()
     (comp / "shared" / "util.py").write_text("X = 1\n")
@@ -189,9 +196,9 @@ def test_huge_file_packing_stops_early(tmp_path: Path) -> None:
     assert err.value.written < 2_000_000
 
 
-
-def test_a_huge_sparse_file_is_refused_before_it_is_read(tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_huge_sparse_file_is_refused_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from trainstack.render import codepack
 
     comp = _component(tmp_path)

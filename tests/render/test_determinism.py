@@ -36,11 +36,15 @@ def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     b = {p.name: p.read_bytes() for p in sorted((tmp_path / "b").glob("*.yaml"))}
     assert a == b
     # Besides the manifests, only the index of what render wrote (no suffix kubectl reads).
-    assert (tmp_path / "a" / ".trainstack-manifests").read_bytes() == \
-        (tmp_path / "b" / ".trainstack-manifests").read_bytes()
+    assert (tmp_path / "a" / ".trainstack-manifests").read_bytes() == (
+        tmp_path / "b" / ".trainstack-manifests"
+    ).read_bytes()
     assert len(list((tmp_path / "a").iterdir())) == len(a) + 1
-    assert list(a) == ["00-configmap-torch-ddp-01-trainstack-config.yaml",
-                       "01-configmap-torch-ddp-01-code.yaml", "02-pytorchjob-torch-ddp-01.yaml"]
+    assert list(a) == [
+        "00-configmap-torch-ddp-01-trainstack-config.yaml",
+        "01-configmap-torch-ddp-01-code.yaml",
+        "02-pytorchjob-torch-ddp-01.yaml",
+    ]
     done = Cli().invoke("render", run)
     assert done.code == 0, done.err
     stream = done.out

@@ -41,7 +41,7 @@ def kubelet_expand(text: str, env: dict[str, str]) -> str:
                 out.append("$")
                 i += 2
                 continue
-            m = re.match(r"\(([A-Za-z_][A-Za-z0-9_]*)\)", text[i + 1:])
+            m = re.match(r"\(([A-Za-z_][A-Za-z0-9_]*)\)", text[i + 1 :])
             if m and m.group(1) in env:
                 out.append(env[m.group(1)])
                 i += 1 + m.end()
@@ -62,22 +62,28 @@ def test_pytorch_fields() -> None:
     assert main["resources"]["limits"] == {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "2"}
     assert main["resources"]["requests"] == main["resources"]["limits"]
     assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in spec[
-        "volumes"]
+        "volumes"
+    ]
     assert {"name": "dshm", "mountPath": "/dev/shm"} in main["volumeMounts"]
     # spot: placed on spot capacity, tolerated there; GPU: GPU nodes, GPU taint tolerated
-    assert spec["nodeSelector"] == {"trainstack.dev/accelerator": "gpu",
-                                    "trainstack.dev/capacity": "spot"}
+    assert spec["nodeSelector"] == {
+        "trainstack.dev/accelerator": "gpu",
+        "trainstack.dev/capacity": "spot",
+    }
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in spec[
-        "tolerations"]
+        "tolerations"
+    ]
     assert "nodeAffinity" not in spec["affinity"]
     # intelligent + GPUs: packed
     assert "podAffinity" in spec["affinity"] and "topologySpreadConstraints" not in spec
     assert spec["securityContext"] == {"runAsUser": 0}
     assert spec["imagePullSecrets"] == [{"name": "acme-registry"}]
-    assert main["ports"] == [{"name": "pytorchjob-port", "containerPort": 23456},
-                             {"name": "custom-0", "containerPort": 10000},
-                             {"name": "custom-1", "containerPort": 10001},
-                             {"name": "custom-2", "containerPort": 10002}]
+    assert main["ports"] == [
+        {"name": "pytorchjob-port", "containerPort": 23456},
+        {"name": "custom-0", "containerPort": 10000},
+        {"name": "custom-1", "containerPort": 10001},
+        {"name": "custom-2", "containerPort": 10002},
+    ]
     env = _env(main)
     assert env["CUSTOM_PORTS"] == "10000;10001;10002"
     assert not {"MASTER_ADDR", "RANK", "WORLD_SIZE", "TF_CONFIG"} & set(env)  # KubeDL's
@@ -96,16 +102,20 @@ def test_tensorflow_fields() -> None:
     assert meta["labels"]["trainstack.dev/experiment"] == "tf-ps-nightly"
     assert meta["labels"]["tag.trainstack.dev/team"] == "ranking"
     assert json.loads(meta["annotations"]["trainstack.dev/tags"]) == {
-        "purpose": "baseline,ablation"}  # ',' is not allowed in a label value
+        "purpose": "baseline,ablation"
+    }  # ',' is not allowed in a label value
     assert meta["annotations"]["trainstack.dev/run-name"] == "TF_ps_run"
     git = json.loads(meta["annotations"]["kubedl.io/git-sync-config"])
-    assert git == {"source": "https://github.com/acme/tf-ps.git", "branch": "main",
-                   "revision": "0123abcd", "destPath": "usercode"}
+    assert git == {
+        "source": "https://github.com/acme/tf-ps.git",
+        "branch": "main",
+        "revision": "0123abcd",
+        "destPath": "usercode",
+    }
     assert spec["activeDeadlineSeconds"] == 12 * 3600 and spec["backoffLimit"] == 5
     assert spec["schedulingPolicy"] == {"priorityClassName": "trainstack-priority-7"}
     reps = _replicas(job)
-    assert [(t, r["replicas"]) for t, r in reps.items()] == [
-        ("Chief", 1), ("PS", 2), ("Worker", 4)]
+    assert [(t, r["replicas"]) for t, r in reps.items()] == [("Chief", 1), ("PS", 2), ("Worker", 4)]
     for r in reps.values():
         assert r["restartPolicy"] == "ExitCode"
         pod = r["template"]["spec"]
@@ -116,13 +126,17 @@ def test_tensorflow_fields() -> None:
         assert _main(r["template"])["workingDir"] == "/ml"  # KubeDL mounts code at /ml/usercode
     assert "nodeSelector" not in reps["PS"]["template"]["spec"]  # a CPU role
     assert reps["Worker"]["template"]["spec"]["nodeSelector"] == {
-        "trainstack.dev/accelerator": "gpu"}
+        "trainstack.dev/accelerator": "gpu"
+    }
 
 
 def test_cpu_job_spreads_and_file_binding() -> None:
     docs = render_run(load_run(SPECS / "xgboost.run.yaml"))
-    pv = next(d for d in docs if d["kind"] == "PersistentVolume"
-              and d["metadata"]["name"].endswith("in-train"))
+    pv = next(
+        d
+        for d in docs
+        if d["kind"] == "PersistentVolume" and d["metadata"]["name"].endswith("in-train")
+    )
     assert pv["spec"]["csi"]["volumeAttributes"]["path"] == "/xgb"  # the file's directory
     pod = _replicas(docs[-1])["Worker"]["template"]
     assert "podAntiAffinity" in pod["spec"]["affinity"]
@@ -160,14 +174,16 @@ def test_file_binding_needs_a_local_cluster() -> None:
 
 def test_oss_needs_credentials() -> None:
     with pytest.raises(RenderError, match="OSS credentials"):
-        render_run(load_run(SPECS / "bindings-oss.run.yaml"),
-                   options=RenderOptions(oss_secret=None))
+        render_run(
+            load_run(SPECS / "bindings-oss.run.yaml"), options=RenderOptions(oss_secret=None)
+        )
 
 
 def test_local_code_too_big_says_what_to_configure() -> None:
     with pytest.raises(RenderError, match="KiB") as err:
-        render_run(load_run(SPECS / "pytorch.run.yaml"),
-                   options=RenderOptions(max_inline_code_bytes=10))
+        render_run(
+            load_run(SPECS / "pytorch.run.yaml"), options=RenderOptions(max_inline_code_bytes=10)
+        )
     assert "--code-bucket" in (err.value.hint or "")
 
 

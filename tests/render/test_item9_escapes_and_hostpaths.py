@@ -21,12 +21,14 @@ def _run(tmp: Path, job_type: str, code: str, **run_spec: str) -> object:
     (tmp / "component.yaml").write_text(
         "apiVersion: trainstack.dev/v1\nkind: Component\nmetadata: {name: gs, version: 1.0.0}\n"
         f"spec:\n  jobType: {job_type}\n  image: registry.example.com/x:1\n"
-        + (f"  code: {code}\n" if code else "") +
-        "  command: python main.py\n  inputs: [{name: data}]\n  outputs: [{name: out}]\n")
+        + (f"  code: {code}\n" if code else "")
+        + "  command: python main.py\n  inputs: [{name: data}]\n  outputs: [{name: out}]\n"
+    )
     lines = "".join(f"  {k}: {v}\n" for k, v in run_spec.items())
-    (tmp / "run.yaml").write_text("apiVersion: trainstack.dev/v1\nkind: Run\n"
-                                  "metadata: {name: gs}\nspec:\n  component: ./component.yaml\n"
-                                  + lines)
+    (tmp / "run.yaml").write_text(
+        "apiVersion: trainstack.dev/v1\nkind: Run\n"
+        "metadata: {name: gs}\nspec:\n  component: ./component.yaml\n" + lines
+    )
     return load_run(tmp / "run.yaml")
 
 
@@ -49,8 +51,9 @@ def _unescape(value: str) -> str:
 def test_custom_git_sync_env_reaches_git_sync_verbatim(tmp_path: Path) -> None:
     run = _run(tmp_path, "custom", json.dumps({"git": URL, "branch": BRANCH}))
     job = render_run(run, options=RenderOptions())[-1]  # type: ignore[arg-type]
-    [init] = [c for c in job["spec"]["template"]["spec"]["initContainers"]
-              if c["name"] == "git-sync-code"]
+    [init] = [
+        c for c in job["spec"]["template"]["spec"]["initContainers"] if c["name"] == "git-sync-code"
+    ]
     env = {e["name"]: _unescape(e["value"]) for e in init["env"]}
     assert env["GIT_SYNC_REPO"] == URL and env["GIT_SYNC_BRANCH"] == BRANCH
 
@@ -65,37 +68,56 @@ def test_kubedl_annotation_values_are_escaped_too(tmp_path: Path, job_type: str)
 
 
 def test_a_plain_commit_is_unchanged(tmp_path: Path) -> None:
-    run = _run(tmp_path, "custom", json.dumps({"git": "https://example.com/r.git",
-                                               "commit": COMMIT}))
+    run = _run(
+        tmp_path, "custom", json.dumps({"git": "https://example.com/r.git", "commit": COMMIT})
+    )
     job = render_run(run, options=RenderOptions())[-1]  # type: ignore[arg-type]
-    env = {e["name"]: e["value"] for c in job["spec"]["template"]["spec"]["initContainers"]
-           for e in c.get("env", [])}
+    env = {
+        e["name"]: e["value"]
+        for c in job["spec"]["template"]["spec"]["initContainers"]
+        for e in c.get("env", [])
+    }
     assert env["GIT_SYNC_REV"] == COMMIT and env["GIT_SYNC_REPO"] == "https://example.com/r.git"
 
 
-@pytest.mark.parametrize(("field", "binding"), [
-    ("outputs", "{out: 'file:///'}"),
-    ("outputs", "{out: 'file:///etc/'}"),
-    ("outputs", "{out: 'file:///var/lib/kubelet/pods/'}"),
-    ("outputs", "{out: 'file:///root/'}"),
-    ("outputs", "{out: 'file://///'}"),
-    ("outputs", "{out: 'file:////etc/'}"),
-    ("outputs", "{out: 'file:///./etc/cron.d/'}"),
-    ("inputs", "{data: 'file:///'}"),
-    ("inputs", "{data: 'file:///proc/1/'}"),
-    ("inputs", "{data: 'file:///etc/shadow.txt'}"),  # a file: its folder /etc is mounted
-    ("inputs", "{data: 'file:///train.csv'}"),  # a file at the root: / is mounted
-    ("inputs", "{data: 'file:///run/containerd/'}"),
-])
-def test_local_cluster_refuses_dangerous_host_paths(tmp_path: Path, field: str,
-                                                    binding: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "binding"),
+    [
+        ("outputs", "{out: 'file:///'}"),
+        ("outputs", "{out: 'file:///etc/'}"),
+        ("outputs", "{out: 'file:///var/lib/kubelet/pods/'}"),
+        ("outputs", "{out: 'file:///root/'}"),
+        ("outputs", "{out: 'file://///'}"),
+        ("outputs", "{out: 'file:////etc/'}"),
+        ("outputs", "{out: 'file:///./etc/cron.d/'}"),
+        ("inputs", "{data: 'file:///'}"),
+        ("inputs", "{data: 'file:///proc/1/'}"),
+        ("inputs", "{data: 'file:///etc/shadow.txt'}"),  # a file: its folder /etc is mounted
+        ("inputs", "{data: 'file:///train.csv'}"),  # a file at the root: / is mounted
+        ("inputs", "{data: 'file:///run/containerd/'}"),
+    ],
+)
+def test_local_cluster_refuses_dangerous_host_paths(
+    tmp_path: Path, field: str, binding: str
+) -> None:
     run = _run(tmp_path, "custom", "", **{field: binding})
     with pytest.raises(RenderError, match="would mount the node's"):
         render_run(run, options=RenderOptions(local_cluster=True))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("path", ["/data/ckpt", "/home/me/data", "/mnt/datasets/x", "/tmp/run",
-                                  "/srv/nfs/a", "/var/tmp/x", "/etc-data", "/usrdata"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/data/ckpt",
+        "/home/me/data",
+        "/mnt/datasets/x",
+        "/tmp/run",
+        "/srv/nfs/a",
+        "/var/tmp/x",
+        "/etc-data",
+        "/usrdata",
+    ],
+)
 def test_ordinary_host_paths_are_fine(path: str) -> None:
     from trainstack.render.storage import dangerous_host_path
 
@@ -105,6 +127,7 @@ def test_ordinary_host_paths_are_fine(path: str) -> None:
 def test_an_ordinary_output_binding_renders(tmp_path: Path) -> None:
     run = _run(tmp_path, "custom", "", outputs="{out: 'file:///data/out/'}")
     job = render_run(run, options=RenderOptions(local_cluster=True))[-1]  # type: ignore[arg-type]
-    paths = [v["hostPath"]["path"] for v in job["spec"]["template"]["spec"]["volumes"]
-             if "hostPath" in v]
+    paths = [
+        v["hostPath"]["path"] for v in job["spec"]["template"]["spec"]["volumes"] if "hostPath" in v
+    ]
     assert paths == ["/data/out"]

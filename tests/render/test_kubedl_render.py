@@ -64,8 +64,9 @@ def test_elasticbatch_job_is_marked_ready_for_its_workers() -> None:
     assert job["metadata"]["annotations"]["aimaster"] == "ready"
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name.startswith("kind-")],
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.name.startswith("kind-")], ids=lambda c: c.name
+)
 def test_template_restart_policy_only_where_it_is_not_overwritten(case) -> None:
     run = case.run()
     job = render_run(run, options=case.options)[-1]
@@ -80,21 +81,23 @@ def test_template_restart_policy_only_where_it_is_not_overwritten(case) -> None:
 def test_xgboost_keeps_its_job_long_enough_to_read() -> None:
     job = _docs("xgboost.run.yaml")[-1]
     assert job["spec"]["ttlSecondsAfterFinished"] == 86400  # KubeDL's default: 100 s
-    assert _docs("xgboost.run.yaml", keep_seconds=3600)[-1]["spec"][
-        "ttlSecondsAfterFinished"] == 3600
+    assert (
+        _docs("xgboost.run.yaml", keep_seconds=3600)[-1]["spec"]["ttlSecondsAfterFinished"] == 3600
+    )
     run = load_run(SPECS / "xgboost.run.yaml")
     options = RenderOptions(ttl_seconds_after_finished=7200)
     assert render_run(run, options=options)[-1]["spec"]["ttlSecondsAfterFinished"] == 7200
     # other kinds keep the operator's default (none) unless asked
     assert "ttlSecondsAfterFinished" not in _docs("pytorch.run.yaml")[-1]["spec"]
-    assert _docs("mpi.run.yaml", keep_seconds=60)[-1]["spec"]["runPolicy"][
-        "ttlSecondsAfterFinished"] == 60
+    assert (
+        _docs("mpi.run.yaml", keep_seconds=60)[-1]["spec"]["runPolicy"]["ttlSecondsAfterFinished"]
+        == 60
+    )
 
 
 def test_every_replica_gets_its_role_and_index() -> None:
     for name in ("xgboost.run.yaml", "custom.run.yaml"):
         for t in _templates(_docs(name)[-1]):
             env = {e["name"]: e for e in t["spec"]["containers"][0]["env"]}
-            assert env["TRAINSTACK_ROLE"]["value"] == t["metadata"]["labels"][
-                "trainstack.dev/role"]
+            assert env["TRAINSTACK_ROLE"]["value"] == t["metadata"]["labels"]["trainstack.dev/role"]
             assert "fieldRef" in env["TRAINSTACK_REPLICA_INDEX"]["valueFrom"]

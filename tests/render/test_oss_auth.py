@@ -18,8 +18,9 @@ RUN = "bindings-oss.run.yaml"
 def oss_volumes(options: RenderOptions) -> list[dict[str, Any]]:
     docs = render_run(load_run(SPECS / RUN), options=options)
     volumes = [d for d in docs if d["kind"] == "PersistentVolume"]
-    assert volumes and all(v["spec"]["csi"]["driver"] == "ossplugin.csi.alibabacloud.com"
-                           for v in volumes)
+    assert volumes and all(
+        v["spec"]["csi"]["driver"] == "ossplugin.csi.alibabacloud.com" for v in volumes
+    )
     return volumes
 
 

@@ -39,12 +39,14 @@ def test_rerender_replaces_and_removes_only_its_own_files(tmp_path: Path) -> Non
     # The MPI run's objects: ConfigMaps, the launcher's account, Role and binding, the job.
     kinds = ("mpijob", "configmap", "serviceaccount", "role")
     assert [n for n in names if any(k in n for k in kinds)] == [
-        n for n in names if n not in ("notes.md", "99-mine-extra.yaml", ".trainstack-manifests")]
+        n for n in names if n not in ("notes.md", "99-mine-extra.yaml", ".trainstack-manifests")
+    ]
     assert any("mpijob" in n for n in names)
 
 
-def test_a_users_file_in_the_way_is_not_overwritten(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_users_file_in_the_way_is_not_overwritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     _render(out)
     ours = sorted(p for p in out.iterdir() if p.suffix == ".yaml")
@@ -59,7 +61,8 @@ def test_a_users_file_in_the_way_is_not_overwritten(tmp_path: Path,
 
 
 def test_an_edited_file_of_ours_is_neither_replaced_nor_removed(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     _render(out, "pytorch.run.yaml")
     edited = sorted(out.glob("*.yaml"))[0]
@@ -70,7 +73,8 @@ def test_an_edited_file_of_ours_is_neither_replaced_nor_removed(
 
 
 def test_a_link_put_in_place_of_our_file_is_not_written_through(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     _render(out)
     target = tmp_path / "bashrc"

@@ -16,18 +16,39 @@ K8S_VERSION = "1.30"
 CORE = {"v1", "batch/v1", "rbac.authorization.k8s.io/v1"}
 # KubeDL v0.5: replica map, allowed replica types, default container name.
 KUBEDL = {
-    "TFJob": ("training.kubedl.io/v1alpha1", "tfReplicaSpecs",
-              {"PS", "Worker", "Chief", "Master", "Evaluator"}, "tensorflow"),
-    "PyTorchJob": ("training.kubedl.io/v1alpha1", "pytorchReplicaSpecs",
-                   {"Master", "Worker", "AIMaster"}, "pytorch"),
-    "XGBoostJob": ("training.kubedl.io/v1alpha1", "xgbReplicaSpecs", {"Master", "Worker"},
-                   "xgboostjob"),
+    "TFJob": (
+        "training.kubedl.io/v1alpha1",
+        "tfReplicaSpecs",
+        {"PS", "Worker", "Chief", "Master", "Evaluator"},
+        "tensorflow",
+    ),
+    "PyTorchJob": (
+        "training.kubedl.io/v1alpha1",
+        "pytorchReplicaSpecs",
+        {"Master", "Worker", "AIMaster"},
+        "pytorch",
+    ),
+    "XGBoostJob": (
+        "training.kubedl.io/v1alpha1",
+        "xgbReplicaSpecs",
+        {"Master", "Worker"},
+        "xgboostjob",
+    ),
     "MPIJob": ("training.kubedl.io/v1alpha1", "mpiReplicaSpecs", {"Launcher", "Worker"}, "mpi"),
-    "ElasticBatchJob": ("inference.kubedl.io/v1alpha1", "elasticBatchReplicaSpecs",
-                        {"AIMaster", "Worker"}, "elasticbatch"),
+    "ElasticBatchJob": (
+        "inference.kubedl.io/v1alpha1",
+        "elasticBatchReplicaSpecs",
+        {"AIMaster", "Worker"},
+        "elasticbatch",
+    ),
 }
-RUN_POLICY = {"cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds",
-              "backoffLimit", "schedulingPolicy"}
+RUN_POLICY = {
+    "cleanPodPolicy",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "schedulingPolicy",
+}
 REQUIRED = {"PyTorchJob": {"Master"}, "XGBoostJob": {"Master"}, "MPIJob": {"Launcher", "Worker"}}
 
 
@@ -53,9 +74,14 @@ def _check_kubedl(doc: dict[str, Any]) -> None:
         assert set(r) == {"replicas", "restartPolicy", "template"}
         names = [c["name"] for c in r["template"]["spec"]["containers"]]
         assert container in names, (rtype, names)
-        _validate({"apiVersion": "v1", "kind": "PodTemplate",
-                   "metadata": {"name": f"{doc['metadata']['name']}-{rtype.lower()}"},
-                   "template": r["template"]})
+        _validate(
+            {
+                "apiVersion": "v1",
+                "kind": "PodTemplate",
+                "metadata": {"name": f"{doc['metadata']['name']}-{rtype.lower()}"},
+                "template": r["template"],
+            }
+        )
 
 
 def test_every_object_validates(case: Case) -> None:
@@ -70,9 +96,13 @@ def test_validation_catches_a_broken_template(case: Case) -> None:
     # The checks are not vacuous: an unknown field in a pod template fails them.
     docs = render_run(case.run(), options=case.options)
     job = docs[-1]
-    pod = (job["spec"]["template"] if job["kind"] == "Job"
-           else next(iter(next(v for k, v in job["spec"].items()
-                               if k.endswith("ReplicaSpecs")).values()))["template"])
+    pod = (
+        job["spec"]["template"]
+        if job["kind"] == "Job"
+        else next(
+            iter(next(v for k, v in job["spec"].items() if k.endswith("ReplicaSpecs")).values())
+        )["template"]
+    )
     pod["spec"]["containers"][0]["imagePullPolicy"] = {"not": "a string"}
     with pytest.raises(kubernetes_validate.ValidationError):
         if job["kind"] == "Job":

@@ -13,13 +13,19 @@ def _pod_specs(job: dict[str, Any]) -> list[dict[str, Any]]:
     spec = job["spec"]
     if "template" in spec:  # batch/v1 Job
         return [spec["template"]["spec"]]
-    return [r["template"]["spec"] for key, reps in spec.items() if key.endswith("ReplicaSpecs")
-            for r in reps.values()]
+    return [
+        r["template"]["spec"]
+        for key, reps in spec.items()
+        if key.endswith("ReplicaSpecs")
+        for r in reps.values()
+    ]
 
 
 REFS = [
-    {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token.vision",
-                                                        "key": "token"}}},
+    {
+        "name": "HF_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "hf-token.vision", "key": "token"}},
+    },
     {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}},
 ]
 
@@ -49,5 +55,6 @@ def test_runs_without_secret_env_render_no_value_from() -> None:
             continue
         for pod in _pod_specs(render_run(case.run(), options=case.options)[-1]):
             for c in [*pod["containers"], *pod.get("initContainers", [])]:
-                assert all("secretKeyRef" not in e.get("valueFrom", {})
-                           for e in c.get("env", [])), case.name
+                assert all(
+                    "secretKeyRef" not in e.get("valueFrom", {}) for e in c.get("env", [])
+                ), case.name

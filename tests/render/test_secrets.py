@@ -20,9 +20,16 @@ OSS_KEY_SECRET = "0ssK3ySecretForTests0nly"
 @pytest.fixture
 def registry_password(monkeypatch: pytest.MonkeyPatch) -> str:
     # Where the platform and CI put them: Pulumi secret config values and the environment.
-    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({
-        "trainstack:registryPassword": PASSWORD, "trainstack:ossAccessKeyId": OSS_KEY_ID,
-        "trainstack:ossAccessKeySecret": OSS_KEY_SECRET}))
+    monkeypatch.setenv(
+        "PULUMI_CONFIG",
+        json.dumps(
+            {
+                "trainstack:registryPassword": PASSWORD,
+                "trainstack:ossAccessKeyId": OSS_KEY_ID,
+                "trainstack:ossAccessKeySecret": OSS_KEY_SECRET,
+            }
+        ),
+    )
     monkeypatch.setenv("TRAINSTACK_REGISTRY_PASSWORD", PASSWORD)
     monkeypatch.setenv("DOCKER_PASSWORD", PASSWORD)
     monkeypatch.setenv("ALICLOUD_ACCESS_KEY", OSS_KEY_ID)
@@ -61,5 +68,9 @@ def _pod_specs(doc: dict) -> list[dict]:
     spec = doc.get("spec", {})
     if "template" in spec:
         return [spec["template"]["spec"]]
-    return [r["template"]["spec"] for key, reps in spec.items() if key.endswith("ReplicaSpecs")
-            for r in reps.values()]
+    return [
+        r["template"]["spec"]
+        for key, reps in spec.items()
+        if key.endswith("ReplicaSpecs")
+        for r in reps.values()
+    ]

@@ -22,35 +22,65 @@ STR = "tag:yaml.org,2002:str"
 
 # (tag, the spec's regular expression, examples that match it)
 RULES: list[tuple[str, str, list[str]]] = [
-    ("bool", r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF",
-     ["y", "Y", "n", "N", "yes", "No", "on", "OFF", "true", "False"]),
+    (
+        "bool",
+        r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF",
+        ["y", "Y", "n", "N", "yes", "No", "on", "OFF", "true", "False"],
+    ),
     ("null", r"~|null|Null|NULL|", ["~", "null", "Null", "NULL", ""]),
     ("int", r"[-+]?0b[0-1_]+", ["0b101", "-0b1_0"]),  # base 2
     ("int", r"[-+]?0[0-7_]+", ["017", "0_7", "+012"]),  # base 8
     ("int", r"[-+]?(0|[1-9][0-9_]*)", ["0", "1", "+1", "-42", "1_000", "1234567"]),  # base 10
     ("int", r"[-+]?0x[0-9a-fA-F_]+", ["0x1F", "-0xff_ff"]),  # base 16
     ("int", r"[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+", ["1:20", "190:20:30"]),  # base 60
-    ("float", r"[-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?",  # base 10
-     ["-.5", ".5", "1.", "6.8523015e+5", "1.0.0", "0.00001"]),
+    (
+        "float",
+        r"[-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?",  # base 10
+        ["-.5", ".5", "1.", "6.8523015e+5", "1.0.0", "0.00001"],
+    ),
     ("float", r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*", ["190:20:30.15"]),  # base 60
     ("float", r"[-+]?\.(inf|Inf|INF)", [".inf", "-.Inf", "+.INF"]),
     ("float", r"\.(nan|NaN|NAN)", [".nan", ".NaN", ".NAN"]),
     ("timestamp", r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]", ["2001-12-14"]),
-    ("timestamp", r"[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?([Tt]|[ \t]+)[0-9][0-9]?"
-     r":[0-9][0-9]:[0-9][0-9](\.[0-9]*)?(([ \t]*)Z|[-+][0-9][0-9]?(:[0-9][0-9])?)?",
-     ["2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 Z", "2001-1-4T1:59:43"]),
+    (
+        "timestamp",
+        r"[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?([Tt]|[ \t]+)[0-9][0-9]?"
+        r":[0-9][0-9]:[0-9][0-9](\.[0-9]*)?(([ \t]*)Z|[-+][0-9][0-9]?(:[0-9][0-9])?)?",
+        ["2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 Z", "2001-1-4T1:59:43"],
+    ),
     ("merge", r"<<", ["<<"]),
     ("value", r"=", ["="]),
     # go-yaml v2 (resolve.go): yamlStyleFloat, then strconv.ParseInt(s, 0, 64), which takes
     # Go's 0o/0b/0x prefixes and `_` separators.
-    ("float", r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?",
-     ["1e3", "1e-05", "1E5", "08", "09", "-2.5e10"]),
+    (
+        "float",
+        r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?",
+        ["1e3", "1e-05", "1E5", "08", "09", "-2.5e10"],
+    ),
     ("int", r"[-+]?0[oO][0-7_]+", ["0o17", "0O17"]),
     ("int", r"[-+]?0[bB][01_]+", ["0B101"]),
     ("int", r"[-+]?0[xX][0-9a-fA-F_]+", ["0X1f"]),
 ]
-STRINGS = ["plain", "1.0.0-rc1", "v1", "yes please", "0x", "a:b", "12-34", "e5", "inf", "nan",
-           "1e", "python main.py", "--lr", "-", "<", "==", "0b2", "2001-12"]
+STRINGS = [
+    "plain",
+    "1.0.0-rc1",
+    "v1",
+    "yes please",
+    "0x",
+    "a:b",
+    "12-34",
+    "e5",
+    "inf",
+    "nan",
+    "1e",
+    "python main.py",
+    "--lr",
+    "-",
+    "<",
+    "==",
+    "0b2",
+    "2001-12",
+]
 
 
 class Yaml11Loader(yaml.SafeLoader):
@@ -60,8 +90,9 @@ class Yaml11Loader(yaml.SafeLoader):
 
 
 for _tag, _regex, _ in RULES:
-    Yaml11Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_regex})$"),
-                                       None)
+    Yaml11Loader.add_implicit_resolver(
+        f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_regex})$"), None
+    )
 
 
 def _tag_of_plain(text: str) -> str:
@@ -73,8 +104,9 @@ def _tag_of_plain(text: str) -> str:
 EXAMPLES = [(tag, regex, ex) for tag, regex, examples in RULES for ex in examples]
 
 
-@pytest.mark.parametrize(("tag", "regex", "example"), EXAMPLES,
-                         ids=[f"{t}:{e!r}" for t, _, e in EXAMPLES])
+@pytest.mark.parametrize(
+    ("tag", "regex", "example"), EXAMPLES, ids=[f"{t}:{e!r}" for t, _, e in EXAMPLES]
+)
 def test_table_is_what_a_yaml11_reader_resolves(tag: str, regex: str, example: str) -> None:
     assert re.fullmatch(regex, example), "the table's example does not match its own rule"
     if example:
@@ -110,8 +142,10 @@ def _strings_are_strings(node: yaml.Node, obj: object, where: str) -> int:
         return count
     if isinstance(obj, list):
         assert isinstance(node, yaml.SequenceNode), where
-        return sum(_strings_are_strings(n, v, f"{where}[{i}]")
-                   for i, (n, v) in enumerate(zip(node.value, obj, strict=True)))
+        return sum(
+            _strings_are_strings(n, v, f"{where}[{i}]")
+            for i, (n, v) in enumerate(zip(node.value, obj, strict=True))
+        )
     if isinstance(obj, str):
         assert node.tag == STR, f"{where}: {obj!r} reads back as {node.tag}"
         return 1
@@ -122,8 +156,9 @@ def test_every_string_of_every_golden_reads_back_as_a_string(case: Case) -> None
     docs = render_run(case.run(), options=case.options)
     text = dump_yaml(docs)
     composed = list(yaml.compose_all(text, Loader=Yaml11Loader))
-    assert sum(_strings_are_strings(n, d, d["kind"]) for n, d in zip(composed, docs,
-                                                                     strict=True)) > 20
+    assert (
+        sum(_strings_are_strings(n, d, d["kind"]) for n, d in zip(composed, docs, strict=True)) > 20
+    )
     assert list(yaml.safe_load_all(text)) == docs  # PyYAML's own YAML 1.1 loader agrees
 
 

@@ -12,14 +12,40 @@ from trainstack.spec.discover import spec_files
 
 FIXTURES = sorted(spec_files([VALID]))
 
-scalars = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
-           | st.floats(allow_nan=True, allow_infinity=True)
-           | st.text(max_size=12) | st.sampled_from(
-               ["", "-", "_x", "1.0", "10000;23456", "oss://", "file://./data/", "../..",
-                "pytorch", "Int", "worker", "16Gi", "true", "PAI_X", "$PAI_INPUT_X", "x" * 300]))
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                      | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
-
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+    | st.sampled_from(
+        [
+            "",
+            "-",
+            "_x",
+            "1.0",
+            "10000;23456",
+            "oss://",
+            "file://./data/",
+            "../..",
+            "pytorch",
+            "Int",
+            "worker",
+            "16Gi",
+            "true",
+            "PAI_X",
+            "$PAI_INPUT_X",
+            "x" * 300,
+        ]
+    )
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -48,8 +74,11 @@ def mutated(draw: st.DrawFn, data: Any) -> Any:
             break
         path = draw(st.sampled_from(paths))
         parent, key = _at(doc, path[:-1]), path[-1]
-        op = draw(st.sampled_from(["delete", "replace", "unknown", "swap", "nest", "wrap",
-                                   "stringify", "null"]))
+        op = draw(
+            st.sampled_from(
+                ["delete", "replace", "unknown", "swap", "nest", "wrap", "stringify", "null"]
+            )
+        )
         if op == "delete":
             del parent[key]
         elif op == "replace":

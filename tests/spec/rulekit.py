@@ -86,8 +86,9 @@ class Kit:
             return [(d.path, d.message) for d in err.diagnostics()]
         return result
 
-    def run(self, data: dict[str, Any],
-            comp: dict[str, Any] | None = None) -> Run | list[tuple[str, str]]:
+    def run(
+        self, data: dict[str, Any], comp: dict[str, Any] | None = None
+    ) -> Run | list[tuple[str, str]]:
         write_yaml(self.root / "component.yaml", comp or COMPONENT)
         path = write_yaml(self.root / "run.yaml", data)
         try:
@@ -101,8 +102,9 @@ class Kit:
         assert isinstance(result, list), f"expected diagnostics, loaded {result!r}"
         return result
 
-    def run_errors(self, data: dict[str, Any],
-                   comp: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    def run_errors(
+        self, data: dict[str, Any], comp: dict[str, Any] | None = None
+    ) -> list[tuple[str, str]]:
         result = self.run(data, comp)
         assert isinstance(result, list), f"expected diagnostics, loaded {result!r}"
         return result

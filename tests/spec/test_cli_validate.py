@@ -45,8 +45,14 @@ def test_one_invalid_file_exits_2_with_its_diagnostics_on_stderr() -> None:
 
 
 def test_json_format_lists_every_diagnostic_with_its_location() -> None:
-    result = trainstack("validate", "--format", "json", "run-parameters.yaml",
-                        "component-unknown-keys.yaml", cwd=INVALID)
+    result = trainstack(
+        "validate",
+        "--format",
+        "json",
+        "run-parameters.yaml",
+        "component-unknown-keys.yaml",
+        cwd=INVALID,
+    )
     assert result.code == 2
     diags = json.loads(result.out)
     assert {d["file"] for d in diags} == {"run-parameters.yaml", "component-unknown-keys.yaml"}
@@ -55,9 +61,15 @@ def test_json_format_lists_every_diagnostic_with_its_location() -> None:
         assert set(d) == {"file", "line", "column", "path", "message", "hint", "code"}
         assert isinstance(d["line"], int) and isinstance(d["column"], int)
     typo = next(d for d in diags if d["path"] == "spec.comand")
-    assert typo == {"file": "component-unknown-keys.yaml", "line": 11, "column": 3,
-                    "path": "spec.comand", "message": "unknown field 'comand'",
-                    "hint": "did you mean 'command'?", "code": "unknown-key"}
+    assert typo == {
+        "file": "component-unknown-keys.yaml",
+        "line": 11,
+        "column": 3,
+        "path": "spec.comand",
+        "message": "unknown field 'comand'",
+        "hint": "did you mean 'command'?",
+        "code": "unknown-key",
+    }
 
 
 def test_json_format_of_valid_specs_is_an_empty_list() -> None:
@@ -84,11 +96,13 @@ def test_directories_are_searched_and_runs_resolve_their_components(tmp_path: Pa
 def test_an_invalid_component_is_reported_once_for_all_its_runs(tmp_path: Path) -> None:
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "component.yaml").write_text(
-        (INVALID / "components" / "broken" / "component.yaml").read_text())
+        (INVALID / "components" / "broken" / "component.yaml").read_text()
+    )
     for i in range(3):
         (tmp_path / f"r{i}.yaml").write_text(
             "apiVersion: trainstack.dev/v1\nkind: Run\n"
-            f"metadata: {{name: r{i}}}\nspec: {{component: c/component.yaml}}\n")
+            f"metadata: {{name: r{i}}}\nspec: {{component: c/component.yaml}}\n"
+        )
     result = trainstack("validate", tmp_path)
     assert result.code == 2
     assert result.err.count("metadata.name: 'Broken' is not valid") == 1
@@ -103,11 +117,19 @@ def test_unknown_verb_suggests_one() -> None:
 
 def test_validating_a_valid_spec_keeps_heavy_imports_off_the_path() -> None:
     # cerberus is needed only to word the errors of an invalid spec (fastcheck decides).
-    script = ("import sys\nfrom trainstack.cli.main import main\n"
-              f"main(['validate', {str(VALID / 'runs' / 'tf-full.yaml')!r}])\n"
-              "heavy = {'cerberus', 'jinja2', 'rich', 'pulumi', 'torch', 'kubernetes'}\n"
-              "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    script = (
+        "import sys\nfrom trainstack.cli.main import main\n"
+        f"main(['validate', {str(VALID / 'runs' / 'tf-full.yaml')!r}])\n"
+        "heavy = {'cerberus', 'jinja2', 'rich', 'pulumi', 'torch', 'kubernetes'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"

@@ -33,8 +33,9 @@ def test_every_job_type_but_custom_has_an_example_with_runs() -> None:
 def test_batch_scoring_sample_runs_locally(tmp_path: Path) -> None:
     run_file = COMPONENTS / "batch-scoring" / "runs" / "local-sample.yaml"
     scores = tmp_path / "scores"
-    result = trainstack("run", "--local", "--home", tmp_path / "home",
-                        "--output", f"scores={scores}", run_file)
+    result = trainstack(
+        "run", "--local", "--home", tmp_path / "home", "--output", f"scores={scores}", run_file
+    )
     assert result.code == 0, result.err + result.out
     rows = sorted(line for f in scores.glob("*.csv") for line in f.read_text().splitlines()[1:])
     assert [row.split(",")[0] for row in rows] == ["r1", "r2", "r3", "r4", "r5"]
@@ -42,15 +43,15 @@ def test_batch_scoring_sample_runs_locally(tmp_path: Path) -> None:
 
 
 def test_credit_xgb_sample_runs_locally_with_one_tracker_and_each_shard_once(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """Issue 8, row 7 / item 4: the shipped XGBoost job runs on its sample shards with xgboost
     installed from its requirements.txt. At 8f06a63 master-0 and worker-0 (both RANK 0) each
     started a tracker on one port ("Address already in use") and read the same shard."""
     run_file = COMPONENTS / "credit-xgb" / "runs" / "local-sample.yaml"
     model = tmp_path / "model"
     home = tmp_path / "home"
-    result = trainstack("run", "--local", "--home", home, "--output", f"model={model}",
-                        run_file)
+    result = trainstack("run", "--local", "--home", home, "--output", f"model={model}", run_file)
     assert result.code == 0, result.err + result.out
     assert "succeeded" in result.out
     saved = json.loads((model / "model.json").read_text())
@@ -59,9 +60,12 @@ def test_credit_xgb_sample_runs_locally_with_one_tracker_and_each_shard_once(
     install = (run_dir / "logs" / "install.log").read_text()
     assert "xgboost-cpu" in install  # requirements.txt was installed (or found satisfied)
     logs = {p.stem: p.read_text() for p in (run_dir / "logs").glob("*-*.log")}
-    trained = sorted(line.split("training on ")[1].strip()
-                     for text in logs.values() for line in text.splitlines()
-                     if "training on " in line)
+    trained = sorted(
+        line.split("training on ")[1].strip()
+        for text in logs.values()
+        for line in text.splitlines()
+        if "training on " in line
+    )
     assert trained == ["part-0000.csv", "part-0001.csv", "part-0002.csv"]
     assert sum(text.count("Task ") for text in logs.values()) == 3  # three ranks, one tracker
     assert "Address already in use" not in "".join(logs.values())
@@ -81,8 +85,14 @@ def test_every_example_has_a_local_run_that_plans(tmp_path: Path) -> None:
             for binding in run.inputs.values():
                 assert binding.uri.startswith("file://"), (run_file, binding.uri)
                 assert Path(binding.path).exists(), (run_file, binding.uri)
-            plan = plan_job(run, Layout(tmp_path / run.name), run_id="r", venv=None,
-                            grace_seconds=1, available_gpus=())
+            plan = plan_job(
+                run,
+                Layout(tmp_path / run.name),
+                run_id="r",
+                venv=None,
+                grace_seconds=1,
+                available_gpus=(),
+            )
             assert len(plan.launches) == run.total_replicas
 
 
@@ -95,6 +105,10 @@ def test_cifar_horovod_starts_one_rank_per_slot_locally_and_on_the_cluster() -> 
     cluster = load_run(comp / "runs" / "4x1-gpu.yaml")
     hosts = mpi_hostfile("j", cluster.resources["worker"].replicas, mpi_slots_per_worker(cluster))
     # 4 ranks on 4 one-GPU hosts (ack-dev's GPU nodes hold one GPU each)
-    assert hosts.splitlines() == ["j-launcher-0 slots=1", "j-worker-0 slots=1",
-                                  "j-worker-1 slots=1", "j-worker-2 slots=1"]
+    assert hosts.splitlines() == [
+        "j-launcher-0 slots=1",
+        "j-worker-0 slots=1",
+        "j-worker-1 slots=1",
+        "j-worker-2 slots=1",
+    ]
     assert cluster.resources["launcher"].gpu == 1  # the launcher hosts one of them

@@ -23,8 +23,9 @@ ALL_FILES = [*FIXTURES, *sorted(INVALID.rglob("*.yaml"))]
 
 
 def _agree(data: Any, kind: str) -> None:
-    assert fastcheck.valid(data, kind) == CHECKED[kind].validate(data, normalize=False), (
-        CHECKED[kind].errors)
+    assert fastcheck.valid(data, kind) == CHECKED[kind].validate(data, normalize=False), CHECKED[
+        kind
+    ].errors
 
 
 @pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: str(p.relative_to(SPECS)))
@@ -53,8 +54,9 @@ def test_agrees_with_cerberus_on_mutated_documents(data: st.DataObject) -> None:
 @given(meta=values, spec=values)
 def test_agrees_with_cerberus_on_arbitrary_sections(meta: Any, spec: Any) -> None:
     for kind in ("Component", "Run"):
-        _agree({"apiVersion": "trainstack.dev/v1", "kind": kind, "metadata": meta,
-                "spec": spec}, kind)
+        _agree(
+            {"apiVersion": "trainstack.dev/v1", "kind": kind, "metadata": meta, "spec": spec}, kind
+        )
 
 
 def test_refuses_rules_it_does_not_implement() -> None:

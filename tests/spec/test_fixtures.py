@@ -153,8 +153,12 @@ def test_tf_full_run_model() -> None:
     assert run.parameters["learning-rate"] == 0.01
     assert run.parameters["run-note"] == "it's a 'quoted' & piped | value"
     test = run.inputs["test"]
-    assert (test.scheme, test.is_file, test.filename, test.mode) == ("nas", True, "eval.tfrecord",
-                                                                       "mount")
+    assert (test.scheme, test.is_file, test.filename, test.mode) == (
+        "nas",
+        True,
+        "eval.tfrecord",
+        "mount",
+    )
     assert run.inputs["train"].mode == "download"
     assert run.outputs["checkpoints"].location == "ckpt-claim"
     assert [m.version for m in run.models[:3]] == ["1", "2024.01", None]
@@ -222,7 +226,8 @@ def _rendered(path: Path) -> str:
 
 @pytest.mark.parametrize("path", INVALID_FILES, ids=_id)
 def test_invalid_fixture_gives_exactly_its_expected_diagnostics(
-        path: Path, monkeypatch: pytest.MonkeyPatch, golden_update: bool) -> None:
+    path: Path, monkeypatch: pytest.MonkeyPatch, golden_update: bool
+) -> None:
     monkeypatch.chdir(INVALID)
     got = _rendered(path)
     expected_file = path.with_suffix(".expected")

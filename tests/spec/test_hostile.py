@@ -39,8 +39,13 @@ def _block_deep(levels: int) -> str:
 
 def _block_map_deep(levels: int) -> str:
     # Indented block mappings: the file grows quadratically, so fewer levels still nest deep.
-    return HEAD + "spec:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(levels)) + \
-        "  " * (levels + 1) + "x\n"
+    return (
+        HEAD
+        + "spec:\n"
+        + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(levels))
+        + "  " * (levels + 1)
+        + "x\n"
+    )
 
 
 def _write(tmp_path: Path, name: str, content: str | bytes) -> Path:
@@ -68,8 +73,9 @@ def _garbage(tmp_path: Path) -> Path:
 
 def _high_bytes(tmp_path: Path) -> Path:
     rng = random.Random(99)
-    return _write(tmp_path, "high.yaml", b"kind: " + bytes(rng.randrange(128, 256)
-                                                             for _ in range(4096)))
+    return _write(
+        tmp_path, "high.yaml", b"kind: " + bytes(rng.randrange(128, 256) for _ in range(4096))
+    )
 
 
 def _wide(tmp_path: Path) -> Path:
@@ -77,18 +83,28 @@ def _wide(tmp_path: Path) -> Path:
 
 
 CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
-    "alias-bomb": (lambda t: _write(t, "bomb.yaml", _alias_bomb()),
-                   "YAML aliases (*name) are not allowed in specs"),
-    "50MB": (lambda t: _sparse(t, 50 * MB),
-             "file is 52,428,800 bytes; specs are limited to 1,048,576"),
+    "alias-bomb": (
+        lambda t: _write(t, "bomb.yaml", _alias_bomb()),
+        "YAML aliases (*name) are not allowed in specs",
+    ),
+    "50MB": (
+        lambda t: _sparse(t, 50 * MB),
+        "file is 52,428,800 bytes; specs are limited to 1,048,576",
+    ),
     "binary-garbage": (_garbage, "binary file (contains NUL bytes), not YAML"),
     "not-utf8": (_high_bytes, "not valid UTF-8 (byte 6)"),
-    "flow-10000-deep": (lambda t: _write(t, "flow.yaml", _flow_deep(10_000)),
-                        "nested deeper than 64 levels"),
-    "block-10000-deep": (lambda t: _write(t, "block.yaml", _block_deep(10_000)),
-                         "nested deeper than 64 levels"),
-    "block-map-500-deep": (lambda t: _write(t, "blockmap.yaml", _block_map_deep(500)),
-                           "nested deeper than 64 levels"),
+    "flow-10000-deep": (
+        lambda t: _write(t, "flow.yaml", _flow_deep(10_000)),
+        "nested deeper than 64 levels",
+    ),
+    "block-10000-deep": (
+        lambda t: _write(t, "block.yaml", _block_deep(10_000)),
+        "nested deeper than 64 levels",
+    ),
+    "block-map-500-deep": (
+        lambda t: _write(t, "blockmap.yaml", _block_map_deep(500)),
+        "nested deeper than 64 levels",
+    ),
     "150k-nodes": (_wide, "more than 100,000 YAML nodes"),
 }
 
@@ -102,8 +118,7 @@ def _only_error(path: Path) -> Diagnostic:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_rejected_with_one_clear_error_and_bounded_python_memory(tmp_path: Path,
-                                                                 case: str) -> None:
+def test_rejected_with_one_clear_error_and_bounded_python_memory(tmp_path: Path, case: str) -> None:
     make, message = CASES[case]
     path = make(tmp_path)
     tracemalloc.start()
@@ -121,11 +136,8 @@ def test_rejected_with_one_clear_error_and_bounded_python_memory(tmp_path: Path,
     assert peak < bound, f"{case}: peak {peak / MB:.1f} MiB"
 
 
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_cli_rejects_hostile_file_with_exit_2_and_no_traceback(tmp_path: Path,
-                                                               case: str) -> None:
+def test_cli_rejects_hostile_file_with_exit_2_and_no_traceback(tmp_path: Path, case: str) -> None:
     make, message = CASES[case]
     path = make(tmp_path)
     proc = trainstack("validate", path, cwd=tmp_path, timeout=120)
@@ -137,8 +149,9 @@ def test_cli_rejects_hostile_file_with_exit_2_and_no_traceback(tmp_path: Path,
 
 def _child_peak_rss(path: Path) -> int:
     """Peak resident memory (KiB) of one `trainstack validate PATH` process."""
-    proc = trainstack.start("validate", path, cwd=path.parent, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = trainstack.start(
+        "validate", path, cwd=path.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_maxrss
@@ -155,8 +168,12 @@ def test_hostile_files_cost_about_as_much_memory_as_a_valid_one(tmp_path: Path) 
 
 def test_python_tags_are_never_constructed(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
-    path = _write(tmp_path, "tags.yaml", HEAD + "spec:\n  command: !!python/object/apply:os.system"
-                  f" [\"touch {marker}\"]\n  jobType: pytorch\n  image: acme/x:1\n")
+    path = _write(
+        tmp_path,
+        "tags.yaml",
+        HEAD + "spec:\n  command: !!python/object/apply:os.system"
+        f' ["touch {marker}"]\n  jobType: pytorch\n  image: acme/x:1\n',
+    )
     diag = _only_error(path)
     assert diag.path == "spec.command"
     assert not marker.exists()

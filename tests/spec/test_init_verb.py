@@ -80,10 +80,20 @@ def test_unknown_job_type_is_a_usage_error(tmp_path: Path) -> None:
 def _main_py(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     assert trainstack("init", "contract", "--dir", tmp_path).code in (0, 2)
     main = tmp_path / "contract" / "src" / "main.py"
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("PAI_", "TF_", "RANK", "WORLD_", "METRICS", "OMPI_"))}
-    return subprocess.run([sys.executable, str(main), *args], env={**clean, **env}, cwd=tmp_path,
-                          capture_output=True, text=True, check=True, timeout=60)
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PAI_", "TF_", "RANK", "WORLD_", "METRICS", "OMPI_"))
+    }
+    return subprocess.run(
+        [sys.executable, str(main), *args],
+        env={**clean, **env},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
 
 
 def test_scaffold_main_reads_the_contract(tmp_path: Path) -> None:
@@ -92,13 +102,26 @@ def test_scaffold_main_reads_the_contract(tmp_path: Path) -> None:
     (config / "hyperparameters.json").write_text(json.dumps({"epochs": 2, "lr": 0.05}))
     data = tmp_path / "contract" / "runs" / "data" / "train"
     out = tmp_path / "out"
-    tf_config = {"cluster": {"chief": ["c:2222"], "worker": ["w0:2222", "w1:2222"]},
-                 "task": {"type": "chief", "index": 0}, "environment": "cloud"}
-    proc = _main_py(tmp_path, {
-        "PAI_CONFIG_DIR": str(config), "PAI_INPUT_TRAIN": str(data) + "/",
-        "PAI_OUTPUT_MODEL": str(out) + "/", "TF_CONFIG": json.dumps(tf_config),
-        "METRICS": str(tmp_path / "metrics"), "NVIDIA_VISIBLE_DEVICES": "0,1"},
-        "--epochs", "2", "--lr", "0.05")
+    tf_config = {
+        "cluster": {"chief": ["c:2222"], "worker": ["w0:2222", "w1:2222"]},
+        "task": {"type": "chief", "index": 0},
+        "environment": "cloud",
+    }
+    proc = _main_py(
+        tmp_path,
+        {
+            "PAI_CONFIG_DIR": str(config),
+            "PAI_INPUT_TRAIN": str(data) + "/",
+            "PAI_OUTPUT_MODEL": str(out) + "/",
+            "TF_CONFIG": json.dumps(tf_config),
+            "METRICS": str(tmp_path / "metrics"),
+            "NVIDIA_VISIBLE_DEVICES": "0,1",
+        },
+        "--epochs",
+        "2",
+        "--lr",
+        "0.05",
+    )
     assert "chief rank 0 of 3; 2 GPU(s)" in proc.stdout
     assert "hyperparameters: {'epochs': 2, 'lr': 0.05}" in proc.stdout
     assert "(4 rows)" in proc.stdout
@@ -112,9 +135,19 @@ def test_scaffold_main_reads_the_contract(tmp_path: Path) -> None:
 
 def test_scaffold_worker_does_not_write_results(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = _main_py(tmp_path, {"RANK": "1", "WORLD_SIZE": "2", "PAI_HPS": '{"epochs": 1}',
-                               "PAI_CONFIG_DIR": str(tmp_path / "none")},
-                    "--model", str(out), "--epochs", "1")
+    proc = _main_py(
+        tmp_path,
+        {
+            "RANK": "1",
+            "WORLD_SIZE": "2",
+            "PAI_HPS": '{"epochs": 1}',
+            "PAI_CONFIG_DIR": str(tmp_path / "none"),
+        },
+        "--model",
+        str(out),
+        "--epochs",
+        "1",
+    )
     assert "worker rank 1 of 2" in proc.stdout and "{'epochs': 1}" in proc.stdout
     assert not out.exists()
 

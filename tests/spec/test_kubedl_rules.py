@@ -36,8 +36,11 @@ def _kind_run(kind: JobType, **spec: object) -> tuple[dict[str, object], dict[st
 def test_job_completion_index_is_refused_by_validate_as_by_render(kit: Kit) -> None:
     data, comp = _kind_run(JobType.CUSTOM, env={"JOB_COMPLETION_INDEX": "7"})
     assert kit.run_errors(data, comp) == [
-        ("spec.env.JOB_COMPLETION_INDEX",
-         "JOB_COMPLETION_INDEX is set by KubeDL for a custom job and cannot be overridden")]
+        (
+            "spec.env.JOB_COMPLETION_INDEX",
+            "JOB_COMPLETION_INDEX is set by KubeDL for a custom job and cannot be overridden",
+        )
+    ]
 
 
 @pytest.mark.parametrize("kind", list(JobType))
@@ -65,8 +68,11 @@ def test_validate_and_render_agree_on_every_reserved_name(kit: Kit, kind: JobTyp
 def test_elasticbatch_aimaster_names_are_refused(kit: Kit, name: str) -> None:
     data, comp = _kind_run(JobType.ELASTICBATCH, secretEnv={name: "s/k"})
     assert kit.run_errors(data, comp) == [
-        (f"spec.secretEnv.{name}",
-         f"{name} is set by KubeDL for a elasticbatch job and cannot be overridden")]
+        (
+            f"spec.secretEnv.{name}",
+            f"{name} is set by KubeDL for a elasticbatch job and cannot be overridden",
+        )
+    ]
 
 
 def test_tf_evaluator_is_refused_with_the_reason(kit: Kit) -> None:
@@ -80,13 +86,18 @@ def test_tf_evaluator_is_refused_with_the_reason(kit: Kit) -> None:
 def test_elasticbatch_needs_an_aimaster(kit: Kit) -> None:
     comp = component(jobType="elasticbatch")
     errors = kit.run_errors(run(resources={"worker": {"replicas": 2}}), comp)
-    assert errors == [("spec.resources", "a elasticbatch job needs a 'aimaster' role: KubeDL "
-                       "v0.5.0 never writes a status for an ElasticBatchJob without an AIMaster")]
+    assert errors == [
+        (
+            "spec.resources",
+            "a elasticbatch job needs a 'aimaster' role: KubeDL "
+            "v0.5.0 never writes a status for an ElasticBatchJob without an AIMaster",
+        )
+    ]
 
 
 def test_elasticbatch_without_resources_gets_an_aimaster(kit: Kit) -> None:
     loaded = kit.ok_run(run(), component(jobType="elasticbatch"))
-    assert dict(loaded.resources) .keys() == {"worker", "aimaster"}
+    assert dict(loaded.resources).keys() == {"worker", "aimaster"}
     assert job_kind(JobType.ELASTICBATCH).required_roles == ("aimaster",)
 
 
@@ -101,4 +112,5 @@ def test_keep_after_finished_is_a_duration(kit: Kit) -> None:
     assert kit.ok_run(run(keepAfterFinished="1d")).keep_seconds == 86400
     assert kit.ok_run(run(keepAfterFinished=600)).keep_seconds == 600
     assert [p for p, _ in kit.run_errors(run(keepAfterFinished="soon"))] == [
-        "spec.keepAfterFinished"]
+        "spec.keepAfterFinished"
+    ]

@@ -15,10 +15,13 @@ OWN_WORDING = re.compile(r"get_close_matches|[\"'][^\"'#]*did you mean", re.IGNO
 
 
 def test_no_module_but_the_helper_finds_or_words_a_suggestion() -> None:
-    found = [f"{p.relative_to(PACKAGE)}:{n}: {line.strip()}"
-             for p in sorted(PACKAGE.rglob("*.py")) if p.resolve() != HELPER
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-             if OWN_WORDING.search(line)]
+    found = [
+        f"{p.relative_to(PACKAGE)}:{n}: {line.strip()}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p.resolve() != HELPER
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if OWN_WORDING.search(line)
+    ]
     assert not found, "use trainstack.spec.suggest:\n" + "\n".join(found)
 
 
@@ -29,5 +32,6 @@ def test_every_layer_gets_the_same_suggestion() -> None:
     assert config_hint("KUBECONFIG", keys) == "did you mean 'kubeconfig'?"
     assert suggest.hint("zzz", keys) is None
     assert suggest.hint("trian", ["train"], show="$PAI_INPUT_{}".format) == (
-        "did you mean $PAI_INPUT_train?")
+        "did you mean $PAI_INPUT_train?"
+    )
     assert suggest.did_you_mean("trian", ["train"]) == " Did you mean 'train'?"

@@ -28,8 +28,13 @@ from trainstack.spec.model import Component, Run
 
 
 def _profile(examples: int) -> settings:
-    return settings(max_examples=examples, deadline=None, print_blob=True,
-                    suppress_health_check=list(HealthCheck))
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=list(HealthCheck),
+    )
+
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -96,8 +101,9 @@ def _check_model(spec: Component | Run) -> None:
 
 @_profile(1200)
 @given(data=st.data())
-def test_structurally_mutated_specs_give_a_model_or_user_errors(tree: Path,
-                                                                data: st.DataObject) -> None:
+def test_structurally_mutated_specs_give_a_model_or_user_errors(
+    tree: Path, data: st.DataObject
+) -> None:
     path, _, original = data.draw(st.sampled_from(_originals(tree)))
     doc = data.draw(mutated(original))
     mutant = path.with_name("mutant.yaml")
@@ -114,13 +120,30 @@ def test_text_mutated_specs_give_a_model_or_user_errors(tree: Path, data: st.Dat
         at = data.draw(st.integers(0, len(raw)))
         op = data.draw(st.sampled_from(["insert", "delete", "duplicate"]))
         if op == "insert":
-            raw[at:at] = data.draw(st.binary(min_size=1, max_size=4)
-                                   | st.sampled_from([b":", b"-", b" ", b"\n", b"{", b"[", b"&a",
-                                                      b"*a", b"!!", b"'", b'"', b"\t", b"#"]))
+            raw[at:at] = data.draw(
+                st.binary(min_size=1, max_size=4)
+                | st.sampled_from(
+                    [
+                        b":",
+                        b"-",
+                        b" ",
+                        b"\n",
+                        b"{",
+                        b"[",
+                        b"&a",
+                        b"*a",
+                        b"!!",
+                        b"'",
+                        b'"',
+                        b"\t",
+                        b"#",
+                    ]
+                )
+            )
         elif op == "delete":
-            del raw[at:at + data.draw(st.integers(1, 20))]
+            del raw[at : at + data.draw(st.integers(1, 20))]
         else:
-            raw[at:at] = raw[at:at + data.draw(st.integers(1, 40))]
+            raw[at:at] = raw[at : at + data.draw(st.integers(1, 40))]
     mutant = path.with_name("mutant.yaml")
     mutant.write_bytes(bytes(raw))
     _check_outcome(mutant)
@@ -128,8 +151,9 @@ def test_text_mutated_specs_give_a_model_or_user_errors(tree: Path, data: st.Dat
 
 @_profile(200)
 @given(doc=values)
-def test_arbitrary_documents_give_user_errors(tmp_path_factory: pytest.TempPathFactory,
-                                              doc: Any) -> None:
+def test_arbitrary_documents_give_user_errors(
+    tmp_path_factory: pytest.TempPathFactory, doc: Any
+) -> None:
     path = tmp_path_factory.getbasetemp() / "arbitrary.yaml"
     for kind in ("Component", "Run"):
         data = {"apiVersion": "trainstack.dev/v1", "kind": kind, "metadata": doc, "spec": doc}

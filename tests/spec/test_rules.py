@@ -41,8 +41,9 @@ def test_run_name_allows_1_to_64_letters_digits_underscore_dash(kit: Kit, name: 
     assert kit.ok_run(run({"metadata": {"name": name}})).name == name
 
 
-@pytest.mark.parametrize("name", ["", "x" * 65, "a b", "a.b", "名字", "a/b", "-lead", "_lead",
-                                  "ab\n"])
+@pytest.mark.parametrize(
+    "name", ["", "x" * 65, "a b", "a.b", "名字", "a/b", "-lead", "_lead", "ab\n"]
+)
 def test_run_name_rejects_other_names(kit: Kit, name: str) -> None:
     errors = kit.run_errors(run({"metadata": {"name": name}}))
     assert _paths(errors) == ["metadata.name"]
@@ -97,17 +98,20 @@ def test_tag_key_allowed(kit: Kit, key: str) -> None:
     assert key in kit.ok_run(run({"metadata": {"tags": {key: "v"}}})).tags
 
 
-@pytest.mark.parametrize(("key", "why"), [
-    ("aliyun", "must not start with 'aliyun' or 'acs:'"),
-    ("aliyunTeam", "must not start with 'aliyun' or 'acs:'"),
-    ("acs:team", "must not start with 'aliyun' or 'acs:'"),
-    ("x-http://y", "must not contain http:// or https://"),
-    ("https://y", "must not contain http:// or https://"),
-    ("K" * 129, "expected 1-128 letters, digits, '-', '_' and '.'"),
-    ("a b", "expected 1-128 letters, digits, '-', '_' and '.'"),
-    ("a/b", "expected 1-128 letters, digits, '-', '_' and '.'"),
-    ("équipe", "expected 1-128 letters, digits, '-', '_' and '.'"),
-])
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("aliyun", "must not start with 'aliyun' or 'acs:'"),
+        ("aliyunTeam", "must not start with 'aliyun' or 'acs:'"),
+        ("acs:team", "must not start with 'aliyun' or 'acs:'"),
+        ("x-http://y", "must not contain http:// or https://"),
+        ("https://y", "must not contain http:// or https://"),
+        ("K" * 129, "expected 1-128 letters, digits, '-', '_' and '.'"),
+        ("a b", "expected 1-128 letters, digits, '-', '_' and '.'"),
+        ("a/b", "expected 1-128 letters, digits, '-', '_' and '.'"),
+        ("équipe", "expected 1-128 letters, digits, '-', '_' and '.'"),
+    ],
+)
 def test_tag_key_rejected(kit: Kit, key: str, why: str) -> None:
     errors = kit.run_errors(run({"metadata": {"tags": {key: "v"}}}))
     assert len(errors) == 1
@@ -117,8 +121,20 @@ def test_tag_key_rejected(kit: Kit, key: str, why: str) -> None:
 def test_tag_value_rules(kit: Kit) -> None:
     ok = kit.ok_run(run({"metadata": {"tags": {"a": "v" * 256, "b": "x,y,z", "c": ""}}}))
     assert ok.tags["b"] == "x,y,z"
-    errors = kit.run_errors(run({"metadata": {"tags": {
-        "long": "v" * 257, "link": "see http://x", "secure": "HTTPS://x", "num": 5}}}))
+    errors = kit.run_errors(
+        run(
+            {
+                "metadata": {
+                    "tags": {
+                        "long": "v" * 257,
+                        "link": "see http://x",
+                        "secure": "HTTPS://x",
+                        "num": 5,
+                    }
+                }
+            }
+        )
+    )
     assert errors == [  # in file order
         ("metadata.tags.long", "tag value has 257 characters; at most 256"),
         ("metadata.tags.link", "tag value must not contain http:// or https://"),
@@ -132,9 +148,13 @@ def test_tag_value_rules(kit: Kit) -> None:
 
 @pytest.mark.parametrize("name", ["a", "A-b_1", "9lives", "x-", "-x"])
 def test_channel_and_parameter_names_allowed(kit: Kit, name: str) -> None:
-    comp = kit.ok_component(component(
-        inputs=[{"name": f"{name}"}], outputs=[{"name": f"o{name}"}],
-        parameters=[{"name": f"p{name}", "type": "Int"}]))
+    comp = kit.ok_component(
+        component(
+            inputs=[{"name": f"{name}"}],
+            outputs=[{"name": f"o{name}"}],
+            parameters=[{"name": f"p{name}", "type": "Int"}],
+        )
+    )
     assert comp.inputs[0].name == name
 
 
@@ -150,32 +170,54 @@ def test_channel_and_parameter_names_rejected(kit: Kit, group: str, name: str) -
 
 
 def test_names_are_unique_across_inputs_outputs_and_parameters(kit: Kit) -> None:
-    errors = kit.component_errors(component(
-        inputs=[{"name": "data"}, {"name": "data"}], outputs=[{"name": "lr"}],
-        parameters=_params()))
+    errors = kit.component_errors(
+        component(
+            inputs=[{"name": "data"}, {"name": "data"}],
+            outputs=[{"name": "lr"}],
+            parameters=_params(),
+        )
+    )
     assert errors == [
-        ("spec.inputs[1].name", "name 'data' is already used at spec.inputs[0].name; channel "
-         "and parameter names must be unique across inputs, outputs and parameters"),
-        ("spec.parameters[1].name", "name 'lr' is already used at spec.outputs[0].name; channel "
-         "and parameter names must be unique across inputs, outputs and parameters"),
+        (
+            "spec.inputs[1].name",
+            "name 'data' is already used at spec.inputs[0].name; channel "
+            "and parameter names must be unique across inputs, outputs and parameters",
+        ),
+        (
+            "spec.parameters[1].name",
+            "name 'lr' is already used at spec.outputs[0].name; channel "
+            "and parameter names must be unique across inputs, outputs and parameters",
+        ),
     ]
 
 
 def test_env_var_collision_names_both_and_the_variable(kit: Kit) -> None:
-    errors = kit.component_errors(component(parameters=[
-        {"name": "test_model", "type": "String"}, {"name": "test-model", "type": "String"}]))
-    assert errors == [("spec.parameters[1].name",
-                       "'test-model' and 'test_model' (at spec.parameters[0].name) both become "
-                       "the environment variable PAI_HPS_TEST_MODEL")]
+    errors = kit.component_errors(
+        component(
+            parameters=[
+                {"name": "test_model", "type": "String"},
+                {"name": "test-model", "type": "String"},
+            ]
+        )
+    )
+    assert errors == [
+        (
+            "spec.parameters[1].name",
+            "'test-model' and 'test_model' (at spec.parameters[0].name) both become "
+            "the environment variable PAI_HPS_TEST_MODEL",
+        )
+    ]
 
 
-@pytest.mark.parametrize(("group", "names", "var"), [
-    ("inputs", ["train-data", "train_data"], "PAI_INPUT_TRAIN_DATA"),
-    ("outputs", ["Model", "model"], "PAI_OUTPUT_MODEL"),
-    ("parameters", ["lr", "LR"], "PAI_HPS_LR"),
-])
-def test_env_var_collision_in_every_group(kit: Kit, group: str, names: list[str],
-                                          var: str) -> None:
+@pytest.mark.parametrize(
+    ("group", "names", "var"),
+    [
+        ("inputs", ["train-data", "train_data"], "PAI_INPUT_TRAIN_DATA"),
+        ("outputs", ["Model", "model"], "PAI_OUTPUT_MODEL"),
+        ("parameters", ["lr", "LR"], "PAI_HPS_LR"),
+    ],
+)
+def test_env_var_collision_in_every_group(kit: Kit, group: str, names: list[str], var: str) -> None:
     items: list[dict[str, Any]] = [{"name": n} for n in names]
     if group == "parameters":
         items = [{**i, "type": "Int"} for i in items]
@@ -185,57 +227,81 @@ def test_env_var_collision_in_every_group(kit: Kit, group: str, names: list[str]
 
 
 def test_same_env_form_in_different_groups_is_not_a_collision(kit: Kit) -> None:
-    comp = kit.ok_component(component(inputs=[{"name": "data-a"}], outputs=[{"name": "data_a"}],
-                                      parameters=[]))
+    comp = kit.ok_component(
+        component(inputs=[{"name": "data-a"}], outputs=[{"name": "data_a"}], parameters=[])
+    )
     assert [c.name for c in comp.outputs] == ["data_a"]
 
 
 # -- parameter values: types, range, enum; defaults too (PAI Designer) -----------------------------
 
 
-@pytest.mark.parametrize(("name", "value", "message"), [
-    ("epochs", "5", "expected an integer (Int), got '5'"),
-    ("epochs", 5.0, "expected an integer (Int), got 5.0"),
-    ("epochs", True, "expected an integer (Int), got True"),
-    ("lr", "0.1", "expected a number (Float), got '0.1'"),
-    ("lr", False, "expected a number (Float), got False"),
-    ("lr", float("inf"), "expected a finite number, got inf"),
-    ("optimizer", 1, "expected text (String), got 1"),
-    ("amp", "true", "expected true or false (Bool), got 'true'"),
-    ("amp", 0, "expected true or false (Bool), got 0"),
-])
-def test_parameter_values_are_type_checked(kit: Kit, name: str, value: object,
-                                           message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("epochs", "5", "expected an integer (Int), got '5'"),
+        ("epochs", 5.0, "expected an integer (Int), got 5.0"),
+        ("epochs", True, "expected an integer (Int), got True"),
+        ("lr", "0.1", "expected a number (Float), got '0.1'"),
+        ("lr", False, "expected a number (Float), got False"),
+        ("lr", float("inf"), "expected a finite number, got inf"),
+        ("optimizer", 1, "expected text (String), got 1"),
+        ("amp", "true", "expected true or false (Bool), got 'true'"),
+        ("amp", 0, "expected true or false (Bool), got 0"),
+    ],
+)
+def test_parameter_values_are_type_checked(
+    kit: Kit, name: str, value: object, message: str
+) -> None:
     assert kit.run_errors(run(parameters={name: value})) == [(f"spec.parameters.{name}", message)]
-    default = component(parameters=[
-        {**p, "default": value} if p["name"] == name else p for p in _params()])
+    default = component(
+        parameters=[{**p, "default": value} if p["name"] == name else p for p in _params()]
+    )
     assert kit.component_errors(default) == [
-        (f"spec.parameters[{[p['name'] for p in _params()].index(name)}].default", message)]
+        (f"spec.parameters[{[p['name'] for p in _params()].index(name)}].default", message)
+    ]
 
 
-@pytest.mark.parametrize(("name", "value", "message"), [
-    ("epochs", 0, "0 is out of range: must be at least 1"),
-    ("epochs", 101, "101 is out of range: must be at most 100"),
-    ("lr", -0.01, "-0.01 is out of range: must be at least 0.0"),
-    ("lr", 1.01, "1.01 is out of range: must be at most 1.0"),
-    ("tag", "a", "'a' is out of range: length must be at least 2"),
-    ("tag", "123456789", "'123456789' is out of range: length must be at most 8"),
-    ("optimizer", "adamw", "'adamw' is not one of: 'adam', 'sgd'"),
-    ("batch", 48, "48 is not one of: 32, 64"),
-    ("ratio", 1.0, "1.0 is not one of: 0.5, 1.5"),
-])
-def test_parameter_values_are_range_and_enum_checked(kit: Kit, name: str, value: object,
-                                                     message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("epochs", 0, "0 is out of range: must be at least 1"),
+        ("epochs", 101, "101 is out of range: must be at most 100"),
+        ("lr", -0.01, "-0.01 is out of range: must be at least 0.0"),
+        ("lr", 1.01, "1.01 is out of range: must be at most 1.0"),
+        ("tag", "a", "'a' is out of range: length must be at least 2"),
+        ("tag", "123456789", "'123456789' is out of range: length must be at most 8"),
+        ("optimizer", "adamw", "'adamw' is not one of: 'adam', 'sgd'"),
+        ("batch", 48, "48 is not one of: 32, 64"),
+        ("ratio", 1.0, "1.0 is not one of: 0.5, 1.5"),
+    ],
+)
+def test_parameter_values_are_range_and_enum_checked(
+    kit: Kit, name: str, value: object, message: str
+) -> None:
     assert kit.run_errors(run(parameters={name: value})) == [(f"spec.parameters.{name}", message)]
     index = [p["name"] for p in _params()].index(name)
-    default = component(parameters=[
-        {**p, "default": value} if p["name"] == name else p for p in _params()])
+    default = component(
+        parameters=[{**p, "default": value} if p["name"] == name else p for p in _params()]
+    )
     assert kit.component_errors(default) == [(f"spec.parameters[{index}].default", message)]
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("epochs", 1), ("epochs", 100), ("lr", 0), ("lr", 1.0), ("tag", "ab"), ("tag", "12345678"),
-    ("optimizer", "sgd"), ("batch", 64), ("ratio", 1.5), ("amp", True)])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("epochs", 1),
+        ("epochs", 100),
+        ("lr", 0),
+        ("lr", 1.0),
+        ("tag", "ab"),
+        ("tag", "12345678"),
+        ("optimizer", "sgd"),
+        ("batch", 64),
+        ("ratio", 1.5),
+        ("amp", True),
+    ],
+)
 def test_parameter_values_at_the_bounds_are_accepted(kit: Kit, name: str, value: object) -> None:
     assert kit.ok_run(run(parameters={name: value})).parameters[name] == value
 
@@ -252,19 +318,28 @@ def test_parameter_enum_suggests_the_closest_value(kit: Kit, tmp_path: Path) -> 
 
 
 def test_range_and_enum_apply_only_to_int_float_string(kit: Kit) -> None:
-    errors = kit.component_errors(component(parameters=[
-        {"name": "flag", "type": "Bool", "range": {"min": 0, "max": 1}, "enum": [True]}]))
-    assert ("spec.parameters[0].range", "a range applies only to Int, Float and String "
-            "parameters") in errors
-    assert ("spec.parameters[0].enum", "an enum applies only to Int, Float and String "
-            "parameters") in errors
+    errors = kit.component_errors(
+        component(
+            parameters=[
+                {"name": "flag", "type": "Bool", "range": {"min": 0, "max": 1}, "enum": [True]}
+            ]
+        )
+    )
+    assert (
+        "spec.parameters[0].range",
+        "a range applies only to Int, Float and String parameters",
+    ) in errors
+    assert (
+        "spec.parameters[0].enum",
+        "an enum applies only to Int, Float and String parameters",
+    ) in errors
 
 
 def test_required_parameter_without_default_needs_a_value(kit: Kit) -> None:
     comp = component(parameters=[{"name": "seed", "type": "Int", "required": True}])
     assert kit.run_errors(run(), comp) == [
-        ("spec.parameters", "required parameter 'seed' of rules@1.0.0 has no value and no "
-         "default")]
+        ("spec.parameters", "required parameter 'seed' of rules@1.0.0 has no value and no default")
+    ]
     assert kit.ok_run(run(parameters={"seed": 7}), comp).parameters == {"seed": 7}
 
 
@@ -274,19 +349,20 @@ def test_required_parameter_without_default_needs_a_value(kit: Kit) -> None:
 def test_at_most_100_hyperparameters(kit: Kit) -> None:
     many = [{"name": f"p{i}", "type": "Int", "default": i} for i in range(100)]
     assert len(kit.ok_component(component(parameters=many)).parameters) == 100
-    errors = kit.component_errors(component(
-        parameters=[*many, {"name": "p100", "type": "Int"}]))
+    errors = kit.component_errors(component(parameters=[*many, {"name": "p100", "type": "Int"}]))
     assert errors == [("spec.parameters", "has 101 entries; must have at most 100")]
     values = {f"p{i}": i for i in range(101)}
     assert ("spec.parameters", "has 101 entries; must have at most 100") in kit.run_errors(
-        run(parameters=values), component(parameters=many))
+        run(parameters=values), component(parameters=many)
+    )
 
 
 def test_at_most_100_env_vars(kit: Kit) -> None:
     env = {f"VAR_{i}": str(i) for i in range(100)}
     assert len(kit.ok_run(run(env=env)).env) == 100
     assert kit.run_errors(run(env={**env, "VAR_100": "x"})) == [
-        ("spec.env", "has 101 entries; must have at most 100")]
+        ("spec.env", "has 101 entries; must have at most 100")
+    ]
 
 
 def test_at_most_10_input_model_versions(kit: Kit) -> None:
@@ -294,7 +370,8 @@ def test_at_most_10_input_model_versions(kit: Kit) -> None:
     loaded = kit.ok_run(run(models=models))
     assert [m.version for m in loaded.models] == [str(i) for i in range(10)]
     assert kit.run_errors(run(models=[*models, {"name": "m10", "uri": "oss://models/x/"}])) == [
-        ("spec.models", "has 11 entries; must have at most 10")]
+        ("spec.models", "has 11 entries; must have at most 10")
+    ]
 
 
 def test_at_most_10_downloaded_data_inputs(kit: Kit) -> None:
@@ -305,14 +382,18 @@ def test_at_most_10_downloaded_data_inputs(kit: Kit) -> None:
     assert kit.ok_run(run(inputs=mixed), comp).inputs["d10"].mode == "mount"
     over = {**down, "d10": {"uri": "oss://data/d10/", "mode": "download"}}
     assert kit.run_errors(run(inputs=over), comp) == [
-        ("spec.inputs", "11 inputs use mode download; at most 10")]
+        ("spec.inputs", "11 inputs use mode download; at most 10")
+    ]
 
 
 def test_model_names_are_unique(kit: Kit) -> None:
-    models = [{"name": "base", "uri": "oss://models/a/"},
-              {"name": "base", "uri": "oss://models/b/"}]
+    models = [
+        {"name": "base", "uri": "oss://models/a/"},
+        {"name": "base", "uri": "oss://models/b/"},
+    ]
     assert kit.run_errors(run(models=models)) == [
-        ("spec.models[1].name", "model name 'base' is already used by spec.models[0]")]
+        ("spec.models[1].name", "model name 'base' is already used by spec.models[0]")
+    ]
 
 
 # -- training constraints (PAI Designer) -----------------------------------------------------------
@@ -324,12 +405,18 @@ def _constrained(**constraints: Any) -> dict[str, Any]:
 
 def test_without_multi_gpu_at_most_one_gpu_per_replica(kit: Kit) -> None:
     comp = _constrained(machineType=["gpu"], multiGpu=False)
-    ok = kit.ok_run(run(resources={"master": {"gpu": 1}, "worker": {"replicas": 4, "gpu": 1}}),
-                    comp)
+    ok = kit.ok_run(
+        run(resources={"master": {"gpu": 1}, "worker": {"replicas": 4, "gpu": 1}}), comp
+    )
     assert ok.total_replicas == 5
     errors = kit.run_errors(run(resources={"master": {"gpu": 1}, "worker": {"gpu": 2}}), comp)
-    assert errors == [("spec.resources.worker.gpu", "component rules@1.0.0 does not support "
-                       "several GPUs per replica (constraints.multiGpu: false); asked for 2")]
+    assert errors == [
+        (
+            "spec.resources.worker.gpu",
+            "component rules@1.0.0 does not support "
+            "several GPUs per replica (constraints.multiGpu: false); asked for 2",
+        )
+    ]
 
 
 def test_without_multi_node_at_most_one_replica(kit: Kit) -> None:
@@ -338,32 +425,44 @@ def test_without_multi_node_at_most_one_replica(kit: Kit) -> None:
     assert kit.ok_run(run(), comp).total_replicas == 1
     for resources in ({"master": {}, "worker": {"replicas": 1}}, {"worker": {"replicas": 3}}):
         errors = kit.run_errors(run(resources=resources), comp)
-        assert any(p == "spec.resources" and "does not support multiple nodes" in m
-                   for p, m in errors), errors
+        assert any(
+            p == "spec.resources" and "does not support multiple nodes" in m for p, m in errors
+        ), errors
 
 
 def test_cpu_only_component_gets_no_gpus(kit: Kit) -> None:
     comp = _constrained(machineType=["cpu"], multiGpu=False)
     assert not kit.ok_run(run(resources={"master": {"gpu": 0}}), comp).uses_gpu
     assert kit.run_errors(run(resources={"master": {"gpu": 1}}), comp) == [
-        ("spec.resources.master.gpu", "component rules@1.0.0 runs only on CPU machines "
-         "(constraints.machineType: [cpu]); gpu must be 0")]
+        (
+            "spec.resources.master.gpu",
+            "component rules@1.0.0 runs only on CPU machines "
+            "(constraints.machineType: [cpu]); gpu must be 0",
+        )
+    ]
 
 
 def test_gpu_only_component_needs_a_gpu(kit: Kit) -> None:
     comp = _constrained(machineType=["gpu"])
     assert kit.ok_run(run(resources={"master": {"gpu": 1}}), comp).uses_gpu
-    message = ("component rules@1.0.0 runs only on GPU machines (constraints.machineType: "
-               "[gpu]); give a role gpu: 1")
+    message = (
+        "component rules@1.0.0 runs only on GPU machines (constraints.machineType: "
+        "[gpu]); give a role gpu: 1"
+    )
     assert kit.run_errors(run(resources={"master": {"cpu": 4}}), comp) == [
-        ("spec.resources", message)]
+        ("spec.resources", message)
+    ]
     assert kit.run_errors(run(), comp) == [("spec.resources", message)]
 
 
 def test_multi_gpu_needs_gpu_machines(kit: Kit) -> None:
     errors = kit.component_errors(_constrained(machineType=["cpu"], multiGpu=True))
-    assert errors == [("spec.constraints.multiGpu",
-                       "multiGpu applies only to components that run on GPU machines")]
+    assert errors == [
+        (
+            "spec.constraints.multiGpu",
+            "multiGpu applies only to components that run on GPU machines",
+        )
+    ]
 
 
 # -- ranges: priority (PAI DLC), restarts (ModelArts), uid (ModelArts/Octopus) ---------------------
@@ -374,10 +473,16 @@ def test_priority_1_to_9(kit: Kit, priority: int) -> None:
     assert kit.ok_run(run(priority=priority)).priority == priority
 
 
-@pytest.mark.parametrize(("priority", "message"), [
-    (0, "0 is out of range: must be at least 1"), (10, "10 is out of range: must be at most 9"),
-    (-50, "-50 is out of range: must be at least 1"), ("5", "expected an integer, got text '5'"),
-    (5.0, "expected an integer, got a number 5.0")])
+@pytest.mark.parametrize(
+    ("priority", "message"),
+    [
+        (0, "0 is out of range: must be at least 1"),
+        (10, "10 is out of range: must be at most 9"),
+        (-50, "-50 is out of range: must be at least 1"),
+        ("5", "expected an integer, got text '5'"),
+        (5.0, "expected an integer, got a number 5.0"),
+    ],
+)
 def test_priority_out_of_range(kit: Kit, priority: object, message: str) -> None:
     assert kit.run_errors(run(priority=priority)) == [("spec.priority", message)]
 
@@ -418,29 +523,35 @@ def test_run_as_user_defaults_to_1000(kit: Kit) -> None:
 # -- customPortList (PAI DLC) --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "ports"), [
-    ("10000", (10000,)),
-    ("10000;10001-10010", tuple(range(10000, 10011))),
-    ("23455;23457-23458", (23455, 23457, 23458)),
-    ("8080;8080", (8080,)),
-])
+@pytest.mark.parametrize(
+    ("text", "ports"),
+    [
+        ("10000", (10000,)),
+        ("10000;10001-10010", tuple(range(10000, 10011))),
+        ("23455;23457-23458", (23455, 23457, 23458)),
+        ("8080;8080", (8080,)),
+    ],
+)
 def test_custom_port_list_format(kit: Kit, text: str, ports: tuple[int, ...]) -> None:
     loaded = kit.ok_run(run(advanced={"customPortList": text, "createSvcForAllWorkers": False}))
     assert loaded.advanced.custom_ports == ports
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("10000,10001", "is not valid: expected ports and ranges separated by ';'"),
-    ("10000;", "is not valid: expected ports and ranges separated by ';'"),
-    ("a-b", "is not valid: expected ports and ranges separated by ';'"),
-    ("10000 ;10001", "is not valid: expected ports and ranges separated by ';'"),
-    ("10010-10001", "'10010-10001': the range ends before it starts"),
-    ("0", "'0': ports are 1-65535"),
-    ("65536", "'65536': ports are 1-65535"),
-    ("23456", "must not include 23456"),
-    ("23000-24000", "must not include 23456"),
-    ("1-2000", "more than 1024 ports"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("10000,10001", "is not valid: expected ports and ranges separated by ';'"),
+        ("10000;", "is not valid: expected ports and ranges separated by ';'"),
+        ("a-b", "is not valid: expected ports and ranges separated by ';'"),
+        ("10000 ;10001", "is not valid: expected ports and ranges separated by ';'"),
+        ("10010-10001", "'10010-10001': the range ends before it starts"),
+        ("0", "'0': ports are 1-65535"),
+        ("65536", "'65536': ports are 1-65535"),
+        ("23456", "must not include 23456"),
+        ("23000-24000", "must not include 23456"),
+        ("1-2000", "more than 1024 ports"),
+    ],
+)
 def test_custom_port_list_rejected(kit: Kit, text: str, message: str) -> None:
     errors = kit.run_errors(run(advanced={"customPortList": text}))
     assert _paths(errors) == ["spec.advanced.customPortList"]
@@ -450,8 +561,12 @@ def test_custom_port_list_rejected(kit: Kit, text: str, message: str) -> None:
 def test_advanced_ports_apply_only_to_pytorch(kit: Kit) -> None:
     comp = component(jobType="xgboost")
     errors = kit.run_errors(run(advanced={"customPortList": "10000"}), comp)
-    assert errors == [("spec.advanced.customPortList",
-                       "customPortList applies only to pytorch jobs; rules@1.0.0 is xgboost")]
+    assert errors == [
+        (
+            "spec.advanced.customPortList",
+            "customPortList applies only to pytorch jobs; rules@1.0.0 is xgboost",
+        )
+    ]
 
 
 # -- spot (PAI DLC) -----------------------------------------------------------------------------
@@ -465,8 +580,7 @@ def test_spot_bid_discount_10_to_90_percent(kit: Kit, discount: int) -> None:
 
 @pytest.mark.parametrize("discount", [0, 5, 15, 95, 100, "30%", 0.3])
 def test_spot_bid_discount_rejected(kit: Kit, discount: object) -> None:
-    assert _paths(kit.run_errors(run(spot={"bidDiscount": discount}))) == [
-        "spec.spot.bidDiscount"]
+    assert _paths(kit.run_errors(run(spot={"bidDiscount": discount}))) == ["spec.spot.bidDiscount"]
 
 
 def test_spot_bid_price_and_forms(kit: Kit) -> None:
@@ -476,37 +590,52 @@ def test_spot_bid_price_and_forms(kit: Kit) -> None:
     assert kit.ok_run(run(spot=False)).spot is None
     assert _paths(kit.run_errors(run(spot={"bidPrice": 0}))) == ["spec.spot.bidPrice"]
     assert kit.run_errors(run(spot={"bidPrice": 1, "bidDiscount": 50})) == [
-        ("spec.spot", "give either bidDiscount or bidPrice, not both")]
+        ("spec.spot", "give either bidDiscount or bidPrice, not both")
+    ]
 
 
 # -- env and the contract ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["PAI_HPS_EPOCHS", "PAI_ANYTHING", "TRAINSTACK_ROLE",
-                                  "NVIDIA_VISIBLE_DEVICES", "METRICS"])
+@pytest.mark.parametrize(
+    "name",
+    ["PAI_HPS_EPOCHS", "PAI_ANYTHING", "TRAINSTACK_ROLE", "NVIDIA_VISIBLE_DEVICES", "METRICS"],
+)
 def test_env_must_not_override_the_contract(kit: Kit, name: str) -> None:
     errors = kit.run_errors(run(env={name: "x"}))
-    assert errors == [(f"spec.env.{name}",
-                       f"{name} is set by trainstack's contract and cannot be overridden")]
+    assert errors == [
+        (f"spec.env.{name}", f"{name} is set by trainstack's contract and cannot be overridden")
+    ]
 
 
 @pytest.mark.parametrize("name", ["MASTER_ADDR", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED"])
 def test_env_must_not_override_what_kubedl_sets(kit: Kit, name: str) -> None:
     errors = kit.run_errors(run(env={name: "x"}))  # a pytorch component
-    assert errors == [(f"spec.env.{name}",
-                       f"{name} is set by KubeDL for a pytorch job and cannot be overridden")]
+    assert errors == [
+        (f"spec.env.{name}", f"{name} is set by KubeDL for a pytorch job and cannot be overridden")
+    ]
 
 
 def test_component_parameters_reach_the_run_as_typed_values(kit: Kit) -> None:
     loaded = kit.ok_run(run(parameters={"lr": 1, "tag": "x y;$z"}))
-    assert loaded.parameters == {"epochs": 10, "lr": 1.0, "optimizer": "adam", "tag": "x y;$z",
-                                 "amp": False}
+    assert loaded.parameters == {
+        "epochs": 10,
+        "lr": 1.0,
+        "optimizer": "adam",
+        "tag": "x y;$z",
+        "amp": False,
+    }
     assert isinstance(loaded.parameters["lr"], float)
 
 
 def test_unknown_parameter_and_channel_suggest_names(kit: Kit) -> None:
-    errors = kit.run_errors(run(parameters={"epoch": 3}, inputs={"trian": "oss://b1/x/"},
-                                outputs={"models": "oss://b1/m/"}))
+    errors = kit.run_errors(
+        run(
+            parameters={"epoch": 3},
+            inputs={"trian": "oss://b1/x/"},
+            outputs={"models": "oss://b1/m/"},
+        )
+    )
     assert sorted(errors) == [
         ("spec.inputs.trian", "component rules@1.0.0 has no input channel 'trian'"),
         ("spec.outputs.models", "component rules@1.0.0 has no output channel 'models'"),
@@ -520,8 +649,9 @@ def test_unknown_parameter_and_channel_suggest_names(kit: Kit) -> None:
 
 
 def test_unset_spec_keys_are_not_required(kit: Kit) -> None:
-    comp = component({"spec": {"inputs": DELETE, "outputs": DELETE, "parameters": DELETE,
-                               "constraints": DELETE}})
+    comp = component(
+        {"spec": {"inputs": DELETE, "outputs": DELETE, "parameters": DELETE, "constraints": DELETE}}
+    )
     loaded = kit.ok_component(comp)
     assert (loaded.inputs, loaded.outputs, loaded.parameters) == ((), (), ())
     assert loaded.constraints.multi_node and loaded.constraints.multi_gpu
@@ -537,10 +667,16 @@ def test_a_name_at_version_is_defined_once(tmp_path: Path) -> None:
     write_yaml(root / "a" / "runs" / "r.yaml", run(component="rules@1.0.0"))
     report = validate([root])
     got = [(Path(d.file).name, d.path, d.message) for d in report.diagnostics]
-    assert ("component.yaml", "metadata.version",
-            f"rules@1.0.0 is also defined in {root / 'a' / 'component.yaml'}; a name@version "
-            "must be defined once") in got
-    assert ("r.yaml", "spec.component",
-            f"rules@1.0.0 is defined 2 times ({root / 'a' / 'component.yaml'}, "
-            f"{root / 'b' / 'component.yaml'}); which one is meant is ambiguous") in got
+    assert (
+        "component.yaml",
+        "metadata.version",
+        f"rules@1.0.0 is also defined in {root / 'a' / 'component.yaml'}; a name@version "
+        "must be defined once",
+    ) in got
+    assert (
+        "r.yaml",
+        "spec.component",
+        f"rules@1.0.0 is defined 2 times ({root / 'a' / 'component.yaml'}, "
+        f"{root / 'b' / 'component.yaml'}); which one is meant is ambiguous",
+    ) in got
     assert len(got) == 2

@@ -50,19 +50,22 @@ def test_valid_fixtures_validate_against_the_json_schema(path: Path) -> None:
     assert errors == []
 
 
-@pytest.mark.parametrize(("name", "fragment"), [
-    ("component-unknown-keys", "Additional properties are not allowed ('comand', 'jobtype'"),
-    ("component-names", "'My_Component' does not match"),
-    ("component-code-git", "'main' does not match"),
-    ("component-too-many-parameters", "is too long"),
-    ("run-ranges", "10 is greater than the maximum of 9"),
-    ("run-ranges-low", "-1 is less than the minimum of 0"),
-    ("run-types", "True is not of type 'integer'"),
-    ("run-limits", "is too long"),
-    ("run-env", "'1BAD' does not match"),
-    ("run-name-description", "does not match"),
-    ("run-binding-forms", "'copy' is not one of ['mount', 'download']"),
-])
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("component-unknown-keys", "Additional properties are not allowed ('comand', 'jobtype'"),
+        ("component-names", "'My_Component' does not match"),
+        ("component-code-git", "'main' does not match"),
+        ("component-too-many-parameters", "is too long"),
+        ("run-ranges", "10 is greater than the maximum of 9"),
+        ("run-ranges-low", "-1 is less than the minimum of 0"),
+        ("run-types", "True is not of type 'integer'"),
+        ("run-limits", "is too long"),
+        ("run-env", "'1BAD' does not match"),
+        ("run-name-description", "does not match"),
+        ("run-binding-forms", "'copy' is not one of ['mount', 'download']"),
+    ],
+)
 def test_structurally_invalid_fixtures_fail_the_json_schema(name: str, fragment: str) -> None:
     path = INVALID / f"{name}.yaml"
     data = parse(str(path), path.read_text()).data

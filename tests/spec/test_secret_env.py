@@ -29,15 +29,30 @@ def test_the_valid_fixture_loads_to_secret_refs_sorted_by_name() -> None:
     assert run.env == {"TOKENIZERS_PARALLELISM": "false", "WANDB_PROJECT": "resnet"}
 
 
-@pytest.mark.parametrize(("name", "secret"), [
-    ("HF_TOKEN", True), ("GITHUB_TOKEN", True), ("token", True), ("HF_TOKEN_2", True),
-    ("WANDB_API_KEY", True), ("AWS_SECRET_ACCESS_KEY", True), ("AWS_ACCESS_KEY_ID", True),
-    ("db_password", True), ("MYSQL_PASSWD", True), ("SSH_PRIVATE_KEY", True),
-    ("GOOGLE_APPLICATION_CREDENTIALS", False), ("DB_PASSWORD_FILE", False),
-    ("TOKEN_PATH", False), ("client_secret", True),
-    ("TOKENIZERS_PARALLELISM", False), ("MAX_TOKENS", False), ("NCCL_DEBUG", False),
-    ("WANDB_PROJECT", False), ("KEY", False),
-])
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("HF_TOKEN", True),
+        ("GITHUB_TOKEN", True),
+        ("token", True),
+        ("HF_TOKEN_2", True),
+        ("WANDB_API_KEY", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("AWS_ACCESS_KEY_ID", True),
+        ("db_password", True),
+        ("MYSQL_PASSWD", True),
+        ("SSH_PRIVATE_KEY", True),
+        ("GOOGLE_APPLICATION_CREDENTIALS", False),
+        ("DB_PASSWORD_FILE", False),
+        ("TOKEN_PATH", False),
+        ("client_secret", True),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("MAX_TOKENS", False),
+        ("NCCL_DEBUG", False),
+        ("WANDB_PROJECT", False),
+        ("KEY", False),
+    ],
+)
 def test_looks_secret(name: str, secret: bool) -> None:
     assert looks_secret(name) is secret
 
@@ -48,8 +63,10 @@ def test_no_diagnostic_shows_a_value(fmt: str) -> None:
     result = trainstack("validate", path, "--format", fmt)
     assert result.code == 2
     both = result.out + result.err
-    assert "env HF_TOKEN looks like a secret; reference a Kubernetes Secret with " \
-           "spec.secretEnv: {HF_TOKEN: secret-name/key}" in both
+    assert (
+        "env HF_TOKEN looks like a secret; reference a Kubernetes Secret with "
+        "spec.secretEnv: {HF_TOKEN: secret-name/key}" in both
+    )
     assert "spec.secretEnv.OPENAI_KEY" in both
     for n in range(1, 6):
         assert f"plainTextValue000{n}" not in both
@@ -57,23 +74,47 @@ def test_no_diagnostic_shows_a_value(fmt: str) -> None:
 
 
 def _run_doc(ref: Any) -> dict[str, Any]:
-    return {"apiVersion": "trainstack.dev/v1", "kind": "Run", "metadata": {"name": "r"},
-            "spec": {"component": "c", "secretEnv": {"X": ref}}}
+    return {
+        "apiVersion": "trainstack.dev/v1",
+        "kind": "Run",
+        "metadata": {"name": "r"},
+        "spec": {"component": "c", "secretEnv": {"X": ref}},
+    }
 
 
 CERBERUS = build_validator("Run", trusted=False)
 JSON_SCHEMA = jsonschema.Draft202012Validator(json_schema("Run"))
 
 
-@pytest.mark.parametrize(("ref", "ok"), [
-    ("a/b", True), ("hf-token.team/api_key-2", True), ("a/.key", True), ("a/a..b", True),
-    ("a" * 253 + "/k", True), ("a" * 254 + "/k", False),
-    ("a/" + "k" * 253, True), ("a/" + "k" * 254, False),
-    ("a/.", False), ("a/..", False), ("a/..x", False), ("a/", False), ("/k", False),
-    ("A/k", False), ("-a/k", False), ("a-/k", False), ("a..b/k", False), ("a./k", False),
-    ("a/k/x", False), ("a/k y", False), ("hf_abcdef123", False), ("", False),
-    (["a/b"], False), (1, False),
-])
+@pytest.mark.parametrize(
+    ("ref", "ok"),
+    [
+        ("a/b", True),
+        ("hf-token.team/api_key-2", True),
+        ("a/.key", True),
+        ("a/a..b", True),
+        ("a" * 253 + "/k", True),
+        ("a" * 254 + "/k", False),
+        ("a/" + "k" * 253, True),
+        ("a/" + "k" * 254, False),
+        ("a/.", False),
+        ("a/..", False),
+        ("a/..x", False),
+        ("a/", False),
+        ("/k", False),
+        ("A/k", False),
+        ("-a/k", False),
+        ("a-/k", False),
+        ("a..b/k", False),
+        ("a./k", False),
+        ("a/k/x", False),
+        ("a/k y", False),
+        ("hf_abcdef123", False),
+        ("", False),
+        (["a/b"], False),
+        (1, False),
+    ],
+)
 def test_secret_refs_agree_in_fastcheck_cerberus_and_json_schema(ref: Any, ok: bool) -> None:
     doc = _run_doc(ref)
     assert fastcheck.valid(doc, "Run") is ok

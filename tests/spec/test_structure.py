@@ -18,14 +18,32 @@ def test_schemas_pass_cerberus_own_schema_check(kind: str) -> None:
     assert trusted.schema.schema == checked.schema.schema
 
 
-@pytest.mark.parametrize(("kind", "doc"), [
-    ("Run", {"apiVersion": "trainstack.dev/v1", "kind": "Run", "metadata": {"name": 1},
-             "spec": {"component": "c", "priority": True, "resources": {"m": {"gpu": 1.0}}}}),
-    ("Component", {"apiVersion": "x", "kind": "Component", "metadata": {"name": "a\n"},
-                   "spec": {"jobType": "tf", "code": "", "extra": None}}),
-])
-def test_trusted_and_checked_validators_report_the_same_errors(kind: str,
-                                                                doc: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    ("kind", "doc"),
+    [
+        (
+            "Run",
+            {
+                "apiVersion": "trainstack.dev/v1",
+                "kind": "Run",
+                "metadata": {"name": 1},
+                "spec": {"component": "c", "priority": True, "resources": {"m": {"gpu": 1.0}}},
+            },
+        ),
+        (
+            "Component",
+            {
+                "apiVersion": "x",
+                "kind": "Component",
+                "metadata": {"name": "a\n"},
+                "spec": {"jobType": "tf", "code": "", "extra": None},
+            },
+        ),
+    ],
+)
+def test_trusted_and_checked_validators_report_the_same_errors(
+    kind: str, doc: dict[str, object]
+) -> None:
     checked = build_validator(kind, trusted=False)
     trusted = build_validator(kind)
     assert not checked.validate(doc, normalize=False)

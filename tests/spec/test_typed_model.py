@@ -21,7 +21,8 @@ def test_parsed_bindings_carry_enums_and_serialise_as_words() -> None:
     b = values.binding("oss://bucket/data/", mode="download")
     assert b.scheme is Scheme.OSS and b.mode is BindingMode.DOWNLOAD
     assert json.dumps({"scheme": b.scheme, "mode": b.mode}) == (
-        '{"scheme": "oss", "mode": "download"}')
+        '{"scheme": "oss", "mode": "download"}'
+    )
     assert values.binding("pvc://claim/x/").mode is BindingMode.MOUNT
     assert values.SCHEMES == ("file", "oss", "nas", "pvc")
 
@@ -29,11 +30,17 @@ def test_parsed_bindings_carry_enums_and_serialise_as_words() -> None:
 def test_loaded_components_carry_a_code_source(tmp_path: Path) -> None:
     spec = tmp_path / "component.yaml"
     (tmp_path / "src").mkdir()
-    for code, source in (("./src", CodeSource.LOCAL), ("oss://bucket/code/", CodeSource.OSS),
-                         ("{git: 'https://example.com/r.git'}", CodeSource.GIT)):
-        spec.write_text("apiVersion: trainstack.dev/v1\nkind: Component\n"
-                        "metadata: {name: typed, version: 1.0.0}\nspec:\n  jobType: custom\n"
-                        f"  image: registry.example.com/x:1\n  command: python main.py\n"
-                        f"  code: {code}\n", encoding="utf-8")
+    for code, source in (
+        ("./src", CodeSource.LOCAL),
+        ("oss://bucket/code/", CodeSource.OSS),
+        ("{git: 'https://example.com/r.git'}", CodeSource.GIT),
+    ):
+        spec.write_text(
+            "apiVersion: trainstack.dev/v1\nkind: Component\n"
+            "metadata: {name: typed, version: 1.0.0}\nspec:\n  jobType: custom\n"
+            f"  image: registry.example.com/x:1\n  command: python main.py\n"
+            f"  code: {code}\n",
+            encoding="utf-8",
+        )
         comp = load_component(spec)
         assert comp.code is not None and comp.code.kind is source

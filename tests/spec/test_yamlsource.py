@@ -9,15 +9,41 @@ import pytest
 from trainstack.spec.yamlsource import Mark, parse
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("yes", "yes"), ("no", "no"), ("on", "on"), ("y", "y"),  # YAML 1.1 booleans stay text
-    ("true", True), ("False", False), ("TRUE", True),
-    ("null", None), ("Null", None), ("~", None), ("", None),
-    ("10", 10), ("+3", 3), ("-7", -7), ("0x1F", 31), ("0o17", 15), ("1_000", 1000),
-    ("1.5", 1.5), (".5", 0.5), ("1e3", 1000.0), ("-.inf", -math.inf),
-    ("1.0.0", "1.0.0"), ("12:30", "12:30"), ("١٢", "١٢"), ("²", "²"), ("0.1.2-rc", "0.1.2-rc"),
-    ("'10'", "10"), ('"true"', "true"), ("!!int 12", 12), ("!!str 12", "12"),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("yes", "yes"),
+        ("no", "no"),
+        ("on", "on"),
+        ("y", "y"),  # YAML 1.1 booleans stay text
+        ("true", True),
+        ("False", False),
+        ("TRUE", True),
+        ("null", None),
+        ("Null", None),
+        ("~", None),
+        ("", None),
+        ("10", 10),
+        ("+3", 3),
+        ("-7", -7),
+        ("0x1F", 31),
+        ("0o17", 15),
+        ("1_000", 1000),
+        ("1.5", 1.5),
+        (".5", 0.5),
+        ("1e3", 1000.0),
+        ("-.inf", -math.inf),
+        ("1.0.0", "1.0.0"),
+        ("12:30", "12:30"),
+        ("١٢", "١٢"),
+        ("²", "²"),
+        ("0.1.2-rc", "0.1.2-rc"),
+        ("'10'", "10"),
+        ('"true"', "true"),
+        ("!!int 12", 12),
+        ("!!str 12", "12"),
+    ],
+)
 def test_scalars_resolve_by_yaml_1_2_core_rules(text: str, value: object) -> None:
     got = parse("t.yaml", f"k: {text}\n").data["k"]
     assert got == value and type(got) is type(value)

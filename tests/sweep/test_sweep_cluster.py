@@ -43,16 +43,26 @@ class StandInCluster:
             raise KeyboardInterrupt  # as Ctrl-C arriving while the sweep reads the cluster
         if n < 2:
             return Outcome.RUNNING
-        spec = yaml.safe_load((self.home / "sweeps" / "mnist-lr-optimizer" / "trials"
-                               / f"{entry.run}.yaml").read_text())
+        spec = yaml.safe_load(
+            (
+                self.home / "sweeps" / "mnist-lr-optimizer" / "trials" / f"{entry.run}.yaml"
+            ).read_text()
+        )
         params = spec["spec"]["parameters"]
         accuracy = params["lr"] * (10 if params["optimizer"] == "adam" else 1)
         metrics = self.store / "vision" / entry.run / "_metrics"
         metrics.mkdir(parents=True)
-        (metrics / "metrics.json").write_text(json.dumps({"id": entry.run, "metas": [
-            {"name": "epoch", "x": "epoch", "ys": ["loss", "accuracy"]}]}))
-        (metrics / "epoch.csv").write_text(f"epoch,loss,accuracy\n1,2.0,{accuracy / 2}\n"
-                                           f"2,1.0,{accuracy}\n")
+        (metrics / "metrics.json").write_text(
+            json.dumps(
+                {
+                    "id": entry.run,
+                    "metas": [{"name": "epoch", "x": "epoch", "ys": ["loss", "accuracy"]}],
+                }
+            )
+        )
+        (metrics / "epoch.csv").write_text(
+            f"epoch,loss,accuracy\n1,2.0,{accuracy / 2}\n2,1.0,{accuracy}\n"
+        )
         self.live.discard(entry.run)
         return Outcome.SUCCEEDED
 
@@ -66,13 +76,22 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_trials_deploy_as_run_stacks_two_at_a_time_scored_from_the_store(
-        home: Path, tmp_path: Path) -> None:
+    home: Path, tmp_path: Path
+) -> None:
     from trainstack.sweep import service
 
     cli = RecordingPulumi(platform=PLATFORM)
     cluster = StandInCluster(home, tmp_path / "store")
-    done = service.run(EXAMPLE, home, local=False, env="local", artifacts=tmp_path / "store",
-                       command=cli, watcher=cluster, watch_interval=0)
+    done = service.run(
+        EXAMPLE,
+        home,
+        local=False,
+        env="local",
+        artifacts=tmp_path / "store",
+        command=cli,
+        watcher=cluster,
+        watch_interval=0,
+    )
     ups = [c for c in cli.calls if c[0] == "up"]
     stacks = [c[c.index("--stack") + 1] for c in ups]
     assert sorted(stacks) == [f"local.mnist-lr-optimizer-t00{i}" for i in range(4)]
@@ -84,7 +103,11 @@ def test_trials_deploy_as_run_stacks_two_at_a_time_scored_from_the_store(
     assert len(runs) == 4 and all(r.kind is RunKind.CLUSTER for r in runs)
     assert all(r.experiment == "mnist-lr-optimizer" and r.stack_name for r in runs)
     assert {(r.parameters["lr"], r.parameters["optimizer"]) for r in runs} == {
-        (0.01, "adam"), (0.01, "sgd"), (0.001, "adam"), (0.001, "sgd")}
+        (0.01, "adam"),
+        (0.01, "sgd"),
+        (0.001, "adam"),
+        (0.001, "sgd"),
+    }
     assert done.best.run_id in {r.id for r in runs}
 
 
@@ -94,8 +117,16 @@ def test_ctrl_c_destroys_the_stacks_of_running_trials(home: Path, tmp_path: Path
     cli = RecordingPulumi(platform=PLATFORM)
     cluster = StandInCluster(home, tmp_path / "store", interrupt_after=1)
     with pytest.raises(KeyboardInterrupt):
-        service.run(EXAMPLE, home, local=False, env="local", artifacts=tmp_path / "store",
-                    command=cli, watcher=cluster, watch_interval=0)
+        service.run(
+            EXAMPLE,
+            home,
+            local=False,
+            env="local",
+            artifacts=tmp_path / "store",
+            command=cli,
+            watcher=cluster,
+            watch_interval=0,
+        )
     destroyed = [c[c.index("--stack") + 1] for c in cli.calls if c[0] == "destroy"]
     assert sorted(destroyed) == ["local.mnist-lr-optimizer-t000", "local.mnist-lr-optimizer-t001"]
     with Registry.open(home) as reg:
@@ -112,8 +143,10 @@ def test_plan_shows_the_stacks_of_the_first_batch() -> None:
     res = trainstack("plan", EXAMPLE, "--env", "local", "--json", timeout=300)
     assert res.code == 0, res.err
     plans = json.loads(res.out)
-    assert [p["stack"] for p in plans] == ["local.mnist-lr-optimizer-t000",
-                                           "local.mnist-lr-optimizer-t001"]
+    assert [p["stack"] for p in plans] == [
+        "local.mnist-lr-optimizer-t000",
+        "local.mnist-lr-optimizer-t001",
+    ]
     for p in plans:
         kinds = {r["type"] for r in p["plan"]["resources"]}
         assert "kubernetes:training.kubedl.io/v1alpha1:PyTorchJob" in kinds

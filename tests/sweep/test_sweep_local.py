@@ -34,8 +34,10 @@ def show(home: Path, name: str) -> dict[str, object]:
 
 
 def max_overlap(runs: list[RunRecord]) -> int:
-    events = sorted([(r.started_at, 1) for r in runs if r.started_at is not None]
-                    + [(r.finished_at, -1) for r in runs if r.finished_at is not None])
+    events = sorted(
+        [(r.started_at, 1) for r in runs if r.started_at is not None]
+        + [(r.finished_at, -1) for r in runs if r.finished_at is not None]
+    )
     now = peak = 0
     for _, step in events:
         now += step
@@ -52,9 +54,12 @@ def test_the_mnist_example_grid_runs_as_four_local_runs_two_at_a_time(tmp_path: 
     runs = sweep_runs(home, "mnist-lr-optimizer")
     assert len(runs) == 4 and all(r.status is RunStatus.SUCCEEDED for r in runs)
     assert {(r.parameters["lr"], r.parameters["optimizer"]) for r in runs} == {
-        (0.01, "adam"), (0.01, "sgd"), (0.001, "adam"), (0.001, "sgd")}
-    assert all(r.experiment == "mnist-lr-optimizer" and r.parameters["epochs"] == 2
-               for r in runs)
+        (0.01, "adam"),
+        (0.01, "sgd"),
+        (0.001, "adam"),
+        (0.001, "sgd"),
+    }
+    assert all(r.experiment == "mnist-lr-optimizer" and r.parameters["epochs"] == 2 for r in runs)
     assert max_overlap(runs) == 2  # the cap, and reached
     # The best trial is the run with the highest last epoch/accuracy, read independently.
     last = {}
@@ -97,10 +102,14 @@ def _processes_under(home: Path) -> list[psutil.Process]:
 
 
 def test_ctrl_c_stops_every_trial_and_the_same_command_resumes(tmp_path: Path) -> None:
-    spec = hold_project(tmp_path, {
-        "parameters": {"lr": [0.1, 0.2, 0.3, 0.4]},
-        "objective": {"metric": "curve/loss", "goal": "minimize"},
-        "budget": {"trials": 4, "parallel": 2}})
+    spec = hold_project(
+        tmp_path,
+        {
+            "parameters": {"lr": [0.1, 0.2, 0.3, 0.4]},
+            "objective": {"metric": "curve/loss", "goal": "minimize"},
+            "budget": {"trials": 4, "parallel": 2},
+        },
+    )
     home = tmp_path / "home"
     blocks = tmp_path / "blocks"
     for lr in (0.1, 0.2, 0.3, 0.4):
@@ -138,11 +147,15 @@ def test_ctrl_c_stops_every_trial_and_the_same_command_resumes(tmp_path: Path) -
     assert "2 running trial(s) stopped; run the same command again to resume" in out
     assert _processes_under(home) == []  # nothing left behind
     runs = sweep_runs(home, "hold-sweep")
-    assert {r.id: r.status for r in runs if r.id in held} == dict.fromkeys(held,
-                                                                       RunStatus.CANCELLED)
+    assert {r.id: r.status for r in runs if r.id in held} == dict.fromkeys(
+        held, RunStatus.CANCELLED
+    )
     trials = show(home, "hold-sweep")["trials"]
     assert sorted(t["state"] for t in trials) == [  # type: ignore[union-attr]
-        "complete", "interrupted", "interrupted"]
+        "complete",
+        "interrupted",
+        "interrupted",
+    ]
 
     for block in blocks.iterdir():
         block.unlink()
@@ -161,14 +174,18 @@ def test_ctrl_c_stops_every_trial_and_the_same_command_resumes(tmp_path: Path) -
 
 
 def test_the_median_pruner_stops_a_poor_trial_while_it_runs(tmp_path: Path) -> None:
-    spec = hold_project(tmp_path, {
-        "parameters": {"lr": [1.0, 2.0, 3.0]},
-        "objective": {"metric": "curve/loss", "goal": "minimize"},
-        "budget": {"parallel": 1},
-        "earlyStopping": {"startupTrials": 2, "warmupSteps": 0}},
+    spec = hold_project(
+        tmp_path,
+        {
+            "parameters": {"lr": [1.0, 2.0, 3.0]},
+            "objective": {"metric": "curve/loss", "goal": "minimize"},
+            "budget": {"parallel": 1},
+            "earlyStopping": {"startupTrials": 2, "warmupSteps": 0},
+        },
         # Long enough trials that the sweep's polling sees trial 2's first values well before
         # it would end on its own, even on a loaded machine.
-        base_params={"steps": 20, "pause": 0.4, "mode": "trial"})
+        base_params={"steps": 20, "pause": 0.4, "mode": "trial"},
+    )
     home = tmp_path / "home"
     res = trainstack("sweep", spec, "--local", "--home", home, timeout=300)
     assert res.code == 0, res.out + res.err
@@ -185,14 +202,20 @@ def test_the_median_pruner_stops_a_poor_trial_while_it_runs(tmp_path: Path) -> N
 
 
 def test_a_trial_without_the_objective_fails_naming_the_metrics_it_has(tmp_path: Path) -> None:
-    spec = hold_project(tmp_path, {
-        "parameters": {"lr": [0.5]},
-        "objective": {"metric": "curve/accuracy", "goal": "maximize"}})
+    spec = hold_project(
+        tmp_path,
+        {
+            "parameters": {"lr": [0.5]},
+            "objective": {"metric": "curve/accuracy", "goal": "maximize"},
+        },
+    )
     home = tmp_path / "home"
     res = trainstack("sweep", spec, "--local", "--home", home, timeout=300)
     assert res.code == 1
-    assert "trial 0 failed: the run has no values for 'curve/accuracy' (its metrics: " \
-           "curve/loss)" in res.out
+    assert (
+        "trial 0 failed: the run has no values for 'curve/accuracy' (its metrics: "
+        "curve/loss)" in res.out
+    )
     assert "no trial completed with an objective value" in res.err
     # A changed search space under the same name is another search: refused.
     spec.write_text(spec.read_text().replace("- 0.5", "- 0.25"))
@@ -201,9 +224,10 @@ def test_a_trial_without_the_objective_fails_naming_the_metrics_it_has(tmp_path:
 
 
 def test_a_second_sweep_of_the_same_sweep_is_refused_while_one_runs(tmp_path: Path) -> None:
-    spec = hold_project(tmp_path, {
-        "parameters": {"lr": [0.1]},
-        "objective": {"metric": "curve/loss", "goal": "minimize"}})
+    spec = hold_project(
+        tmp_path,
+        {"parameters": {"lr": [0.1]}, "objective": {"metric": "curve/loss", "goal": "minimize"}},
+    )
     home = tmp_path / "home"
     (tmp_path / "blocks" / "block-0.1").touch()
     argv = ("sweep", spec, "--local", "--home", home)
@@ -221,11 +245,15 @@ def test_a_second_sweep_of_the_same_sweep_is_refused_while_one_runs(tmp_path: Pa
 
 
 def test_no_trial_starts_after_the_time_limit(tmp_path: Path) -> None:
-    spec = hold_project(tmp_path, {
-        "parameters": {"lr": [0.1, 0.2, 0.3]},
-        "objective": {"metric": "curve/loss", "goal": "minimize"},
-        "budget": {"parallel": 1, "timeout": 1}},
-        base_params={"pause": 1.5})  # each trial outlasts the limit
+    spec = hold_project(
+        tmp_path,
+        {
+            "parameters": {"lr": [0.1, 0.2, 0.3]},
+            "objective": {"metric": "curve/loss", "goal": "minimize"},
+            "budget": {"parallel": 1, "timeout": 1},
+        },
+        base_params={"pause": 1.5},
+    )  # each trial outlasts the limit
     home = tmp_path / "home"
     res = trainstack("sweep", spec, "--local", "--home", home, timeout=300)
     assert res.code == 0, res.out + res.err
@@ -236,10 +264,14 @@ def test_no_trial_starts_after_the_time_limit(tmp_path: Path) -> None:
 def test_trials_stop_when_the_sweep_process_is_killed(tmp_path: Path) -> None:
     """SIGKILL leaves the sweep no chance to stop its trials: each trial's runner gets SIGINT
     from the kernel (parent-death signal), stops its replicas and records the run cancelled."""
-    spec = hold_project(tmp_path, {
-        "parameters": {"lr": [0.1, 0.2]},
-        "objective": {"metric": "curve/loss", "goal": "minimize"},
-        "budget": {"parallel": 2}})
+    spec = hold_project(
+        tmp_path,
+        {
+            "parameters": {"lr": [0.1, 0.2]},
+            "objective": {"metric": "curve/loss", "goal": "minimize"},
+            "budget": {"parallel": 2},
+        },
+    )
     home = tmp_path / "home"
     for lr in (0.1, 0.2):
         (tmp_path / "blocks" / f"block-{lr}").touch()
@@ -247,8 +279,10 @@ def test_trials_stop_when_the_sweep_process_is_killed(tmp_path: Path) -> None:
     proc = Cli(home).start(*argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while not (home / "registry.db").exists() or [
-                r.status for r in sweep_runs(home, "hold-sweep")] != [RunStatus.RUNNING] * 2:
+        while (
+            not (home / "registry.db").exists()
+            or [r.status for r in sweep_runs(home, "hold-sweep")] != [RunStatus.RUNNING] * 2
+        ):
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.1)
     finally:

@@ -51,29 +51,40 @@ def test_the_example_loads_as_a_2x2_grid() -> None:
     assert s.space["lr"] == Choice((0.01, 0.001))
     assert s.space["optimizer"] == Choice(("adam", "sgd"))
     assert (s.objective.metric, s.objective.goal, s.objective.pick) == (
-        "epoch/accuracy", Goal.MAXIMIZE, Pick.LAST)
+        "epoch/accuracy",
+        Goal.MAXIMIZE,
+        Pick.LAST,
+    )
     assert s.base.component.name == "mnist-ddp"
 
 
 def test_an_unknown_parameter_is_refused_with_its_line_and_a_suggestion(cleanup: Path) -> None:
-    sweep_file(cleanup, """  run: ../runs/sweep-base.yaml
+    sweep_file(
+        cleanup,
+        """  run: ../runs/sweep-base.yaml
   parameters:
     lr: [0.1, 0.01]
     optimiser: [adam, sgd]
   objective: {metric: epoch/accuracy, goal: maximize}
-""")
-    res = trainstack("sweep", "mnist-ddp/sweeps/s.yaml", "--local", "--home", cleanup / "home",
-                     cwd=cleanup)
+""",
+    )
+    res = trainstack(
+        "sweep", "mnist-ddp/sweeps/s.yaml", "--local", "--home", cleanup / "home", cwd=cleanup
+    )
     assert res.code == 2
     # line 9, column 5: the key `optimiser`
-    assert "mnist-ddp/sweeps/s.yaml:9:5: spec.parameters.optimiser: component " \
-           "mnist-ddp@1.2.0 has no parameter 'optimiser'" in res.err
+    assert (
+        "mnist-ddp/sweeps/s.yaml:9:5: spec.parameters.optimiser: component "
+        "mnist-ddp@1.2.0 has no parameter 'optimiser'" in res.err
+    )
     assert "did you mean 'optimizer'?" in res.err
     assert not (cleanup / "home" / "sweeps").exists()  # nothing started, nothing stored
 
 
 def test_values_and_ranges_are_checked_against_the_component(cleanup: Path) -> None:
-    path = sweep_file(cleanup, """  run: ../runs/sweep-base.yaml
+    path = sweep_file(
+        cleanup,
+        """  run: ../runs/sweep-base.yaml
   algorithm: tpe
   parameters:
     lr: {min: 0.001, max: 2.0, log: true}
@@ -82,11 +93,13 @@ def test_values_and_ranges_are_checked_against_the_component(cleanup: Path) -> N
     amp: {min: 0, max: 1}
     batch-size: [32, 32]
   objective: {metric: epoch/accuracy, goal: maximize}
-""")
+""",
+    )
     found = problems(path)
     text = "\n".join(found)
-    assert ":9:" in text and "spec.parameters.lr.max: 2.0 is out of range: must be at most 1.0" \
-        in text
+    assert (
+        ":9:" in text and "spec.parameters.lr.max: 2.0 is out of range: must be at most 1.0" in text
+    )
     assert "spec.parameters.optimizer[1]: 'adamw' is not one of: 'adam', 'sgd'" in text
     assert "did you mean 'adam'?" in text
     assert "spec.parameters.epochs.min: expected an integer (Int), got 1.5" in text
@@ -95,25 +108,31 @@ def test_values_and_ranges_are_checked_against_the_component(cleanup: Path) -> N
 
 
 def test_a_grid_takes_lists_and_a_log_range_starts_above_zero(cleanup: Path) -> None:
-    path = sweep_file(cleanup, """  run: ../runs/sweep-base.yaml
+    path = sweep_file(
+        cleanup,
+        """  run: ../runs/sweep-base.yaml
   parameters:
     lr: {min: 0.0, max: 0.1, log: true}
   objective: {metric: epoch/accuracy, goal: maximize}
-""")
+""",
+    )
     assert any("a grid search takes a list of values" in p for p in problems(path))
-    path.write_text(path.read_text().replace("  parameters:", "  algorithm: random\n"
-                                             "  parameters:"))
-    assert any("spec.parameters.lr.min: a log-scale range must start above 0" in p
-               for p in problems(path))
+    path.write_text(path.read_text().replace("  parameters:", "  algorithm: random\n  parameters:"))
+    assert any(
+        "spec.parameters.lr.min: a log-scale range must start above 0" in p for p in problems(path)
+    )
 
 
 def test_schema_errors_speak_like_every_spec(cleanup: Path) -> None:
-    path = sweep_file(cleanup, """  run: ../runs/sweep-base.yaml
+    path = sweep_file(
+        cleanup,
+        """  run: ../runs/sweep-base.yaml
   parameters: {lr: [0.1]}
   objective: {metric: epoch/accuracy, goal: maximise}
   algorith: tpe
   budget: {trials: 0, paralel: 2}
-""")
+""",
+    )
     text = "\n".join(problems(path))
     assert "spec.objective.goal: 'maximise' is not one of: minimize, maximize" in text
     assert "did you mean 'maximize'?" in text
@@ -123,15 +142,20 @@ def test_schema_errors_speak_like_every_spec(cleanup: Path) -> None:
 
 
 def test_a_missing_or_invalid_base_run_is_reported(cleanup: Path) -> None:
-    path = sweep_file(cleanup, """  run: ../runs/nope.yaml
+    path = sweep_file(
+        cleanup,
+        """  run: ../runs/nope.yaml
   parameters: {lr: [0.1]}
   objective: {metric: epoch/accuracy, goal: maximize}
-""")
+""",
+    )
     assert any("spec.run: run file '../runs/nope.yaml' not found" in p for p in problems(path))
 
 
 def test_an_inline_run_is_checked_as_a_run_at_its_place_in_the_sweep(cleanup: Path) -> None:
-    path = sweep_file(cleanup, """  run:
+    path = sweep_file(
+        cleanup,
+        """  run:
     component: ../component.yaml
     parameters: {epochs: 1, samples: 64}
     resources: {master: {replicas: 1, cpu: 1, memory: 1Gi}}
@@ -142,15 +166,18 @@ def test_an_inline_run_is_checked_as_a_run_at_its_place_in_the_sweep(cleanup: Pa
   seed: 7
   budget: {trials: 3}
   objective: {metric: epoch/loss, goal: minimize, value: best}
-""")
+""",
+    )
     s = load_sweep(path)
     assert s.space["lr"] == Range(0.001, 0.1, True, False)
     assert s.space["batch-size"] == Range(16, 128, False, True)
     assert s.base.parameters["epochs"] == 1 and s.trial_count == 3
     path.write_text(path.read_text().replace("epochs: 1,", "epochz: 1,"))
     found = problems(path)
-    assert any(":8:18: spec.run.parameters.epochz: component mnist-ddp@1.2.0 has no parameter"
-               in p for p in found), found
+    assert any(
+        ":8:18: spec.run.parameters.epochz: component mnist-ddp@1.2.0 has no parameter" in p
+        for p in found
+    ), found
 
 
 def test_validate_accepts_the_example_and_schema_prints_the_sweep_schema() -> None:
@@ -171,9 +198,12 @@ def test_fastcheck_agrees_with_cerberus_on_sweeps() -> None:
 
     v = build_validator("Sweep", trusted=False)
     doc = load(EXAMPLE).data
-    mutations = [doc, {**doc, "spec": {**doc["spec"], "algorithm": "bayes"}},
-                 {**doc, "spec": {**doc["spec"], "budget": {"trials": "4"}}},
-                 {**doc, "spec": {**doc["spec"], "parameters": {"lr": 0.1}}},
-                 {**doc, "spec": {**doc["spec"], "seed": -1}}]
+    mutations = [
+        doc,
+        {**doc, "spec": {**doc["spec"], "algorithm": "bayes"}},
+        {**doc, "spec": {**doc["spec"], "budget": {"trials": "4"}}},
+        {**doc, "spec": {**doc["spec"], "parameters": {"lr": 0.1}}},
+        {**doc, "spec": {**doc["spec"], "seed": -1}},
+    ]
     for m in mutations:
         assert fastcheck.valid(m, "Sweep") == v.validate(m, normalize=False), m

@@ -19,9 +19,14 @@ EXAMPLE = REPO / "components" / "mnist-ddp" / "sweeps" / "lr-optimizer.yaml"
 
 def test_the_registry_keeps_a_runs_parameters(tmp_path: Path) -> None:
     with Registry.open(tmp_path) as reg:
-        rec = reg.create(NewRun(name="r", component="c", component_version="1.0.0",
-                                parameters={"lr": 0.01, "optimizer": "adam", "amp": False,
-                                            "epochs": 2}))
+        rec = reg.create(
+            NewRun(
+                name="r",
+                component="c",
+                component_version="1.0.0",
+                parameters={"lr": 0.01, "optimizer": "adam", "amp": False, "epochs": 2},
+            )
+        )
         again = reg.get(rec.id)
     assert dict(again.parameters) == {"lr": 0.01, "optimizer": "adam", "amp": False, "epochs": 2}
 
@@ -31,10 +36,18 @@ def test_a_trial_run_file_is_the_base_run_with_the_trials_values(tmp_path: Path)
     doc = trial_document(s, 7, {"lr": 0.001, "optimizer": "sgd"})
     assert doc["metadata"]["name"] == "mnist-lr-optimizer-t007"
     assert doc["metadata"]["experiment"] == "mnist-lr-optimizer"
-    assert doc["metadata"]["tags"] == {"team": "vision", "sweep": "mnist-lr-optimizer",
-                                       "trial": "7"}
-    assert doc["spec"]["parameters"] == {"epochs": 2, "samples": 256, "batch-size": 64,
-                                         "lr": 0.001, "optimizer": "sgd"}
+    assert doc["metadata"]["tags"] == {
+        "team": "vision",
+        "sweep": "mnist-lr-optimizer",
+        "trial": "7",
+    }
+    assert doc["spec"]["parameters"] == {
+        "epochs": 2,
+        "samples": 256,
+        "batch-size": 64,
+        "lr": 0.001,
+        "optimizer": "sgd",
+    }
     assert doc["spec"]["component"] == str(REPO / "components" / "mnist-ddp" / "component.yaml")
 
 
@@ -45,20 +58,27 @@ def test_a_bound_local_output_gets_a_folder_per_trial(tmp_path: Path) -> None:
 
     s = load_sweep(EXAMPLE)
     base = dict(s.base_doc)
-    base["spec"] = {**base["spec"], "outputs": {"model": "file://./out/"},
-                    "inputs": {"train": {"uri": "file://../data/", "mode": "download"}}}
+    base["spec"] = {
+        **base["spec"],
+        "outputs": {"model": "file://./out/"},
+        "inputs": {"train": {"uri": "file://../data/", "mode": "download"}},
+    }
     doc = trial_document(replace(s, base_doc=FrozenMap(base)), 1, {"lr": 0.01})
     runs = REPO / "components" / "mnist-ddp" / "runs"
     assert doc["spec"]["outputs"]["model"] == f"file://{runs / 'out' / 'mnist-lr-optimizer-t001'}/"
-    assert doc["spec"]["inputs"]["train"] == {"uri": f"file://{(runs / '../data').resolve()}/",
-                                              "mode": "download"}
+    assert doc["spec"]["inputs"]["train"] == {
+        "uri": f"file://{(runs / '../data').resolve()}/",
+        "mode": "download",
+    }
 
 
 def rows() -> list[TrialRow]:
-    return [TrialRow(0, "s-t000", {"lr": 0.1}, TrialState.COMPLETE, 0.5, "s-t000-a", ""),
-            TrialRow(1, "s-t001", {"lr": 0.2}, TrialState.COMPLETE, 0.25, "s-t001-b", ""),
-            TrialRow(2, "s-t002", {"lr": 0.3}, TrialState.PRUNED, None, "s-t002-c", "pruned"),
-            TrialRow(3, "s-t003", {"lr": 0.4}, TrialState.FAILED, None, None, "run failed")]
+    return [
+        TrialRow(0, "s-t000", {"lr": 0.1}, TrialState.COMPLETE, 0.5, "s-t000-a", ""),
+        TrialRow(1, "s-t001", {"lr": 0.2}, TrialState.COMPLETE, 0.25, "s-t001-b", ""),
+        TrialRow(2, "s-t002", {"lr": 0.3}, TrialState.PRUNED, None, "s-t002-c", "pruned"),
+        TrialRow(3, "s-t003", {"lr": 0.4}, TrialState.FAILED, None, None, "run failed"),
+    ]
 
 
 def test_the_best_trial_follows_the_goal() -> None:

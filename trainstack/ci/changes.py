@@ -15,8 +15,14 @@ import yaml
 
 from trainstack.ci import git
 
-PLATFORM_PREFIXES = ("Pulumi.", "infra/", "trainstack/infra/", "platform/", "policies/",
-                     "trainstack/policy/")
+PLATFORM_PREFIXES = (
+    "Pulumi.",
+    "infra/",
+    "trainstack/infra/",
+    "platform/",
+    "policies/",
+    "trainstack/policy/",
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +58,13 @@ def _component_folder(root: Path, run_file: Path, doc: dict[str, object]) -> str
 def changed(start: Path, ref: str) -> Changes:
     root = git.toplevel(start)
     files = git.changed_files(root, ref)
-    components = sorted({posixpath.dirname(f) for f in git.files_at(root, "HEAD") + files
-                         if posixpath.basename(f) == "component.yaml"})
+    components = sorted(
+        {
+            posixpath.dirname(f)
+            for f in git.files_at(root, "HEAD") + files
+            if posixpath.basename(f) == "component.yaml"
+        }
+    )
     touched = {c for c in components if any(f == c or f.startswith(c + "/") for f in files)}
     runs: set[str] = set()
     for yml in sorted(root.rglob("*.yaml")):
@@ -65,5 +76,8 @@ def changed(start: Path, ref: str) -> Changes:
             continue
         if rel in files or _component_folder(root, yml, doc) in touched:
             runs.add(rel)
-    return Changes(runs=tuple(sorted(runs)), components=tuple(sorted(touched)),
-                   platform=any(f.startswith(PLATFORM_PREFIXES) for f in files))
+    return Changes(
+        runs=tuple(sorted(runs)),
+        components=tuple(sorted(touched)),
+        platform=any(f.startswith(PLATFORM_PREFIXES) for f in files),
+    )

@@ -13,11 +13,14 @@ def git(root: Path, *args: str, stdin: str | None = None) -> str:
     exe = shutil.which("git")
     if exe is None:
         raise ToolMissingError("git is not installed", hint="install git (apt-get install git)")
-    done = subprocess.run([exe, "-C", str(root), *args], input=stdin, capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        [exe, "-C", str(root), *args], input=stdin, capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
-        raise UserError(f"git {' '.join(args[:2])}: {done.stderr.strip() or 'failed'}",
-                        hint="in CI, check out with fetch-depth: 0 so the base commit exists")
+        raise UserError(
+            f"git {' '.join(args[:2])}: {done.stderr.strip() or 'failed'}",
+            hint="in CI, check out with fetch-depth: 0 so the base commit exists",
+        )
     return done.stdout
 
 
@@ -56,8 +59,13 @@ def tree_at(root: Path, ref: str, folder: str) -> dict[str, str]:
 def tree_now(root: Path, folder: str) -> dict[str, str]:
     """The same for the working tree: tracked and untracked (not ignored) files, as git would
     hash them."""
-    files = sorted(set(git(root, "ls-files", "--cached", "--others", "--exclude-standard", "--",
-                           folder).splitlines()))
+    files = sorted(
+        set(
+            git(
+                root, "ls-files", "--cached", "--others", "--exclude-standard", "--", folder
+            ).splitlines()
+        )
+    )
     files = [f for f in files if (root / f).is_file()]
     if not files:
         return {}
@@ -70,5 +78,4 @@ def show(root: Path, ref: str, path: str) -> str:
 
 
 def files_at(root: Path, ref: str) -> list[str]:
-    return git(root, "ls-tree", "-r", "--name-only", "--full-tree",
-               resolve(root, ref)).splitlines()
+    return git(root, "ls-tree", "-r", "--name-only", "--full-tree", resolve(root, ref)).splitlines()

@@ -46,11 +46,13 @@ def _parse(text: str, folder: str) -> Version | None:
     return Version(str(meta["name"]), str(meta["version"]), folder, code_folder)
 
 
-def _members(blobs: Mapping[str, str], v: Version, code_blobs: Mapping[str, str]
-             ) -> dict[str, str]:
+def _members(blobs: Mapping[str, str], v: Version, code_blobs: Mapping[str, str]) -> dict[str, str]:
     """{repository path: blob} of what a version consists of: its spec and code tree."""
-    out = {posixpath.join(v.folder, COMPONENT_FILE): blobs[COMPONENT_FILE]} if (
-        COMPONENT_FILE in blobs) else {}
+    out = (
+        {posixpath.join(v.folder, COMPONENT_FILE): blobs[COMPONENT_FILE]}
+        if (COMPONENT_FILE in blobs)
+        else {}
+    )
     for rel, blob in code_blobs.items():
         path = posixpath.join(v.code, rel)
         if not path.startswith(posixpath.join(v.folder, "runs") + "/"):
@@ -78,16 +80,20 @@ def _version_line(path: Path) -> int | None:
 def check_versions(start: Path, ref: str, paths: Sequence[Path] = ()) -> list[Diagnostic]:
     """Every component version at ``ref`` (under ``paths``, when given) that changed unbumped."""
     root = git.toplevel(start)
-    scopes = [str(p.resolve().relative_to(root.resolve())).replace("\\", "/")
-              for p in paths if p.resolve().is_relative_to(root.resolve())]
+    scopes = [
+        str(p.resolve().relative_to(root.resolve())).replace("\\", "/")
+        for p in paths
+        if p.resolve().is_relative_to(root.resolve())
+    ]
     if paths and not scopes:
         return []  # nothing asked for lives in this repository
     diagnostics: list[Diagnostic] = []
     for path in git.files_at(root, ref):
         if posixpath.basename(path) != COMPONENT_FILE:
             continue
-        if scopes and not any(s in (".", "") or path == s or path.startswith(s + "/")
-                              for s in scopes):
+        if scopes and not any(
+            s in (".", "") or path == s or path.startswith(s + "/") for s in scopes
+        ):
             continue
         folder = posixpath.dirname(path)
         before = _parse(git.show(root, ref, path), folder)
@@ -102,11 +108,20 @@ def check_versions(start: Path, ref: str, paths: Sequence[Path] = ()) -> list[Di
         if digest(old) == digest(new):
             continue
         changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
-        diagnostics.append(Diagnostic(
-            file=path, line=_version_line(now_file), column=1, path="metadata.version",
-            message=(f"{before.name}@{before.version} exists at {ref} and its content changed "
-                     f"without a new version: {', '.join(changed[:5])}"
-                     + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")),
-            hint="bump metadata.version (and set versionDescription): a released version "
-                 "must stay what runs of it ran", code="version-not-bumped"))
+        diagnostics.append(
+            Diagnostic(
+                file=path,
+                line=_version_line(now_file),
+                column=1,
+                path="metadata.version",
+                message=(
+                    f"{before.name}@{before.version} exists at {ref} and its content changed "
+                    f"without a new version: {', '.join(changed[:5])}"
+                    + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+                ),
+                hint="bump metadata.version (and set versionDescription): a released version "
+                "must stay what runs of it ran",
+                code="version-not-bumped",
+            )
+        )
     return diagnostics

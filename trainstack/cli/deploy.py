@@ -12,24 +12,36 @@ from trainstack.cli.options import backend_option, home_option
 @click.command()
 @click.argument("run_file", type=click.Path(path_type=Path))
 @click.option("--env", "env", required=True, help="environment: the platform stack Pulumi.<ENV>")
-@click.option("--rerun", is_flag=True,
-              help="submit the job again even if nothing changed (a changed run always is)")
+@click.option(
+    "--rerun",
+    is_flag=True,
+    help="submit the job again even if nothing changed (a changed run always is)",
+)
 @click.option("--quiet", is_flag=True, help="do not stream the Pulumi CLI's progress")
 @home_option
 @backend_option
-def deploy(run_file: Path, env: str, rerun: bool, quiet: bool, home: Path | None,
-           backend: str | None) -> None:
+def deploy(
+    run_file: Path, env: str, rerun: bool, quiet: bool, home: Path | None, backend: str | None
+) -> None:
     """Deploy RUN_FILE to ENV as one stack (create it, or update it: refresh, then up)."""
     from trainstack.deploy.service import deploy as deploy_run
 
     def progress(line: str) -> None:
         click.echo(line, err=True)
 
-    entry = deploy_run(run_file, env, home=home, backend=backend, rerun=rerun,
-                       on_output=None if quiet else progress)
+    entry = deploy_run(
+        run_file,
+        env,
+        home=home,
+        backend=backend,
+        rerun=rerun,
+        on_output=None if quiet else progress,
+    )
     click.echo(f"deployed {entry.run} to {entry.env}: stack {entry.stack} in {entry.backend}")
     for key in ("kind", "jobName", "namespace", "specHash"):
         if key in entry.outputs:
             click.echo(f"  {key}: {entry.outputs[key]}")
-    click.echo(f"next: trainstack status {entry.run}  |  trainstack wait {entry.run}  |  "
-               f"trainstack logs {entry.run} -f  |  trainstack destroy {entry.run}")
+    click.echo(
+        f"next: trainstack status {entry.run}  |  trainstack wait {entry.run}  |  "
+        f"trainstack logs {entry.run} -f  |  trainstack destroy {entry.run}"
+    )

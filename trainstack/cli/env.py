@@ -26,15 +26,32 @@ from trainstack.spec import load_run
 @click.argument("run_file", type=click.Path(path_type=Path))
 @click.option("--role", help="Replica role (default: the job kind's primary role).")
 @click.option("--index", type=int, default=0, show_default=True, help="Replica index.")
-@click.option("--namespace", default=None,
-              help="Namespace for cluster addresses (default: the run's, else 'default').")
+@click.option(
+    "--namespace",
+    default=None,
+    help="Namespace for cluster addresses (default: the run's, else 'default').",
+)
 @click.option("--gpus", default="", help="Device ids to show in NVIDIA_VISIBLE_DEVICES, e.g. 0,1.")
 @components_option
-@click.option("--format", "fmt", type=click.Choice(["sh", "json"]), default="sh",
-              show_default=True, help="sh prints NAME='value' lines that a shell can source.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["sh", "json"]),
+    default="sh",
+    show_default=True,
+    help="sh prints NAME='value' lines that a shell can source.",
+)
 @click.option("--files/--no-files", default=False, help="Also print the config files and argv.")
-def env(run_file: Path, role: str | None, index: int, namespace: str | None, gpus: str,
-        components_dir: Path | None, fmt: str, files: bool) -> None:
+def env(
+    run_file: Path,
+    role: str | None,
+    index: int,
+    namespace: str | None,
+    gpus: str,
+    components_dir: Path | None,
+    fmt: str,
+    files: bool,
+) -> None:
     """Print the environment of one replica of RUN_FILE, as it would run on the cluster."""
     run = load_run(run_file, components_dir=components_dir)
     role = role or job_kind(run.job_type).primary_role
@@ -48,8 +65,11 @@ def env(run_file: Path, role: str | None, index: int, namespace: str | None, gpu
     by = "KubeDL" if kind.by_kubedl else "Kubernetes"
     injected = [n for n in operator_names(run, role) if n in variables]
     if fmt == "json":
-        doc: dict[str, object] = {"env": variables, "secretEnv": secrets,
-                                  "injectedBy": {n: by for n in injected}}
+        doc: dict[str, object] = {
+            "env": variables,
+            "secretEnv": secrets,
+            "injectedBy": {n: by for n in injected},
+        }
         if files:
             doc["files"] = config_files(run, topology)
             doc["argv"] = launch_command(run, role)

@@ -14,10 +14,21 @@ JOB_TYPES = [JobType.PYTORCH.value, *(t.value for t in KINDS if t is not JobType
 
 @click.command()
 @click.argument("name")
-@click.option("--job-type", type=click.Choice(JOB_TYPES), default="pytorch", show_default=True,
-              help="The KubeDL job kind the component runs as.")
-@click.option("--dir", "parent", type=click.Path(path_type=Path, file_okay=False),
-              default=Path("."), show_default=True, help="Where to create the NAME folder.")
+@click.option(
+    "--job-type",
+    type=click.Choice(JOB_TYPES),
+    default="pytorch",
+    show_default=True,
+    help="The KubeDL job kind the component runs as.",
+)
+@click.option(
+    "--dir",
+    "parent",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("."),
+    show_default=True,
+    help="Where to create the NAME folder.",
+)
 def init(name: str, job_type: str, parent: Path) -> None:
     """Create NAME/ with component.yaml, src/main.py (reads the contract), runs/example.yaml
     (file:// bindings to sample data in NAME/runs/data/). Never overwrites."""
@@ -27,5 +38,7 @@ def init(name: str, job_type: str, parent: Path) -> None:
     root = parent / name
     for path in written:
         click.echo(f"created {path}")
-    click.echo(f"\nnext: trainstack validate {root}\n      trainstack run --local "
-               f"{root / 'runs' / 'example.yaml'}")
+    click.echo(
+        f"\nnext: trainstack validate {root}\n      trainstack run --local "
+        f"{root / 'runs' / 'example.yaml'}"
+    )

@@ -13,13 +13,27 @@ def kubedl() -> None:
 
 
 @kubedl.command()
-@click.option("--from", "source", required=True,
-              help="a checkout or unpacked release of kubedl-io/kubedl at the pinned tag, a folder "
-                   "of CRD files, or an https URL under which the files are served")
-@click.option("--to", "folder", required=True, type=click.Path(path_type=Path),
-              help="the kubedl:crdSource folder, e.g. platform/kubedl/v0.5.0")
-@click.option("--write-lock", "lock_version", default=None, metavar="VERSION",
-              help="trust --from and (re)write the lock for VERSION (a new KubeDL release)")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    help="a checkout or unpacked release of kubedl-io/kubedl at the pinned tag, a folder "
+    "of CRD files, or an https URL under which the files are served",
+)
+@click.option(
+    "--to",
+    "folder",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="the kubedl:crdSource folder, e.g. platform/kubedl/v0.5.0",
+)
+@click.option(
+    "--write-lock",
+    "lock_version",
+    default=None,
+    metavar="VERSION",
+    help="trust --from and (re)write the lock for VERSION (a new KubeDL release)",
+)
 def mirror(source: str, folder: Path, lock_version: str | None) -> None:
     """Copy the locked CRD files into FOLDER, each verified against its sha256."""
     from trainstack.infra.platform.kubedl_source import LOCK_NAME

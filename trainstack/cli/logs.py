@@ -23,8 +23,17 @@ from trainstack.errors import NotFoundError
 @env_option
 @home_option
 @backend_option
-def logs(run_ref: str, role: str | None, index: int | None, follow: bool, pattern: str | None,
-         tail: int | None, env: str | None, home: Path | None, backend: str | None) -> None:
+def logs(
+    run_ref: str,
+    role: str | None,
+    index: int | None,
+    follow: bool,
+    pattern: str | None,
+    tail: int | None,
+    env: str | None,
+    home: Path | None,
+    backend: str | None,
+) -> None:
     """Print a run's logs (RUN: an id, an id prefix, or a name for its latest run)."""
     from trainstack.local import logview
     from trainstack.registry import Registry, RunKind, state_home
@@ -43,15 +52,26 @@ def logs(run_ref: str, role: str | None, index: int | None, follow: bool, patter
         except NotFoundError:
             record = None  # perhaps deployed by a teammate: the backend's index knows
         if record is None or record.kind is RunKind.CLUSTER or record.run_dir is None:
-            _deployed(record.name if record else run_ref, env, home, backend, role, index,
-                      follow, tail, logview.grep_lines(write, grep))
+            _deployed(
+                record.name if record else run_ref,
+                env,
+                home,
+                backend,
+                role,
+                index,
+                follow,
+                tail,
+                logview.grep_lines(write, grep),
+            )
             return
+
         def running() -> bool:
             reg.reap_interrupted()
             return not reg.get(record.id).status.finished
 
-        files = logview.wait_for(record.run_dir / "logs", role, index,
-                                 running=running if follow else None)
+        files = logview.wait_for(
+            record.run_dir / "logs", role, index, running=running if follow else None
+        )
         try:
             logview.show(files, write, tail=tail, grep=grep, follow=running if follow else None)
         except BrokenPipeError:
@@ -59,9 +79,17 @@ def logs(run_ref: str, role: str | None, index: int | None, follow: bool, patter
             sys.stderr.close()
 
 
-def _deployed(run: str, env: str | None, home: Path | None, backend: str | None,
-              role: str | None, index: int | None, follow: bool, tail: int | None,
-              write: Callable[[bytes], None]) -> None:
+def _deployed(
+    run: str,
+    env: str | None,
+    home: Path | None,
+    backend: str | None,
+    role: str | None,
+    index: int | None,
+    follow: bool,
+    tail: int | None,
+    write: Callable[[bytes], None],
+) -> None:
     from trainstack.deploy import service
 
     found = service.locate(run, env, home=home, backend=backend)
@@ -69,4 +97,3 @@ def _deployed(run: str, env: str | None, home: Path | None, backend: str | None,
         service.logs(found, role=role, index=index, follow=follow, tail=tail, write=write)
     except BrokenPipeError:
         sys.stderr.close()
-

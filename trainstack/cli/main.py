@@ -61,9 +61,13 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="trainstack")
-@click.option("--home", type=click.Path(file_okay=False), default=None,
-              help="State directory for whatever verb follows (as $TRAINSTACK_HOME; the verbs "
-                   "that keep state also take --home themselves).")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="State directory for whatever verb follows (as $TRAINSTACK_HOME; the verbs "
+    "that keep state also take --home themselves).",
+)
 def cli(home: str | None) -> None:
     """trainstack: ML training on your own Kubernetes cluster, as code."""
     if home:

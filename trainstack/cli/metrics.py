@@ -11,15 +11,33 @@ from trainstack.cli.options import home_option
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option("--chart", "charts", multiple=True, metavar="NAME",
-              help="Only this chart (repeatable); usage charts are named usage-<replica>.")
-@click.option("--png", "png_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Draw each chart, and each replica's resource usage, as DIR/<chart>.png.")
-@click.option("--csv", "csv_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Export each chart's series, and each replica's usage, as DIR/<chart>.csv.")
+@click.option(
+    "--chart",
+    "charts",
+    multiple=True,
+    metavar="NAME",
+    help="Only this chart (repeatable); usage charts are named usage-<replica>.",
+)
+@click.option(
+    "--png",
+    "png_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Draw each chart, and each replica's resource usage, as DIR/<chart>.png.",
+)
+@click.option(
+    "--csv",
+    "csv_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Export each chart's series, and each replica's usage, as DIR/<chart>.csv.",
+)
 @home_option
-def metrics(run_ref: str, charts: tuple[str, ...], png_dir: Path | None, csv_dir: Path | None,
-            home: Path | None) -> None:
+def metrics(
+    run_ref: str,
+    charts: tuple[str, ...],
+    png_dir: Path | None,
+    csv_dir: Path | None,
+    home: Path | None,
+) -> None:
     """Show a run's metrics: the last and best value of each series, or with --png/--csv its
     charts as files. Problems in what the run wrote are reported, never fatal."""
     from trainstack.metrics.files import select, write_csv, write_png

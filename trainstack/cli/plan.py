@@ -65,10 +65,21 @@ def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None) -> No
 
     plans = plan_sweep(path, env, project)
     if as_json:
-        click.echo(json.dumps([{"trial": p.number, "run": p.name, "stack": p.stack,
-                                "params": p.params,
-                                "plan": json.loads(plan_json(p.plan, kind="run", env=env))}
-                               for p in plans], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "trial": p.number,
+                        "run": p.name,
+                        "stack": p.stack,
+                        "params": p.params,
+                        "plan": json.loads(plan_json(p.plan, kind="run", env=env)),
+                    }
+                    for p in plans
+                ],
+                indent=2,
+            )
+        )
         return
     width = None if sys.stdout.isatty() else 200
     console = Console(file=sys.stdout, width=width)

@@ -17,8 +17,14 @@ def policy() -> None:
 @policy.command()
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
-              show_default=True, help="github prints workflow commands (annotations).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="github prints workflow commands (annotations).",
+)
 @project_option
 def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> None:
     """Check RUN files (or, with none, the platform) against ENV's rules.
@@ -28,8 +34,7 @@ def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> N
     from trainstack.policy.check import check_platform, check_run
     from trainstack.policy.report import as_json, github, text
 
-    reports = [check_run(r, env, project) for r in runs] if runs else [
-        check_platform(env, project)]
+    reports = [check_run(r, env, project) for r in runs] if runs else [check_platform(env, project)]
     out = {"text": text, "json": as_json, "github": github}[fmt](reports)
     if out:
         click.echo(out)

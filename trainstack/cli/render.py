@@ -13,47 +13,99 @@ from trainstack.render.options import DEFAULT_OSS_SECRET, DEFAULT_PULL_SECRET
 from trainstack.spec import load_run
 
 # What --env decides (from the platform's outputs, as plan and deploy do).
-_CLUSTER_OPTIONS = ("namespace", "local_cluster", "oss_endpoint", "oss_secret", "oss_role",
-                    "pull_secret")
+_CLUSTER_OPTIONS = (
+    "namespace",
+    "local_cluster",
+    "oss_endpoint",
+    "oss_secret",
+    "oss_role",
+    "pull_secret",
+)
 
 
 @click.command()
 @click.argument("run_file", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path, file_okay=False),
-              help="Write one file per resource into this directory (default: stdout).")
-@click.option("--namespace", default="default", show_default=True,
-              help="Namespace for runs that name none.")
-@click.option("--local-cluster", is_flag=True,
-              help="Target a local cluster (kind, minikube): file:// bindings become hostPath.")
-@click.option("--oss-endpoint", default=RenderOptions.oss_endpoint, show_default=True,
-              help="OSS endpoint for oss:// URIs that name none.")
-@click.option("--oss-secret", default=DEFAULT_OSS_SECRET, show_default=True,
-              help="Secret (akId, akSecret) the OSS CSI driver mounts with, by name.")
-@click.option("--oss-role", default=None, help="RAM role the OSS CSI driver assumes through "
-              "RRSA (authType: rrsa), instead of a Secret.")
-@click.option("--pull-secret", default=DEFAULT_PULL_SECRET, show_default=True,
-              help="Image pull secret (by name) when the run and component name none.")
-@click.option("--code-bucket", default=None, callback=lambda ctx, param, value:
-              _code_bucket(value),
-              help="oss://bucket/prefix/ where local code directories are uploaded.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write one file per resource into this directory (default: stdout).",
+)
+@click.option(
+    "--namespace", default="default", show_default=True, help="Namespace for runs that name none."
+)
+@click.option(
+    "--local-cluster",
+    is_flag=True,
+    help="Target a local cluster (kind, minikube): file:// bindings become hostPath.",
+)
+@click.option(
+    "--oss-endpoint",
+    default=RenderOptions.oss_endpoint,
+    show_default=True,
+    help="OSS endpoint for oss:// URIs that name none.",
+)
+@click.option(
+    "--oss-secret",
+    default=DEFAULT_OSS_SECRET,
+    show_default=True,
+    help="Secret (akId, akSecret) the OSS CSI driver mounts with, by name.",
+)
+@click.option(
+    "--oss-role",
+    default=None,
+    help="RAM role the OSS CSI driver assumes through RRSA (authType: rrsa), instead of a Secret.",
+)
+@click.option(
+    "--pull-secret",
+    default=DEFAULT_PULL_SECRET,
+    show_default=True,
+    help="Image pull secret (by name) when the run and component name none.",
+)
+@click.option(
+    "--code-bucket",
+    default=None,
+    callback=lambda ctx, param, value: _code_bucket(value),
+    help="oss://bucket/prefix/ where local code directories are uploaded.",
+)
 @components_option
-@click.option("--env", "env", default=None,
-              help="Render for this environment as plan and deploy do: namespace, cluster, "
-                   "OSS and pull secrets from its platform (Pulumi.<ENV>.yaml, planned offline).")
+@click.option(
+    "--env",
+    "env",
+    default=None,
+    help="Render for this environment as plan and deploy do: namespace, cluster, "
+    "OSS and pull secrets from its platform (Pulumi.<ENV>.yaml, planned offline).",
+)
 @project_option
 @click.pass_context
-def render(ctx: click.Context, run_file: Path, output: Path | None, namespace: str,
-           local_cluster: bool, oss_endpoint: str, oss_secret: str, oss_role: str | None,
-           pull_secret: str, code_bucket: str | None, components_dir: Path | None,
-           env: str | None, project: Path | None) -> None:
+def render(
+    ctx: click.Context,
+    run_file: Path,
+    output: Path | None,
+    namespace: str,
+    local_cluster: bool,
+    oss_endpoint: str,
+    oss_secret: str,
+    oss_role: str | None,
+    pull_secret: str,
+    code_bucket: str | None,
+    components_dir: Path | None,
+    env: str | None,
+    project: Path | None,
+) -> None:
     """Render RUN_FILE to Kubernetes manifests (byte-identical for the same inputs)."""
     run = load_run(run_file, components_dir=components_dir)
     if env is not None:
-        given = [f"--{name.replace('_', '-')}" for name in _CLUSTER_OPTIONS
-                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in _CLUSTER_OPTIONS
+            if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        ]
         if given:
-            raise UserError(f"{', '.join(given)}: --env {env} decides this from the "
-                            "environment's platform", hint="drop one or the other")
+            raise UserError(
+                f"{', '.join(given)}: --env {env} decides this from the environment's platform",
+                hint="drop one or the other",
+            )
         from dataclasses import replace
 
         from trainstack.infra.run.options import for_environment
@@ -66,10 +118,15 @@ def render(ctx: click.Context, run_file: Path, output: Path | None, namespace: s
         run, options = for_environment(outputs, run, env)
         options = replace(options, code_bucket=code_bucket)
     else:
-        options = RenderOptions(namespace=namespace, local_cluster=local_cluster,
-                                oss_endpoint=oss_endpoint, oss_secret=oss_secret or None,
-                                oss_ram_role=oss_role, pull_secret=pull_secret or None,
-                                code_bucket=code_bucket)
+        options = RenderOptions(
+            namespace=namespace,
+            local_cluster=local_cluster,
+            oss_endpoint=oss_endpoint,
+            oss_secret=oss_secret or None,
+            oss_ram_role=oss_role,
+            pull_secret=pull_secret or None,
+            code_bucket=code_bucket,
+        )
     docs = render_run(run, options=options)
     if output is None:
         click.echo(dump_yaml(docs), nl=False)
@@ -89,6 +146,7 @@ def _code_bucket(value: str | None) -> str | None:
     except ValueError as err:
         raise click.BadParameter(str(err)) from None
     if parsed.scheme != "oss":
-        raise click.BadParameter(f"{value!r}: code is uploaded to OSS; expected "
-                                 "oss://bucket/prefix/")
+        raise click.BadParameter(
+            f"{value!r}: code is uploaded to OSS; expected oss://bucket/prefix/"
+        )
     return value

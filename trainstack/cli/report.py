@@ -11,8 +11,13 @@ from trainstack.cli.options import home_option
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True,
-              help="The HTML file to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="The HTML file to write.",
+)
 @home_option
 def report(run_ref: str, output: Path, home: Path | None) -> None:
     """Write one HTML file with a run's charts, parameters, resources, usage, outcome and the

@@ -13,29 +13,68 @@ from trainstack.errors import RunFailedError, UserError
 
 @click.command()
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--local", "local", is_flag=True,
-              help="Run here, every role and replica as a process, with the in-container "
-                   "contract.")
-@click.option("--input", "inputs", multiple=True, metavar="NAME=PATH",
-              help="Bind input channel NAME to a local file or directory (repeatable).")
-@click.option("--output", "outputs", multiple=True, metavar="NAME=PATH",
-              help="Commit output channel NAME to a local directory when the run ends.")
-@click.option("--model", "models", multiple=True, metavar="NAME=PATH",
-              help="Bind model NAME (spec.models) to a local file or directory (repeatable).")
-@click.option("--resume", metavar="RUN",
-              help="Seed preloaded outputs (checkpoints) from an earlier local run.")
-@click.option("--no-install", is_flag=True,
-              help="Do not install the code's requirements.txt; use what is installed.")
+@click.option(
+    "--local",
+    "local",
+    is_flag=True,
+    help="Run here, every role and replica as a process, with the in-container contract.",
+)
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Bind input channel NAME to a local file or directory (repeatable).",
+)
+@click.option(
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Commit output channel NAME to a local directory when the run ends.",
+)
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Bind model NAME (spec.models) to a local file or directory (repeatable).",
+)
+@click.option(
+    "--resume",
+    metavar="RUN",
+    help="Seed preloaded outputs (checkpoints) from an earlier local run.",
+)
+@click.option(
+    "--no-install",
+    is_flag=True,
+    help="Do not install the code's requirements.txt; use what is installed.",
+)
 @home_option
-@click.option("--grace", type=click.FloatRange(min=0), default=10.0, show_default=True,
-              help="Seconds a replica gets between SIGTERM and SIGKILL when stopped.")
-def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ...],
-        models: tuple[str, ...], resume: str | None, no_install: bool, home: Path | None,
-        grace: float) -> None:
+@click.option(
+    "--grace",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Seconds a replica gets between SIGTERM and SIGKILL when stopped.",
+)
+def run(
+    spec: Path,
+    local: bool,
+    inputs: tuple[str, ...],
+    outputs: tuple[str, ...],
+    models: tuple[str, ...],
+    resume: str | None,
+    no_install: bool,
+    home: Path | None,
+    grace: float,
+) -> None:
     """Run a run spec. With --local, on this machine; Ctrl-C stops every replica."""
     if not local:
-        raise UserError("`trainstack run` runs on this machine only with --local",
-                        hint=f"trainstack run {spec} --local")
+        raise UserError(
+            "`trainstack run` runs on this machine only with --local",
+            hint=f"trainstack run {spec} --local",
+        )
     from trainstack.local.bindings import parse_overrides
     from trainstack.local.procgroup import become_subreaper
     from trainstack.local.report import summary
@@ -45,12 +84,18 @@ def run(spec: Path, local: bool, inputs: tuple[str, ...], outputs: tuple[str, ..
     # This process's children are all the run's: strays that leave a replica's group and clear
     # its tag re-parent here, and the final sweep finds them (docs/local.md).
     become_subreaper()
-    result = run_local(LocalRunRequest(
-        spec=spec, home=state_home(home),
-        inputs=parse_overrides(inputs, "--input"), outputs=parse_overrides(outputs, "--output"),
-        models=parse_overrides(models, "--model"),
-        resume=resume, install=not no_install, grace_seconds=grace,
-    ))
+    result = run_local(
+        LocalRunRequest(
+            spec=spec,
+            home=state_home(home),
+            inputs=parse_overrides(inputs, "--input"),
+            outputs=parse_overrides(outputs, "--output"),
+            models=parse_overrides(models, "--model"),
+            resume=resume,
+            install=not no_install,
+            grace_seconds=grace,
+        )
+    )
     with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded
         click.echo(summary(result))
     status = result.record.status

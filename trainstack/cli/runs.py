@@ -27,24 +27,43 @@ def runs() -> None:
 @click.option("--experiment", help="Only runs of this experiment.")
 @click.option("--status", type=click.Choice(_STATUSES), help="Only runs in this status.")
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag.")
-@click.option("--since", metavar="WHEN",
-              help="Only runs created since: a duration ago (30m, 2h, 7d) or a date/time.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only runs created since: a duration ago (30m, 2h, 7d) or a date/time.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many (newest first).")
-@click.option("--metric", metavar="NAME",
-              help="Add a column with each run's best value of this metric (chart/series) and "
-                   "sort by it, best first.")
+@click.option(
+    "--metric",
+    metavar="NAME",
+    help="Add a column with each run's best value of this metric (chart/series) and "
+    "sort by it, best first.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @home_option
-def list_runs(name: str | None, experiment: str | None, status: str | None,
-              tags: tuple[str, ...], since: str | None, limit: int | None, metric: str | None,
-              as_json: bool, home: Path | None) -> None:
+def list_runs(
+    name: str | None,
+    experiment: str | None,
+    status: str | None,
+    tags: tuple[str, ...],
+    since: str | None,
+    limit: int | None,
+    metric: str | None,
+    as_json: bool,
+    home: Path | None,
+) -> None:
     """List runs, newest first (with --metric, best first)."""
     from trainstack.local import runlist
     from trainstack.registry import Registry, RunFilter, RunStatus, state_home
 
-    flt = RunFilter(name=name, experiment=experiment,
-                    status=RunStatus(status) if status else None, tags=_tags(tags),
-                    since=parse_since(since) if since else None, limit=limit)
+    flt = RunFilter(
+        name=name,
+        experiment=experiment,
+        status=RunStatus(status) if status else None,
+        tags=_tags(tags),
+        since=parse_since(since) if since else None,
+        limit=limit,
+    )
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         records = reg.list(flt)
@@ -78,21 +97,29 @@ def show(run_ref: str, as_json: bool, home: Path | None) -> None:
 
 @runs.command("compare")
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
-@click.option("--overlay", metavar="METRIC",
-              help="Draw this metric of every run on one chart (with --png).")
-@click.option("--png", "png", type=click.Path(path_type=Path, dir_okay=False),
-              help="Where to write the --overlay chart.")
+@click.option(
+    "--overlay", metavar="METRIC", help="Draw this metric of every run on one chart (with --png)."
+)
+@click.option(
+    "--png",
+    "png",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the --overlay chart.",
+)
 @home_option
-def compare(run_refs: tuple[str, ...], overlay: str | None, png: Path | None,
-            home: Path | None) -> None:
+def compare(
+    run_refs: tuple[str, ...], overlay: str | None, png: Path | None, home: Path | None
+) -> None:
     """Parameters, resources and metrics of several runs side by side."""
     from trainstack.metrics import compare as cmp
     from trainstack.metrics.runview import view
     from trainstack.registry import Registry, state_home
 
     if (overlay is None) != (png is None):
-        raise UserError("--overlay and --png go together",
-                        hint="trainstack runs compare A B --overlay epoch/loss --png loss.png")
+        raise UserError(
+            "--overlay and --png go together",
+            hint="trainstack runs compare A B --overlay epoch/loss --png loss.png",
+        )
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         records = [reg.resolve(ref) for ref in run_refs]
@@ -124,5 +151,7 @@ def parse_since(text: str, now: float | None = None) -> float:
     try:
         return datetime.fromisoformat(text.strip()).timestamp()
     except ValueError:
-        raise UserError(f"--since {text!r}: expected a duration such as 30m, 2h or 7d, or a "
-                        "date such as 2026-11-29 or 2026-11-29T12:00") from None
+        raise UserError(
+            f"--since {text!r}: expected a duration such as 30m, 2h or 7d, or a "
+            "date such as 2026-11-29 or 2026-11-29T12:00"
+        ) from None

@@ -26,8 +26,14 @@ if TYPE_CHECKING:
 @click.option("--no-live", is_flag=True, help="only the stack: do not ask the cluster")
 @home_option
 @backend_option
-def status(run: str | None, env: str | None, as_json: bool, no_live: bool, home: Path | None,
-           backend: str | None) -> None:
+def status(
+    run: str | None,
+    env: str | None,
+    as_json: bool,
+    no_live: bool,
+    home: Path | None,
+    backend: str | None,
+) -> None:
     """Show a deployed RUN (by name): its stack, the job's conditions, each replica."""
     from trainstack.deploy import service
     from trainstack.deploy.kube import ClusterError
@@ -45,15 +51,24 @@ def status(run: str | None, env: str | None, as_json: bool, no_live: bool, home:
             problem = err.render()
     entry = result.entry
     if as_json:
-        doc = {"run": asdict(entry), "lastUpdate": {"kind": result.last_kind,
-               "result": result.last_result, "end": result.last_end},
-               "outputs": result.outputs, "job": asdict(state) if state else None,
-               "jobError": problem}
+        doc = {
+            "run": asdict(entry),
+            "lastUpdate": {
+                "kind": result.last_kind,
+                "result": result.last_result,
+                "end": result.last_end,
+            },
+            "outputs": result.outputs,
+            "job": asdict(state) if state else None,
+            "jobError": problem,
+        }
         click.echo(json.dumps(doc, indent=2, sort_keys=True, default=str))
         return
     click.echo(f"{entry.run}  env {entry.env}  stack {entry.stack}  ({entry.backend})")
-    click.echo(f"  component {entry.component}@{entry.version}"
-               + (f"  experiment {entry.experiment}" if entry.experiment else ""))
+    click.echo(
+        f"  component {entry.component}@{entry.version}"
+        + (f"  experiment {entry.experiment}" if entry.experiment else "")
+    )
     last = f"{result.last_kind} {result.last_result}" if result.last_kind else "none"
     click.echo(f"  last update: {last}" + (f" at {result.last_end}" if result.last_end else ""))
     for key, value in sorted(result.outputs.items()):
@@ -62,19 +77,26 @@ def status(run: str | None, env: str | None, as_json: bool, no_live: bool, home:
         click.echo(f"warning: the job's live state is unavailable: {problem}", err=True)
     if state is None:
         return
-    click.echo(f"job {state.kind} {state.namespace}/{state.name}: {state.outcome}"
-               + (f" ({state.message})" if state.message else ""))
+    click.echo(
+        f"job {state.kind} {state.namespace}/{state.name}: {state.outcome}"
+        + (f" ({state.message})" if state.message else "")
+    )
     for cond in state.conditions:
-        click.echo(f"  condition {cond.type}={cond.status}"
-                   + (f" {cond.reason}" if cond.reason else "")
-                   + (f" since {cond.since}" if cond.since else "")
-                   + (f": {cond.message}" if cond.message else ""))
+        click.echo(
+            f"  condition {cond.type}={cond.status}"
+            + (f" {cond.reason}" if cond.reason else "")
+            + (f" since {cond.since}" if cond.since else "")
+            + (f": {cond.message}" if cond.message else "")
+        )
     if not state.replicas:
         click.echo("  no pods (yet, or cleaned up)")
     for r in state.replicas:
         code = "-" if r.exit_code is None else str(r.exit_code)
-        click.echo(f"  {r.role}-{r.index}  {r.phase:<9}  restarts {r.restarts}  exit {code}"
-                   + (f"  {r.reason}" if r.reason else "") + f"  ({r.pod})")
+        click.echo(
+            f"  {r.role}-{r.index}  {r.phase:<9}  restarts {r.restarts}  exit {code}"
+            + (f"  {r.reason}" if r.reason else "")
+            + f"  ({r.pod})"
+        )
 
 
 def _list(entries: list[StackEntry], as_json: bool) -> None:
@@ -85,6 +107,8 @@ def _list(entries: list[StackEntry], as_json: bool) -> None:
         click.echo("no deployed runs in this backend", err=True)
         return
     for e in entries:
-        click.echo(f"{e.run}  env {e.env}  team {e.team or '-'}  "
-                   f"{e.outputs.get('kind', '?')} {e.outputs.get('namespace', '?')}/"
-                   f"{e.outputs.get('jobName', '?')}  {e.component}@{e.version}")
+        click.echo(
+            f"{e.run}  env {e.env}  team {e.team or '-'}  "
+            f"{e.outputs.get('kind', '?')} {e.outputs.get('namespace', '?')}/"
+            f"{e.outputs.get('jobName', '?')}  {e.component}@{e.version}"
+        )

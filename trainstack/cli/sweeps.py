@@ -30,10 +30,22 @@ def list_sweeps(as_json: bool, home: Path | None) -> None:
     root = state_home(home)
     found = [info(root, n) for n in names(root)]
     if as_json:
-        click.echo(json.dumps([{"name": s.name, "experiment": s.experiment,
-                                "objective": s.objective, "goal": s.goal.value,
-                                "trials": _counts(s), "best": _row(s.best) if s.best else None}
-                               for s in found], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "name": s.name,
+                        "experiment": s.experiment,
+                        "objective": s.objective,
+                        "goal": s.goal.value,
+                        "trials": _counts(s),
+                        "best": _row(s.best) if s.best else None,
+                    }
+                    for s in found
+                ],
+                indent=2,
+            )
+        )
         return
     if not found:
         click.echo("no sweeps recorded here")
@@ -43,9 +55,14 @@ def list_sweeps(as_json: bool, home: Path | None) -> None:
         t.add_column(col)
     for s in found:
         top = s.best
-        t.add_row(s.name, s.experiment, f"{s.goal.value} {s.objective}",
-                  ", ".join(f"{n} {k}" for k, n in _counts(s).items()),
-                  number(top.value) if top else "-", top.run_id or top.name if top else "-")
+        t.add_row(
+            s.name,
+            s.experiment,
+            f"{s.goal.value} {s.objective}",
+            ", ".join(f"{n} {k}" for k, n in _counts(s).items()),
+            number(top.value) if top else "-",
+            top.run_id or top.name if top else "-",
+        )
     Console(width=200).print(t)
 
 
@@ -64,19 +81,31 @@ def show_sweep(name: str, as_json: bool, home: Path | None) -> None:
 
     s = info(state_home(home), name)
     if as_json:
-        click.echo(json.dumps({"name": s.name, "experiment": s.experiment, "spec": s.spec,
-                               "objective": s.objective, "goal": s.goal.value,
-                               "trials": [_row(r) for r in s.trials],
-                               "best": _row(s.best) if s.best else None,
-                               "history": str(s.history) if s.history else None}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "name": s.name,
+                    "experiment": s.experiment,
+                    "spec": s.spec,
+                    "objective": s.objective,
+                    "goal": s.goal.value,
+                    "trials": [_row(r) for r in s.trials],
+                    "best": _row(s.best) if s.best else None,
+                    "history": str(s.history) if s.history else None,
+                },
+                indent=2,
+            )
+        )
         return
     click.echo(f"sweep {s.name}  experiment {s.experiment}  {s.goal.value} {s.objective}")
     click.echo(f"spec {s.spec}")
     Console(width=200).print(table(list(s.trials)))
     top = s.best
     if top is not None:
-        click.echo(f"best: trial {top.number} ({top.run_id or top.name}) {s.objective} = "
-                   f"{number(top.value)}; {params_text(top.params)}")
+        click.echo(
+            f"best: trial {top.number} ({top.run_id or top.name}) {s.objective} = "
+            f"{number(top.value)}; {params_text(top.params)}"
+        )
     else:
         click.echo("best: no trial completed yet")
     if s.history:
@@ -98,5 +127,12 @@ def _row(r: object) -> dict[str, object]:
     from trainstack.sweep.view import TrialRow
 
     assert isinstance(r, TrialRow)
-    return {"trial": r.number, "state": r.state.value, "value": r.value, "params": r.params,
-            "run": r.run_id, "name": r.name, "reason": r.reason or None}
+    return {
+        "trial": r.number,
+        "state": r.state.value,
+        "value": r.value,
+        "params": r.params,
+        "run": r.run_id,
+        "name": r.name,
+        "reason": r.reason or None,
+    }

@@ -14,14 +14,26 @@ from trainstack.spec.check import validate as validate_paths
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @components_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
-              show_default=True, help="json: the diagnostics as data; github: workflow commands "
-                                      "(inline annotations on a pull request).")
-@click.option("--since", "ref", metavar="REF", default=None,
-              help="also fail when a component version that exists at git REF changed its spec "
-                   "or code without a new version")
-def validate(paths: tuple[Path, ...], components_dir: Path | None, fmt: str,
-             ref: str | None) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="json: the diagnostics as data; github: workflow commands "
+    "(inline annotations on a pull request).",
+)
+@click.option(
+    "--since",
+    "ref",
+    metavar="REF",
+    default=None,
+    help="also fail when a component version that exists at git REF changed its spec "
+    "or code without a new version",
+)
+def validate(
+    paths: tuple[Path, ...], components_dir: Path | None, fmt: str, ref: str | None
+) -> None:
     """Validate component and run specs (files, or directories searched recursively)."""
     report = validate_paths(paths, components_dir=components_dir)
     if ref is not None:
@@ -43,9 +55,11 @@ def validate(paths: tuple[Path, ...], components_dir: Path | None, fmt: str,
             click.echo("no spec files found (files with apiVersion: trainstack.dev/v1)", err=True)
         else:
             status = "ok" if report.ok else f"{len(report.diagnostics)} problem(s)"
-            click.echo(f"{report.files} file(s): {len(report.components)} component(s), "
-                       f"{len(report.runs)} run(s)"
-                       + (f", {len(report.sweeps)} sweep(s)" if report.sweeps else "")
-                       + f" valid; {status}")
+            click.echo(
+                f"{report.files} file(s): {len(report.components)} component(s), "
+                f"{len(report.runs)} run(s)"
+                + (f", {len(report.sweeps)} sweep(s)" if report.sweeps else "")
+                + f" valid; {status}"
+            )
     if not report.ok or report.files == 0:
         raise click.exceptions.Exit(2)

@@ -12,14 +12,31 @@ from trainstack.cli.options import backend_option, env_option, home_option
 @click.command()
 @click.argument("run")
 @env_option
-@click.option("--timeout", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
-              help="give up after this long (exit 124); default: wait as long as it takes")
-@click.option("--interval", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              metavar="SECONDS", help="how often to ask the cluster")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="give up after this long (exit 124); default: wait as long as it takes",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="how often to ask the cluster",
+)
 @home_option
 @backend_option
-def wait(run: str, env: str | None, timeout: float | None, interval: float, home: Path | None,
-         backend: str | None) -> None:
+def wait(
+    run: str,
+    env: str | None,
+    timeout: float | None,
+    interval: float,
+    home: Path | None,
+    backend: str | None,
+) -> None:
     """Wait for a deployed RUN: exit 0 if its job succeeded, 1 if it failed, 124 on timeout."""
     from trainstack.deploy import service
     from trainstack.deploy.jobstate import JobState, Outcome
@@ -27,16 +44,22 @@ def wait(run: str, env: str | None, timeout: float | None, interval: float, home
 
     def show(state: JobState) -> None:
         replicas = ", ".join(f"{r.role}-{r.index} {r.phase}" for r in state.replicas)
-        click.echo(f"{state.name}: {state.outcome}" + (f" [{replicas}]" if replicas else ""),
-                   err=True)
+        click.echo(
+            f"{state.name}: {state.outcome}" + (f" [{replicas}]" if replicas else ""), err=True
+        )
 
     found = service.locate(run, env, home=home, backend=backend)
     state = service.wait(found, timeout=timeout, interval=interval, on_change=show)
     if state.outcome is Outcome.FAILED:
-        exits = ", ".join(f"{r.role}-{r.index} exit {r.exit_code}" for r in state.replicas
-                          if r.exit_code not in (None, 0))
-        raise JobFailedError(f"run {run!r}: job {state.namespace}/{state.name} failed"
-                             + (f": {state.message}" if state.message else "")
-                             + (f" ({exits})" if exits else ""),
-                             hint=f"trainstack logs {run}")
+        exits = ", ".join(
+            f"{r.role}-{r.index} exit {r.exit_code}"
+            for r in state.replicas
+            if r.exit_code not in (None, 0)
+        )
+        raise JobFailedError(
+            f"run {run!r}: job {state.namespace}/{state.name} failed"
+            + (f": {state.message}" if state.message else "")
+            + (f" ({exits})" if exits else ""),
+            hint=f"trainstack logs {run}",
+        )
     click.echo(f"{run}: job {state.namespace}/{state.name} succeeded")

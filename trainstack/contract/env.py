@@ -40,8 +40,13 @@ def operator_names(run: Run, role: str) -> tuple[str, ...]:
     return job_kind(run.job_type).injected_names(role)
 
 
-def base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT,
-             ports: tuple[int, ...] | None = None) -> dict[str, str]:
+def base_env(
+    run: Run,
+    *,
+    job_name: str,
+    root: PurePosixPath | Path | str = DEFAULT_ROOT,
+    ports: tuple[int, ...] | None = None,
+) -> dict[str, str]:
     """The index-independent variables. `ports` overrides the run's CUSTOM_PORTS (local runs)."""
     lay = Layout.at(root)
     env: dict[str, str] = {
@@ -72,16 +77,20 @@ def base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFA
 def _merge_user_env(run: Run, env: dict[str, str]) -> dict[str, str]:
     for key, value in run.env.items():
         if key in env:
-            raise ContractError(f"run {run.name!r}: env {key} is set by the contract "
-                                f"(value {env[key]!r}) and cannot be overridden",
-                                hint="rename the variable in spec.env")
+            raise ContractError(
+                f"run {run.name!r}: env {key} is set by the contract "
+                f"(value {env[key]!r}) and cannot be overridden",
+                hint="rename the variable in spec.env",
+            )
         env[key] = value
     for key in run.secret_env:
         # Only the name is checked: the value never passes through the contract.
         if key in env:
-            raise ContractError(f"run {run.name!r}: secretEnv {key} is set by the contract "
-                                "and cannot be overridden",
-                                hint="rename the variable in spec.secretEnv")
+            raise ContractError(
+                f"run {run.name!r}: secretEnv {key} is set by the contract "
+                "and cannot be overridden",
+                hint="rename the variable in spec.secretEnv",
+            )
     return env
 
 
@@ -99,36 +108,54 @@ def _refuse_reserved(run: Run) -> None:
     for group, names in (("env", run.env), ("secretEnv", run.secret_env)):
         for key in names:
             if is_contract_env(key):
-                raise ContractError(f"run {run.name!r}: {group} {key} is set by the contract "
-                                    "and cannot be overridden",
-                                    hint=f"rename the variable in spec.{group}")
+                raise ContractError(
+                    f"run {run.name!r}: {group} {key} is set by the contract "
+                    "and cannot be overridden",
+                    hint=f"rename the variable in spec.{group}",
+                )
             if key in operator:
-                raise ContractError(f"run {run.name!r}: {group} {key} is set by KubeDL for a "
-                                    f"{run.job_type} job and cannot be overridden",
-                                    hint=f"rename the variable in spec.{group}")
+                raise ContractError(
+                    f"run {run.name!r}: {group} {key} is set by KubeDL for a "
+                    f"{run.job_type} job and cannot be overridden",
+                    hint=f"rename the variable in spec.{group}",
+                )
 
 
-def run_base_env(run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT
-                 ) -> dict[str, str]:
+def run_base_env(
+    run: Run, *, job_name: str, root: PurePosixPath | Path | str = DEFAULT_ROOT
+) -> dict[str, str]:
     """`base_env` plus the run's own env, refusing names the contract or the operator set."""
     _refuse_reserved(run)
     return _merge_user_env(run, base_env(run, job_name=job_name, root=root))
 
 
-def replica_env(run: Run, role: str, index: int, *, topology: Topology,
-                root: PurePosixPath | Path | str = DEFAULT_ROOT,
-                gpus: tuple[str, ...] = ()) -> dict[str, str]:
+def replica_env(
+    run: Run,
+    role: str,
+    index: int,
+    *,
+    topology: Topology,
+    root: PurePosixPath | Path | str = DEFAULT_ROOT,
+    gpus: tuple[str, ...] = (),
+) -> dict[str, str]:
     """Everything replica `index` of `role` sees. `gpus` are the device ids given to it."""
     res = run.resources.get(role)
     if res is None:
-        raise ContractError(f"run {run.name!r} has no role {role!r}; roles: "
-                            + ", ".join(run.resources) + "." + did_you_mean(role, run.resources))
+        raise ContractError(
+            f"run {run.name!r} has no role {role!r}; roles: "
+            + ", ".join(run.resources)
+            + "."
+            + did_you_mean(role, run.resources)
+        )
     if not 0 <= index < res.replicas:
-        raise ContractError(f"role {role!r} of run {run.name!r} has {res.replicas} "
-                            f"replica(s); index {index} is out of range")
+        raise ContractError(
+            f"role {role!r} of run {run.name!r} has {res.replicas} "
+            f"replica(s); index {index} is out of range"
+        )
     _refuse_reserved(run)
-    env = base_env(run, job_name=topology.job_name, root=root,
-                   ports=topology.ports_of(run, role, index))
+    env = base_env(
+        run, job_name=topology.job_name, root=root, ports=topology.ports_of(run, role, index)
+    )
     env.update(role_env(role))
     env[INDEX_ENV] = str(index)
     env.update(framework.framework_env(run, role, index, topology, Layout.at(root)))

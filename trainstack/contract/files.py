@@ -28,9 +28,13 @@ def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> 
     lay = layout or Layout.at()
     comp = run.component
     res = {
-        role: {"replicas": r.replicas, "cpu": r.cpu.text if r.cpu else None,
-               "memory": r.memory.text if r.memory else None, "gpu": r.gpu,
-               "sharedMemory": r.shared_memory.text if r.shared_memory else None}
+        role: {
+            "replicas": r.replicas,
+            "cpu": r.cpu.text if r.cpu else None,
+            "memory": r.memory.text if r.memory else None,
+            "gpu": r.gpu,
+            "sharedMemory": r.shared_memory.text if r.shared_memory else None,
+        }
         for role, r in run.resources.items()
     }
     return {
@@ -39,35 +43,57 @@ def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> 
         "description": run.description,
         "experiment": run.experiment,
         "tags": dict(run.tags),
-        "component": {"name": comp.name, "version": comp.version, "jobType": comp.job_type.value,
-                      "image": comp.image, "command": comp.command,
-                      "code": comp.code.kind if comp.code else None},
+        "component": {
+            "name": comp.name,
+            "version": comp.version,
+            "jobType": comp.job_type.value,
+            "image": comp.image,
+            "command": comp.command,
+            "code": comp.code.kind if comp.code else None,
+        },
         "hyperparameters": dict(run.parameters),
-        "inputs": {n: {"uri": b.uri, "path": lay.input_path(n, b), "mode": b.mode}
-                   for n, b in run.inputs.items()},
+        "inputs": {
+            n: {"uri": b.uri, "path": lay.input_path(n, b), "mode": b.mode}
+            for n, b in run.inputs.items()
+        },
         "outputs": {n: {"uri": b.uri, "path": lay.output_dir(n)} for n, b in run.outputs.items()},
-        "models": [{"name": m.name, "uri": m.binding.uri, "version": m.version,
-                    "path": lay.model_path(m.name, m.binding)} for m in run.models],
+        "models": [
+            {
+                "name": m.name,
+                "uri": m.binding.uri,
+                "version": m.version,
+                "path": lay.model_path(m.name, m.binding),
+            }
+            for m in run.models
+        ],
         "resources": res,
         # Only replicas that can be reached by name (KubeDL's Services); others have no address.
         "cluster": {role: list(addrs) for role, addrs in topology.addressable(run).items()},
         "priority": run.priority,
         "scheduling": run.scheduling.value,
-        "spot": None if run.spot is None else {"bidDiscount": run.spot.bid_discount,
-                                               "bidPrice": run.spot.bid_price},
-        "faultTolerance": None if run.fault_tolerance is None else {
+        "spot": None
+        if run.spot is None
+        else {"bidDiscount": run.spot.bid_discount, "bidPrice": run.spot.bid_price},
+        "faultTolerance": None
+        if run.fault_tolerance is None
+        else {
             "maxRestarts": run.fault_tolerance.max_restarts,
-            "unconditional": run.fault_tolerance.unconditional},
+            "unconditional": run.fault_tolerance.unconditional,
+        },
         # Only when set: how the command is launched (spec.torchElastic).
-        **({} if run.torch_elastic is None else {
-            "torchElastic": {"maxRestarts": run.torch_elastic.max_restarts}}),
+        **(
+            {}
+            if run.torch_elastic is None
+            else {"torchElastic": {"maxRestarts": run.torch_elastic.max_restarts}}
+        ),
         "timeoutSeconds": run.timeout_seconds,
         "runAsUser": run.run_as_user,
         "imagePullSecret": run.pull_secret,  # a Secret's name, never its content
         "env": {k: WITHHELD if looks_secret(k) else v for k, v in run.env.items()},
         # Where each value comes from (a Secret's name and key), never the value.
-        "secretEnv": {k: {"secret": ref.secret, "key": ref.key}
-                      for k, ref in run.secret_env.items()},
+        "secretEnv": {
+            k: {"secret": ref.secret, "key": ref.key} for k, ref in run.secret_env.items()
+        },
     }
 
 
@@ -75,8 +101,8 @@ def config_files(run: Run, topology: Topology, layout: Layout | None = None) -> 
     """Relative file name → content, for `$PAI_CONFIG_DIR`."""
     files = {
         HYPERPARAMETERS: hyperparameters_file(run),
-        TRAINING_JOB: json.dumps(training_job(run, topology, layout), ensure_ascii=False,
-                                 indent=2) + "\n",
+        TRAINING_JOB: json.dumps(training_job(run, topology, layout), ensure_ascii=False, indent=2)
+        + "\n",
     }
     if run.job_type is JobType.MPI and topology.is_local:
         files[framework.HOSTFILE] = framework.local_hostfile(run, topology.job_name)

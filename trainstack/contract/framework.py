@@ -51,12 +51,14 @@ def tf_config(run: Run, role: str, index: int, topology: Topology) -> str | None
         return None
     reachable = topology.addressable(run)
     cluster = {r: list(reachable[r]) for r in sorted(reachable)}
-    return _compact({"cluster": cluster, "task": {"type": role, "index": index},
-                     "environment": "cloud"})
+    return _compact(
+        {"cluster": cluster, "task": {"type": role, "index": index}, "environment": "cloud"}
+    )
 
 
-def framework_env(run: Run, role: str, index: int, topology: Topology,
-                  layout: Layout) -> dict[str, str]:
+def framework_env(
+    run: Run, role: str, index: int, topology: Topology, layout: Layout
+) -> dict[str, str]:
     """The operator's variables for one replica, in the order it appends them."""
     scheme = job_kind(run.job_type).env_scheme
     env: dict[str, str] = {}
@@ -83,8 +85,9 @@ def framework_env(run: Run, role: str, index: int, topology: Topology,
             env["NAMESPACE"] = topology.namespace
             env["JOB_TYPE"] = ELASTICBATCH_JOB_TYPE
         else:
-            env[ELASTICBATCH_CONFIG] = _compact({"task": {"type": role, "index": index},
-                                                 "environment": "cloud"})
+            env[ELASTICBATCH_CONFIG] = _compact(
+                {"task": {"type": role, "index": index}, "environment": "cloud"}
+            )
     elif scheme is EnvScheme.MPI:
         if role == "launcher":
             if topology.is_local:
@@ -112,7 +115,11 @@ def local_hostfile(run: Run, job_name: str) -> str:
     slots = mpi_slots_per_worker(run)
     cluster = mpi_hostfile(job_name, workers, slots)
     total = slots * len(cluster.splitlines())
-    return ("# the cluster's hostfile (ConfigMap " + job_name + "-config):\n"
-            + "".join(f"#   {line}\n" for line in cluster.splitlines())
-            + "# every replica runs on this machine, so all of their slots are here:\n"
-            + f"localhost slots={total}\n")
+    return (
+        "# the cluster's hostfile (ConfigMap "
+        + job_name
+        + "-config):\n"
+        + "".join(f"#   {line}\n" for line in cluster.splitlines())
+        + "# every replica runs on this machine, so all of their slots are here:\n"
+        + f"localhost slots={total}\n"
+    )

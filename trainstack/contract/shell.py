@@ -116,13 +116,16 @@ def _at_command_start(cmd: str, i: int) -> bool:
     k = j
     while k >= 0 and cmd[k] not in _WORD_BREAK:
         k -= 1
-    return cmd[k + 1:j + 1] in _COMMAND_WORDS and _at_command_start(cmd, k + 1)
+    return cmd[k + 1 : j + 1] in _COMMAND_WORDS and _at_command_start(cmd, k + 1)
 
 
 def _keyword(cmd: str, i: int, word: str) -> bool:
     end = i + len(word)
-    return (cmd.startswith(word, i) and (i == 0 or cmd[i - 1] in _WORD_BREAK)
-            and (end == len(cmd) or cmd[end] in _WORD_BREAK))
+    return (
+        cmd.startswith(word, i)
+        and (i == 0 or cmd[i - 1] in _WORD_BREAK)
+        and (end == len(cmd) or cmd[end] in _WORD_BREAK)
+    )
 
 
 class _Rewriter:
@@ -144,8 +147,12 @@ class _Rewriter:
         if self.heredocs:
             self.problems.append(f"the here-document <<{self.heredocs[0][0]} has no body")
         if self.stack != ["U"]:
-            what = {"D": "a double quote", "P": "a parenthesis", "C": "a case without esac",
-                    "A": "an arithmetic $(( ))"}[self.stack[-1]]
+            what = {
+                "D": "a double quote",
+                "P": "a parenthesis",
+                "C": "a case without esac",
+                "A": "an arithmetic $(( ))",
+            }[self.stack[-1]]
             self.problems.append(f"{what} is not closed")
         return "".join(self.out)
 
@@ -156,12 +163,14 @@ class _Rewriter:
     def _step(self, i: int) -> int:
         cmd, c, ctx = self.cmd, self.cmd[i], self.stack[-1]
         if c == "\\":
-            return self._emit(cmd[i:i + 2], i)
+            return self._emit(cmd[i : i + 2], i)
         if c == "`":
             j = _skip_backquote(cmd, i)
             if _CONTRACT_REF.search(cmd, i, j):
-                self.problems.append("a contract variable inside backquotes (`...`) cannot be "
-                                     "quoted; use $(...) instead")
+                self.problems.append(
+                    "a contract variable inside backquotes (`...`) cannot be "
+                    "quoted; use $(...) instead"
+                )
             self.out.append(cmd[i:j])
             return j
         if ctx == "D":
@@ -226,7 +235,7 @@ class _Rewriter:
         m = _NAME.match(cmd, i + 1)
         if m is None:
             return self._emit("$", i)
-        self.out.append(self._quoted(m.group(), cmd[i:m.end()]))
+        self.out.append(self._quoted(m.group(), cmd[i : m.end()]))
         return m.end()
 
     def _quoted(self, name: str, text: str) -> str:
@@ -239,7 +248,7 @@ class _Rewriter:
         end = _brace_end(cmd, i)
         if end is None:
             return self._emit("${", i)
-        text, body = cmd[i:end], cmd[i + 2:end - 1]
+        text, body = cmd[i:end], cmd[i + 2 : end - 1]
         m = _NAME.match(body)
         if m is not None and m.end() == len(body):
             self.out.append(self._quoted(body, text))
@@ -248,18 +257,22 @@ class _Rewriter:
             # ${#NAME} (a length: digits), or another variable: left as written, unless a
             # contract variable hides inside, which would expand unquoted.
             if not body.startswith("#") and _CONTRACT_REF.search(body):
-                self.problems.append(f"{text} expands a contract variable inside another "
-                                     "expansion, where it cannot be quoted")
+                self.problems.append(
+                    f"{text} expands a contract variable inside another "
+                    "expansion, where it cannot be quoted"
+                )
             self.out.append(text)
             return end
-        name, rest = m.group(), body[m.end():]
+        name, rest = m.group(), body[m.end() :]
         op = next((o for o in _PARAM_OPS if rest.startswith(o)), None)
-        word = rest[len(op):] if op else None
+        word = rest[len(op) :] if op else None
         safe = _SAFE_PATTERN if op in ("%", "%%", "#", "##") else _SAFE_WORD
         if name == "PAI_USER_ARGS" or op is None or word is None or not safe.fullmatch(word):
-            self.problems.append(f"{text} cannot be made split-proof; write "
-                                 f'"{text}" in double quotes' if name != "PAI_USER_ARGS" else
-                                 f"{text}: use $PAI_USER_ARGS as it is")
+            self.problems.append(
+                f'{text} cannot be made split-proof; write "{text}" in double quotes'
+                if name != "PAI_USER_ARGS"
+                else f"{text}: use $PAI_USER_ARGS as it is"
+            )
             self.out.append(text)
             return end
         self.out.append(f'"{text}"')
@@ -294,8 +307,9 @@ class _Rewriter:
         for delimiter, strip in self.heredocs:
             while True:
                 if i >= self.n:
-                    self.problems.append(f"the here-document <<{delimiter} is not ended by a "
-                                         f"line {delimiter}")
+                    self.problems.append(
+                        f"the here-document <<{delimiter} is not ended by a line {delimiter}"
+                    )
                     self.heredocs = []
                     return i
                 nl = cmd.find("\n", i)
@@ -321,9 +335,10 @@ def rewrite(cmd: str) -> str:
     rw = _Rewriter(cmd)
     text = rw.run()
     if rw.problems:
-        raise ShellRewriteError(f"the component's command cannot be run safely: "
-                                f"{rw.problems[0]}", hint="see docs/contract.md, \"Parameter "
-                                "values are data, never code\"")
+        raise ShellRewriteError(
+            f"the component's command cannot be run safely: {rw.problems[0]}",
+            hint='see docs/contract.md, "Parameter values are data, never code"',
+        )
     return text
 
 
@@ -349,9 +364,13 @@ def torch_elastic_launch(run: Run, role: str | None, command: str) -> str:
     assert run.torch_elastic is not None
     is_host = 1 if role == "master" else 0
     argv = [
-        "python", "-m", "torch.distributed.run",
-        f"--nnodes={run.total_replicas}", "--nproc-per-node=1",
-        "--rdzv-backend=c10d", '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"',
+        "python",
+        "-m",
+        "torch.distributed.run",
+        f"--nnodes={run.total_replicas}",
+        "--nproc-per-node=1",
+        "--rdzv-backend=c10d",
+        '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"',
         '--rdzv-id="$JOB_NAME"',
         # Every replica of a local run has this machine's address: without it each agent would
         # try to host the store. On a cluster it is what the pod is anyway.
@@ -360,7 +379,12 @@ def torch_elastic_launch(run: Run, role: str | None, command: str) -> str:
         # no Service, so its hostname cannot be resolved by the others).
         f'--local-addr="${POD_IP_ENV}"',
         f"--max-restarts={run.torch_elastic.max_restarts}",
-        "--no-python", SHELL, "-c", shlex.quote(command), SHELL, '"$@"',
+        "--no-python",
+        SHELL,
+        "-c",
+        shlex.quote(command),
+        SHELL,
+        '"$@"',
     ]
     # A fresh store for every restart of the workers: with the agent's shared store (the
     # default), workers restarted in place meet the previous attempt's keys and hang (torch
@@ -368,11 +392,17 @@ def torch_elastic_launch(run: Run, role: str | None, command: str) -> str:
     return "export TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1\nexec " + " ".join(argv)
 
 
-def launch_command(run: Run, role: str | None = None, *,
-                   install_requirements: bool = True) -> list[str]:
+def launch_command(
+    run: Run, role: str | None = None, *, install_requirements: bool = True
+) -> list[str]:
     """The argv a replica runs: `sh -c SCRIPT sh ARGS...` (ARGS = the hyperparameters as argv).
 
     `role` matters only for MPI, whose workers wait for the launcher instead of running the
     command. The renderer escapes `$` for Kubernetes; this argv is the one the process gets."""
-    return [SHELL, "-c", script(run, role, install_requirements=install_requirements), SHELL,
-            *user_args(run)]
+    return [
+        SHELL,
+        "-c",
+        script(run, role, install_requirements=install_requirements),
+        SHELL,
+        *user_args(run),
+    ]

@@ -46,36 +46,53 @@ class Topology:
         name = job_name or k8s_job_name(run.name)
         port = job_kind(run.job_type).port
         addrs = {
-            role: tuple(_join(f"{name}-{role}-{i}.{namespace}.svc", port)
-                        for i in range(res.replicas))
+            role: tuple(
+                _join(f"{name}-{role}-{i}.{namespace}.svc", port) for i in range(res.replicas)
+            )
             for role, res in run.resources.items()
         }
         return cls(job_name=name, addresses=FrozenMap(addrs), namespace=namespace)
 
     @classmethod
-    def local(cls, run: Run, ports: Mapping[str, Sequence[int]], *, job_name: str | None = None,
-              custom_ports: Mapping[str, Sequence[Sequence[int]]] | None = None) -> Topology:
+    def local(
+        cls,
+        run: Run,
+        ports: Mapping[str, Sequence[int]],
+        *,
+        job_name: str | None = None,
+        custom_ports: Mapping[str, Sequence[Sequence[int]]] | None = None,
+    ) -> Topology:
         """`ports[role][i]` is the free port replica i listens on; roles of kinds without a
         framework port (mpi, custom) may be left out."""
         addrs: dict[str, tuple[str, ...]] = {}
         for role, res in run.resources.items():
             given = list(ports.get(role, ()))
             if job_kind(run.job_type).port is not None and len(given) != res.replicas:
-                raise ValueError(f"role {role!r} has {res.replicas} replica(s) but "
-                                 f"{len(given)} port(s) were given")
-            addrs[role] = tuple(_join(LOCALHOST, given[i] if given else None)
-                                for i in range(res.replicas))
+                raise ValueError(
+                    f"role {role!r} has {res.replicas} replica(s) but "
+                    f"{len(given)} port(s) were given"
+                )
+            addrs[role] = tuple(
+                _join(LOCALHOST, given[i] if given else None) for i in range(res.replicas)
+            )
         extra = {role: tuple(tuple(p) for p in per) for role, per in (custom_ports or {}).items()}
-        return cls(job_name=job_name or k8s_job_name(run.name), addresses=FrozenMap(addrs),
-                   is_local=True, custom_ports=FrozenMap(extra),
-                   namespace=run.namespace or DEFAULT_NAMESPACE)
+        return cls(
+            job_name=job_name or k8s_job_name(run.name),
+            addresses=FrozenMap(addrs),
+            is_local=True,
+            custom_ports=FrozenMap(extra),
+            namespace=run.namespace or DEFAULT_NAMESPACE,
+        )
 
     def addressable(self, run: Run) -> dict[str, tuple[str, ...]]:
         """The addresses of replicas that can be reached by name: on a cluster only those KubeDL
         gives a Service (trainstack.kubedl `Role.gets_service`)."""
         kind = job_kind(run.job_type)
-        return {role: addrs for role, addrs in self.addresses.items()
-                if kind.has_role(role) and kind.role(role).addressable}
+        return {
+            role: addrs
+            for role, addrs in self.addresses.items()
+            if kind.has_role(role) and kind.role(role).addressable
+        }
 
     def address(self, role: str, index: int) -> str:
         return self.addresses[role][index]

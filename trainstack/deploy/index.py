@@ -35,8 +35,7 @@ if TYPE_CHECKING:
 INDEX_FILE = "stacks.json"
 TAG = "trainstack:"
 # tag (after the prefix) -> the StackEntry.outputs key it fills
-_JOB_TAGS = {"job": "jobName", "namespace": "namespace", "kind": "kind",
-             "apiVersion": "apiVersion"}
+_JOB_TAGS = {"job": "jobName", "namespace": "namespace", "kind": "kind", "apiVersion": "apiVersion"}
 
 
 @dataclass(frozen=True)
@@ -103,27 +102,36 @@ class RunIndex:
         return self.pick(self.entries(), run, env, where=str(self.path))
 
     @staticmethod
-    def pick(entries: list[StackEntry], run: str, env: str | None, *, where: str
-             ) -> StackEntry:
+    def pick(entries: list[StackEntry], run: str, env: str | None, *, where: str) -> StackEntry:
         found = [e for e in entries if e.run == run and (env is None or e.env == env)]
         if len(found) == 1:
             return found[0]
         if found:
             envs = ", ".join(e.env for e in found)
-            raise UserError(f"run {run!r} is deployed in several environments ({envs})",
-                            hint="name one with --env")
+            raise UserError(
+                f"run {run!r} is deployed in several environments ({envs})",
+                hint="name one with --env",
+            )
         in_env = f" in environment {env!r}" if env else ""
-        raise NotFoundError(f"no deployed run {run!r}{in_env} in {where}",
-                            hint=did_you_mean(run, {e.run for e in entries})
-                            or "`trainstack deploy RUN.yaml --env ENV` deploys one")
+        raise NotFoundError(
+            f"no deployed run {run!r}{in_env} in {where}",
+            hint=did_you_mean(run, {e.run for e in entries})
+            or "`trainstack deploy RUN.yaml --env ENV` deploys one",
+        )
 
 
 def run_tags(run: Run, env: str, job: Mapping[str, str]) -> dict[str, str]:
     """The tags a run stack carries (Pulumi refuses empty values: absent ones are left out)."""
-    values = {"run": run.name, "env": env, "component": run.component.name,
-              "version": run.component.version, "experiment": run.experiment,
-              "team": run.tags.get("team"), "specHash": job.get("specHash"),
-              **{tag: job.get(key) for tag, key in _JOB_TAGS.items()}}
+    values = {
+        "run": run.name,
+        "env": env,
+        "component": run.component.name,
+        "version": run.component.version,
+        "experiment": run.experiment,
+        "team": run.tags.get("team"),
+        "specHash": job.get("specHash"),
+        **{tag: job.get(key) for tag, key in _JOB_TAGS.items()},
+    }
     return {TAG + k: str(v) for k, v in values.items() if v}
 
 
@@ -135,11 +143,21 @@ def entry_from_tags(stack: str, tags: Mapping[str, str], backend: str) -> StackE
     from trainstack.infra import names
 
     return StackEntry(
-        run=got["run"], env=got["env"], stack=stack, project=names.RUNS_PROJECT,
-        backend=backend, component=got.get("component", "?"), version=got.get("version", "?"),
-        experiment=got.get("experiment"), spec_path=None, registry_id=None, updated_at=0.0,
+        run=got["run"],
+        env=got["env"],
+        stack=stack,
+        project=names.RUNS_PROJECT,
+        backend=backend,
+        component=got.get("component", "?"),
+        version=got.get("version", "?"),
+        experiment=got.get("experiment"),
+        spec_path=None,
+        registry_id=None,
+        updated_at=0.0,
         outputs={key: got[tag] for tag, key in _JOB_TAGS.items() if tag in got},
-        spec_hash=got.get("specHash"), team=got.get("team"))
+        spec_hash=got.get("specHash"),
+        team=got.get("team"),
+    )
 
 
 def backend_entries(settings: DeploySettings, command: auto.PulumiCommand) -> list[StackEntry]:

@@ -71,22 +71,42 @@ class JobState:
         return sum(r.restarts for r in self.replicas)
 
 
-def job_state(kind: str, name: str, namespace: str, job: Mapping[str, Any] | None,
-              pods: Sequence[Mapping[str, Any]], container: str | None = None) -> JobState:
+def job_state(
+    kind: str,
+    name: str,
+    namespace: str,
+    job: Mapping[str, Any] | None,
+    pods: Sequence[Mapping[str, Any]],
+    container: str | None = None,
+) -> JobState:
     """The state of job ``name``; ``job`` None: the object does not exist (yet, or any more)."""
     status: Mapping[str, Any] = (job or {}).get("status") or {}
     conditions = tuple(
-        Condition(type=str(c.get("type")), status=str(c.get("status")), reason=c.get("reason"),
-                  message=c.get("message"), since=c.get("lastTransitionTime"))
-        for c in status.get("conditions") or [])
+        Condition(
+            type=str(c.get("type")),
+            status=str(c.get("status")),
+            reason=c.get("reason"),
+            message=c.get("message"),
+            since=c.get("lastTransitionTime"),
+        )
+        for c in status.get("conditions") or []
+    )
     replicas = tuple(sorted(_replica(p, kind, container) for p in pods))
     outcome, message = _outcome(kind, conditions, replicas)
-    return JobState(kind=kind, name=name, namespace=namespace, outcome=outcome,
-                    conditions=conditions, replicas=replicas, message=message)
+    return JobState(
+        kind=kind,
+        name=name,
+        namespace=namespace,
+        outcome=outcome,
+        conditions=conditions,
+        replicas=replicas,
+        message=message,
+    )
 
 
-def _outcome(kind: str, conditions: Sequence[Condition], replicas: Sequence[ReplicaState]
-             ) -> tuple[Outcome, str | None]:
+def _outcome(
+    kind: str, conditions: Sequence[Condition], replicas: Sequence[ReplicaState]
+) -> tuple[Outcome, str | None]:
     true = [c for c in conditions if c.status == "True"]
     done = {"Succeeded": Outcome.SUCCEEDED, "Failed": Outcome.FAILED}
     if kind == "Job":  # batch/v1: Complete / Failed (SuccessCriteriaMet and FailureTarget precede)
@@ -110,16 +130,21 @@ def _replica(pod: Mapping[str, Any], kind: str, container: str | None) -> Replic
     status: Mapping[str, Any] = pod.get("status") or {}
     statuses: list[Mapping[str, Any]] = list(status.get("containerStatuses") or [])
     main = next((s for s in statuses if s.get("name") == container), None) or (
-        statuses[0] if statuses else {})
+        statuses[0] if statuses else {}
+    )
     exit_code, reason = _exit(main)
     if reason is None:
         waiting = (main.get("state") or {}).get("waiting") or {}
         reason = waiting.get("reason") or status.get("reason")
     return ReplicaState(
-        role=role.lower(), index=int(index_text) if str(index_text).isdigit() else 0,
-        pod=str(meta.get("name", "")), phase=str(status.get("phase", "Unknown")),
+        role=role.lower(),
+        index=int(index_text) if str(index_text).isdigit() else 0,
+        pod=str(meta.get("name", "")),
+        phase=str(status.get("phase", "Unknown")),
         restarts=sum(int(s.get("restartCount", 0)) for s in statuses),
-        exit_code=exit_code, reason=reason)
+        exit_code=exit_code,
+        reason=reason,
+    )
 
 
 def _exit(container: Mapping[str, Any]) -> tuple[int | None, str | None]:

@@ -47,22 +47,28 @@ class Cluster:
     def host(self) -> str:
         return str(self._api.configuration.host)
 
-    def job(self, api_version: str, kind: str, namespace: str, name: str
-            ) -> dict[str, Any] | None:
+    def job(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The job object as JSON; None when it does not exist."""
         from kubernetes import client
 
         def batch_job() -> Any:  # custom: a batch/v1 Job
             return client.BatchV1Api(self._api).read_namespaced_job(
-                name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+                name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
+            )
 
         def kubedl_job() -> Any:
             # each KubeDL kind's plural is its lower-cased kind + "s" (KubeDL v0.5.0
             # config/crd/bases)
             group, _, version = api_version.partition("/")
             return client.CustomObjectsApi(self._api).get_namespaced_custom_object(
-                group, version, namespace, f"{kind.lower()}s", name, _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT)
+                group,
+                version,
+                namespace,
+                f"{kind.lower()}s",
+                name,
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT,
+            )
 
         call = batch_job if (api_version, kind) == ("batch/v1", "Job") else kubedl_job
         return self._json(f"{kind} {namespace}/{name}", call, missing_ok=True)
@@ -71,23 +77,42 @@ class Cluster:
         """The job's pods: both KubeDL and batch/v1 Jobs label them ``job-name=<job>``."""
         from kubernetes import client
 
-        doc = self._json(f"pods of {namespace}/{job}", lambda: client.CoreV1Api(
-            self._api).list_namespaced_pod(namespace, label_selector=f"job-name={job}",
-                                           _preload_content=False,
-                                           _request_timeout=REQUEST_TIMEOUT))
+        doc = self._json(
+            f"pods of {namespace}/{job}",
+            lambda: client.CoreV1Api(self._api).list_namespaced_pod(
+                namespace,
+                label_selector=f"job-name={job}",
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT,
+            ),
+        )
         return list((doc or {}).get("items") or [])
 
-    def log(self, namespace: str, pod: str, container: str | None, *, follow: bool,
-            tail: int | None = None) -> Iterator[bytes]:
+    def log(
+        self,
+        namespace: str,
+        pod: str,
+        container: str | None,
+        *,
+        follow: bool,
+        tail: int | None = None,
+    ) -> Iterator[bytes]:
         """The pod's log as it arrives (``follow``: until the container stops)."""
         from kubernetes import client
 
-        response = self._guard(f"the log of {namespace}/{pod}", lambda: client.CoreV1Api(
-            self._api).read_namespaced_pod_log(
-                pod, namespace, container=container, follow=follow, tail_lines=tail,
+        response = self._guard(
+            f"the log of {namespace}/{pod}",
+            lambda: client.CoreV1Api(self._api).read_namespaced_pod_log(
+                pod,
+                namespace,
+                container=container,
+                follow=follow,
+                tail_lines=tail,
                 _preload_content=False,
                 # a followed stream may be quiet for hours: no read timeout then
-                _request_timeout=None if follow else REQUEST_TIMEOUT))
+                _request_timeout=None if follow else REQUEST_TIMEOUT,
+            ),
+        )
         try:
             yield from response.stream(8192, decode_content=True)
         finally:
@@ -95,8 +120,9 @@ class Cluster:
 
     # --- plumbing ----------------------------------------------------------------------------
 
-    def _json(self, what: str, call: Callable[[], Any], *, missing_ok: bool = False
-              ) -> dict[str, Any] | None:
+    def _json(
+        self, what: str, call: Callable[[], Any], *, missing_ok: bool = False
+    ) -> dict[str, Any] | None:
         from kubernetes.client.exceptions import ApiException
 
         try:
@@ -104,13 +130,13 @@ class Cluster:
         except ApiException as err:
             if err.status == 404 and missing_ok:
                 return None
-            raise ClusterError(f"{what}: the cluster at {self.host} answered HTTP "
-                               f"{err.status} {err.reason}") from None
+            raise ClusterError(
+                f"{what}: the cluster at {self.host} answered HTTP {err.status} {err.reason}"
+            ) from None
         try:
             doc = json.loads(response.data or b"{}")
         except json.JSONDecodeError:
-            raise ClusterError(f"{what}: the cluster at {self.host} did not answer JSON"
-                               ) from None
+            raise ClusterError(f"{what}: the cluster at {self.host} did not answer JSON") from None
         return doc if isinstance(doc, dict) else None
 
     def _guard(self, what: str, call: Callable[[], Any]) -> Any:
@@ -127,16 +153,19 @@ class Cluster:
                     f"{what}: the cluster at {self.host} refused the credentials from "
                     f"{self.access.source} (HTTP {err.status})",
                     hint="credentials may have been rotated: `pulumi up` the platform stack, "
-                         "then try again") from None
+                    "then try again",
+                ) from None
             if err.status == 404 and what.startswith("the log of"):
-                raise ClusterError(f"{what}: the pod is gone",
-                                   hint="finished pods are deleted per the job's cleanPodPolicy"
-                                   ) from None
+                raise ClusterError(
+                    f"{what}: the pod is gone",
+                    hint="finished pods are deleted per the job's cleanPodPolicy",
+                ) from None
             raise
         except HTTPError as err:
-            raise ClusterError(f"{what}: cannot reach the cluster at {self.host} "
-                               f"({type(err).__name__})",
-                               hint=f"credentials from {self.access.source}") from None
+            raise ClusterError(
+                f"{what}: cannot reach the cluster at {self.host} ({type(err).__name__})",
+                hint=f"credentials from {self.access.source}",
+            ) from None
 
 
 def _api_client(access: ClusterAccess) -> ApiClient:
@@ -149,18 +178,19 @@ def _api_client(access: ClusterAccess) -> ApiClient:
             try:
                 doc = yaml.safe_load(access.kubeconfig)
             except yaml.YAMLError:
-                raise ClusterError(f"{access.source}: the kubeconfig is not valid YAML"
-                                   ) from None
+                raise ClusterError(f"{access.source}: the kubeconfig is not valid YAML") from None
             if not isinstance(doc, dict):
                 raise ClusterError(f"{access.source}: the kubeconfig is not a mapping")
             config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
-                doc, context=access.context,
-                                              client_configuration=configuration,
-                                              persist_config=False)
+                doc,
+                context=access.context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
         else:
             config.load_kube_config(  # type: ignore[no-untyped-call]
-                context=access.context, client_configuration=configuration,
-                                    persist_config=False)
+                context=access.context, client_configuration=configuration, persist_config=False
+            )
     except ConfigException as err:
         raise ClusterError(f"{access.source}: cannot use the kubeconfig ({err})") from None
     return client.ApiClient(configuration)

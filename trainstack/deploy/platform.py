@@ -31,13 +31,15 @@ if TYPE_CHECKING:
     from pulumi import automation as auto
 
 
-def read_platform_outputs(settings: DeploySettings, env: str, command: auto.PulumiCommand
-                          ) -> dict[str, Any]:
+def read_platform_outputs(
+    settings: DeploySettings, env: str, command: auto.PulumiCommand
+) -> dict[str, Any]:
     return _outputs(settings, env, command, show_secrets=False)
 
 
-def cluster_access(settings: DeploySettings, env: str, namespace: str,
-                   command: auto.PulumiCommand) -> ClusterAccess:
+def cluster_access(
+    settings: DeploySettings, env: str, namespace: str, command: auto.PulumiCommand
+) -> ClusterAccess:
     """How ``status``/``logs``/``wait`` reach the cluster: read from the platform stack's
     *current* outputs each time (so rotated credentials are picked up), preferring credentials
     scoped to the run's namespace (``teamKubeconfigs``) to the admin kubeconfig. The decrypted
@@ -46,42 +48,51 @@ def cluster_access(settings: DeploySettings, env: str, namespace: str,
     outputs = _outputs(settings, env, command, show_secrets=True)
     scoped = outputs.get(names.OUT_TEAM_KUBECONFIGS)
     if isinstance(scoped, dict) and scoped.get(namespace):
-        return ClusterAccess(kubeconfig=str(scoped[namespace]), context=None,
-                             source=f"platform stack {name!r} output "
-                                    f"{names.OUT_TEAM_KUBECONFIGS}[{namespace}]")
+        return ClusterAccess(
+            kubeconfig=str(scoped[namespace]),
+            context=None,
+            source=f"platform stack {name!r} output {names.OUT_TEAM_KUBECONFIGS}[{namespace}]",
+        )
     kubeconfig = outputs.get(names.OUT_KUBECONFIG) or None
     return ClusterAccess(
         kubeconfig=str(kubeconfig) if kubeconfig else None,
         context=str(outputs.get(names.OUT_KUBE_CONTEXT) or "") or None,
-        source=f"platform stack {name!r} output {names.OUT_KUBECONFIG}" if kubeconfig
-        else "the ambient kubeconfig ($KUBECONFIG or ~/.kube/config)")
+        source=f"platform stack {name!r} output {names.OUT_KUBECONFIG}"
+        if kubeconfig
+        else "the ambient kubeconfig ($KUBECONFIG or ~/.kube/config)",
+    )
 
 
-def _outputs(settings: DeploySettings, env: str, command: auto.PulumiCommand, *,
-             show_secrets: bool) -> dict[str, Any]:
+def _outputs(
+    settings: DeploySettings, env: str, command: auto.PulumiCommand, *, show_secrets: bool
+) -> dict[str, Any]:
     from pulumi.automation.errors import CommandError, StackNotFoundError
 
     name = platform_stack_name(env)
     args = ["stack", "output", "--json", "--stack", name]
     try:
-        result = command.run([*args, "--show-secrets"] if show_secrets else args,
-                             str(settings.work_dir), settings.env_vars())
+        result = command.run(
+            [*args, "--show-secrets"] if show_secrets else args,
+            str(settings.work_dir),
+            settings.env_vars(),
+        )
     except StackNotFoundError:
         raise NotFoundError(
             f"no platform stack {name!r} in {settings.backend_url}",
             hint=f"`pulumi up --stack {env}` the platform first, in the backend run stacks use "
-                 "($TRAINSTACK_BACKEND_URL), or name it with $TRAINSTACK_PLATFORM_STACK") from None
+            "($TRAINSTACK_BACKEND_URL), or name it with $TRAINSTACK_PLATFORM_STACK",
+        ) from None
     except CommandError as err:
         if is_passphrase_error(str(err)):
             raise passphrase_mismatch(settings, name, platform_env=env) from None
         tail = "\n".join(str(err).strip().splitlines()[-5:])
-        raise UserError(f"reading the outputs of platform stack {name!r} failed:\n{tail}"
-                        ) from None
+        raise UserError(f"reading the outputs of platform stack {name!r} failed:\n{tail}") from None
     try:
         outputs = json.loads(result.stdout or "{}")
     except json.JSONDecodeError:
-        raise UserError(f"platform stack {name!r}: `pulumi stack output --json` did not print "
-                        "JSON") from None
+        raise UserError(
+            f"platform stack {name!r}: `pulumi stack output --json` did not print JSON"
+        ) from None
     if not isinstance(outputs, dict):
         raise UserError(f"platform stack {name!r}: expected its outputs as a JSON object")
     return outputs

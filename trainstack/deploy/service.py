@@ -54,9 +54,16 @@ class StackStatus:
     outputs: dict[str, Any]  # secret outputs shown as "[secret]"
 
 
-def deploy(run_file: Path, env: str, *, command: auto.PulumiCommand | None = None,
-           home: Path | None = None, backend: str | None = None,
-           on_output: OnOutput | None = None, rerun: bool = False) -> StackEntry:
+def deploy(
+    run_file: Path,
+    env: str,
+    *,
+    command: auto.PulumiCommand | None = None,
+    home: Path | None = None,
+    backend: str | None = None,
+    on_output: OnOutput | None = None,
+    rerun: bool = False,
+) -> StackEntry:
     """Render ``run_file`` for the platform of ``env`` and bring its stack up to date."""
     from trainstack.deploy.platform import read_platform_outputs
     from trainstack.deploy.workspace import find_pulumi
@@ -74,12 +81,21 @@ def deploy(run_file: Path, env: str, *, command: auto.PulumiCommand | None = Non
     enforce(report)  # a mandatory violation: stop before any stack or resource exists
     if report.violations and on_output is not None:
         on_output("policy: " + text([report]))
-    return deploy_run(completed, manifests, env, command=cli, home=home,
-                      backend=backend, on_output=on_output, rerun=rerun)
+    return deploy_run(
+        completed,
+        manifests,
+        env,
+        command=cli,
+        home=home,
+        backend=backend,
+        on_output=on_output,
+        rerun=rerun,
+    )
 
 
-def for_platform(run: Run, platform_outputs: Mapping[str, Any], env: str
-                 ) -> tuple[Run, list[dict[str, Any]]]:
+def for_platform(
+    run: Run, platform_outputs: Mapping[str, Any], env: str
+) -> tuple[Run, list[dict[str, Any]]]:
     """The run as it goes to the platform (every output with a persistent place) and its
     manifests, rendered for the cluster the platform outputs describe."""
     from trainstack.infra.run.options import for_environment
@@ -94,10 +110,17 @@ def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict
     return for_platform(run, platform_outputs, env)[1]
 
 
-def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
-               command: auto.PulumiCommand, home: Path | None = None,
-               backend: str | None = None, on_output: OnOutput | None = None,
-               rerun: bool = False) -> StackEntry:
+def deploy_run(
+    run: Run,
+    manifests: Sequence[Mapping[str, Any]],
+    env: str,
+    *,
+    command: auto.PulumiCommand,
+    home: Path | None = None,
+    backend: str | None = None,
+    on_output: OnOutput | None = None,
+    rerun: bool = False,
+) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
 
     The job is resubmitted only when what the run deploys changed, or on ``rerun``; then the run
@@ -113,6 +136,7 @@ def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
     platform = platform_stack_name(env)
     token = secrets.token_hex(4) if rerun else ""
     digest = manifest_hash(manifests, token)
+
     def program() -> None:
         import pulumi
 
@@ -120,16 +144,22 @@ def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
             pulumi.export(key, value)
 
     job = next(m for m in manifests if str(m.get("kind", "")).endswith("Job"))
-    coordinates = {"jobName": job["metadata"]["name"], "kind": job["kind"],
-                   "apiVersion": job["apiVersion"],
-                   "namespace": job["metadata"].get("namespace", "default")}
+    coordinates = {
+        "jobName": job["metadata"]["name"],
+        "kind": job["kind"],
+        "apiVersion": job["apiVersion"],
+        "namespace": job["metadata"].get("namespace", "default"),
+    }
     with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _open(settings, stack_name, program, command, create=True)
         previous = _previous(settings, stack)
         same_job = previous is not None and previous.spec_hash == digest
         _configure(stack, run, env, platform, coordinates)
-        registry_id = (previous.registry_id if same_job and previous is not None
-                       else _record_pending(settings, run, stack_name))
+        registry_id = (
+            previous.registry_id
+            if same_job and previous is not None
+            else _record_pending(settings, run, stack_name)
+        )
         try:
             # refresh first: the job may have finished or been deleted since the last deploy
             result = stack.up(on_output=on_output, show_secrets=False, refresh=True)
@@ -138,23 +168,32 @@ def deploy_run(run: Run, manifests: Sequence[Mapping[str, Any]], env: str, *,
                 _record_end(settings, registry_id, failed=True, reason="pulumi up failed")
             raise
         if same_job and on_output is not None:
-            on_output("the run is unchanged: its job was left as it is (--rerun submits it "
-                      "again)")
+            on_output("the run is unchanged: its job was left as it is (--rerun submits it again)")
         # Only now: the digest says which job is deployed, so a failed up is retried as new.
         stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
         _record_running(settings, registry_id)
     entry = StackEntry(
-        run=run.name, env=env, stack=stack_name, project=names.RUNS_PROJECT,
-        backend=settings.backend_url, component=run.component.name,
-        version=run.component.version, experiment=run.experiment,
-        spec_path=str(run.source) if run.source else None, registry_id=registry_id,
-        updated_at=time.time(), outputs={**coordinates, **outputs}, spec_hash=digest,
-        team=run.tags.get("team"))
+        run=run.name,
+        env=env,
+        stack=stack_name,
+        project=names.RUNS_PROJECT,
+        backend=settings.backend_url,
+        component=run.component.name,
+        version=run.component.version,
+        experiment=run.experiment,
+        spec_path=str(run.source) if run.source else None,
+        registry_id=registry_id,
+        updated_at=time.time(),
+        outputs={**coordinates, **outputs},
+        spec_hash=digest,
+        team=run.tags.get("team"),
+    )
     if previous is not None and not same_job:  # the job was replaced: its record ends here
-        _record_end(settings, previous.registry_id, failed=False,
-                    reason="superseded by a new deploy")
+        _record_end(
+            settings, previous.registry_id, failed=False, reason="superseded by a new deploy"
+        )
     RunIndex(settings.home).put(entry)
     return entry
 
@@ -167,8 +206,7 @@ def _previous(settings: DeploySettings, stack: auto.Stack) -> StackEntry | None:
     local = [e for e in RunIndex(settings.home).entries() if e.stack == stack.name]
     if local:
         return local[0]
-    return entry_from_tags(stack.name, stack.workspace.list_tags(stack.name),
-                           settings.backend_url)
+    return entry_from_tags(stack.name, stack.workspace.list_tags(stack.name), settings.backend_url)
 
 
 @dataclass(frozen=True)
@@ -178,8 +216,14 @@ class Located:
     command: auto.PulumiCommand
 
 
-def locate(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
-           home: Path | None = None, backend: str | None = None) -> Located:
+def locate(
+    run: str,
+    env: str | None = None,
+    *,
+    command: auto.PulumiCommand | None = None,
+    home: Path | None = None,
+    backend: str | None = None,
+) -> Located:
     """The stack of deployed ``run``: this user's index, else the backend's stack tags (a run a
     teammate deployed). A typo creates nothing: the backend is asked only when this home exists
     or a backend is named (the default file backend lives inside the home)."""
@@ -207,8 +251,12 @@ def locate(run: str, env: str | None = None, *, command: auto.PulumiCommand | No
     return Located(entry, load_settings(root, entry.backend), cli)
 
 
-def deployed(*, command: auto.PulumiCommand | None = None, home: Path | None = None,
-             backend: str | None = None) -> list[StackEntry]:
+def deployed(
+    *,
+    command: auto.PulumiCommand | None = None,
+    home: Path | None = None,
+    backend: str | None = None,
+) -> list[StackEntry]:
     """Every run deployed in the backend (from its stack tags), with this user's registry ids."""
     from trainstack.deploy.index import backend_entries
     from trainstack.deploy.workspace import find_pulumi
@@ -218,28 +266,36 @@ def deployed(*, command: auto.PulumiCommand | None = None, home: Path | None = N
     mine = {e.stack: e for e in RunIndex(settings.home).entries()}
     with _cli_errors("listing the run stacks", settings, ""):
         shared = backend_entries(settings, cli)
-    return [replace(e, registry_id=mine[e.stack].registry_id) if e.stack in mine else e
-            for e in shared]
+    return [
+        replace(e, registry_id=mine[e.stack].registry_id) if e.stack in mine else e for e in shared
+    ]
 
 
-def status(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
-           home: Path | None = None, backend: str | None = None) -> StackStatus:
+def status(
+    run: str,
+    env: str | None = None,
+    *,
+    command: auto.PulumiCommand | None = None,
+    home: Path | None = None,
+    backend: str | None = None,
+) -> StackStatus:
     return stack_status(locate(run, env, command=command, home=home, backend=backend))
 
 
 def stack_status(found: Located) -> StackStatus:
     """The run stack's last update and outputs (secret outputs masked)."""
     entry, settings = found.entry, found.settings
-    with _cli_errors(f"reading the stack of {entry.run} ({entry.stack})", settings,
-                     entry.stack):
+    with _cli_errors(f"reading the stack of {entry.run} ({entry.stack})", settings, entry.stack):
         stack = _open(settings, entry.stack, _no_program, found.command, create=False)
         info = stack.info(show_secrets=False)
         outputs = {k: "[secret]" if v.secret else v.value for k, v in stack.outputs().items()}
     return StackStatus(
-        entry=entry, last_kind=info.kind if info else None,
+        entry=entry,
+        last_kind=info.kind if info else None,
         last_result=info.result if info else None,
         last_end=info.end_time.isoformat() if info and info.end_time else None,
-        outputs=outputs)
+        outputs=outputs,
+    )
 
 
 def live(found: Located) -> JobState:
@@ -253,34 +309,58 @@ def live(found: Located) -> JobState:
     return state
 
 
-def wait(found: Located, *, timeout: float | None, interval: float = 10.0,
-         on_change: Callable[[JobState], None] | None = None) -> JobState:
+def wait(
+    found: Located,
+    *,
+    timeout: float | None,
+    interval: float = 10.0,
+    on_change: Callable[[JobState], None] | None = None,
+) -> JobState:
     """Block until the job ends; the registry gets its outcome."""
     from trainstack.deploy import watch
 
     with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
         cluster = watch.connect(found.entry, found.settings, found.command)
-    state = watch.wait(cluster, watch.JobRef.of(found.entry), timeout=timeout,
-                       interval=interval, on_change=on_change)
+    state = watch.wait(
+        cluster,
+        watch.JobRef.of(found.entry),
+        timeout=timeout,
+        interval=interval,
+        on_change=on_change,
+    )
     watch.record(found.settings, found.entry, state)
     return state
 
 
-def logs(found: Located, *, role: str | None, index: int | None, follow: bool,
-         tail: int | None, write: Callable[[bytes], None]) -> None:
+def logs(
+    found: Located,
+    *,
+    role: str | None,
+    index: int | None,
+    follow: bool,
+    tail: int | None,
+    write: Callable[[bytes], None],
+) -> None:
     from trainstack.deploy import watch
 
     with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
         cluster = watch.connect(found.entry, found.settings, found.command)
     job = watch.JobRef.of(found.entry)
     state = watch.wait_for_pods(cluster, job) if follow else watch.read_state(cluster, job)
-    watch.stream_logs(cluster, job, watch.select(state, role, index), follow=follow, tail=tail,
-                      write=write)
+    watch.stream_logs(
+        cluster, job, watch.select(state, role, index), follow=follow, tail=tail, write=write
+    )
 
 
-def destroy(run: str, env: str | None = None, *, command: auto.PulumiCommand | None = None,
-            home: Path | None = None, backend: str | None = None,
-            on_output: OnOutput | None = None) -> StackEntry:
+def destroy(
+    run: str,
+    env: str | None = None,
+    *,
+    command: auto.PulumiCommand | None = None,
+    home: Path | None = None,
+    backend: str | None = None,
+    on_output: OnOutput | None = None,
+) -> StackEntry:
     """Delete everything the run's stack created, then the stack, then its index entry.
 
     The program runs (``--run-program``) and builds only the Kubernetes provider from the
@@ -314,8 +394,14 @@ def _no_program() -> None:
     """destroy and status never run the program; the Automation API still wants one."""
 
 
-def _open(settings: DeploySettings, stack_name: str, program: Callable[[], None],
-          command: auto.PulumiCommand, *, create: bool) -> auto.Stack:
+def _open(
+    settings: DeploySettings,
+    stack_name: str,
+    program: Callable[[], None],
+    command: auto.PulumiCommand,
+    *,
+    create: bool,
+) -> auto.Stack:
     from pulumi.automation.errors import StackNotFoundError
 
     from trainstack.deploy.workspace import open_stack
@@ -323,21 +409,27 @@ def _open(settings: DeploySettings, stack_name: str, program: Callable[[], None]
     try:
         return open_stack(settings, stack_name, program, command, create=create)
     except StackNotFoundError:
-        raise NotFoundError(f"stack {stack_name!r} does not exist in {settings.backend_url}",
-                            hint="it was removed outside trainstack; deploy the run again"
-                            ) from None
+        raise NotFoundError(
+            f"stack {stack_name!r} does not exist in {settings.backend_url}",
+            hint="it was removed outside trainstack; deploy the run again",
+        ) from None
 
 
-def _configure(stack: auto.Stack, run: Run, env: str, platform: str,
-               job: Mapping[str, str]) -> None:
+def _configure(
+    stack: auto.Stack, run: Run, env: str, platform: str, job: Mapping[str, str]
+) -> None:
     from pulumi import automation as auto
 
     from trainstack.deploy.index import run_tags
 
     ns = names.RUNS_PROJECT
-    stack.set_all_config({f"{ns}:env": auto.ConfigValue(env),
-                          f"{ns}:run": auto.ConfigValue(run.name),
-                          f"{ns}:platformStack": auto.ConfigValue(platform)})
+    stack.set_all_config(
+        {
+            f"{ns}:env": auto.ConfigValue(env),
+            f"{ns}:run": auto.ConfigValue(run.name),
+            f"{ns}:platformStack": auto.ConfigValue(platform),
+        }
+    )
     # The tags are the shared index: whoever uses this backend finds, watches and destroys the
     # run from them (deploy.index.backend_entries), without this machine's state home.
     for key, value in run_tags(run, env, job).items():
@@ -353,15 +445,16 @@ def _cli_errors(doing: str, settings: DeploySettings, stack: str) -> Iterator[No
     try:
         yield
     except ConcurrentUpdateError:
-        raise DeployFailedError(f"{doing}: another update of this stack is running",
-                                hint="one update per stack at a time; wait and retry") from None
+        raise DeployFailedError(
+            f"{doing}: another update of this stack is running",
+            hint="one update per stack at a time; wait and retry",
+        ) from None
     except CommandError as err:
         if is_passphrase_error(str(err)):
             raise passphrase_mismatch(settings, stack) from None
         # The CLI masks secrets in what it prints; keep the end, where the reason is.
         lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
-        raise DeployFailedError(f"{doing} failed:\n" + "\n".join(lines[-_TAIL_LINES:])
-                                ) from None
+        raise DeployFailedError(f"{doing} failed:\n" + "\n".join(lines[-_TAIL_LINES:])) from None
 
 
 # --- the run registry ------------------------------------------------------------------------
@@ -371,13 +464,21 @@ def _record_pending(settings: DeploySettings, run: Run, stack_name: str) -> str:
     from trainstack.registry import NewRun, Registry, RunKind
 
     with Registry.open(settings.home) as registry:
-        record = registry.create(NewRun(
-            name=run.name, component=run.component.name,
-            component_version=run.component.version, kind=RunKind.CLUSTER,
-            job_type=str(run.job_type.value), experiment=run.experiment, tags=dict(run.tags),
-            spec_path=str(run.source) if run.source else None, stack_name=stack_name,
-            outputs={name: b.uri for name, b in run.outputs.items()},
-            parameters=dict(run.parameters)))
+        record = registry.create(
+            NewRun(
+                name=run.name,
+                component=run.component.name,
+                component_version=run.component.version,
+                kind=RunKind.CLUSTER,
+                job_type=str(run.job_type.value),
+                experiment=run.experiment,
+                tags=dict(run.tags),
+                spec_path=str(run.source) if run.source else None,
+                stack_name=stack_name,
+                outputs={name: b.uri for name, b in run.outputs.items()},
+                parameters=dict(run.parameters),
+            )
+        )
     return record.id
 
 
@@ -388,13 +489,15 @@ def _record_running(settings: DeploySettings, registry_id: str) -> None:
         registry.mark_running(registry_id, [])
 
 
-def _record_end(settings: DeploySettings, registry_id: str | None, *, failed: bool,
-                reason: str) -> None:
+def _record_end(
+    settings: DeploySettings, registry_id: str | None, *, failed: bool, reason: str
+) -> None:
     from trainstack.registry import Registry, RunStatus
 
     if registry_id is None:
         return
     # NotFoundError: the registry was reset; the stack index is what destroy needs.
     with Registry.open(settings.home) as registry, suppress(NotFoundError):
-        registry.finish(registry_id, RunStatus.FAILED if failed else RunStatus.CANCELLED,
-                        reason=reason)
+        registry.finish(
+            registry_id, RunStatus.FAILED if failed else RunStatus.CANCELLED, reason=reason
+        )

@@ -39,23 +39,29 @@ class DeploySettings:
 
     def env_vars(self) -> dict[str, str]:
         """What every Pulumi CLI call gets in its environment (never printed)."""
-        return {"PULUMI_BACKEND_URL": self.backend_url, PASSPHRASE_ENV: self._passphrase,
-                "PULUMI_SKIP_UPDATE_CHECK": "true"}
+        return {
+            "PULUMI_BACKEND_URL": self.backend_url,
+            PASSPHRASE_ENV: self._passphrase,
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+        }
 
 
 def load_settings(home: Path | None = None, backend: str | None = None) -> DeploySettings:
     root = home or state_home()
     url = backend or os.environ.get(BACKEND_ENV) or f"file://{root / 'pulumi'}"
     if not re.match(r"^[a-z0-9]+://", url):
-        raise ConfigError(f"backend URL {url!r}: expected a Pulumi backend URL such as "
-                          "file:///path, s3://bucket or https://api.pulumi.com")
+        raise ConfigError(
+            f"backend URL {url!r}: expected a Pulumi backend URL such as "
+            "file:///path, s3://bucket or https://api.pulumi.com"
+        )
     if url.startswith("file://"):
         Path(url.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
     work_dir = root / "pulumi-project"
     work_dir.mkdir(parents=True, exist_ok=True)
     phrase, source = _passphrase(root)
-    return DeploySettings(home=root, backend_url=url, work_dir=work_dir,
-                          passphrase_from=source, _passphrase=phrase)
+    return DeploySettings(
+        home=root, backend_url=url, work_dir=work_dir, passphrase_from=source, _passphrase=phrase
+    )
 
 
 def _passphrase(root: Path) -> tuple[str, str]:
@@ -68,8 +74,10 @@ def _passphrase(root: Path) -> tuple[str, str]:
     except FileExistsError:
         mode = stat.S_IMODE(path.stat().st_mode)
         if mode & 0o077:
-            raise ConfigError(f"{path}: the stack passphrase is readable by others "
-                              f"(mode {mode:o})", hint=f"chmod 600 {path}") from None
+            raise ConfigError(
+                f"{path}: the stack passphrase is readable by others (mode {mode:o})",
+                hint=f"chmod 600 {path}",
+            ) from None
         return path.read_text(encoding="utf-8").strip(), str(path)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(secrets.token_urlsafe(32) + "\n")
@@ -87,8 +95,9 @@ def is_passphrase_error(cli_output: str) -> bool:
     return PASSPHRASE_ERROR in cli_output.lower()
 
 
-def passphrase_mismatch(settings: DeploySettings, stack: str, *, platform_env: str | None = None
-                        ) -> ConfigError:
+def passphrase_mismatch(
+    settings: DeploySettings, stack: str, *, platform_env: str | None = None
+) -> ConfigError:
     """The one error for a stack whose secrets the run stacks' passphrase cannot open."""
     using = f"the run stacks' passphrase ({settings.passphrase_from})"
     if platform_env is not None:
@@ -96,11 +105,13 @@ def passphrase_mismatch(settings: DeploySettings, stack: str, *, platform_env: s
             f"platform stack {stack!r} was encrypted with another passphrase than {using}, so a "
             "run stack's StackReference could not decrypt its kubeconfig",
             hint=f"set {PASSPHRASE_ENV} to the passphrase `pulumi up --stack {platform_env}` ran "
-                 "with (run stacks and the platform stack must share one passphrase), then "
-                 "deploy again")
+            "with (run stacks and the platform stack must share one passphrase), then "
+            "deploy again",
+        )
     return ConfigError(
         f"stack {stack!r} does not open with {using}",
-        hint=f"set {PASSPHRASE_ENV} to the passphrase the stack was deployed with")
+        hint=f"set {PASSPHRASE_ENV} to the passphrase the stack was deployed with",
+    )
 
 
 def run_stack_name(env: str, run: str) -> str:

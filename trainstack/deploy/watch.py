@@ -54,11 +54,18 @@ class JobRef:
         out = entry.outputs
         missing = [k for k in ("kind", "jobName", "namespace", "apiVersion") if not out.get(k)]
         if missing:
-            raise UserError(f"run {entry.run!r}: its stack records no {', '.join(missing)}",
-                            hint="deploy it again with this trainstack")
+            raise UserError(
+                f"run {entry.run!r}: its stack records no {', '.join(missing)}",
+                hint="deploy it again with this trainstack",
+            )
         kind = str(out["kind"])
-        return cls(api_version=str(out["apiVersion"]), kind=kind, name=str(out["jobName"]),
-                   namespace=str(out["namespace"]), container=container_of(kind))
+        return cls(
+            api_version=str(out["apiVersion"]),
+            kind=kind,
+            name=str(out["jobName"]),
+            namespace=str(out["namespace"]),
+            container=container_of(kind),
+        )
 
 
 def container_of(kind: str) -> str | None:
@@ -68,8 +75,7 @@ def container_of(kind: str) -> str | None:
     return next((k.container for k in KINDS.values() if k.kind == kind), None)
 
 
-def connect(entry: StackEntry, settings: DeploySettings, command: auto.PulumiCommand
-            ) -> Cluster:
+def connect(entry: StackEntry, settings: DeploySettings, command: auto.PulumiCommand) -> Cluster:
     from trainstack.deploy.platform import cluster_access
 
     return Cluster(cluster_access(settings, entry.env, JobRef.of(entry).namespace, command))
@@ -91,71 +97,99 @@ def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None
     exits = [ReplicaExit(r.role, r.index, r.exit_code) for r in state.replicas]
     with Registry.open(settings.home) as registry, suppress(NotFoundError):
         if state.outcome.finished:
-            status = RunStatus.SUCCEEDED if state.outcome is Outcome.SUCCEEDED else \
-                RunStatus.FAILED
-            registry.finish(entry.registry_id, status, exits=exits, restarts=state.restarts,
-                            reason=state.message)
+            status = RunStatus.SUCCEEDED if state.outcome is Outcome.SUCCEEDED else RunStatus.FAILED
+            registry.finish(
+                entry.registry_id,
+                status,
+                exits=exits,
+                restarts=state.restarts,
+                reason=state.message,
+            )
         elif state.replicas:
             registry.record_progress(entry.registry_id, exits=exits, restarts=state.restarts)
 
 
-def wait(cluster: Cluster, job: JobRef, *, timeout: float | None, interval: float = 10.0,
-         on_change: Callable[[JobState], None] | None = None, clock: Clock = time.monotonic,
-         sleep: Sleep = time.sleep) -> JobState:
+def wait(
+    cluster: Cluster,
+    job: JobRef,
+    *,
+    timeout: float | None,
+    interval: float = 10.0,
+    on_change: Callable[[JobState], None] | None = None,
+    clock: Clock = time.monotonic,
+    sleep: Sleep = time.sleep,
+) -> JobState:
     """Poll until the job succeeds or fails; ``WaitTimeoutError`` after ``timeout`` seconds."""
     deadline = None if timeout is None else clock() + timeout
     last: tuple[object, ...] | None = None
     while True:
         state = read_state(cluster, job)
-        summary = (state.outcome, tuple((r.role, r.index, r.phase, r.restarts)
-                                        for r in state.replicas))
+        summary = (
+            state.outcome,
+            tuple((r.role, r.index, r.phase, r.restarts) for r in state.replicas),
+        )
         if on_change is not None and summary != last:
             on_change(state)
         last = summary
         if state.outcome.finished:
             return state
         if deadline is not None and clock() >= deadline:
-            raise WaitTimeoutError(f"job {job.namespace}/{job.name} is still "
-                                   f"{state.outcome} after {timeout:g}s",
-                                   hint="wait again, or raise --timeout")
+            raise WaitTimeoutError(
+                f"job {job.namespace}/{job.name} is still {state.outcome} after {timeout:g}s",
+                hint="wait again, or raise --timeout",
+            )
         pause = interval if deadline is None else max(0.0, min(interval, deadline - clock()))
         sleep(pause)
 
 
 def select(state: JobState, role: str | None, index: int | None) -> list[ReplicaState]:
     """The replicas ``--role``/``--index`` name (all of them when neither is given)."""
-    chosen = [r for r in state.replicas
-              if (role is None or r.role == role.lower()) and (index is None or r.index == index)]
+    chosen = [
+        r
+        for r in state.replicas
+        if (role is None or r.role == role.lower()) and (index is None or r.index == index)
+    ]
     if chosen:
         return chosen
     have = ", ".join(f"{r.role}-{r.index}" for r in state.replicas) or "none yet"
     raise NotFoundError(
         f"job {state.namespace}/{state.name} has no pod for "
         f"{role or 'any role'}{'' if index is None else f' index {index}'}",
-        hint=f"its replicas: {have}")
+        hint=f"its replicas: {have}",
+    )
 
 
-def stream_logs(cluster: Cluster, job: JobRef, replicas: list[ReplicaState], *, follow: bool,
-                tail: int | None, write: Callable[[bytes], None]) -> None:
+def stream_logs(
+    cluster: Cluster,
+    job: JobRef,
+    replicas: list[ReplicaState],
+    *,
+    follow: bool,
+    tail: int | None,
+    write: Callable[[bytes], None],
+) -> None:
     """One replica: its log as is. Several: each line prefixed with ``role-index | `` (one
     reader thread per pod when following, so a quiet pod does not hold the others back)."""
     if len(replicas) == 1:
-        for chunk in cluster.log(job.namespace, replicas[0].pod, job.container, follow=follow,
-                                 tail=tail):
+        for chunk in cluster.log(
+            job.namespace, replicas[0].pod, job.container, follow=follow, tail=tail
+        ):
             write(chunk)
         return
     if not follow:
         for r in replicas:
-            for line in _lines(cluster.log(job.namespace, r.pod, job.container, follow=False,
-                                           tail=tail)):
+            for line in _lines(
+                cluster.log(job.namespace, r.pod, job.container, follow=False, tail=tail)
+            ):
                 write(f"{r.role}-{r.index} | ".encode() + line)
         return
     lines: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=1000)
 
     def read(r: ReplicaState) -> None:
         try:
-            for line in _lines(cluster.log(job.namespace, r.pod, job.container, follow=True,
-                                           tail=tail)):
+            for line in _lines(
+                cluster.log(job.namespace, r.pod, job.container, follow=True, tail=tail)
+            ):
                 lines.put(f"{r.role}-{r.index} | ".encode() + line)
         except BaseException as err:  # handed to the writer, which raises it
             lines.put(err)
@@ -187,14 +221,12 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
         yield pending + b"\n"
 
 
-def wait_for_pods(cluster: Cluster, job: JobRef, *, interval: float = 2.0,
-                  sleep: Sleep = time.sleep) -> JobState:
+def wait_for_pods(
+    cluster: Cluster, job: JobRef, *, interval: float = 2.0, sleep: Sleep = time.sleep
+) -> JobState:
     """``logs --follow`` of a job whose pods are not there yet: poll until they are."""
     while True:
         state = read_state(cluster, job)
         if state.replicas or state.outcome.finished:
             return state
         sleep(interval)
-
-
-

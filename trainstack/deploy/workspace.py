@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 
     from trainstack.deploy.settings import DeploySettings
 
-INSTALL_HINT = ("install the Pulumi CLI (https://www.pulumi.com/docs/install/: "
-                "`curl -fsSL https://get.pulumi.com | sh` or `brew install pulumi/tap/pulumi`) "
-                "and make sure `pulumi` is on PATH; `trainstack plan` needs no CLI")
+INSTALL_HINT = (
+    "install the Pulumi CLI (https://www.pulumi.com/docs/install/: "
+    "`curl -fsSL https://get.pulumi.com | sh` or `brew install pulumi/tap/pulumi`) "
+    "and make sure `pulumi` is on PATH; `trainstack plan` needs no CLI"
+)
 
 
 def find_pulumi() -> auto.PulumiCommand:
@@ -29,47 +31,67 @@ def find_pulumi() -> auto.PulumiCommand:
     from pulumi.automation.errors import InvalidVersionError
 
     if shutil.which("pulumi") is None:
-        raise ToolMissingError("the Pulumi CLI (`pulumi`) is needed for deploy, status and "
-                               "destroy, and it is not installed", hint=INSTALL_HINT)
+        raise ToolMissingError(
+            "the Pulumi CLI (`pulumi`) is needed for deploy, status and "
+            "destroy, and it is not installed",
+            hint=INSTALL_HINT,
+        )
     try:
         return auto.PulumiCommand()
     except (OSError, InvalidVersionError) as err:
-        raise ToolMissingError(f"the Pulumi CLI on PATH cannot be used: {err}",
-                               hint=INSTALL_HINT) from None
+        raise ToolMissingError(
+            f"the Pulumi CLI on PATH cannot be used: {err}", hint=INSTALL_HINT
+        ) from None
 
 
-def runs_workspace(settings: DeploySettings, command: auto.PulumiCommand
-                   ) -> auto.LocalWorkspace:
+def runs_workspace(settings: DeploySettings, command: auto.PulumiCommand) -> auto.LocalWorkspace:
     """The runs project's workspace, without selecting a stack (to list and read tags)."""
     from pulumi import automation as auto
 
     opts = _options(settings, command)
-    return auto.LocalWorkspace(work_dir=opts.work_dir, env_vars=opts.env_vars,
-                               secrets_provider=opts.secrets_provider,
-                               project_settings=opts.project_settings, pulumi_command=command)
+    return auto.LocalWorkspace(
+        work_dir=opts.work_dir,
+        env_vars=opts.env_vars,
+        secrets_provider=opts.secrets_provider,
+        project_settings=opts.project_settings,
+        pulumi_command=command,
+    )
 
 
-def _options(settings: DeploySettings, command: auto.PulumiCommand
-             ) -> auto.LocalWorkspaceOptions:
+def _options(settings: DeploySettings, command: auto.PulumiCommand) -> auto.LocalWorkspaceOptions:
     from pulumi import automation as auto
 
     project = auto.ProjectSettings(
-        name=names.RUNS_PROJECT, runtime="python",
+        name=names.RUNS_PROJECT,
+        runtime="python",
         backend=auto.ProjectBackend(url=settings.backend_url),
-        description="trainstack: one stack per run")
+        description="trainstack: one stack per run",
+    )
     return auto.LocalWorkspaceOptions(
-        work_dir=str(settings.work_dir), env_vars=settings.env_vars(),
-        secrets_provider="passphrase", project_settings=project, pulumi_command=command)
+        work_dir=str(settings.work_dir),
+        env_vars=settings.env_vars(),
+        secrets_provider="passphrase",
+        project_settings=project,
+        pulumi_command=command,
+    )
 
 
-def open_stack(settings: DeploySettings, stack_name: str, program: Callable[[], None],
-               command: auto.PulumiCommand, *, create: bool) -> auto.Stack:
+def open_stack(
+    settings: DeploySettings,
+    stack_name: str,
+    program: Callable[[], None],
+    command: auto.PulumiCommand,
+    *,
+    create: bool,
+) -> auto.Stack:
     """Select the run stack (``create``: or initialise it) in the runs project."""
     from pulumi import automation as auto
 
     opts = _options(settings, command)
     if create:
-        return auto.create_or_select_stack(stack_name, project_name=names.RUNS_PROJECT,
-                                           program=program, opts=opts)
-    return auto.select_stack(stack_name, project_name=names.RUNS_PROJECT, program=program,
-                             opts=opts)
+        return auto.create_or_select_stack(
+            stack_name, project_name=names.RUNS_PROJECT, program=program, opts=opts
+        )
+    return auto.select_stack(
+        stack_name, project_name=names.RUNS_PROJECT, program=program, opts=opts
+    )

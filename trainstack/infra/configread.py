@@ -36,7 +36,7 @@ def raw_stack_config() -> tuple[dict[str, Any], frozenset[str]]:
 
 def split_namespace(values: Mapping[str, Any], namespace: str) -> dict[str, Any]:
     prefix = namespace + ":"
-    return {k[len(prefix):]: v for k, v in values.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)}
 
 
 def did_you_mean(word: str, options: Iterable[str]) -> str | None:
@@ -64,8 +64,14 @@ def _as_int(value: Any) -> int | None:
 class Section:
     """One mapping of config values: a namespace's top level, or one nested object."""
 
-    def __init__(self, data: Mapping[str, Any], path: str, source: str,
-                 secret_keys: frozenset[str] = frozenset(), top_level: bool = False) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        path: str,
+        source: str,
+        secret_keys: frozenset[str] = frozenset(),
+        top_level: bool = False,
+    ) -> None:
         self._data = dict(data)
         self._path = path  # "trainstack:" or "trainstack:gpuPools[0]."
         self._source = source
@@ -78,11 +84,13 @@ class Section:
     def key(self, key: str) -> str:
         return f"{self._path}{key}"
 
-    def error(self, key: str, expected: str, got: Any = REQUIRED, hint: str | None = None
-              ) -> ConfigError:
+    def error(
+        self, key: str, expected: str, got: Any = REQUIRED, hint: str | None = None
+    ) -> ConfigError:
         what = "is missing" if got is REQUIRED else f"is {_show(got)}"
-        return ConfigError(f"{self._source}: {self.key(key)}: expected {expected}, but it {what}",
-                           hint=hint)
+        return ConfigError(
+            f"{self._source}: {self.key(key)}: expected {expected}, but it {what}", hint=hint
+        )
 
     # --- raw access -------------------------------------------------------------------------
 
@@ -107,8 +115,15 @@ class Section:
 
     # --- typed getters ----------------------------------------------------------------------
 
-    def string(self, key: str, default: Any = REQUIRED, *, choices: Sequence[str] = (),
-               pattern: str | None = None, what: str = "a string") -> str:
+    def string(
+        self,
+        key: str,
+        default: Any = REQUIRED,
+        *,
+        choices: Sequence[str] = (),
+        pattern: str | None = None,
+        what: str = "a string",
+    ) -> str:
         expected = f"one of {', '.join(choices)}" if choices else what
         value = self._get(key, default, expected)
         if not isinstance(value, str) or not value:
@@ -119,22 +134,32 @@ class Section:
             raise self.error(key, what, value)
         return value
 
-    def optional_string(self, key: str, *, pattern: str | None = None,
-                        what: str = "a string") -> str | None:
+    def optional_string(
+        self, key: str, *, pattern: str | None = None, what: str = "a string"
+    ) -> str | None:
         if key not in self._data:
             self._read.add(key)
             return None
         return self.string(key, pattern=pattern, what=what)
 
-    def integer(self, key: str, default: Any = REQUIRED, *, minimum: int | None = None,
-                maximum: int | None = None) -> int:
+    def integer(
+        self,
+        key: str,
+        default: Any = REQUIRED,
+        *,
+        minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> int:
         bounds = [f"≥ {minimum}"] if minimum is not None else []
         bounds += [f"≤ {maximum}"] if maximum is not None else []
         expected = "an integer" + (f" {' and '.join(bounds)}" if bounds else "")
         value = self._get(key, default, expected)
         number = _as_int(value)
-        if number is None or (minimum is not None and number < minimum) or (
-                maximum is not None and number > maximum):
+        if (
+            number is None
+            or (minimum is not None and number < minimum)
+            or (maximum is not None and number > maximum)
+        ):
             raise self.error(key, expected, value)
         return number
 
@@ -153,21 +178,32 @@ class Section:
         whole = _as_int(value)
         text = str(whole) if whole is not None else value
         if not isinstance(text, str) or not re.fullmatch(
-                r"\d+(\.\d+)?(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?", text):
+            r"\d+(\.\d+)?(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi)?", text
+        ):
             raise self.error(key, expected, value)
         return text
 
-    def string_list(self, key: str, default: Any = REQUIRED, *, min_items: int = 0,
-                    choices: Sequence[str] = (), pattern: str | None = None,
-                    what: str = "strings") -> tuple[str, ...]:
+    def string_list(
+        self,
+        key: str,
+        default: Any = REQUIRED,
+        *,
+        min_items: int = 0,
+        choices: Sequence[str] = (),
+        pattern: str | None = None,
+        what: str = "strings",
+    ) -> tuple[str, ...]:
         expected = f"a list of {what}" + (f" (at least {min_items})" if min_items else "")
         if choices:
             expected += f", each one of {', '.join(choices)}"
         value = self._get(key, default, expected)
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]  # "a,b" is a list too
-        if not isinstance(value, list) or len(value) < min_items or not all(
-                isinstance(v, str) and v for v in value):
+        if (
+            not isinstance(value, list)
+            or len(value) < min_items
+            or not all(isinstance(v, str) and v for v in value)
+        ):
             raise self.error(key, expected, value)
         for item in value:
             if choices and item not in choices:
@@ -187,8 +223,11 @@ class Section:
     def sections(self, key: str, default: Any = REQUIRED, *, min_items: int = 0) -> list[Section]:
         expected = "a list of objects" + (f" (at least {min_items})" if min_items else "")
         value = self._get(key, default, expected)
-        if not isinstance(value, list) or len(value) < min_items or not all(
-                isinstance(v, dict) for v in value):
+        if (
+            not isinstance(value, list)
+            or len(value) < min_items
+            or not all(isinstance(v, dict) for v in value)
+        ):
             raise self.error(key, expected, value)
         return [Section(v, f"{self.key(key)}[{i}].", self._source) for i, v in enumerate(value)]
 
@@ -201,8 +240,9 @@ class Section:
         if key not in self._data:
             raise self.error(key, "a secret", hint=how)
         if full not in self._secret:
-            raise ConfigError(f"{self._source}: {full}: is set in plain text; it must be a secret",
-                              hint=how)
+            raise ConfigError(
+                f"{self._source}: {full}: is set in plain text; it must be a secret", hint=how
+            )
 
     # --- typos ------------------------------------------------------------------------------
 
@@ -213,9 +253,10 @@ class Section:
             if key in other_mode:
                 raise ConfigError(f"{self._source}: {self.key(key)}: {other_mode[key]}")
             known = self._read | set(other_mode)
-            raise ConfigError(f"{self._source}: {self.key(key)}: unknown key",
-                              hint=did_you_mean(key, known)
-                              or f"known keys: {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"{self._source}: {self.key(key)}: unknown key",
+                hint=did_you_mean(key, known) or f"known keys: {', '.join(sorted(known))}",
+            )
 
 
 class Pending:

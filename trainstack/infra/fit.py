@@ -96,57 +96,84 @@ def smallest(pool: PoolConfig) -> Capacity | None:
     if not shapes or any(s is None for s in shapes):
         return None
     known = [s for s in shapes if s is not None]
-    return Capacity(min(s.cpu for s in known), min(s.memory for s in known),
-                    min(s.gpu for s in known))
+    return Capacity(
+        min(s.cpu for s in known), min(s.memory for s in known), min(s.gpu for s in known)
+    )
 
 
 def candidate_pools(pod: PodRequest, pools: Iterable[PoolConfig]) -> list[PoolConfig]:
     """The autoscaled pools the renderer's selectors and tolerations let the pod land on."""
     wants_gpu = pod.request.gpu > 0
-    return [p for p in pools if p.fixed_size is None and p.spot == pod.spot
-            and p.gpu == wants_gpu]
+    return [p for p in pools if p.fixed_size is None and p.spot == pod.spot and p.gpu == wants_gpu]
 
 
 def pods_of(run: Run, team: Team) -> list[PodRequest]:
     """Each role's requests; a role without cpu/memory gets the team's LimitRange defaults."""
     default_cpu = quantity(team.defaults.cpu).value
     default_memory = quantity(team.defaults.memory).value
-    return [PodRequest(
-        role=role, replicas=res.replicas,
-        request=Capacity(res.cpu.value if res.cpu else default_cpu,
-                         res.memory.value if res.memory else default_memory, res.gpu),
-        spot=run.spot is not None,
-        shared_memory=res.shared_memory.value if res.shared_memory else 0.0)
-        for role, res in run.resources.items()]
+    return [
+        PodRequest(
+            role=role,
+            replicas=res.replicas,
+            request=Capacity(
+                res.cpu.value if res.cpu else default_cpu,
+                res.memory.value if res.memory else default_memory,
+                res.gpu,
+            ),
+            spot=run.spot is not None,
+            shared_memory=res.shared_memory.value if res.shared_memory else 0.0,
+        )
+        for role, res in run.resources.items()
+    ]
 
 
-def pod_misfits(pod: PodRequest, pools: Sequence[PoolConfig],
-                headroom: float = HEADROOM) -> list[Misfit]:
+def pod_misfits(
+    pod: PodRequest, pools: Sequence[PoolConfig], headroom: float = HEADROOM
+) -> list[Misfit]:
     """Why one of ``pod``'s pods would stay Pending on these pools (empty: it fits a node)."""
     problems: list[Misfit] = []
     if pod.shared_memory > pod.request.memory:
-        problems.append(Misfit(pod.role, f"sharedMemory {pod.shared_memory / GIB:.1f} GiB is "
-                                         f"more than its memory {pod.request.memory / GIB:.1f} "
-                                         "GiB, which /dev/shm is charged to"))
+        problems.append(
+            Misfit(
+                pod.role,
+                f"sharedMemory {pod.shared_memory / GIB:.1f} GiB is "
+                f"more than its memory {pod.request.memory / GIB:.1f} "
+                "GiB, which /dev/shm is charged to",
+            )
+        )
     candidates = candidate_pools(pod, pools)
     if not candidates:
         return [*problems, Misfit(pod.role, f"the environment has no {_kind(pod)} for it")]
     for pool in candidates:
         if smallest(pool) is None:
             unknown = [t for t in pool.instance_types if t not in INSTANCE_TYPES]
-            problems.append(Misfit(pod.role, f"pool {pool.name!r}: instance types "
-                                             f"{', '.join(unknown)} are not in "
-                                             "trainstack.infra.fit.INSTANCE_TYPES"))
+            problems.append(
+                Misfit(
+                    pod.role,
+                    f"pool {pool.name!r}: instance types "
+                    f"{', '.join(unknown)} are not in "
+                    "trainstack.infra.fit.INSTANCE_TYPES",
+                )
+            )
     if not _fitting(pod, candidates, headroom):
-        best = ", ".join(f"{p.name}: {s.usable(headroom).describe()}"
-                         for p in candidates if (s := smallest(p)) is not None)
-        problems.append(Misfit(pod.role, f"{pod.request.describe()} per pod does not fit any "
-                                         f"{_kind(pod)} with {headroom:.0%} headroom ({best})"))
+        best = ", ".join(
+            f"{p.name}: {s.usable(headroom).describe()}"
+            for p in candidates
+            if (s := smallest(p)) is not None
+        )
+        problems.append(
+            Misfit(
+                pod.role,
+                f"{pod.request.describe()} per pod does not fit any "
+                f"{_kind(pod)} with {headroom:.0%} headroom ({best})",
+            )
+        )
     return problems
 
 
-def node_misfits(pods: Sequence[PodRequest], pools: Sequence[PoolConfig],
-                 headroom: float = HEADROOM) -> list[Misfit]:
+def node_misfits(
+    pods: Sequence[PodRequest], pools: Sequence[PoolConfig], headroom: float = HEADROOM
+) -> list[Misfit]:
     """Whether the pools' ``maxSize`` has nodes for all the run's pods at once (gang scheduling
     starts none until all fit). An estimate without bin-packing: each role's pods are packed as
     densely as its best-fitting pool allows, roles sharing pools do not share nodes."""
@@ -162,15 +189,23 @@ def node_misfits(pods: Sequence[PodRequest], pools: Sequence[PoolConfig],
             fitting = _fitting(pod, group, headroom)
             if not fitting:
                 break  # pod_misfits reports it
-            per_node = max(_per_node(pod.request, s.usable(headroom))
-                           for p in fitting if (s := smallest(p)) is not None)
+            per_node = max(
+                _per_node(pod.request, s.usable(headroom))
+                for p in fitting
+                if (s := smallest(p)) is not None
+            )
             needed += math.ceil(pod.replicas / per_node)
         else:
             available = sum(p.max_size for p in group)
             if needed > available:
-                problems.append(Misfit(None, f"{', '.join(m.role for m in members)} need "
-                                             f"{needed} nodes of pools {', '.join(names)}, "
-                                             f"whose maxSize allow {available}"))
+                problems.append(
+                    Misfit(
+                        None,
+                        f"{', '.join(m.role for m in members)} need "
+                        f"{needed} nodes of pools {', '.join(names)}, "
+                        f"whose maxSize allow {available}",
+                    )
+                )
     return problems
 
 
@@ -179,14 +214,17 @@ def _kind(pod: PodRequest) -> str:
 
 
 def _fitting(pod: PodRequest, pools: Iterable[PoolConfig], headroom: float) -> list[PoolConfig]:
-    return [p for p in pools
-            if (s := smallest(p)) is not None and s.usable(headroom).holds(pod.request)]
+    return [
+        p for p in pools if (s := smallest(p)) is not None and s.usable(headroom).holds(pod.request)
+    ]
 
 
 def _per_node(request: Capacity, usable: Capacity) -> int:
-    counts = [math.floor(usable.cpu / request.cpu) if request.cpu else math.inf,
-              math.floor(usable.memory / request.memory) if request.memory else math.inf,
-              math.floor(usable.gpu / request.gpu) if request.gpu else math.inf]
+    counts = [
+        math.floor(usable.cpu / request.cpu) if request.cpu else math.inf,
+        math.floor(usable.memory / request.memory) if request.memory else math.inf,
+        math.floor(usable.gpu / request.gpu) if request.gpu else math.inf,
+    ]
     return int(min(min(counts), 1_000))
 
 
@@ -196,21 +234,29 @@ def quota_misfits(pods: Sequence[PodRequest], team: Team) -> list[Misfit]:
     for pod in pods:
         each = pod.request.times(pod.replicas)
         total = Capacity(total.cpu + each.cpu, total.memory + each.memory, total.gpu + each.gpu)
-    quota = Capacity(quantity(team.quota.cpu).value, quantity(team.quota.memory).value,
-                     team.quota.gpu)
+    quota = Capacity(
+        quantity(team.quota.cpu).value, quantity(team.quota.memory).value, team.quota.gpu
+    )
     problems = []
     if not quota.holds(total):
-        problems.append(Misfit(None, f"the run asks for {total.describe()} in all, more than "
-                                     f"team {team.name!r}'s quota ({quota.describe()})"))
+        problems.append(
+            Misfit(
+                None,
+                f"the run asks for {total.describe()} in all, more than "
+                f"team {team.name!r}'s quota ({quota.describe()})",
+            )
+        )
     count = sum(p.replicas for p in pods)
     if team.quota.pods is not None and count > team.quota.pods:
-        problems.append(Misfit(None, f"{count} pods, more than team {team.name!r}'s quota of "
-                                     f"{team.quota.pods}"))
+        problems.append(
+            Misfit(None, f"{count} pods, more than team {team.name!r}'s quota of {team.quota.pods}")
+        )
     return problems
 
 
-def run_misfits(run: Run, cfg: PlatformConfig, team: Team,
-                headroom: float = HEADROOM) -> list[Misfit]:
+def run_misfits(
+    run: Run, cfg: PlatformConfig, team: Team, headroom: float = HEADROOM
+) -> list[Misfit]:
     """Everything that keeps ``run`` from being scheduled whole in ``cfg``'s environment."""
     pods = pods_of(run, team)
     problems = quota_misfits(pods, team)
@@ -239,5 +285,11 @@ def load_environment(root: Path, env: str) -> PlatformConfig:
 
     project = find_project(root)
     config = read_env(project, env)
-    return load(config.values, stack=env, source=f"Pulumi.{env}.yaml",
-                secret_keys=config.secret_keys, root=project.root, offline=True)
+    return load(
+        config.values,
+        stack=env,
+        source=f"Pulumi.{env}.yaml",
+        secret_keys=config.secret_keys,
+        root=project.root,
+        offline=True,
+    )

@@ -153,10 +153,15 @@ def _expand_kubedl(job: dict[str, Any], kind: JobKind, out: Expansion) -> None:
     ready = gate is None or job["metadata"].get("annotations", {}).get(gate[0]) == gate[1]
     if kind.operator_config_map_suffix is not None:
         workers = int(specs.get("Worker", {}).get("replicas", 0))
-        out.config_maps.append({
-            "metadata": {"name": kind.operator_config_map(name), "namespace": ns},
-            "data": {MPI_KUBEXEC: "#!/bin/sh\n...", MPI_HOSTFILE: mpi_hostfile(
-                name, workers, job["spec"].get("slotsPerWorker"))}})
+        out.config_maps.append(
+            {
+                "metadata": {"name": kind.operator_config_map(name), "namespace": ns},
+                "data": {
+                    MPI_KUBEXEC: "#!/bin/sh\n...",
+                    MPI_HOSTFILE: mpi_hostfile(name, workers, job["spec"].get("slotsPerWorker")),
+                },
+            }
+        )
     for rtype, spec in specs.items():
         role = _role_of(kind, rtype)
         model = kind.role(role)
@@ -168,39 +173,60 @@ def _expand_kubedl(job: dict[str, Any], kind: JobKind, out: Expansion) -> None:
             continue
         template = spec["template"]
         if kind.overwrites_template_restart_policy and "restartPolicy" in template["spec"]:
-            out.warnings.append(f"{rtype}: SettedPodTemplateRestartPolicy (Restart policy in "
-                                "pod template will be overwritten by restart policy in replica "
-                                "spec)")
+            out.warnings.append(
+                f"{rtype}: SettedPodTemplateRestartPolicy (Restart policy in "
+                "pod template will be overwritten by restart policy in replica "
+                "spec)"
+            )
         for i in range(int(spec["replicas"])):
             pod_spec = json.loads(json.dumps(template["spec"]))
             # KubeDL v0.5.0 pkg/job_controller/pod.go (createNewPod, setRestartPolicy)
-            pod_spec["restartPolicy"] = ("Never" if spec["restartPolicy"] == "ExitCode"
-                                         else spec["restartPolicy"])
-            labels = {**template.get("metadata", {}).get("labels", {}),
-                      REPLICA_TYPE_LABEL: role, REPLICA_INDEX_LABEL: str(i)}
-            pod = PodSketch(pod_name(name, role, i), role, i, labels,
-                            dict(template.get("metadata", {}).get("annotations", {})), pod_spec)
+            pod_spec["restartPolicy"] = (
+                "Never" if spec["restartPolicy"] == "ExitCode" else spec["restartPolicy"]
+            )
+            labels = {
+                **template.get("metadata", {}).get("labels", {}),
+                REPLICA_TYPE_LABEL: role,
+                REPLICA_INDEX_LABEL: str(i),
+            }
+            pod = PodSketch(
+                pod_name(name, role, i),
+                role,
+                i,
+                labels,
+                dict(template.get("metadata", {}).get("annotations", {})),
+                pod_spec,
+            )
             _inject(job, kind, specs, pod, ns)
             out.pods.append(pod)
             if model.gets_service:
-                out.services.append({"metadata": {"name": pod.name, "namespace": ns},
-                                     "spec": {"clusterIP": "None", "ports": [
-                                         {"name": kind.port_name, "port": _port(spec, kind)}]}})
+                out.services.append(
+                    {
+                        "metadata": {"name": pod.name, "namespace": ns},
+                        "spec": {
+                            "clusterIP": "None",
+                            "ports": [{"name": kind.port_name, "port": _port(spec, kind)}],
+                        },
+                    }
+                )
 
 
-def _append_env(pod: PodSketch, kind: JobKind, items: Mapping[str, str], *,
-                default_only: bool) -> None:
+def _append_env(
+    pod: PodSketch, kind: JobKind, items: Mapping[str, str], *, default_only: bool
+) -> None:
     for c in pod.spec["containers"]:
         if default_only and c["name"] != kind.container:
             continue
-        c.setdefault("env", []).extend({"name": k, "value": _kubelet_escape(v)}
-                                       for k, v in items.items())
+        c.setdefault("env", []).extend(
+            {"name": k, "value": _kubelet_escape(v)} for k, v in items.items()
+        )
         if default_only:
             break
 
 
-def _inject(job: Mapping[str, Any], kind: JobKind, specs: Mapping[str, Any], pod: PodSketch,
-            ns: str) -> None:
+def _inject(
+    job: Mapping[str, Any], kind: JobKind, specs: Mapping[str, Any], pod: PodSketch, ns: str
+) -> None:
     name = job["metadata"]["name"]
     total = sum(int(s["replicas"]) for s in specs.values())
     scheme = kind.env_scheme
@@ -210,35 +236,57 @@ def _inject(job: Mapping[str, Any], kind: JobKind, specs: Mapping[str, Any], pod
             role = _role_of(kind, rtype)
             if kind.role(role).addressable:
                 svc_port = _port(spec, kind)
-                cluster[role] = [f"{pod_name(name, role, i)}.{ns}.svc:{svc_port}"
-                                 for i in range(int(spec["replicas"]))]
-        cfg = {"cluster": dict(sorted(cluster.items())),
-               "task": {"type": pod.role, "index": pod.index}, "environment": "cloud"}
-        _append_env(pod, kind, {"TF_CONFIG": json.dumps(cfg, separators=(",", ":"))},
-                    default_only=True)
+                cluster[role] = [
+                    f"{pod_name(name, role, i)}.{ns}.svc:{svc_port}"
+                    for i in range(int(spec["replicas"]))
+                ]
+        cfg = {
+            "cluster": dict(sorted(cluster.items())),
+            "task": {"type": pod.role, "index": pod.index},
+            "environment": "cloud",
+        }
+        _append_env(
+            pod, kind, {"TF_CONFIG": json.dumps(cfg, separators=(",", ":"))}, default_only=True
+        )
     elif scheme in (EnvScheme.TORCH, EnvScheme.XGBOOST):
         master = pod_name(name, "master", 0)
         port = str(_port(specs["Master"], kind))
         env: dict[str, str]
         if scheme is EnvScheme.TORCH:
             is_master = pod.role == "master"
-            env = {"MASTER_PORT": port, "MASTER_ADDR": "localhost" if is_master else master,
-                   "RANK": str(pod.index if is_master else pod.index + 1),
-                   "PYTHONUNBUFFERED": "0", "WORLD_SIZE": str(total)}
+            env = {
+                "MASTER_PORT": port,
+                "MASTER_ADDR": "localhost" if is_master else master,
+                "RANK": str(pod.index if is_master else pod.index + 1),
+                "PYTHONUNBUFFERED": "0",
+                "WORLD_SIZE": str(total),
+            }
         else:
-            env = {"MASTER_PORT": port, "MASTER_ADDR": master, "WORLD_SIZE": str(total),
-                   "RANK": str(pod.index), "PYTHONUNBUFFERED": "0"}
+            env = {
+                "MASTER_PORT": port,
+                "MASTER_ADDR": master,
+                "WORLD_SIZE": str(total),
+                "RANK": str(pod.index),
+                "PYTHONUNBUFFERED": "0",
+            }
         _append_env(pod, kind, env, default_only=False)
     elif scheme is EnvScheme.ELASTICBATCH:
         if pod.role == "aimaster":
             # Defaulting appends these to the AIMaster template's elasticbatch container.
-            _append_env(pod, kind, {"JOB_NAME": name, "NAMESPACE": ns,
-                                    "JOB_TYPE": "ELASTICBATCH"}, default_only=True)
+            _append_env(
+                pod,
+                kind,
+                {"JOB_NAME": name, "NAMESPACE": ns, "JOB_TYPE": "ELASTICBATCH"},
+                default_only=True,
+            )
         else:
             cfg = {"task": {"type": pod.role, "index": pod.index}, "environment": "cloud"}
-            _append_env(pod, kind, {"ElASTICBATCH_CONFIG": json.dumps(cfg,
-                                                                      separators=(",", ":"))},
-                        default_only=True)
+            _append_env(
+                pod,
+                kind,
+                {"ElASTICBATCH_CONFIG": json.dumps(cfg, separators=(",", ":"))},
+                default_only=True,
+            )
     elif scheme is EnvScheme.MPI:
         _mpi(kind, name, pod)
 
@@ -249,24 +297,47 @@ def _mpi(kind: JobKind, job: str, pod: PodSketch) -> None:
     volumes = pod.spec.setdefault("volumes", [])
     mount = {"name": MPI_CONFIG_VOLUME, "mountPath": MPI_CONFIG_DIR}
     if pod.role == "worker":
-        volumes.append({"name": MPI_CONFIG_VOLUME, "configMap": {
-            "name": cm, "items": [{"key": MPI_KUBEXEC, "path": MPI_KUBEXEC}]}})
+        volumes.append(
+            {
+                "name": MPI_CONFIG_VOLUME,
+                "configMap": {"name": cm, "items": [{"key": MPI_KUBEXEC, "path": MPI_KUBEXEC}]},
+            }
+        )
         for c in pod.spec["containers"]:
             c.setdefault("volumeMounts", []).append(dict(mount))
         return
-    pod.spec.setdefault("initContainers", []).append({
-        "name": "kubectl-delivery", "volumeMounts": [
-            {"name": KUBECTL_VOLUME, "mountPath": KUBECTL_DIR}, dict(mount)]})
-    _append_env(pod, kind, {"OMPI_MCA_plm_rsh_agent": f"{MPI_CONFIG_DIR}/{MPI_KUBEXEC}",
-                            "OMPI_MCA_orte_default_hostfile": f"{MPI_CONFIG_DIR}/{MPI_HOSTFILE}"},
-                default_only=False)
+    pod.spec.setdefault("initContainers", []).append(
+        {
+            "name": "kubectl-delivery",
+            "volumeMounts": [{"name": KUBECTL_VOLUME, "mountPath": KUBECTL_DIR}, dict(mount)],
+        }
+    )
+    _append_env(
+        pod,
+        kind,
+        {
+            "OMPI_MCA_plm_rsh_agent": f"{MPI_CONFIG_DIR}/{MPI_KUBEXEC}",
+            "OMPI_MCA_orte_default_hostfile": f"{MPI_CONFIG_DIR}/{MPI_HOSTFILE}",
+        },
+        default_only=False,
+    )
     for c in pod.spec["containers"]:
         c.setdefault("volumeMounts", []).extend(
-            [{"name": KUBECTL_VOLUME, "mountPath": KUBECTL_DIR}, dict(mount)])
-    volumes += [{"name": KUBECTL_VOLUME, "emptyDir": {}},
-                {"name": MPI_CONFIG_VOLUME, "configMap": {"name": cm, "items": [
+            [{"name": KUBECTL_VOLUME, "mountPath": KUBECTL_DIR}, dict(mount)]
+        )
+    volumes += [
+        {"name": KUBECTL_VOLUME, "emptyDir": {}},
+        {
+            "name": MPI_CONFIG_VOLUME,
+            "configMap": {
+                "name": cm,
+                "items": [
                     {"key": MPI_KUBEXEC, "path": MPI_KUBEXEC},
-                    {"key": MPI_HOSTFILE, "path": MPI_HOSTFILE}]}}]
+                    {"key": MPI_HOSTFILE, "path": MPI_HOSTFILE},
+                ],
+            },
+        },
+    ]
 
 
 # --- Kubernetes Indexed Job ----------------------------------------------------------------------
@@ -278,11 +349,19 @@ def _expand_indexed_job(job: dict[str, Any], kind: JobKind, out: Expansion) -> N
     role = kind.primary_role
     for i in range(int(job["spec"]["completions"])):
         pod_spec = json.loads(json.dumps(template["spec"]))
-        annotations = {**template.get("metadata", {}).get("annotations", {}),
-                       COMPLETION_INDEX_ANNOTATION: str(i)}
+        annotations = {
+            **template.get("metadata", {}).get("annotations", {}),
+            COMPLETION_INDEX_ANNOTATION: str(i),
+        }
         # The real name ends in a random suffix; `<job>-<index>` stands in for it.
-        pod = PodSketch(f"{name}-{i}", role, i, dict(template["metadata"].get("labels", {})),
-                        annotations, pod_spec)
+        pod = PodSketch(
+            f"{name}-{i}",
+            role,
+            i,
+            dict(template["metadata"].get("labels", {})),
+            annotations,
+            pod_spec,
+        )
         _append_env(pod, kind, {"JOB_COMPLETION_INDEX": str(i)}, default_only=False)
         out.pods.append(pod)
 
@@ -290,15 +369,20 @@ def _expand_indexed_job(job: dict[str, Any], kind: JobKind, out: Expansion) -> N
 # --- checks ---------------------------------------------------------------------------------------
 
 
-def problems(manifests: Sequence[Mapping[str, Any]], expansion: Expansion, *,
-             external: Mapping[str, set[str]] | None = None) -> list[str]:
+def problems(
+    manifests: Sequence[Mapping[str, Any]],
+    expansion: Expansion,
+    *,
+    external: Mapping[str, set[str]] | None = None,
+) -> list[str]:
     """Everything that would go wrong on a cluster: a volume whose ConfigMap, Secret or claim is
     neither rendered, operator-made nor `external[kind]` (objects the platform or the user own),
     a mounted key a ConfigMap lacks, a rendered object the operator would also create, an object
     a pod's ServiceAccount name does not resolve to, duplicate volume names or mount paths."""
     ext = {k: set(v) for k, v in (external or {}).items()}
     rendered: dict[tuple[str, str], Mapping[str, Any]] = {
-        (str(m["kind"]), str(m["metadata"]["name"])): m for m in manifests}
+        (str(m["kind"]), str(m["metadata"]["name"])): m for m in manifests
+    }
     out: list[str] = []
     made = [("ConfigMap", cm["metadata"]["name"]) for cm in expansion.config_maps]
     made += [("Service", s["metadata"]["name"]) for s in expansion.services]
@@ -307,7 +391,8 @@ def problems(manifests: Sequence[Mapping[str, Any]], expansion: Expansion, *,
         if key in rendered:
             out.append(f"{key[0]} {key[1]} is rendered and also created by the operator")
     config_maps: dict[str, Mapping[str, Any]] = {
-        cm["metadata"]["name"]: cm for cm in expansion.config_maps}
+        cm["metadata"]["name"]: cm for cm in expansion.config_maps
+    }
     config_maps.update({n: m for (k, n), m in rendered.items() if k == "ConfigMap"})
     for pod in expansion.pods:
         volumes = pod.spec.get("volumes", [])
@@ -324,22 +409,32 @@ def problems(manifests: Sequence[Mapping[str, Any]], expansion: Expansion, *,
                 if m["name"] not in names:
                     out.append(f"pod {pod.name}: mount of unknown volume {m['name']}")
         refs = [s["name"] for s in pod.spec.get("imagePullSecrets", [])]
-        refs += [e["valueFrom"]["secretKeyRef"]["name"] for c in pod.spec["containers"]
-                 for e in c.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})]
+        refs += [
+            e["valueFrom"]["secretKeyRef"]["name"]
+            for c in pod.spec["containers"]
+            for e in c.get("env", [])
+            if "secretKeyRef" in e.get("valueFrom", {})
+        ]
         for ref in refs:
             if ("Secret", ref) not in rendered and ref not in ext.get("Secret", set()):
                 out.append(f"pod {pod.name}: Secret {ref} does not exist")
         account = pod.spec.get("serviceAccountName")
-        if account and ("ServiceAccount", account) not in rendered and account not in ext.get(
-                "ServiceAccount", set()):
+        if (
+            account
+            and ("ServiceAccount", account) not in rendered
+            and account not in ext.get("ServiceAccount", set())
+        ):
             out.append(f"pod {pod.name}: ServiceAccount {account} does not exist")
     return out
 
 
-def _volume_problems(pod: PodSketch, volume: Mapping[str, Any],
-                     config_maps: Mapping[str, Mapping[str, Any]],
-                     rendered: Mapping[tuple[str, str], Mapping[str, Any]],
-                     ext: Mapping[str, set[str]]) -> list[str]:
+def _volume_problems(
+    pod: PodSketch,
+    volume: Mapping[str, Any],
+    config_maps: Mapping[str, Mapping[str, Any]],
+    rendered: Mapping[tuple[str, str], Mapping[str, Any]],
+    ext: Mapping[str, set[str]],
+) -> list[str]:
     out: list[str] = []
     if "configMap" in volume:
         ref = volume["configMap"]["name"]
@@ -359,7 +454,8 @@ def _volume_problems(pod: PodSketch, volume: Mapping[str, Any],
     elif "persistentVolumeClaim" in volume:
         ref = volume["persistentVolumeClaim"]["claimName"]
         if ("PersistentVolumeClaim", ref) not in rendered and ref not in ext.get(
-                "PersistentVolumeClaim", set()):
+            "PersistentVolumeClaim", set()
+        ):
             out.append(f"pod {pod.name}: PersistentVolumeClaim {ref} does not exist")
     return out
 

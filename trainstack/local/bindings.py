@@ -28,8 +28,10 @@ def parse_overrides(items: Sequence[str], flag: str) -> dict[str, Path]:
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
-            raise LocalBindingError(f"{flag} {item!r}: expected NAME=PATH",
-                                    hint=f"for example {flag} train=./data/train")
+            raise LocalBindingError(
+                f"{flag} {item!r}: expected NAME=PATH",
+                hint=f"for example {flag} train=./data/train",
+            )
         if name in out:
             raise LocalBindingError(f"{flag} {name}=… given twice")
         path = path.removeprefix("file://")
@@ -43,7 +45,9 @@ def parse_overrides(items: Sequence[str], flag: str) -> dict[str, Path]:
 
 
 def localize(
-    run: Run, inputs: Mapping[str, Path], outputs: Mapping[str, Path],
+    run: Run,
+    inputs: Mapping[str, Path],
+    outputs: Mapping[str, Path],
     models: Mapping[str, Path] | None = None,
 ) -> Run:
     """`run` with overrides applied and every binding checked to be local."""
@@ -51,8 +55,7 @@ def localize(
     models = models or {}
     _check_names("--input", inputs, [c.name for c in comp.inputs])
     _check_names("--output", outputs, [c.name for c in comp.outputs])
-    _check_names("--model", models, [m.name for m in run.models], owner="run",
-                 noun="model")
+    _check_names("--model", models, [m.name for m in run.models], owner="run", noun="model")
     new_inputs = dict(run.inputs)
     for name, path in inputs.items():
         mode = run.inputs[name].mode if name in run.inputs else "mount"
@@ -64,9 +67,11 @@ def localize(
         new_outputs[name] = _file_binding(path, is_file=is_file, mode="mount")
     # A model is an input the job always gets a copy of (the cluster downloads it before start).
     new_models = tuple(
-        dataclasses.replace(m, binding=_existing_binding("--model", m.name, models[m.name],
-                                                         mode=m.binding.mode))
-        if m.name in models else m
+        dataclasses.replace(
+            m, binding=_existing_binding("--model", m.name, models[m.name], mode=m.binding.mode)
+        )
+        if m.name in models
+        else m
         for m in run.models
     )
     for name, binding in new_inputs.items():
@@ -101,8 +106,14 @@ def _file_binding(path: Path, *, is_file: bool, mode: str) -> Binding:
     return values.binding("file://" + text, kind="file" if is_file else "directory", mode=mode)
 
 
-def _check_names(flag: str, given: Mapping[str, Path], known: list[str], *,
-                 owner: str = "component", noun: str = "channel") -> None:
+def _check_names(
+    flag: str,
+    given: Mapping[str, Path],
+    known: list[str],
+    *,
+    owner: str = "component",
+    noun: str = "channel",
+) -> None:
     for name in given:
         if name not in known:
             choices = ", ".join(known) or "none"
@@ -134,7 +145,8 @@ def bind_unbound_outputs(run: Run, output_dir: Callable[[str], Path]) -> Run:
     outputs = dict(run.outputs)
     for channel in run.component.outputs:
         if channel.name not in outputs:
-            outputs[channel.name] = _file_binding(output_dir(channel.name), is_file=False,
-                                                  mode="mount")
+            outputs[channel.name] = _file_binding(
+                output_dir(channel.name), is_file=False, mode="mount"
+            )
     order = [c.name for c in run.component.outputs]
     return dataclasses.replace(run, outputs=FrozenMap(_in_order(outputs, order)))

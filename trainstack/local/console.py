@@ -70,8 +70,14 @@ class LiveView:
 
     def start(self) -> None:
         if self._tty:
-            self._live = Live(self._table(), console=self._console, transient=True,
-                              refresh_per_second=4, redirect_stdout=False, redirect_stderr=False)
+            self._live = Live(
+                self._table(),
+                console=self._console,
+                transient=True,
+                refresh_per_second=4,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             self._live.start()
         self._thread.start()
 
@@ -115,8 +121,10 @@ class LiveView:
             if final:
                 lines += tail.rest()
             if skipped:
-                self.event(f"{key}: {skipped / 1e6:.1f} MB of output not shown here; "
-                           f"the full log is {tail.path}")
+                self.event(
+                    f"{key}: {skipped / 1e6:.1f} MB of output not shown here; "
+                    f"the full log is {tail.path}"
+                )
             if lines:
                 self._emit(key, lines)
 
@@ -144,8 +152,9 @@ class LiveView:
             lines = lines[-_TTY_LINES_PER_TICK:]
             self._console.print(Text(f"{prefix}… {hidden} lines not shown", style="dim"))
         for line in lines:
-            self._console.print(Text(prefix, style=self._styles[key])
-                                + Text(line.decode("utf-8", "replace")))
+            self._console.print(
+                Text(prefix, style=self._styles[key]) + Text(line.decode("utf-8", "replace"))
+            )
 
     def _table(self) -> Table:
         table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
@@ -157,8 +166,10 @@ class LiveView:
             cpu = sample.get("cpu_percent")
             rss = sample.get("rss_bytes")
             table.add_row(
-                Text(key, style=self._styles.get(key, "")), str(state.get("state", "")),
-                str(state.get("pid", "")), str(state.get("attempt", "")),
+                Text(key, style=self._styles.get(key, "")),
+                str(state.get("state", "")),
+                str(state.get("pid", "")),
+                str(state.get("attempt", "")),
                 "" if cpu is None else f"{cpu:.0f}",
                 "" if rss is None else f"{int(rss) / 2**20:.0f} MiB",
             )

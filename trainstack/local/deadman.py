@@ -25,8 +25,14 @@ import trainstack
 class DeadmanSwitch:
     """The runner's side: start, report groups, disarm."""
 
-    def __init__(self, tag: str, grace_seconds: float, home: Path | None, run_id: str | None,
-                 run_dir: Path | None = None):
+    def __init__(
+        self,
+        tag: str,
+        grace_seconds: float,
+        home: Path | None,
+        run_id: str | None,
+        run_dir: Path | None = None,
+    ):
         env = dict(os.environ)
         # The sidecar imports trainstack from wherever this process did.
         root = str(Path(trainstack.__file__).resolve().parents[1])
@@ -35,8 +41,12 @@ class DeadmanSwitch:
         if home is not None and run_id is not None:
             args += [str(home), run_id, str(run_dir or "")]
         self._proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-            start_new_session=True, close_fds=True,
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
         )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._pipe: IO[bytes] = self._proc.stdin
@@ -115,8 +125,9 @@ def _main(argv: list[str]) -> int:
 
         # A registry damaged meanwhile is reported by the next command that reads it.
         with contextlib.suppress(RegistryError), Registry.open(Path(argv[2])) as reg:
-            reg.finish(argv[3], RunStatus.INTERRUPTED,
-                       reason="the runner died; its replicas were stopped")
+            reg.finish(
+                argv[3], RunStatus.INTERRUPTED, reason="the runner died; its replicas were stopped"
+            )
     return 0
 
 

@@ -43,8 +43,10 @@ def assign(requests: Sequence[tuple[str, int]], available: Sequence[str]) -> Gpu
     if wanted == 0:
         return GpuPlan({key: () for key, _ in requests}, None)
     if not available:
-        note = (f"the run asks for {wanted} GPU(s) and this machine has none: replicas run "
-                "with NVIDIA_VISIBLE_DEVICES empty")
+        note = (
+            f"the run asks for {wanted} GPU(s) and this machine has none: replicas run "
+            "with NVIDIA_VISIBLE_DEVICES empty"
+        )
         return GpuPlan({key: () for key, _ in requests}, note)
     out: dict[str, tuple[str, ...]] = {}
     cursor = 0
@@ -56,6 +58,8 @@ def assign(requests: Sequence[tuple[str, int]], available: Sequence[str]) -> Gpu
         out[key] = tuple(picked)
     shared: str | None = None
     if wanted > len(available):
-        shared = (f"the run asks for {wanted} GPU(s) and this machine has {len(available)}: "
-                "replicas share them")
+        shared = (
+            f"the run asks for {wanted} GPU(s) and this machine has {len(available)}: "
+            "replicas share them"
+        )
     return GpuPlan(out, shared)

@@ -33,8 +33,9 @@ from trainstack.spec.model import Run
 # Variables a user's shell may carry over from an earlier job; the contract and the operator
 # set their own (trainstack.kubedl's names, for every kind), and a GPU list is the runner's.
 _STALE_PREFIXES = (*CONTRACT_PREFIXES, "MODEL_")
-_STALE_NAMES = frozenset({*CONTRACT_NAMES, *(n for t in KINDS for n in operator_env(t)),
-                          "CUDA_VISIBLE_DEVICES"})
+_STALE_NAMES = frozenset(
+    {*CONTRACT_NAMES, *(n for t in KINDS for n in operator_env(t)), "CUDA_VISIBLE_DEVICES"}
+)
 
 
 @dataclass(frozen=True)
@@ -80,16 +81,22 @@ def restart_budget(run: Run) -> tuple[int, str]:
     if ft.unconditional:
         return max(ft.max_restarts - 1, 0), (
             f"maxRestarts: {ft.max_restarts}; with restartPolicy OnFailure the operator fails "
-            f"the job when the restart count reaches {ft.max_restarts}")
+            f"the job when the restart count reaches {ft.max_restarts}"
+        )
     return ft.max_restarts, f"maxRestarts: {ft.max_restarts}"
 
 
 def success_sets(run: Run) -> tuple[frozenset[str], ...]:
     """The job kind's success rule (trainstack.kubedl.SuccessRule) applied to this run's
     replicas: the job succeeds when every replica of any one set has exited 0."""
+
     def every(*roles: str) -> frozenset[str]:
-        return frozenset(f"{role}-{i}" for role in roles if role in run.resources
-                         for i in range(run.resources[role].replicas))
+        return frozenset(
+            f"{role}-{i}"
+            for role in roles
+            if role in run.resources
+            for i in range(run.resources[role].replicas)
+        )
 
     rule = job_kind(run.job_type).success
     if rule is SuccessRule.CHIEF_ELSE_WORKER0:
@@ -129,9 +136,11 @@ def secret_env_values(run: Run, environ: Mapping[str, str] | None = None) -> dic
     if missing:
         names = ", ".join(missing)
         refs = ", ".join(f"{name} from {run.secret_env[name]}" for name in missing)
-        raise UserError(f"secretEnv {names}: set {names} in your environment for local runs",
-                        hint=f"on a cluster the Secret provides it ({refs}); locally trainstack "
-                        "passes your value to the replicas and writes it nowhere")
+        raise UserError(
+            f"secretEnv {names}: set {names} in your environment for local runs",
+            hint=f"on a cluster the Secret provides it ({refs}); locally trainstack "
+            "passes your value to the replicas and writes it nowhere",
+        )
     return {name: source[name] for name in run.secret_env}
 
 
@@ -159,8 +168,11 @@ def plan_job(
         given = gpus.by_replica[f"{role}-{index}"]
         # The contract's env holds no secret values (it checked the secretEnv names against its
         # own); they are added here, as a Secret's secretKeyRef adds them in a pod.
-        env = {**base, **replica_env(run, role, index, topology=topology, root=layout.root,
-                                     gpus=given), **secrets}
+        env = {
+            **base,
+            **replica_env(run, role, index, topology=topology, root=layout.root, gpus=given),
+            **secrets,
+        }
         # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
         # pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName).
         env["HOSTNAME"] = pod_name(topology.job_name, role, index)
@@ -169,13 +181,18 @@ def plan_job(
         # variable either: it is left unset.
         if given or available_gpus:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(given)
-        launches.append(ReplicaLaunch(
-            role=role, index=index,
-            # Requirements are installed by the runner into a cached environment (or skipped
-            # with --no-install), not by every replica at every start.
-            argv=tuple(launch_command(run, role, install_requirements=False)),
-            env=env, cwd=layout.usercode, log_path=layout.log(role, index),
-        ))
+        launches.append(
+            ReplicaLaunch(
+                role=role,
+                index=index,
+                # Requirements are installed by the runner into a cached environment (or skipped
+                # with --no-install), not by every replica at every start.
+                argv=tuple(launch_command(run, role, install_requirements=False)),
+                env=env,
+                cwd=layout.usercode,
+                log_path=layout.log(role, index),
+            )
+        )
     return JobPlan(
         launches=tuple(launches),
         policy=policy_for(run, grace_seconds=grace_seconds),
@@ -201,7 +218,8 @@ def _base_env(run_id: str, venv: Path | None) -> dict[str, str]:
     contract ones, and the Python running trainstack (or the requirements' environment) first
     on PATH, so `python` in the command is one that has the packages the user installed."""
     env = {
-        k: v for k, v in os.environ.items()
+        k: v
+        for k, v in os.environ.items()
         if k not in _STALE_NAMES and not k.startswith(_STALE_PREFIXES)
     }
     interpreter_bin = str(Path(sys.executable).parent)

@@ -42,8 +42,9 @@ class LogLimits:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LogLimits:
         env = os.environ if env is None else env
-        return cls(_count(env, MAX_BYTES_ENV, DEFAULT_MAX_BYTES),
-                   _count(env, KEEP_ENV, DEFAULT_KEEP))
+        return cls(
+            _count(env, MAX_BYTES_ENV, DEFAULT_MAX_BYTES), _count(env, KEEP_ENV, DEFAULT_KEEP)
+        )
 
 
 def _count(env: Mapping[str, str], name: str, default: int) -> int:
@@ -52,8 +53,10 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
         return default
     if not raw.isdigit() or len(raw) > 18:
         unit = "bytes" if name == MAX_BYTES_ENV else "files"
-        raise ConfigError(f"{name}={raw!r}: expected a whole number of {unit}",
-                          hint=f"for example {name}={default}")
+        raise ConfigError(
+            f"{name}={raw!r}: expected a whole number of {unit}",
+            hint=f"for example {name}={default}",
+        )
     return int(raw)
 
 
@@ -108,8 +111,9 @@ class Rotator:
     is reported once through `on_error` and the log is truncated instead, so that the disk
     frees up rather than fills."""
 
-    def __init__(self, paths: Iterable[Path], limits: LogLimits,
-                 on_error: Callable[[str], None]) -> None:
+    def __init__(
+        self, paths: Iterable[Path], limits: LogLimits, on_error: Callable[[str], None]
+    ) -> None:
         self._paths = tuple(paths)
         self._limits = limits
         self._on_error = on_error
@@ -136,8 +140,10 @@ class Rotator:
                     os.truncate(path, 0)
                 if not self._reported:
                     self._reported = True
-                    self._on_error(f"could not rotate {path.name} ({err.strerror or err}); "
-                                   "truncated it instead")
+                    self._on_error(
+                        f"could not rotate {path.name} ({err.strerror or err}); "
+                        "truncated it instead"
+                    )
 
     def _loop(self) -> None:
         while not self._stop.wait(_CHECK_S):

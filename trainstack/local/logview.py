@@ -35,10 +35,13 @@ def _log_file(path: Path) -> LogFile | None:
 
 
 def select(logs_dir: Path, role: str | None, index: int | None) -> list[LogFile]:
-    found = sorted((f for p in logs_dir.glob("*-*.log") if (f := _log_file(p)) is not None),
-                   key=lambda f: (f.role, f.index))
-    chosen = [f for f in found
-              if (role is None or f.role == role) and (index is None or f.index == index)]
+    found = sorted(
+        (f for p in logs_dir.glob("*-*.log") if (f := _log_file(p)) is not None),
+        key=lambda f: (f.role, f.index),
+    )
+    chosen = [
+        f for f in found if (role is None or f.role == role) and (index is None or f.index == index)
+    ]
     if not chosen:
         have = ", ".join(f.key for f in found) or "none yet"
         wanted = "-".join(x for x in (role, None if index is None else str(index)) if x)
@@ -46,8 +49,9 @@ def select(logs_dir: Path, role: str | None, index: int | None) -> list[LogFile]
     return chosen
 
 
-def wait_for(logs_dir: Path, role: str | None, index: int | None, *,
-             running: Callable[[], bool] | None) -> list[LogFile]:
+def wait_for(
+    logs_dir: Path, role: str | None, index: int | None, *, running: Callable[[], bool] | None
+) -> list[LogFile]:
     """The selected logs; while `running()` says the run is still setting up, wait for its
     replicas' logs to appear (without `running`, a missing log is an error at once)."""
     while True:
@@ -59,8 +63,9 @@ def wait_for(logs_dir: Path, role: str | None, index: int | None, *,
             time.sleep(_FOLLOW_TICK_S)
 
 
-def grep_lines(write: Callable[[bytes], None],
-               grep: re.Pattern[bytes] | None) -> Callable[[bytes], None]:
+def grep_lines(
+    write: Callable[[bytes], None], grep: re.Pattern[bytes] | None
+) -> Callable[[bytes], None]:
     """`write`, passed only whole lines that match `grep` (pod logs arrive in chunks)."""
     if grep is None:
         return write

@@ -57,8 +57,7 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
         popen = subprocess.Popen(
             [*_die_with_runner(), *launch.argv],
             cwd=launch.cwd,
-            env={**launch.env, PROCESS_TAG_ENV: tag,
-                 REPLICA_TAG_ENV: replica_tag(tag, launch.key)},
+            env={**launch.env, PROCESS_TAG_ENV: tag, REPLICA_TAG_ENV: replica_tag(tag, launch.key)},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

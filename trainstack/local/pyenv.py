@@ -46,7 +46,8 @@ def read_requirements(path: Path) -> str:
         line = raw.count(b"\n", 0, err.start) + 1
         raise RequirementsError(
             f"{path}:{line}: not UTF-8 text (byte 0x{raw[err.start]:02x})",
-            hint="save requirements.txt as UTF-8, as pip expects") from None
+            hint="save requirements.txt as UTF-8, as pip expects",
+        ) from None
 
 
 def ensure_env(requirements: Path, cache: Path, log_path: Path) -> Path:
@@ -83,22 +84,38 @@ def _build(env_dir: Path, requirements: Path, log_path: Path) -> None:
     with open(log_path, "ab") as log:
         log.write(f"[trainstack] installing {requirements} into {env_dir}\n".encode())
         log.flush()
-        _step([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], log,
-              log_path, requirements.parent)
+        _step(
+            [sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)],
+            log,
+            log_path,
+            requirements.parent,
+        )
         if sys.prefix != sys.base_prefix:
             site = env_dir / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
             parent = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
             (site / "site-packages" / "_trainstack_parent_env.pth").write_text(
                 "".join(f"{p}\n" for p in sorted(parent))
             )
-        _step([str(env_dir / "bin" / "python"), "-m", "pip", "install",
-               "--disable-pip-version-check", "-r", str(requirements)], log, log_path,
-              requirements.parent)
+        _step(
+            [
+                str(env_dir / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "-r",
+                str(requirements),
+            ],
+            log,
+            log_path,
+            requirements.parent,
+        )
 
 
 def _step(argv: list[str], log: IO[bytes], log_path: Path, cwd: Path) -> None:
-    done = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL, cwd=cwd, check=False)
+    done = subprocess.run(
+        argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd, check=False
+    )
     if done.returncode != 0:
         raise RequirementsError(
             f"installing requirements failed ({' '.join(argv[-3:])} exited {done.returncode})",

@@ -66,19 +66,30 @@ def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunD
             if uri is not None and _same_dir(uri, channel_dir):
                 uri = None  # kept in the run directory, not committed elsewhere
             outputs.append(OutputInfo(channel_dir.name, channel_dir, files, size, uri))
-    logs = tuple(
-        LogInfo(p.stem, p, sum(part.stat().st_size for part in chain(p)))
-        for p in sorted(layout.logs.glob("*.log"))
-    ) if layout.logs.is_dir() else ()
+    logs = (
+        tuple(
+            LogInfo(p.stem, p, sum(part.stat().st_size for part in chain(p)))
+            for p in sorted(layout.logs.glob("*.log"))
+        )
+        if layout.logs.is_dir()
+        else ()
+    )
     from trainstack.metrics import series
     from trainstack.metrics.idle import IdleThresholds, detect
     from trainstack.metrics.values import values
 
     metrics = series.read(layout.metrics)
-    return RunDetails(record, tuple(outputs), logs, layout.metrics,
-                      tuple(c.name for c in metrics.spec.charts), tuple(summarize(layout.usage)),
-                      tuple(values(metrics)), metrics.problems,
-                      detect(layout.usage, thresholds or IdleThresholds.from_env()))
+    return RunDetails(
+        record,
+        tuple(outputs),
+        logs,
+        layout.metrics,
+        tuple(c.name for c in metrics.spec.charts),
+        tuple(summarize(layout.usage)),
+        tuple(values(metrics)),
+        metrics.problems,
+        detect(layout.usage, thresholds or IdleThresholds.from_env()),
+    )
 
 
 def summary(result: LocalRunResult) -> str:
@@ -92,12 +103,16 @@ def summary(result: LocalRunResult) -> str:
     for channel in sorted(p.name for p in (result.layout.root / tree.OUTPUT).glob("*")):
         if channel in committed:
             c = committed[channel]
-            lines.append(f"  output:   {channel} → {c.destination} "
-                         f"({c.files} file(s), {human_bytes(c.bytes)})")
+            lines.append(
+                f"  output:   {channel} → {c.destination} "
+                f"({c.files} file(s), {human_bytes(c.bytes)})"
+            )
         else:
             files, size = tree_size(result.layout.output_dir(channel))
-            lines.append(f"  output:   {channel} → {result.layout.output_dir(channel)} "
-                         f"({files} file(s), {human_bytes(size)})")
+            lines.append(
+                f"  output:   {channel} → {result.layout.output_dir(channel)} "
+                f"({files} file(s), {human_bytes(size)})"
+            )
     lines.append(f"  logs:     {result.layout.logs}  (trainstack logs {rec.id})")
     lines.extend(_metrics_summary(rec.id, result.layout))
     lines.append(f"  details:  trainstack runs show {rec.id}")
@@ -111,8 +126,10 @@ def render(d: RunDetails) -> str:
     rows: list[tuple[str, str]] = [
         ("run", f"{r.id}  ({r.name})"),
         ("status", str(r.status) + (f": {r.reason}" if r.reason else "")),
-        ("component", f"{r.component}@{r.component_version}"
-                      + (f" ({r.job_type})" if r.job_type else "")),
+        (
+            "component",
+            f"{r.component}@{r.component_version}" + (f" ({r.job_type})" if r.job_type else ""),
+        ),
         ("kind", str(r.kind) + (f", stack {r.stack_name}" if r.stack_name else "")),
     ]
     if r.experiment:
@@ -120,8 +137,9 @@ def render(d: RunDetails) -> str:
     if r.tags:
         rows.append(("tags", ", ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))))
     if r.parameters:
-        rows.append(("parameters", ", ".join(f"{k}={json.dumps(v)}"
-                                             for k, v in r.parameters.items())))
+        rows.append(
+            ("parameters", ", ".join(f"{k}={json.dumps(v)}" for k, v in r.parameters.items()))
+        )
     rows.append(("created", _when(r.created_at)))
     if r.started_at is not None:
         rows.append(("started", _when(r.started_at)))
@@ -145,8 +163,9 @@ def render(d: RunDetails) -> str:
             rows.append(("output", f"{channel}: {uri}"))
     for o in d.outputs:
         where = f" → {o.bound_to}" if o.bound_to else ""
-        rows.append(("output", f"{o.channel}: {o.path} ({o.files} file(s), "
-                               f"{human_bytes(o.bytes)}){where}"))
+        rows.append(
+            ("output", f"{o.channel}: {o.path} ({o.files} file(s), {human_bytes(o.bytes)}){where}")
+        )
     for log in d.logs:
         rows.append(("log", f"{log.replica}: {log.path} ({human_bytes(log.bytes)})"))
     if d.metrics_dir is not None:
@@ -159,9 +178,14 @@ def render(d: RunDetails) -> str:
         gpu = ""
         if u.gpu_util_mean is not None and u.gpu_mem_max is not None:
             gpu = f", GPU {u.gpu_util_mean:.0f}% mean, {human_bytes(u.gpu_mem_max)} max"
-        rows.append(("usage", f"{u.replica}: CPU {u.cpu_mean:.0f}% mean / {u.cpu_max:.0f}% "
-                              f"max, memory {human_bytes(u.rss_max)} max{gpu} "
-                              f"({u.samples} samples)"))
+        rows.append(
+            (
+                "usage",
+                f"{u.replica}: CPU {u.cpu_mean:.0f}% mean / {u.cpu_max:.0f}% "
+                f"max, memory {human_bytes(u.rss_max)} max{gpu} "
+                f"({u.samples} samples)",
+            )
+        )
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
@@ -169,23 +193,35 @@ def render(d: RunDetails) -> str:
 def to_json(d: RunDetails) -> dict[str, Any]:
     r = d.record
     rec = {
-        "id": r.id, "name": r.name, "component": r.component,
-        "component_version": r.component_version, "kind": str(r.kind), "job_type": r.job_type,
-        "experiment": r.experiment, "tags": dict(r.tags), "status": str(r.status),
-        "reason": r.reason, "created_at": r.created_at, "started_at": r.started_at,
-        "finished_at": r.finished_at, "duration": r.duration, "restarts": r.restarts,
-        "exits": [{"replica": e.key, "exit_code": e.exit_code, "stopped": e.stopped}
-                  for e in r.exits],
-        "run_dir": str(r.run_dir) if r.run_dir else None, "stack_name": r.stack_name,
-        "spec_path": r.spec_path, "output_uris": dict(r.outputs),
+        "id": r.id,
+        "name": r.name,
+        "component": r.component,
+        "component_version": r.component_version,
+        "kind": str(r.kind),
+        "job_type": r.job_type,
+        "experiment": r.experiment,
+        "tags": dict(r.tags),
+        "status": str(r.status),
+        "reason": r.reason,
+        "created_at": r.created_at,
+        "started_at": r.started_at,
+        "finished_at": r.finished_at,
+        "duration": r.duration,
+        "restarts": r.restarts,
+        "exits": [
+            {"replica": e.key, "exit_code": e.exit_code, "stopped": e.stopped} for e in r.exits
+        ],
+        "run_dir": str(r.run_dir) if r.run_dir else None,
+        "stack_name": r.stack_name,
+        "spec_path": r.spec_path,
+        "output_uris": dict(r.outputs),
         "parameters": dict(r.parameters),
     }
     return {
         "run": rec,
         "outputs": [{**asdict(o), "path": str(o.path)} for o in d.outputs],
         "logs": [{**asdict(log), "path": str(log.path)} for log in d.logs],
-        "metrics": {"dir": str(d.metrics_dir) if d.metrics_dir else None,
-                    "charts": list(d.charts)},
+        "metrics": {"dir": str(d.metrics_dir) if d.metrics_dir else None, "charts": list(d.charts)},
         "usage": [asdict(u) for u in d.usage],
         "metric_values": [{**asdict(v), "id": v.id} for v in d.metric_values],
         "metric_problems": [p.to_json() for p in d.metric_problems],
@@ -234,8 +270,10 @@ def _metrics_summary(run_id: str, layout: Layout) -> list[str]:
     names = ", ".join(c.chart.name for c in metrics.charts)
     lines = [f"  metrics:  {layout.metrics}" + (f" (charts: {names})" if names else "")]
     if metrics.charts or layout.usage.is_file():
-        lines.append(f"  charts:   trainstack metrics {run_id} --png {run_id}-charts  "
-                     f"(report: trainstack report {run_id} -o {run_id}.html)")
+        lines.append(
+            f"  charts:   trainstack metrics {run_id} --png {run_id}-charts  "
+            f"(report: trainstack report {run_id} -o {run_id}.html)"
+        )
     lines.extend(f"  warning:  {p.render()}" for p in metrics.problems)
     try:
         idle = detect(layout.usage, IdleThresholds.from_env())
@@ -246,4 +284,6 @@ def _metrics_summary(run_id: str, layout: Layout) -> list[str]:
 
 
 def _same_dir(uri: str, directory: Path) -> bool:
-    return uri.startswith("file://") and Path(uri[len("file://"):]).resolve() == directory.resolve()
+    return (
+        uri.startswith("file://") and Path(uri[len("file://") :]).resolve() == directory.resolve()
+    )

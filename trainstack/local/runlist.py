@@ -30,28 +30,53 @@ def listing(records: Sequence[RunRecord], metric: str | None = None) -> Listing:
     from trainstack.metrics.values import number
 
     ranked = rank(records, metric)
-    return Listing(tuple(item.record for item in ranked), metric, MappingProxyType(
-        {item.record.id: number(item.value.best) if item.value else "-" for item in ranked}))
+    return Listing(
+        tuple(item.record for item in ranked),
+        metric,
+        MappingProxyType(
+            {item.record.id: number(item.value.best) if item.value else "-" for item in ranked}
+        ),
+    )
 
 
 def to_json(found: Listing) -> list[dict[str, Any]]:
-    return [{
-        "id": r.id, "name": r.name, "status": str(r.status),
-        "component": f"{r.component}@{r.component_version}", "kind": str(r.kind),
-        "experiment": r.experiment, "tags": dict(r.tags), "created_at": r.created_at,
-        "duration": r.duration, "restarts": r.restarts,
-        **({"metric": {"name": found.metric, "best": found.best[r.id]}} if found.metric else {}),
-    } for r in found.records]
+    return [
+        {
+            "id": r.id,
+            "name": r.name,
+            "status": str(r.status),
+            "component": f"{r.component}@{r.component_version}",
+            "kind": str(r.kind),
+            "experiment": r.experiment,
+            "tags": dict(r.tags),
+            "created_at": r.created_at,
+            "duration": r.duration,
+            "restarts": r.restarts,
+            **(
+                {"metric": {"name": found.metric, "best": found.best[r.id]}} if found.metric else {}
+            ),
+        }
+        for r in found.records
+    ]
 
 
 def table(found: Listing) -> str:
     metric = found.metric
-    rows = [("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")
-            + ((metric.upper(),) if metric else ())]
+    rows = [
+        ("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")
+        + ((metric.upper(),) if metric else ())
+    ]
     for r in found.records:
-        rows.append((r.id, str(r.status), f"{r.component}@{r.component_version}",
-                     r.experiment or "-",
-                     time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
-                     human_seconds(r.duration), str(r.restarts))
-                    + ((found.best[r.id],) if metric else ()))
+        rows.append(
+            (
+                r.id,
+                str(r.status),
+                f"{r.component}@{r.component_version}",
+                r.experiment or "-",
+                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
+                human_seconds(r.duration),
+                str(r.restarts),
+            )
+            + ((found.best[r.id],) if metric else ())
+        )
     return aligned(rows)

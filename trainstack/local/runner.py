@@ -100,14 +100,23 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
                 if not full:
                     raise
             if full:
-                raise UserError(f"run {record.id} failed: {reason}",
-                                hint=f"free space on the disk holding {req.home}") from None
+                raise UserError(
+                    f"run {record.id} failed: {reason}",
+                    hint=f"free space on the disk holding {req.home}",
+                ) from None
             raise
         return outcome_record
 
 
-def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
-             resume: Layout | None, secrets: Mapping[str, str]) -> LocalRunResult:
+def _execute(
+    req: LocalRunRequest,
+    reg: Registry,
+    record: RunRecord,
+    run: Run,
+    layout: Layout,
+    resume: Layout | None,
+    secrets: Mapping[str, str],
+) -> LocalRunResult:
     # The dead man's switch starts first, so that it is up by the time replicas start; the
     # supervisor disarms it when it is done, and we do if we fail before handing it over.
     deadman = DeadmanSwitch(record.id, req.grace_seconds, req.home, record.id, layout.root)
@@ -117,9 +126,16 @@ def _execute(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, l
         deadman.disarm()
 
 
-def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run, layout: Layout,
-               resume: Layout | None, deadman: DeadmanSwitch,
-               secrets: Mapping[str, str]) -> LocalRunResult:
+def _supervise(
+    req: LocalRunRequest,
+    reg: Registry,
+    record: RunRecord,
+    run: Run,
+    layout: Layout,
+    resume: Layout | None,
+    deadman: DeadmanSwitch,
+    secrets: Mapping[str, str],
+) -> LocalRunResult:
     limits = logcap.LogLimits.from_env()
     sandbox.prepare(layout, run, resume_from=resume)
     reserve = _Reserve(layout.root)
@@ -129,32 +145,49 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
     requirements = pyenv.requirements_file(layout.usercode) if req.install else None
     if requirements is not None:
         venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
-    plan = jobplan.plan_job(run, layout, run_id=record.id, venv=venv,
-                            grace_seconds=req.grace_seconds,
-                            available_gpus=machine_gpus() if run.uses_gpu else (),
-                            secret_env=secrets)
+    plan = jobplan.plan_job(
+        run,
+        layout,
+        run_id=record.id,
+        venv=venv,
+        grace_seconds=req.grace_seconds,
+        available_gpus=machine_gpus() if run.uses_gpu else (),
+        secret_env=secrets,
+    )
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
 
     keys = [launch.key for launch in plan.launches]
     sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
-    view = LiveView({launch.key: launch.log_path for launch in plan.launches},
-                    stream=req.stream, usage=sampler.latest)
-    observer = _Observer(reg, record.id, view, sampler,
-                         [(launch.role, launch.index) for launch in plan.launches],
-                         plan.policy.max_restarts, reserve)
-    rotator = logcap.Rotator([launch.log_path for launch in plan.launches], limits,
-                             on_error=view.event)
-    supervisor = Supervisor(plan.launches, plan.policy, observer, deadman=deadman,
-                            tag=record.id)
+    view = LiveView(
+        {launch.key: launch.log_path for launch in plan.launches},
+        stream=req.stream,
+        usage=sampler.latest,
+    )
+    observer = _Observer(
+        reg,
+        record.id,
+        view,
+        sampler,
+        [(launch.role, launch.index) for launch in plan.launches],
+        plan.policy.max_restarts,
+        reserve,
+    )
+    rotator = logcap.Rotator(
+        [launch.log_path for launch in plan.launches], limits, on_error=view.event
+    )
+    supervisor = Supervisor(plan.launches, plan.policy, observer, deadman=deadman, tag=record.id)
 
-    view.event(f"run {record.id}: {run.component.ref} ({run.job_type}), "
-               f"{len(keys)} replica(s): {', '.join(keys)}")
+    view.event(
+        f"run {record.id}: {run.component.ref} ({run.job_type}), "
+        f"{len(keys)} replica(s): {', '.join(keys)}"
+    )
     view.event(f"run directory {layout.root}")
     if plan.gpus.note:
         view.event(plan.gpus.note)
-    reg.mark_running(record.id, [ReplicaExit(launch.role, launch.index, None)
-                                 for launch in plan.launches])
+    reg.mark_running(
+        record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
+    )
     sampler.start()
     rotator.start()
     view.start()
@@ -178,11 +211,19 @@ def _supervise(req: LocalRunRequest, reg: Registry, record: RunRecord, run: Run,
     if status is RunStatus.FAILED and full:
         reason = "; ".join(x for x in (reason, _disk_full_reason(layout.root, None)) if x)
     reserve.release()
-    final = _record_end(reg, record.id, status, exits=outcome.exits, restarts=outcome.restarts,
-                        reason=reason or None)
+    final = _record_end(
+        reg,
+        record.id,
+        status,
+        exits=outcome.exits,
+        restarts=outcome.restarts,
+        reason=reason or None,
+    )
     if reg.recreated:
-        view.event(f"the run registry {reg.path} was deleted during the run: recreated it and "
-                   "recorded this run in it again (earlier runs' records are gone)")
+        view.event(
+            f"the run registry {reg.path} was deleted during the run: recreated it and "
+            "recorded this run in it again (earlier runs' records are gone)"
+        )
     return LocalRunResult(final, layout, committed)
 
 
@@ -213,13 +254,23 @@ class _Reserve:
         return True
 
 
-def _record_end(reg: Registry, run_id: str, status: RunStatus, *, exits: Iterable[ReplicaExit],
-                restarts: int, reason: str | None) -> RunRecord:
+def _record_end(
+    reg: Registry,
+    run_id: str,
+    status: RunStatus,
+    *,
+    exits: Iterable[ReplicaExit],
+    restarts: int,
+    reason: str | None,
+) -> RunRecord:
     try:
         return reg.finish(run_id, status, exits=exits, restarts=restarts, reason=reason)
     except RegistryError as err:
-        raise UserError(f"run {run_id} ended ({status}: {reason or 'no reason'}) but could not "
-                        f"be recorded: {err.message}", hint=err.hint) from None
+        raise UserError(
+            f"run {run_id} ended ({status}: {reason or 'no reason'}) but could not "
+            f"be recorded: {err.message}",
+            hint=err.hint,
+        ) from None
 
 
 def _nearly_full(path: Path) -> bool:
@@ -237,9 +288,16 @@ def _disk_full_reason(path: Path, err: BaseException | None) -> str:
 class _Observer:
     """Supervisor events → the live view, the usage sampler and the registry."""
 
-    def __init__(self, reg: Registry, run_id: str, view: LiveView, sampler: Sampler,
-                 replicas: list[tuple[str, int]], max_restarts: int,
-                 reserve: _Reserve) -> None:
+    def __init__(
+        self,
+        reg: Registry,
+        run_id: str,
+        view: LiveView,
+        sampler: Sampler,
+        replicas: list[tuple[str, int]],
+        max_restarts: int,
+        reserve: _Reserve,
+    ) -> None:
         self._reg, self._run_id, self._view, self._sampler = reg, run_id, view, sampler
         # Keyed by (role, index), as the registry records them; "role-index" is display only.
         self._codes: dict[tuple[str, int], int | None] = dict.fromkeys(replicas)
@@ -280,8 +338,10 @@ class _Observer:
         self._save()
 
     def _save(self) -> None:
-        exits = [ReplicaExit(role, index, c, stopped=(role, index) in self._stopped)
-                 for (role, index), c in self._codes.items()]
+        exits = [
+            ReplicaExit(role, index, c, stopped=(role, index) in self._stopped)
+            for (role, index), c in self._codes.items()
+        ]
         try:
             self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
         except RegistryError as err:
@@ -302,6 +362,7 @@ def _replica(replica: Replica) -> tuple[str, int]:
 @contextlib.contextmanager
 def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
     """SIGINT and SIGTERM ask the supervisor to stop the job (twice: without grace period)."""
+
     def handler(signum: int, frame: FrameType | None) -> None:
         stop()
 
@@ -336,20 +397,27 @@ def _resume_layout(reg: Registry, ref: str | None) -> Layout | None:
         return None
     earlier = reg.resolve(ref)
     if earlier.run_dir is None:
-        raise UserError(f"run {earlier.id} ran on a cluster; --resume takes a local run",
-                        hint="bind the checkpoint output to a local copy with --output instead")
+        raise UserError(
+            f"run {earlier.id} ran on a cluster; --resume takes a local run",
+            hint="bind the checkpoint output to a local copy with --output instead",
+        )
     return Layout(earlier.run_dir)
 
 
 def _new_run(run: Run, spec: Path) -> NewRun:
     return NewRun(
-        name=run.name, component=run.component.name,
-        component_version=run.component.version, job_type=run.job_type.value,
-        experiment=run.experiment, tags=MappingProxyType(dict(run.tags)),
+        name=run.name,
+        component=run.component.name,
+        component_version=run.component.version,
+        job_type=run.job_type.value,
+        experiment=run.experiment,
+        tags=MappingProxyType(dict(run.tags)),
         spec_path=str(spec.resolve()),
         # where each bound output is committed (unbound ones stay in the run directory)
-        outputs={name: f"file://{b.path}" if b.scheme == "file" else b.uri
-                 for name, b in run.outputs.items()},
+        outputs={
+            name: f"file://{b.path}" if b.scheme == "file" else b.uri
+            for name, b in run.outputs.items()
+        },
         parameters=MappingProxyType(dict(run.parameters)),
     )
 

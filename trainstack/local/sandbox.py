@@ -90,12 +90,17 @@ def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> N
         path.mkdir(parents=True, exist_ok=True)
     _copy_code(run, layout.usercode)
     for name, binding in run.inputs.items():
-        _place(layout.input_dir(name), binding, what=f"input {name!r}",
-               override=f"--input {name}=PATH")
+        _place(
+            layout.input_dir(name), binding, what=f"input {name!r}", override=f"--input {name}=PATH"
+        )
     for model in run.models:
         # Placed exactly like an input; a model's binding is always "download": a copy.
-        _place(layout.model_dir(model.name), model.binding, what=f"model {model.name!r}",
-               override=f"--model {model.name}=PATH")
+        _place(
+            layout.model_dir(model.name),
+            model.binding,
+            what=f"model {model.name!r}",
+            override=f"--model {model.name}=PATH",
+        )
     for channel in run.component.outputs:
         target = layout.output_dir(channel.name)
         target.mkdir(parents=True, exist_ok=True)
@@ -180,12 +185,15 @@ def _place(channel_dir: Path, binding: Binding, *, what: str, override: str) -> 
     """Put a read binding (an input channel or a model) at `channel_dir`."""
     source = Path(binding.path)
     if not source.exists():
-        raise SandboxError(f"{what}: {source} does not exist",
-                           hint=f"pass {override} to use another location")
+        raise SandboxError(
+            f"{what}: {source} does not exist", hint=f"pass {override} to use another location"
+        )
     if binding.is_file != source.is_file():
         named, found = ("a file", "a directory") if binding.is_file else ("a directory", "a file")
-        raise SandboxError(f"{what}: {binding.uri} names {named} but {source} is {found}",
-                           hint=f"pass {override} to bind it as it is")
+        raise SandboxError(
+            f"{what}: {binding.uri} names {named} but {source} is {found}",
+            hint=f"pass {override} to bind it as it is",
+        )
     # "mount" reads data in place, as a network mount would: a link. "download" gets a copy the
     # job may modify freely, as a pre-start download would.
     copy = binding.mode is BindingMode.DOWNLOAD

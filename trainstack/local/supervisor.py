@@ -185,8 +185,9 @@ class Supervisor:
         self._stop(retryable)
         for key in retryable:
             # Like a deleted pod, nothing of the old replica survives its recreation.
-            procgroup.kill_tagged(procgroup.replica_tag(self.tag, key),
-                                  name=procgroup.REPLICA_TAG_ENV)
+            procgroup.kill_tagged(
+                procgroup.replica_tag(self.tag, key), name=procgroup.REPLICA_TAG_ENV
+            )
         for key in retryable:
             self._start(key, marker)
         return None
@@ -202,7 +203,8 @@ class Supervisor:
         started_roles: dict[str, bool] = {}
         for key, launch in self._launches.items():
             started_roles[launch.role] = started_roles.get(launch.role, True) and (
-                key in self._replicas)
+                key in self._replicas
+            )
         for key, launch in self._launches.items():
             if key in self._replicas:
                 continue
@@ -253,8 +255,9 @@ class Supervisor:
         `ended`: the job has ended; what these replicas exit with is the runner's doing."""
         replicas = [self._replicas[k] for k in keys if k in self._replicas]
         if ended:
-            self._stopped.update(r.launch.key for r in replicas
-                                 if self._codes[r.launch.key] is None)
+            self._stopped.update(
+                r.launch.key for r in replicas if self._codes[r.launch.key] is None
+            )
         targets = [r for r in replicas if procgroup.group_alive(r.pid)]
         for replica in targets:
             procgroup.signal_group(replica.pid, signal.SIGTERM)

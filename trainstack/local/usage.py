@@ -95,8 +95,10 @@ class Sampler:
         if read == 0:
             return None  # exited (a zombie not yet reaped): nothing to measure
         sample: dict[str, Any] = {
-            "t": round(time.time(), 3), "replica": key,
-            "cpu_percent": round(cpu, 1), "rss_bytes": int(rss),
+            "t": round(time.time(), 3),
+            "replica": key,
+            "cpu_percent": round(cpu, 1),
+            "rss_bytes": int(rss),
         }
         if self._nvml is not None and self._gpus.get(key):
             sample["gpus"] = self._nvml.sample(self._gpus[key])
@@ -139,8 +141,13 @@ class _Nvml:
                 mem = self._nvml.nvmlDeviceGetMemoryInfo(handle)
             except Exception:  # a device that vanished or is not indexable
                 continue
-            out.append({"index": int(index), "util_percent": float(util.gpu),
-                        "mem_used_bytes": int(mem.used)})
+            out.append(
+                {
+                    "index": int(index),
+                    "util_percent": float(util.gpu),
+                    "mem_used_bytes": int(mem.used),
+                }
+            )
         return out
 
     def close(self) -> None:
@@ -175,11 +182,17 @@ def summarize(path: Path) -> list[UsageSummary]:
         samples = rows[key]
         cpus = [float(s["cpu_percent"]) for s in samples]
         gpu = [g for s in samples for g in s.get("gpus", [])]
-        out.append(UsageSummary(
-            replica=key, samples=len(samples),
-            cpu_mean=sum(cpus) / len(cpus), cpu_max=max(cpus),
-            rss_max=max(int(s["rss_bytes"]) for s in samples),
-            gpu_util_mean=sum(float(g["util_percent"]) for g in gpu) / len(gpu) if gpu else None,
-            gpu_mem_max=max(int(g["mem_used_bytes"]) for g in gpu) if gpu else None,
-        ))
+        out.append(
+            UsageSummary(
+                replica=key,
+                samples=len(samples),
+                cpu_mean=sum(cpus) / len(cpus),
+                cpu_max=max(cpus),
+                rss_max=max(int(s["rss_bytes"]) for s in samples),
+                gpu_util_mean=sum(float(g["util_percent"]) for g in gpu) / len(gpu)
+                if gpu
+                else None,
+                gpu_mem_max=max(int(g["mem_used_bytes"]) for g in gpu) if gpu else None,
+            )
+        )
     return out

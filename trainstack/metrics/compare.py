@@ -16,8 +16,9 @@ from trainstack.metrics.values import find, require
 def side_by_side(views: Sequence[RunView]) -> str:
     rows: list[tuple[str, ...]] = [("", *(v.record.id for v in views))]
     rows.append(("status", *(str(v.record.status) for v in views)))
-    rows.append(("component", *(f"{v.record.component}@{v.record.component_version}"
-                                for v in views)))
+    rows.append(
+        ("component", *(f"{v.record.component}@{v.record.component_version}" for v in views))
+    )
     rows.append(("duration", *(human_seconds(v.record.duration) for v in views)))
     rows.append(("restarts", *(str(v.record.restarts) for v in views)))
     for name in sorted({k for v in views for k in v.parameters}):

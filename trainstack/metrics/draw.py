@@ -64,11 +64,19 @@ def chart_figure(data: ChartData) -> Figure:
         color = COLORS[i % len(COLORS)]
         if chart.smooth:
             ax.plot(data.x, col.values, color=color, alpha=0.25, linewidth=1)
-            (line,) = ax.plot(data.x, smooth(col.values), color=color, linewidth=1.5,
-                              label=col.name)
+            (line,) = ax.plot(
+                data.x, smooth(col.values), color=color, linewidth=1.5, label=col.name
+            )
         else:
-            (line,) = ax.plot(data.x, col.values, color=color, linewidth=1.5, label=col.name,
-                              marker="o" if len(data.x) <= 30 else None, markersize=3)
+            (line,) = ax.plot(
+                data.x,
+                col.values,
+                color=color,
+                linewidth=1.5,
+                label=col.name,
+                marker="o" if len(data.x) <= 30 else None,
+                markersize=3,
+            )
         handles.append(line)
     if len(handles) > 1:
         left.legend(handles=handles, loc="best", fontsize=9)
@@ -112,9 +120,15 @@ def overlay_png(metric: str, x_label: str, lines: Sequence[Overlay]) -> bytes:
     ax.set_xlabel(x_label)
     ax.set_ylabel(metric)
     for i, line in enumerate(lines):
-        ax.plot(line.x, line.values, color=COLORS[i % len(COLORS)] if i < len(COLORS) else None,
-                linewidth=1.5, label=line.run, marker="o" if len(line.x) <= 30 else None,
-                markersize=3)
+        ax.plot(
+            line.x,
+            line.values,
+            color=COLORS[i % len(COLORS)] if i < len(COLORS) else None,
+            linewidth=1.5,
+            label=line.run,
+            marker="o" if len(line.x) <= 30 else None,
+            markersize=3,
+        )
     ax.legend(fontsize=9)
     ax.grid(True, alpha=0.3)
     return _png(fig)
@@ -128,8 +142,15 @@ def write(path: Path, png: bytes) -> Path:
 
 def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> None:
     for i, (name, values) in enumerate(lines):
-        ax.plot(t, values, color=COLORS[i], label=name, linewidth=1.2,
-                marker="o" if len(t) <= 30 else None, markersize=3)
+        ax.plot(
+            t,
+            values,
+            color=COLORS[i],
+            label=name,
+            linewidth=1.2,
+            marker="o" if len(t) <= 30 else None,
+            markersize=3,
+        )
     ax.set_xlabel("seconds since start")
     ax.set_ylabel(label)
     ax.grid(True, alpha=0.3)

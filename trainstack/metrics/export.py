@@ -23,11 +23,16 @@ def usage_csv(rep: ReplicaUsage) -> str:
     for g in rep.gpus:
         at = {float(t): i for i, t in enumerate(g.t)}
         idx = np.array([at.get(float(t), -1) for t in rep.t])
-        for name, series in (("util_percent", g.util_percent),
-                             ("mem_used_bytes", g.mem_used_bytes)):
+        for name, series in (
+            ("util_percent", g.util_percent),
+            ("mem_used_bytes", g.mem_used_bytes),
+        ):
             header.append(f"gpu{g.index}_{name}")
-            cols.append(np.where(idx >= 0, series[np.maximum(idx, 0)], np.nan)
-                        if len(g.t) else np.full(len(rep.t), np.nan))
+            cols.append(
+                np.where(idx >= 0, series[np.maximum(idx, 0)], np.nan)
+                if len(g.t)
+                else np.full(len(rep.t), np.nan)
+            )
     return _table(header, cols)
 
 

@@ -29,23 +29,28 @@ def select(v: RunView, names: tuple[str, ...]) -> Selection:
     usage = {USAGE_PREFIX + u.replica: u for u in v.usage}
     for name in names:
         if name not in known and name not in usage:
-            raise UserError(f"run {v.record.id} has no chart {name!r}."
-                            f"{did_you_mean(name, [*known, *usage])}",
-                            hint="its charts: " + (", ".join([*known, *usage]) or "none"))
-    return Selection(tuple(known[n] for n in names if n in known),
-                     tuple(usage[n] for n in names if n in usage))
+            raise UserError(
+                f"run {v.record.id} has no chart {name!r}.{did_you_mean(name, [*known, *usage])}",
+                hint="its charts: " + (", ".join([*known, *usage]) or "none"),
+            )
+    return Selection(
+        tuple(known[n] for n in names if n in known), tuple(usage[n] for n in names if n in usage)
+    )
 
 
 def write_png(sel: Selection, directory: Path) -> list[Path]:
     out = [draw.write(directory / f"{c.chart.name}.png", draw.chart_png(c)) for c in sel.charts]
-    out += [draw.write(directory / f"{USAGE_PREFIX}{u.replica}.png", draw.usage_png(u))
-            for u in sel.usage]
+    out += [
+        draw.write(directory / f"{USAGE_PREFIX}{u.replica}.png", draw.usage_png(u))
+        for u in sel.usage
+    ]
     return out
 
 
 def write_csv(sel: Selection, directory: Path) -> list[Path]:
-    out = [export.write(directory / f"{c.chart.name}.csv", export.chart_csv(c))
-           for c in sel.charts]
-    out += [export.write(directory / f"{USAGE_PREFIX}{u.replica}.csv", export.usage_csv(u))
-            for u in sel.usage]
+    out = [export.write(directory / f"{c.chart.name}.csv", export.chart_csv(c)) for c in sel.charts]
+    out += [
+        export.write(directory / f"{USAGE_PREFIX}{u.replica}.csv", export.usage_csv(u))
+        for u in sel.usage
+    ]
     return out

@@ -52,31 +52,52 @@ class Page:
 
 def build(v: RunView) -> Page:
     r = v.record
-    outcome = [("run", f"{r.id} ({r.name})"), ("status", str(r.status)),
-               ("component", f"{r.component}@{r.component_version}"),
-               ("duration", human_seconds(r.duration)), ("restarts", str(r.restarts))]
+    outcome = [
+        ("run", f"{r.id} ({r.name})"),
+        ("status", str(r.status)),
+        ("component", f"{r.component}@{r.component_version}"),
+        ("duration", human_seconds(r.duration)),
+        ("restarts", str(r.restarts)),
+    ]
     if r.reason:
         outcome.insert(2, ("reason", r.reason))
     if r.experiment:
         outcome.append(("experiment", r.experiment))
-    outcome.extend(("replica " + e.key, "running" if e.exit_code is None else f"exit {e.exit_code}")
-                   for e in r.exits)
+    outcome.extend(
+        ("replica " + e.key, "running" if e.exit_code is None else f"exit {e.exit_code}")
+        for e in r.exits
+    )
     usage_rows = []
     for u in v.usage:
         gpu = "-"
         if u.gpus:
-            gpu = ", ".join(f"GPU {g.index}: {g.util_percent.mean():.0f}% mean, "
-                            f"{human_bytes(int(g.mem_used_bytes.max()))} max" for g in u.gpus)
-        usage_rows.append((u.replica, f"{u.cpu_percent.mean():.0f}%", f"{u.cpu_percent.max():.0f}%",
-                           human_bytes(int(u.rss_bytes.max())), gpu, str(len(u.t))))
+            gpu = ", ".join(
+                f"GPU {g.index}: {g.util_percent.mean():.0f}% mean, "
+                f"{human_bytes(int(g.mem_used_bytes.max()))} max"
+                for g in u.gpus
+            )
+        usage_rows.append(
+            (
+                u.replica,
+                f"{u.cpu_percent.mean():.0f}%",
+                f"{u.cpu_percent.max():.0f}%",
+                human_bytes(int(u.rss_bytes.max())),
+                gpu,
+                str(len(u.t)),
+            )
+        )
     return Page(
         title=f"trainstack run {r.id}",
         outcome=tuple(outcome),
-        parameters=tuple((k, val if isinstance(val, str) else json.dumps(val))
-                         for k, val in sorted(v.parameters.items())),
+        parameters=tuple(
+            (k, val if isinstance(val, str) else json.dumps(val))
+            for k, val in sorted(v.parameters.items())
+        ),
         resources=tuple(sorted(v.resources.items())),
-        metric_rows=tuple((m.id, number(m.last), number(m.last_x), number(m.best),
-                           number(m.best_x), str(m.goal)) for m in v.values),
+        metric_rows=tuple(
+            (m.id, number(m.last), number(m.last_x), number(m.best), number(m.best_x), str(m.goal))
+            for m in v.values
+        ),
         charts=tuple(Image(c.chart.name, _uri(chart_png(c))) for c in v.metrics.charts),
         problems=tuple(p.render() for p in v.metrics.problems),
         usage_rows=tuple(usage_rows),
@@ -90,7 +111,10 @@ def build(v: RunView) -> Page:
 def render(page: Page) -> str:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("trainstack.metrics", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
     return env.get_template("report.html.j2").render(page=page)
 
 

@@ -33,9 +33,11 @@ class IdleThresholds:
     def from_env(cls, env: Mapping[str, str] | None = None) -> IdleThresholds:
         env = os.environ if env is None else env
         base = cls()
-        return cls(_number(env, ENV_GPU, base.gpu_percent),
-                   _number(env, ENV_CPU, base.cpu_percent),
-                   _number(env, ENV_SECONDS, base.seconds))
+        return cls(
+            _number(env, ENV_GPU, base.gpu_percent),
+            _number(env, ENV_CPU, base.cpu_percent),
+            _number(env, ENV_SECONDS, base.seconds),
+        )
 
 
 @dataclass(frozen=True)
@@ -47,29 +49,40 @@ class IdleWarning:
     start: float  # its start, in seconds since the run's first sample
 
     def render(self) -> str:
-        return (f"{self.replica}: {self.resource} below {self.threshold:g}% for "
-                f"{self.seconds:.0f}s (from {self.start:.0f}s into the run)")
+        return (
+            f"{self.replica}: {self.resource} below {self.threshold:g}% for "
+            f"{self.seconds:.0f}s (from {self.start:.0f}s into the run)"
+        )
 
 
 def detect(path: Path, thresholds: IdleThresholds) -> tuple[IdleWarning, ...]:
     return detect_in(read(path), thresholds)
 
 
-def detect_in(usage: tuple[ReplicaUsage, ...],
-              thresholds: IdleThresholds) -> tuple[IdleWarning, ...]:
+def detect_in(
+    usage: tuple[ReplicaUsage, ...], thresholds: IdleThresholds
+) -> tuple[IdleWarning, ...]:
     out = []
     for rep in usage:
         if rep.gpus:
             for g in rep.gpus:
                 found = _stretch(g.t, g.util_percent, thresholds.gpu_percent)
                 if found and found[1] >= thresholds.seconds:
-                    out.append(IdleWarning(rep.replica, f"GPU {g.index}",
-                                           thresholds.gpu_percent, found[1], found[0]))
+                    out.append(
+                        IdleWarning(
+                            rep.replica,
+                            f"GPU {g.index}",
+                            thresholds.gpu_percent,
+                            found[1],
+                            found[0],
+                        )
+                    )
         else:
             found = _stretch(rep.t, rep.cpu_percent, thresholds.cpu_percent)
             if found and found[1] >= thresholds.seconds:
-                out.append(IdleWarning(rep.replica, "CPU", thresholds.cpu_percent,
-                                       found[1], found[0]))
+                out.append(
+                    IdleWarning(rep.replica, "CPU", thresholds.cpu_percent, found[1], found[0])
+                )
     return tuple(out)
 
 

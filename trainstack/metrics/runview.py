@@ -31,8 +31,10 @@ class RunView:
 
 def run_dir(record: RunRecord) -> Path:
     if record.run_dir is None:
-        raise UserError(f"run {record.id} ran on a cluster; its metrics are not on this machine",
-                        hint="metrics, charts and reports are for local runs")
+        raise UserError(
+            f"run {record.id} ran on a cluster; its metrics are not on this machine",
+            hint="metrics, charts and reports are for local runs",
+        )
     return record.run_dir
 
 
@@ -43,7 +45,11 @@ def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView
     job = _training_job(root)
     params = job.get("hyperparameters")
     return RunView(
-        record, root, metrics, tuple(values(metrics)), used,
+        record,
+        root,
+        metrics,
+        tuple(values(metrics)),
+        used,
         detect_in(used, thresholds or IdleThresholds.from_env()),
         MappingProxyType(dict(params) if isinstance(params, dict) else {}),
         MappingProxyType(_resources(job.get("resources"))),
@@ -65,9 +71,11 @@ def _resources(res: object) -> dict[str, str]:
     for role, r in sorted(res.items()):
         if not isinstance(r, dict):
             continue
-        parts = [f"{r.get('cpu')} CPU" if r.get("cpu") else "",
-                 f"{r.get('memory')} memory" if r.get("memory") else "",
-                 f"{r.get('gpu')} GPU" if r.get("gpu") else ""]
+        parts = [
+            f"{r.get('cpu')} CPU" if r.get("cpu") else "",
+            f"{r.get('memory')} memory" if r.get("memory") else "",
+            f"{r.get('gpu')} GPU" if r.get("gpu") else "",
+        ]
         each = ", ".join(p for p in parts if p) or "no requests"
         out[str(role)] = f"{r.get('replicas', 1)} × {each}"
     return out

@@ -67,18 +67,34 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return None, [Diagnostic(file, None, None, "", f"missing: chart {chart.name!r} has no "
-                                 "series file", hint=f"header: {','.join(expected)}",
-                                 code="metrics")]
+        return None, [
+            Diagnostic(
+                file,
+                None,
+                None,
+                "",
+                f"missing: chart {chart.name!r} has no series file",
+                hint=f"header: {','.join(expected)}",
+                code="metrics",
+            )
+        ]
     except (OSError, UnicodeDecodeError) as err:
         return None, [Diagnostic(file, None, None, "", f"cannot be read: {err}", code="metrics")]
     head, _, body = text.partition("\n")
     header = [h.strip() for h in next(csv.reader([head]), [])]
     if header != expected:
-        return None, [Diagnostic(file, 1, None, "header",
-                                 f"{','.join(header) or '(empty)'}: expected "
-                                 f"{','.join(expected)} (x, then each of the chart's "
-                                 f"{'series' if chart.series else 'ys'})", code="metrics")]
+        return None, [
+            Diagnostic(
+                file,
+                1,
+                None,
+                "header",
+                f"{','.join(header) or '(empty)'}: expected "
+                f"{','.join(expected)} (x, then each of the chart's "
+                f"{'series' if chart.series else 'ys'})",
+                code="metrics",
+            )
+        ]
     width = len(expected)
     table: Floats | None = None
     if body.strip():
@@ -97,8 +113,9 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
     if np.isnan(x).any():
         line = int(np.flatnonzero(np.isnan(x))[0]) + 2
         return None, [Diagnostic(file, line, 1, chart.x, "empty x value", code="metrics")]
-    columns = tuple(Column(name, chart.axis_of(name), table[:, i + 1])
-                    for i, name in enumerate(chart.columns))
+    columns = tuple(
+        Column(name, chart.axis_of(name), table[:, i + 1]) for i, name in enumerate(chart.columns)
+    )
     return ChartData(chart, path, x, columns), []
 
 
@@ -110,7 +127,8 @@ def _slow(body: str, width: int, file: str) -> tuple[Floats, Diagnostic | None]:
             continue
         if len(row) != width:
             return np.empty((0, width)), Diagnostic(
-                file, lineno, None, "", f"{len(row)} cells; expected {width}", code="metrics")
+                file, lineno, None, "", f"{len(row)} cells; expected {width}", code="metrics"
+            )
         values = []
         for col, cell in enumerate(row, start=1):
             cell = cell.strip()
@@ -121,6 +139,7 @@ def _slow(body: str, width: int, file: str) -> tuple[Floats, Diagnostic | None]:
                 values.append(float(cell))
             except ValueError:
                 return np.empty((0, width)), Diagnostic(
-                    file, lineno, col, "", f"{cell!r} is not a number", code="metrics")
+                    file, lineno, col, "", f"{cell!r} is not a number", code="metrics"
+                )
         rows.append(values)
     return np.array(rows, dtype=np.float64).reshape(-1, width), None

@@ -95,9 +95,12 @@ def load(directory: Path) -> MetricsSpec:
     except FileNotFoundError:
         csvs = sorted(p.name for p in directory.glob("*.csv")) if directory.is_dir() else []
         if csvs:
-            say("", f"missing, so {len(csvs)} series file(s) ({', '.join(csvs[:4])}"
-                    f"{', …' if len(csvs) > 4 else ''}) describe no chart",
-                hint="write metrics.json with one entry in `metas` per chart (docs/metrics.md)")
+            say(
+                "",
+                f"missing, so {len(csvs)} series file(s) ({', '.join(csvs[:4])}"
+                f"{', …' if len(csvs) > 4 else ''}) describe no chart",
+                hint="write metrics.json with one entry in `metas` per chart (docs/metrics.md)",
+            )
         return MetricsSpec(directory, "", (), tuple(problems))
     except (OSError, UnicodeDecodeError) as err:
         say("", f"cannot be read: {err}")
@@ -105,8 +108,11 @@ def load(directory: Path) -> MetricsSpec:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
-        problems.append(Diagnostic(str(path), err.lineno, err.colno, "",
-                                   f"not valid JSON: {err.msg}", code="metrics"))
+        problems.append(
+            Diagnostic(
+                str(path), err.lineno, err.colno, "", f"not valid JSON: {err.msg}", code="metrics"
+            )
+        )
         return MetricsSpec(directory, "", (), tuple(problems))
     if not isinstance(doc, dict):
         say("", f"expected a JSON object with `id` and `metas`, found {_kind(doc)}")
@@ -123,8 +129,11 @@ def load(directory: Path) -> MetricsSpec:
         say("metas", "missing" if metas is None else f"expected a list, found {_kind(metas)}")
         return MetricsSpec(directory, run_id, (), tuple(problems))
     if len(metas) > MAX_CHARTS:
-        say("metas", f"{len(metas)} charts; at most {MAX_CHARTS} are allowed",
-            hint=f"charts after the first {MAX_CHARTS} are not drawn")
+        say(
+            "metas",
+            f"{len(metas)} charts; at most {MAX_CHARTS} are allowed",
+            hint=f"charts after the first {MAX_CHARTS} are not drawn",
+        )
     charts: list[Chart] = []
     seen: set[str] = set()
     for i, meta in enumerate(metas[:MAX_CHARTS]):
@@ -161,8 +170,11 @@ def _chart(meta: object, at: str, say: _Reporter) -> Chart | None:
     ys = _names(meta.get("ys"), f"{at}.ys", say, required=True, most=MAX_AXES)
     series = _names(meta.get("series", []), f"{at}.series", say, required=False, most=MAX_SERIES)
     if ys is not None and series and len(ys) > 1:
-        say(f"{at}.ys", f"{len(ys)} axes with `series`: a chart with series has one y-axis",
-            hint="drop the second name from ys, or the series")
+        say(
+            f"{at}.ys",
+            f"{len(ys)} axes with `series`: a chart with series has one y-axis",
+            hint="drop the second name from ys, or the series",
+        )
         ok = False
     if series is not None and len(set(series)) != len(series):
         say(f"{at}.series", "names repeat; each series needs its own name")
@@ -171,26 +183,28 @@ def _chart(meta: object, at: str, say: _Reporter) -> Chart | None:
         say(f"{at}.ys", "names repeat; the two axes need different names")
         ok = False
     description = meta.get("description", "")
-    if not isinstance(description, str) or len(description) > MAX_DESCRIPTION or any(
-            not ch.isprintable() for ch in description):
-        say(f"{at}.description", f"expected text of at most {MAX_DESCRIPTION} printable "
-                                 "characters")
+    if (
+        not isinstance(description, str)
+        or len(description) > MAX_DESCRIPTION
+        or any(not ch.isprintable() for ch in description)
+    ):
+        say(f"{at}.description", f"expected text of at most {MAX_DESCRIPTION} printable characters")
         description = ""
     smooth = _flag(meta.get("smooth", "false"), f"{at}.smooth", say)
     stamp = _flag(meta.get("with_timestamp", "false"), f"{at}.with_timestamp", say)
     if stamp:
-        say(f"{at}.with_timestamp",
-            "only \"false\" is supported (the Octopus metrics spec reserves it)",
-            hint="the chart is drawn without timestamps")
-    units = _units(meta.get("units", {}), f"{at}.units", say,
-                   axes=(x or "", *(ys or ())))
+        say(
+            f"{at}.with_timestamp",
+            'only "false" is supported (the Octopus metrics spec reserves it)',
+            hint="the chart is drawn without timestamps",
+        )
+    units = _units(meta.get("units", {}), f"{at}.units", say, axes=(x or "", *(ys or ())))
     if name is None or x is None or ys is None or series is None or not ok:
         return None
     if x in (series or ys):
         say(f"{at}.x", f"{x!r} is also a column name; the x column needs its own name")
         return None
-    return Chart(name, x, ys, series, description, bool(smooth),
-                 MappingProxyType(units))
+    return Chart(name, x, ys, series, description, bool(smooth), MappingProxyType(units))
 
 
 def _name(value: object, at: str, say: _Reporter, *, required: bool) -> str | None:
@@ -204,8 +218,9 @@ def _name(value: object, at: str, say: _Reporter, *, required: bool) -> str | No
     return value
 
 
-def _names(value: object, at: str, say: _Reporter, *, required: bool,
-           most: int) -> tuple[str, ...] | None:
+def _names(
+    value: object, at: str, say: _Reporter, *, required: bool, most: int
+) -> tuple[str, ...] | None:
     if value is None:
         say(at, "missing")
         return None
@@ -227,7 +242,7 @@ def _flag(value: object, at: str, say: _Reporter) -> bool | None:
         return value
     if isinstance(value, str) and value.lower() in _FLAGS:
         return _FLAGS[value.lower()]
-    say(at, f"{value!r}: expected \"true\" or \"false\"")
+    say(at, f'{value!r}: expected "true" or "false"')
     return None
 
 
@@ -247,5 +262,10 @@ def _units(value: object, at: str, say: _Reporter, axes: tuple[str, ...]) -> dic
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-            type(None): "null"}.get(type(value), "a number")
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+    }.get(type(value), "a number")

@@ -11,8 +11,17 @@ from trainstack.texttable import aligned as aligned
 def values_table(found: Sequence[MetricValue]) -> str:
     rows = [("METRIC", "LAST", "AT", "BEST", "AT", "GOAL", "POINTS")]
     for v in found:
-        rows.append((v.id, number(v.last), number(v.last_x), number(v.best), number(v.best_x),
-                     str(v.goal), str(v.points)))
+        rows.append(
+            (
+                v.id,
+                number(v.last),
+                number(v.last_x),
+                number(v.best),
+                number(v.best_x),
+                str(v.goal),
+                str(v.points),
+            )
+        )
     return aligned(rows)
 
 

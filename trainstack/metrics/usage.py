@@ -55,12 +55,18 @@ def read(path: Path) -> tuple[ReplicaUsage, ...]:
             for g in entries if isinstance(entries, list) else []:
                 with contextlib.suppress(ValueError, TypeError, KeyError):
                     gpus.setdefault(int(g["index"]), []).append(
-                        (float(ts), float(g["util_percent"]), float(g["mem_used_bytes"])))
-        out.append(ReplicaUsage(
-            replica, t,
-            np.array([float(str(s["cpu_percent"])) for s in rows]),
-            np.array([float(str(s["rss_bytes"])) for s in rows]),
-            tuple(GpuSeries(i, *(np.array(col) for col in zip(*gpus[i], strict=True)))
-                  for i in sorted(gpus)),
-        ))
+                        (float(ts), float(g["util_percent"]), float(g["mem_used_bytes"]))
+                    )
+        out.append(
+            ReplicaUsage(
+                replica,
+                t,
+                np.array([float(str(s["cpu_percent"])) for s in rows]),
+                np.array([float(str(s["rss_bytes"])) for s in rows]),
+                tuple(
+                    GpuSeries(i, *(np.array(col) for col in zip(*gpus[i], strict=True)))
+                    for i in sorted(gpus)
+                ),
+            )
+        )
     return tuple(out)

@@ -20,7 +20,8 @@ from trainstack.metrics.spec import Axis
 from trainstack.spec.suggest import did_you_mean
 
 _LOWER_IS_BETTER = re.compile(
-    r"(?i)(loss|err|mse|mae|rmse|perplexity|ppl|wer|cer|time|latency|seconds|duration)")
+    r"(?i)(loss|err|mse|mae|rmse|perplexity|ppl|wer|cer|time|latency|seconds|duration)"
+)
 
 
 class Goal(enum.StrEnum):
@@ -68,9 +69,18 @@ def chart_values(data: ChartData) -> list[MetricValue]:
         last = int(known[-1])
         vals = col.values[known]
         best = int(known[int(np.argmin(vals) if goal is Goal.MIN else np.argmax(vals))])
-        out.append(MetricValue(chart.name, col.name, goal, int(known.size),
-                               float(col.values[last]), float(data.x[last]),
-                               float(col.values[best]), float(data.x[best])))
+        out.append(
+            MetricValue(
+                chart.name,
+                col.name,
+                goal,
+                int(known.size),
+                float(col.values[last]),
+                float(data.x[last]),
+                float(col.values[best]),
+                float(data.x[best]),
+            )
+        )
     return out
 
 
@@ -92,8 +102,10 @@ def require(found: list[MetricValue], name: str, run: str) -> MetricValue:
     hit = find(found, name)
     if hit is None:
         ids = [v.id for v in found]
-        raise UserError(f"run {run} has no metric {name!r}.{did_you_mean(name, ids)}",
-                        hint="its metrics: " + (", ".join(ids) if ids else "none"))
+        raise UserError(
+            f"run {run} has no metric {name!r}.{did_you_mean(name, ids)}",
+            hint="its metrics: " + (", ".join(ids) if ids else "none"),
+        )
     return hit
 
 

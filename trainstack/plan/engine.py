@@ -46,13 +46,24 @@ class PlannedResource:
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"protect": self.protect, "retainOnDelete": self.retain_on_delete,
-                "parent": self.parent, "dependsOn": list(self.depends_on)}
+        return {
+            "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+            "parent": self.parent,
+            "dependsOn": list(self.depends_on),
+        }
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "type": self.type, "name": self.name, "parent": self.parent,
-                "provider": self.provider, "custom": self.custom, "inputs": self.inputs,
-                "options": self.options}
+        return {
+            "op": self.op,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "provider": self.provider,
+            "custom": self.custom,
+            "inputs": self.inputs,
+            "options": self.options,
+        }
 
 
 @dataclass
@@ -70,8 +81,12 @@ class Plan:
 # its oidc:sub condition included) with only the cloud's values unknown, not just "unknown".
 _COMPUTED_SHAPES: dict[str, dict[str, Any]] = {
     "alicloud:cs/managedKubernetes:ManagedKubernetes": {
-        "rrsaMetadata": {"enabled": True, "ramOidcProviderArn": UNKNOWN,
-                         "rrsaOidcIssuerUrl": UNKNOWN}},
+        "rrsaMetadata": {
+            "enabled": True,
+            "ramOidcProviderArn": UNKNOWN,
+            "rrsaOidcIssuerUrl": UNKNOWN,
+        }
+    },
 }
 
 
@@ -115,15 +130,20 @@ _PROVIDER_CREDENTIALS = frozenset({"kubeconfig"})
 def _mask_credentials(type_: str, inputs: dict[str, Any]) -> dict[str, Any]:
     if not type_.startswith("pulumi:providers:"):
         return inputs
-    return {k: SECRET if v not in (None, "", UNKNOWN) and (
-        k in _PROVIDER_CREDENTIALS or looks_secret(k)) else v for k, v in inputs.items()}
+    return {
+        k: SECRET
+        if v not in (None, "", UNKNOWN) and (k in _PROVIDER_CREDENTIALS or looks_secret(k))
+        else v
+        for k, v in inputs.items()
+    }
 
 
 class _Mocks(pmocks.Mocks):
     """Echo inputs as outputs; answer reads and invokes from canned values."""
 
-    def __init__(self, reads: Mapping[str, dict[str, Any]],
-                 invokes: Mapping[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, reads: Mapping[str, dict[str, Any]], invokes: Mapping[str, dict[str, Any]]
+    ) -> None:
         self._reads = reads
         self._invokes = invokes
 
@@ -149,17 +169,25 @@ class _RecordingMonitor(pmocks.MockMonitor):
     def _record(self, op: str, request: Any, props: Any) -> None:
         inputs = rpc.deserialize_properties(props)
         record = PlannedResource(
-            op=op, type=request.type, name=request.name,
+            op=op,
+            type=request.type,
+            name=request.name,
             parent=_short_urn(request.parent) if request.parent else None,
             provider=_provider_name(request.provider) if request.provider else None,
             custom=bool(getattr(request, "custom", True)),
-            inputs=_mask_credentials(request.type, mask(inputs)) if isinstance(inputs, dict)
+            inputs=_mask_credentials(request.type, mask(inputs))
+            if isinstance(inputs, dict)
             else {},
             protect=bool(getattr(request, "protect", False)),
             retain_on_delete=bool(getattr(request, "retainOnDelete", False)),
-            depends_on=tuple(sorted(
-                short for short in (_short_urn(u) for u in getattr(request, "dependencies", ()))
-                if short is not None)))
+            depends_on=tuple(
+                sorted(
+                    short
+                    for short in (_short_urn(u) for u in getattr(request, "dependencies", ()))
+                    if short is not None
+                )
+            ),
+        )
         with self._lock:
             self.records.append(record)
 
@@ -189,10 +217,16 @@ async def _resolve(outputs: Mapping[str, Any]) -> dict[str, Any]:
     return resolved
 
 
-def run_program(program: Callable[[], Mapping[str, Any]], *, project: str, stack: str,
-                config: Mapping[str, str], secret_keys: frozenset[str],
-                reads: Mapping[str, dict[str, Any]] | None = None,
-                invokes: Mapping[str, dict[str, Any]] | None = None) -> Plan:
+def run_program(
+    program: Callable[[], Mapping[str, Any]],
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, str],
+    secret_keys: frozenset[str],
+    reads: Mapping[str, dict[str, Any]] | None = None,
+    invokes: Mapping[str, dict[str, Any]] | None = None,
+) -> Plan:
     """Run ``program`` (which returns its stack outputs) as a preview and record the result.
 
     ``reads`` answers StackReferences by stack name (``{"outputs": ..., "secretOutputNames":

@@ -29,8 +29,9 @@ class Project:
     declared: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def environments(self) -> list[str]:
-        return sorted(p.name[len("Pulumi."):-len(".yaml")]
-                      for p in self.root.glob("Pulumi.*.yaml"))
+        return sorted(
+            p.name[len("Pulumi.") : -len(".yaml")] for p in self.root.glob("Pulumi.*.yaml")
+        )
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,10 @@ def find_project(start: Path | None = None) -> Project:
     ``$TRAINSTACK_PROJECT``, else the current directory) with a ``Pulumi.yaml``."""
     chosen = start or (Path(os.environ[PROJECT_ENV]) if os.environ.get(PROJECT_ENV) else None)
     if chosen is not None and not chosen.is_dir():
-        raise NotFoundError(f"platform project {chosen}: no such directory",
-                            hint=f"--project DIR or ${PROJECT_ENV}: the folder with Pulumi.yaml")
+        raise NotFoundError(
+            f"platform project {chosen}: no such directory",
+            hint=f"--project DIR or ${PROJECT_ENV}: the folder with Pulumi.yaml",
+        )
     here = (chosen or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         manifest = folder / "Pulumi.yaml"
@@ -62,12 +65,16 @@ def find_project(start: Path | None = None) -> Project:
             declared = data.get("config") or {}
             if not isinstance(declared, dict):
                 raise ConfigError(f"{manifest}: config: expected a mapping of declared keys")
-            return Project(root=folder, name=name,
-                           declared={str(k): v for k, v in declared.items()
-                                     if isinstance(v, dict)})
-    raise NotFoundError(f"no Pulumi.yaml in {here} or any folder above it",
-                        hint=f"name the platform project with --project DIR or ${PROJECT_ENV}, "
-                             "or run trainstack inside it")
+            return Project(
+                root=folder,
+                name=name,
+                declared={str(k): v for k, v in declared.items() if isinstance(v, dict)},
+            )
+    raise NotFoundError(
+        f"no Pulumi.yaml in {here} or any folder above it",
+        hint=f"name the platform project with --project DIR or ${PROJECT_ENV}, "
+        "or run trainstack inside it",
+    )
 
 
 def read_env(project: Project, env: str) -> EnvConfig:
@@ -78,7 +85,8 @@ def read_env(project: Project, env: str) -> EnvConfig:
         known = project.environments()
         raise NotFoundError(
             f"no environment {env!r}: {path.name} does not exist in {project.root}",
-            hint=did_you_mean(env, known) or f"environments: {', '.join(known) or 'none'}")
+            hint=did_you_mean(env, known) or f"environments: {', '.join(known) or 'none'}",
+        )
     data = _read_yaml(path)
     config = data.get("config", {}) if isinstance(data, dict) else None
     if not isinstance(config, dict):
@@ -95,8 +103,10 @@ def read_env(project: Project, env: str) -> EnvConfig:
     for key, decl in project.declared.items():
         full = key if ":" in key else f"{project.name}:{key}"
         if full not in values and "default" not in decl and "value" not in decl:
-            raise ConfigError(f"{path.name}: {full}: missing; Pulumi.yaml declares it "
-                              f"({decl.get('description', 'no description')})")
+            raise ConfigError(
+                f"{path.name}: {full}: missing; Pulumi.yaml declares it "
+                f"({decl.get('description', 'no description')})"
+            )
     return EnvConfig(env=env, source=path.name, values=values, secret_keys=frozenset(secret))
 
 
@@ -110,8 +120,9 @@ def _read_yaml(path: Path) -> Any:
         what = "stack config files"
         doc = yamlsource.parse(path.name, yamlsource.read_text(path, what), what)
     except SpecError as err:
-        raise ConfigError("\n".join(d.render().replace(str(path), path.name)
-                                     for d in err.diagnostics())) from None
+        raise ConfigError(
+            "\n".join(d.render().replace(str(path), path.name) for d in err.diagnostics())
+        ) from None
     return doc.data if doc.data is not None else {}
 
 

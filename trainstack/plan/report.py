@@ -18,10 +18,16 @@ def plan_json(plan: Plan, *, kind: str, env: str) -> str:
     counts: dict[str, int] = {}
     for r in plan.resources:
         counts[r.op] = counts.get(r.op, 0) + 1
-    doc = {"kind": kind, "env": env, "project": plan.project, "stack": plan.stack,
-           "summary": dict(sorted(counts.items())),
-           "resources": [r.to_json() for r in plan.resources], "outputs": plan.outputs,
-           "pending": plan.pending}
+    doc = {
+        "kind": kind,
+        "env": env,
+        "project": plan.project,
+        "stack": plan.stack,
+        "summary": dict(sorted(counts.items())),
+        "resources": [r.to_json() for r in plan.resources],
+        "outputs": plan.outputs,
+        "pending": plan.pending,
+    }
     return json.dumps(doc, indent=2, sort_keys=True)
 
 
@@ -53,8 +59,11 @@ def key_inputs(inputs: dict[str, Any], width: int = _SUMMARY_WIDTH) -> str:
 
 
 def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
-    table = Table(title=f"{kind} plan for env {env!r}: project {plan.project}, stack {plan.stack}",
-                  show_lines=False, expand=False)
+    table = Table(
+        title=f"{kind} plan for env {env!r}: project {plan.project}, stack {plan.stack}",
+        show_lines=False,
+        expand=False,
+    )
     table.add_column("op")
     table.add_column("type", style="cyan", no_wrap=True)
     table.add_column("name", style="bold", no_wrap=True)
@@ -62,10 +71,17 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
     table.add_column("options")
     table.add_column("key inputs", overflow="fold")
     for r in plan.resources:  # escape: "[secret]" must print, not be read as rich markup
-        flags = ",".join(f for f, on in (("protect", r.protect),
-                                         ("retainOnDelete", r.retain_on_delete)) if on)
-        table.add_row(r.op, escape(r.type), escape(r.name), escape(r.parent or ""),
-                      escape(flags), escape(key_inputs(r.inputs)))
+        flags = ",".join(
+            f for f, on in (("protect", r.protect), ("retainOnDelete", r.retain_on_delete)) if on
+        )
+        table.add_row(
+            r.op,
+            escape(r.type),
+            escape(r.name),
+            escape(r.parent or ""),
+            escape(flags),
+            escape(key_inputs(r.inputs)),
+        )
     console.print(table)
     outputs = Table(title="stack outputs")
     outputs.add_column("output", style="bold")
@@ -77,6 +93,9 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
         console.print(f"pending: {step}", markup=False)
     creates = sum(1 for r in plan.resources if r.op == "create")
     reads = len(plan.resources) - creates
-    console.print(f"{creates} to create" + (f", {reads} to read" if reads else "")
-                  + " (offline plan: nothing was contacted, secrets shown as [secret])",
-                  markup=False)
+    console.print(
+        f"{creates} to create"
+        + (f", {reads} to read" if reads else "")
+        + " (offline plan: nothing was contacted, secrets shown as [secret])",
+        markup=False,
+    )

@@ -31,8 +31,13 @@ def plan_platform(env: str, start: Path | None = None) -> Plan:
         pending.extend(cfg.pending)
         return build(cfg)
 
-    plan = run_program(program, project=project.name, stack=env, config=config.values,
-                       secret_keys=config.secret_keys)
+    plan = run_program(
+        program,
+        project=project.name,
+        stack=env,
+        config=config.values,
+        secret_keys=config.secret_keys,
+    )
     plan.pending = pending
     return plan
 
@@ -62,9 +67,13 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
         return build_run(run, manifests, ref)
 
     return run_program(
-        program, project=names.RUNS_PROJECT, stack=run_stack_name(env, run.name), config=config,
+        program,
+        project=names.RUNS_PROJECT,
+        stack=run_stack_name(env, run.name),
+        config=config,
         secret_keys=frozenset(),
-        reads={ref: {"name": ref, "outputs": outputs, "secretOutputNames": secret}})
+        reads={ref: {"name": ref, "outputs": outputs, "secretOutputNames": secret}},
+    )
 
 
 # (project root, env, mtime of Pulumi.<env>.yaml) -> the platform's outputs, as a StackReference

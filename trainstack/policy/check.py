@@ -31,24 +31,35 @@ class Report:
         return tuple(v for v in self.violations if v.level is Level.MANDATORY)
 
 
-def evaluate(resources: Iterable[Resource], ctx: Context,
-             rule_settings: Sequence[RuleSetting]) -> tuple[Violation, ...]:
+def evaluate(
+    resources: Iterable[Resource], ctx: Context, rule_settings: Sequence[RuleSetting]
+) -> tuple[Violation, ...]:
     found: list[Violation] = []
     for resource in resources:
         for s in rule_settings:
             if s.level is Level.DISABLED or not s.rule.applies(resource.type):
                 continue
             for f in s.rule.check(resource, ctx, s.config):
-                found.append(Violation(rule=s.rule.id, level=s.level,
-                                       resource=f"{resource.type}::{resource.name}",
-                                       field=f.field, found=f.found, fix=f.fix,
-                                       description=s.rule.description))
+                found.append(
+                    Violation(
+                        rule=s.rule.id,
+                        level=s.level,
+                        resource=f"{resource.type}::{resource.name}",
+                        field=f.field,
+                        found=f.found,
+                        fix=f.fix,
+                        description=s.rule.description,
+                    )
+                )
     return tuple(found)
 
 
 def from_plan(plan: Plan) -> list[Resource]:
-    return [Resource(type=r.type, name=r.name, props=r.inputs, protect=r.protect,
-                     project=plan.project) for r in plan.resources if r.op == "create"]
+    return [
+        Resource(type=r.type, name=r.name, props=r.inputs, protect=r.protect, project=plan.project)
+        for r in plan.resources
+        if r.op == "create"
+    ]
 
 
 def type_token(manifest: Mapping[str, Any]) -> str:
@@ -61,12 +72,15 @@ def from_manifests(manifests: Iterable[Mapping[str, Any]]) -> list[Resource]:
     from trainstack.infra.names import RUNS_PROJECT
     from trainstack.infra.run.program import resource_name
 
-    return [Resource(type=type_token(m), name=resource_name(m), props=m, project=RUNS_PROJECT)
-            for m in manifests]
+    return [
+        Resource(type=type_token(m), name=resource_name(m), props=m, project=RUNS_PROJECT)
+        for m in manifests
+    ]
 
 
-def env_settings(env: str, project_start: Path | None = None, *, required: bool = True
-                 ) -> tuple[Mapping[str, Any], tuple[RuleSetting, ...]]:
+def env_settings(
+    env: str, project_start: Path | None = None, *, required: bool = True
+) -> tuple[Mapping[str, Any], tuple[RuleSetting, ...]]:
     """ENV's config and rule settings. ``required=False`` (deploy, which reads the platform's
     live outputs and may run outside the project): no project means the rules' defaults."""
     from trainstack.errors import NotFoundError
@@ -82,14 +96,20 @@ def env_settings(env: str, project_start: Path | None = None, *, required: bool 
     return values, settings(values, f"Pulumi.{env}.yaml")
 
 
-def context_for(env: str, outputs: Mapping[str, Any], project_start: Path | None = None, *,
-                required: bool = True) -> tuple[Context, tuple[RuleSetting, ...]]:
+def context_for(
+    env: str,
+    outputs: Mapping[str, Any],
+    project_start: Path | None = None,
+    *,
+    required: bool = True,
+) -> tuple[Context, tuple[RuleSetting, ...]]:
     values, rule_settings = env_settings(env, project_start, required=required)
     return build_context(env, values, outputs), rule_settings
 
 
-def check_plan(plan: Plan, env: str, target: str, outputs: Mapping[str, Any],
-               project_start: Path | None = None) -> Report:
+def check_plan(
+    plan: Plan, env: str, target: str, outputs: Mapping[str, Any], project_start: Path | None = None
+) -> Report:
     ctx, rule_settings = context_for(env, outputs, project_start)
     return Report(target, env, evaluate(from_plan(plan), ctx, rule_settings))
 
@@ -111,8 +131,13 @@ def check_platform(env: str, project_start: Path | None = None) -> Report:
     return check_plan(plan, env, "platform", plan.outputs, project_start)
 
 
-def check_manifests(manifests: Iterable[Mapping[str, Any]], env: str, target: str,
-                    outputs: Mapping[str, Any], project_start: Path | None = None) -> Report:
+def check_manifests(
+    manifests: Iterable[Mapping[str, Any]],
+    env: str,
+    target: str,
+    outputs: Mapping[str, Any],
+    project_start: Path | None = None,
+) -> Report:
     """``deploy``: the rules over the objects about to be registered, with the live outputs."""
     ctx, rule_settings = context_for(env, outputs, project_start, required=False)
     return Report(target, env, evaluate(from_manifests(manifests), ctx, rule_settings))
@@ -124,7 +149,9 @@ def enforce(report: Report) -> None:
     from trainstack.policy.report import text
 
     if report.mandatory:
-        raise PolicyError(f"policy: {len(report.mandatory)} mandatory violation(s); nothing "
-                          f"was deployed\n{text([report])}",
-                          hint="fix the run, or change the rule's level for this environment "
-                               "(policy:rules in Pulumi.<env>.yaml, docs/policies.md)")
+        raise PolicyError(
+            f"policy: {len(report.mandatory)} mandatory violation(s); nothing "
+            f"was deployed\n{text([report])}",
+            hint="fix the run, or change the rule's level for this environment "
+            "(policy:rules in Pulumi.<env>.yaml, docs/policies.md)",
+        )

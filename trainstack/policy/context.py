@@ -29,26 +29,42 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
     for team in _teams(values):
         q = team.get("quota") or {}
         quotas[str(team["name"])] = TeamQuota(
-            cpu=amount(q.get("cpu", 0)), memory=amount(q.get("memory", 0)),
-            gpus=int(amount(q.get("gpu", 0))))
+            cpu=amount(q.get("cpu", 0)),
+            memory=amount(q.get("memory", 0)),
+            gpus=int(amount(q.get("gpu", 0))),
+        )
     from trainstack.infra.run.options import PlatformOutputs
 
     platform = PlatformOutputs.read(outputs, env)
     pools = outputs.get(names.OUT_NODE_POOLS)
     buckets = outputs.get("buckets")
     return Context(
-        env=env, mode=platform.mode.value, region=_known(platform.region),
+        env=env,
+        mode=platform.mode.value,
+        region=_known(platform.region),
         registry=_known(outputs.get(names.OUT_REGISTRY)),
-        buckets=tuple(sorted(str(b) for b in buckets.values())) if isinstance(
-            buckets, Mapping) else (),
+        buckets=tuple(sorted(str(b) for b in buckets.values()))
+        if isinstance(buckets, Mapping)
+        else (),
         nas_server=_known(outputs.get("nasServer")),
-        node_pools=None if not isinstance(pools, list) else tuple(
-            NodePool(name=str(p["name"]), labels=dict(p.get("labels") or {}),
-                     taints=tuple((str(t["key"]), str(t.get("value", "")), str(t["effect"]))
-                                  for t in p.get("taints") or ()),
-                     cpu=amount(p.get("cpu") or 0), memory=amount(p.get("memory") or 0),
-                     gpus=int(p.get("gpus") or 0), sized=p.get("cpu") is not None)
-            for p in pools),
+        node_pools=None
+        if not isinstance(pools, list)
+        else tuple(
+            NodePool(
+                name=str(p["name"]),
+                labels=dict(p.get("labels") or {}),
+                taints=tuple(
+                    (str(t["key"]), str(t.get("value", "")), str(t["effect"]))
+                    for t in p.get("taints") or ()
+                ),
+                cpu=amount(p.get("cpu") or 0),
+                memory=amount(p.get("memory") or 0),
+                gpus=int(p.get("gpus") or 0),
+                sized=p.get("cpu") is not None,
+            )
+            for p in pools
+        ),
         namespaces=dict(platform.namespaces),
         team_max_priority=dict(platform.team_max_priority),
-        quotas=quotas)
+        quotas=quotas,
+    )

@@ -36,12 +36,18 @@ def load_context(config: Mapping[str, Any]) -> Context | None:
 
 def resource_of(args: Any) -> Resource:
     """CrossGuard's ``ResourceValidationArgs`` as the offline check's ``Resource``."""
-    return Resource(type=args.resource_type, name=args.name, props=dict(args.props),
-                    protect=bool(args.opts.protect), project=Resource.project_of(args.urn))
+    return Resource(
+        type=args.resource_type,
+        name=args.name,
+        props=dict(args.props),
+        protect=bool(args.opts.protect),
+        project=Resource.project_of(args.urn),
+    )
 
 
-def validator(rule_id: str, env_values: Mapping[str, Any] | None = None
-              ) -> Callable[[Any, Callable[..., None]], None]:
+def validator(
+    rule_id: str, env_values: Mapping[str, Any] | None = None
+) -> Callable[[Any, Callable[..., None]], None]:
     """The validate function of one rule's policy: report each violation with its message."""
 
     def validate(args: Any, report_violation: Callable[..., None]) -> None:
@@ -51,10 +57,12 @@ def validator(rule_id: str, env_values: Mapping[str, Any] | None = None
             return  # without a context the rule cannot judge; `policy context` writes one
         base = settings(env_values or {}, f"Pulumi.{ctx.env}.yaml")
         setting = next(s for s in base if s.rule.id == rule_id)
-        overrides = {k: v for k, v in config.items()
-                     if k in setting.rule.defaults}
-        one = RuleSetting(setting.rule, Level.MANDATORY,  # CrossGuard applies the level itself
-                          {**setting.config, **overrides})
+        overrides = {k: v for k, v in config.items() if k in setting.rule.defaults}
+        one = RuleSetting(
+            setting.rule,
+            Level.MANDATORY,  # CrossGuard applies the level itself
+            {**setting.config, **overrides},
+        )
         for v in evaluate([resource_of(args)], ctx, [one]):
             report_violation(f"{v.field}: {v.found}. fix: {v.fix}", args.urn)
 
@@ -68,10 +76,13 @@ def policies(env_values: Mapping[str, Any] | None = None) -> list[Any]:
     levels = {s.rule.id: s.level for s in settings(env_values or {}, "policy pack")}
     return [
         ResourceValidationPolicy(
-            name=rule.id, description=rule.description,
+            name=rule.id,
+            description=rule.description,
             enforcement_level=EnforcementLevel(levels[rule.id].value),
-            validate=validator(rule.id, env_values))
-        for rule in RULES]
+            validate=validator(rule.id, env_values),
+        )
+        for rule in RULES
+    ]
 
 
 def pack(env_values: Mapping[str, Any] | None = None) -> Any:
@@ -90,5 +101,3 @@ def env_values_from(project_root: Path, env: str | None) -> dict[str, Any]:
 
     values = read_env(find_project(project_root), env).values
     return {k: v for k, v in values.items() if k.startswith("policy:")}
-
-

@@ -91,20 +91,33 @@ class Context:
         raw = json.loads(text) if isinstance(text, str) else dict(text)
         pools = raw.get("node_pools")
         return Context(
-            env=raw["env"], mode=raw["mode"], region=raw["region"],  # always written
-            registry=raw.get("registry"), buckets=tuple(raw.get("buckets", ())),
+            env=raw["env"],
+            mode=raw["mode"],
+            region=raw["region"],  # always written
+            registry=raw.get("registry"),
+            buckets=tuple(raw.get("buckets", ())),
             nas_server=raw.get("nas_server"),
-            node_pools=None if pools is None else tuple(
-                NodePool(name=p["name"], labels=dict(p["labels"]),
-                         taints=tuple((str(k), str(v), str(e)) for k, v, e in p["taints"]),
-                         cpu=float(p["cpu"]), memory=float(p["memory"]), gpus=int(p["gpus"]),
-                         sized=bool(p.get("sized", True)))
-                for p in pools),
+            node_pools=None
+            if pools is None
+            else tuple(
+                NodePool(
+                    name=p["name"],
+                    labels=dict(p["labels"]),
+                    taints=tuple((str(k), str(v), str(e)) for k, v, e in p["taints"]),
+                    cpu=float(p["cpu"]),
+                    memory=float(p["memory"]),
+                    gpus=int(p["gpus"]),
+                    sized=bool(p.get("sized", True)),
+                )
+                for p in pools
+            ),
             namespaces=dict(raw.get("namespaces", {})),
             team_max_priority={k: int(v) for k, v in raw.get("team_max_priority", {}).items()},
-            quotas={k: TeamQuota(cpu=float(q["cpu"]), memory=float(q["memory"]),
-                                 gpus=int(q["gpus"]))
-                    for k, q in raw.get("quotas", {}).items()})
+            quotas={
+                k: TeamQuota(cpu=float(q["cpu"]), memory=float(q["memory"]), gpus=int(q["gpus"]))
+                for k, q in raw.get("quotas", {}).items()
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -128,13 +141,21 @@ class Violation:
 
     @property
     def message(self) -> str:
-        return (f"[{self.level.value}] {self.rule}: {self.resource}: {self.field}: {self.found}. "
-                f"fix: {self.fix}")
+        return (
+            f"[{self.level.value}] {self.rule}: {self.resource}: {self.field}: {self.found}. "
+            f"fix: {self.fix}"
+        )
 
     def to_json(self) -> dict[str, str]:
-        return {"rule": self.rule, "level": self.level.value, "resource": self.resource,
-                "field": self.field, "found": self.found, "fix": self.fix,
-                "description": self.description}
+        return {
+            "rule": self.rule,
+            "level": self.level.value,
+            "resource": self.resource,
+            "field": self.field,
+            "found": self.found,
+            "fix": self.fix,
+            "description": self.description,
+        }
 
 
 Check = Callable[[Resource, Context, Mapping[str, Any]], Iterable[Finding]]
@@ -154,4 +175,5 @@ class Rule:
 
     def applies(self, type_: str) -> bool:
         return not self.types or any(
-            type_ == t or (t.endswith(":") and type_.startswith(t)) for t in self.types)
+            type_ == t or (t.endswith(":") and type_.startswith(t)) for t in self.types
+        )

@@ -64,14 +64,21 @@ def pod_templates(props: Mapping[str, Any]) -> Iterator[PodTemplate]:
                 pod = template.get("spec") if isinstance(template, Mapping) else None
                 if isinstance(pod, Mapping):
                     count = replica.get("replicas", 1)
-                    yield PodTemplate(f"spec.{key}.{role}.template.spec", pod,
-                                      int(count) if isinstance(count, int | float) else 1,
-                                      namespace)
+                    yield PodTemplate(
+                        f"spec.{key}.{role}.template.spec",
+                        pod,
+                        int(count) if isinstance(count, int | float) else 1,
+                        namespace,
+                    )
     template = spec.get("template")
     if isinstance(template, Mapping) and isinstance(template.get("spec"), Mapping):
         count = spec.get("replicas", 1)
-        yield PodTemplate("spec.template.spec", template["spec"],
-                          int(count) if isinstance(count, int | float) else 1, namespace)
+        yield PodTemplate(
+            "spec.template.spec",
+            template["spec"],
+            int(count) if isinstance(count, int | float) else 1,
+            namespace,
+        )
     if props.get("kind") == "Pod" or "containers" in spec:
         yield PodTemplate("spec", spec, 1, namespace)
 
@@ -106,6 +113,7 @@ def pod_requests(pod: Mapping[str, Any]) -> Requests:
     for c in pod.get("initContainers") or ():
         if isinstance(c, Mapping):
             r = container_requests(c)
-            total = Requests(max(total.cpu, r.cpu), max(total.memory, r.memory),
-                             max(total.gpus, r.gpus))
+            total = Requests(
+                max(total.cpu, r.cpu), max(total.memory, r.memory), max(total.gpus, r.gpus)
+            )
     return total

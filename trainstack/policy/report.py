@@ -14,8 +14,9 @@ def text(reports: Sequence[Report]) -> str:
         if not r.violations:
             lines.append(f"{r.target} on {r.env}: no violations")
             continue
-        lines.append(f"{r.target} on {r.env}: {len(r.violations)} violation(s), "
-                     f"{len(r.mandatory)} mandatory")
+        lines.append(
+            f"{r.target} on {r.env}: {len(r.violations)} violation(s), {len(r.mandatory)} mandatory"
+        )
         for v in r.violations:
             lines.append(f"  [{v.level.value}] {v.rule}: {v.resource}")
             lines.append(f"      field: {v.field}")
@@ -25,9 +26,14 @@ def text(reports: Sequence[Report]) -> str:
 
 
 def as_json(reports: Sequence[Report]) -> str:
-    return json.dumps([{"target": r.target, "env": r.env,
-                        "violations": [v.to_json() for v in r.violations]} for r in reports],
-                      indent=2, sort_keys=True)
+    return json.dumps(
+        [
+            {"target": r.target, "env": r.env, "violations": [v.to_json() for v in r.violations]}
+            for r in reports
+        ],
+        indent=2,
+        sort_keys=True,
+    )
 
 
 def escape_data(text: str) -> str:
@@ -45,6 +51,8 @@ def github(reports: Sequence[Report]) -> str:
         for v in r.violations:
             kind = "error" if v.level.value == "mandatory" else "warning"
             file = "" if r.target == "platform" else f"file={escape_property(r.target)},"
-            lines.append(f"::{kind} {file}title={escape_property(v.rule)}::"
-                         + escape_data(f"{v.resource}: {v.field}: {v.found}. fix: {v.fix}"))
+            lines.append(
+                f"::{kind} {file}title={escape_property(v.rule)}::"
+                + escape_data(f"{v.resource}: {v.field}: {v.found}. fix: {v.fix}")
+            )
     return "\n".join(lines)

@@ -31,8 +31,9 @@ class RuleSetting:
     config: Mapping[str, Any]
 
 
-def settings(values: Mapping[str, Any], source: str,
-             rules: tuple[Rule, ...] = RULES) -> tuple[RuleSetting, ...]:
+def settings(
+    values: Mapping[str, Any], source: str, rules: tuple[Rule, ...] = RULES
+) -> tuple[RuleSetting, ...]:
     raw: Any = values.get(CONFIG_KEY) or {}
     if isinstance(raw, str):
         try:
@@ -44,9 +45,10 @@ def settings(values: Mapping[str, Any], source: str,
     by_id = {r.id: r for r in rules}
     for rule_id in raw:
         if rule_id not in by_id:
-            raise ConfigError(f"{source}: {CONFIG_KEY}.{rule_id}: no such rule",
-                              hint=did_you_mean(str(rule_id), by_id)
-                              or f"rules: {', '.join(sorted(by_id))}")
+            raise ConfigError(
+                f"{source}: {CONFIG_KEY}.{rule_id}: no such rule",
+                hint=did_you_mean(str(rule_id), by_id) or f"rules: {', '.join(sorted(by_id))}",
+            )
     out: list[RuleSetting] = []
     for rule in rules:
         entry = raw.get(rule.id) or {}
@@ -59,15 +61,18 @@ def settings(values: Mapping[str, Any], source: str,
             except ValueError:
                 raise ConfigError(
                     f"{source}: {CONFIG_KEY}.{rule.id}.level: expected advisory, mandatory or "
-                    f"disabled, got {entry['level']!r}") from None
+                    f"disabled, got {entry['level']!r}"
+                ) from None
         config = dict(rule.defaults)
         for key, value in entry.items():
             if key == "level":
                 continue
             if key not in rule.defaults:
-                raise ConfigError(f"{source}: {CONFIG_KEY}.{rule.id}.{key}: not a setting of "
-                                  "this rule", hint=did_you_mean(str(key), rule.defaults)
-                                  or f"settings: level, {', '.join(sorted(rule.defaults))}")
+                raise ConfigError(
+                    f"{source}: {CONFIG_KEY}.{rule.id}.{key}: not a setting of this rule",
+                    hint=did_you_mean(str(key), rule.defaults)
+                    or f"settings: level, {', '.join(sorted(rule.defaults))}",
+                )
             config[key] = value
         out.append(RuleSetting(rule, level, config))
     return tuple(out)

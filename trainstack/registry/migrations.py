@@ -66,8 +66,9 @@ class SchemaTooNewError(RuntimeError):
 
 def refuse_newer(conn: sqlite3.Connection) -> None:
     """Refuse a database from a newer trainstack before anything writes to it."""
-    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
-                             " AND name = 'schema_migrations'").fetchone()
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
     if has_table and (current := _version(conn)) > SCHEMA_VERSION:
         raise SchemaTooNewError(
             f"registry schema version {current} is newer than this trainstack ({SCHEMA_VERSION})"

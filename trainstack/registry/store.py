@@ -46,7 +46,7 @@ def _damaged(path: Path, what: str) -> RegistryError:
     return RegistryError(
         f"the run registry {path} {what}",
         hint=f"trainstack leaves it as it is; move it aside (mv {path} {path}.bad) to start a new "
-             "registry, or restore it from a backup",
+        "registry, or restore it from a backup",
     )
 
 
@@ -68,7 +68,7 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
             raise RegistryError(
                 f"the run registry {path} cannot be written ({text})",
                 hint=f"trainstack writes the registry for every verb that reads it; make {path} "
-                     "and its folder writable, or point --home elsewhere",
+                "and its folder writable, or point --home elsewhere",
             ) from None
         if "unable to open" in text:
             raise RegistryError(
@@ -81,9 +81,10 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
                 hint=f"free space on the disk holding {path.parent}",
             ) from None
         if "locked" in text or "busy" in text:
-            raise RegistryError(f"the run registry {path} stayed locked by another process "
-                                f"({text})", hint="try again once other trainstack commands "
-                                "have finished") from None
+            raise RegistryError(
+                f"the run registry {path} stayed locked by another process ({text})",
+                hint="try again once other trainstack commands have finished",
+            ) from None
         raise _damaged(path, f"is damaged ({text})") from None
 
 
@@ -103,10 +104,12 @@ _T = TypeVar("_T")
 
 def _guarded(method: Callable[..., _T]) -> Callable[..., _T]:
     """A read's SQLite failures as `RegistryError` (writes go through `_write`)."""
+
     @functools.wraps(method)
     def wrapper(self: Registry, *args: object, **kwargs: object) -> _T:
         with _sqlite_errors(self.path):
             return method(self, *args, **kwargs)
+
     return wrapper
 
 
@@ -127,8 +130,9 @@ class Registry:
             try:
                 home.mkdir(parents=True, exist_ok=True)
             except OSError as err:
-                raise RegistryError(f"cannot create the state folder {home}: "
-                                    f"{err.strerror or err}") from None
+                raise RegistryError(
+                    f"cannot create the state folder {home}: {err.strerror or err}"
+                ) from None
             return cls(home, _connect(path))
 
     def _check_file(self) -> None:
@@ -186,12 +190,26 @@ class Registry:
             " run_dir, runner_pid, runner_started_at, stack_name, spec_path, reason, outputs)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                rec.id, rec.name, rec.component, rec.component_version, rec.kind.value,
-                rec.job_type, rec.experiment, json.dumps(dict(rec.tags), sort_keys=True),
-                rec.status.value, rec.created_at, rec.started_at, rec.finished_at,
-                _exits_json(rec.exits), rec.restarts,
-                str(rec.run_dir) if rec.run_dir else None, rec.runner_pid,
-                rec.runner_started_at, rec.stack_name, rec.spec_path, rec.reason,
+                rec.id,
+                rec.name,
+                rec.component,
+                rec.component_version,
+                rec.kind.value,
+                rec.job_type,
+                rec.experiment,
+                json.dumps(dict(rec.tags), sort_keys=True),
+                rec.status.value,
+                rec.created_at,
+                rec.started_at,
+                rec.finished_at,
+                _exits_json(rec.exits),
+                rec.restarts,
+                str(rec.run_dir) if rec.run_dir else None,
+                rec.runner_pid,
+                rec.runner_started_at,
+                rec.stack_name,
+                rec.spec_path,
+                rec.reason,
                 json.dumps(dict(rec.outputs), sort_keys=True),
             ),
         )
@@ -212,13 +230,21 @@ class Registry:
                         " runner_started_at, stack_name, spec_path, outputs, parameters)"
                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
-                            run_id, new.name, new.component, new.component_version,
-                            new.kind.value, new.job_type, new.experiment,
-                            json.dumps(dict(new.tags), sort_keys=True), RunStatus.PENDING.value,
-                            time.time(), str(run_dir) if run_dir else None,
+                            run_id,
+                            new.name,
+                            new.component,
+                            new.component_version,
+                            new.kind.value,
+                            new.job_type,
+                            new.experiment,
+                            json.dumps(dict(new.tags), sort_keys=True),
+                            RunStatus.PENDING.value,
+                            time.time(),
+                            str(run_dir) if run_dir else None,
                             runner.pid if runner else None,
                             runner.started_at if runner else None,
-                            new.stack_name, new.spec_path,
+                            new.stack_name,
+                            new.spec_path,
                             json.dumps(dict(new.outputs), sort_keys=True),
                             json.dumps(dict(new.parameters)),
                         ),
@@ -237,9 +263,7 @@ class Registry:
                 (RunStatus.RUNNING.value, time.time(), _exits_json(exits), run_id, *_ACTIVE),
             )
 
-    def record_progress(
-        self, run_id: str, *, exits: Iterable[ReplicaExit], restarts: int
-    ) -> None:
+    def record_progress(self, run_id: str, *, exits: Iterable[ReplicaExit], restarts: int) -> None:
         with self._write() as conn:
             conn.execute(
                 "UPDATE runs SET exits = ?, restarts = ? WHERE id = ?",
@@ -264,9 +288,13 @@ class Registry:
                 " exits = COALESCE(?, exits), restarts = COALESCE(?, restarts)"
                 " WHERE id = ? AND status IN (?, ?)",
                 (
-                    status.value, time.time(), reason,
-                    _exits_json(exits) if exits is not None else None, restarts,
-                    run_id, *_ACTIVE,
+                    status.value,
+                    time.time(),
+                    reason,
+                    _exits_json(exits) if exits is not None else None,
+                    restarts,
+                    run_id,
+                    *_ACTIVE,
                 ),
             )
         return self.get(run_id)
@@ -280,7 +308,8 @@ class Registry:
             _ACTIVE,
         ).fetchall()
         dead = [
-            run_id for run_id, pid, started in rows
+            run_id
+            for run_id, pid, started in rows
             if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0)))
         ]
         reaped = []
@@ -294,7 +323,8 @@ class Registry:
         for run_id in dead:
             reaped.append(
                 self.finish(
-                    run_id, RunStatus.INTERRUPTED,
+                    run_id,
+                    RunStatus.INTERRUPTED,
                     reason="the runner stopped without recording how the run ended",
                 )
             )
@@ -345,7 +375,8 @@ class Registry:
         where: list[str] = []
         args: list[object] = []
         for column, value in (
-            ("name", flt.name), ("experiment", flt.experiment),
+            ("name", flt.name),
+            ("experiment", flt.experiment),
             ("status", flt.status.value if flt.status else None),
             ("kind", flt.kind.value if flt.kind else None),
         ):
@@ -362,9 +393,7 @@ class Registry:
         records = [_record(row) for row in self._conn.execute(sql, args)]
         # Tags are few and free-form (any characters in keys), so they are matched here rather
         # than through JSON paths in SQL.
-        records = [
-            r for r in records if all(r.tags.get(k) == v for k, v in flt.tags.items())
-        ]
+        records = [r for r in records if all(r.tags.get(k) == v for k, v in flt.tags.items())]
         return records[: flt.limit] if flt.limit is not None else records
 
 
@@ -377,16 +406,20 @@ _COLUMNS = (
 
 def _exits_json(exits: Iterable[ReplicaExit]) -> str:
     # A fourth element only for stopped replicas: older rows (three elements) still read.
-    return json.dumps([[e.role, e.index, e.exit_code, *([True] if e.stopped else [])]
-                       for e in sorted(exits)])
+    return json.dumps(
+        [[e.role, e.index, e.exit_code, *([True] if e.stopped else [])] for e in sorted(exits)]
+    )
 
 
 def _storable(new: NewRun, runs: Path) -> None:
     """SQLite stores UTF-8: a path that is not (a file name in another encoding, read by Python
     with surrogate escapes) is one error naming it, before anything is recorded."""
     fields: dict[str, object] = {
-        "spec path": new.spec_path, "run directory": str(runs), "stack": new.stack_name,
-        "experiment": new.experiment, **{f"output {k}": v for k, v in new.outputs.items()},
+        "spec path": new.spec_path,
+        "run directory": str(runs),
+        "stack": new.stack_name,
+        "experiment": new.experiment,
+        **{f"output {k}": v for k, v in new.outputs.items()},
         **{f"tag {k}": f"{k}={v}" for k, v in new.tags.items()},
     }
     for what, value in fields.items():
@@ -395,9 +428,11 @@ def _storable(new: NewRun, runs: Path) -> None:
                 value.encode("utf-8")
             except UnicodeEncodeError:
                 shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                raise UserError(f"the {what} {shown!r} is not valid UTF-8; the run registry "
-                                "records names as UTF-8",
-                                hint="rename it with UTF-8 characters only") from None
+                raise UserError(
+                    f"the {what} {shown!r} is not valid UTF-8; the run registry "
+                    "records names as UTF-8",
+                    hint="rename it with UTF-8 characters only",
+                ) from None
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -441,17 +476,37 @@ def _record(row: tuple[object, ...]) -> RunRecord:
         return _parse_record(row)
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise RegistryError(
-            f"run {row[0]!s} in the run registry has a damaged field ({type(err).__name__}: "
-            f"{err})",
+            f"run {row[0]!s} in the run registry has a damaged field ({type(err).__name__}: {err})",
             hint="trainstack leaves the registry as it is; a newer trainstack may have written "
-                 "this row, or the file was edited by hand",
+            "this row, or the file was edited by hand",
         ) from None
 
 
 def _parse_record(row: tuple[object, ...]) -> RunRecord:
-    (run_id, name, component, version, kind, job_type, experiment, tags, status, created,
-     started, finished, exits, restarts, run_dir, pid, pid_started, stack, spec, reason,
-     outputs, parameters) = row
+    (
+        run_id,
+        name,
+        component,
+        version,
+        kind,
+        job_type,
+        experiment,
+        tags,
+        status,
+        created,
+        started,
+        finished,
+        exits,
+        restarts,
+        run_dir,
+        pid,
+        pid_started,
+        stack,
+        spec,
+        reason,
+        outputs,
+        parameters,
+    ) = row
     return RunRecord(
         id=str(run_id),
         name=str(name),
@@ -466,8 +521,12 @@ def _parse_record(row: tuple[object, ...]) -> RunRecord:
         started_at=None if started is None else float(str(started)),
         finished_at=None if finished is None else float(str(finished)),
         exits=tuple(
-            ReplicaExit(str(role), int(index), None if code is None else int(code),
-                        stopped=bool(rest and rest[0]))
+            ReplicaExit(
+                str(role),
+                int(index),
+                None if code is None else int(code),
+                stopped=bool(rest and rest[0]),
+            )
             for role, index, code, *rest in json.loads(str(exits))
         ),
         restarts=int(str(restarts)),

@@ -10,5 +10,13 @@ from trainstack.render.dump import dump_yaml, to_yaml, write_directory
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.resources import render_run
 
-__all__ = ["RenderError", "RenderOptions", "archive", "code_uri", "dump_yaml", "render_run",
-           "to_yaml", "write_directory"]
+__all__ = [
+    "RenderError",
+    "RenderOptions",
+    "archive",
+    "code_uri",
+    "dump_yaml",
+    "render_run",
+    "to_yaml",
+    "write_directory",
+]

@@ -48,8 +48,12 @@ ARCHIVE = "code.tar.gz"
 def code_uri(run: Run, options: RenderOptions) -> str | None:
     """Where a local code directory must be uploaded, when a code bucket is configured."""
     code = run.component.code
-    if (code is None or code.kind is not CodeSource.LOCAL or not options.code_bucket
-            or code.path is None):
+    if (
+        code is None
+        or code.kind is not CodeSource.LOCAL
+        or not options.code_bucket
+        or code.path is None
+    ):
         return None
     digest = archive(code.path, component_dir(run)).digest
     comp = run.component
@@ -69,16 +73,30 @@ def plan_code(run: Run, job: str, storage: Storage, options: RenderOptions) -> P
     if code is not None and code.kind is CodeSource.GIT and code.git is not None:
         return _git(run, code.git, options)
     if code is not None and code.kind is CodeSource.OSS and code.uri:
-        return storage.attach(values.binding(code.uri), "code", target, read_only=True,
-                              download=True, writable_copy=True)
+        return storage.attach(
+            values.binding(code.uri),
+            "code",
+            target,
+            read_only=True,
+            download=True,
+            writable_copy=True,
+        )
     if code is not None and code.kind is CodeSource.LOCAL:
         uri = code_uri(run, options)
         if uri is not None:
-            return storage.attach(values.binding(uri), "code", target, read_only=True,
-                                  download=True, writable_copy=True)
+            return storage.attach(
+                values.binding(uri),
+                "code",
+                target,
+                read_only=True,
+                download=True,
+                writable_copy=True,
+            )
         return _packed(run, code, job, storage, options)
-    return PodParts(volumes=({"name": CODE_VOLUME, "emptyDir": {}},),  # so the command can cd
-                    mounts=(Mount(CODE_VOLUME, target),))
+    return PodParts(
+        volumes=({"name": CODE_VOLUME, "emptyDir": {}},),  # so the command can cd
+        mounts=(Mount(CODE_VOLUME, target),),
+    )
 
 
 def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
@@ -86,8 +104,11 @@ def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
     # ($(NAME)); `$` → `$$` gives git-sync exactly the text of the spec. KubeDL copies the
     # annotation's source/branch/revision into env values as they are (KubeDL v0.5.0
     # pkg/code_sync/git_sync_handler.go, setSyncOptsEnvs), so they are escaped there too.
-    git = GitCode(kubelet_escape(git.url), git.branch and kubelet_escape(git.branch),
-                  git.commit and kubelet_escape(git.commit))
+    git = GitCode(
+        kubelet_escape(git.url),
+        git.branch and kubelet_escape(git.branch),
+        git.commit and kubelet_escape(git.commit),
+    )
     config: dict[str, str] = {"source": git.url}
     if git.branch:
         config["branch"] = git.branch
@@ -101,10 +122,15 @@ def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
     # KubeDL mounts the checkout at path.Join(workingDir, destPath).
     working_dir = ML.root
     if job_kind(run.job_type).by_kubedl:  # KubeDL's git-sync; a plain Job gets an init container
-        return PodParts(annotations=MappingProxyType(
-            {GIT_SYNC_ANNOTATION: json.dumps(config, sort_keys=True)}), working_dir=working_dir)
-    env = [Env("GIT_SYNC_REPO", git.url), Env("GIT_SYNC_ONE_TIME", "true"),
-           Env("GIT_SYNC_MAX_SYNC_FAILURES", "3")]
+        return PodParts(
+            annotations=MappingProxyType({GIT_SYNC_ANNOTATION: json.dumps(config, sort_keys=True)}),
+            working_dir=working_dir,
+        )
+    env = [
+        Env("GIT_SYNC_REPO", git.url),
+        Env("GIT_SYNC_ONE_TIME", "true"),
+        Env("GIT_SYNC_MAX_SYNC_FAILURES", "3"),
+    ]
     if git.branch:
         env.append(Env("GIT_SYNC_BRANCH", git.branch))
     if git.commit:
@@ -114,20 +140,30 @@ def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
     env += [Env("GIT_SYNC_ROOT", GIT_ROOT), Env("GIT_SYNC_DEST", GIT_DEST)]
     return PodParts(
         volumes=({"name": "git-sync", "emptyDir": {}},),
-        init_containers=(Container(
-            name="git-sync-code", image=options.git_sync_image or GIT_SYNC_IMAGE, command=None,
-            args=None, working_dir=None, env=tuple(env), ports=None, resources=None,
-            mounts=(Mount("git-sync", GIT_ROOT).k8s(),)),),
+        init_containers=(
+            Container(
+                name="git-sync-code",
+                image=options.git_sync_image or GIT_SYNC_IMAGE,
+                command=None,
+                args=None,
+                working_dir=None,
+                env=tuple(env),
+                ports=None,
+                resources=None,
+                mounts=(Mount("git-sync", GIT_ROOT).k8s(),),
+            ),
+        ),
         mounts=(Mount("git-sync", DEFAULT_WORKING_DIR, sub_path=GIT_DEST),),
-        working_dir=working_dir)
+        working_dir=working_dir,
+    )
 
 
-def _packed(run: Run, code: Code, job: str, storage: Storage,
-            options: RenderOptions) -> PodParts:
+def _packed(run: Run, code: Code, job: str, storage: Storage, options: RenderOptions) -> PodParts:
     assert code.path is not None
     if not code.path.is_dir():
-        raise RenderError(f"component {run.component.ref}: code directory {code.path} does not "
-                          "exist")
+        raise RenderError(
+            f"component {run.component.ref}: code directory {code.path} does not exist"
+        )
     try:
         pack = archive(code.path, component_dir(run), limit=options.max_inline_code_bytes)
     except TooLarge:
@@ -135,14 +171,24 @@ def _packed(run: Run, code: Code, job: str, storage: Storage,
             f"component {run.component.ref}: code directory {code.path} packs to more than the "
             f"{options.max_inline_code_bytes // 1024} KiB a ConfigMap can carry",
             hint="configure a code bucket (--code-bucket oss://bucket/prefix/) to upload it to, "
-            "or point `code:` at oss://… or a git repository") from None
+            "or point `code:` at oss://… or a git repository",
+        ) from None
     name = f"{job}-code"
     staged = f"{STAGING}/code-archive"
     return PodParts(
-        config_maps=(ConfigMap(name, storage.ns, dict(storage.labels), binary_data={
-            ARCHIVE: base64.b64encode(pack.data).decode()}),),
-        volumes=({"name": "code-archive", "configMap": {"name": name}},
-                 {"name": CODE_VOLUME, "emptyDir": {}}),
+        config_maps=(
+            ConfigMap(
+                name,
+                storage.ns,
+                dict(storage.labels),
+                binary_data={ARCHIVE: base64.b64encode(pack.data).decode()},
+            ),
+        ),
+        volumes=(
+            {"name": "code-archive", "configMap": {"name": name}},
+            {"name": CODE_VOLUME, "emptyDir": {}},
+        ),
         mounts=(Mount(CODE_VOLUME, Layout.at().code),),
         stage_mounts=(Mount("code-archive", staged, True), Mount(CODE_VOLUME, DEFAULT_WORKING_DIR)),
-        stage_steps=(f"tar -xzf {staged}/{ARCHIVE} -C {DEFAULT_WORKING_DIR}",))
+        stage_steps=(f"tar -xzf {staged}/{ARCHIVE} -C {DEFAULT_WORKING_DIR}",),
+    )

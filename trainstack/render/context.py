@@ -82,26 +82,39 @@ def build(run: Run, options: RenderOptions) -> Resources:
     labels, annotations = labels_and_annotations(run, job)
     storage = Storage(run, job, ns, labels, options)
     topology = Topology.cluster(run, ns, job)
-    config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels),
-                       data=config_files(run, topology))
-    config_parts = PodParts(volumes=({"name": "config", "configMap": {"name": config.name}},),
-                            mounts=(Mount("config", ML.config, True),))
+    config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels), data=config_files(run, topology))
+    config_parts = PodParts(
+        volumes=({"name": "config", "configMap": {"name": config.name}},),
+        mounts=(Mount("config", ML.config, True),),
+    )
     if options.metrics is not None:  # persisted: the platform's artifact store
-        metrics = storage.attach(options.metrics, "metrics", ML.metrics, read_only=False,
-                                 download=False)
+        metrics = storage.attach(
+            options.metrics, "metrics", ML.metrics, read_only=False, download=False
+        )
     else:
-        metrics = PodParts(volumes=({"name": "metrics", "emptyDir": {}},),
-                           mounts=(Mount("metrics", ML.metrics),))
+        metrics = PodParts(
+            volumes=({"name": "metrics", "emptyDir": {}},), mounts=(Mount("metrics", ML.metrics),)
+        )
     # The order here is the order of volumes, mounts and copy steps in every pod.
-    parts = combine([plan_code(run, job, storage, options), storage.plan(), config_parts,
-                     metrics])
+    parts = combine([plan_code(run, job, storage, options), storage.plan(), config_parts, metrics])
     check_unique_names(run, parts)
     env = run_base_env(run, job_name=job)
     access = _exec_access(run, kind, job, ns, labels)
     accounts = {kind.exec_role: access.service_account} if access and kind.exec_role else {}
-    replicas = tuple(replica(run, role, kind, job, env, labels, parts, options,
-                             service_account=accounts.get(role, run.service_account))
-                     for role in run.resources)
+    replicas = tuple(
+        replica(
+            run,
+            role,
+            kind,
+            job,
+            env,
+            labels,
+            parts,
+            options,
+            service_account=accounts.get(role, run.service_account),
+        )
+        for role in run.resources
+    )
     if kind.replicas_key is None:
         replicas = replicas[:1]  # one role: an Indexed Job of all replicas
     job_annotations = {**annotations, **parts.annotations}
@@ -112,24 +125,40 @@ def build(run: Run, options: RenderOptions) -> Resources:
         key, value = kind.readiness_annotation
         job_annotations[key] = value
     return Resources(
-        volumes=tuple(parts.volumes_beside), claims=tuple(parts.claims),
+        volumes=tuple(parts.volumes_beside),
+        claims=tuple(parts.claims),
         config_maps=(config, *parts.config_maps),
         access=(access,) if access else (),
-        job=Job(kind, job, ns, labels, job_annotations,
-                _run_policy(run, kind, options), replicas, **_extra(run, kind, replicas)))
+        job=Job(
+            kind,
+            job,
+            ns,
+            labels,
+            job_annotations,
+            _run_policy(run, kind, options),
+            replicas,
+            **_extra(run, kind, replicas),
+        ),
+    )
 
 
-def _exec_access(run: Run, kind: JobKind, job: str, ns: str,
-                 labels: dict[str, str]) -> Access | None:
+def _exec_access(
+    run: Run, kind: JobKind, job: str, ns: str, labels: dict[str, str]
+) -> Access | None:
     """The Role the kind's exec role needs, bound to the run's ServiceAccount, or to one made
     for the job when the run names none."""
     if kind.exec_role is None:
         return None
     name = f"{job}-{kind.exec_role}"
     account = run.service_account or name
-    return Access(name=name, namespace=ns, labels=dict(labels), rules=EXEC_RULES,
-                  service_account=account,
-                  account_meta=None if run.service_account else Meta(name, ns, dict(labels)))
+    return Access(
+        name=name,
+        namespace=ns,
+        labels=dict(labels),
+        rules=EXEC_RULES,
+        service_account=account,
+        account_meta=None if run.service_account else Meta(name, ns, dict(labels)),
+    )
 
 
 def _run_policy(run: Run, kind: JobKind, options: RenderOptions) -> RunPolicy:
@@ -142,21 +171,32 @@ def _run_policy(run: Run, kind: JobKind, options: RenderOptions) -> RunPolicy:
         ttl_seconds_after_finished=ttl,
         active_deadline_seconds=run.timeout_seconds,
         backoff_limit=run.fault_tolerance.max_restarts if run.fault_tolerance else None,
-        scheduling_policy={"priorityClassName": cls} if (cls := priority_class(run)) else None)
+        scheduling_policy={"priorityClassName": cls} if (cls := priority_class(run)) else None,
+    )
 
 
 def _extra(run: Run, kind: JobKind, replicas: tuple[Replica, ...]) -> dict[str, Any]:
     if kind.job_type is JobType.MPI:  # MPIJob's own spec fields
-        return {"slots_per_worker": mpi_slots_per_worker(run),
-                "main_container": kind.container}
+        return {"slots_per_worker": mpi_slots_per_worker(run), "main_container": kind.container}
     if kind.run_policy is RunPolicyPlace.JOB_SPEC:
         ft = run.fault_tolerance
-        extra: dict[str, Any] = {"completions": run.total_replicas,
-                                 "backoff_limit": ft.max_restarts if ft else 0}
+        extra: dict[str, Any] = {
+            "completions": run.total_replicas,
+            "backoff_limit": ft.max_restarts if ft else 0,
+        }
         if replicas and replicas[0].restart_policy == "ExitCode":
             # KubeDL's ExitCode policy in plain Kubernetes: any other exit code fails the Job.
-            extra["pod_failure_policy"] = {"rules": [{"action": "FailJob", "onExitCodes": {
-                "containerName": kind.container, "operator": "NotIn",
-                "values": list(RETRYABLE_EXIT_CODES)}}]}
+            extra["pod_failure_policy"] = {
+                "rules": [
+                    {
+                        "action": "FailJob",
+                        "onExitCodes": {
+                            "containerName": kind.container,
+                            "operator": "NotIn",
+                            "values": list(RETRYABLE_EXIT_CODES),
+                        },
+                    }
+                ]
+            }
         return extra
     return {}

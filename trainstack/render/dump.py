@@ -36,8 +36,14 @@ INDEX = ".trainstack-manifests"  # what `render -o DIR` wrote there: only these 
 
 
 def to_yaml(doc: dict[str, Any]) -> str:
-    text: str = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                          allow_unicode=True, width=4096)
+    text: str = yaml.dump(
+        doc,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=4096,
+    )
     return text
 
 
@@ -62,9 +68,10 @@ def write_directory(docs: Sequence[dict[str, Any]], directory: Path) -> list[Pat
         return _write_directory(docs, directory)
     except OSError as err:
         where = err.filename or directory
-        raise RenderError(f"cannot write the manifests to {directory}: {where}: "
-                        f"{err.strerror or err}",
-                        hint="choose an output directory (-o) you can write to") from None
+        raise RenderError(
+            f"cannot write the manifests to {directory}: {where}: {err.strerror or err}",
+            hint="choose an output directory (-o) you can write to",
+        ) from None
 
 
 def _write_directory(docs: Sequence[dict[str, Any]], directory: Path) -> list[Path]:
@@ -83,10 +90,20 @@ def _write_directory(docs: Sequence[dict[str, Any]], directory: Path) -> list[Pa
         if owned.get(name) != _digest(data) or not path.exists():
             _write_atomically(path, data)
         paths.append(path)
-    _write_atomically(index_path, (json.dumps(
-        {"writtenBy": "trainstack render", "files": {n: _digest(t.encode("utf-8"))
-                                                     for n, t in wanted.items()}},
-        indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    _write_atomically(
+        index_path,
+        (
+            json.dumps(
+                {
+                    "writtenBy": "trainstack render",
+                    "files": {n: _digest(t.encode("utf-8")) for n, t in wanted.items()},
+                },
+                indent=2,
+                sort_keys=True,
+            )
+            + "\n"
+        ).encode("utf-8"),
+    )
     return paths
 
 
@@ -99,12 +116,19 @@ def _read_index(path: Path) -> dict[str, str]:
         raw = json.loads(path.read_text(encoding="utf-8"))
         files = raw["files"]
         if not isinstance(files, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) and "/" not in k and k == Path(k).name
-                and k not in ("", ".", "..") for k, v in files.items()):
+            isinstance(k, str)
+            and isinstance(v, str)
+            and "/" not in k
+            and k == Path(k).name
+            and k not in ("", ".", "..")
+            for k, v in files.items()
+        ):
             raise ValueError("bad files")
     except (OSError, ValueError, KeyError, TypeError):
-        raise RenderError(f"{path} is not an index trainstack wrote; refusing to change "
-                          f"{path.parent}", hint="render into an empty or new directory") from None
+        raise RenderError(
+            f"{path} is not an index trainstack wrote; refusing to change {path.parent}",
+            hint="render into an empty or new directory",
+        ) from None
     return dict(files)
 
 
@@ -112,17 +136,23 @@ def _check_ours(path: Path, digest: str | None) -> None:
     if not os.path.lexists(path):
         return
     if digest is None:
-        raise RenderError(f"{path} already exists and was not written by trainstack render; "
-                          "refusing to overwrite it",
-                          hint="move it away, or render into an empty or new directory")
+        raise RenderError(
+            f"{path} already exists and was not written by trainstack render; "
+            "refusing to overwrite it",
+            hint="move it away, or render into an empty or new directory",
+        )
     if path.is_symlink() or not path.is_file():
-        raise RenderError(f"{path} is no longer the file trainstack render wrote (it is now a "
-                          "link or not a regular file); refusing to replace it",
-                          hint="move it away, or render into an empty or new directory")
+        raise RenderError(
+            f"{path} is no longer the file trainstack render wrote (it is now a "
+            "link or not a regular file); refusing to replace it",
+            hint="move it away, or render into an empty or new directory",
+        )
     if _digest(path.read_bytes()) != digest:
-        raise RenderError(f"{path} was changed since trainstack render wrote it; refusing to "
-                          "replace or remove it", hint="move it away to keep your edits, "
-                          "then render again")
+        raise RenderError(
+            f"{path} was changed since trainstack render wrote it; refusing to "
+            "replace or remove it",
+            hint="move it away to keep your edits, then render again",
+        )
 
 
 def _digest(data: bytes) -> str:

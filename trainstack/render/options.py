@@ -39,9 +39,11 @@ class RenderOptions:
     max_inline_code_bytes: int = 900_000  # a ConfigMap holds at most 1 MiB
     git_sync_image: str | None = None  # KubeDL's default (kubedl/git-sync) when None
     gpu_node_selector: FrozenMap[str, str] = field(
-        default_factory=lambda: FrozenMap({ACCELERATOR_LABEL: "gpu"}))
+        default_factory=lambda: FrozenMap({ACCELERATOR_LABEL: "gpu"})
+    )
     spot_node_selector: FrozenMap[str, str] = field(
-        default_factory=lambda: FrozenMap({CAPACITY_LABEL: "spot"}))
+        default_factory=lambda: FrozenMap({CAPACITY_LABEL: "spot"})
+    )
     ttl_seconds_after_finished: int | None = None
     # Where $METRICS persists (the environment's artifact store); None: an emptyDir, lost with
     # the pod (plain `render` without --env).

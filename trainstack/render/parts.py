@@ -149,14 +149,17 @@ class PodParts:
 
     def __add__(self, other: PodParts) -> PodParts:
         return PodParts(
-            volumes=self.volumes + other.volumes, mounts=self.mounts + other.mounts,
+            volumes=self.volumes + other.volumes,
+            mounts=self.mounts + other.mounts,
             stage_mounts=self.stage_mounts + other.stage_mounts,
             stage_steps=self.stage_steps + other.stage_steps,
             init_containers=self.init_containers + other.init_containers,
             volumes_beside=self.volumes_beside + other.volumes_beside,
-            claims=self.claims + other.claims, config_maps=self.config_maps + other.config_maps,
+            claims=self.claims + other.claims,
+            config_maps=self.config_maps + other.config_maps,
             annotations=MappingProxyType({**self.annotations, **other.annotations}),
-            working_dir=other.working_dir or self.working_dir)
+            working_dir=other.working_dir or self.working_dir,
+        )
 
     @property
     def effective_working_dir(self) -> str:

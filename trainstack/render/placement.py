@@ -49,16 +49,25 @@ def placement(run: Run, job: str, gpu: int, options: RenderOptions) -> Placement
     if run.spot is not None:
         selector.update(options.spot_node_selector)
         for key, value in options.spot_node_selector.items():
-            tolerations.append({"key": key, "operator": "Equal", "value": value,
-                                "effect": "NoSchedule"})
+            tolerations.append(
+                {"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}
+            )
     elif options.spot_node_selector:
         # Not preemptible: keep off spot nodes (NotIn also matches nodes without the label).
-        node_affinity = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": k, "operator": "NotIn", "values": [v]}
-                                  for k, v in options.spot_node_selector.items()]}]}}
+        node_affinity = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": k, "operator": "NotIn", "values": [v]}
+                            for k, v in options.spot_node_selector.items()
+                        ]
+                    }
+                ]
+            }
+        }
     same_run = {"matchLabels": {RUN_LABEL: job}}
-    term = {"weight": 100, "podAffinityTerm": {"labelSelector": same_run,
-                                               "topologyKey": HOSTNAME}}
+    term = {"weight": 100, "podAffinityTerm": {"labelSelector": same_run, "topologyKey": HOSTNAME}}
     affinity: dict[str, Any] = {}
     if node_affinity:
         affinity["nodeAffinity"] = node_affinity
@@ -67,7 +76,17 @@ def placement(run: Run, job: str, gpu: int, options: RenderOptions) -> Placement
         affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [term]}
     else:
         affinity["podAntiAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [term]}
-        spread = [{"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway",
-                   "labelSelector": same_run}]
-    return Placement(node_selector=selector or None, tolerations=tolerations or None,
-                     affinity=affinity, spread=spread)
+        spread = [
+            {
+                "maxSkew": 1,
+                "topologyKey": HOSTNAME,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": same_run,
+            }
+        ]
+    return Placement(
+        node_selector=selector or None,
+        tolerations=tolerations or None,
+        affinity=affinity,
+        spread=spread,
+    )

@@ -58,8 +58,11 @@ def index_env(kind: JobKind) -> Env:
     serves every index of a role."""
     # KubeDL v0.5.0 pkg/job_controller/pod.go labels each pod with its index; Kubernetes
     # annotates an Indexed Job's pods with theirs.
-    path = (f"metadata.labels['{REPLICA_INDEX_LABEL}']" if kind.replicas_key is not None
-            else f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']")
+    path = (
+        f"metadata.labels['{REPLICA_INDEX_LABEL}']"
+        if kind.replicas_key is not None
+        else f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"
+    )
     return Env(INDEX_ENV, value_from={"fieldRef": {"fieldPath": path}})
 
 
@@ -75,44 +78,78 @@ def container_env(run: Run, env: dict[str, str], extra: tuple[Env, ...] = ()) ->
     variable as a reference the kubelet resolves from the Secret: no secret value is in any
     manifest."""
     plain = tuple(Env(k, kubelet_escape(v)) for k, v in env.items())
-    return plain + extra + tuple(
-        Env(k, value_from={"secretKeyRef": {"name": ref.secret, "key": ref.key}})
-        for k, ref in run.secret_env.items())
+    return (
+        plain
+        + extra
+        + tuple(
+            Env(k, value_from={"secretKeyRef": {"name": ref.secret, "key": ref.key}})
+            for k, ref in run.secret_env.items()
+        )
+    )
 
 
-def replica(run: Run, role: str, kind: JobKind, job: str, env: dict[str, str],
-            labels: dict[str, str], parts: PodParts, options: RenderOptions, *,
-            service_account: str | None) -> Replica:
+def replica(
+    run: Run,
+    role: str,
+    kind: JobKind,
+    job: str,
+    env: dict[str, str],
+    labels: dict[str, str],
+    parts: PodParts,
+    options: RenderOptions,
+    *,
+    service_account: str | None,
+) -> Replica:
     res = run.resources[role]
     argv = [kubelet_escape(a) for a in launch_command(run, role)]
     mine = role_env(role)
     for key in mine:
         if key in env:
-            raise ContractError(f"run {run.name!r}: env {key} is set by the contract and cannot "
-                                "be overridden", hint="rename the variable in spec.env")
+            raise ContractError(
+                f"run {run.name!r}: env {key} is set by the contract and cannot be overridden",
+                hint="rename the variable in spec.env",
+            )
     ports: list[dict[str, Any]] = []
     if kind.port_name and kind.port is not None:
         ports.append({"name": kind.port_name, "containerPort": kind.port})
-    ports += [{"name": f"custom-{i}", "containerPort": p}
-              for i, p in enumerate(custom_ports(run))]
+    ports += [{"name": f"custom-{i}", "containerPort": p} for i, p in enumerate(custom_ports(run))]
     volumes = list(parts.volumes)
     mounts = [m.k8s() for m in parts.mounts]
     if res.shared_memory is not None:
-        volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory",
-                                                         "sizeLimit": res.shared_memory.text}})
+        volumes.append(
+            {
+                "name": SHM_VOLUME,
+                "emptyDir": {"medium": "Memory", "sizeLimit": res.shared_memory.text},
+            }
+        )
         mounts.append(Mount(SHM_VOLUME, "/dev/shm").k8s())
     main = Container(
-        name=kind.container, image=run.component.image, command=tuple(argv[:3]),
-        args=tuple(argv[3:]), working_dir=parts.effective_working_dir,
+        name=kind.container,
+        image=run.component.image,
+        command=tuple(argv[:3]),
+        args=tuple(argv[3:]),
+        working_dir=parts.effective_working_dir,
         env=container_env(run, {**env, **mine}, (index_env(kind), *pod_ip_env(run))),
-        ports=tuple(ports) or None, resources=resources(res), mounts=tuple(mounts))
+        ports=tuple(ports) or None,
+        resources=resources(res),
+        mounts=tuple(mounts),
+    )
     inits = list(parts.init_containers)
     if parts.stage_steps:
         script = "set -e\n" + "\n".join(parts.stage_steps) + "\n"
-        inits.append(Container(
-            name="prepare", image=run.component.image, command=("sh", "-c", kubelet_escape(script)),
-            args=None, working_dir=None, env=(), ports=None, resources=resources(res, False),
-            mounts=tuple(m.k8s() for m in parts.stage_mounts)))
+        inits.append(
+            Container(
+                name="prepare",
+                image=run.component.image,
+                command=("sh", "-c", kubelet_escape(script)),
+                args=None,
+                working_dir=None,
+                env=(),
+                ports=None,
+                resources=resources(res, False),
+                mounts=tuple(m.k8s() for m in parts.stage_mounts),
+            )
+        )
     place = placement(run, job, res.gpu, options)
     replica_policy, pod_policy = restart_policies(run)
     secret = run.pull_secret or options.pull_secret
@@ -123,12 +160,18 @@ def replica(run: Run, role: str, kind: JobKind, job: str, env: dict[str, str],
         labels={**labels, ROLE_LABEL: role},
         # KubeDL replaces it anyway (and warns for every pod); a batch/v1 Job requires it.
         restart_policy=None if kind.overwrites_template_restart_policy else pod_policy,
-        service_account=service_account, priority_class=priority_class(run),
-        security_context=security, pull_secrets=[{"name": secret}] if secret else None,
-        node_selector=place.node_selector, tolerations=place.tolerations,
-        affinity=place.affinity, spread=place.spread, init_containers=tuple(inits),
-        containers=(main,), volumes=volumes)
+        service_account=service_account,
+        priority_class=priority_class(run),
+        security_context=security,
+        pull_secrets=[{"name": secret}] if secret else None,
+        node_selector=place.node_selector,
+        tolerations=place.tolerations,
+        affinity=place.affinity,
+        spread=place.spread,
+        init_containers=tuple(inits),
+        containers=(main,),
+        volumes=volumes,
+    )
     if kind.replicas_key is None:  # an Indexed Job: one template for every replica
         return Replica(role, run.total_replicas, replica_policy, pod)
     return Replica(kind.role(role).replica_type, res.replicas, replica_policy, pod)
-

@@ -17,8 +17,10 @@ def render_resources(res: Resources) -> list[dict[str, Any]]:
     for access in res.access:
         if access.account_meta is not None:
             docs.append(render("serviceaccount.yaml.j2", access=access))
-        docs += [render("role.yaml.j2", access=access),
-                 render("rolebinding.yaml.j2", access=access)]
+        docs += [
+            render("role.yaml.j2", access=access),
+            render("rolebinding.yaml.j2", access=access),
+        ]
     docs.append(render(res.job.kind.template, job=res.job))
     return docs
 

@@ -67,8 +67,12 @@ def _duplicate_versions(components: list[Component]) -> list[Diagnostic]:
                 doc = yamlsource.load(shown(other))
             except SpecError:
                 continue  # changed since it was validated; its own problems are reported
-            out.append(doc.diag(("metadata", "version"), f"{ref} is also defined in "
-                                f"{shown(first)}; a name@version must be defined once",
-                                hint="a released version is immutable: give the changed copy "
-                                "a new version", code="duplicate-version"))
+            out.append(
+                doc.diag(
+                    ("metadata", "version"),
+                    f"{ref} is also defined in {shown(first)}; a name@version must be defined once",
+                    hint="a released version is immutable: give the changed copy a new version",
+                    code="duplicate-version",
+                )
+            )
     return out

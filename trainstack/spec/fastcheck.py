@@ -27,8 +27,21 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "dict": lambda v: isinstance(v, Mapping),
     "list": lambda v: isinstance(v, Sequence) and not isinstance(v, str),
 }
-_RULES = {"type", "required", "allowed", "regex", "min", "max", "minlength", "maxlength",
-          "empty", "schema", "keysrules", "valuesrules", "meta"}
+_RULES = {
+    "type",
+    "required",
+    "allowed",
+    "regex",
+    "min",
+    "max",
+    "minlength",
+    "maxlength",
+    "empty",
+    "schema",
+    "keysrules",
+    "valuesrules",
+    "meta",
+}
 
 
 def compile_fields(fields: Mapping[str, Any]) -> Check:

@@ -13,12 +13,31 @@ from typing import Any
 from trainstack.spec.schema import API_VERSION, SCHEMAS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-_TYPES = {"string": "string", "integer": "integer", "float": "number", "boolean": "boolean",
-          "dict": "object", "list": "array"}
+_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "float": "number",
+    "boolean": "boolean",
+    "dict": "object",
+    "list": "array",
+}
 # Rules this converter understands; any other rule in schema.py is an error here, so a new rule
 # cannot silently go missing from the generated schema.
-_KNOWN = {"type", "required", "allowed", "regex", "min", "max", "minlength", "maxlength",
-          "empty", "schema", "keysrules", "valuesrules", "meta"}
+_KNOWN = {
+    "type",
+    "required",
+    "allowed",
+    "regex",
+    "min",
+    "max",
+    "minlength",
+    "maxlength",
+    "empty",
+    "schema",
+    "keysrules",
+    "valuesrules",
+    "meta",
+}
 
 
 def json_schema(kind: str) -> dict[str, Any]:
@@ -72,8 +91,10 @@ def _rule(rule: dict[str, Any]) -> dict[str, Any]:
         out["maximum"] = rule["max"]
     # Length keywords only apply to their own JSON type, so they can sit side by side when a
     # field accepts several types (`code` is a string or a mapping).
-    for cerberus_rule, by_type in (("minlength", ("minLength", "minItems", "minProperties")),
-                                   ("maxlength", ("maxLength", "maxItems", "maxProperties"))):
+    for cerberus_rule, by_type in (
+        ("minlength", ("minLength", "minItems", "minProperties")),
+        ("maxlength", ("maxLength", "maxItems", "maxProperties")),
+    ):
         if cerberus_rule in rule:
             out.update(_by_type(types, by_type, rule[cerberus_rule]))
     if rule.get("empty") is False:

@@ -62,8 +62,15 @@ class Loader:
         def build() -> Component:
             doc = load(shown(path))
             if _kind(doc) != "Component":
-                raise SpecError([doc.diag(("kind",), f"expected a Component, found "
-                                          f"{doc.data.get('kind')!r}", code="kind")])
+                raise SpecError(
+                    [
+                        doc.diag(
+                            ("kind",),
+                            f"expected a Component, found {doc.data.get('kind')!r}",
+                            code="kind",
+                        )
+                    ]
+                )
             return self._component_from(doc)
 
         return self._cached(path, build)
@@ -89,8 +96,13 @@ class Loader:
     def run(self, path: Path) -> Run:
         doc = load(shown(path))
         if _kind(doc) != "Run":
-            raise SpecError([doc.diag(("kind",), f"expected a Run, found "
-                                      f"{doc.data.get('kind')!r}", code="kind")])
+            raise SpecError(
+                [
+                    doc.diag(
+                        ("kind",), f"expected a Run, found {doc.data.get('kind')!r}", code="kind"
+                    )
+                ]
+            )
         return self._run_from(doc)
 
     def run_from(self, doc: SourceDoc) -> Run:
@@ -108,8 +120,11 @@ class Loader:
     def _run_from(self, doc: SourceDoc) -> Run:
         structural = structure.check(doc, "Run")
         rules = run_rules.check(doc)
-        ref = doc.data.get("spec", {}).get("component") if isinstance(doc.data.get("spec"),
-                                                                      dict) else None
+        ref = (
+            doc.data.get("spec", {}).get("component")
+            if isinstance(doc.data.get("spec"), dict)
+            else None
+        )
         comp: Component | None = None
         raw_params: dict[str, Any] = {}
         resolution: list[Diagnostic] = []
@@ -133,9 +148,15 @@ class Loader:
             if target.is_dir():
                 target = target / COMPONENT_FILE
             if not target.is_file():
-                raise SpecError([doc.diag(("spec", "component"), f"component file {ref!r} not "
-                                          f"found (looked for {target.resolve()})",
-                                          code="component-ref")])
+                raise SpecError(
+                    [
+                        doc.diag(
+                            ("spec", "component"),
+                            f"component file {ref!r} not found (looked for {target.resolve()})",
+                            code="component-ref",
+                        )
+                    ]
+                )
             comp = self._component_or_note(doc, target)
         else:
             comp = self._by_name(doc, ref)
@@ -145,9 +166,12 @@ class Loader:
         try:
             return self.component(target)
         except SpecError as err:
-            note = doc.diag(("spec", "component"), f"component {str(target)!r} is invalid "
-                            f"({len(err.diagnostics())} problem(s) reported for that file)",
-                            code="component-invalid")
+            note = doc.diag(
+                ("spec", "component"),
+                f"component {str(target)!r} is invalid "
+                f"({len(err.diagnostics())} problem(s) reported for that file)",
+                code="component-invalid",
+            )
             raise SpecError([note, *err.diagnostics()]) from None
 
     def _raw_parameters(self, comp: Component) -> dict[str, Any]:
@@ -167,32 +191,60 @@ class Loader:
         name, _, version = ref.partition("@")
         root = self._components_root(Path(doc.file))
         if root is None:
-            raise SpecError([doc.diag(("spec", "component"), f"cannot resolve {ref!r}: no "
-                                      "components directory", hint="pass --components DIR, set "
-                                      f"{COMPONENTS_ENV}, or use a path such as ../component.yaml",
-                                      code="component-ref")])
+            raise SpecError(
+                [
+                    doc.diag(
+                        ("spec", "component"),
+                        f"cannot resolve {ref!r}: no components directory",
+                        hint="pass --components DIR, set "
+                        f"{COMPONENTS_ENV}, or use a path such as ../component.yaml",
+                        code="component-ref",
+                    )
+                ]
+            )
         found = [c for c in self._scan(root) if c.name == name]
         if not found:
             names = {c.name for c in self._scan(root)}
-            raise SpecError([doc.diag(("spec", "component"), f"no component named {name!r} in "
-                                      f"{root}", hint=suggest.hint(name, names),
-                                      code="component-ref")])
+            raise SpecError(
+                [
+                    doc.diag(
+                        ("spec", "component"),
+                        f"no component named {name!r} in {root}",
+                        hint=suggest.hint(name, names),
+                        code="component-ref",
+                    )
+                ]
+            )
         if version:
             match = [c for c in found if c.version == version]
             if not match:
                 have = ", ".join(sorted({c.version for c in found}, key=_semver))
-                raise SpecError([doc.diag(("spec", "component"), f"component {name!r} has no "
-                                          f"version {version!r}; available: {have}",
-                                          code="component-ref")])
+                raise SpecError(
+                    [
+                        doc.diag(
+                            ("spec", "component"),
+                            f"component {name!r} has no version {version!r}; available: {have}",
+                            code="component-ref",
+                        )
+                    ]
+                )
         else:
             latest = max(found, key=lambda c: _semver(c.version)).version
             match = [c for c in found if c.version == latest]
         if len(match) > 1:
             files = ", ".join(str(shown(c.source)) for c in match if c.source is not None)
-            raise SpecError([doc.diag(("spec", "component"), f"{match[0].ref} is defined "
-                                      f"{len(match)} times ({files}); which one is meant is "
-                                      "ambiguous", hint="a released version is immutable: give "
-                                      "the changed copy a new version", code="component-ref")])
+            raise SpecError(
+                [
+                    doc.diag(
+                        ("spec", "component"),
+                        f"{match[0].ref} is defined "
+                        f"{len(match)} times ({files}); which one is meant is "
+                        "ambiguous",
+                        hint="a released version is immutable: give the changed copy a new version",
+                        code="component-ref",
+                    )
+                ]
+            )
         return match[0]
 
     def _components_root(self, run_file: Path) -> Path | None:
@@ -235,8 +287,10 @@ def _merge(structural: list[Diagnostic], rules: list[Diagnostic]) -> list[Diagno
     bad = {(d.file, d.path) for d in structural}
 
     def covered(d: Diagnostic) -> bool:
-        return any(d.file == file and (d.path == b or d.path.startswith((b + ".", b + "[")))
-                   for file, b in bad)
+        return any(
+            d.file == file and (d.path == b or d.path.startswith((b + ".", b + "[")))
+            for file, b in bad
+        )
 
     return structural + [d for d in rules if not covered(d)]
 
@@ -249,19 +303,36 @@ def _kind(doc: SourceDoc) -> str:
     data = doc.data
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"a {type(data).__name__}"
-        raise SpecError([doc.diag((), f"expected a mapping with apiVersion, kind, metadata and "
-                                  f"spec; found {got}", code="not-a-spec")])
+        raise SpecError(
+            [
+                doc.diag(
+                    (),
+                    f"expected a mapping with apiVersion, kind, metadata and spec; found {got}",
+                    code="not-a-spec",
+                )
+            ]
+        )
     kind = data.get("kind")
     diags: list[Diagnostic] = []
     if kind in KINDS:
         return str(kind)  # a wrong apiVersion is reported with the structure checks
     if data.get("apiVersion") != API_VERSION:
-        diags.append(doc.diag(("apiVersion",), f"expected apiVersion {API_VERSION!r}, found "
-                              f"{data.get('apiVersion')!r}", code="api-version"))
+        diags.append(
+            doc.diag(
+                ("apiVersion",),
+                f"expected apiVersion {API_VERSION!r}, found {data.get('apiVersion')!r}",
+                code="api-version",
+            )
+        )
     if kind not in KINDS:
-        diags.append(doc.diag(("kind",), f"expected kind Component, Run or Sweep, found {kind!r}",
-                              hint=suggest.hint(kind, KINDS) if isinstance(kind, str) else None,
-                              code="kind"))
+        diags.append(
+            doc.diag(
+                ("kind",),
+                f"expected kind Component, Run or Sweep, found {kind!r}",
+                hint=suggest.hint(kind, KINDS) if isinstance(kind, str) else None,
+                code="kind",
+            )
+        )
     if diags:
         raise SpecError(diags)
     assert isinstance(kind, str)

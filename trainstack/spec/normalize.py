@@ -41,10 +41,14 @@ from trainstack.spec.model import (
 def component(data: dict[str, Any], source: Path) -> Component:
     meta, spec = data["metadata"], data["spec"]
     c = spec.get("constraints")
-    constraints = Constraints() if c is None else Constraints(
-        machine_types=tuple(dict.fromkeys(c.get("machineType", ["cpu", "gpu"]))),
-        multi_node=c.get("multiNode", True),
-        multi_gpu=c.get("multiGpu", True),
+    constraints = (
+        Constraints()
+        if c is None
+        else Constraints(
+            machine_types=tuple(dict.fromkeys(c.get("machineType", ["cpu", "gpu"]))),
+            multi_node=c.get("multiNode", True),
+            multi_gpu=c.get("multiGpu", True),
+        )
     )
     return Component(
         name=meta["name"],
@@ -56,12 +60,14 @@ def component(data: dict[str, Any], source: Path) -> Component:
         image_pull_secret=spec.get("imagePullSecret"),
         code=_code(spec.get("code"), source.parent),
         command=spec["command"],
-        inputs=tuple(InputChannel(i["name"], i.get("description", "") or "",
-                                  bool(i.get("required", False)))
-                     for i in spec.get("inputs") or []),
-        outputs=tuple(OutputChannel(o["name"], o.get("description", "") or "",
-                                    bool(o.get("preload", False)))
-                      for o in spec.get("outputs") or []),
+        inputs=tuple(
+            InputChannel(i["name"], i.get("description", "") or "", bool(i.get("required", False)))
+            for i in spec.get("inputs") or []
+        ),
+        outputs=tuple(
+            OutputChannel(o["name"], o.get("description", "") or "", bool(o.get("preload", False)))
+            for o in spec.get("outputs") or []
+        ),
         parameters=tuple(_parameter(p) for p in spec.get("parameters") or []),
         constraints=constraints,
         source=source,
@@ -72,8 +78,9 @@ def _code(raw: Any, base: Path) -> Code | None:
     if raw is None:
         return None
     if isinstance(raw, dict):
-        return Code(kind=CodeSource.GIT,
-                    git=GitCode(raw["git"], raw.get("branch"), raw.get("commit")))
+        return Code(
+            kind=CodeSource.GIT, git=GitCode(raw["git"], raw.get("branch"), raw.get("commit"))
+        )
     if raw.startswith("oss://"):
         return Code(kind=CodeSource.OSS, uri=raw)
     return Code(kind=CodeSource.LOCAL, path=(base / raw).resolve())
@@ -125,23 +132,37 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
         parameters=FrozenMap(params),
         inputs=FrozenMap(_bindings(spec.get("inputs") or {}, comp, "inputs", source.parent)),
         outputs=FrozenMap(_bindings(spec.get("outputs") or {}, comp, "outputs", source.parent)),
-        models=tuple(ModelInput(m["name"], _binding(m["uri"], None, "download", source.parent),
-                                None if m.get("version") is None else str(m["version"]))
-                     for m in spec.get("models") or []),
+        models=tuple(
+            ModelInput(
+                m["name"],
+                _binding(m["uri"], None, "download", source.parent),
+                None if m.get("version") is None else str(m["version"]),
+            )
+            for m in spec.get("models") or []
+        ),
         resources=FrozenMap(_resources(spec.get("resources") or {}, comp.job_type)),
         priority=spec.get("priority"),
         scheduling=Scheduling(spec.get("scheduling", "intelligent")),
-        spot=None if spot in (None, False) else Spot(
+        spot=None
+        if spot in (None, False)
+        else Spot(
             bid_discount=spot.get("bidDiscount") if isinstance(spot, dict) else None,
-            bid_price=float(spot["bidPrice"]) if isinstance(spot, dict) and "bidPrice" in spot
-            else None),
-        fault_tolerance=None if ft is None else FaultTolerance(
-            max_restarts=ft.get("maxRestarts", 3), unconditional=ft.get("unconditional", False)),
-        torch_elastic=None if elastic is None else TorchElastic(
-            max_restarts=elastic.get("maxRestarts", 3)),
+            bid_price=float(spot["bidPrice"])
+            if isinstance(spot, dict) and "bidPrice" in spot
+            else None,
+        ),
+        fault_tolerance=None
+        if ft is None
+        else FaultTolerance(
+            max_restarts=ft.get("maxRestarts", 3), unconditional=ft.get("unconditional", False)
+        ),
+        torch_elastic=None
+        if elastic is None
+        else TorchElastic(max_restarts=elastic.get("maxRestarts", 3)),
         env=FrozenMap({k: _env_value(v) for k, v in sorted((spec.get("env") or {}).items())}),
-        secret_env=FrozenMap({k: _secret_ref(v)
-                              for k, v in sorted((spec.get("secretEnv") or {}).items())}),
+        secret_env=FrozenMap(
+            {k: _secret_ref(v) for k, v in sorted((spec.get("secretEnv") or {}).items())}
+        ),
         timeout_seconds=None if timeout is None else values.duration_seconds(timeout),
         keep_seconds=None if keep is None else values.duration_seconds(keep),
         run_as_user=spec.get("runAsUser", 1000),
@@ -149,8 +170,7 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
         namespace=spec.get("namespace"),
         service_account=spec.get("serviceAccount"),
         advanced=Advanced(
-            custom_ports=values.port_list(adv["customPortList"]) if "customPortList" in adv
-            else (),
+            custom_ports=values.port_list(adv["customPortList"]) if "customPortList" in adv else (),
             custom_port_num_per_worker=adv.get("customPortNumPerWorker"),
             create_svc_for_all_workers=bool(adv.get("createSvcForAllWorkers", False)),
         ),
@@ -175,13 +195,18 @@ def _binding(uri: str, kind: str | None, mode: str, base: Path) -> Binding:
         # Relative file:// paths are relative to the run file, like the component path.
         resolved = str((base / b.path).resolve())
         suffix = "/" if b.path.endswith("/") else ""
-        b = Binding(uri=b.uri, scheme=Scheme.FILE, location="", path=resolved + suffix,
-                    is_file=b.is_file, mode=b.mode)
+        b = Binding(
+            uri=b.uri,
+            scheme=Scheme.FILE,
+            location="",
+            path=resolved + suffix,
+            is_file=b.is_file,
+            mode=b.mode,
+        )
     return b
 
 
-def _bindings(raw: dict[str, Any], comp: Component, group: str,
-              base: Path) -> dict[str, Binding]:
+def _bindings(raw: dict[str, Any], comp: Component, group: str, base: Path) -> dict[str, Binding]:
     # Keep the component's channel order so env vars and mounts come out in a stable order.
     order = [c.name for c in (comp.inputs if group == "inputs" else comp.outputs)]
     out: dict[str, Binding] = {}
@@ -211,7 +236,8 @@ def _resources(raw: dict[str, Any], job_type: JobType) -> dict[str, RoleResource
             cpu=values.quantity(r["cpu"]) if r.get("cpu") is not None else None,
             memory=values.quantity(r["memory"]) if r.get("memory") is not None else None,
             gpu=r.get("gpu", 0),
-            shared_memory=values.quantity(r["sharedMemory"]) if r.get("sharedMemory") is not None
+            shared_memory=values.quantity(r["sharedMemory"])
+            if r.get("sharedMemory") is not None
             else None,
         )
     return out

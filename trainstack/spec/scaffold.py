@@ -230,28 +230,41 @@ def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> 
     """Write `parent/name/` with component.yaml, src/main.py, runs/example.yaml and sample
     data; return the files written. Refuses to touch an existing non-empty directory."""
     if not re.fullmatch(COMPONENT_NAME, name):
-        raise UserError(f"{name!r} is not a valid component name: expected 1-64 lowercase "
-                        "letters, digits and '-', starting and ending with a letter or digit",
-                        hint=f"try {_suggest_name(name)!r}" if _suggest_name(name) else None)
+        raise UserError(
+            f"{name!r} is not a valid component name: expected 1-64 lowercase "
+            "letters, digits and '-', starting and ending with a letter or digit",
+            hint=f"try {_suggest_name(name)!r}" if _suggest_name(name) else None,
+        )
     try:
         kind = JobType(job_type)
     except ValueError:
-        raise UserError(f"unknown job type {job_type!r}; one of: "
-                        + ", ".join(j.value for j in JobType),
-                        hint=suggest.hint(job_type, [j.value for j in JobType])) from None
+        raise UserError(
+            f"unknown job type {job_type!r}; one of: " + ", ".join(j.value for j in JobType),
+            hint=suggest.hint(job_type, [j.value for j in JobType]),
+        ) from None
     target = parent / name
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise UserError(f"{target} already exists; trainstack init never overwrites",
-                        hint="choose another name or --dir, or remove it first")
-    resources = "\n".join(f"    {role}: {{replicas: {n}, cpu: 1, memory: 2Gi}}"
-                          for role, n in job_kind(kind).scaffold_roles)
+        raise UserError(
+            f"{target} already exists; trainstack init never overwrites",
+            hint="choose another name or --dir, or remove it first",
+        )
+    resources = "\n".join(
+        f"    {role}: {{replicas: {n}, cpu: 1, memory: 2Gi}}"
+        for role, n in job_kind(kind).scaffold_roles
+    )
     files = {
         "component.yaml": COMPONENT_YAML.format(
-            name=name, job_type=kind.value, image=job_kind(kind).scaffold_image,
-            launch=job_kind(kind).scaffold_launch),
-        "runs/example.yaml": RUN_YAML.format(name=name, run_name=f"{name[:56]}-example",
-                                             run_file=f"{name}/runs/example.yaml",
-                                             resources=resources),
+            name=name,
+            job_type=kind.value,
+            image=job_kind(kind).scaffold_image,
+            launch=job_kind(kind).scaffold_launch,
+        ),
+        "runs/example.yaml": RUN_YAML.format(
+            name=name,
+            run_name=f"{name[:56]}-example",
+            run_file=f"{name}/runs/example.yaml",
+            resources=resources,
+        ),
         "src/main.py": MAIN_PY.format(name=name),
         "runs/data/train/sample.csv": SAMPLE_CSV,
     }
@@ -265,8 +278,10 @@ def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> 
         except FileExistsError:
             raise UserError(f"{path} already exists; trainstack init never overwrites") from None
         except OSError as err:
-            raise UserError(f"cannot write {path}: {err.strerror or err}",
-                            hint="choose a --dir you can write to") from None
+            raise UserError(
+                f"cannot write {path}: {err.strerror or err}",
+                hint="choose a --dir you can write to",
+            ) from None
         written.append(path)
     return written
 

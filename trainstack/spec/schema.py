@@ -19,11 +19,15 @@ K8S_NAME = r"[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?"
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,254}"
 # A Kubernetes Secret's name (a DNS subdomain) and one of its keys (a ConfigMap key: not "." or
 # "..", not starting with ".."), each at most 253 characters: `secret-name/key`.
-SECRET_REF = (r"(?=[^/]{1,253}/[^/]{1,253}$)"
-              r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-              r"/\.?[-_A-Za-z0-9][-._A-Za-z0-9]*")
-IMAGE = (r"([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
-         r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?")
+SECRET_REF = (
+    r"(?=[^/]{1,253}/[^/]{1,253}$)"
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+    r"/\.?[-_A-Za-z0-9][-._A-Za-z0-9]*"
+)
+IMAGE = (
+    r"([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
+    r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?"
+)
 QUANTITY = r"[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?"
 DURATION = r"([0-9]+[smhd])+"
 RUN_DESCRIPTION = r"[^@^\\#$%&*<>'|\"/]*"
@@ -71,78 +75,141 @@ def _doc(kind: str, metadata: dict[str, Any], spec: dict[str, Any]) -> dict[str,
     }
 
 
-_SECRET_REF_EXPECT = ("a Kubernetes Secret's name and key, such as hf-token/token (the name of "
-                      "the Secret, not the secret value)")
-_QUANTITY = {"type": ["integer", "float", "string"], "regex": QUANTITY,
-             "meta": {"expect": "a Kubernetes quantity such as 4, 500m, 16Gi"}}
+_SECRET_REF_EXPECT = (
+    "a Kubernetes Secret's name and key, such as hf-token/token (the name of "
+    "the Secret, not the secret value)"
+)
+_QUANTITY = {
+    "type": ["integer", "float", "string"],
+    "regex": QUANTITY,
+    "meta": {"expect": "a Kubernetes quantity such as 4, 500m, 16Gi"},
+}
 
 COMPONENT: dict[str, Any] = _doc(
     "Component",
     {
-        "name": _str(COMPONENT_NAME, "1-64 lowercase letters, digits and '-', starting and ending "
-                     "with a letter or digit", required=True),
+        "name": _str(
+            COMPONENT_NAME,
+            "1-64 lowercase letters, digits and '-', starting and ending with a letter or digit",
+            required=True,
+        ),
         "version": _str(SEMVER, "a version x.y.z such as 1.0.0", required=True),
         "description": _str(maxlength=1024),
         "versionDescription": _str(maxlength=1024),
     },
     {
         "jobType": {"type": "string", "required": True, "allowed": JOB_TYPES},
-        "image": _str(IMAGE, "an image reference such as registry.example.com/team/image:tag",
-                      required=True, maxlength=512),
-        "imagePullSecret": {**_str(K8S_NAME, "the name of a Kubernetes secret (lowercase, "
-                                   "digits, '-'), not a password"),
-                            # A wrong value here is often a pasted password: never echo it.
-                            "meta": {"expect": "the name of a Kubernetes secret (lowercase, "
-                                     "digits, '-'), not a password", "redact": True}},
+        "image": _str(
+            IMAGE,
+            "an image reference such as registry.example.com/team/image:tag",
+            required=True,
+            maxlength=512,
+        ),
+        "imagePullSecret": {
+            **_str(
+                K8S_NAME, "the name of a Kubernetes secret (lowercase, digits, '-'), not a password"
+            ),
+            # A wrong value here is often a pasted password: never echo it.
+            "meta": {
+                "expect": "the name of a Kubernetes secret (lowercase, "
+                "digits, '-'), not a password",
+                "redact": True,
+            },
+        },
         "code": {
             "type": ["string", "dict"],
             "empty": False,
             "schema": {
-                "git": _str(r"(https?://|ssh://|git@)\S+", "a git URL (https://, ssh:// or "
-                            "git@host:repo)", required=True),
+                "git": _str(
+                    r"(https?://|ssh://|git@)\S+",
+                    "a git URL (https://, ssh:// or git@host:repo)",
+                    required=True,
+                ),
                 "branch": _str(r"[^\s]{1,255}", "a branch name without spaces"),
                 "commit": _str(r"[0-9a-f]{7,64}", "a commit hash (7-64 hex digits)"),
             },
         },
         "command": _str(required=True, empty=False, maxlength=16384),
-        "inputs": {"type": "list", "schema": {"type": "dict", "schema": {
-            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
-                         required=True),
-            "description": _str(maxlength=1024),
-            "required": _bool(),
-        }}},
-        "outputs": {"type": "list", "schema": {"type": "dict", "schema": {
-            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
-                         required=True),
-            "description": _str(maxlength=1024),
-            "preload": _bool(),
-        }}},
-        "parameters": {"type": "list", "maxlength": MAX_PARAMETERS, "schema": {"type": "dict",
-                       "schema": {
-            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
-                         required=True),
-            "type": {"type": "string", "required": True, "allowed": PARAM_TYPES},
-            "default": {"type": SCALAR},
-            "required": _bool(),
-            "description": _str(maxlength=1024),
-            "range": {"type": "dict", "schema": {
-                "min": {"type": ["integer", "float"]},
-                "max": {"type": ["integer", "float"]},
-            }},
-            "enum": {"type": "list", "minlength": 1, "maxlength": 1000,
-                     "schema": {"type": ["string", "integer", "float"]}},
-        }}},
-        "constraints": {"type": "dict", "schema": {
-            "machineType": {"type": "list", "minlength": 1,
-                            "schema": {"type": "string", "allowed": ["cpu", "gpu"]}},
-            "multiNode": _bool(),
-            "multiGpu": _bool(),
-        }},
+        "inputs": {
+            "type": "list",
+            "schema": {
+                "type": "dict",
+                "schema": {
+                    "name": _str(
+                        CHANNEL_NAME,
+                        "letters, digits, '_' and '-', not starting with '_'",
+                        required=True,
+                    ),
+                    "description": _str(maxlength=1024),
+                    "required": _bool(),
+                },
+            },
+        },
+        "outputs": {
+            "type": "list",
+            "schema": {
+                "type": "dict",
+                "schema": {
+                    "name": _str(
+                        CHANNEL_NAME,
+                        "letters, digits, '_' and '-', not starting with '_'",
+                        required=True,
+                    ),
+                    "description": _str(maxlength=1024),
+                    "preload": _bool(),
+                },
+            },
+        },
+        "parameters": {
+            "type": "list",
+            "maxlength": MAX_PARAMETERS,
+            "schema": {
+                "type": "dict",
+                "schema": {
+                    "name": _str(
+                        CHANNEL_NAME,
+                        "letters, digits, '_' and '-', not starting with '_'",
+                        required=True,
+                    ),
+                    "type": {"type": "string", "required": True, "allowed": PARAM_TYPES},
+                    "default": {"type": SCALAR},
+                    "required": _bool(),
+                    "description": _str(maxlength=1024),
+                    "range": {
+                        "type": "dict",
+                        "schema": {
+                            "min": {"type": ["integer", "float"]},
+                            "max": {"type": ["integer", "float"]},
+                        },
+                    },
+                    "enum": {
+                        "type": "list",
+                        "minlength": 1,
+                        "maxlength": 1000,
+                        "schema": {"type": ["string", "integer", "float"]},
+                    },
+                },
+            },
+        },
+        "constraints": {
+            "type": "dict",
+            "schema": {
+                "machineType": {
+                    "type": "list",
+                    "minlength": 1,
+                    "schema": {"type": "string", "allowed": ["cpu", "gpu"]},
+                },
+                "multiNode": _bool(),
+                "multiGpu": _bool(),
+            },
+        },
     },
 )
 
-_URI_PATTERN = {"regex": r"[a-z][a-z0-9+.-]*://.*",
-                "meta": {"expect": "a URI such as oss://bucket/path/"}}
+_URI_PATTERN = {
+    "regex": r"[a-z][a-z0-9+.-]*://.*",
+    "meta": {"expect": "a URI such as oss://bucket/path/"},
+}
 _BINDING_FORM = {
     "uri": {"type": "string", **_URI_PATTERN, "required": True},
     "type": {"type": "string", "allowed": ["file", "directory"]},
@@ -151,85 +218,153 @@ _BINDING_FORM = {
 RUN: dict[str, Any] = _doc(
     "Run",
     {
-        "name": _str(RUN_NAME, "1-64 letters, digits, '_' and '-', starting with a letter or "
-                     "digit", required=True),
-        "description": _str(RUN_DESCRIPTION, "text without any of @^\\#$%&*<>'|\"/",
-                            maxlength=256),
-        "experiment": _str(RUN_NAME, "1-64 letters, digits, '_' and '-', starting with a letter "
-                           "or digit"),
-        "tags": {"type": "dict", "maxlength": 20, "keysrules": {"type": "string"},
-                 "valuesrules": {"type": "string"}},
+        "name": _str(
+            RUN_NAME,
+            "1-64 letters, digits, '_' and '-', starting with a letter or digit",
+            required=True,
+        ),
+        "description": _str(RUN_DESCRIPTION, "text without any of @^\\#$%&*<>'|\"/", maxlength=256),
+        "experiment": _str(
+            RUN_NAME, "1-64 letters, digits, '_' and '-', starting with a letter or digit"
+        ),
+        "tags": {
+            "type": "dict",
+            "maxlength": 20,
+            "keysrules": {"type": "string"},
+            "valuesrules": {"type": "string"},
+        },
     },
     {
         "component": _str(required=True, empty=False),
-        "parameters": {"type": "dict", "maxlength": MAX_PARAMETERS,
-                       "keysrules": {"type": "string"}, "valuesrules": {"type": SCALAR}},
+        "parameters": {
+            "type": "dict",
+            "maxlength": MAX_PARAMETERS,
+            "keysrules": {"type": "string"},
+            "valuesrules": {"type": SCALAR},
+        },
         # The plain-string form gets exactly the checks of its {uri: …} form: the same pattern
         # here (a regex applies to strings only, a schema to mappings only), the same
         # values.binding check in rules/run.py.
-        "inputs": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
-            "type": ["string", "dict"], **_URI_PATTERN,
-            "schema": {**_BINDING_FORM,
-                       "mode": {"type": "string", "allowed": ["mount", "download"]}},
-        }},
-        "outputs": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
-            "type": ["string", "dict"], **_URI_PATTERN, "schema": dict(_BINDING_FORM),
-        }},
-        "models": {"type": "list", "maxlength": MAX_MODELS, "schema": {"type": "dict", "schema": {
-            "name": _str(CHANNEL_NAME, "letters, digits, '_' and '-', not starting with '_'",
-                         required=True),
-            "uri": _BINDING_FORM["uri"],
-            "version": {"type": ["string", "integer"]},
-        }}},
-        "resources": {"type": "dict", "keysrules": {"type": "string"}, "valuesrules": {
-            "type": "dict", "schema": {
-                "replicas": _int(1, 10000),
-                "cpu": _QUANTITY,
-                "memory": _QUANTITY,
-                "gpu": _int(0, 128),
-                "sharedMemory": _QUANTITY,
-            }}},
+        "inputs": {
+            "type": "dict",
+            "keysrules": {"type": "string"},
+            "valuesrules": {
+                "type": ["string", "dict"],
+                **_URI_PATTERN,
+                "schema": {
+                    **_BINDING_FORM,
+                    "mode": {"type": "string", "allowed": ["mount", "download"]},
+                },
+            },
+        },
+        "outputs": {
+            "type": "dict",
+            "keysrules": {"type": "string"},
+            "valuesrules": {
+                "type": ["string", "dict"],
+                **_URI_PATTERN,
+                "schema": dict(_BINDING_FORM),
+            },
+        },
+        "models": {
+            "type": "list",
+            "maxlength": MAX_MODELS,
+            "schema": {
+                "type": "dict",
+                "schema": {
+                    "name": _str(
+                        CHANNEL_NAME,
+                        "letters, digits, '_' and '-', not starting with '_'",
+                        required=True,
+                    ),
+                    "uri": _BINDING_FORM["uri"],
+                    "version": {"type": ["string", "integer"]},
+                },
+            },
+        },
+        "resources": {
+            "type": "dict",
+            "keysrules": {"type": "string"},
+            "valuesrules": {
+                "type": "dict",
+                "schema": {
+                    "replicas": _int(1, 10000),
+                    "cpu": _QUANTITY,
+                    "memory": _QUANTITY,
+                    "gpu": _int(0, 128),
+                    "sharedMemory": _QUANTITY,
+                },
+            },
+        },
         "priority": _int(1, 9),
         "scheduling": {"type": "string", "allowed": ["intelligent", "centralized", "spread"]},
-        "spot": {"type": ["boolean", "dict"], "schema": {
-            "bidDiscount": {"type": "integer", "allowed": [10, 20, 30, 40, 50, 60, 70, 80, 90]},
-            "bidPrice": {"type": ["integer", "float"], "min": 0.0001},
-        }},
-        "faultTolerance": {"type": "dict", "schema": {
-            "maxRestarts": _int(1, 128),
-            "unconditional": _bool(),
-        }},
+        "spot": {
+            "type": ["boolean", "dict"],
+            "schema": {
+                "bidDiscount": {"type": "integer", "allowed": [10, 20, 30, 40, 50, 60, 70, 80, 90]},
+                "bidPrice": {"type": ["integer", "float"], "min": 0.0001},
+            },
+        },
+        "faultTolerance": {
+            "type": "dict",
+            "schema": {
+                "maxRestarts": _int(1, 128),
+                "unconditional": _bool(),
+            },
+        },
         # PyTorch only: run the command under torchrun's elastic agent, so that when a replica
         # is recreated the others restart their workers and all resume (docs/contract.md).
-        "torchElastic": {"type": "dict", "schema": {
-            "maxRestarts": _int(0, 1000),
-        }},
-        "env": {"type": "dict", "maxlength": MAX_ENV,
-                "keysrules": _str(ENV_NAME, "an environment variable name "
-                                  "([A-Za-z_][A-Za-z0-9_]*)"),
-                "valuesrules": {"type": SCALAR}},
+        "torchElastic": {
+            "type": "dict",
+            "schema": {
+                "maxRestarts": _int(0, 1000),
+            },
+        },
+        "env": {
+            "type": "dict",
+            "maxlength": MAX_ENV,
+            "keysrules": _str(ENV_NAME, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+            "valuesrules": {"type": SCALAR},
+        },
         # NAME → `secret-name/key`: the value comes from a Kubernetes Secret, never from the
         # spec. A wrong value here may be the pasted secret itself: never echo it.
-        "secretEnv": {"type": "dict", "maxlength": MAX_ENV,
-                      "keysrules": _str(ENV_NAME, "an environment variable name "
-                                        "([A-Za-z_][A-Za-z0-9_]*)"),
-                      "valuesrules": {**_str(SECRET_REF, _SECRET_REF_EXPECT),
-                                      "meta": {"expect": _SECRET_REF_EXPECT, "redact": True}}},
-        "timeout": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
-                    "meta": {"expect": "seconds, or a duration such as 90m, 24h, 1h30m, 2d"}},
+        "secretEnv": {
+            "type": "dict",
+            "maxlength": MAX_ENV,
+            "keysrules": _str(ENV_NAME, "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+            "valuesrules": {
+                **_str(SECRET_REF, _SECRET_REF_EXPECT),
+                "meta": {"expect": _SECRET_REF_EXPECT, "redact": True},
+            },
+        },
+        "timeout": {
+            "type": ["integer", "string"],
+            "regex": DURATION,
+            "min": 1,
+            "meta": {"expect": "seconds, or a duration such as 90m, 24h, 1h30m, 2d"},
+        },
         # How long the finished job (its pods and their logs) stays: ttlSecondsAfterFinished.
-        "keepAfterFinished": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
-                              "meta": {"expect": "seconds, or a duration such as 12h, 1d, 7d"}},
+        "keepAfterFinished": {
+            "type": ["integer", "string"],
+            "regex": DURATION,
+            "min": 1,
+            "meta": {"expect": "seconds, or a duration such as 12h, 1d, 7d"},
+        },
         "runAsUser": _int(0, 65535),
         "imagePullSecret": COMPONENT["spec"]["schema"]["imagePullSecret"],
         "namespace": _str(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a Kubernetes namespace name"),
         "serviceAccount": _str(K8S_NAME, "a Kubernetes service account name"),
-        "advanced": {"type": "dict", "schema": {
-            "customPortList": _str(r"[0-9]+(-[0-9]+)?(;[0-9]+(-[0-9]+)?)*",
-                                   "ports and ranges separated by ';', such as 10000;10001-10010"),
-            "customPortNumPerWorker": _int(1, 65536),
-            "createSvcForAllWorkers": _bool(),
-        }},
+        "advanced": {
+            "type": "dict",
+            "schema": {
+                "customPortList": _str(
+                    r"[0-9]+(-[0-9]+)?(;[0-9]+(-[0-9]+)?)*",
+                    "ports and ranges separated by ';', such as 10000;10001-10010",
+                ),
+                "customPortNumPerWorker": _int(1, 65536),
+                "createSvcForAllWorkers": _bool(),
+            },
+        },
     },
 )
 
@@ -241,8 +376,11 @@ MAX_SWEEP_TRIALS = 10000
 SWEEP: dict[str, Any] = _doc(
     "Sweep",
     {
-        "name": _str(SWEEP_NAME, "1-56 letters, digits, '_' and '-', starting with a letter or "
-                     "digit", required=True),
+        "name": _str(
+            SWEEP_NAME,
+            "1-56 letters, digits, '_' and '-', starting with a letter or digit",
+            required=True,
+        ),
         "description": RUN["metadata"]["schema"]["description"],
         "experiment": RUN["metadata"]["schema"]["experiment"],
         "tags": RUN["metadata"]["schema"]["tags"],
@@ -253,26 +391,45 @@ SWEEP: dict[str, Any] = _doc(
         "run": {"type": ["string", "dict"], "required": True, "empty": False},
         # parameter name -> a list (grid points or choices) or {min, max, log}; the shapes
         # inside are checked against the component in sweep/rules.py.
-        "parameters": {"type": "dict", "required": True, "empty": False,
-                       "maxlength": MAX_PARAMETERS, "keysrules": {"type": "string"},
-                       "valuesrules": {"type": ["list", "dict"]}},
-        "objective": {"type": "dict", "required": True, "schema": {
-            "metric": _str(required=True, empty=False, maxlength=64),
-            "goal": {"type": "string", "required": True, "allowed": ["minimize", "maximize"]},
-            "value": {"type": "string", "allowed": ["last", "best"]},
-        }},
+        "parameters": {
+            "type": "dict",
+            "required": True,
+            "empty": False,
+            "maxlength": MAX_PARAMETERS,
+            "keysrules": {"type": "string"},
+            "valuesrules": {"type": ["list", "dict"]},
+        },
+        "objective": {
+            "type": "dict",
+            "required": True,
+            "schema": {
+                "metric": _str(required=True, empty=False, maxlength=64),
+                "goal": {"type": "string", "required": True, "allowed": ["minimize", "maximize"]},
+                "value": {"type": "string", "allowed": ["last", "best"]},
+            },
+        },
         "algorithm": {"type": "string", "allowed": SWEEP_ALGORITHMS},
         "seed": _int(0, 2**31 - 1),
-        "budget": {"type": "dict", "schema": {
-            "trials": _int(1, MAX_SWEEP_TRIALS),
-            "parallel": _int(1, 64),
-            "timeout": {"type": ["integer", "string"], "regex": DURATION, "min": 1,
-                        "meta": {"expect": "seconds, or a duration such as 90m, 2h"}},
-        }},
-        "earlyStopping": {"type": "dict", "schema": {
-            "startupTrials": _int(0, 1000),
-            "warmupSteps": _int(0, 1000000),
-        }},
+        "budget": {
+            "type": "dict",
+            "schema": {
+                "trials": _int(1, MAX_SWEEP_TRIALS),
+                "parallel": _int(1, 64),
+                "timeout": {
+                    "type": ["integer", "string"],
+                    "regex": DURATION,
+                    "min": 1,
+                    "meta": {"expect": "seconds, or a duration such as 90m, 2h"},
+                },
+            },
+        },
+        "earlyStopping": {
+            "type": "dict",
+            "schema": {
+                "startupTrials": _int(0, 1000),
+                "warmupSteps": _int(0, 1000000),
+            },
+        },
     },
 )
 

@@ -13,8 +13,14 @@ from trainstack.spec.yamlsource import SourceDoc
 
 _VALIDATORS: dict[str, Any] = {}
 
-_TYPE_WORDS = {"string": "text", "integer": "an integer", "float": "a number",
-               "boolean": "true or false", "dict": "a mapping", "list": "a list"}
+_TYPE_WORDS = {
+    "string": "text",
+    "integer": "an integer",
+    "float": "a number",
+    "boolean": "true or false",
+    "dict": "a mapping",
+    "list": "a list",
+}
 
 
 def build_validator(kind: str, *, trusted: bool = True) -> Any:
@@ -32,9 +38,15 @@ def _validator(kind: str) -> Any:
 
 
 def check(doc: SourceDoc, kind: str) -> list[Diagnostic]:
-    too_big = [doc.diag(path, f"{_digits(value)} is out of range: integers must fit in 64 bits "
-                        f"({INT64_MIN} to {INT64_MAX})", code="range")
-               for path, value in _oversized_integers(doc.data, ())]
+    too_big = [
+        doc.diag(
+            path,
+            f"{_digits(value)} is out of range: integers must fit in 64 bits "
+            f"({INT64_MIN} to {INT64_MAX})",
+            code="range",
+        )
+        for path, value in _oversized_integers(doc.data, ())
+    ]
     if fastcheck.valid(doc.data, kind):
         return too_big  # cerberus would agree (tests/spec/test_fastcheck.py); it words errors
     v = _validator(kind)
@@ -112,8 +124,13 @@ def _withheld(value: Any) -> str:
 
 def _secret_env_value(path: tuple[Any, ...], e: Any) -> bool:
     """A spec.env value whose name looks secret (rules/run.py refuses it; never show it)."""
-    return (len(path) == 3 and path[:2] == ("spec", "env") and isinstance(path[2], str)
-            and looks_secret(path[2]) and "keysrules" not in tuple(e.schema_path))
+    return (
+        len(path) == 3
+        and path[:2] == ("spec", "env")
+        and isinstance(path[2], str)
+        and looks_secret(path[2])
+        and "keysrules" not in tuple(e.schema_path)
+    )
 
 
 def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
@@ -126,8 +143,11 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
     show = _withheld if redact else _show
     if e.code == cerr.UNKNOWN_FIELD.code:
         allowed = _schema_at(kind, tuple(e.schema_path)) or {}
-        hint = (suggest.hint(field, allowed) or "allowed here: " + ", ".join(sorted(allowed))
-                if isinstance(allowed, dict) else None)
+        hint = (
+            suggest.hint(field, allowed) or "allowed here: " + ", ".join(sorted(allowed))
+            if isinstance(allowed, dict)
+            else None
+        )
         return doc.diag(path, f"unknown field {field!r}", hint=hint, key=True, code="unknown-key")
     if e.code == cerr.REQUIRED_FIELD.code:
         return doc.diag(path, f"required field {field!r} is missing", code="required")
@@ -145,29 +165,41 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
         elif value is None:
             hint = "give a value or remove the field"
         got = "(value withheld: it may be a credential)" if redact else _show(value)
-        return doc.diag(path, f"expected {words}, got {_type_name(value)} {got}",
-                        hint=hint, code="type")
+        return doc.diag(
+            path, f"expected {words}, got {_type_name(value)} {got}", hint=hint, code="type"
+        )
     if rule == "allowed":
         choices = [str(c) for c in e.constraint]
         hint = suggest.hint(value, choices) if isinstance(value, str) else None
-        return doc.diag(path, f"{show(value)} is not one of: {', '.join(choices)}", hint=hint,
-                        code="allowed")
+        return doc.diag(
+            path, f"{show(value)} is not one of: {', '.join(choices)}", hint=hint, code="allowed"
+        )
     if rule == "regex":
         expect = (rule_schema.get("meta") or {}).get("expect", f"text matching {e.constraint}")
-        return doc.diag(path, f"{show(value)} is not valid: expected {expect}", code="format",
-                        key="keysrules" in e.schema_path)
+        return doc.diag(
+            path,
+            f"{show(value)} is not valid: expected {expect}",
+            code="format",
+            key="keysrules" in e.schema_path,
+        )
     if rule in ("min", "max"):
         op = "at least" if rule == "min" else "at most"
-        return doc.diag(path, f"{show(value)} is out of range: must be {op} {e.constraint}",
-                        code="range")
+        return doc.diag(
+            path, f"{show(value)} is out of range: must be {op} {e.constraint}", code="range"
+        )
     if rule in ("minlength", "maxlength"):
         op = "at least" if rule == "minlength" else "at most"
         unit = "characters" if isinstance(value, str) else "entries"
-        return doc.diag(path, f"has {len(value)} {unit}; must have {op} {e.constraint}",
-                        code="length")
+        return doc.diag(
+            path, f"has {len(value)} {unit}; must have {op} {e.constraint}", code="length"
+        )
     if rule == "nullable":
-        return doc.diag(path, f"{field!r} has no value (null)", hint="give a value or remove "
-                        "the field", code="null")
+        return doc.diag(
+            path,
+            f"{field!r} has no value (null)",
+            hint="give a value or remove the field",
+            code="null",
+        )
     if rule == "empty":
         return doc.diag(path, "must not be empty", code="empty")
     return doc.diag(path, f"invalid value {show(value)} (rule {rule}: {e.constraint})")

@@ -19,8 +19,7 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-def hint(word: str, choices: Iterable[str], *,
-         show: Callable[[str], str] = repr) -> str | None:
+def hint(word: str, choices: Iterable[str], *, show: Callable[[str], str] = repr) -> str | None:
     """A hint of its own ("did you mean 'x'?", the choice as `show` writes it), or None when
     nothing is close."""
     best = closest(word, choices)

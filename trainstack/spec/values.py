@@ -10,9 +10,22 @@ from trainstack.spec.model import Binding, BindingMode, Quantity, Scheme
 
 __all__ = ["binding", "duration_seconds", "env_name", "looks_secret", "port_list", "quantity"]
 
-_SUFFIX = {"": 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-           "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50,
-           "Ei": 2.0**60}
+_SUFFIX = {
+    "": 1.0,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+    "Pi": 2.0**50,
+    "Ei": 2.0**60,
+}
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$")
 _DURATION = re.compile(r"([0-9]+)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -69,8 +82,9 @@ def port_list(text: str) -> tuple[int, ...]:
         if len(ports) > MAX_CUSTOM_PORTS:
             raise ValueError(f"more than {MAX_CUSTOM_PORTS} ports")
     if RESERVED_PORT in ports:
-        raise ValueError(f"must not include {RESERVED_PORT}, the PyTorch master port that is "
-                         "always exposed")
+        raise ValueError(
+            f"must not include {RESERVED_PORT}, the PyTorch master port that is always exposed"
+        )
     return tuple(sorted(ports))
 
 
@@ -82,17 +96,21 @@ def env_name(name: str) -> str:
 _FILE_EXT = re.compile(r"\.[A-Za-z0-9]{1,16}$")
 
 
-def binding(uri: str, *, kind: str | None = None,
-            mode: BindingMode | str = BindingMode.MOUNT) -> Binding:
+def binding(
+    uri: str, *, kind: str | None = None, mode: BindingMode | str = BindingMode.MOUNT
+) -> Binding:
     """Parse `scheme://location/path`. A trailing '/' names a directory; a last segment with a
     file extension names a file; `kind` ("file" | "directory") overrides the guess."""
     scheme, sep, rest = uri.partition("://")
     if not sep:
-        raise ValueError(f"{uri!r} is not a URI; expected scheme://… with scheme one of "
-                         + ", ".join(SCHEMES))
+        raise ValueError(
+            f"{uri!r} is not a URI; expected scheme://… with scheme one of " + ", ".join(SCHEMES)
+        )
     if scheme not in SCHEMES:
-        raise ValueError(f"unsupported scheme {scheme + '://'!r}; expected one of "
-                         + ", ".join(s + "://" for s in SCHEMES))
+        raise ValueError(
+            f"unsupported scheme {scheme + '://'!r}; expected one of "
+            + ", ".join(s + "://" for s in SCHEMES)
+        )
     if scheme == "file":
         location, path = "", rest
         if not path:
@@ -102,8 +120,10 @@ def binding(uri: str, *, kind: str | None = None,
         path = "/" + path
         if not location:
             what = {"oss": "bucket", "nas": "NAS server or file system", "pvc": "claim name"}
-            raise ValueError(f"{uri!r} has no {what[scheme]}: expected {scheme}://"
-                             f"{what[scheme].replace(' ', '-')}/path")
+            raise ValueError(
+                f"{uri!r} has no {what[scheme]}: expected {scheme}://"
+                f"{what[scheme].replace(' ', '-')}/path"
+            )
         if scheme == "pvc" and not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", location):
             raise ValueError(f"{location!r} is not a valid PersistentVolumeClaim name")
         if scheme == "oss" and not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,254}", location):
@@ -117,5 +137,11 @@ def binding(uri: str, *, kind: str | None = None,
         is_file = kind == "file"
     if is_file and path.endswith("/"):
         raise ValueError(f"{uri!r} ends with '/' but is declared a file")
-    return Binding(uri=uri, scheme=Scheme(scheme), location=location, path=path, is_file=is_file,
-                   mode=BindingMode(mode))
+    return Binding(
+        uri=uri,
+        scheme=Scheme(scheme),
+        location=location,
+        path=path,
+        is_file=is_file,
+        mode=BindingMode(mode),
+    )

@@ -54,12 +54,25 @@ class SourceDoc:
                 return Mark(1, 1)  # an empty document: the start of the file
             probe = probe[:-1]
 
-    def diag(self, path: PathKey, message: str, *, hint: str | None = None, key: bool = False,
-             code: str = "invalid") -> Diagnostic:
+    def diag(
+        self,
+        path: PathKey,
+        message: str,
+        *,
+        hint: str | None = None,
+        key: bool = False,
+        code: str = "invalid",
+    ) -> Diagnostic:
         m = self.mark(path, key=key)
-        return Diagnostic(file=self.file, line=m.line if m else None,
-                          column=m.column if m else None, path=format_path(path),
-                          message=message, hint=hint, code=code)
+        return Diagnostic(
+            file=self.file,
+            line=m.line if m else None,
+            column=m.column if m else None,
+            path=format_path(path),
+            message=message,
+            hint=hint,
+            code=code,
+        )
 
 
 def format_path(path: PathKey) -> str:
@@ -72,10 +85,21 @@ def format_path(path: PathKey) -> str:
     return out
 
 
-def _file_error(file: str, message: str, line: int | None = None, column: int | None = None,
-                hint: str | None = None, code: str = "yaml") -> SpecError:
-    return SpecError([Diagnostic(file=file, line=line, column=column, path="", message=message,
-                                 hint=hint, code=code)])
+def _file_error(
+    file: str,
+    message: str,
+    line: int | None = None,
+    column: int | None = None,
+    hint: str | None = None,
+    code: str = "yaml",
+) -> SpecError:
+    return SpecError(
+        [
+            Diagnostic(
+                file=file, line=line, column=column, path="", message=message, hint=hint, code=code
+            )
+        ]
+    )
 
 
 def read_text(path: Path, what: str = "specs") -> str:
@@ -90,9 +114,12 @@ def read_text(path: Path, what: str = "specs") -> str:
     if not path.is_file():
         raise _file_error(file, "not a regular file", code="io")
     if size > MAX_BYTES:
-        raise _file_error(file, f"file is {size:,} bytes; {what} are limited to {MAX_BYTES:,}",
-                          hint=f"{what} describe a job or a platform; keep data out of them",
-                          code="too-large")
+        raise _file_error(
+            file,
+            f"file is {size:,} bytes; {what} are limited to {MAX_BYTES:,}",
+            hint=f"{what} describe a job or a platform; keep data out of them",
+            code="too-large",
+        )
     try:
         with path.open("rb") as fh:
             raw = fh.read(MAX_BYTES + 1)
@@ -111,14 +138,21 @@ def decode(file: str, raw: bytes) -> str:
     nul = raw.find(b"\x00")
     if nul >= 0:
         line, column = _position(raw, nul)
-        raise _file_error(file, "binary file (contains NUL bytes), not YAML", line, column,
-                          code="binary")
+        raise _file_error(
+            file, "binary file (contains NUL bytes), not YAML", line, column, code="binary"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line, column = _position(raw, err.start)
-        raise _file_error(file, f"not valid UTF-8 (byte {err.start})", line, column,
-                          hint="save the file as UTF-8", code="encoding") from None
+        raise _file_error(
+            file,
+            f"not valid UTF-8 (byte {err.start})",
+            line,
+            column,
+            hint="save the file as UTF-8",
+            code="encoding",
+        ) from None
     return text
 
 
@@ -127,8 +161,11 @@ def _line_of(text: str, line: int) -> str:
     return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
-_SPEC_MARK = re.compile(r"^[ \t]*(apiVersion[ \t]*:[ \t]*[\"']?trainstack\.dev/|"
-                        r"kind[ \t]*:[ \t]*[\"']?(Component|Run)\b)", re.MULTILINE)
+_SPEC_MARK = re.compile(
+    r"^[ \t]*(apiVersion[ \t]*:[ \t]*[\"']?trainstack\.dev/|"
+    r"kind[ \t]*:[ \t]*[\"']?(Component|Run)\b)",
+    re.MULTILINE,
+)
 
 
 def looks_like_spec(text: str) -> bool:
@@ -147,8 +184,9 @@ def parse(file: str, text: str, what: str = "specs") -> SourceDoc:
         col = m.column + 1 if m else None
         if "maximum nesting depth" in (err.problem or ""):
             # libyaml's own limit (its scanner looks ahead in flow context): same message as ours.
-            raise _file_error(file, f"nested deeper than {MAX_DEPTH} levels", line, col,
-                              code="too-deep") from None
+            raise _file_error(
+                file, f"nested deeper than {MAX_DEPTH} levels", line, col, code="too-deep"
+            ) from None
         # The line is quoted only from a file that is a spec: `spec.component` may point at any
         # file (a credentials file, by mistake or on purpose), and its lines are not ours to echo.
         shown = _line_of(text, line) if line and looks_like_spec(text) else ""
@@ -168,31 +206,46 @@ def _bounded_events(file: str, text: str, what: str = "specs") -> Iterator[yaml.
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent):
             m = _at(event)
-            raise _file_error(file, f"YAML aliases (*name) are not allowed in {what}",
-                              m.line, m.column,
-                              hint=f"write the value out; aliases make {what} hard to review",
-                              code="alias")
+            raise _file_error(
+                file,
+                f"YAML aliases (*name) are not allowed in {what}",
+                m.line,
+                m.column,
+                hint=f"write the value out; aliases make {what} hard to review",
+                code="alias",
+            )
         if isinstance(event, yaml.DocumentStartEvent):
             docs += 1
             if docs > 1:
                 m = _at(event)
-                raise _file_error(file, "more than one YAML document in a spec file",
-                                  m.line, m.column, hint="one spec per file",
-                                  code="multi-doc")
+                raise _file_error(
+                    file,
+                    "more than one YAML document in a spec file",
+                    m.line,
+                    m.column,
+                    hint="one spec per file",
+                    code="multi-doc",
+                )
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
                 m = _at(event)
-                raise _file_error(file, f"nested deeper than {MAX_DEPTH} levels",
-                                  m.line, m.column, code="too-deep")
+                raise _file_error(
+                    file,
+                    f"nested deeper than {MAX_DEPTH} levels",
+                    m.line,
+                    m.column,
+                    code="too-deep",
+                )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
         if isinstance(event, yaml.NodeEvent):
             nodes += 1
             if nodes > MAX_NODES:
                 m = _at(event)
-                raise _file_error(file, f"more than {MAX_NODES:,} YAML nodes", m.line,
-                                  m.column, code="too-large")
+                raise _file_error(
+                    file, f"more than {MAX_NODES:,} YAML nodes", m.line, m.column, code="too-large"
+                )
         yield event
 
 
@@ -255,9 +308,16 @@ class _Builder:
             key_event = self._peek()
             km = _at(key_event)
             if not isinstance(key_event, yaml.ScalarEvent):
-                self.errors.append(Diagnostic(self.file, km.line, km.column,
-                                              format_path(path), "mapping keys must be plain "
-                                              "scalars", code="bad-key"))
+                self.errors.append(
+                    Diagnostic(
+                        self.file,
+                        km.line,
+                        km.column,
+                        format_path(path),
+                        "mapping keys must be plain scalars",
+                        code="bad-key",
+                    )
+                )
                 self._skip()
                 self._skip()
                 continue
@@ -269,9 +329,17 @@ class _Builder:
             if key in out:
                 first = self.keys.get(child)
                 where = f" (first at line {first.line})" if first else ""
-                self.errors.append(Diagnostic(self.file, km.line, km.column,
-                                              format_path(child), f"duplicate key {key!r}{where}",
-                                              hint="remove one of them", code="duplicate-key"))
+                self.errors.append(
+                    Diagnostic(
+                        self.file,
+                        km.line,
+                        km.column,
+                        format_path(child),
+                        f"duplicate key {key!r}{where}",
+                        hint="remove one of them",
+                        code="duplicate-key",
+                    )
+                )
                 self._skip()
                 continue
             self.keys[child] = km

@@ -48,15 +48,15 @@ class JobWatcher(Protocol):
 class ServiceWatcher:
     """The job's state from the cluster, through the deploy service (and recorded there)."""
 
-    def __init__(self, command: auto.PulumiCommand, home: Path | None,
-                 backend: str | None) -> None:
+    def __init__(self, command: auto.PulumiCommand, home: Path | None, backend: str | None) -> None:
         self.command, self.home, self.backend = command, home, backend
 
     def outcome(self, entry: StackEntry) -> Outcome:
         from trainstack.deploy import service
 
-        found = service.locate(entry.run, entry.env, command=self.command, home=self.home,
-                               backend=self.backend)
+        found = service.locate(
+            entry.run, entry.env, command=self.command, home=self.home, backend=self.backend
+        )
         return service.live(found).outcome
 
 
@@ -65,8 +65,15 @@ Destroy = Callable[["StackEntry"], None]
 
 
 class ClusterLauncher:
-    def __init__(self, deploy: Deploy, destroy: Destroy, watcher: JobWatcher,
-                 metrics: MetricsSource, *, interval: float = 10.0) -> None:
+    def __init__(
+        self,
+        deploy: Deploy,
+        destroy: Destroy,
+        watcher: JobWatcher,
+        metrics: MetricsSource,
+        *,
+        interval: float = 10.0,
+    ) -> None:
         self.deploy, self.destroy, self.watcher = deploy, destroy, watcher
         self.metrics, self.interval = metrics, interval
 

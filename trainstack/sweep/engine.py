@@ -71,17 +71,25 @@ class SweepResult:
     rows: tuple[TrialRow, ...]
 
 
-def run_sweep(sweep: Sweep, home: Path, launcher: Launcher, view: View, *,
-              parallel: int | None = None, poll_seconds: float = 0.05,
-              stop_grace: float = 60.0) -> SweepResult:
+def run_sweep(
+    sweep: Sweep,
+    home: Path,
+    launcher: Launcher,
+    view: View,
+    *,
+    parallel: int | None = None,
+    poll_seconds: float = 0.05,
+    stop_grace: float = 60.0,
+) -> SweepResult:
     directory = studies.sweep_dir(home, sweep.name)
     with studies.exclusive(directory):
         study = studies.open_study(sweep, directory)
         resumed = studies.prepare_resume(study)
         counted = studies.progress(study).counted
         view.start(sweep, counted, resumed)
-        loop = _Loop(sweep, study, launcher, view, directory, parallel or sweep.budget.parallel,
-                     poll_seconds)
+        loop = _Loop(
+            sweep, study, launcher, view, directory, parallel or sweep.budget.parallel, poll_seconds
+        )
         with _signals_stop(loop.request_stop):
             try:
                 loop.run(counted)
@@ -89,15 +97,25 @@ def run_sweep(sweep: Sweep, home: Path, launcher: Launcher, view: View, *,
                 loop.stop_all(stop_grace)
                 view.stop()
         if loop.stop_requested:
-            view.note(f"sweep {sweep.name} stopped: {loop.interrupted} running trial(s) "
-                      "stopped; run the same command again to resume")
+            view.note(
+                f"sweep {sweep.name} stopped: {loop.interrupted} running trial(s) "
+                "stopped; run the same command again to resume"
+            )
             raise KeyboardInterrupt
         return SweepResult(directory, tuple(rows(study)))
 
 
 class _Loop:
-    def __init__(self, sweep: Sweep, study: optuna.Study, launcher: Launcher, view: View,
-                 directory: Path, parallel: int, poll_seconds: float) -> None:
+    def __init__(
+        self,
+        sweep: Sweep,
+        study: optuna.Study,
+        launcher: Launcher,
+        view: View,
+        directory: Path,
+        parallel: int,
+        poll_seconds: float,
+    ) -> None:
         self.sweep, self.study, self.launcher, self.view = sweep, study, launcher, view
         self.directory, self.parallel, self.poll = directory, parallel, poll_seconds
         self.active: dict[int, _Active] = {}
@@ -115,9 +133,12 @@ class _Loop:
         limit = self.sweep.budget.timeout_seconds
         deadline = None if limit is None else time.monotonic() + limit
         while not self.stop_requested:
-            while (len(self.active) < self.parallel and counted < self.sweep.trial_count
-                   and (deadline is None or time.monotonic() < deadline)
-                   and not self.stop_requested):
+            while (
+                len(self.active) < self.parallel
+                and counted < self.sweep.trial_count
+                and (deadline is None or time.monotonic() < deadline)
+                and not self.stop_requested
+            ):
                 self._start()
                 counted += 1
             if not self.active:
@@ -133,8 +154,9 @@ class _Loop:
         trial.set_user_attr(studies.RUN_NAME, name)
         handle = self.launcher.start(spec, name)
         self.active[trial.number] = _Active(trial, handle, name)
-        self.view.update(TrialRow(trial.number, name, dict(trial.params), TrialState.RUNNING,
-                                  None, None, ""))
+        self.view.update(
+            TrialRow(trial.number, name, dict(trial.params), TrialState.RUNNING, None, None, "")
+        )
 
     def _check(self, number: int) -> None:
         a = self.active[number]
@@ -148,8 +170,7 @@ class _Loop:
         if run_id is not None:
             a.trial.set_user_attr(studies.RUN_ID, run_id)
         if a.pruned:
-            self._tell(a, TrialState.PRUNED, a.last, "pruned: below the median of earlier "
-                       "trials")
+            self._tell(a, TrialState.PRUNED, a.last, "pruned: below the median of earlier trials")
             return
         if not a.handle.succeeded():
             self._tell(a, TrialState.FAILED, None, a.handle.reason())
@@ -160,9 +181,13 @@ class _Loop:
             self._tell(a, TrialState.COMPLETE, found.value, "")
         else:
             known = found.known if isinstance(found, Missing) else ()
-            self._tell(a, TrialState.FAILED, None,
-                       f"the run has no values for {self.sweep.objective.metric!r} (its metrics: "
-                       f"{', '.join(known) or 'none'})")
+            self._tell(
+                a,
+                TrialState.FAILED,
+                None,
+                f"the run has no values for {self.sweep.objective.metric!r} (its metrics: "
+                f"{', '.join(known) or 'none'})",
+            )
 
     def _intermediate(self, a: _Active) -> None:
         where = a.handle.metrics()
@@ -196,8 +221,17 @@ class _Loop:
             self.study.tell(a.trial, state=OptunaState.PRUNED)
         else:
             self.study.tell(a.trial, state=OptunaState.FAIL)
-        self.view.update(TrialRow(a.trial.number, a.name, dict(a.trial.params), state, value,
-                                  a.handle.run_id(), reason))
+        self.view.update(
+            TrialRow(
+                a.trial.number,
+                a.name,
+                dict(a.trial.params),
+                state,
+                value,
+                a.handle.run_id(),
+                reason,
+            )
+        )
 
     def stop_all(self, grace: float) -> None:
         """Stop every running trial and wait for each to end: nothing is left behind."""
@@ -213,8 +247,17 @@ class _Loop:
                 a.trial.set_user_attr(studies.RUN_ID, run_id)
             a.trial.set_user_attr(studies.INTERRUPTED, True)
             self.study.tell(a.trial, state=OptunaState.FAIL)
-            self.view.update(TrialRow(a.trial.number, a.name, dict(a.trial.params),
-                                      TrialState.INTERRUPTED, None, run_id, "stopped"))
+            self.view.update(
+                TrialRow(
+                    a.trial.number,
+                    a.name,
+                    dict(a.trial.params),
+                    TrialState.INTERRUPTED,
+                    None,
+                    run_id,
+                    "stopped",
+                )
+            )
         self.active.clear()
 
 
@@ -228,13 +271,22 @@ def rows(study: optuna.Study) -> list[TrialRow]:
         if t.user_attrs.get(studies.INTERRUPTED):
             state = TrialState.INTERRUPTED
         else:
-            state = {OptunaState.COMPLETE: TrialState.COMPLETE,
-                     OptunaState.PRUNED: TrialState.PRUNED,
-                     OptunaState.RUNNING: TrialState.RUNNING}.get(t.state, TrialState.FAILED)
-        out.append(TrialRow(t.number, str(t.user_attrs.get(studies.RUN_NAME, "")),
-                            dict(t.params), state, t.value if t.values else None,
-                            t.user_attrs.get(studies.RUN_ID),
-                            str(t.user_attrs.get(studies.REASON, ""))))
+            state = {
+                OptunaState.COMPLETE: TrialState.COMPLETE,
+                OptunaState.PRUNED: TrialState.PRUNED,
+                OptunaState.RUNNING: TrialState.RUNNING,
+            }.get(t.state, TrialState.FAILED)
+        out.append(
+            TrialRow(
+                t.number,
+                str(t.user_attrs.get(studies.RUN_NAME, "")),
+                dict(t.params),
+                state,
+                t.value if t.values else None,
+                t.user_attrs.get(studies.RUN_ID),
+                str(t.user_attrs.get(studies.REASON, "")),
+            )
+        )
     return out
 
 

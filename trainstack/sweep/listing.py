@@ -44,17 +44,25 @@ def names(home: Path) -> list[str]:
 def info(home: Path, name: str) -> SweepInfo:
     known = names(home)
     if name not in known:
-        raise NotFoundError(f"no sweep {name!r} in {studies.sweeps_root(home)}."
-                            f"{did_you_mean(name, known)}",
-                            hint="`trainstack sweeps list` shows the sweeps recorded here")
+        raise NotFoundError(
+            f"no sweep {name!r} in {studies.sweeps_root(home)}.{did_you_mean(name, known)}",
+            hint="`trainstack sweeps list` shows the sweeps recorded here",
+        )
     import optuna
 
     studies.quiet()
     directory = studies.sweep_dir(home, name)
     study = optuna.load_study(study_name=name, storage=studies.storage_url(directory))
-    goal = (Goal.MINIMIZE if study.direction is optuna.study.StudyDirection.MINIMIZE
-            else Goal.MAXIMIZE)
+    goal = (
+        Goal.MINIMIZE if study.direction is optuna.study.StudyDirection.MINIMIZE else Goal.MAXIMIZE
+    )
     attrs = study.user_attrs
-    return SweepInfo(name, directory, goal, str(attrs.get("objective", "")),
-                     str(attrs.get("experiment", "")), str(attrs.get(studies.SPEC, "")),
-                     tuple(rows(study)))
+    return SweepInfo(
+        name,
+        directory,
+        goal,
+        str(attrs.get("objective", "")),
+        str(attrs.get("experiment", "")),
+        str(attrs.get(studies.SPEC, "")),
+        tuple(rows(study)),
+    )

@@ -52,8 +52,7 @@ def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
         diags += err.diagnostics()
     if base is not None:
         run = base[0]
-        diags += rules.check_space(doc, run.component,
-                                   loader._raw_parameters(run.component))
+        diags += rules.check_space(doc, run.component, loader._raw_parameters(run.component))
     timeout = section(spec, "budget").get("timeout")
     if isinstance(timeout, int | str) and not isinstance(timeout, bool):
         try:
@@ -69,27 +68,41 @@ def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
 def _base_from_file(loader: Loader, doc: SourceDoc, ref: str) -> tuple[Run, dict[str, Any], Path]:
     target = Path(doc.file).parent / ref
     if not target.is_file():
-        raise SpecError([doc.diag(("spec", "run"), f"run file {ref!r} not found (looked for "
-                                  f"{target.resolve()})", code="run-ref")])
+        raise SpecError(
+            [
+                doc.diag(
+                    ("spec", "run"),
+                    f"run file {ref!r} not found (looked for {target.resolve()})",
+                    code="run-ref",
+                )
+            ]
+        )
     try:
         run = loader.run(target)
     except SpecError as err:
-        note = doc.diag(("spec", "run"), f"the base run {str(shown(target))!r} is invalid "
-                        f"({len(err.diagnostics())} problem(s) reported for that file)",
-                        code="run-invalid")
+        note = doc.diag(
+            ("spec", "run"),
+            f"the base run {str(shown(target))!r} is invalid "
+            f"({len(err.diagnostics())} problem(s) reported for that file)",
+            code="run-invalid",
+        )
         raise SpecError([note, *err.diagnostics()]) from None
     data = load(shown(target)).data
     return run, data, target.resolve().parent
 
 
-def _base_inline(loader: Loader, doc: SourceDoc,
-                 inline: dict[str, Any]) -> tuple[Run, dict[str, Any], Path]:
+def _base_inline(
+    loader: Loader, doc: SourceDoc, inline: dict[str, Any]
+) -> tuple[Run, dict[str, Any], Path]:
     """The inline `spec.run` checked as a Run document whose positions are the sweep file's."""
     meta = section(doc.data, "metadata")
     name = meta.get("name")
-    data = {"apiVersion": API_VERSION, "kind": "Run",
-            "metadata": {"name": name if isinstance(name, str) and name else "sweep"},
-            "spec": inline}
+    data = {
+        "apiVersion": API_VERSION,
+        "kind": "Run",
+        "metadata": {"name": name if isinstance(name, str) and name else "sweep"},
+        "spec": inline,
+    }
     prefix = ("spec", "run")
     marks = {("spec", *p[2:]): m for p, m in doc.values.items() if p[:2] == prefix}
     keys = {("spec", *p[2:]): m for p, m in doc.keys.items() if p[:2] == prefix}
@@ -105,7 +118,7 @@ def _base_inline(loader: Loader, doc: SourceDoc,
 def _under_run(d: Diagnostic) -> Diagnostic:
     """A diagnostic of the inline run, its path as the sweep file names it."""
     if d.path == "spec" or d.path.startswith("spec."):
-        return dataclasses.replace(d, path="spec.run" + d.path[len("spec"):])
+        return dataclasses.replace(d, path="spec.run" + d.path[len("spec") :])
     return d
 
 
@@ -129,8 +142,9 @@ def _model(doc: SourceDoc, run: Run, base_doc: dict[str, Any], base_dir: Path) -
             space[name] = Choice(tuple(raw))
         else:
             integer = param.type.value == "Int"
-            space[name] = Range(float(raw["min"]), float(raw["max"]), bool(raw.get("log", False)),
-                                integer)
+            space[name] = Range(
+                float(raw["min"]), float(raw["max"]), bool(raw.get("log", False)), integer
+            )
     obj = spec["objective"]
     budget = spec.get("budget") or {}
     early = spec.get("earlyStopping")
@@ -148,9 +162,14 @@ def _model(doc: SourceDoc, run: Run, base_doc: dict[str, Any], base_dir: Path) -
         objective=Objective(obj["metric"], Goal(obj["goal"]), Pick(obj.get("value", "last"))),
         algorithm=Algorithm(spec.get("algorithm", "grid")),
         seed=spec.get("seed"),
-        budget=Budget(budget.get("trials", MAX_SWEEP_TRIALS if spec.get("algorithm", "grid")
-                                 == "grid" else 10), budget.get("parallel", 1),
-                      None if timeout is None else values.duration_seconds(timeout)),
-        early_stopping=None if early is None else EarlyStopping(
-            early.get("startupTrials", 2), early.get("warmupSteps", 0)),
+        budget=Budget(
+            budget.get(
+                "trials", MAX_SWEEP_TRIALS if spec.get("algorithm", "grid") == "grid" else 10
+            ),
+            budget.get("parallel", 1),
+            None if timeout is None else values.duration_seconds(timeout),
+        ),
+        early_stopping=None
+        if early is None
+        else EarlyStopping(early.get("startupTrials", 2), early.get("warmupSteps", 0)),
     )

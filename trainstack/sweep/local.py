@@ -17,22 +17,38 @@ from trainstack.registry.home import registry_path
 
 
 class LocalLauncher:
-    def __init__(self, home: Path, logs: Path, *, grace_seconds: float = 10.0,
-                 install: bool = True) -> None:
+    def __init__(
+        self, home: Path, logs: Path, *, grace_seconds: float = 10.0, install: bool = True
+    ) -> None:
         self.home, self.logs = home, logs
         self.grace_seconds, self.install = grace_seconds, install
 
     def start(self, spec: Path, name: str) -> LocalTrial:
         self.logs.mkdir(parents=True, exist_ok=True)
         started = time.time()
-        argv = [sys.executable, "-m", "trainstack.cli.main", "run", str(spec), "--local",
-                "--home", str(self.home), "--grace", str(self.grace_seconds)]
+        argv = [
+            sys.executable,
+            "-m",
+            "trainstack.cli.main",
+            "run",
+            str(spec),
+            "--local",
+            "--home",
+            str(self.home),
+            "--grace",
+            str(self.grace_seconds),
+        ]
         if not self.install:
             argv.append("--no-install")
         with (self.logs / f"{name}.log").open("wb") as log:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True,
-                                    preexec_fn=_stop_with_parent)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_stop_with_parent,
+            )
         return LocalTrial(self.home, name, proc, started)
 
 
@@ -52,8 +68,9 @@ def _stop_with_parent() -> None:
 
 
 class LocalTrial:
-    def __init__(self, home: Path, name: str, proc: subprocess.Popen[bytes],
-                 started: float) -> None:
+    def __init__(
+        self, home: Path, name: str, proc: subprocess.Popen[bytes], started: float
+    ) -> None:
         self.home, self.name, self.proc, self.started = home, name, proc, started
         self._record: RunRecord | None = None
 
@@ -62,14 +79,19 @@ class LocalTrial:
 
     def succeeded(self) -> bool:
         record = self._find(refresh=True)
-        return self.proc.returncode == 0 and record is not None and \
-            record.status is RunStatus.SUCCEEDED
+        return (
+            self.proc.returncode == 0
+            and record is not None
+            and record.status is RunStatus.SUCCEEDED
+        )
 
     def reason(self) -> str:
         record = self._find(refresh=True)
         if record is None:
-            return f"`trainstack run` exited with code {self.proc.returncode} before recording " \
-                   "the run (see the trial's log in the sweep's folder)"
+            return (
+                f"`trainstack run` exited with code {self.proc.returncode} before recording "
+                "the run (see the trial's log in the sweep's folder)"
+            )
         return f"run {record.status.value}: {record.reason or 'no reason recorded'}"
 
     def run_id(self) -> str | None:

@@ -111,11 +111,18 @@ class Sweep:
     def fingerprint(self) -> str:
         """What a resumed sweep must share with the stored study: same space, objective and
         algorithm (trials of another search are not comparable)."""
+
         def space(s: Space) -> Any:
             return list(s.values) if isinstance(s, Choice) else [s.min, s.max, s.log, s.integer]
 
-        blob = {"space": {k: space(v) for k, v in sorted(self.space.items())},
-                "objective": [self.objective.metric, self.objective.goal.value,
-                              self.objective.pick.value],
-                "algorithm": self.algorithm.value, "component": self.base.component.ref}
+        blob = {
+            "space": {k: space(v) for k, v in sorted(self.space.items())},
+            "objective": [
+                self.objective.metric,
+                self.objective.goal.value,
+                self.objective.pick.value,
+            ],
+            "algorithm": self.algorithm.value,
+            "component": self.base.component.ref,
+        }
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]

@@ -38,8 +38,11 @@ def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
     data = metrics.chart(hit.chart)
     assert data is not None
     column = next(c for c in data.columns if c.name == hit.column)
-    steps = tuple((int(x), float(y)) for x, y in zip(data.x, column.values, strict=True)
-                  if not math.isnan(float(y)) and not math.isnan(float(x)))
+    steps = tuple(
+        (int(x), float(y))
+        for x, y in zip(data.x, column.values, strict=True)
+        if not math.isnan(float(y)) and not math.isnan(float(x))
+    )
     return Series(steps, score(steps, objective))
 
 

@@ -54,6 +54,9 @@ def plan_sweep(path: Path, env: str, project: Path | None) -> list[TrialPlan]:
         for number, params in first_batch(sweep):
             spec = write_trial(sweep, Path(tmp), number, params)
             name = trial_name(sweep, number)
-            out.append(TrialPlan(number, name, run_stack_name(env, name), params,
-                                 plan_run(spec, env, project)))
+            out.append(
+                TrialPlan(
+                    number, name, run_stack_name(env, name), params, plan_run(spec, env, project)
+                )
+            )
     return out

@@ -22,24 +22,35 @@ def check_space(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
     for name, space in section(doc.data, "spec", "parameters").items():
         path: tuple[str | int, ...] = ("spec", "parameters", name)
         if name not in raw:
-            out.append(doc.diag(path, f"component {comp.ref} has no parameter {name!r}",
-                                hint=suggest.hint(str(name), raw)
-                                or "declared: " + (", ".join(raw) or "none"), key=True,
-                                code="unknown-parameter"))
+            out.append(
+                doc.diag(
+                    path,
+                    f"component {comp.ref} has no parameter {name!r}",
+                    hint=suggest.hint(str(name), raw) or "declared: " + (", ".join(raw) or "none"),
+                    key=True,
+                    code="unknown-parameter",
+                )
+            )
         elif isinstance(space, list):
             out += _choices(doc, path, raw[name], space)
         elif isinstance(space, dict):
             if grid:
-                out.append(doc.diag(path, "a grid search takes a list of values for each "
-                                    "parameter", hint="list the values, or use algorithm: "
-                                    "random or tpe for a range", code="sweep-space"))
+                out.append(
+                    doc.diag(
+                        path,
+                        "a grid search takes a list of values for each parameter",
+                        hint="list the values, or use algorithm: random or tpe for a range",
+                        code="sweep-space",
+                    )
+                )
             else:
                 out += _range(doc, path, raw[name], space)
     return out
 
 
-def _choices(doc: SourceDoc, path: tuple[str | int, ...], param: dict[str, Any],
-             values: list[Any]) -> list[Diagnostic]:
+def _choices(
+    doc: SourceDoc, path: tuple[str | int, ...], param: dict[str, Any], values: list[Any]
+) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     if not values:
         return [doc.diag(path, "an empty list: give at least one value", code="sweep-space")]
@@ -54,18 +65,31 @@ def _choices(doc: SourceDoc, path: tuple[str | int, ...], param: dict[str, Any],
     return out
 
 
-def _range(doc: SourceDoc, path: tuple[str | int, ...], param: dict[str, Any],
-           rng: dict[str, Any]) -> list[Diagnostic]:
+def _range(
+    doc: SourceDoc, path: tuple[str | int, ...], param: dict[str, Any], rng: dict[str, Any]
+) -> list[Diagnostic]:
     ptype = param.get("type")
     if ptype not in ("Int", "Float"):
-        return [doc.diag(path, f"a range needs an Int or Float parameter; this one is {ptype}",
-                         hint="list the values instead", code="sweep-space")]
+        return [
+            doc.diag(
+                path,
+                f"a range needs an Int or Float parameter; this one is {ptype}",
+                hint="list the values instead",
+                code="sweep-space",
+            )
+        ]
     out: list[Diagnostic] = []
     for key in rng:
         if key not in _RANGE_KEYS:
-            out.append(doc.diag((*path, key), f"unknown field {key!r}", key=True,
-                                hint=suggest.hint(str(key), _RANGE_KEYS)
-                                or "allowed here: min, max, log", code="unknown-key"))
+            out.append(
+                doc.diag(
+                    (*path, key),
+                    f"unknown field {key!r}",
+                    key=True,
+                    hint=suggest.hint(str(key), _RANGE_KEYS) or "allowed here: min, max, log",
+                    code="unknown-key",
+                )
+            )
     for key in ("min", "max"):
         if key not in rng:
             out.append(doc.diag(path, f"required field {key!r} is missing", code="required"))
@@ -73,20 +97,27 @@ def _range(doc: SourceDoc, path: tuple[str | int, ...], param: dict[str, Any],
         value = rng[key]
         if not is_number(value) or (ptype == "Int" and not is_int(value)):
             word = "an integer" if ptype == "Int" else "a number"
-            out.append(doc.diag((*path, key), f"expected {word} ({ptype}), got {value!r}",
-                                code="type"))
+            out.append(
+                doc.diag((*path, key), f"expected {word} ({ptype}), got {value!r}", code="type")
+            )
             continue
         problem = value_problem(param, value)
         if problem:
             out.append(doc.diag((*path, key), problem[0], hint=problem[1], code="parameter"))
     if "log" in rng and not isinstance(rng["log"], bool):
-        out.append(doc.diag((*path, "log"), f"expected true or false, got {rng['log']!r}",
-                            code="type"))
+        out.append(
+            doc.diag((*path, "log"), f"expected true or false, got {rng['log']!r}", code="type")
+        )
     lo, hi = rng.get("min"), rng.get("max")
     if not out and is_number(lo) and is_number(hi):
         if lo >= hi:
             out.append(doc.diag(path, f"min ({lo}) must be below max ({hi})", code="sweep-space"))
         elif rng.get("log") and lo <= 0:
-            out.append(doc.diag((*path, "min"), f"a log-scale range must start above 0, got "
-                                f"{lo}", code="sweep-space"))
+            out.append(
+                doc.diag(
+                    (*path, "min"),
+                    f"a log-scale range must start above 0, got {lo}",
+                    code="sweep-space",
+                )
+            )
     return out

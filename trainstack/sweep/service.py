@@ -28,34 +28,56 @@ class Finished:
     best: TrialRow | None
 
 
-def run(spec: Path, home: Path, *, local: bool, env: str | None, parallel: int | None = None,
-        artifacts: Path | None = None, install: bool = True, grace: float = 10.0,
-        backend: str | None = None, command: auto.PulumiCommand | None = None,
-        watcher: JobWatcher | None = None, watch_interval: float = 10.0,
-        view: View | None = None) -> Finished:
+def run(
+    spec: Path,
+    home: Path,
+    *,
+    local: bool,
+    env: str | None,
+    parallel: int | None = None,
+    artifacts: Path | None = None,
+    install: bool = True,
+    grace: float = 10.0,
+    backend: str | None = None,
+    command: auto.PulumiCommand | None = None,
+    watcher: JobWatcher | None = None,
+    watch_interval: float = 10.0,
+    view: View | None = None,
+) -> Finished:
     """`command` and `watcher` stand in for the Pulumi CLI and the cluster in tests."""
     sweep = load_sweep(spec)
-    launcher = (_local(sweep, home, install, grace) if local
-                else _cluster(env, home, artifacts, backend, command, watcher, watch_interval))
+    launcher = (
+        _local(sweep, home, install, grace)
+        if local
+        else _cluster(env, home, artifacts, backend, command, watcher, watch_interval)
+    )
     result = run_sweep(sweep, home, launcher, view or View(), parallel=parallel)
     rows = list(result.rows)
     goal, metric = sweep.objective.goal, sweep.objective.metric
     png = draw_history(rows, goal, metric, result.directory / HISTORY_PNG)
-    return Finished(sweep, result.directory, summary(sweep.name, rows, goal, metric, png), png,
-                    best(rows, goal))
+    return Finished(
+        sweep, result.directory, summary(sweep.name, rows, goal, metric, png), png, best(rows, goal)
+    )
 
 
 def _local(sweep: Sweep, home: Path, install: bool, grace: float) -> Launcher:
     from trainstack.sweep.local import LocalLauncher
     from trainstack.sweep.study import sweep_dir
 
-    return LocalLauncher(home, sweep_dir(home, sweep.name) / "logs", grace_seconds=grace,
-                         install=install)
+    return LocalLauncher(
+        home, sweep_dir(home, sweep.name) / "logs", grace_seconds=grace, install=install
+    )
 
 
-def _cluster(env: str | None, home: Path, artifacts: Path | None, backend: str | None,
-             command: auto.PulumiCommand | None, watcher: JobWatcher | None,
-             interval: float) -> Launcher:
+def _cluster(
+    env: str | None,
+    home: Path,
+    artifacts: Path | None,
+    backend: str | None,
+    command: auto.PulumiCommand | None,
+    watcher: JobWatcher | None,
+    interval: float,
+) -> Launcher:
     from trainstack.deploy import service
     from trainstack.deploy.index import StackEntry
     from trainstack.deploy.workspace import find_pulumi
@@ -63,10 +85,12 @@ def _cluster(env: str | None, home: Path, artifacts: Path | None, backend: str |
 
     assert env is not None
     if artifacts is None:
-        raise UserError("--env needs --artifacts DIR: the artifact store's root as a local "
-                        "directory, where each trial's metrics are read",
-                        hint="mount the platform's artifactStore (ossfs for oss://, the volume "
-                        "for pvc://) and pass its root")
+        raise UserError(
+            "--env needs --artifacts DIR: the artifact store's root as a local "
+            "directory, where each trial's metrics are read",
+            hint="mount the platform's artifactStore (ossfs for oss://, the volume "
+            "for pvc://) and pass its root",
+        )
     cli = command or find_pulumi()
 
     def deploy(spec: Path) -> StackEntry:
@@ -75,5 +99,10 @@ def _cluster(env: str | None, home: Path, artifacts: Path | None, backend: str |
     def destroy(entry: StackEntry) -> None:
         service.destroy(entry.run, entry.env, command=cli, home=home, backend=backend)
 
-    return ClusterLauncher(deploy, destroy, watcher or ServiceWatcher(cli, home, backend),
-                           StoreDirectory(artifacts), interval=interval)
+    return ClusterLauncher(
+        deploy,
+        destroy,
+        watcher or ServiceWatcher(cli, home, backend),
+        StoreDirectory(artifacts),
+        interval=interval,
+    )

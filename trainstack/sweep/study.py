@@ -64,9 +64,10 @@ def exclusive(directory: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UserError(f"sweep {directory.name} is already running (lock "
-                            f"{directory / 'lock'})",
-                            hint="wait for it, or stop it with Ctrl-C") from None
+            raise UserError(
+                f"sweep {directory.name} is already running (lock {directory / 'lock'})",
+                hint="wait for it, or stop it with Ctrl-C",
+            ) from None
         yield
     finally:
         os.close(fd)
@@ -111,13 +112,23 @@ def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
     sampler = sampler_for(sweep)
     pruner: optuna.pruners.BasePruner = optuna.pruners.NopPruner()
     if sweep.early_stopping is not None:
-        pruner = optuna.pruners.MedianPruner(n_startup_trials=sweep.early_stopping.startup_trials,
-                                             n_warmup_steps=sweep.early_stopping.warmup_steps)
-    direction = (optuna.study.StudyDirection.MINIMIZE if sweep.objective.goal is Goal.MINIMIZE
-                 else optuna.study.StudyDirection.MAXIMIZE)
-    study = optuna.create_study(storage=storage_url(directory), study_name=sweep.name,
-                                sampler=sampler, pruner=pruner, direction=direction,
-                                load_if_exists=True)
+        pruner = optuna.pruners.MedianPruner(
+            n_startup_trials=sweep.early_stopping.startup_trials,
+            n_warmup_steps=sweep.early_stopping.warmup_steps,
+        )
+    direction = (
+        optuna.study.StudyDirection.MINIMIZE
+        if sweep.objective.goal is Goal.MINIMIZE
+        else optuna.study.StudyDirection.MAXIMIZE
+    )
+    study = optuna.create_study(
+        storage=storage_url(directory),
+        study_name=sweep.name,
+        sampler=sampler,
+        pruner=pruner,
+        direction=direction,
+        load_if_exists=True,
+    )
     stored = study.user_attrs.get(FINGERPRINT)
     if stored is None:
         study.set_user_attr(FINGERPRINT, sweep.fingerprint())
@@ -125,10 +136,12 @@ def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
         study.set_user_attr("objective", sweep.objective.metric)
         study.set_user_attr("experiment", sweep.experiment)
     elif stored != sweep.fingerprint():
-        raise UserError(f"sweep {sweep.name} already exists with another search space, objective "
-                        f"or algorithm ({directory})",
-                        hint="give the changed sweep a new metadata.name; trials of a different "
-                        "search are not comparable")
+        raise UserError(
+            f"sweep {sweep.name} already exists with another search space, objective "
+            f"or algorithm ({directory})",
+            hint="give the changed sweep a new metadata.name; trials of a different "
+            "search are not comparable",
+        )
     return study
 
 
@@ -168,8 +181,9 @@ def prepare_resume(study: optuna.Study) -> int:
             study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
     trials = study.get_trials(deepcopy=False)
     covered = [t.params for t in trials if not t.user_attrs.get(INTERRUPTED)]
-    covered += [t.system_attrs.get("fixed_params", {}) for t in trials
-                if t.state is TrialState.WAITING]
+    covered += [
+        t.system_attrs.get("fixed_params", {}) for t in trials if t.state is TrialState.WAITING
+    ]
     enqueued = 0
     for t in trials:
         if t.user_attrs.get(INTERRUPTED) and t.params not in covered:

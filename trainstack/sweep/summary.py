@@ -21,16 +21,17 @@ def best(rows: list[TrialRow], goal: Goal) -> TrialRow | None:
     return min(done, key=lambda p: (sign * p[0], p[1].number))[1]
 
 
-def summary(name: str, rows: list[TrialRow], goal: Goal, metric: str,
-            png: Path | None) -> str:
+def summary(name: str, rows: list[TrialRow], goal: Goal, metric: str, png: Path | None) -> str:
     counts = {s: sum(r.state is s for r in rows) for s in TrialState}
     lines = [f"sweep {name}: " + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)]
     top = best(rows, goal)
     if top is None:
         lines.append("  no trial completed with an objective value")
     else:
-        lines.append(f"  best:     trial {top.number} ({top.run_id or top.name}) {metric} = "
-                     f"{number(top.value)} ({goal.value})")
+        lines.append(
+            f"  best:     trial {top.number} ({top.run_id or top.name}) {metric} = "
+            f"{number(top.value)} ({goal.value})"
+        )
         lines.append(f"  params:   {params_text(top.params)}")
     for r in rows:
         if r.state is TrialState.FAILED and r.reason:
@@ -42,8 +43,9 @@ def summary(name: str, rows: list[TrialRow], goal: Goal, metric: str,
 
 
 def draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
-    points = sorted((r.number, r.value) for r in rows
-                    if r.state is TrialState.COMPLETE and r.value is not None)
+    points = sorted(
+        (r.number, r.value) for r in rows if r.state is TrialState.COMPLETE and r.value is not None
+    )
     if not points:
         return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -27,30 +27,39 @@ def trial_name(sweep: Sweep, number: int) -> str:
     return f"{sweep.name}-t{number:03d}"
 
 
-def trial_document(sweep: Sweep, number: int,
-                   params: dict[str, ParamValue]) -> dict[str, Any]:
+def trial_document(sweep: Sweep, number: int, params: dict[str, ParamValue]) -> dict[str, Any]:
     base = copy.deepcopy(dict(sweep.base_doc))
     meta = dict(base.get("metadata") or {})
     spec = dict(base.get("spec") or {})
     name = trial_name(sweep, number)
-    tags = {**(meta.get("tags") or {}), **dict(sweep.tags), SWEEP_TAG: sweep.name,
-            TRIAL_TAG: str(number)}
-    meta.update(name=name, experiment=sweep.experiment, tags=tags,
-                description=f"trial {number} of sweep {sweep.name}")
+    tags = {
+        **(meta.get("tags") or {}),
+        **dict(sweep.tags),
+        SWEEP_TAG: sweep.name,
+        TRIAL_TAG: str(number),
+    }
+    meta.update(
+        name=name,
+        experiment=sweep.experiment,
+        tags=tags,
+        description=f"trial {number} of sweep {sweep.name}",
+    )
     spec["component"] = _absolute_ref(str(spec["component"]), sweep.base_dir)
     spec["parameters"] = {**(spec.get("parameters") or {}), **params}
     for group in ("inputs", "outputs"):
         if isinstance(spec.get(group), dict):
-            spec[group] = {k: _binding(v, sweep.base_dir, name if group == "outputs" else None)
-                           for k, v in spec[group].items()}
+            spec[group] = {
+                k: _binding(v, sweep.base_dir, name if group == "outputs" else None)
+                for k, v in spec[group].items()
+            }
     if isinstance(spec.get("models"), list):
-        spec["models"] = [{**m, "uri": _uri(m["uri"], sweep.base_dir, None)}
-                          for m in spec["models"]]
+        spec["models"] = [
+            {**m, "uri": _uri(m["uri"], sweep.base_dir, None)} for m in spec["models"]
+        ]
     return {"apiVersion": base["apiVersion"], "kind": "Run", "metadata": meta, "spec": spec}
 
 
-def write_trial(sweep: Sweep, directory: Path, number: int,
-                params: dict[str, ParamValue]) -> Path:
+def write_trial(sweep: Sweep, directory: Path, number: int, params: dict[str, ParamValue]) -> Path:
     path = directory / "trials" / f"{trial_name(sweep, number)}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(trial_document(sweep, number, params), sort_keys=False)

@@ -35,8 +35,7 @@ class TrialRow:
 
 
 def params_text(params: dict[str, ParamValue]) -> str:
-    return " ".join(f"{k}={number(v) if isinstance(v, float) else v}"
-                    for k, v in params.items())
+    return " ".join(f"{k}={number(v) if isinstance(v, float) else v}" for k, v in params.items())
 
 
 class View:
@@ -48,20 +47,23 @@ class View:
         self._title = ""
 
     def start(self, sweep: Sweep, counted: int, resumed: int) -> None:
-        self._title = (f"sweep {sweep.name}: {sweep.algorithm.value}, {sweep.trial_count} "
-                       f"trial(s), {sweep.budget.parallel} at a time, objective "
-                       f"{sweep.objective.goal.value} {sweep.objective.metric} "
-                       f"({sweep.objective.pick.value})")
+        self._title = (
+            f"sweep {sweep.name}: {sweep.algorithm.value}, {sweep.trial_count} "
+            f"trial(s), {sweep.budget.parallel} at a time, objective "
+            f"{sweep.objective.goal.value} {sweep.objective.metric} "
+            f"({sweep.objective.pick.value})"
+        )
         self._line(self._title)
         if counted or resumed:
-            self._line(f"resuming: {counted} trial(s) already run, {resumed} interrupted "
-                       "trial(s) to run again")
+            self._line(
+                f"resuming: {counted} trial(s) already run, {resumed} interrupted "
+                "trial(s) to run again"
+            )
         if self.live:
             from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(self._table(), console=Console(file=self.stream),
-                              auto_refresh=False)
+            self._live = Live(self._table(), console=Console(file=self.stream), auto_refresh=False)
             self._live.start()
 
     def update(self, row: TrialRow) -> None:
@@ -71,8 +73,10 @@ class View:
             return
         value = "" if row.value is None else f" {number(row.value)}"
         why = f" ({row.reason})" if row.reason and row.state is not TrialState.COMPLETE else ""
-        self._line(f"trial {row.number} {row.state.value}{value}: {params_text(row.params)}"
-                   f"{' run ' + row.run_id if row.run_id else ''}{why}")
+        self._line(
+            f"trial {row.number} {row.state.value}{value}: {params_text(row.params)}"
+            f"{' run ' + row.run_id if row.run_id else ''}{why}"
+        )
 
     def note(self, text: str) -> None:
         self._line(text)
@@ -96,6 +100,7 @@ def table(rows: list[TrialRow], *, title: str = "") -> Any:
     for col in ("trial", "state", "objective", "parameters", "run"):
         t.add_column(col)
     for r in sorted(rows, key=lambda r: r.number):
-        t.add_row(str(r.number), r.state.value, number(r.value), params_text(r.params),
-                  r.run_id or "")
+        t.add_row(
+            str(r.number), r.state.value, number(r.value), params_text(r.params), r.run_id or ""
+        )
     return t

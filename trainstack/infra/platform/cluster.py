@@ -30,9 +30,14 @@ class Cluster(pulumi.ComponentResource):
     permission: alicloud.cs.KubernetesPermission | None
     api_acl: pulumi.Output[str] | None  # the allow-list to bind to the API server's listener
 
-    def __init__(self, name: str, ack: AckConfig, net: Network,
-                 provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        ack: AckConfig,
+        net: Network,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         self.resource = alicloud.cs.ManagedKubernetes(
@@ -57,23 +62,38 @@ class Cluster(pulumi.ComponentResource):
             # ACK: the public and internal endpoints share the API server's CLB, whose listener
             # on 6443 takes a whitelist ACL ("Configure access control policies for the API
             # server", ACK docs). This is that whitelist; docs/platform.md binds it to the listener.
-            acl = alicloud.slb.Acl("api-acl", name=f"{ack.cluster_name}-api", ip_version="ipv4",
-                                   opts=child)
+            acl = alicloud.slb.Acl(
+                "api-acl", name=f"{ack.cluster_name}-api", ip_version="ipv4", opts=child
+            )
             for i, block in enumerate(ack.api_allowed_cidrs):
-                alicloud.slb.AclEntryAttachment(f"api-acl-{i}", acl_id=acl.id, entry=block,
-                                                comment="trainstack apiAllowedCidrs", opts=child)
+                alicloud.slb.AclEntryAttachment(
+                    f"api-acl-{i}",
+                    acl_id=acl.id,
+                    entry=block,
+                    comment="trainstack apiAllowedCidrs",
+                    opts=child,
+                )
             self.api_acl = acl.id
         self.permission = None
         if ack.deployer is not None:
             # cs/kubernetes_permission.py: role_type "cluster", role_name "admin"; is_ram_role when
             # the uid is a RAM role's (a CI runner's). Everything on the cluster waits for it.
             self.permission = alicloud.cs.KubernetesPermission(
-                "deployer-permission", uid=ack.deployer.uid,
-                permissions=[{"cluster": self.resource.id, "role_type": "cluster",
-                              "role_name": "admin", "is_ram_role": ack.deployer.ram_role}],
-                opts=child)
+                "deployer-permission",
+                uid=ack.deployer.uid,
+                permissions=[
+                    {
+                        "cluster": self.resource.id,
+                        "role_type": "cluster",
+                        "role_name": "admin",
+                        "is_ram_role": ack.deployer.ram_role,
+                    }
+                ],
+                opts=child,
+            )
         cred = alicloud.cs.get_cluster_credential_output(
-            cluster_id=self.resource.id, opts=pulumi.InvokeOutputOptions(provider=provider))
+            cluster_id=self.resource.id, opts=pulumi.InvokeOutputOptions(provider=provider)
+        )
         # The credential is an admin kubeconfig: mark it secret before anything can log or store it.
         self.kubeconfig = pulumi.Output.secret(cred.kube_config)
         self.register_outputs({"clusterId": self.resource.id})

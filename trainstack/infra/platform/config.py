@@ -44,8 +44,14 @@ KUBEDL_UPSTREAM_IMAGE = "docker.io/kubedl/kubedl:0.4.2"
 DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
 _DIGEST = r"@sha256:[0-9a-f]{64}"
 
-_KUBECONFIG_ONLY = ("kubeconfig", "kubeContext", "localProvisioner", "ossEndpoint",
-                    "artifactClaim", "artifactSize")
+_KUBECONFIG_ONLY = (
+    "kubeconfig",
+    "kubeContext",
+    "localProvisioner",
+    "ossEndpoint",
+    "artifactClaim",
+    "artifactSize",
+)
 # kubeconfig mode, optional: the AccessKey the OSS CSI driver mounts oss:// volumes with. Both
 # keys or neither, each a secret. ack mode never takes one (its OSS volumes use RRSA).
 OSS_ACCESS_KEY_KEYS = ("ossAccessKeyId", "ossAccessKeySecret")
@@ -139,9 +145,15 @@ class PlatformConfig:
     offline: bool = False
 
 
-def load(values: Mapping[str, Any], *, stack: str, source: str,
-         secret_keys: frozenset[str] = frozenset(), root: Path | None = None,
-         offline: bool = False) -> PlatformConfig:
+def load(
+    values: Mapping[str, Any],
+    *,
+    stack: str,
+    source: str,
+    secret_keys: frozenset[str] = frozenset(),
+    root: Path | None = None,
+    offline: bool = False,
+) -> PlatformConfig:
     """Check and type the raw config of one stack (``source`` names it in errors).
 
     ``root`` is the project folder ``kubedl:crdSource`` is relative to (default: the nearest
@@ -149,20 +161,32 @@ def load(values: Mapping[str, Any], *, stack: str, source: str,
     steps a new environment still lacks into ``pending`` entries instead of errors.
     """
     pending = Pending(offline)
-    main = Section(split_namespace(values, names.PLATFORM_PROJECT), f"{names.PLATFORM_PROJECT}:",
-                   source, secret_keys, top_level=True)
+    main = Section(
+        split_namespace(values, names.PLATFORM_PROJECT),
+        f"{names.PLATFORM_PROJECT}:",
+        source,
+        secret_keys,
+        top_level=True,
+    )
     mode = main.string("mode", choices=MODES)
     teams = _teams(main)
-    kubedl_sec = Section(split_namespace(values, names.KUBEDL_CONFIG_NS),
-                         f"{names.KUBEDL_CONFIG_NS}:", source, top_level=True)
+    kubedl_sec = Section(
+        split_namespace(values, names.KUBEDL_CONFIG_NS),
+        f"{names.KUBEDL_CONFIG_NS}:",
+        source,
+        top_level=True,
+    )
     ack: AckConfig | None = None
     cluster: ClusterAccess | None = None
     oss_access_key = False
     if mode == "ack":
         ack = load_ack(main, stack, pending)
         other = {k: "only used when trainstack:mode is kubeconfig" for k in _KUBECONFIG_ONLY}
-        other |= {k: "not used when trainstack:mode is ack: OSS volumes mount with the "
-                     "platform's jobs RAM role (RRSA), no AccessKey" for k in OSS_ACCESS_KEY_KEYS}
+        other |= {
+            k: "not used when trainstack:mode is ack: OSS volumes mount with the "
+            "platform's jobs RAM role (RRSA), no AccessKey"
+            for k in OSS_ACCESS_KEY_KEYS
+        }
         registry = _ack_registry(main, ack)
     else:
         oss_access_key = _oss_access_key(main, stack)
@@ -170,16 +194,21 @@ def load(values: Mapping[str, Any], *, stack: str, source: str,
             kubeconfig=main.optional_string("kubeconfig"),
             context=main.optional_string("kubeContext"),
             local_provisioner=main.string("localProvisioner", "rancher.io/local-path"),
-            artifact_claim=main.optional_string("artifactClaim", pattern=DNS_LABEL,
-                                                what="a PersistentVolumeClaim name"),
+            artifact_claim=main.optional_string(
+                "artifactClaim", pattern=DNS_LABEL, what="a PersistentVolumeClaim name"
+            ),
             artifact_size=main.quantity("artifactSize", "50Gi"),
             oss_endpoint=_oss_endpoint(main, required=oss_access_key),
         )
         other = {k: "only used when trainstack:mode is ack" for k in ACK_KEYS}
         registry = RegistryConfig(
-            server=main.string("registryServer", pattern=r"[A-Za-z0-9.-]+(:\d+)?",
-                               what="a registry host such as registry.example.com"),
-            username=main.string("registryUsername"))
+            server=main.string(
+                "registryServer",
+                pattern=r"[A-Za-z0-9.-]+(:\d+)?",
+                what="a registry host such as registry.example.com",
+            ),
+            username=main.string("registryUsername"),
+        )
     how = "pulumi config set --secret trainstack:registryPassword <password> --stack " + stack
     if offline and not main.has("registryPassword"):
         pending.add(f"trainstack:registryPassword is not set: {how}")
@@ -187,10 +216,18 @@ def load(values: Mapping[str, Any], *, stack: str, source: str,
         main.require_secret_key("registryPassword", how)
     kubedl = _kubedl(kubedl_sec, ack is not None, root, pending)
     main.finish(other)
-    return PlatformConfig(stack=stack, mode="ack" if mode == "ack" else "kubeconfig",
-                          teams=teams, kubedl=kubedl, registry=registry, ack=ack, cluster=cluster,
-                          oss_access_key=oss_access_key, pending=tuple(pending.items),
-                          offline=offline)
+    return PlatformConfig(
+        stack=stack,
+        mode="ack" if mode == "ack" else "kubeconfig",
+        teams=teams,
+        kubedl=kubedl,
+        registry=registry,
+        ack=ack,
+        cluster=cluster,
+        oss_access_key=oss_access_key,
+        pending=tuple(pending.items),
+        offline=offline,
+    )
 
 
 def _ack_registry(main: Section, ack: AckConfig) -> RegistryConfig:
@@ -202,9 +239,15 @@ def _ack_registry(main: Section, ack: AckConfig) -> RegistryConfig:
     else:
         default = REQUIRED
     return RegistryConfig(
-        server=main.string("registryServer", default, pattern=r"[A-Za-z0-9.-]+(:\d+)?",
-                           what="a registry host such as registry.example.com"),
-        username=main.string("registryUsername"), kind=kind)
+        server=main.string(
+            "registryServer",
+            default,
+            pattern=r"[A-Za-z0-9.-]+(:\d+)?",
+            what="a registry host such as registry.example.com",
+        ),
+        username=main.string("registryUsername"),
+        kind=kind,
+    )
 
 
 def _oss_endpoint(main: Section, *, required: bool) -> str | None:
@@ -220,8 +263,10 @@ def _oss_endpoint(main: Section, *, required: bool) -> str | None:
 def _oss_access_key(main: Section, stack: str) -> bool:
     """Whether the stack configures an OSS AccessKey: both keys, as secrets, or neither."""
     given = [k for k in OSS_ACCESS_KEY_KEYS if main.has(k)]
-    how = "; ".join(f"pulumi config set --secret trainstack:{k} <{k}> --stack {stack}"
-                    for k in OSS_ACCESS_KEY_KEYS)
+    how = "; ".join(
+        f"pulumi config set --secret trainstack:{k} <{k}> --stack {stack}"
+        for k in OSS_ACCESS_KEY_KEYS
+    )
     if not given:
         return False
     for key in OSS_ACCESS_KEY_KEYS:  # the missing one, or one set in plain text, is the error
@@ -233,57 +278,94 @@ def _teams(main: Section) -> tuple[Team, ...]:
     teams: list[Team] = []
     for item in main.sections("teams", min_items=1):
         name = item.string("name", pattern=DNS_LABEL, what="a DNS label ([a-z0-9-], ≤ 63)")
-        namespace = item.string("namespace", name, pattern=DNS_LABEL,
-                                what="a DNS label ([a-z0-9-], ≤ 63)")
+        namespace = item.string(
+            "namespace", name, pattern=DNS_LABEL, what="a DNS label ([a-z0-9-], ≤ 63)"
+        )
         if namespace in ("default", "kubedl-system") or namespace.startswith("kube-"):
             raise item.error("namespace", "a namespace of its own, not a system one", namespace)
         q = item.section("quota")
-        quota = Quota(cpu=q.quantity("cpu"), memory=q.quantity("memory"),
-                      gpu=q.integer("gpu", 0, minimum=0),
-                      pods=q.integer("pods", minimum=1) if q.has("pods") else None)
+        quota = Quota(
+            cpu=q.quantity("cpu"),
+            memory=q.quantity("memory"),
+            gpu=q.integer("gpu", 0, minimum=0),
+            pods=q.integer("pods", minimum=1) if q.has("pods") else None,
+        )
         q.finish()
-        max_priority = item.integer("maxPriority", DEFAULT_MAX_PRIORITY, minimum=min(
-            names.PRIORITIES), maximum=max(names.PRIORITIES))
+        max_priority = item.integer(
+            "maxPriority",
+            DEFAULT_MAX_PRIORITY,
+            minimum=min(names.PRIORITIES),
+            maximum=max(names.PRIORITIES),
+        )
         d = item.section("defaults", {})
-        defaults = ContainerDefaults(cpu=d.quantity("cpu", "500m"),
-                                     memory=d.quantity("memory", "1Gi"))
+        defaults = ContainerDefaults(
+            cpu=d.quantity("cpu", "500m"), memory=d.quantity("memory", "1Gi")
+        )
         d.finish()
         item.finish()
         if any(t.namespace == namespace for t in teams):
             raise item.error("namespace", "a namespace no other team uses", namespace)
-        teams.append(Team(name=name, namespace=namespace, quota=quota, max_priority=max_priority,
-                          defaults=defaults))
+        teams.append(
+            Team(
+                name=name,
+                namespace=namespace,
+                quota=quota,
+                max_priority=max_priority,
+                defaults=defaults,
+            )
+        )
     return tuple(teams)
 
 
 def _kubedl(sec: Section, ack: bool, root: Path | None, pending: Pending) -> KubeDLConfig:
-    version = sec.string("version", KUBEDL_VERSION, pattern=r"v\d+\.\d+\.\d+",
-                         what="a pinned release tag such as v0.5.0")
-    workloads = sec.string_list("workloads", list(DEFAULT_WORKLOADS), min_items=1,
-                                choices=tuple(KUBEDL_CRDS), what="KubeDL workload kinds")
+    version = sec.string(
+        "version",
+        KUBEDL_VERSION,
+        pattern=r"v\d+\.\d+\.\d+",
+        what="a pinned release tag such as v0.5.0",
+    )
+    workloads = sec.string_list(
+        "workloads",
+        list(DEFAULT_WORKLOADS),
+        min_items=1,
+        choices=tuple(KUBEDL_CRDS),
+        what="KubeDL workload kinds",
+    )
     gang = sec.string("gangScheduler", "none", choices=("none", *GANG_SCHEDULERS))
-    crd_source = sec.string("crdSource", f"platform/kubedl/{version}",
-                            pattern=r"[A-Za-z0-9._/-]+",
-                            what="a folder of the repository such as platform/kubedl/v0.5.0")
+    crd_source = sec.string(
+        "crdSource",
+        f"platform/kubedl/{version}",
+        pattern=r"[A-Za-z0-9._/-]+",
+        what="a folder of the repository such as platform/kubedl/v0.5.0",
+    )
     if crd_source.startswith("/") or ".." in crd_source.split("/"):
         raise sec.error("crdSource", "a folder inside the repository", crd_source)
     image = _kubedl_image(sec, ack, pending)
     cfg_namespace = sec.string("namespace", "kubedl-system", pattern=DNS_LABEL, what="a DNS label")
     replicas = sec.integer("replicas", 1, minimum=1, maximum=5)
     if sec.has("repo"):
-        raise ConfigError(f"{sec.key('repo')}: no longer read: KubeDL's CRDs are not fetched "
-                          "from the internet",
-                          hint=f"remove it; the CRDs come from kubedl:crdSource ({crd_source}), "
-                               f"filled by: {mirror_command(crd_source)}")
+        raise ConfigError(
+            f"{sec.key('repo')}: no longer read: KubeDL's CRDs are not fetched from the internet",
+            hint=f"remove it; the CRDs come from kubedl:crdSource ({crd_source}), "
+            f"filled by: {mirror_command(crd_source)}",
+        )
     sec.finish()
     base = root if root is not None else _project_root()
-    crds, crd_pending = load_crds(base / crd_source, crd_source.rstrip("/"), version, workloads,
-                                  offline=pending.offline)
+    crds, crd_pending = load_crds(
+        base / crd_source, crd_source.rstrip("/"), version, workloads, offline=pending.offline
+    )
     for step in crd_pending:
         pending.add(step)
-    return KubeDLConfig(version=version, crd_source=crd_source, crds=crds, image=image,
-                        workloads=workloads, gang_scheduler=None if gang == "none" else gang,
-                        namespace=cfg_namespace, replicas=replicas)
+    return KubeDLConfig(
+        version=version,
+        crd_source=crd_source,
+        crds=crds,
+        image=image,
+        workloads=workloads,
+        gang_scheduler=None if gang == "none" else gang,
+        namespace=cfg_namespace,
+        replicas=replicas,
+    )
 
 
 def _project_root() -> Path:
@@ -295,7 +377,8 @@ def _project_root() -> Path:
 KUBEDL_IMAGE_HOW = (
     "mirror KubeDL's image into the platform's registry and pin its digest: pulumi config set "
     "kubedl:image <registry>/<namespace>/kubedl@sha256:<digest> (docs/platform.md, 'Mirroring "
-    "KubeDL's image')")
+    "KubeDL's image')"
+)
 
 
 def _kubedl_image(sec: Section, ack: bool, pending: Pending) -> str | None:
@@ -306,21 +389,33 @@ def _kubedl_image(sec: Section, ack: bool, pending: Pending) -> str | None:
     """
     how = KUBEDL_IMAGE_HOW
     if ack and not sec.has("image"):
-        pending.add("kubedl:image is not set, so KubeDL's controller is not deployed (its CRDs "
-                    f"and RBAC are): {how}")
+        pending.add(
+            "kubedl:image is not set, so KubeDL's controller is not deployed (its CRDs "
+            f"and RBAC are): {how}"
+        )
         return None
-    image = sec.string("image", KUBEDL_UPSTREAM_IMAGE, pattern=r"[^\s@]+(:[\w.-]+)?(@sha256:\S+)?",
-                       what="an image reference")
+    image = sec.string(
+        "image",
+        KUBEDL_UPSTREAM_IMAGE,
+        pattern=r"[^\s@]+(:[\w.-]+)?(@sha256:\S+)?",
+        what="an image reference",
+    )
     if image.endswith(":latest"):
         raise ConfigError(f"{sec.key('image')}: expected a pinned tag, not :latest")
     if not ack:
         return image
     if not re.search(_DIGEST + "$", image):
-        raise sec.error("image", "an image pinned by digest (…@sha256:<64 hex digits>) on ack",
-                        image, hint=how)
+        raise sec.error(
+            "image", "an image pinned by digest (…@sha256:<64 hex digits>) on ack", image, hint=how
+        )
     first = image.split("/", 1)[0]
     registry_host = "/" in image and ("." in first or ":" in first or first == "localhost")
     if not registry_host or first in DOCKER_HUB_HOSTS:
-        raise sec.error("image", "an image in a registry the nodes reach, not Docker Hub (nodes "
-                        "in China regions generally cannot pull from it)", image, hint=how)
+        raise sec.error(
+            "image",
+            "an image in a registry the nodes reach, not Docker Hub (nodes "
+            "in China regions generally cannot pull from it)",
+            image,
+            hint=how,
+        )
     return image

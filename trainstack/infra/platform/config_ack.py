@@ -23,11 +23,32 @@ NAS_STORAGE_TYPES = ("Performance", "Capacity")
 API_ENDPOINTS = ("public", "private")
 ACR_EDITIONS = ("Basic", "Standard", "Advanced")
 
-ACK_KEYS = ("region", "zones", "vpcCidr", "vswitchCidrs", "podCidr", "serviceCidr", "clusterName",
-            "clusterSpec", "kubernetesVersion", "apiEndpoint", "apiAllowedCidrs", "deployer",
-            "systemPool", "cpuPool", "gpuPools", "spotPool", "nodePublicKey", "bucketPrefix",
-            "nasStorageType", "registryType", "registryInstanceName", "registryEdition",
-            "registryNamespace", "registryRepos")
+ACK_KEYS = (
+    "region",
+    "zones",
+    "vpcCidr",
+    "vswitchCidrs",
+    "podCidr",
+    "serviceCidr",
+    "clusterName",
+    "clusterSpec",
+    "kubernetesVersion",
+    "apiEndpoint",
+    "apiAllowedCidrs",
+    "deployer",
+    "systemPool",
+    "cpuPool",
+    "gpuPools",
+    "spotPool",
+    "nodePublicKey",
+    "bucketPrefix",
+    "nasStorageType",
+    "registryType",
+    "registryInstanceName",
+    "registryEdition",
+    "registryNamespace",
+    "registryRepos",
+)
 _INSTANCE_TYPE = r"ecs\.[a-z0-9-]+\.[a-z0-9-]+"
 _NAME = r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?"
 
@@ -82,8 +103,12 @@ class AckConfig:
 
     @property
     def pools(self) -> tuple[PoolConfig, ...]:
-        return (self.system_pool, self.cpu_pool, *self.gpu_pools,
-                *((self.spot_pool,) if self.spot_pool else ()))
+        return (
+            self.system_pool,
+            self.cpu_pool,
+            *self.gpu_pools,
+            *((self.spot_pool,) if self.spot_pool else ()),
+        )
 
     def bucket(self, purpose: str) -> str:
         return f"{self.bucket_prefix}-{purpose}"
@@ -91,15 +116,21 @@ class AckConfig:
 
 def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckConfig:
     region = main.string("region", choices=REGIONS)
-    zones = main.string_list("zones", min_items=1, pattern=rf"{region}-[a-z0-9]+",
-                             what=f"zone ids in {region} (e.g. {region}-h)")
+    zones = main.string_list(
+        "zones",
+        min_items=1,
+        pattern=rf"{region}-[a-z0-9]+",
+        what=f"zone ids in {region} (e.g. {region}-h)",
+    )
     vpc = _cidr(main, "vpcCidr", "10.0.0.0/8")
     default_vsw = [f"10.{i + 1}.0.0/16" for i in range(len(zones))]
-    vswitches = main.string_list("vswitchCidrs", default_vsw, min_items=len(zones),
-                                 what="CIDR blocks, one per zone")
+    vswitches = main.string_list(
+        "vswitchCidrs", default_vsw, min_items=len(zones), what="CIDR blocks, one per zone"
+    )
     if len(vswitches) != len(zones):
-        raise main.error("vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)",
-                         list(vswitches))
+        raise main.error(
+            "vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)", list(vswitches)
+        )
     for block in vswitches:
         net = _parse_cidr(main, "vswitchCidrs", block)
         if not net.subnet_of(vpc):
@@ -114,10 +145,18 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
 
     pending = pending or Pending(False)
     system = _system_pool(main.section("systemPool", {}))
-    cpu = _pool(main.section("cpuPool", {}), "cpu", gpu=False, default_min=1, default_max=5,
-                default_types=["ecs.g7.2xlarge"])
-    gpus = tuple(_pool(s, None, gpu=True, default_min=0, default_max=4)
-                 for s in main.sections("gpuPools", min_items=1))
+    cpu = _pool(
+        main.section("cpuPool", {}),
+        "cpu",
+        gpu=False,
+        default_min=1,
+        default_max=5,
+        default_types=["ecs.g7.2xlarge"],
+    )
+    gpus = tuple(
+        _pool(s, None, gpu=True, default_min=0, default_max=4)
+        for s in main.sections("gpuPools", min_items=1)
+    )
     spot = _spot_pool(main.section("spotPool")) if main.has("spotPool") else None
     pool_names = [p.name for p in (system, cpu, *gpus, *([spot] if spot else []))]
     if len(set(pool_names)) != len(pool_names):
@@ -125,76 +164,127 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
 
     api = main.string("apiEndpoint", "private", choices=API_ENDPOINTS)
     allowed: tuple[str, ...] = ()
-    cidr_how = (f"pulumi config set --path 'trainstack:apiAllowedCidrs[0]' <your CIDR, e.g. the "
-                f"CI runner's egress IP/32> --stack {stack}")
+    cidr_how = (
+        f"pulumi config set --path 'trainstack:apiAllowedCidrs[0]' <your CIDR, e.g. the "
+        f"CI runner's egress IP/32> --stack {stack}"
+    )
     if api == "public" and pending.offline and not main.has("apiAllowedCidrs"):
-        pending.add("trainstack:apiAllowedCidrs is not set (the public API endpoint admits only "
-                    f"listed sources): {cidr_how}")
+        pending.add(
+            "trainstack:apiAllowedCidrs is not set (the public API endpoint admits only "
+            f"listed sources): {cidr_how}"
+        )
     elif api == "public":
         if not main.has("apiAllowedCidrs"):
-            raise main.error("apiAllowedCidrs", "the CIDR blocks allowed to reach the API server",
-                             hint=cidr_how)
-        allowed = main.string_list("apiAllowedCidrs", min_items=1,
-                                   what="CIDR blocks allowed to reach the API server")
+            raise main.error(
+                "apiAllowedCidrs", "the CIDR blocks allowed to reach the API server", hint=cidr_how
+            )
+        allowed = main.string_list(
+            "apiAllowedCidrs", min_items=1, what="CIDR blocks allowed to reach the API server"
+        )
         for block in allowed:
             if _parse_cidr(main, "apiAllowedCidrs", block).prefixlen == 0:
-                raise main.error("apiAllowedCidrs", "blocks narrower than the whole internet",
-                                 block, hint="list the addresses `pulumi up` and kubectl run from")
+                raise main.error(
+                    "apiAllowedCidrs",
+                    "blocks narrower than the whole internet",
+                    block,
+                    hint="list the addresses `pulumi up` and kubectl run from",
+                )
     elif main.has("apiAllowedCidrs"):
-        raise main.error("apiAllowedCidrs", "no allow-list with apiEndpoint private",
-                         list(main.string_list("apiAllowedCidrs")))
+        raise main.error(
+            "apiAllowedCidrs",
+            "no allow-list with apiEndpoint private",
+            list(main.string_list("apiAllowedCidrs")),
+        )
     deployer = _deployer(main, stack, pending)
     public_key: str | None = None
-    key_how = (f"pulumi config set trainstack:nodePublicKey \"$(cat ~/.ssh/id_ed25519.pub)\" "
-               f"--stack {stack}")
+    key_how = (
+        f'pulumi config set trainstack:nodePublicKey "$(cat ~/.ssh/id_ed25519.pub)" --stack {stack}'
+    )
     if main.has("nodePublicKey"):
-        public_key = main.string("nodePublicKey", pattern=r"(ssh-(rsa|ed25519)|ecdsa-sha2-\S+) "
-                                 r"[A-Za-z0-9+/=]+( .*)?", what="an OpenSSH public key")
+        public_key = main.string(
+            "nodePublicKey",
+            pattern=r"(ssh-(rsa|ed25519)|ecdsa-sha2-\S+) "
+            r"[A-Za-z0-9+/=]+( .*)?",
+            what="an OpenSSH public key",
+        )
     elif pending.offline:
         pending.add(f"trainstack:nodePublicKey is not set (node pools need a login): {key_how}")
     else:
-        raise main.error("nodePublicKey", "an OpenSSH public key (node pools need a login)",
-                         hint=key_how)
-    prefix = main.string("bucketPrefix", pattern=r"[a-z0-9][a-z0-9-]{1,49}[a-z0-9]",
-                         what="an OSS bucket name prefix ([a-z0-9-], 3-51 characters)")
+        raise main.error(
+            "nodePublicKey", "an OpenSSH public key (node pools need a login)", hint=key_how
+        )
+    prefix = main.string(
+        "bucketPrefix",
+        pattern=r"[a-z0-9][a-z0-9-]{1,49}[a-z0-9]",
+        what="an OSS bucket name prefix ([a-z0-9-], 3-51 characters)",
+    )
     return AckConfig(
-        region=region, zones=zones, vpc_cidr=str(vpc), vswitch_cidrs=vswitches,
-        pod_cidr=str(pod), service_cidr=str(service),
-        cluster_name=main.string("clusterName", f"trainstack-{stack}", pattern=_NAME,
-                                 what="a cluster name ([a-z0-9-], ≤ 32)"),
-        cluster_spec=main.string("clusterSpec", "ack.pro.small",
-                                 choices=("ack.pro.small", "ack.standard")),
+        region=region,
+        zones=zones,
+        vpc_cidr=str(vpc),
+        vswitch_cidrs=vswitches,
+        pod_cidr=str(pod),
+        service_cidr=str(service),
+        cluster_name=main.string(
+            "clusterName",
+            f"trainstack-{stack}",
+            pattern=_NAME,
+            what="a cluster name ([a-z0-9-], ≤ 32)",
+        ),
+        cluster_spec=main.string(
+            "clusterSpec", "ack.pro.small", choices=("ack.pro.small", "ack.standard")
+        ),
         kubernetes_version=main.optional_string(
-            "kubernetesVersion", pattern=r"1\.\d+\.\d+.*",
-            what="a Kubernetes version such as 1.31.1-aliyun.1"),
-        cpu_pool=cpu, gpu_pools=gpus, spot_pool=spot, bucket_prefix=prefix,
+            "kubernetesVersion",
+            pattern=r"1\.\d+\.\d+.*",
+            what="a Kubernetes version such as 1.31.1-aliyun.1",
+        ),
+        cpu_pool=cpu,
+        gpu_pools=gpus,
+        spot_pool=spot,
+        bucket_prefix=prefix,
         nas_storage_type=main.string("nasStorageType", "Capacity", choices=NAS_STORAGE_TYPES),
-        registry_namespace=main.string("registryNamespace", pattern=r"[a-z0-9][a-z0-9_-]{1,29}",
-                                       what="an ACR namespace ([a-z0-9_-], 2-30)"),
-        registry_repos=main.string_list("registryRepos", [], pattern=r"[a-z0-9][a-z0-9_.-]{0,63}",
-                                        what="ACR repository names"),
-        system_pool=system, api_public=api == "public", api_allowed_cidrs=allowed,
-        deployer=deployer, node_public_key=public_key,
-        registry_instance=main.string("registryInstanceName", f"trainstack-{stack}",
-                                      pattern=r"[a-z0-9][a-z0-9-]{2,28}[a-z0-9]",
-                                      what="an ACR instance name ([a-z0-9-], 4-30)"),
+        registry_namespace=main.string(
+            "registryNamespace",
+            pattern=r"[a-z0-9][a-z0-9_-]{1,29}",
+            what="an ACR namespace ([a-z0-9_-], 2-30)",
+        ),
+        registry_repos=main.string_list(
+            "registryRepos", [], pattern=r"[a-z0-9][a-z0-9_.-]{0,63}", what="ACR repository names"
+        ),
+        system_pool=system,
+        api_public=api == "public",
+        api_allowed_cidrs=allowed,
+        deployer=deployer,
+        node_public_key=public_key,
+        registry_instance=main.string(
+            "registryInstanceName",
+            f"trainstack-{stack}",
+            pattern=r"[a-z0-9][a-z0-9-]{2,28}[a-z0-9]",
+            what="an ACR instance name ([a-z0-9-], 4-30)",
+        ),
         registry_edition=main.string("registryEdition", "Basic", choices=ACR_EDITIONS),
     )
 
 
 def _deployer(main: Section, stack: str, pending: Pending) -> Identity | None:
-    how = (f"pulumi config set --path 'trainstack:deployer.uid' <RAM user or role id> --stack "
-           f"{stack} (and deployer.ramRole true for a role, e.g. a CI runner's)")
+    how = (
+        f"pulumi config set --path 'trainstack:deployer.uid' <RAM user or role id> --stack "
+        f"{stack} (and deployer.ramRole true for a role, e.g. a CI runner's)"
+    )
     if not main.has("deployer"):
         if pending.offline:
-            pending.add("trainstack:deployer is not set (the identity `pulumi up` runs as needs "
-                        f"cluster-admin on the new cluster): {how}")
+            pending.add(
+                "trainstack:deployer is not set (the identity `pulumi up` runs as needs "
+                f"cluster-admin on the new cluster): {how}"
+            )
             return None
         raise main.error("deployer", "the RAM identity `pulumi up` runs as", hint=how)
     sec = main.section("deployer")
-    identity = Identity(uid=sec.string("uid", pattern=r"\d{6,32}",
-                                       what="a RAM user or role id (digits)"),
-                        ram_role=sec.boolean("ramRole", False))
+    identity = Identity(
+        uid=sec.string("uid", pattern=r"\d{6,32}", what="a RAM user or role id (digits)"),
+        ram_role=sec.boolean("ramRole", False),
+    )
     sec.finish()
     return identity
 
@@ -203,12 +293,22 @@ def _system_pool(sec: Section) -> PoolConfig:
     """A fixed-size pool for system pods: autoscaled nodes carry k8s.aliyun.com=true, which
     keeps CoreDNS and other system components off them, so they need nodes of their own."""
     size = sec.integer("size", 2, minimum=1, maximum=20)
-    types = sec.string_list("instanceTypes", ["ecs.g7.xlarge"], min_items=1,
-                            pattern=_INSTANCE_TYPE, what="ECS instance types such as ecs.g7.xlarge")
-    pool = PoolConfig(name="system", instance_types=types, min_size=size, max_size=size, gpu=False,
-                      fixed_size=size,
-                      system_disk_size=sec.integer("systemDiskSize", 120, minimum=40,
-                                                   maximum=2048))
+    types = sec.string_list(
+        "instanceTypes",
+        ["ecs.g7.xlarge"],
+        min_items=1,
+        pattern=_INSTANCE_TYPE,
+        what="ECS instance types such as ecs.g7.xlarge",
+    )
+    pool = PoolConfig(
+        name="system",
+        instance_types=types,
+        min_size=size,
+        max_size=size,
+        gpu=False,
+        fixed_size=size,
+        system_disk_size=sec.integer("systemDiskSize", 120, minimum=40, maximum=2048),
+    )
     sec.finish()
     return pool
 
@@ -216,11 +316,13 @@ def _system_pool(sec: Section) -> PoolConfig:
 def _spot_pool(sec: Section) -> PoolConfig:
     """Spot capacity, tainted and labelled by what it holds: GPU nodes when gpuType is given."""
     has_gpu_type = sec.has("gpuType")
-    accelerator = sec.string("accelerator", "gpu" if has_gpu_type else "cpu",
-                             choices=("cpu", "gpu"))
+    accelerator = sec.string(
+        "accelerator", "gpu" if has_gpu_type else "cpu", choices=("cpu", "gpu")
+    )
     if accelerator == "cpu" and has_gpu_type:
-        raise sec.error("gpuType", "no gpuType on a CPU spot pool (accelerator: cpu)",
-                        sec.string("gpuType"))
+        raise sec.error(
+            "gpuType", "no gpuType on a CPU spot pool (accelerator: cpu)", sec.string("gpuType")
+        )
     return _pool(sec, "spot", gpu=accelerator == "gpu", default_min=0, default_max=8, spot=True)
 
 
@@ -235,24 +337,47 @@ def _cidr(sec: Section, key: str, default: str) -> ipaddress.IPv4Network:
     return _parse_cidr(sec, key, sec.string(key, default, what="an IPv4 CIDR block"))
 
 
-def _pool(sec: Section, name: str | None, *, gpu: bool, default_min: int, default_max: int,
-          default_types: list[str] | None = None, spot: bool = False) -> PoolConfig:
-    pool_name = sec.string("name", name or REQUIRED, pattern=_NAME,
-                           what="a pool name ([a-z0-9-], ≤ 32)")
-    types = sec.string_list("instanceTypes", default_types or REQUIRED, min_items=1,
-                            pattern=_INSTANCE_TYPE,
-                            what="ECS instance types such as ecs.gn7i-c8g1.2xlarge")
+def _pool(
+    sec: Section,
+    name: str | None,
+    *,
+    gpu: bool,
+    default_min: int,
+    default_max: int,
+    default_types: list[str] | None = None,
+    spot: bool = False,
+) -> PoolConfig:
+    pool_name = sec.string(
+        "name", name or REQUIRED, pattern=_NAME, what="a pool name ([a-z0-9-], ≤ 32)"
+    )
+    types = sec.string_list(
+        "instanceTypes",
+        default_types or REQUIRED,
+        min_items=1,
+        pattern=_INSTANCE_TYPE,
+        what="ECS instance types such as ecs.gn7i-c8g1.2xlarge",
+    )
     lo = sec.integer("minSize", default_min, minimum=0)
     hi = sec.integer("maxSize", default_max, minimum=1, maximum=1000)
     if lo > hi:
         raise sec.error("minSize", f"at most maxSize ({hi})", lo)
     pool = PoolConfig(
-        name=pool_name, instance_types=types, min_size=lo, max_size=hi, gpu=gpu,
-        gpu_type=sec.optional_string("gpuType", pattern=r"[A-Za-z0-9._-]+",
-                                     what="a GPU model label such as A10") if gpu else None,
+        name=pool_name,
+        instance_types=types,
+        min_size=lo,
+        max_size=hi,
+        gpu=gpu,
+        gpu_type=sec.optional_string(
+            "gpuType", pattern=r"[A-Za-z0-9._-]+", what="a GPU model label such as A10"
+        )
+        if gpu
+        else None,
         spot=spot,
-        spot_price_limit=sec.optional_string("priceLimit", pattern=r"\d+(\.\d+)?",
-                                             what="a price per hour such as 2.5") if spot else None,
+        spot_price_limit=sec.optional_string(
+            "priceLimit", pattern=r"\d+(\.\d+)?", what="a price per hour such as 2.5"
+        )
+        if spot
+        else None,
         system_disk_size=sec.integer("systemDiskSize", 120, minimum=40, maximum=2048),
     )
     sec.finish()

@@ -40,33 +40,69 @@ def trust_policy(rrsa: Any) -> str:
     arn = getattr(rrsa, "ram_oidc_provider_arn", None)
     issuer = getattr(rrsa, "rrsa_oidc_issuer_url", None)
     if not (arn and issuer):
-        raise ValueError("the cluster reports no RRSA OIDC provider (enable_rrsa): the jobs role "
-                         "could not be assumed by the OSS CSI driver")
-    statements = [{
-        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Federated": [arn]},
-        "Condition": {"StringEquals": {"oidc:aud": "sts.aliyuncs.com", "oidc:iss": issuer,
-                                       "oidc:sub": OSS_CSI_SERVICE_ACCOUNT}}}]
+        raise ValueError(
+            "the cluster reports no RRSA OIDC provider (enable_rrsa): the jobs role "
+            "could not be assumed by the OSS CSI driver"
+        )
+    statements = [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Principal": {"Federated": [arn]},
+            "Condition": {
+                "StringEquals": {
+                    "oidc:aud": "sts.aliyuncs.com",
+                    "oidc:iss": issuer,
+                    "oidc:sub": OSS_CSI_SERVICE_ACCOUNT,
+                }
+            },
+        }
+    ]
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
 
-def build_jobs_role(ack: AckConfig, cluster: alicloud.cs.ManagedKubernetes,
-                    opts: pulumi.ResourceOptions) -> alicloud.ram.Role:
+def build_jobs_role(
+    ack: AckConfig, cluster: alicloud.cs.ManagedKubernetes, opts: pulumi.ResourceOptions
+) -> alicloud.ram.Role:
     role = alicloud.ram.Role(
-        "jobs-role", role_name=jobs_role_name(ack),
+        "jobs-role",
+        role_name=jobs_role_name(ack),
         assume_role_policy_document=cluster.rrsa_metadata.apply(trust_policy),
-        description="trainstack training jobs", opts=opts)
-    resources = [f"acs:oss:*:*:{ack.bucket(p)}{suffix}"
-                 for p in BUCKET_PURPOSES for suffix in ("", "/*")]
-    document = {"Version": "1", "Statement": [{
-        "Effect": "Allow", "Action": ["oss:GetObject", "oss:PutObject", "oss:DeleteObject",
-                                      "oss:ListObjects", "oss:GetBucketInfo"],
-        "Resource": resources}]}
+        description="trainstack training jobs",
+        opts=opts,
+    )
+    resources = [
+        f"acs:oss:*:*:{ack.bucket(p)}{suffix}" for p in BUCKET_PURPOSES for suffix in ("", "/*")
+    ]
+    document = {
+        "Version": "1",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": [
+                    "oss:GetObject",
+                    "oss:PutObject",
+                    "oss:DeleteObject",
+                    "oss:ListObjects",
+                    "oss:GetBucketInfo",
+                ],
+                "Resource": resources,
+            }
+        ],
+    }
     policy = alicloud.ram.Policy(
-        "jobs-oss-policy", policy_name=f"{jobs_role_name(ack)}-oss",
+        "jobs-oss-policy",
+        policy_name=f"{jobs_role_name(ack)}-oss",
         policy_document=json.dumps(document, sort_keys=True),
-        description="read and write the trainstack buckets", rotate_strategy=ROTATE_STRATEGY,
-        opts=opts)
+        description="read and write the trainstack buckets",
+        rotate_strategy=ROTATE_STRATEGY,
+        opts=opts,
+    )
     alicloud.ram.RolePolicyAttachment(
-        "jobs-oss-attachment", role_name=role.role_name, policy_name=policy.policy_name,
-        policy_type="Custom", opts=opts)
+        "jobs-oss-attachment",
+        role_name=role.role_name,
+        policy_name=policy.policy_name,
+        policy_type="Custom",
+        opts=opts,
+    )
     return role

@@ -53,5 +53,6 @@ def smallest(instance_types: tuple[str, ...]) -> Shape | None:
     if not shapes or any(s is None for s in shapes):
         return None
     known = [s for s in shapes if s is not None]
-    return Shape(min(s.cpu for s in known), min(s.memory_gib for s in known),
-                 min(s.gpus for s in known))
+    return Shape(
+        min(s.cpu for s in known), min(s.memory_gib for s in known), min(s.gpus for s in known)
+    )

@@ -27,31 +27,69 @@ _CRUD = ["create", "delete", "get", "list", "patch", "update", "watch"]
 # A superset of KubeDL v0.5.0 config/rbac/role.yaml (every controller's kubebuilder:rbac markers)
 # and leader_election_role.yaml, plus what the JobCoordinator reads (priorityclasses).
 _RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
-    {"api_groups": [""], "resources": ["pods", "pods/log", "services", "configmaps", "events",
-                                       "persistentvolumeclaims", "persistentvolumes"],
-     "verbs": _CRUD},
-    {"api_groups": [""], "resources": ["pods/status", "services/status", "configmaps/status"],
-     "verbs": ["get", "patch", "update"]},
-    {"api_groups": [""], "resources": ["nodes", "namespaces", "resourcequotas"],
-     "verbs": ["get", "list", "watch"]},
+    {
+        "api_groups": [""],
+        "resources": [
+            "pods",
+            "pods/log",
+            "services",
+            "configmaps",
+            "events",
+            "persistentvolumeclaims",
+            "persistentvolumes",
+        ],
+        "verbs": _CRUD,
+    },
+    {
+        "api_groups": [""],
+        "resources": ["pods/status", "services/status", "configmaps/status"],
+        "verbs": ["get", "patch", "update"],
+    },
+    {
+        "api_groups": [""],
+        "resources": ["nodes", "namespaces", "resourcequotas"],
+        "verbs": ["get", "list", "watch"],
+    },
     # The JobCoordinator (feature gate on by default, KubeDL v0.5.0 pkg/features/features.go)
     # reads the PriorityClass of every job that names one (pkg/jobcoordinator/helper/helper.go,
     # PopulatePriorityValue) through the cached client, which lists and watches.
-    {"api_groups": ["scheduling.k8s.io"], "resources": ["priorityclasses"],
-     "verbs": ["get", "list", "watch"]},
+    {
+        "api_groups": ["scheduling.k8s.io"],
+        "resources": ["priorityclasses"],
+        "verbs": ["get", "list", "watch"],
+    },
     {"api_groups": ["apps"], "resources": ["deployments"], "verbs": _CRUD},
     {"api_groups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": _CRUD},
     {"api_groups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _CRUD},
-    {"api_groups": ["training.kubedl.io", "inference.kubedl.io", "apps.kubedl.io",
-                    "model.kubedl.io", "cache.kubedl.io", "serving.kubedl.io",
-                    "notebook.kubedl.io"],
-     "resources": ["*"], "verbs": _CRUD},
+    {
+        "api_groups": [
+            "training.kubedl.io",
+            "inference.kubedl.io",
+            "apps.kubedl.io",
+            "model.kubedl.io",
+            "cache.kubedl.io",
+            "serving.kubedl.io",
+            "notebook.kubedl.io",
+        ],
+        "resources": ["*"],
+        "verbs": _CRUD,
+    },
     # Gang schedulers' PodGroups and queues, as KubeDL v0.5.0 config/rbac/role.yaml grants them
     # (coscheduling, volcano, kube-batch; every verb).
-    {"api_groups": ["scheduling.incubator.k8s.io", "scheduling.sigs.dev", "scheduling.volcano.sh"],
-     "resources": ["podgroups", "queues"], "verbs": ["*"]},
-    {"api_groups": ["scheduling.sigs.k8s.io", "scheduling.x-k8s.io"], "resources": ["podgroups"],
-     "verbs": ["*"]},
+    {
+        "api_groups": [
+            "scheduling.incubator.k8s.io",
+            "scheduling.sigs.dev",
+            "scheduling.volcano.sh",
+        ],
+        "resources": ["podgroups", "queues"],
+        "verbs": ["*"],
+    },
+    {
+        "api_groups": ["scheduling.sigs.k8s.io", "scheduling.x-k8s.io"],
+        "resources": ["podgroups"],
+        "verbs": ["*"],
+    },
 ]
 
 
@@ -66,64 +104,97 @@ def crd_resource_name(crd: CrdFile) -> str:
     return f"crd-{crd.kind.lower()}"
 
 
-def _crd(crd: CrdFile, labels: dict[str, str], opts: pulumi.ResourceOptions
-         ) -> k8s.apiextensions.v1.CustomResourceDefinition:
+def _crd(
+    crd: CrdFile, labels: dict[str, str], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.v1.CustomResourceDefinition:
     annotations = {SOURCE_ANNOTATION: crd.sha256}
     if crd.document is not None:
         doc = crd.document
-        annotations |= {str(k): str(v) for k, v in
-                        ((doc.get("metadata") or {}).get("annotations") or {}).items()}
+        annotations |= {
+            str(k): str(v)
+            for k, v in ((doc.get("metadata") or {}).get("annotations") or {}).items()
+        }
         spec = doc["spec"]
     else:
         # Offline plan of an unmirrored folder: the lock names the CRD; its schema is unknown
         # until `trainstack kubedl mirror` fills the folder (and `pulumi up` refuses until then).
         plural, group = crd.name.split(".", 1)
-        spec = {"group": group, "names": {"kind": crd.kind, "plural": plural},
-                "scope": "Namespaced", "versions": []}
+        spec = {
+            "group": group,
+            "names": {"kind": crd.kind, "plural": plural},
+            "scope": "Namespaced",
+            "versions": [],
+        }
         annotations["trainstack.dev/schema"] = "(not mirrored yet: trainstack kubedl mirror)"
     return k8s.apiextensions.v1.CustomResourceDefinition(
         crd_resource_name(crd),
         metadata={"name": crd.name, "labels": labels, "annotations": annotations},
-        spec=spec, opts=opts)
+        spec=spec,
+        opts=opts,
+    )
 
 
 class KubeDL(pulumi.ComponentResource):
     crds: list[k8s.apiextensions.v1.CustomResourceDefinition]
     controller: k8s.apps.v1.Deployment | None
 
-    def __init__(self, name: str, cfg: KubeDLConfig, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        cfg: KubeDLConfig,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         self.crds, self.controller = _install(cfg, child)
         self.register_outputs({})
 
 
-def _install(cfg: KubeDLConfig, opts: pulumi.ResourceOptions
-             ) -> tuple[list[k8s.apiextensions.v1.CustomResourceDefinition],
-                        k8s.apps.v1.Deployment | None]:
-    labels = {"app.kubernetes.io/name": "kubedl", "app.kubernetes.io/version": cfg.version,
-              "app.kubernetes.io/managed-by": "trainstack"}
+def _install(
+    cfg: KubeDLConfig, opts: pulumi.ResourceOptions
+) -> tuple[list[k8s.apiextensions.v1.CustomResourceDefinition], k8s.apps.v1.Deployment | None]:
+    labels = {
+        "app.kubernetes.io/name": "kubedl",
+        "app.kubernetes.io/version": cfg.version,
+        "app.kubernetes.io/managed-by": "trainstack",
+    }
     namespace = k8s.core.v1.Namespace(
-        "kubedl-namespace", metadata={"name": cfg.namespace, "labels": labels}, opts=opts)
+        "kubedl-namespace", metadata={"name": cfg.namespace, "labels": labels}, opts=opts
+    )
     crds = [_crd(crd, labels, opts) for crd in cfg.crds]
     account = k8s.core.v1.ServiceAccount(
         "kubedl-service-account",
         metadata={"name": SERVICE_ACCOUNT, "namespace": namespace.metadata.name, "labels": labels},
-        opts=opts)
+        opts=opts,
+    )
     role = k8s.rbac.v1.ClusterRole(
-        "kubedl-role", metadata={"name": "kubedl-manager", "labels": labels}, rules=_RULES,
-        opts=opts)
+        "kubedl-role",
+        metadata={"name": "kubedl-manager", "labels": labels},
+        rules=_RULES,
+        opts=opts,
+    )
     binding = k8s.rbac.v1.ClusterRoleBinding(
-        "kubedl-role-binding", metadata={"name": "kubedl-manager", "labels": labels},
-        role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                  "name": role.metadata.name},
-        subjects=[{"kind": "ServiceAccount", "name": account.metadata.name,
-                   "namespace": namespace.metadata.name}],
-        opts=opts)
+        "kubedl-role-binding",
+        metadata={"name": "kubedl-manager", "labels": labels},
+        role_ref={
+            "api_group": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": role.metadata.name,
+        },
+        subjects=[
+            {
+                "kind": "ServiceAccount",
+                "name": account.metadata.name,
+                "namespace": namespace.metadata.name,
+            }
+        ],
+        opts=opts,
+    )
     if cfg.image is None:
-        pulumi.log.warn("kubedl:image is not set: KubeDL's controller is not deployed. "
-                        + KUBEDL_IMAGE_HOW)
+        pulumi.log.warn(
+            "kubedl:image is not set: KubeDL's controller is not deployed. " + KUBEDL_IMAGE_HOW
+        )
         return crds, None
     selector = {"app.kubernetes.io/name": "kubedl"}
     controller = k8s.apps.v1.Deployment(
@@ -136,21 +207,26 @@ def _install(cfg: KubeDLConfig, opts: pulumi.ResourceOptions
                 "metadata": {"labels": labels},
                 "spec": {
                     "service_account_name": SERVICE_ACCOUNT,
-                    "containers": [{
-                        "name": "kubedl-manager",
-                        "image": cfg.image,
-                        "image_pull_policy": "IfNotPresent",
-                        "args": controller_args(cfg),
-                        "env": [{"name": WORKLOADS_ENV, "value": ",".join(cfg.workloads)}],
-                        "ports": [{"name": "metrics", "container_port": 8080}],
-                        "resources": {"requests": {"cpu": "500m", "memory": "512Mi"},
-                                      "limits": {"cpu": "2", "memory": "2Gi"}},
-                    }],
+                    "containers": [
+                        {
+                            "name": "kubedl-manager",
+                            "image": cfg.image,
+                            "image_pull_policy": "IfNotPresent",
+                            "args": controller_args(cfg),
+                            "env": [{"name": WORKLOADS_ENV, "value": ",".join(cfg.workloads)}],
+                            "ports": [{"name": "metrics", "container_port": 8080}],
+                            "resources": {
+                                "requests": {"cpu": "500m", "memory": "512Mi"},
+                                "limits": {"cpu": "2", "memory": "2Gi"},
+                            },
+                        }
+                    ],
                 },
             },
         },
         # The controller looks its CRDs up at start; create them (and its rights) first.
         opts=pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(depends_on=[*crds, binding])),
+            opts, pulumi.ResourceOptions(depends_on=[*crds, binding])
+        ),
     )
     return crds, controller

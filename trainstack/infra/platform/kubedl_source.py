@@ -34,8 +34,10 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def mirror_command(folder: str) -> str:
-    return f"trainstack kubedl mirror --from <kubedl release checkout, folder or https URL> " \
-           f"--to {folder}"
+    return (
+        f"trainstack kubedl mirror --from <kubedl release checkout, folder or https URL> "
+        f"--to {folder}"
+    )
 
 
 @dataclass(frozen=True)
@@ -66,27 +68,33 @@ class CrdFile:
 def read_lock(folder: Path, shown: str) -> Lock:
     path = folder / LOCK_NAME
     if not path.is_file():
-        raise ConfigError(f"kubedl:crdSource: {shown} has no {LOCK_NAME}",
-                          hint=f"create it from a release you trust: {mirror_command(shown)} "
-                               "--write-lock")
+        raise ConfigError(
+            f"kubedl:crdSource: {shown} has no {LOCK_NAME}",
+            hint=f"create it from a release you trust: {mirror_command(shown)} --write-lock",
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         entries = {
-            kind: LockEntry(kind=kind, file=str(e["file"]), name=str(e["name"]),
-                            sha256=str(e["sha256"]))
-            for kind, e in dict(data["crds"]).items()}
+            kind: LockEntry(
+                kind=kind, file=str(e["file"]), name=str(e["name"]), sha256=str(e["sha256"])
+            )
+            for kind, e in dict(data["crds"]).items()
+        }
         version = str(data["version"])
     except (ValueError, KeyError, TypeError) as err:
         raise ConfigError(f"{shown}/{LOCK_NAME}: not a KubeDL CRD lock ({err})") from None
     for entry in entries.values():
         if not _SHA256.fullmatch(entry.sha256) or "/" in entry.file:
-            raise ConfigError(f"{shown}/{LOCK_NAME}: crds.{entry.kind}: expected a file name and "
-                              f"a sha256, got {entry.file!r} and {entry.sha256!r}")
+            raise ConfigError(
+                f"{shown}/{LOCK_NAME}: crds.{entry.kind}: expected a file name and "
+                f"a sha256, got {entry.file!r} and {entry.sha256!r}"
+            )
     return Lock(version=version, entries=entries)
 
 
-def load_crds(folder: Path, shown: str, version: str, workloads: tuple[str, ...], *,
-              offline: bool) -> tuple[tuple[CrdFile, ...], tuple[str, ...]]:
+def load_crds(
+    folder: Path, shown: str, version: str, workloads: tuple[str, ...], *, offline: bool
+) -> tuple[tuple[CrdFile, ...], tuple[str, ...]]:
     """The enabled workloads' CRDs, verified; and what is still to do (offline plans only).
 
     Online (``pulumi up``/``preview``) a missing file is a ``ConfigError`` that names the command
@@ -94,13 +102,16 @@ def load_crds(folder: Path, shown: str, version: str, workloads: tuple[str, ...]
     """
     lock = read_lock(folder, shown)
     if lock.version != version:
-        raise ConfigError(f"kubedl:crdSource: {shown}/{LOCK_NAME} is for KubeDL {lock.version}, "
-                          f"but kubedl:version is {version}",
-                          hint=f"point kubedl:crdSource at platform/kubedl/{version}/")
+        raise ConfigError(
+            f"kubedl:crdSource: {shown}/{LOCK_NAME} is for KubeDL {lock.version}, "
+            f"but kubedl:version is {version}",
+            hint=f"point kubedl:crdSource at platform/kubedl/{version}/",
+        )
     missing_kinds = [w for w in workloads if w not in lock.entries]
     if missing_kinds:
-        raise ConfigError(f"kubedl:crdSource: {shown}/{LOCK_NAME} has no CRD for "
-                          f"{', '.join(missing_kinds)}")
+        raise ConfigError(
+            f"kubedl:crdSource: {shown}/{LOCK_NAME} has no CRD for {', '.join(missing_kinds)}"
+        )
     crds: list[CrdFile] = []
     absent: list[str] = []
     for kind in workloads:
@@ -111,12 +122,17 @@ def load_crds(folder: Path, shown: str, version: str, workloads: tuple[str, ...]
             document = parse_crd(path.read_bytes(), entry, f"{shown}/{entry.file}")
         else:
             absent.append(entry.file)
-        crds.append(CrdFile(kind=kind, file=entry.file, name=entry.name, sha256=entry.sha256,
-                            document=document))
+        crds.append(
+            CrdFile(
+                kind=kind, file=entry.file, name=entry.name, sha256=entry.sha256, document=document
+            )
+        )
     pending: tuple[str, ...] = ()
     if absent:
-        message = (f"kubedl:crdSource: {shown} does not hold {', '.join(absent)} "
-                   f"(the CRD files are mirrored, not committed)")
+        message = (
+            f"kubedl:crdSource: {shown} does not hold {', '.join(absent)} "
+            f"(the CRD files are mirrored, not committed)"
+        )
         if not offline:
             raise ConfigError(message, hint=f"fill it: {mirror_command(shown)}")
         pending = (f"{message}; fill it: {mirror_command(shown)}",)
@@ -126,11 +142,16 @@ def load_crds(folder: Path, shown: str, version: str, workloads: tuple[str, ...]
 def parse_crd(content: bytes, entry: LockEntry, shown: str) -> dict[str, Any]:
     digest = hashlib.sha256(content).hexdigest()
     if digest != entry.sha256:
-        raise ConfigError(f"{shown}: sha256 {digest} does not match the lock ({entry.sha256})",
-                          hint="mirror the file again from the pinned release; never edit it")
+        raise ConfigError(
+            f"{shown}: sha256 {digest} does not match the lock ({entry.sha256})",
+            hint="mirror the file again from the pinned release; never edit it",
+        )
     docs = [d for d in yaml.safe_load_all(content) if d]
-    if len(docs) != 1 or not isinstance(docs[0], dict) or \
-            docs[0].get("kind") != "CustomResourceDefinition":
+    if (
+        len(docs) != 1
+        or not isinstance(docs[0], dict)
+        or docs[0].get("kind") != "CustomResourceDefinition"
+    ):
         raise ConfigError(f"{shown}: expected exactly one CustomResourceDefinition")
     doc: dict[str, Any] = docs[0]
     name = (doc.get("metadata") or {}).get("name")
@@ -141,6 +162,7 @@ def parse_crd(content: bytes, entry: LockEntry, shown: str) -> dict[str, Any]:
 
 # --- trainstack kubedl mirror ------------------------------------------------------------------
 
+
 def _read_source(source: str, file: str) -> bytes:
     if re.match(r"https://", source):
         url = source.rstrip("/") + "/" + file
@@ -150,8 +172,10 @@ def _read_source(source: str, file: str) -> bytes:
         except OSError as err:
             raise ConfigError(f"--from: cannot download {url} ({err})") from None
     if "://" in source:
-        raise ConfigError(f"--from: expected a folder or an https:// URL, got {source!r}",
-                          hint="for a bucket, use its https URL (or ossutil cp it to a folder)")
+        raise ConfigError(
+            f"--from: expected a folder or an https:// URL, got {source!r}",
+            hint="for a bucket, use its https URL (or ossutil cp it to a folder)",
+        )
     base = Path(source)
     for candidate in (base / RELEASE_PATH / file, base / file):
         if candidate.is_file():
@@ -159,8 +183,13 @@ def _read_source(source: str, file: str) -> bytes:
     raise ConfigError(f"--from: {source} holds neither {RELEASE_PATH}/{file} nor {file}")
 
 
-def mirror(source: str, folder: Path, workloads: tuple[str, ...] | None = None, *,
-           write_lock_version: str | None = None) -> list[Path]:
+def mirror(
+    source: str,
+    folder: Path,
+    workloads: tuple[str, ...] | None = None,
+    *,
+    write_lock_version: str | None = None,
+) -> list[Path]:
     """Copy the locked CRD files from ``source`` into ``folder``, each checked against the lock.
 
     ``write_lock_version`` instead trusts ``source`` and (re)writes the lock from it: the step
@@ -178,11 +207,16 @@ def mirror(source: str, folder: Path, workloads: tuple[str, ...] | None = None, 
             content = _read_source(source, file)
             docs = [d for d in yaml.safe_load_all(content) if d]
             name = str(((docs[0] if docs else {}) or {}).get("metadata", {}).get("name", ""))
-            crds[kind] = {"file": file, "name": name,
-                          "sha256": hashlib.sha256(content).hexdigest()}
-        (folder / LOCK_NAME).write_text(json.dumps(
-            {"version": write_lock_version, "releasePath": RELEASE_PATH, "crds": crds},
-            indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            crds[kind] = {"file": file, "name": name, "sha256": hashlib.sha256(content).hexdigest()}
+        (folder / LOCK_NAME).write_text(
+            json.dumps(
+                {"version": write_lock_version, "releasePath": RELEASE_PATH, "crds": crds},
+                indent=2,
+                sort_keys=True,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
     lock = read_lock(folder, shown)
     kinds = workloads or tuple(lock.entries)
     written: list[Path] = []

@@ -31,17 +31,22 @@ CAPACITY_LABEL = "trainstack.dev/capacity"
 
 
 def pool_labels(pool: PoolConfig) -> dict[str, str]:
-    labels = {POOL_LABEL: pool.name, ACCELERATOR_LABEL: "gpu" if pool.gpu else "cpu",
-              CAPACITY_LABEL: "spot" if pool.spot else "on-demand"}
+    labels = {
+        POOL_LABEL: pool.name,
+        ACCELERATOR_LABEL: "gpu" if pool.gpu else "cpu",
+        CAPACITY_LABEL: "spot" if pool.spot else "on-demand",
+    }
     if pool.gpu_type:
         labels[GPU_TYPE_LABEL] = pool.gpu_type
     return labels
 
 
 def pool_taints(pool: PoolConfig) -> list[alicloud.cs.NodePoolTaintArgsDict]:
-    return [{"key": key, "value": value, "effect": effect}
-            for (key, value, effect), applies in ((GPU_TAINT, pool.gpu), (SPOT_TAINT, pool.spot))
-            if applies]
+    return [
+        {"key": key, "value": value, "effect": effect}
+        for (key, value, effect), applies in ((GPU_TAINT, pool.gpu), (SPOT_TAINT, pool.spot))
+        if applies
+    ]
 
 
 def pool_shapes(ack: AckConfig) -> list[dict[str, object]]:
@@ -50,52 +55,79 @@ def pool_shapes(ack: AckConfig) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for pool in ack.pools:
         s = smallest(pool.instance_types)
-        out.append({"name": pool.name, "labels": pool_labels(pool),
-                    "taints": [dict(t) for t in pool_taints(pool)],
-                    "instanceTypes": list(pool.instance_types),
-                    "cpu": s.cpu if s else None,
-                    "memory": f"{s.memory_gib}Gi" if s else None,
-                    "gpus": s.gpus if s else None})
+        out.append(
+            {
+                "name": pool.name,
+                "labels": pool_labels(pool),
+                "taints": [dict(t) for t in pool_taints(pool)],
+                "instanceTypes": list(pool.instance_types),
+                "cpu": s.cpu if s else None,
+                "memory": f"{s.memory_gib}Gi" if s else None,
+                "gpus": s.gpus if s else None,
+            }
+        )
     return out
 
 
 class NodePools(pulumi.ComponentResource):
     pools: list[alicloud.cs.NodePool]
 
-    def __init__(self, name: str, ack: AckConfig, cluster_id: pulumi.Input[str],
-                 vswitch_ids: Sequence[pulumi.Input[str]], provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        ack: AckConfig,
+        cluster_id: pulumi.Input[str],
+        vswitch_ids: Sequence[pulumi.Input[str]],
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         key_name: pulumi.Input[str] | None = None
         if ack.node_public_key is not None:
             key_pair = alicloud.ecs.EcsKeyPair(
-                "node-key-pair", key_pair_name=f"{ack.cluster_name}-nodes",
-                public_key=ack.node_public_key, opts=child)
+                "node-key-pair",
+                key_pair_name=f"{ack.cluster_name}-nodes",
+                public_key=ack.node_public_key,
+                opts=child,
+            )
             key_name = key_pair.key_pair_name
         self.pools = [_pool(p, cluster_id, vswitch_ids, key_name, child) for p in ack.pools]
         alicloud.cs.AutoscalingConfig(
-            "autoscaler", cluster_id=cluster_id, scaler_type="cluster-autoscaler",
+            "autoscaler",
+            cluster_id=cluster_id,
+            scaler_type="cluster-autoscaler",
             # Fill the pool whose nodes would be left least idle; scale-down after 10 idle minutes
             # except on GPU nodes still half used (cs/autoscaling_config.py defaults otherwise).
-            expander="least-waste", scale_down_enabled=True, unneeded_duration="10m",
-            utilization_threshold="0.5", gpu_utilization_threshold="0.5",
+            expander="least-waste",
+            scale_down_enabled=True,
+            unneeded_duration="10m",
+            utilization_threshold="0.5",
+            gpu_utilization_threshold="0.5",
             # Training pods write emptyDir scratch; that must not pin a node forever.
-            skip_nodes_with_local_storage=False, scale_up_from_zero=True,
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                depends_on=list(self.pools))))
+            skip_nodes_with_local_storage=False,
+            scale_up_from_zero=True,
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=list(self.pools))
+            ),
+        )
         self.register_outputs({})
 
 
-def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
-          vswitch_ids: Sequence[pulumi.Input[str]], key_name: pulumi.Input[str] | None,
-          opts: pulumi.ResourceOptions) -> alicloud.cs.NodePool:
+def _pool(
+    pool: PoolConfig,
+    cluster_id: pulumi.Input[str],
+    vswitch_ids: Sequence[pulumi.Input[str]],
+    key_name: pulumi.Input[str] | None,
+    opts: pulumi.ResourceOptions,
+) -> alicloud.cs.NodePool:
     strategy: str | None = None
     limits: list[alicloud.cs.NodePoolSpotPriceLimitArgsDict] | None = None
     if pool.spot and pool.spot_price_limit:
         strategy = "SpotWithPriceLimit"
-        limits = [{"instance_type": t, "price_limit": pool.spot_price_limit}
-                  for t in pool.instance_types]
+        limits = [
+            {"instance_type": t, "price_limit": pool.spot_price_limit} for t in pool.instance_types
+        ]
     elif pool.spot:
         strategy = "SpotAsPriceGo"  # no cap: pay the market price, never above on-demand
     desired: str | None = None
@@ -104,8 +136,12 @@ def _pool(pool: PoolConfig, cluster_id: pulumi.Input[str],
         # cs/node_pool.py: desired_size is a string, "Number of expected nodes in the node pool".
         desired = str(pool.fixed_size)
     else:
-        scaling = {"enable": True, "min_size": pool.min_size, "max_size": pool.max_size,
-                   "type": "spot" if pool.spot else ("gpu" if pool.gpu else "cpu")}
+        scaling = {
+            "enable": True,
+            "min_size": pool.min_size,
+            "max_size": pool.max_size,
+            "type": "spot" if pool.spot else ("gpu" if pool.gpu else "cpu"),
+        }
     return alicloud.cs.NodePool(
         f"pool-{pool.name}",
         node_pool_name=pool.name,

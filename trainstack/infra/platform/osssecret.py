@@ -17,8 +17,9 @@ from trainstack.infra import names
 from trainstack.infra.platform.config import OSS_ACCESS_KEY_KEYS
 
 
-def build_oss_secrets(namespaces: dict[str, k8s.core.v1.Namespace],
-                      opts: pulumi.ResourceOptions) -> str:
+def build_oss_secrets(
+    namespaces: dict[str, k8s.core.v1.Namespace], opts: pulumi.ResourceOptions
+) -> str:
     config = pulumi.Config(names.PLATFORM_PROJECT)
     key_id, key_secret = (config.require_secret(k) for k in OSS_ACCESS_KEY_KEYS)
     for team, ns in namespaces.items():
@@ -28,5 +29,7 @@ def build_oss_secrets(namespaces: dict[str, k8s.core.v1.Namespace],
             type="Opaque",
             string_data={"akId": key_id, "akSecret": key_secret},
             opts=pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"])))
+                opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"])
+            ),
+        )
     return names.OSS_SECRET_NAME

@@ -41,8 +41,14 @@ def load_stack_config(*, offline: bool = False, root: Path | None = None) -> Pla
     """
     values, secret_keys = raw_stack_config()
     stack = pulumi.get_stack()
-    return load(values, stack=stack, source=f"Pulumi.{stack}.yaml", secret_keys=secret_keys,
-                root=root, offline=offline)
+    return load(
+        values,
+        stack=stack,
+        source=f"Pulumi.{stack}.yaml",
+        secret_keys=secret_keys,
+        root=root,
+        offline=offline,
+    )
 
 
 def build(cfg: PlatformConfig) -> dict[str, Any]:
@@ -56,8 +62,9 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         cloud = alicloud.Provider("alicloud", region=ack.region)
         net = Network("network", ack, cloud, component_opts())
         cluster = Cluster("cluster", ack, net, cloud, component_opts())
-        pools = NodePools("pools", ack, cluster.resource.id, net.vswitch_ids, cloud,
-                          component_opts())
+        pools = NodePools(
+            "pools", ack, cluster.resource.id, net.vswitch_ids, cloud, component_opts()
+        )
         registry_namespace: pulumi.Input[str] = ""
         if cfg.registry.kind == "acr-enterprise":
             registry = Registry("registry", ack, net, password, cloud, component_opts())
@@ -65,11 +72,21 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         kubeconfig: pulumi.Input[str] | None = cluster.kubeconfig
         context: str | None = None
         # Nodes, and the deployer's RBAC rights, before anything is created on the cluster.
-        provider = k8s.Provider("k8s", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(
-            depends_on=[*cluster.ready, pools]))
+        provider = k8s.Provider(
+            "k8s",
+            kubeconfig=kubeconfig,
+            opts=pulumi.ResourceOptions(depends_on=[*cluster.ready, pools]),
+        )
         tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
-        storage = Storage("storage", k8s_provider=provider, ack=ack, net=net,
-                          cluster=cluster.resource, cloud_provider=cloud, opts=component_opts())
+        storage = Storage(
+            "storage",
+            k8s_provider=provider,
+            ack=ack,
+            net=net,
+            cluster=cluster.resource,
+            cloud_provider=cloud,
+            opts=component_opts(),
+        )
         assert storage.jobs_role is not None
         # One OSS scheme per mode, exported so run stacks render volumes that match it: ack
         # mounts with the jobs RAM role through RRSA (no credential on nodes or in a Secret).
@@ -77,12 +94,15 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         oss_endpoint: str | None = oss_internal_endpoint(ack.region)
         if cluster.api_acl is not None:
             # What docs/platform.md's one-time binding of the allow-list names.
-            outputs |= {"apiAcl": cluster.api_acl,
-                        "apiLoadBalancer": cluster.resource.slb_intranet}
-        outputs |= {"region": ack.region, "buckets": storage.buckets,
-                    "nasServer": storage.nas_server, "registryNamespace": registry_namespace,
-                    names.OUT_JOBS_ROLE: storage.jobs_role,
-                    names.OUT_NODE_POOLS: pool_shapes(ack)}
+            outputs |= {"apiAcl": cluster.api_acl, "apiLoadBalancer": cluster.resource.slb_intranet}
+        outputs |= {
+            "region": ack.region,
+            "buckets": storage.buckets,
+            "nasServer": storage.nas_server,
+            "registryNamespace": registry_namespace,
+            names.OUT_JOBS_ROLE: storage.jobs_role,
+            names.OUT_NODE_POOLS: pool_shapes(ack),
+        }
     else:
         access = cfg.cluster
         assert access is not None
@@ -90,16 +110,25 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         context = access.context
         provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=context)
         tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
-        storage = Storage("storage", k8s_provider=provider, access=access,
-                          namespaces=tenancy.namespaces, opts=component_opts())
+        storage = Storage(
+            "storage",
+            k8s_provider=provider,
+            access=access,
+            namespaces=tenancy.namespaces,
+            opts=component_opts(),
+        )
         # kubeconfig mode: the AccessKey Secret the platform created, or no OSS at all.
-        oss_auth = ({"type": names.OSS_AUTH_SECRET, "secretName": tenancy.oss_secret}
-                    if tenancy.oss_secret else {"type": names.OSS_AUTH_NONE})
+        oss_auth = (
+            {"type": names.OSS_AUTH_SECRET, "secretName": tenancy.oss_secret}
+            if tenancy.oss_secret
+            else {"type": names.OSS_AUTH_NONE}
+        )
         oss_endpoint = access.oss_endpoint
     kubedl = KubeDL("kubedl", cfg.kubedl, provider, component_opts())
     # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
-    team_access = TeamAccess("team-access", tenancy.namespaces, cfg.kubedl.workloads, provider,
-                        component_opts())
+    team_access = TeamAccess(
+        "team-access", tenancy.namespaces, cfg.kubedl.workloads, provider, component_opts()
+    )
     team_namespaces = {team: ns.metadata.name for team, ns in tenancy.namespaces.items()}
 
     outputs |= {
@@ -108,8 +137,9 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         names.OUT_KUBE_CONTEXT: context or "",
         names.OUT_NAMESPACES: team_namespaces,
         # Secret: {namespace: kubeconfig} logging in as the team's ServiceAccount.
-        names.OUT_TEAM_KUBECONFIGS: team_kubeconfigs(team_namespaces, team_access.tokens,
-                                                     kubeconfig, context),
+        names.OUT_TEAM_KUBECONFIGS: team_kubeconfigs(
+            team_namespaces, team_access.tokens, kubeconfig, context
+        ),
         names.OUT_STORAGE_CLASSES: storage.storage_classes,
         names.OUT_REGISTRY: cfg.registry.server,
         names.OUT_PULL_SECRET: tenancy.pull_secret,

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import pulumi
 
-STATEFUL_TYPES = frozenset({
-    "alicloud:nas/fileSystem:FileSystem",
-    "alicloud:oss/bucket:Bucket",
-    "alicloud:cr/registryEnterpriseInstance:RegistryEnterpriseInstance",
-    "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
-    "alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo",
-    "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
-    "kubernetes:core/v1:PersistentVolumeClaim",
-})
+STATEFUL_TYPES = frozenset(
+    {
+        "alicloud:nas/fileSystem:FileSystem",
+        "alicloud:oss/bucket:Bucket",
+        "alicloud:cr/registryEnterpriseInstance:RegistryEnterpriseInstance",
+        "alicloud:cs/registryEnterpriseNamespace:RegistryEnterpriseNamespace",
+        "alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo",
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "kubernetes:core/v1:PersistentVolumeClaim",
+    }
+)
 # Namespaces are stateful only when they hold runs: a team's, not KubeDL's own.
 TEAM_NAMESPACE_LABEL = "trainstack.dev/team"
 
@@ -41,14 +43,17 @@ def _is_stateful(args: pulumi.ResourceTransformationArgs) -> bool:
     return False
 
 
-def protect_stateful(args: pulumi.ResourceTransformationArgs
-                     ) -> pulumi.ResourceTransformationResult | None:
+def protect_stateful(
+    args: pulumi.ResourceTransformationArgs,
+) -> pulumi.ResourceTransformationResult | None:
     if not _is_stateful(args):
         return None
     return pulumi.ResourceTransformationResult(
         props=args.props,
         opts=pulumi.ResourceOptions.merge(
-            args.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True)))
+            args.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True)
+        ),
+    )
 
 
 def component_opts(**kwargs: object) -> pulumi.ResourceOptions:

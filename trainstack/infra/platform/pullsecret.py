@@ -19,8 +19,10 @@ from trainstack.infra.platform.config import RegistryConfig
 
 def docker_config_json(server: str, username: str, password: str) -> str:
     auth = base64.b64encode(f"{username}:{password}".encode()).decode()
-    return json.dumps({"auths": {server: {"username": username, "password": password,
-                                          "auth": auth}}}, sort_keys=True)
+    return json.dumps(
+        {"auths": {server: {"username": username, "password": password, "auth": auth}}},
+        sort_keys=True,
+    )
 
 
 def registry_password(offline: bool) -> pulumi.Output[str]:
@@ -33,12 +35,16 @@ def registry_password(offline: bool) -> pulumi.Output[str]:
     return config.require_secret("registryPassword")
 
 
-def build_pull_secrets(registry: RegistryConfig, password: pulumi.Input[str],
-                       namespaces: dict[str, k8s.core.v1.Namespace],
-                       opts: pulumi.ResourceOptions) -> str:
+def build_pull_secrets(
+    registry: RegistryConfig,
+    password: pulumi.Input[str],
+    namespaces: dict[str, k8s.core.v1.Namespace],
+    opts: pulumi.ResourceOptions,
+) -> str:
     # apply on a secret Output yields a secret Output: the payload never exists in the clear.
     payload: pulumi.Output[str] = pulumi.Output.secret(password).apply(
-        lambda p: docker_config_json(registry.server, registry.username, p))
+        lambda p: docker_config_json(registry.server, registry.username, p)
+    )
     for team, ns in namespaces.items():
         k8s.core.v1.Secret(
             f"pull-secret-{team}",
@@ -46,5 +52,7 @@ def build_pull_secrets(registry: RegistryConfig, password: pulumi.Input[str],
             type="kubernetes.io/dockerconfigjson",
             string_data={".dockerconfigjson": payload},
             opts=pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"])))
+                opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"])
+            ),
+        )
     return names.PULL_SECRET_NAME

@@ -35,8 +35,11 @@ VERSIONED = ("models", "checkpoints", "artifacts")
 def bucket_lifecycle(purpose: str) -> list[alicloud.oss.BucketLifecycleRuleArgsDict]:
     """Abandoned multipart uploads (a killed checkpoint write) are billed until aborted."""
     rule: alicloud.oss.BucketLifecycleRuleArgsDict = {
-        "id": "trainstack-housekeeping", "enabled": True, "prefix": "",
-        "abort_multipart_uploads": [{"days": ABORT_MULTIPART_DAYS}]}
+        "id": "trainstack-housekeeping",
+        "enabled": True,
+        "prefix": "",
+        "abort_multipart_uploads": [{"days": ABORT_MULTIPART_DAYS}],
+    }
     if purpose in VERSIONED:
         rule["noncurrent_version_expirations"] = [{"days": NONCURRENT_DAYS}]
     return [rule]
@@ -49,13 +52,19 @@ class Storage(pulumi.ComponentResource):
     buckets: dict[str, pulumi.Output[str]]
     jobs_role: pulumi.Output[str] | None
 
-    def __init__(self, name: str, *, k8s_provider: pulumi.ProviderResource,
-                 ack: AckConfig | None = None, net: Network | None = None,
-                 cluster: alicloud.cs.ManagedKubernetes | None = None,
-                 cloud_provider: pulumi.ProviderResource | None = None,
-                 access: ClusterAccess | None = None,
-                 namespaces: dict[str, k8s.core.v1.Namespace] | None = None,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        k8s_provider: pulumi.ProviderResource,
+        ack: AckConfig | None = None,
+        net: Network | None = None,
+        cluster: alicloud.cs.ManagedKubernetes | None = None,
+        cloud_provider: pulumi.ProviderResource | None = None,
+        access: ClusterAccess | None = None,
+        namespaces: dict[str, k8s.core.v1.Namespace] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         kube = pulumi.ResourceOptions(parent=self, provider=k8s_provider)
         self.nas_server = None
@@ -68,7 +77,8 @@ class Storage(pulumi.ComponentResource):
             self.jobs_role = build_jobs_role(ack, cluster, cloud).role_name
             assert self.nas_server is not None
             self.storage_classes = build_ack_storage_classes(
-                ack.region, self.nas_server, self.buckets["data"], self.jobs_role, kube)
+                ack.region, self.nas_server, self.buckets["data"], self.jobs_role, kube
+            )
             # The artifact store: a prefix of the artifacts bucket (runs write
             # <artifactStore>/<team>/<run>/<output>/).
             self.artifact_store = self.buckets["artifacts"].apply(lambda b: f"oss://{b}/")
@@ -80,37 +90,61 @@ class Storage(pulumi.ComponentResource):
                 for team, ns in namespaces.items():
                     k8s.core.v1.PersistentVolumeClaim(
                         f"artifacts-{team}",
-                        metadata={"name": ARTIFACT_CLAIM, "namespace": ns.metadata.name,
-                                  "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
-                        spec={"access_modes": ["ReadWriteOnce"],
-                              "storage_class_name": names.STORAGE_CLASS_LOCAL,
-                              "resources": {"requests": {"storage": access.artifact_size}}},
-                        opts=kube)
+                        metadata={
+                            "name": ARTIFACT_CLAIM,
+                            "namespace": ns.metadata.name,
+                            "labels": {"app.kubernetes.io/managed-by": "trainstack"},
+                        },
+                        spec={
+                            "access_modes": ["ReadWriteOnce"],
+                            "storage_class_name": names.STORAGE_CLASS_LOCAL,
+                            "resources": {"requests": {"storage": access.artifact_size}},
+                        },
+                        opts=kube,
+                    )
             self.artifact_store = pulumi.Output.from_input(f"pvc://{claim}/")
         self.register_outputs({"artifactStore": self.artifact_store})
 
     def _cloud(self, ack: AckConfig, net: Network, opts: pulumi.ResourceOptions) -> None:
         nas = alicloud.nas.FileSystem(
-            "nas", protocol_type="NFS", storage_type=ack.nas_storage_type,
-            file_system_type="standard", description=f"{ack.cluster_name} shared storage",
+            "nas",
+            protocol_type="NFS",
+            storage_type=ack.nas_storage_type,
+            file_system_type="standard",
+            description=f"{ack.cluster_name} shared storage",
             # nas/file_system.py: zone_id is optional for standard (a random eligible zone is
             # picked); pin it to the cluster's first zone, where its mount target lives.
             # encrypt_type 1 = "NAS managed key", supported for standard file systems.
-            zone_id=ack.zones[0], encrypt_type=1, opts=opts)
+            zone_id=ack.zones[0],
+            encrypt_type=1,
+            opts=opts,
+        )
         mount = alicloud.nas.MountTarget(
-            "nas-mount", file_system_id=nas.id, access_group_name="DEFAULT_VPC_GROUP_NAME",
-            network_type="Vpc", vpc_id=net.vpc.id, vswitch_id=net.vswitches[0].id, opts=opts)
+            "nas-mount",
+            file_system_id=nas.id,
+            access_group_name="DEFAULT_VPC_GROUP_NAME",
+            network_type="Vpc",
+            vpc_id=net.vpc.id,
+            vswitch_id=net.vswitches[0].id,
+            opts=opts,
+        )
         self.nas_server = mount.mount_target_domain
         for purpose in BUCKET_PURPOSES:
             bucket = alicloud.oss.Bucket(
-                f"bucket-{purpose}", bucket=ack.bucket(purpose), storage_class="Standard",
+                f"bucket-{purpose}",
+                bucket=ack.bucket(purpose),
+                storage_class="Standard",
                 # Models, checkpoints and artifacts are what runs produce: keep overwritten
                 # versions (for NONCURRENT_DAYS).
                 versioning={"status": "Enabled"} if purpose in VERSIONED else None,
                 server_side_encryption_rule={"sse_algorithm": "AES256"},
                 lifecycle_rules=bucket_lifecycle(purpose),
-                opts=opts)
+                opts=opts,
+            )
             alicloud.oss.BucketPublicAccessBlock(
-                f"bucket-{purpose}-public-access-block", bucket=bucket.bucket,
-                block_public_access=True, opts=opts)
+                f"bucket-{purpose}-public-access-block",
+                bucket=bucket.bucket,
+                block_public_access=True,
+                opts=opts,
+            )
             self.buckets[purpose] = bucket.bucket

@@ -24,39 +24,71 @@ def oss_internal_endpoint(region: str) -> str:
     return f"oss-{region}-internal.aliyuncs.com"
 
 
-def build_ack_storage_classes(region: str, nas_server: pulumi.Output[str],
-                              data_bucket: pulumi.Output[str], jobs_role: pulumi.Output[str],
-                              opts: pulumi.ResourceOptions) -> dict[str, pulumi.Output[str]]:
+def build_ack_storage_classes(
+    region: str,
+    nas_server: pulumi.Output[str],
+    data_bucket: pulumi.Output[str],
+    jobs_role: pulumi.Output[str],
+    opts: pulumi.ResourceOptions,
+) -> dict[str, pulumi.Output[str]]:
     disk = k8s.storage.v1.StorageClass(
-        "sc-disk", metadata={"name": names.STORAGE_CLASS_DISK},
+        "sc-disk",
+        metadata={"name": names.STORAGE_CLASS_DISK},
         provisioner=DISK_PROVISIONER,
         parameters={"type": "cloud_essd", "csi.storage.k8s.io/fstype": "ext4"},
-        reclaim_policy="Delete", volume_binding_mode="WaitForFirstConsumer",
-        allow_volume_expansion=True, opts=opts)
+        reclaim_policy="Delete",
+        volume_binding_mode="WaitForFirstConsumer",
+        allow_volume_expansion=True,
+        opts=opts,
+    )
     nas = k8s.storage.v1.StorageClass(
-        "sc-nas", metadata={"name": names.STORAGE_CLASS_NAS},
+        "sc-nas",
+        metadata={"name": names.STORAGE_CLASS_NAS},
         provisioner=NAS_PROVISIONER,
-        parameters={"volumeAs": "subpath",
-                    "server": nas_server.apply(lambda s: f"{s}:/trainstack/"),
-                    "archiveOnDelete": "true"},  # a deleted claim's data is kept, renamed
+        parameters={
+            "volumeAs": "subpath",
+            "server": nas_server.apply(lambda s: f"{s}:/trainstack/"),
+            "archiveOnDelete": "true",
+        },  # a deleted claim's data is kept, renamed
         mount_options=["nolock,tcp,noresvport", "vers=3"],
-        reclaim_policy="Retain", volume_binding_mode="Immediate", opts=opts)
+        reclaim_policy="Retain",
+        volume_binding_mode="Immediate",
+        opts=opts,
+    )
     oss = k8s.storage.v1.StorageClass(
-        "sc-oss", metadata={"name": names.STORAGE_CLASS_OSS},
+        "sc-oss",
+        metadata={"name": names.STORAGE_CLASS_OSS},
         provisioner=OSS_PROVISIONER,
-        parameters={"bucket": data_bucket, "path": "/",
-                    "url": oss_internal_endpoint(region),
-                    "authType": "rrsa", "roleName": jobs_role,
-                    "volumeAs": "subpath", "otherOpts": "-o allow_other"},
-        reclaim_policy="Retain", volume_binding_mode="Immediate", opts=opts)
-    return {"disk": disk.metadata.name, "nas": nas.metadata.name, "oss": oss.metadata.name,
-            "default": disk.metadata.name}
+        parameters={
+            "bucket": data_bucket,
+            "path": "/",
+            "url": oss_internal_endpoint(region),
+            "authType": "rrsa",
+            "roleName": jobs_role,
+            "volumeAs": "subpath",
+            "otherOpts": "-o allow_other",
+        },
+        reclaim_policy="Retain",
+        volume_binding_mode="Immediate",
+        opts=opts,
+    )
+    return {
+        "disk": disk.metadata.name,
+        "nas": nas.metadata.name,
+        "oss": oss.metadata.name,
+        "default": disk.metadata.name,
+    }
 
 
-def build_local_storage_class(cluster: ClusterAccess, opts: pulumi.ResourceOptions
-                              ) -> dict[str, pulumi.Output[str]]:
+def build_local_storage_class(
+    cluster: ClusterAccess, opts: pulumi.ResourceOptions
+) -> dict[str, pulumi.Output[str]]:
     local = k8s.storage.v1.StorageClass(
-        "sc-local", metadata={"name": names.STORAGE_CLASS_LOCAL},
+        "sc-local",
+        metadata={"name": names.STORAGE_CLASS_LOCAL},
         provisioner=cluster.local_provisioner,
-        reclaim_policy="Delete", volume_binding_mode="WaitForFirstConsumer", opts=opts)
+        reclaim_policy="Delete",
+        volume_binding_mode="WaitForFirstConsumer",
+        opts=opts,
+    )
     return {"local": local.metadata.name, "default": local.metadata.name}

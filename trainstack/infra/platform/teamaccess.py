@@ -56,22 +56,35 @@ def runner_rules(workloads: Sequence[str]) -> list[k8s.rbac.v1.PolicyRuleArgsDic
     holds itself."""
     rules: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
         {"api_groups": [group], "resources": plurals, "verbs": _CRUD}
-        for group, plurals in kubedl_resources(workloads).items()]
+        for group, plurals in kubedl_resources(workloads).items()
+    ]
     rules += [
-        {"api_groups": [""], "resources": ["configmaps", "secrets", "services",
-                                          "serviceaccounts", "persistentvolumeclaims"],
-         "verbs": _CRUD},
+        {
+            "api_groups": [""],
+            "resources": [
+                "configmaps",
+                "secrets",
+                "services",
+                "serviceaccounts",
+                "persistentvolumeclaims",
+            ],
+            "verbs": _CRUD,
+        },
         {"api_groups": [""], "resources": ["pods", "pods/log", "events"], "verbs": _READ},
         {"api_groups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
         {"api_groups": ["batch"], "resources": ["jobs"], "verbs": _CRUD},
-        {"api_groups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
-         "verbs": _CRUD},
+        {
+            "api_groups": ["rbac.authorization.k8s.io"],
+            "resources": ["roles", "rolebindings"],
+            "verbs": _CRUD,
+        },
     ]
     return rules
 
 
 VOLUME_RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
-    {"api_groups": [""], "resources": ["persistentvolumes"], "verbs": _CRUD}]
+    {"api_groups": [""], "resources": ["persistentvolumes"], "verbs": _CRUD}
+]
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,9 @@ class Endpoint:
     insecure: bool = False
 
 
-def endpoint_of(kubeconfig: str, context: str | None = None,
-                base: Path | None = None) -> Endpoint | None:
+def endpoint_of(
+    kubeconfig: str, context: str | None = None, base: Path | None = None
+) -> Endpoint | None:
     """The cluster of ``context`` (default: current-context, else the only cluster) in a
     kubeconfig's text; None when it names none. A ``certificate-authority`` file is read (relative
     to ``base``, the kubeconfig's folder) so the scoped kubeconfig stands alone."""
@@ -94,10 +108,16 @@ def endpoint_of(kubeconfig: str, context: str | None = None,
         return None
     if not isinstance(doc, dict):
         return None
-    clusters = {c.get("name"): c.get("cluster") or {} for c in doc.get("clusters") or []
-                if isinstance(c, dict)}
-    contexts = {c.get("name"): c.get("context") or {} for c in doc.get("contexts") or []
-                if isinstance(c, dict)}
+    clusters = {
+        c.get("name"): c.get("cluster") or {}
+        for c in doc.get("clusters") or []
+        if isinstance(c, dict)
+    }
+    contexts = {
+        c.get("name"): c.get("context") or {}
+        for c in doc.get("contexts") or []
+        if isinstance(c, dict)
+    }
     chosen = context or doc.get("current-context")
     cluster: Mapping[str, Any] | None = None
     if chosen in contexts:
@@ -114,8 +134,11 @@ def endpoint_of(kubeconfig: str, context: str | None = None,
             ca = base64.b64encode(path.read_bytes()).decode()
         except OSError:
             return None
-    return Endpoint(str(cluster["server"]), str(ca) if ca else None,
-                    bool(cluster.get("insecure-skip-tls-verify", False)))
+    return Endpoint(
+        str(cluster["server"]),
+        str(ca) if ca else None,
+        bool(cluster.get("insecure-skip-tls-verify", False)),
+    )
 
 
 def scoped_kubeconfig(endpoint: Endpoint, namespace: str, token: str) -> str:
@@ -126,11 +149,19 @@ def scoped_kubeconfig(endpoint: Endpoint, namespace: str, token: str) -> str:
     if endpoint.insecure:
         cluster["insecure-skip-tls-verify"] = True
     name = f"{RUNNER}@{namespace}"
-    doc = {"apiVersion": "v1", "kind": "Config", "current-context": name,
-           "clusters": [{"name": "trainstack", "cluster": cluster}],
-           "users": [{"name": name, "user": {"token": token}}],
-           "contexts": [{"name": name, "context": {"cluster": "trainstack", "user": name,
-                                                   "namespace": namespace}}]}
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": name,
+        "clusters": [{"name": "trainstack", "cluster": cluster}],
+        "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": name,
+                "context": {"cluster": "trainstack", "user": name, "namespace": namespace},
+            }
+        ],
+    }
     return yaml.safe_dump(doc, sort_keys=True)
 
 
@@ -162,44 +193,77 @@ class TeamAccess(pulumi.ComponentResource):
 
     tokens: dict[str, pulumi.Output[str | None]]  # namespace -> the decoded token (secret)
 
-    def __init__(self, name: str, namespaces: Mapping[str, k8s.core.v1.Namespace],
-                 workloads: Sequence[str], provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        namespaces: Mapping[str, k8s.core.v1.Namespace],
+        workloads: Sequence[str],
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         volumes = k8s.rbac.v1.ClusterRole(
-            "runner-volumes", metadata={"name": VOLUMES_ROLE, "labels": _LABELS},
-            rules=VOLUME_RULES, opts=child)
+            "runner-volumes",
+            metadata={"name": VOLUMES_ROLE, "labels": _LABELS},
+            rules=VOLUME_RULES,
+            opts=child,
+        )
         rules = runner_rules(workloads)
         self.tokens = {}
         for team, ns in namespaces.items():
             namespace = ns.metadata.name
-            meta: k8s.meta.v1.ObjectMetaArgsDict = {"name": RUNNER, "namespace": namespace,
-                                                    "labels": _LABELS}
+            meta: k8s.meta.v1.ObjectMetaArgsDict = {
+                "name": RUNNER,
+                "namespace": namespace,
+                "labels": _LABELS,
+            }
             account = k8s.core.v1.ServiceAccount(f"runner-{team}", metadata=meta, opts=child)
             role = k8s.rbac.v1.Role(f"runner-role-{team}", metadata=meta, rules=rules, opts=child)
             subject: list[k8s.rbac.v1.SubjectArgsDict] = [
-                {"kind": "ServiceAccount", "name": RUNNER, "namespace": namespace}]
+                {"kind": "ServiceAccount", "name": RUNNER, "namespace": namespace}
+            ]
             k8s.rbac.v1.RoleBinding(
-                f"runner-binding-{team}", metadata=meta, subjects=subject,
-                role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "Role",
-                          "name": role.metadata.name}, opts=child)
+                f"runner-binding-{team}",
+                metadata=meta,
+                subjects=subject,
+                role_ref={
+                    "api_group": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": role.metadata.name,
+                },
+                opts=child,
+            )
             k8s.rbac.v1.ClusterRoleBinding(
                 f"runner-volumes-{team}",
                 metadata={"name": f"{VOLUMES_ROLE}-{team}", "labels": _LABELS},
                 subjects=subject,
-                role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                          "name": volumes.metadata.name}, opts=child)
+                role_ref={
+                    "api_group": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": volumes.metadata.name,
+                },
+                opts=child,
+            )
             # pulumi-kubernetes waits until the token controller has filled in a token Secret
             # (pulumi/pulumi-kubernetes#2048), so ``data.token`` is known once it is created.
             # Its data is a credential: encrypted in state, never plain.
             secret = k8s.core.v1.Secret(
                 f"runner-token-{team}",
-                metadata={"name": TOKEN_SECRET, "namespace": namespace, "labels": _LABELS,
-                          "annotations": {SA_NAME_ANNOTATION: RUNNER}},
+                metadata={
+                    "name": TOKEN_SECRET,
+                    "namespace": namespace,
+                    "labels": _LABELS,
+                    "annotations": {SA_NAME_ANNOTATION: RUNNER},
+                },
                 type=TOKEN_TYPE,
-                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                    depends_on=[account], additional_secret_outputs=["data"])))
+                opts=pulumi.ResourceOptions.merge(
+                    child,
+                    pulumi.ResourceOptions(
+                        depends_on=[account], additional_secret_outputs=["data"]
+                    ),
+                ),
+            )
             self.tokens[team] = pulumi.Output.secret(secret.data.apply(_token))
         self.register_outputs({})
 
@@ -209,24 +273,30 @@ def _token(data: Mapping[str, str] | None) -> str | None:
     return base64.b64decode(raw).decode() if raw else None
 
 
-def team_kubeconfigs(namespaces: Mapping[str, pulumi.Input[str]],
-                     tokens: Mapping[str, pulumi.Output[str | None]],
-                     admin: pulumi.Input[str | None], context: str | None
-                     ) -> pulumi.Output[dict[str, str]]:
+def team_kubeconfigs(
+    namespaces: Mapping[str, pulumi.Input[str]],
+    tokens: Mapping[str, pulumi.Output[str | None]],
+    admin: pulumi.Input[str | None],
+    context: str | None,
+) -> pulumi.Output[dict[str, str]]:
     """``{namespace: kubeconfig}`` as one secret output; a team whose token or cluster endpoint
     is unknown is left out (its runs then use the admin kubeconfig)."""
     teams = sorted(tokens)
 
     def build(values: list[Any]) -> dict[str, str]:
         admin_text, *rest = values
-        found = None if admin_text is None else endpoint_of(str(admin_text[0]), context,
-                                                            admin_text[1])
+        found = (
+            None if admin_text is None else endpoint_of(str(admin_text[0]), context, admin_text[1])
+        )
         out: dict[str, str] = {}
-        for namespace, token in zip(rest[:len(teams)], rest[len(teams):], strict=True):
+        for namespace, token in zip(rest[: len(teams)], rest[len(teams) :], strict=True):
             if found is not None and token:
                 out[str(namespace)] = scoped_kubeconfig(found, str(namespace), str(token))
         return out
 
     admin_out = pulumi.Output.from_input(admin).apply(admin_kubeconfig_text)
-    return pulumi.Output.secret(pulumi.Output.all(
-        admin_out, *[namespaces[t] for t in teams], *[tokens[t] for t in teams]).apply(build))
+    return pulumi.Output.secret(
+        pulumi.Output.all(
+            admin_out, *[namespaces[t] for t in teams], *[tokens[t] for t in teams]
+        ).apply(build)
+    )

@@ -33,50 +33,80 @@ class Tenancy(pulumi.ComponentResource):
     pull_secret: str
     oss_secret: str | None
 
-    def __init__(self, name: str, cfg: PlatformConfig, registry_password: pulumi.Input[str],
-                 provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        cfg: PlatformConfig,
+        registry_password: pulumi.Input[str],
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         self.namespaces = {team.name: _team(team, child) for team in cfg.teams}
         self.priority_classes = build_priority_classes(child)
-        self.pull_secret = build_pull_secrets(cfg.registry, registry_password, self.namespaces,
-                                              child)
-        self.oss_secret = (build_oss_secrets(self.namespaces, child) if cfg.oss_access_key
-                           else None)
+        self.pull_secret = build_pull_secrets(
+            cfg.registry, registry_password, self.namespaces, child
+        )
+        self.oss_secret = build_oss_secrets(self.namespaces, child) if cfg.oss_access_key else None
         self.register_outputs({})
 
 
 def _team(team: Team, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
     ns = k8s.core.v1.Namespace(
         f"ns-{team.name}",
-        metadata={"name": team.namespace, "labels": {
-            TEAM_LABEL: team.name, "app.kubernetes.io/managed-by": "trainstack"}},
-        opts=opts)
+        metadata={
+            "name": team.namespace,
+            "labels": {TEAM_LABEL: team.name, "app.kubernetes.io/managed-by": "trainstack"},
+        },
+        opts=opts,
+    )
     labels = {TEAM_LABEL: team.name}
-    hard = {"requests.cpu": team.quota.cpu, "requests.memory": team.quota.memory,
-            "requests.nvidia.com/gpu": str(team.quota.gpu)}
+    hard = {
+        "requests.cpu": team.quota.cpu,
+        "requests.memory": team.quota.memory,
+        "requests.nvidia.com/gpu": str(team.quota.gpu),
+    }
     if team.quota.pods is not None:
         hard["pods"] = str(team.quota.pods)
     k8s.core.v1.ResourceQuota(
         f"quota-{team.name}",
         metadata={"name": "trainstack-quota", "namespace": ns.metadata.name, "labels": labels},
-        spec={"hard": hard}, opts=opts)
+        spec={"hard": hard},
+        opts=opts,
+    )
     k8s.core.v1.LimitRange(
         f"limits-{team.name}",
         metadata={"name": "trainstack-defaults", "namespace": ns.metadata.name, "labels": labels},
-        spec={"limits": [{"type": "Container", "default_request": {
-            "cpu": team.defaults.cpu, "memory": team.defaults.memory}}]},
-        opts=opts)
+        spec={
+            "limits": [
+                {
+                    "type": "Container",
+                    "default_request": {"cpu": team.defaults.cpu, "memory": team.defaults.memory},
+                }
+            ]
+        },
+        opts=opts,
+    )
     forbidden = forbidden_priority_classes(team)
     if forbidden:
         k8s.core.v1.ResourceQuota(
             f"priority-cap-{team.name}",
-            metadata={"name": "trainstack-priority-cap", "namespace": ns.metadata.name,
-                      "labels": labels},
-            spec={"hard": {"pods": "0"}, "scope_selector": {"match_expressions": [
-                {"scope_name": "PriorityClass", "operator": "In", "values": forbidden}]}},
-            opts=opts)
+            metadata={
+                "name": "trainstack-priority-cap",
+                "namespace": ns.metadata.name,
+                "labels": labels,
+            },
+            spec={
+                "hard": {"pods": "0"},
+                "scope_selector": {
+                    "match_expressions": [
+                        {"scope_name": "PriorityClass", "operator": "In", "values": forbidden}
+                    ]
+                },
+            },
+            opts=opts,
+        )
     return ns
 
 
@@ -90,6 +120,7 @@ def build_priority_classes(opts: pulumi.ResourceOptions) -> list[k8s.scheduling.
             global_default=False,
             preemption_policy="PreemptLowerPriority",
             description=f"trainstack run priority {p} (1 lowest, 9 highest)",
-            opts=opts)
+            opts=opts,
+        )
         for p in names.PRIORITIES
     ]

@@ -30,15 +30,18 @@ def artifact_store(platform: PlatformOutputs, env: str) -> str | None:
     if not text:
         return None
     if text.partition("://")[0] not in STORE_SCHEMES:
-        raise ConfigError(f"environment {env!r}: the platform's {names.OUT_ARTIFACT_STORE} "
-                          f"output {text!r} is not an oss://, pvc:// or nas:// URI")
+        raise ConfigError(
+            f"environment {env!r}: the platform's {names.OUT_ARTIFACT_STORE} "
+            f"output {text!r} is not an oss://, pvc:// or nas:// URI"
+        )
     return text if text.endswith("/") else text + "/"
 
 
 def team_of(platform: PlatformOutputs, namespace: str) -> str:
     """The team whose namespace the run goes to (the store is laid out by team)."""
-    return next((team for team, ns in sorted(platform.namespaces.items()) if ns == namespace),
-                namespace)
+    return next(
+        (team for team, ns in sorted(platform.namespaces.items()) if ns == namespace), namespace
+    )
 
 
 def place(store: str, team: str, run: str, leaf: str) -> Binding:
@@ -56,12 +59,15 @@ def persist_outputs(run: Run, store: str | None, team: str, env: str) -> Run:
             f"exports no artifact store ({names.OUT_ARTIFACT_STORE}), so "
             f"{'it' if len(unbound) == 1 else 'they'} would be lost with the pods",
             hint="bind each output (oss://, nas://, pvc://) in the run, or deploy a platform "
-                 f"that exports {names.OUT_ARTIFACT_STORE}")
+            f"that exports {names.OUT_ARTIFACT_STORE}",
+        )
     if not unbound:
         return run
     assert store is not None
-    bound = {c.name: run.outputs.get(c.name) or place(store, team, run.name, c.name)
-             for c in run.component.outputs}
+    bound = {
+        c.name: run.outputs.get(c.name) or place(store, team, run.name, c.name)
+        for c in run.component.outputs
+    }
     extra = {k: v for k, v in run.outputs.items() if k not in bound}
     return replace(run, outputs=FrozenMap({**bound, **extra}))
 

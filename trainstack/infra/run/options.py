@@ -79,10 +79,14 @@ class PlatformOutputs:
             oss_endpoint=_text(outputs.get(names.OUT_OSS_ENDPOINT)),
             oss_auth=_oss_auth(outputs, mode, env),
             namespaces=MappingProxyType(
-                {str(k): str(v) for k, v in dict(outputs.get(names.OUT_NAMESPACES) or {}).items()}),
+                {str(k): str(v) for k, v in dict(outputs.get(names.OUT_NAMESPACES) or {}).items()}
+            ),
             team_max_priority=MappingProxyType(
-                {str(k): int(v)
-                 for k, v in dict(outputs.get(names.OUT_TEAM_MAX_PRIORITY) or {}).items()}),
+                {
+                    str(k): int(v)
+                    for k, v in dict(outputs.get(names.OUT_TEAM_MAX_PRIORITY) or {}).items()
+                }
+            ),
             pull_secret=_text(outputs.get(names.OUT_PULL_SECRET)),
             artifact_store=_text(outputs.get(names.OUT_ARTIFACT_STORE)),
         )
@@ -101,14 +105,21 @@ def _oss_auth(outputs: Mapping[str, Any], mode: PlatformMode, env: str) -> OssAu
             return OssAuth(OssAuthType.RRSA, role_name=role)
         return OssAuth(OssAuthType.NONE)
     kind = next((k for k in OssAuthType if k.value == auth["type"]), None)
-    typed = OssAuth(kind or OssAuthType.NONE, role_name=_text(auth.get("roleName")),
-                    secret_name=_text(auth.get("secretName")))
-    if (kind is None or (kind is OssAuthType.RRSA and not typed.role_name)
-            or (kind is OssAuthType.SECRET and not typed.secret_name)):
-        raise ConfigError(f"environment {env!r}: the platform's {names.OUT_OSS_AUTH} output is "
-                          f"{auth!r}, which this trainstack cannot read",
-                          hint="deploy the platform and the run with the same trainstack "
-                               "version")
+    typed = OssAuth(
+        kind or OssAuthType.NONE,
+        role_name=_text(auth.get("roleName")),
+        secret_name=_text(auth.get("secretName")),
+    )
+    if (
+        kind is None
+        or (kind is OssAuthType.RRSA and not typed.role_name)
+        or (kind is OssAuthType.SECRET and not typed.secret_name)
+    ):
+        raise ConfigError(
+            f"environment {env!r}: the platform's {names.OUT_OSS_AUTH} output is "
+            f"{auth!r}, which this trainstack cannot read",
+            hint="deploy the platform and the run with the same trainstack version",
+        )
     return typed
 
 
@@ -117,29 +128,37 @@ def run_namespace(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: s
     namespaces = PlatformOutputs.read(outputs, env).namespaces
     where = f"environment {env!r}"
     if not namespaces:
-        raise ConfigError(f"{where} exports no team namespaces",
-                          hint="deploy the platform stack (pulumi up) before its runs")
+        raise ConfigError(
+            f"{where} exports no team namespaces",
+            hint="deploy the platform stack (pulumi up) before its runs",
+        )
     if run.namespace:
         if run.namespace not in namespaces.values():
             raise ConfigError(
                 f"{_source(run)}: spec.namespace: {run.namespace!r} is not a team namespace of "
-                f"{where}", hint=f"team namespaces: {', '.join(sorted(namespaces.values()))}")
+                f"{where}",
+                hint=f"team namespaces: {', '.join(sorted(namespaces.values()))}",
+            )
         return run.namespace
     team = run.tags.get(TEAM_TAG)
     if team is None:
         if len(namespaces) == 1:
             return next(iter(namespaces.values()))
-        raise ConfigError(f"{_source(run)}: metadata.tags.team: the run names no team, and "
-                          f"{where} has several", hint=f"teams: {', '.join(sorted(namespaces))}")
+        raise ConfigError(
+            f"{_source(run)}: metadata.tags.team: the run names no team, and {where} has several",
+            hint=f"teams: {', '.join(sorted(namespaces))}",
+        )
     if team not in namespaces:
-        raise ConfigError(f"{_source(run)}: metadata.tags.team: {team!r} is not a team of {where}",
-                          hint=did_you_mean(team, namespaces)
-                          or f"teams: {', '.join(sorted(namespaces))}")
+        raise ConfigError(
+            f"{_source(run)}: metadata.tags.team: {team!r} is not a team of {where}",
+            hint=did_you_mean(team, namespaces) or f"teams: {', '.join(sorted(namespaces))}",
+        )
     return namespaces[team]
 
 
-def for_environment(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: str
-                    ) -> tuple[Run, RenderOptions]:
+def for_environment(
+    outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: str
+) -> tuple[Run, RenderOptions]:
     """The run as it goes to ``env`` (unbound outputs placed in the artifact store) and the
     options it renders with: what ``deploy``, ``plan RUN`` and ``render --env`` all use."""
     from trainstack.infra.run.artifacts import (
@@ -160,8 +179,9 @@ def for_environment(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env:
     return completed, options
 
 
-def render_options(outputs: Mapping[str, Any] | PlatformOutputs, run: Run,
-                   env: str) -> RenderOptions:
+def render_options(
+    outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: str
+) -> RenderOptions:
     """The options a run of ``env`` renders with, read off the platform's outputs."""
     platform = PlatformOutputs.read(outputs, env)
     defaults = RenderOptions()
@@ -175,8 +195,11 @@ def render_options(outputs: Mapping[str, Any] | PlatformOutputs, run: Run,
         local_cluster=not platform.cloud,
         # The platform names its endpoint (ossEndpoint); older platforms exported only region.
         oss_endpoint=platform.oss_endpoint
-        or (f"oss-{region}-internal.aliyuncs.com" if platform.cloud and region
-            else defaults.oss_endpoint),
+        or (
+            f"oss-{region}-internal.aliyuncs.com"
+            if platform.cloud and region
+            else defaults.oss_endpoint
+        ),
         oss_secret=oss_secret,
         oss_ram_role=oss_role,
         oss_credentials_hint=oss_hint,
@@ -184,8 +207,9 @@ def render_options(outputs: Mapping[str, Any] | PlatformOutputs, run: Run,
     )
 
 
-def check_priority(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, namespace: str,
-                   env: str) -> None:
+def check_priority(
+    outputs: Mapping[str, Any] | PlatformOutputs, run: Run, namespace: str, env: str
+) -> None:
     """A priority above the team's cap would deploy a job whose pods the quota refuses."""
     platform = PlatformOutputs.read(outputs, env)
     caps = platform.team_max_priority
@@ -198,11 +222,13 @@ def check_priority(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, names
             f"{_source(run)}: spec.priority: {run.priority} is above the maxPriority of team "
             f"{team!r}, {caps[team]} in environment {env!r}; its pods would be refused",
             hint=f"use a priority of at most {caps[team]}, or raise the team's maxPriority in "
-                 f"Pulumi.{env}.yaml")
+            f"Pulumi.{env}.yaml",
+        )
 
 
-def oss_credentials(outputs: Mapping[str, Any] | PlatformOutputs, env: str
-                    ) -> tuple[str | None, str | None, str | None]:
+def oss_credentials(
+    outputs: Mapping[str, Any] | PlatformOutputs, env: str
+) -> tuple[str | None, str | None, str | None]:
     """(Secret name, RAM role, hint) for OSS volumes: exactly what the platform provides.
 
     ack: the jobs RAM role through RRSA (the StorageClass uses the same). kubeconfig mode: the
@@ -214,12 +240,19 @@ def oss_credentials(outputs: Mapping[str, Any] | PlatformOutputs, env: str
         return None, auth.role_name, None
     if auth.type is OssAuthType.SECRET:
         return auth.secret_name, None, None
-    return None, None, (
-        f"environment {env!r} has no OSS credentials; give its platform an AccessKey: "
-        + "; ".join(f"pulumi config set --secret trainstack:{k} <{k}> --stack {env}"
-                    for k in OSS_ACCESS_KEY_KEYS)
-        + f"; then `pulumi up --stack {env}` (the cluster needs Alibaba Cloud's OSS CSI "
-          "driver), or bind nas://, pvc:// or file:// instead")
+    return (
+        None,
+        None,
+        (
+            f"environment {env!r} has no OSS credentials; give its platform an AccessKey: "
+            + "; ".join(
+                f"pulumi config set --secret trainstack:{k} <{k}> --stack {env}"
+                for k in OSS_ACCESS_KEY_KEYS
+            )
+            + f"; then `pulumi up --stack {env}` (the cluster needs Alibaba Cloud's OSS CSI "
+            "driver), or bind nas://, pvc:// or file:// instead"
+        ),
+    )
 
 
 def _source(run: Run) -> str:

@@ -30,68 +30,87 @@ class RunLike(Protocol):
     def name(self) -> str: ...
 
 
-def _configmap(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-               ) -> pulumi.CustomResource:
-    return k8s.core.v1.ConfigMap(name, metadata=m["metadata"], data=m.get("data"),
-                                 binary_data=m.get("binaryData"), immutable=m.get("immutable"),
-                                 opts=opts)
+def _configmap(
+    name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> pulumi.CustomResource:
+    return k8s.core.v1.ConfigMap(
+        name,
+        metadata=m["metadata"],
+        data=m.get("data"),
+        binary_data=m.get("binaryData"),
+        immutable=m.get("immutable"),
+        opts=opts,
+    )
 
 
-def _secret(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-            ) -> pulumi.CustomResource:
+def _secret(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     # Whatever a Secret carries is stored encrypted in state, never as plain text.
     merged = pulumi.ResourceOptions.merge(
-        opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"]))
-    return k8s.core.v1.Secret(name, metadata=m["metadata"], type=m.get("type"),
-                              data=m.get("data"), string_data=m.get("stringData"),
-                              immutable=m.get("immutable"), opts=merged)
+        opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"])
+    )
+    return k8s.core.v1.Secret(
+        name,
+        metadata=m["metadata"],
+        type=m.get("type"),
+        data=m.get("data"),
+        string_data=m.get("stringData"),
+        immutable=m.get("immutable"),
+        opts=merged,
+    )
 
 
-def _service(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-             ) -> pulumi.CustomResource:
+def _service(
+    name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> pulumi.CustomResource:
     return k8s.core.v1.Service(name, metadata=m["metadata"], spec=m.get("spec"), opts=opts)
 
 
-def _claim(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-           ) -> pulumi.CustomResource:
-    return k8s.core.v1.PersistentVolumeClaim(name, metadata=m["metadata"], spec=m.get("spec"),
-                                             opts=opts)
+def _claim(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    return k8s.core.v1.PersistentVolumeClaim(
+        name, metadata=m["metadata"], spec=m.get("spec"), opts=opts
+    )
 
 
-def _volume(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-            ) -> pulumi.CustomResource:
-    return k8s.core.v1.PersistentVolume(name, metadata=m["metadata"], spec=m.get("spec"),
-                                        opts=opts)
+def _volume(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    return k8s.core.v1.PersistentVolume(name, metadata=m["metadata"], spec=m.get("spec"), opts=opts)
 
 
-def _account(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-             ) -> pulumi.CustomResource:
-    return k8s.core.v1.ServiceAccount(name, metadata=m["metadata"],
-                                      image_pull_secrets=m.get("imagePullSecrets"), opts=opts)
+def _account(
+    name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> pulumi.CustomResource:
+    return k8s.core.v1.ServiceAccount(
+        name, metadata=m["metadata"], image_pull_secrets=m.get("imagePullSecrets"), opts=opts
+    )
 
 
-def _role(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-          ) -> pulumi.CustomResource:
+def _role(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     return k8s.rbac.v1.Role(name, metadata=m["metadata"], rules=m.get("rules"), opts=opts)
 
 
-def _role_binding(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-                  ) -> pulumi.CustomResource:
-    return k8s.rbac.v1.RoleBinding(name, metadata=m["metadata"], role_ref=m["roleRef"],
-                                   subjects=m.get("subjects"), opts=opts)
+def _role_binding(
+    name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> pulumi.CustomResource:
+    return k8s.rbac.v1.RoleBinding(
+        name, metadata=m["metadata"], role_ref=m["roleRef"], subjects=m.get("subjects"), opts=opts
+    )
 
 
-def _batch_job(name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
-               ) -> pulumi.CustomResource:
+def _batch_job(
+    name: str, m: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> pulumi.CustomResource:
     return k8s.batch.v1.Job(name, metadata=m["metadata"], spec=m.get("spec"), opts=opts)
 
 
 _Builder = Callable[[str, Mapping[str, Any], pulumi.ResourceOptions], pulumi.CustomResource]
 # Built-in kinds get their typed resource (the provider knows their schema and readiness).
 _TYPED: dict[tuple[str, str], _Builder] = {
-    ("v1", "ConfigMap"): _configmap, ("v1", "Secret"): _secret, ("v1", "Service"): _service,
-    ("v1", "PersistentVolume"): _volume, ("v1", "PersistentVolumeClaim"): _claim,
-    ("v1", "ServiceAccount"): _account, ("batch/v1", "Job"): _batch_job,
+    ("v1", "ConfigMap"): _configmap,
+    ("v1", "Secret"): _secret,
+    ("v1", "Service"): _service,
+    ("v1", "PersistentVolume"): _volume,
+    ("v1", "PersistentVolumeClaim"): _claim,
+    ("v1", "ServiceAccount"): _account,
+    ("batch/v1", "Job"): _batch_job,
     # The MPI launcher's exec rights (trainstack.render.context).
     ("rbac.authorization.k8s.io/v1", "Role"): _role,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): _role_binding,
@@ -105,7 +124,9 @@ def is_kubedl_job(manifest: Mapping[str, Any]) -> bool:
 def is_job(manifest: Mapping[str, Any]) -> bool:
     """The run's workload: a KubeDL job, or the Indexed Job a ``custom`` component renders to."""
     return is_kubedl_job(manifest) or (manifest.get("apiVersion"), manifest.get("kind")) == (
-        "batch/v1", "Job")
+        "batch/v1",
+        "Job",
+    )
 
 
 def resource_name(manifest: Mapping[str, Any]) -> str:
@@ -122,15 +143,24 @@ def register(manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulum
         return build(name, manifest, opts)
     if "." not in api_version.split("/")[0] or "/" not in api_version:  # a built-in API group
         known = ", ".join(sorted(f"{k} ({v})" for v, k in _TYPED))
-        raise UserError(f"the run program cannot deploy a {kind} ({api_version}) yet",
-                        hint=f"known built-in kinds: {known}")
+        raise UserError(
+            f"the run program cannot deploy a {kind} ({api_version}) yet",
+            hint=f"known built-in kinds: {known}",
+        )
     extra = sorted(set(manifest) - {"apiVersion", "kind", "metadata", "spec", "status"})
     if extra:  # CustomResource carries metadata and spec only; dropping fields would be silent
-        raise UserError(f"{kind} {manifest['metadata']['name']}: top-level fields "
-                        f"{', '.join(extra)} cannot be deployed as a custom resource")
+        raise UserError(
+            f"{kind} {manifest['metadata']['name']}: top-level fields "
+            f"{', '.join(extra)} cannot be deployed as a custom resource"
+        )
     return k8s.apiextensions.CustomResource(
-        name, api_version=api_version, kind=kind, metadata=manifest["metadata"],
-        spec=manifest.get("spec"), opts=opts)
+        name,
+        api_version=api_version,
+        kind=kind,
+        metadata=manifest["metadata"],
+        spec=manifest.get("spec"),
+        opts=opts,
+    )
 
 
 def _job(manifests: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
@@ -169,15 +199,18 @@ def cluster_provider(platform_stack: str, namespace: str) -> k8s.Provider:
 
     kubeconfig = pulumi.Output.all(scoped, admin).apply(pick)
     # A context name is no credential: shown in plans although it is chosen by a secret output.
-    context = pulumi.Output.unsecret(pulumi.Output.all(
-        scoped, platform.get_output(names.OUT_KUBE_CONTEXT)).apply(
-        lambda v: None if isinstance(v[0], dict) and v[0].get(namespace) else (v[1] or None)))
+    context = pulumi.Output.unsecret(
+        pulumi.Output.all(scoped, platform.get_output(names.OUT_KUBE_CONTEXT)).apply(
+            lambda v: None if isinstance(v[0], dict) and v[0].get(namespace) else (v[1] or None)
+        )
+    )
     secret: pulumi.Output[str | None] = pulumi.Output.secret(kubeconfig)
     return k8s.Provider("k8s", kubeconfig=secret, context=context)
 
 
-def build_run(run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_stack: str,
-              rerun: str = "") -> dict[str, Any]:
+def build_run(
+    run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_stack: str, rerun: str = ""
+) -> dict[str, Any]:
     """Register the rendered objects of ``run`` on the platform's cluster; return the outputs.
 
     Decision (docs/deploy.md): a deploy whose rendered objects changed *recreates* the job —
@@ -198,11 +231,18 @@ def build_run(run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_sta
     # Names are fixed by the renderer, so a changed object must be deleted before it is
     # recreated (KubeDL job specs are immutable in practice).
     opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
-    support = [register(m, opts) for m in manifests if m["kind"] != job["kind"]
-               or m["metadata"]["name"] != meta["name"]]
+    support = [
+        register(m, opts)
+        for m in manifests
+        if m["kind"] != job["kind"] or m["metadata"]["name"] != meta["name"]
+    ]
     # The job's pods mount its ConfigMaps at start: create those first. Any change replaces it.
-    register(job, pulumi.ResourceOptions.merge(
-        opts, pulumi.ResourceOptions(depends_on=support, replace_on_changes=["*"])))
+    register(
+        job,
+        pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=support, replace_on_changes=["*"])
+        ),
+    )
     return {
         "run": run.name,
         "jobName": meta["name"],

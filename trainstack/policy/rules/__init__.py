@@ -17,5 +17,18 @@ from trainstack.policy.rules import (
     trust,
 )
 
-RULES: tuple[Rule, ...] = tuple(m.RULE for m in (
-    images, placement, storage, hostaccess, quota, priority, secrets, protection, trust, regions))
+RULES: tuple[Rule, ...] = tuple(
+    m.RULE
+    for m in (
+        images,
+        placement,
+        storage,
+        hostaccess,
+        quota,
+        priority,
+        secrets,
+        protection,
+        trust,
+        regions,
+    )
+)

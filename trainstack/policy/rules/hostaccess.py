@@ -16,23 +16,35 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
     for pod in pod_templates(resource.props):
         for key in ("hostNetwork", "hostPID", "hostIPC"):
             if pod.spec.get(key):
-                yield Finding(f"{pod.path}.{key}", f"{key} is true",
-                              f"remove {key}: pods share the node only on local clusters")
+                yield Finding(
+                    f"{pod.path}.{key}",
+                    f"{key} is true",
+                    f"remove {key}: pods share the node only on local clusters",
+                )
         for i, vol in enumerate(pod.spec.get("volumes") or ()):
             if isinstance(vol, Mapping) and vol.get("hostPath"):
                 path = (vol.get("hostPath") or {}).get("path", "")
-                yield Finding(f"{pod.path}.volumes[{i}].hostPath", f"hostPath {path!r}",
-                              "bind data through oss://, nas:// or pvc:// instead of a node path")
+                yield Finding(
+                    f"{pod.path}.volumes[{i}].hostPath",
+                    f"hostPath {path!r}",
+                    "bind data through oss://, nas:// or pvc:// instead of a node path",
+                )
         for where, c in containers(pod.spec):
             sc = c.get("securityContext") or {}
             if sc.get("privileged"):
-                yield Finding(f"{pod.path}.{where}.securityContext.privileged",
-                              "a privileged container", "drop privileged: true")
+                yield Finding(
+                    f"{pod.path}.{where}.securityContext.privileged",
+                    "a privileged container",
+                    "drop privileged: true",
+                )
 
 
 RULE = Rule(
     id="no-host-access",
     description="No privileged containers, host network/PID/IPC or hostPath volumes outside "
-                "local clusters.",
-    level=Level.MANDATORY, defaults={"allowOnLocal": True}, check=check,
-    types=("kubernetes:",))
+    "local clusters.",
+    level=Level.MANDATORY,
+    defaults={"allowOnLocal": True},
+    check=check,
+    types=("kubernetes:",),
+)

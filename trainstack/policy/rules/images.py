@@ -38,24 +38,34 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
             host = image_host(image)
             listed = any(image == a or image.startswith(a + "/") for a in allowed)
             if host in DOCKER_HUB and not listed:
-                yield Finding(path, f"{image!r} is pulled from Docker Hub",
-                              "push the image to the platform's registry"
-                              + (f" ({ctx.registry})" if ctx.registry else "")
-                              + " and reference it there")
+                yield Finding(
+                    path,
+                    f"{image!r} is pulled from Docker Hub",
+                    "push the image to the platform's registry"
+                    + (f" ({ctx.registry})" if ctx.registry else "")
+                    + " and reference it there",
+                )
             elif allowed and not listed:
-                yield Finding(path, f"{image!r} is not in an allowed registry "
-                                    f"({', '.join(sorted(set(allowed)))})",
-                              "use the platform's registry, or add the registry to "
-                              "policy:rules.allowed-registries.registries for this environment")
+                yield Finding(
+                    path,
+                    f"{image!r} is not in an allowed registry ({', '.join(sorted(set(allowed)))})",
+                    "use the platform's registry, or add the registry to "
+                    "policy:rules.allowed-registries.registries for this environment",
+                )
             if not config.get("allowLatest", False) and _tag(image) == "latest":
-                yield Finding(path, f"{image!r} uses the moving tag latest",
-                              "pin a version tag or a digest (image@sha256:...)")
+                yield Finding(
+                    path,
+                    f"{image!r} uses the moving tag latest",
+                    "pin a version tag or a digest (image@sha256:...)",
+                )
 
 
 RULE = Rule(
     id="allowed-registries",
     description="Images come only from the platform's registry (or configured ones); no Docker "
-                "Hub; no :latest.",
+    "Hub; no :latest.",
     level=Level.MANDATORY,
     defaults={"registries": [], "platformRegistry": True, "allowLatest": False},
-    check=check, types=("kubernetes:",))
+    check=check,
+    types=("kubernetes:",),
+)

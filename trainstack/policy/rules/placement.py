@@ -32,11 +32,12 @@ def selects(pod: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     if any(labels.get(k) != str(v) for k, v in selector.items()):
         return False
     affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution") or {}
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms: Sequence[Mapping[str, Any]] = affinity.get("nodeSelectorTerms") or ()
     return not terms or any(
-        all(_expression_matches(e, labels) for e in t.get("matchExpressions") or ())
-        for t in terms)
+        all(_expression_matches(e, labels) for e in t.get("matchExpressions") or ()) for t in terms
+    )
 
 
 def tolerates(pod: Mapping[str, Any], taint: tuple[str, str, str]) -> bool:
@@ -62,10 +63,15 @@ def why_not(pod: Mapping[str, Any], need: Requests, pool: NodePool, headroom: fl
     if not pool.sized:
         return None
     cpu, memory = pool.cpu * (1 - headroom), pool.memory * (1 - headroom)
-    short = [what for what, ok in (
-        (f"cpu {need.cpu:g} > {cpu:g}", need.cpu <= cpu),
-        (f"memory {gib(need.memory)} > {gib(memory)}", need.memory <= memory),
-        (f"gpus {need.gpus} > {pool.gpus}", need.gpus <= pool.gpus)) if not ok]
+    short = [
+        what
+        for what, ok in (
+            (f"cpu {need.cpu:g} > {cpu:g}", need.cpu <= cpu),
+            (f"memory {gib(need.memory)} > {gib(memory)}", need.memory <= memory),
+            (f"gpus {need.gpus} > {pool.gpus}", need.gpus <= pool.gpus),
+        )
+        if not ok
+    ]
     return "; ".join(short) if short else None
 
 
@@ -79,14 +85,21 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
         if any(r is None for r in reasons.values()):
             continue
         yield Finding(
-            pod.path, f"a pod requesting {need.show()} fits no node pool ("
-            + "; ".join(f"{name}: {why}" for name, why in sorted(reasons.items())) + ")",
+            pod.path,
+            f"a pod requesting {need.show()} fits no node pool ("
+            + "; ".join(f"{name}: {why}" for name, why in sorted(reasons.items()))
+            + ")",
             f"request at most what one node of a pool offers less {headroom:.0%} headroom, "
-            "or split the work over more replicas, or add a pool that fits")
+            "or split the work over more replicas, or add a pool that fits",
+        )
 
 
 RULE = Rule(
     id="pod-fits-node-pool",
     description="Every pod fits one node of some node pool: selector, taints, CPU, memory and "
-                "GPUs per node, with headroom.",
-    level=Level.MANDATORY, defaults={"headroom": 0.1}, check=check, types=("kubernetes:",))
+    "GPUs per node, with headroom.",
+    level=Level.MANDATORY,
+    defaults={"headroom": 0.1},
+    check=check,
+    types=("kubernetes:",),
+)

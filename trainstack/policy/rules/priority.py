@@ -21,12 +21,18 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
         if not match or team is None or team not in caps:
             continue
         if int(match.group(1)) > int(caps[team]):
-            yield Finding(f"{pod.path}.priorityClassName",
-                          f"priority {match.group(1)} is above team {team!r}'s cap {caps[team]}",
-                          f"set spec.priority to at most {caps[team]} in the run")
+            yield Finding(
+                f"{pod.path}.priorityClassName",
+                f"priority {match.group(1)} is above team {team!r}'s cap {caps[team]}",
+                f"set spec.priority to at most {caps[team]} in the run",
+            )
 
 
 RULE = Rule(
     id="priority-cap",
     description="Pods use no priority above their team's maxPriority.",
-    level=Level.MANDATORY, defaults={"maxPriority": {}}, check=check, types=("kubernetes:",))
+    level=Level.MANDATORY,
+    defaults={"maxPriority": {}},
+    check=check,
+    types=("kubernetes:",),
+)

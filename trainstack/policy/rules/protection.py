@@ -16,12 +16,18 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
         return  # a run's own claims and volumes live and die with the run's stack
     types = set(STATEFUL_TYPES) | set(config.get("types") or ())
     if resource.type in types and not resource.protect:
-        yield Finding("options.protect", "a stateful resource without protect",
-                      "create it with the platform's component_opts() (protection.py) or "
-                      "pulumi.ResourceOptions(protect=True, retain_on_delete=True)")
+        yield Finding(
+            "options.protect",
+            "a stateful resource without protect",
+            "create it with the platform's component_opts() (protection.py) or "
+            "pulumi.ResourceOptions(protect=True, retain_on_delete=True)",
+        )
 
 
 RULE = Rule(
     id="stateful-protected",
     description="Stateful platform resources are protected.",
-    level=Level.MANDATORY, defaults={"types": []}, check=check)
+    level=Level.MANDATORY,
+    defaults={"types": []},
+    check=check,
+)

@@ -20,18 +20,30 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
     quota = ctx.quotas.get(team) if team else None
     if quota is None or total == Requests(0.0, 0.0, 0):
         return
-    over = [what for what, ok in (
-        (f"cpu {total.cpu:g} > {quota.cpu:g}", total.cpu <= quota.cpu),
-        (f"memory {gib(total.memory)} > {gib(quota.memory)}", total.memory <= quota.memory),
-        (f"gpus {total.gpus} > {quota.gpus}", total.gpus <= quota.gpus)) if not ok]
+    over = [
+        what
+        for what, ok in (
+            (f"cpu {total.cpu:g} > {quota.cpu:g}", total.cpu <= quota.cpu),
+            (f"memory {gib(total.memory)} > {gib(quota.memory)}", total.memory <= quota.memory),
+            (f"gpus {total.gpus} > {quota.gpus}", total.gpus <= quota.gpus),
+        )
+        if not ok
+    ]
     if over:
-        yield Finding("spec", f"all replicas together request {total.show()}, over team "
-                              f"{team!r}'s quota ({'; '.join(over)})",
-                      "use fewer or smaller replicas, or raise the team's quota in "
-                      f"trainstack:teams of Pulumi.{ctx.env}.yaml")
+        yield Finding(
+            "spec",
+            f"all replicas together request {total.show()}, over team "
+            f"{team!r}'s quota ({'; '.join(over)})",
+            "use fewer or smaller replicas, or raise the team's quota in "
+            f"trainstack:teams of Pulumi.{ctx.env}.yaml",
+        )
 
 
 RULE = Rule(
     id="team-quota",
     description="A job's requests, all replicas together, are within its team's quota.",
-    level=Level.MANDATORY, defaults={}, check=check, types=("kubernetes:",))
+    level=Level.MANDATORY,
+    defaults={},
+    check=check,
+    types=("kubernetes:",),
+)

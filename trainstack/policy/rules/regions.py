@@ -12,14 +12,18 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
     allowed = set(config.get("regions") or ()) or ({ctx.region} if ctx.region else set())
     region = resource.props.get("region")
     if allowed and region and str(region) not in allowed:
-        yield Finding("region", f"region {region!r} is not allowed "
-                                f"({', '.join(sorted(allowed))})",
-                      "use trainstack:region, or add the region to "
-                      "policy:rules.allowed-regions.regions")
+        yield Finding(
+            "region",
+            f"region {region!r} is not allowed ({', '.join(sorted(allowed))})",
+            "use trainstack:region, or add the region to policy:rules.allowed-regions.regions",
+        )
 
 
 RULE = Rule(
     id="allowed-regions",
     description="Cloud providers (and so every cloud resource) only in allowed regions.",
-    level=Level.MANDATORY, defaults={"regions": []}, check=check,
-    types=("pulumi:providers:alicloud",))
+    level=Level.MANDATORY,
+    defaults={"regions": []},
+    check=check,
+    types=("pulumi:providers:alicloud",),
+)

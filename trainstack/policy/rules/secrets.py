@@ -21,11 +21,18 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
                 source = env.get("valueFrom") or {}
                 if "value" in env or not source.get("secretKeyRef"):
                     how = "as a literal value" if "value" in env else "not from a Secret"
-                    yield Finding(f"{pod.path}.{where}.env[{i}]", f"{name} is set {how}",
-                                  "put the value in a Secret and use valueFrom.secretKeyRef")
+                    yield Finding(
+                        f"{pod.path}.{where}.env[{i}]",
+                        f"{name} is set {how}",
+                        "put the value in a Secret and use valueFrom.secretKeyRef",
+                    )
 
 
 RULE = Rule(
     id="secret-refs",
     description="Secrets reach containers only through valueFrom.secretKeyRef.",
-    level=Level.MANDATORY, defaults={}, check=check, types=("kubernetes:",))
+    level=Level.MANDATORY,
+    defaults={},
+    check=check,
+    types=("kubernetes:",),
+)

@@ -36,22 +36,29 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
         if csi.get("driver") == OSS_DRIVER:
             bucket = str(attrs.get("bucket", ""))
             if bucket not in buckets:
-                yield Finding(f"{path}.volumeAttributes.bucket",
-                              f"bucket {bucket!r} is not one of the platform's buckets "
-                              f"({', '.join(sorted(buckets)) or 'none'})",
-                              "bind a bucket the platform created (its jobs role can read only "
-                              "those), or add it to policy:rules.platform-storage.buckets")
+                yield Finding(
+                    f"{path}.volumeAttributes.bucket",
+                    f"bucket {bucket!r} is not one of the platform's buckets "
+                    f"({', '.join(sorted(buckets)) or 'none'})",
+                    "bind a bucket the platform created (its jobs role can read only "
+                    "those), or add it to policy:rules.platform-storage.buckets",
+                )
         elif csi.get("driver") == NAS_DRIVER and (nas_known or servers):
             server = str(attrs.get("server", "")).split(":")[0]
             if server not in servers:
-                yield Finding(f"{path}.volumeAttributes.server",
-                              f"NAS server {server!r} is not the platform's file system",
-                              "bind nas:// paths on the platform's NAS (output nasServer), or "
-                              "add the server to policy:rules.platform-storage.nasServers")
+                yield Finding(
+                    f"{path}.volumeAttributes.server",
+                    f"NAS server {server!r} is not the platform's file system",
+                    "bind nas:// paths on the platform's NAS (output nasServer), or "
+                    "add the server to policy:rules.platform-storage.nasServers",
+                )
 
 
 RULE = Rule(
     id="platform-storage",
     description="OSS and NAS bindings only to the platform's buckets and file systems.",
-    level=Level.MANDATORY, defaults={"buckets": [], "nasServers": []}, check=check,
-    types=("kubernetes:",))
+    level=Level.MANDATORY,
+    defaults={"buckets": [], "nasServers": []},
+    check=check,
+    types=("kubernetes:",),
+)

@@ -39,18 +39,25 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
         for i, st in enumerate(_statements(resource.props.get(key))):
             principal = st.get("Principal") or {}
             if st.get("Effect") != "Allow" or not (
-                    isinstance(principal, Mapping) and principal.get("Federated")):
+                isinstance(principal, Mapping) and principal.get("Federated")
+            ):
                 continue
             subs = _sub_values(st)
             if not subs or any(not s or "*" in s for s in subs):
-                yield Finding(f"{key}.Statement[{i}].Condition",
-                              "an OIDC-federated trust without a specific oidc:sub"
-                              + (f" ({', '.join(subs)})" if subs else ""),
-                              "add Condition.StringEquals.oidc:sub: "
-                              "system:serviceaccount:<namespace>:<service account>")
+                yield Finding(
+                    f"{key}.Statement[{i}].Condition",
+                    "an OIDC-federated trust without a specific oidc:sub"
+                    + (f" ({', '.join(subs)})" if subs else ""),
+                    "add Condition.StringEquals.oidc:sub: "
+                    "system:serviceaccount:<namespace>:<service account>",
+                )
 
 
 RULE = Rule(
     id="trust-oidc-sub",
     description="OIDC trust policies are scoped to one service account with oidc:sub.",
-    level=Level.MANDATORY, defaults={}, check=check, types=ROLE_TYPES)
+    level=Level.MANDATORY,
+    defaults={},
+    check=check,
+    types=ROLE_TYPES,
+)

@@ -43,17 +43,29 @@ def _names(doc: SourceDoc) -> list[Diagnostic]:
             path: tuple[str | int, ...] = ("spec", group, i, "name")
             if name in seen:
                 first = seen[name]
-                out.append(doc.diag(path, f"name {name!r} is already used at "
-                                    f"{_fmt(first)}; channel and parameter names must be unique "
-                                    "across inputs, outputs and parameters", code="duplicate-name"))
+                out.append(
+                    doc.diag(
+                        path,
+                        f"name {name!r} is already used at "
+                        f"{_fmt(first)}; channel and parameter names must be unique "
+                        "across inputs, outputs and parameters",
+                        code="duplicate-name",
+                    )
+                )
                 continue
             seen[name] = path
             var = prefix + env_name(name)
             if var in env_seen:
                 other, other_path = env_seen[var]
-                out.append(doc.diag(path, f"{name!r} and {other!r} (at {_fmt(other_path)}) both "
-                                    f"become the environment variable {var}",
-                                    hint="rename one of them", code="env-collision"))
+                out.append(
+                    doc.diag(
+                        path,
+                        f"{name!r} and {other!r} (at {_fmt(other_path)}) both "
+                        f"become the environment variable {var}",
+                        hint="rename one of them",
+                        code="env-collision",
+                    )
+                )
             else:
                 env_seen[var] = (name, path)
     return out
@@ -108,8 +120,10 @@ def value_problem(param: dict[str, Any], value: Any) -> tuple[str, str | None] |
             return f"{value!r} is out of range: {what}must be at most {hi}", None
     enum = param.get("enum")
     if isinstance(enum, list) and ptype != "Bool" and value not in enum:
-        return (f"{value!r} is not one of: {', '.join(repr(e) for e in enum)}",
-                suggest.hint(value, [str(e) for e in enum]) if isinstance(value, str) else None)
+        return (
+            f"{value!r} is not one of: {', '.join(repr(e) for e in enum)}",
+            suggest.hint(value, [str(e) for e in enum]) if isinstance(value, str) else None,
+        )
     return None
 
 
@@ -120,11 +134,23 @@ def _parameters(doc: SourceDoc) -> list[Diagnostic]:
         ptype = p.get("type") if isinstance(p.get("type"), str) else None
         rng, enum = p.get("range"), p.get("enum")
         if ptype == "Bool" and rng is not None:
-            out.append(doc.diag((*base, "range"), "a range applies only to Int, Float and "
-                                "String parameters", code="range-type", key=True))
+            out.append(
+                doc.diag(
+                    (*base, "range"),
+                    "a range applies only to Int, Float and String parameters",
+                    code="range-type",
+                    key=True,
+                )
+            )
         if ptype == "Bool" and enum is not None:
-            out.append(doc.diag((*base, "enum"), "an enum applies only to Int, Float and "
-                                "String parameters", code="enum-type", key=True))
+            out.append(
+                doc.diag(
+                    (*base, "enum"),
+                    "an enum applies only to Int, Float and String parameters",
+                    code="enum-type",
+                    key=True,
+                )
+            )
         if isinstance(rng, dict) and ptype in ("Int", "String", "Float"):
             lo, hi = rng.get("min"), rng.get("max")
             for key, bound in (("min", lo), ("max", hi)):
@@ -133,36 +159,66 @@ def _parameters(doc: SourceDoc) -> list[Diagnostic]:
                 if ptype in ("Int", "String") and not is_int(bound):
                     what = "a length" if ptype == "String" else "an integer"
                     article = "an" if ptype == "Int" else "a"
-                    out.append(doc.diag((*base, "range", key), f"expected {what} for {article} "
-                                        f"{ptype} parameter's range, got {bound!r}",
-                                        code="range-type"))
+                    out.append(
+                        doc.diag(
+                            (*base, "range", key),
+                            f"expected {what} for {article} "
+                            f"{ptype} parameter's range, got {bound!r}",
+                            code="range-type",
+                        )
+                    )
                 elif isinstance(bound, float) and not math.isfinite(bound):
-                    out.append(doc.diag((*base, "range", key), f"expected a finite number, got "
-                                        f"{bound!r}", code="range"))
+                    out.append(
+                        doc.diag(
+                            (*base, "range", key),
+                            f"expected a finite number, got {bound!r}",
+                            code="range",
+                        )
+                    )
                 elif ptype == "String" and is_int(bound) and bound < 0:
-                    out.append(doc.diag((*base, "range", key), "a String length bound must not "
-                                        "be negative", code="range"))
+                    out.append(
+                        doc.diag(
+                            (*base, "range", key),
+                            "a String length bound must not be negative",
+                            code="range",
+                        )
+                    )
             if is_number(lo) and is_number(hi) and lo > hi:
-                out.append(doc.diag((*base, "range"), f"range.min ({lo}) is greater than "
-                                    f"range.max ({hi})", code="range"))
+                out.append(
+                    doc.diag(
+                        (*base, "range"),
+                        f"range.min ({lo}) is greater than range.max ({hi})",
+                        code="range",
+                    )
+                )
             if rng.get("min") is None and rng.get("max") is None:
-                out.append(doc.diag((*base, "range"), "a range needs min, max or both",
-                                    code="range"))
+                out.append(
+                    doc.diag((*base, "range"), "a range needs min, max or both", code="range")
+                )
         if isinstance(enum, list) and ptype in _TYPE_WORD and ptype != "Bool":
             for j, e in enumerate(enum):
                 if not _type_ok(ptype, e):
-                    out.append(doc.diag((*base, "enum", j), f"enum value {e!r} is not "
-                                        f"{_TYPE_WORD[ptype]} ({ptype})", code="type"))
+                    out.append(
+                        doc.diag(
+                            (*base, "enum", j),
+                            f"enum value {e!r} is not {_TYPE_WORD[ptype]} ({ptype})",
+                            code="type",
+                        )
+                    )
                 elif isinstance(e, float) and not math.isfinite(e):
-                    out.append(doc.diag((*base, "enum", j), f"expected a finite number, got "
-                                        f"{e!r}", code="type"))
+                    out.append(
+                        doc.diag(
+                            (*base, "enum", j), f"expected a finite number, got {e!r}", code="type"
+                        )
+                    )
             if len(set(map(repr, enum))) != len(enum):
                 out.append(doc.diag((*base, "enum"), "enum values must be unique", code="enum"))
         if "default" in p and p["default"] is not None:
             problem = value_problem(p, p["default"])
             if problem:
-                out.append(doc.diag((*base, "default"), problem[0], hint=problem[1],
-                                    code="default"))
+                out.append(
+                    doc.diag((*base, "default"), problem[0], hint=problem[1], code="default")
+                )
     return out
 
 
@@ -170,9 +226,14 @@ def _constraints(doc: SourceDoc) -> list[Diagnostic]:
     c = section(doc.data, "spec", "constraints")
     machine = c.get("machineType")
     if isinstance(machine, list) and "gpu" not in machine and c.get("multiGpu") is True:
-        return [doc.diag(("spec", "constraints", "multiGpu"), "multiGpu applies only to "
-                         "components that run on GPU machines", hint="add gpu to machineType "
-                         "or remove multiGpu", code="constraints")]
+        return [
+            doc.diag(
+                ("spec", "constraints", "multiGpu"),
+                "multiGpu applies only to components that run on GPU machines",
+                hint="add gpu to machineType or remove multiGpu",
+                code="constraints",
+            )
+        ]
     return []
 
 
@@ -183,26 +244,46 @@ def _code(doc: SourceDoc) -> list[Diagnostic]:
     path = ("spec", "code")
     if "://" in code:
         if not _OSS.match(code):
-            return [doc.diag(path, f"{code!r} is not a supported code location: expected a "
-                             "local directory, oss://bucket/prefix/ or {git: URL}",
-                             code="code")]
+            return [
+                doc.diag(
+                    path,
+                    f"{code!r} is not a supported code location: expected a "
+                    "local directory, oss://bucket/prefix/ or {git: URL}",
+                    code="code",
+                )
+            ]
         return []
     if Path(code).is_absolute() or code.startswith("~"):
-        return [doc.diag(path, f"code directory {code!r} is an absolute path; code must live "
-                         "inside the component's directory",
-                         hint="give a path relative to component.yaml, e.g. ./src",
-                         code="code")]
+        return [
+            doc.diag(
+                path,
+                f"code directory {code!r} is an absolute path; code must live "
+                "inside the component's directory",
+                hint="give a path relative to component.yaml, e.g. ./src",
+                code="code",
+            )
+        ]
     base = Path(doc.file).resolve().parent
     target = (base / code).resolve()
     if not inside(target, base):
-        return [doc.diag(path, f"code directory {code!r} is outside the component's directory "
-                         f"(it resolves to {target}); code must live inside {base}",
-                         hint="move the code into the component's folder, e.g. ./src",
-                         code="code")]
+        return [
+            doc.diag(
+                path,
+                f"code directory {code!r} is outside the component's directory "
+                f"(it resolves to {target}); code must live inside {base}",
+                hint="move the code into the component's folder, e.g. ./src",
+                code="code",
+            )
+        ]
     if not target.is_dir():
-        return [doc.diag(path, f"code directory {code!r} does not exist (looked for {target})",
-                         hint="create it or point code at the directory with your sources",
-                         code="code")]
+        return [
+            doc.diag(
+                path,
+                f"code directory {code!r} does not exist (looked for {target})",
+                hint="create it or point code at the directory with your sources",
+                code="code",
+            )
+        ]
     return []
 
 
@@ -220,9 +301,14 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
         if name not in known[kind]:
             group = {"INPUT": "inputs", "OUTPUT": "outputs", "HPS": "parameters"}[kind]
             near = suggest.hint(name, known[kind], show=f"$PAI_{kind}_{{}}".format)
-            out.append(doc.diag(("spec", "command"), f"$PAI_{kind}_{name} refers to no declared "
-                                f"{group[:-1]}", hint=near or f"declare it under spec.{group}",
-                                code="command-ref"))
+            out.append(
+                doc.diag(
+                    ("spec", "command"),
+                    f"$PAI_{kind}_{name} refers to no declared {group[:-1]}",
+                    hint=near or f"declare it under spec.{group}",
+                    code="command-ref",
+                )
+            )
     return out
 
 
@@ -234,6 +320,12 @@ def _command_shell(doc: SourceDoc) -> list[Diagnostic]:
     command = section(doc.data, "spec").get("command")
     if not isinstance(command, str):
         return []
-    return [doc.diag(("spec", "command"), problem, code="command-shell",
-                     hint="see docs/contract.md, \"Parameter values are data, never code\"")
-            for problem in problems(command)]
+    return [
+        doc.diag(
+            ("spec", "command"),
+            problem,
+            code="command-shell",
+            hint='see docs/contract.md, "Parameter values are data, never code"',
+        )
+        for problem in problems(command)
+    ]

@@ -46,22 +46,51 @@ def _tags(doc: SourceDoc) -> list[Diagnostic]:
         path = ("metadata", "tags", key)
         low = key.lower()
         if low.startswith(("aliyun", "acs:")):
-            out.append(doc.diag(path, f"tag key {key!r} must not start with 'aliyun' or 'acs:'",
-                                key=True, code="tag"))
+            out.append(
+                doc.diag(
+                    path,
+                    f"tag key {key!r} must not start with 'aliyun' or 'acs:'",
+                    key=True,
+                    code="tag",
+                )
+            )
         elif "http://" in low or "https://" in low:
-            out.append(doc.diag(path, f"tag key {key!r} must not contain http:// or https://",
-                                key=True, code="tag"))
-        elif not key or len(key) > 128 or not all(c.isascii() and (c.isalnum() or c in "-_.")
-                                                  for c in key):
-            out.append(doc.diag(path, f"tag key {key!r} is not valid: expected 1-128 letters, "
-                                "digits, '-', '_' and '.'", key=True, code="tag"))
+            out.append(
+                doc.diag(
+                    path,
+                    f"tag key {key!r} must not contain http:// or https://",
+                    key=True,
+                    code="tag",
+                )
+            )
+        elif (
+            not key
+            or len(key) > 128
+            or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in key)
+        ):
+            out.append(
+                doc.diag(
+                    path,
+                    f"tag key {key!r} is not valid: expected 1-128 letters, "
+                    "digits, '-', '_' and '.'",
+                    key=True,
+                    code="tag",
+                )
+            )
         if isinstance(value, str):
             if "http://" in value.lower() or "https://" in value.lower():
-                out.append(doc.diag(path, "tag value must not contain http:// or https://",
-                                    code="tag"))
+                out.append(
+                    doc.diag(path, "tag value must not contain http:// or https://", code="tag")
+                )
             elif len(value) > 256:
-                out.append(doc.diag(path, f"tag value has {len(value)} characters; at most 256",
-                                    hint="separate several values with commas", code="tag"))
+                out.append(
+                    doc.diag(
+                        path,
+                        f"tag value has {len(value)} characters; at most 256",
+                        hint="separate several values with commas",
+                        code="tag",
+                    )
+                )
     return out
 
 
@@ -75,26 +104,48 @@ def _env(doc: SourceDoc) -> list[Diagnostic]:
                 continue
             path = ("spec", group, key)
             if is_contract_env(key):
-                out.append(doc.diag(path, f"{key} is set by trainstack's contract and cannot be "
-                                    "overridden", hint="use another name, or set a parameter "
-                                    "instead", key=True, code="reserved-env"))
+                out.append(
+                    doc.diag(
+                        path,
+                        f"{key} is set by trainstack's contract and cannot be overridden",
+                        hint="use another name, or set a parameter instead",
+                        key=True,
+                        code="reserved-env",
+                    )
+                )
             elif group == "secretEnv":
                 continue
             elif key in secret_env:
-                out.append(doc.diag(path, f"{key} is in both spec.env and spec.secretEnv",
-                                    hint="keep it in spec.secretEnv only", key=True,
-                                    code="duplicate-env"))
+                out.append(
+                    doc.diag(
+                        path,
+                        f"{key} is in both spec.env and spec.secretEnv",
+                        hint="keep it in spec.secretEnv only",
+                        key=True,
+                        code="duplicate-env",
+                    )
+                )
             elif looks_secret(key):
                 # Points at the name and never shows the value: it may be a live credential.
-                out.append(doc.diag(path, f"env {key} looks like a secret; reference a Kubernetes "
-                                    f"Secret with spec.secretEnv: {{{key}: secret-name/key}}",
-                                    hint=f"`trainstack run --local` then reads {key} from your "
-                                    "own environment",
-                                    key=True, code="secret-env"))
+                out.append(
+                    doc.diag(
+                        path,
+                        f"env {key} looks like a secret; reference a Kubernetes "
+                        f"Secret with spec.secretEnv: {{{key}: secret-name/key}}",
+                        hint=f"`trainstack run --local` then reads {key} from your own environment",
+                        key=True,
+                        code="secret-env",
+                    )
+                )
     if len(env) <= MAX_ENV and len(secret_env) <= MAX_ENV and len(env) + len(secret_env) > MAX_ENV:
-        out.append(doc.diag(("spec", "secretEnv"), f"spec.env and spec.secretEnv have "
-                            f"{len(env) + len(secret_env)} variables together; at most {MAX_ENV}",
-                            code="limit"))
+        out.append(
+            doc.diag(
+                ("spec", "secretEnv"),
+                f"spec.env and spec.secretEnv have "
+                f"{len(env) + len(secret_env)} variables together; at most {MAX_ENV}",
+                code="limit",
+            )
+        )
     return out
 
 
@@ -106,17 +157,25 @@ def _operator_env(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     for group in ("env", "secretEnv"):
         for key in section(doc.data, "spec", group):
             if isinstance(key, str) and key in injected and not is_contract_env(key):
-                out.append(doc.diag(("spec", group, key), f"{key} is set by KubeDL for a "
-                                    f"{comp.job_type} job and cannot be overridden",
-                                    hint="use another name", key=True, code="reserved-env"))
+                out.append(
+                    doc.diag(
+                        ("spec", group, key),
+                        f"{key} is set by KubeDL for a "
+                        f"{comp.job_type} job and cannot be overridden",
+                        hint="use another name",
+                        key=True,
+                        code="reserved-env",
+                    )
+                )
     return out
 
 
 def _spot(doc: SourceDoc) -> list[Diagnostic]:
     spot = section(doc.data, "spec").get("spot")
     if isinstance(spot, dict) and "bidDiscount" in spot and "bidPrice" in spot:
-        return [doc.diag(("spec", "spot"), "give either bidDiscount or bidPrice, not both",
-                         code="spot")]
+        return [
+            doc.diag(("spec", "spot"), "give either bidDiscount or bidPrice, not both", code="spot")
+        ]
     return []
 
 
@@ -142,8 +201,13 @@ def _ports(doc: SourceDoc) -> list[Diagnostic]:
         except ValueError as err:
             out.append(doc.diag(("spec", "advanced", "customPortList"), str(err), code="ports"))
         if "customPortNumPerWorker" in adv:
-            out.append(doc.diag(("spec", "advanced"), "give either customPortList or "
-                                "customPortNumPerWorker, not both", code="ports"))
+            out.append(
+                doc.diag(
+                    ("spec", "advanced"),
+                    "give either customPortList or customPortNumPerWorker, not both",
+                    code="ports",
+                )
+            )
     return out
 
 
@@ -153,18 +217,28 @@ def _parameters(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
     for name, value in given.items():
         path = ("spec", "parameters", name)
         if name not in raw:
-            out.append(doc.diag(path, f"component {comp.ref} has no parameter {name!r}",
-                                hint=suggest.hint(name, raw) or
-                                "declared: " + (", ".join(raw) or "none"), key=True,
-                                code="unknown-parameter"))
+            out.append(
+                doc.diag(
+                    path,
+                    f"component {comp.ref} has no parameter {name!r}",
+                    hint=suggest.hint(name, raw) or "declared: " + (", ".join(raw) or "none"),
+                    key=True,
+                    code="unknown-parameter",
+                )
+            )
             continue
         problem = value_problem(raw[name], value)
         if problem:
             out.append(doc.diag(path, problem[0], hint=problem[1], code="parameter"))
     for p in comp.parameters:
         if p.required and p.default is None and p.name not in given:
-            out.append(doc.diag(("spec", "parameters"), f"required parameter {p.name!r} of "
-                                f"{comp.ref} has no value and no default", code="required"))
+            out.append(
+                doc.diag(
+                    ("spec", "parameters"),
+                    f"required parameter {p.name!r} of {comp.ref} has no value and no default",
+                    code="required",
+                )
+            )
     return out
 
 
@@ -176,10 +250,16 @@ def _channels(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
         for name, value in section(doc.data, "spec", group).items():
             path = ("spec", group, name)
             if name not in declared[group]:
-                out.append(doc.diag(path, f"component {comp.ref} has no {group[:-1]} channel "
-                                    f"{name!r}", hint=suggest.hint(name, declared[group]) or
-                                    "declared: " + (", ".join(declared[group]) or "none"),
-                                    key=True, code="unknown-channel"))
+                out.append(
+                    doc.diag(
+                        path,
+                        f"component {comp.ref} has no {group[:-1]} channel {name!r}",
+                        hint=suggest.hint(name, declared[group])
+                        or "declared: " + (", ".join(declared[group]) or "none"),
+                        key=True,
+                        code="unknown-channel",
+                    )
+                )
                 continue
             uri = value.get("uri") if isinstance(value, dict) else value
             kind = value.get("type") if isinstance(value, dict) else None
@@ -187,26 +267,40 @@ def _channels(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
             if not isinstance(uri, str):
                 continue
             if group == "outputs" and kind == "file":
-                out.append(doc.diag((*path, "type"), "an output channel is a directory",
-                                    code="binding"))
+                out.append(
+                    doc.diag((*path, "type"), "an output channel is a directory", code="binding")
+                )
                 continue
             try:
                 values.binding(uri, kind=kind if isinstance(kind, str) else None)
             except ValueError as err:
-                out.append(doc.diag(path if isinstance(value, str) else (*path, "uri"), str(err),
-                                    code="binding"))
+                out.append(
+                    doc.diag(
+                        path if isinstance(value, str) else (*path, "uri"), str(err), code="binding"
+                    )
+                )
             if group == "inputs" and isinstance(mode, str) and mode in counts:
                 counts[mode] += 1
     given_inputs = section(doc.data, "spec", "inputs")
     for c in comp.inputs:
         if c.required and c.name not in given_inputs:
-            out.append(doc.diag(("spec", "inputs"), f"required input {c.name!r} of {comp.ref} "
-                                "is not bound", hint=f"add `{c.name}: oss://bucket/path/` "
-                                "under spec.inputs", code="required"))
+            out.append(
+                doc.diag(
+                    ("spec", "inputs"),
+                    f"required input {c.name!r} of {comp.ref} is not bound",
+                    hint=f"add `{c.name}: oss://bucket/path/` under spec.inputs",
+                    code="required",
+                )
+            )
     for mode, n in counts.items():
         if n > MAX_DATA_INPUTS:
-            out.append(doc.diag(("spec", "inputs"), f"{n} inputs use mode {mode}; at most "
-                                f"{MAX_DATA_INPUTS}", code="limit"))
+            out.append(
+                doc.diag(
+                    ("spec", "inputs"),
+                    f"{n} inputs use mode {mode}; at most {MAX_DATA_INPUTS}",
+                    code="limit",
+                )
+            )
     return out
 
 
@@ -221,17 +315,27 @@ def _models(doc: SourceDoc) -> list[Diagnostic]:
         if isinstance(name, str):
             var = values.env_name(name)
             if name in seen:
-                out.append(doc.diag(("spec", "models", i, "name"), f"model name {name!r} is "
-                                    f"already used by spec.models[{seen[name]}]",
-                                    hint="each input model needs its own name",
-                                    code="duplicate-name"))
+                out.append(
+                    doc.diag(
+                        ("spec", "models", i, "name"),
+                        f"model name {name!r} is already used by spec.models[{seen[name]}]",
+                        hint="each input model needs its own name",
+                        code="duplicate-name",
+                    )
+                )
             elif var in folded:
                 first, other = folded[var]
-                out.append(doc.diag(("spec", "models", i, "name"), f"model names {name!r} and "
-                                    f"{other!r} (spec.models[{first}]) both become $MODEL_{var} "
-                                    "and the same volume name",
-                                    hint="rename one of them; names that differ only in case "
-                                    "or '-'/'_' collide", code="env-collision"))
+                out.append(
+                    doc.diag(
+                        ("spec", "models", i, "name"),
+                        f"model names {name!r} and "
+                        f"{other!r} (spec.models[{first}]) both become $MODEL_{var} "
+                        "and the same volume name",
+                        hint="rename one of them; names that differ only in case "
+                        "or '-'/'_' collide",
+                        code="env-collision",
+                    )
+                )
             else:
                 seen[name] = i
                 folded[var] = (i, name)
@@ -252,14 +356,27 @@ def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     for role, res in resources.items():
         path = ("spec", "resources", role)
         if role not in allowed:
-            out.append(doc.diag(path, f"{role!r} is not a role of a {comp.job_type} job; roles: "
-                                + ", ".join(allowed), hint=suggest.hint(role, allowed), key=True,
-                                code="role"))
+            out.append(
+                doc.diag(
+                    path,
+                    f"{role!r} is not a role of a {comp.job_type} job; roles: "
+                    + ", ".join(allowed),
+                    hint=suggest.hint(role, allowed),
+                    key=True,
+                    code="role",
+                )
+            )
             continue
         refused = kind.role(role).refused
         if refused:
-            out.append(doc.diag(path, f"a {comp.job_type} job cannot have the role {role!r}: "
-                                f"{refused}", key=True, code="role"))
+            out.append(
+                doc.diag(
+                    path,
+                    f"a {comp.job_type} job cannot have the role {role!r}: {refused}",
+                    key=True,
+                    code="role",
+                )
+            )
             continue
         if not isinstance(res, dict):
             continue
@@ -268,8 +385,13 @@ def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
         if is_int(replicas):
             total += replicas
             if role in kind.singleton_roles and replicas != 1:
-                out.append(doc.diag((*path, "replicas"), f"a {comp.job_type} job has exactly one "
-                                    f"{role}", code="role"))
+                out.append(
+                    doc.diag(
+                        (*path, "replicas"),
+                        f"a {comp.job_type} job has exactly one {role}",
+                        code="role",
+                    )
+                )
         if is_int(gpu):
             out += _gpu_rules(doc, comp, (*path, "gpu"), gpu)
         for key in ("cpu", "memory", "sharedMemory"):
@@ -281,35 +403,67 @@ def _resources(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
         out += _shm_rule(doc, path, res)
     for role in kind.required_roles:
         if resources and role not in resources:
-            out.append(doc.diag(("spec", "resources"), f"a {comp.job_type} job needs a {role!r} "
-                                f"role" + (f": {why}" if (why := kind.role(role).required_reason)
-                                           else ""),
-                                hint=f"add `{role}: {{replicas: 1}}`", code="role"))
+            out.append(
+                doc.diag(
+                    ("spec", "resources"),
+                    f"a {comp.job_type} job needs a {role!r} "
+                    f"role" + (f": {why}" if (why := kind.role(role).required_reason) else ""),
+                    hint=f"add `{role}: {{replicas: 1}}`",
+                    code="role",
+                )
+            )
     if not comp.constraints.multi_node and total > 1:
-        out.append(doc.diag(("spec", "resources"), f"component {comp.ref} does not support "
-                            f"multiple nodes (constraints.multiNode: false) but the run asks for "
-                            f"{total} replicas", code="constraints"))
-    gpu_total = sum(r.get("gpu", 0) for r in resources.values()
-                    if isinstance(r, dict) and is_int(r.get("gpu", 0)))
+        out.append(
+            doc.diag(
+                ("spec", "resources"),
+                f"component {comp.ref} does not support "
+                f"multiple nodes (constraints.multiNode: false) but the run asks for "
+                f"{total} replicas",
+                code="constraints",
+            )
+        )
+    gpu_total = sum(
+        r.get("gpu", 0)
+        for r in resources.values()
+        if isinstance(r, dict) and is_int(r.get("gpu", 0))
+    )
     if "cpu" not in comp.constraints.machine_types and gpu_total == 0:
         # Without resources the run gets one CPU-only replica, which a GPU-only component
         # cannot use either.
-        out.append(doc.diag(("spec", "resources"), f"component {comp.ref} runs only on GPU "
-                            "machines (constraints.machineType: [gpu]); give a role gpu: 1",
-                            code="constraints"))
+        out.append(
+            doc.diag(
+                ("spec", "resources"),
+                f"component {comp.ref} runs only on GPU "
+                "machines (constraints.machineType: [gpu]); give a role gpu: 1",
+                code="constraints",
+            )
+        )
     return out
 
 
-def _gpu_rules(doc: SourceDoc, comp: Component, path: tuple[str | int, ...],
-               gpu: int) -> list[Diagnostic]:
+def _gpu_rules(
+    doc: SourceDoc, comp: Component, path: tuple[str | int, ...], gpu: int
+) -> list[Diagnostic]:
     c = comp.constraints
     if gpu > 0 and "gpu" not in c.machine_types:
-        return [doc.diag(path, f"component {comp.ref} runs only on CPU machines "
-                         "(constraints.machineType: [cpu]); gpu must be 0", code="constraints")]
+        return [
+            doc.diag(
+                path,
+                f"component {comp.ref} runs only on CPU machines "
+                "(constraints.machineType: [cpu]); gpu must be 0",
+                code="constraints",
+            )
+        ]
     if gpu > 1 and not c.multi_gpu:
-        return [doc.diag(path, f"component {comp.ref} does not support several GPUs per replica "
-                         f"(constraints.multiGpu: false); asked for {gpu}",
-                         hint="use gpu: 1 and more replicas", code="constraints")]
+        return [
+            doc.diag(
+                path,
+                f"component {comp.ref} does not support several GPUs per replica "
+                f"(constraints.multiGpu: false); asked for {gpu}",
+                hint="use gpu: 1 and more replicas",
+                code="constraints",
+            )
+        ]
     return []
 
 
@@ -320,9 +474,14 @@ def _shm_rule(doc: SourceDoc, path: tuple[str | int, ...], res: dict[str, Any]) 
     except (ValueError, TypeError):
         return []
     if shm and mem and shm.value > mem.value:
-        return [doc.diag((*path, "sharedMemory"), f"sharedMemory ({shm.text}) exceeds the "
-                         f"role's memory ({mem.text}); /dev/shm counts against it",
-                         code="quantity")]
+        return [
+            doc.diag(
+                (*path, "sharedMemory"),
+                f"sharedMemory ({shm.text}) exceeds the "
+                f"role's memory ({mem.text}); /dev/shm counts against it",
+                code="quantity",
+            )
+        ]
     return []
 
 
@@ -332,19 +491,33 @@ def _advanced_kind(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     refused = adv.get("createSvcForAllWorkers") is True
     if refused:
         # DLC's option; KubeDL decides alone which replicas get a Service (trainstack.kubedl).
-        out.append(doc.diag(("spec", "advanced", "createSvcForAllWorkers"), "KubeDL has no "
-                            "option to create Services for all workers (v0.5.0 gives a "
-                            "PyTorchJob a Service for its master only), so "
-                            "createSvcForAllWorkers: true would do nothing",
-                            hint="remove it; workers reach the master through MASTER_ADDR",
-                            code="advanced"))
+        out.append(
+            doc.diag(
+                ("spec", "advanced", "createSvcForAllWorkers"),
+                "KubeDL has no "
+                "option to create Services for all workers (v0.5.0 gives a "
+                "PyTorchJob a Service for its master only), so "
+                "createSvcForAllWorkers: true would do nothing",
+                hint="remove it; workers reach the master through MASTER_ADDR",
+                code="advanced",
+            )
+        )
     if adv and not job_kind(comp.job_type).custom_ports:
-        keys = [k for k in ("customPortList", "customPortNumPerWorker", "createSvcForAllWorkers")
-                if k in adv and not (refused and k == "createSvcForAllWorkers")]
+        keys = [
+            k
+            for k in ("customPortList", "customPortNumPerWorker", "createSvcForAllWorkers")
+            if k in adv and not (refused and k == "createSvcForAllWorkers")
+        ]
         kinds = " and ".join(t.value for t, k in KINDS.items() if k.custom_ports)
-        out += [doc.diag(("spec", "advanced", k), f"{k} applies only to {kinds} jobs; "
-                         f"{comp.ref} is {comp.job_type}", key=True, code="advanced")
-                for k in keys]
+        out += [
+            doc.diag(
+                ("spec", "advanced", k),
+                f"{k} applies only to {kinds} jobs; {comp.ref} is {comp.job_type}",
+                key=True,
+                code="advanced",
+            )
+            for k in keys
+        ]
     return out
 
 
@@ -359,13 +532,25 @@ def _torch_elastic(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
         return []
     if job_kind(comp.job_type).env_scheme is EnvScheme.TORCH:
         if any(launcher in comp.command for launcher in _TORCH_LAUNCHERS):
-            return [doc.diag(("spec", "torchElastic"), f"{comp.ref}'s command starts its own "
-                             "torch launcher; torchElastic would run it under a second one",
-                             key=True, code="torch-elastic",
-                             hint="remove torchElastic, or let the command run the script "
-                             "directly (python train.py ...)")]
+            return [
+                doc.diag(
+                    ("spec", "torchElastic"),
+                    f"{comp.ref}'s command starts its own "
+                    "torch launcher; torchElastic would run it under a second one",
+                    key=True,
+                    code="torch-elastic",
+                    hint="remove torchElastic, or let the command run the script "
+                    "directly (python train.py ...)",
+                )
+            ]
         return []
     kinds = " and ".join(t.value for t, k in KINDS.items() if k.env_scheme is EnvScheme.TORCH)
-    return [doc.diag(("spec", "torchElastic"), f"torchElastic applies only to {kinds} jobs; "
-                     f"{comp.ref} is {comp.job_type}", key=True, code="torch-elastic",
-                     hint="remove it; faultTolerance recreates a failed replica for any kind")]
+    return [
+        doc.diag(
+            ("spec", "torchElastic"),
+            f"torchElastic applies only to {kinds} jobs; {comp.ref} is {comp.job_type}",
+            key=True,
+            code="torch-elastic",
+            hint="remove it; faultTolerance recreates a failed replica for any kind",
+        )
+    ]
