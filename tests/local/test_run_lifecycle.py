@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import signal
+import time
 from pathlib import Path
 
 from tests.clirunner import Cli
@@ -67,6 +68,35 @@ def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(tmp_path: Path
     assert tagged_pids(record.id) == []
     # What the replicas wrote before the stop was committed to the binding.
     assert (out / "partial-0.txt").read_text() == "written before the stop"
+
+
+def test_ctrl_c_does_not_wait_out_the_grace_period_for_exited_replicas(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Replicas that end on SIGTERM are done: the runner, a child subreaper, must reap what
+    re-parented to it, or those zombies keep each replica's process group "alive" and Ctrl-C
+    waits the whole grace period (30 s here) before it returns."""
+    out = tmp_path / "result"
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "prompt-stop",
+        parameters={"mode": "hang"},
+        outputs={"result": f"file://{out}/"},
+        resources={"worker": {"replicas": 2}},
+    )
+    runner = cli.start("run", spec, "--local", "--grace", "30")
+    home_runs = cli.home / "runs"
+    wait_for(
+        "both replicas to be ready",
+        lambda: home_runs.is_dir() and len(list(home_runs.glob("*/output/result/pids-*.txt"))) == 2,
+    )
+    asked = time.monotonic()
+    runner.send_signal(signal.SIGINT)
+    stdout, stderr = runner.communicate(timeout=90)
+    took = time.monotonic() - asked
+    assert runner.returncode == 130, stdout + stderr
+    assert took < 20, f"Ctrl-C took {took:.1f} s: the grace period was waited out"
 
 
 def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(

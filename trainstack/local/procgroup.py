@@ -95,6 +95,30 @@ def is_subreaper() -> bool:
     return _subreaper
 
 
+def reap_adopted(keep: set[int]) -> None:
+    """As a subreaper, reap the exited descendants that re-parented to this process. Until they
+    are waited for they stay zombies, and a zombie still counts as a member of its process
+    group (`kill(-pgid, 0)` succeeds), so a stopped replica would look alive for the whole
+    grace period. `keep`: our own children (replica leaders, the sidecar), whose exit codes
+    their Popen objects read."""
+    if not _subreaper:
+        return
+    import psutil
+
+    try:
+        children = psutil.Process().children()
+    except psutil.Error:
+        return
+    for child in children:
+        if child.pid in keep:
+            continue
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError):
+            continue
+
+
 def descendants(root: int, exclude: set[int] | None = None) -> list[int]:
     """Live descendants of `root` (Linux: /proc), without the subtrees rooted at `exclude`."""
     children: dict[int, list[int]] = {}

@@ -223,7 +223,14 @@ class Supervisor:
             self._deadman.watch(replica.pid)
         self._observer.started(replica)
 
+    def _own_children(self) -> set[int]:
+        own = {r.pid for r in self._replicas.values()}
+        if self._deadman is not None:
+            own.add(self._deadman.pid)
+        return own
+
     def _poll(self) -> list[tuple[str, int]]:
+        procgroup.reap_adopted(self._own_children())
         exited = []
         for key, replica in self._replicas.items():
             if self._codes[key] is not None:
@@ -266,6 +273,7 @@ class Supervisor:
         while targets and time.monotonic() < deadline:
             for replica in targets:
                 replica.popen.poll()  # reap the leader so an emptied group reads as gone
+            procgroup.reap_adopted(self._own_children())  # and what re-parented to us
             targets = [r for r in targets if procgroup.group_alive(r.pid)]
             if self._stop_requests > max(requests_before, 1):
                 break  # asked again: do not wait out the grace period
