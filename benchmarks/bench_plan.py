@@ -56,7 +56,7 @@ kind: Run
 metadata:
   name: bench-{kind}-{i:03d}
   experiment: bench
-  tags: {{team: vision}}
+  tags: {{team: vision}}  # priorities 1-7: team vision's maxPriority on `local`
 spec:
   component: ../components/{kind}.yaml
   parameters: {{epochs: {1 + i % 50}, lr: 0.0{1 + i % 9}}}
@@ -64,7 +64,7 @@ spec:
   outputs: {{model: pvc://models/bench-{i}/, checkpoints: pvc://checkpoints/bench-{i}/}}
   resources:
 {roles}
-  priority: {1 + i % 9}
+  priority: {1 + i % 7}
 """
 
 
