@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-from trainstack.kubedl.kinds import KINDS, RunPolicyPlace
+from trainstack.kubedl import KINDS, RunPolicyPlace
 
 _COMMENT = re.compile(r"\{#.*?#\}\n?", re.DOTALL)
 

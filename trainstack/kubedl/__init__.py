@@ -3,28 +3,32 @@ returns its `JobKind`; `reserved_env(job_type)` the names a run may not set."""
 
 from trainstack.kubedl.jobtype import JobType
 from trainstack.kubedl.kinds import (
-    COMPLETION_INDEX_ANNOTATION,
     CONTRACT_NAMES,
     CONTRACT_PREFIXES,
     KINDS,
+    is_contract_env,
+    job_kind,
+    operator_env,
+    reserved_env,
+)
+from trainstack.kubedl.pods import (
+    COMPLETION_INDEX_ANNOTATION,
     MPI_CONFIG_DIR,
     MPI_HOSTFILE,
     MPI_KUBEXEC,
     REPLICA_INDEX_LABEL,
     REPLICA_TYPE_LABEL,
     RETRYABLE_EXIT_CODES,
+    mpi_hostfile,
+    pod_name,
+)
+from trainstack.kubedl.record import (
     EnvScheme,
     Injected,
     JobKind,
     Role,
     RunPolicyPlace,
     SuccessRule,
-    is_contract_env,
-    job_kind,
-    mpi_hostfile,
-    operator_env,
-    pod_name,
-    reserved_env,
 )
 
 __all__ = [

@@ -5,7 +5,7 @@ It works from the manifests alone (never from the run or the contract), so tests
 renderer and the contract against it: every volume's source exists, every mounted key exists, no
 rendered object collides with an operator-made one, and every replica's final environment is the
 one the contract promises. Values the operator computes are computed here from the manifest, the
-way its controllers do (the files are cited in trainstack.kubedl.kinds).
+way its controllers do (the files are cited in trainstack.kubedl.kinds and .pods).
 """
 
 from __future__ import annotations
@@ -16,19 +16,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainstack.kubedl.kinds import (
+from trainstack.kubedl.kinds import KINDS
+from trainstack.kubedl.pods import (
     COMPLETION_INDEX_ANNOTATION,
-    KINDS,
     MPI_CONFIG_DIR,
     MPI_HOSTFILE,
     MPI_KUBEXEC,
     REPLICA_INDEX_LABEL,
     REPLICA_TYPE_LABEL,
-    EnvScheme,
-    JobKind,
     mpi_hostfile,
     pod_name,
 )
+from trainstack.kubedl.record import EnvScheme, JobKind
 
 # KubeDL v0.5.0 controllers/mpi/mpi_config.go
 MPI_CONFIG_VOLUME = "mpi-config-volume"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any
 
-from trainstack.spec.schema import SCHEMAS
+from trainstack.spec.schema import SCHEMA_RULES, SCHEMAS
 
 Check = Callable[[Any], bool]
 
@@ -26,21 +26,6 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "boolean": lambda v: isinstance(v, bool),
     "dict": lambda v: isinstance(v, Mapping),
     "list": lambda v: isinstance(v, Sequence) and not isinstance(v, str),
-}
-_RULES = {
-    "type",
-    "required",
-    "allowed",
-    "regex",
-    "min",
-    "max",
-    "minlength",
-    "maxlength",
-    "empty",
-    "schema",
-    "keysrules",
-    "valuesrules",
-    "meta",
 }
 
 
@@ -60,7 +45,7 @@ def compile_fields(fields: Mapping[str, Any]) -> Check:
 
 
 def compile_rule(rule: Mapping[str, Any]) -> Check:
-    unknown = set(rule) - _RULES
+    unknown = set(rule) - SCHEMA_RULES
     if unknown:
         raise ValueError(f"fastcheck does not implement cerberus rule(s) {sorted(unknown)}")
     names = rule.get("type", [])

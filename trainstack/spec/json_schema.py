@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainstack.spec.schema import API_VERSION, SCHEMAS
+from trainstack.spec.schema import API_VERSION, SCHEMA_RULES, SCHEMAS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 _TYPES = {
@@ -20,23 +20,6 @@ _TYPES = {
     "boolean": "boolean",
     "dict": "object",
     "list": "array",
-}
-# Rules this converter understands; any other rule in schema.py is an error here, so a new rule
-# cannot silently go missing from the generated schema.
-_KNOWN = {
-    "type",
-    "required",
-    "allowed",
-    "regex",
-    "min",
-    "max",
-    "minlength",
-    "maxlength",
-    "empty",
-    "schema",
-    "keysrules",
-    "valuesrules",
-    "meta",
 }
 
 
@@ -68,7 +51,7 @@ def _fields(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rule(rule: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(rule) - _KNOWN
+    unknown = set(rule) - SCHEMA_RULES
     if unknown:
         raise ValueError(f"no JSON Schema translation for cerberus rule(s) {sorted(unknown)}")
     types = rule.get("type", [])

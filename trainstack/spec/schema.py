@@ -433,4 +433,25 @@ SWEEP: dict[str, Any] = _doc(
     },
 )
 
+# The cerberus rules these schemas use. The compiled check (fastcheck) and the JSON Schema
+# converter handle exactly these and refuse any other, so a new rule cannot silently go missing
+# from either.
+SCHEMA_RULES = frozenset(
+    {
+        "type",
+        "required",
+        "allowed",
+        "regex",
+        "min",
+        "max",
+        "minlength",
+        "maxlength",
+        "empty",
+        "schema",
+        "keysrules",
+        "valuesrules",
+        "meta",
+    }
+)
+
 SCHEMAS: dict[str, dict[str, Any]] = {"Component": COMPONENT, "Run": RUN, "Sweep": SWEEP}

@@ -1,0 +1,43 @@
+"""What the KubeDL v0.5.0 operator names, labels and mounts on the pods it creates, the same
+for every job kind: pod names, labels, retryable exit codes, MPI's ConfigMap and hostfile."""
+
+from __future__ import annotations
+
+
+def pod_name(job_name: str, role: str, index: int) -> str:
+    """The name (and hostname) of a replica's pod, and of its Service where it has one.
+    KubeDL v0.5.0 pkg/util (GenGeneralName), pkg/job_controller/service.go (CreateService)"""
+    return f"{job_name}-{role}-{index}"
+
+
+# KubeDL's ExitCode restart policy retries these codes (SIGINT, SIGKILL, SIGUSR1 — the user's
+# "please retry" — and SIGTERM) and pods failed as OOMKilled/Killed/Evicted/
+# UnexpectedAdmissionError; every other non-zero code is permanent.
+# KubeDL v0.5.0 pkg/util/train/train_util.go (IsRetryableExitCode, IsRetryablePodFailedReason)
+RETRYABLE_EXIT_CODES: tuple[int, ...] = (130, 137, 138, 143)
+
+# Labels the operator puts on every pod (and Service) it creates.
+# KubeDL v0.5.0 pkg/job_controller/api/v1/constants.go
+REPLICA_TYPE_LABEL = "replica-type"  # the lower-cased replica type
+REPLICA_INDEX_LABEL = "replica-index"
+# Kubernetes' own: an Indexed Job's pod carries its index here.
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+
+# MPI (KubeDL v0.5.0 controllers/mpi/mpi_config.go, controllers/mpi/mpijob_controller.go):
+MPI_CONFIG_DIR = "/etc/mpi"  # where the operator mounts its ConfigMap (launcher and workers)
+MPI_KUBEXEC = "kubexec.sh"
+MPI_HOSTFILE = "hostfile"
+# The flag --launcher-runs-workloads defaults to true (mpijob_controller.go): the hostfile lists
+# the launcher first.
+MPI_LAUNCHER_RUNS_WORKLOAD = True
+MPI_DEFAULT_SLOTS = 1  # slots per host when spec.slotsPerWorker is unset
+
+
+def mpi_hostfile(job_name: str, workers: int, slots: int | None) -> str:
+    """The hostfile the operator writes into `<job>-config` (Open MPI syntax): the launcher's pod
+    first (it runs ranks too), then every worker, each with `slots` slots.
+    KubeDL v0.5.0 controllers/mpi/mpi_config.go (newJobConfigMap)"""
+    n = MPI_DEFAULT_SLOTS if slots is None else slots
+    hosts = [pod_name(job_name, "launcher", 0)] if MPI_LAUNCHER_RUNS_WORKLOAD else []
+    hosts += [pod_name(job_name, "worker", i) for i in range(workers)]
+    return "".join(f"{h} slots={n}\n" for h in hosts)
