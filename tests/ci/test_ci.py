@@ -222,7 +222,7 @@ def test_actionlint_finds_each_mistake_in_a_broken_copy(tmp_path: Path) -> None:
 
 
 def test_shellcheck_finds_an_unquoted_expansion_at_its_run_key(tmp_path: Path) -> None:
-    good = 'trainstack changed --since "$BASE" > "$RUNNER_TEMP/changed.txt"'
+    good = 'changed --since "$BASE" --env "$TRAINSTACK_ENV" > "$RUNNER_TEMP/changed.txt"'
     text = WORKFLOW.read_text()
     assert text.count(good) == 1
     broken = tmp_path / "broken.yml"

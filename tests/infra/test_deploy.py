@@ -400,6 +400,23 @@ def test_find_pulumi_refuses_a_missing_cli(monkeypatch: pytest.MonkeyPatch, tmp_
         find_pulumi()
 
 
+def test_a_broken_cli_is_one_error_not_a_traceback(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `pulumi` on PATH whose `pulumi version` fails (a wrong binary, a broken install)."""
+    bin_dir = home.parent / "broken-bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "pulumi"
+    exe.write_text("#!/bin/sh\necho 'error: this pulumi is broken' >&2\nexit 255\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    done = Cli().invoke("deploy", str(RUN_FILE), "--env", "local")
+    assert done.code == ToolMissingError.exit_code, done.err
+    assert "the Pulumi CLI on PATH cannot be used: `pulumi version` exited with 255" in done.err
+    assert "https://www.pulumi.com/docs/install/" in done.err
+    assert "Traceback" not in done.err
+
+
 def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
     from trainstack.deploy.service import deploy as deploy_file
 

@@ -3,6 +3,10 @@
 A run is affected when its own file changed, or anything of the component it runs (the folder of
 its ``component.yaml``: spec, code, requirements). A changed ``Pulumi.<env>.yaml`` or platform
 code is reported separately (``platform``): it affects every run of that environment.
+
+With an environment, only the runs written for it (their ``env`` tag, ``names.ENV_TAG``) are
+listed; the others are reported as ``elsewhere`` with the environment they name (``None`` for a
+run without the tag: a local-only run, which CI validates but never plans or deploys).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from trainstack.ci import git
+from trainstack.infra.names import ENV_TAG
 
 PLATFORM_PREFIXES = (
     "Pulumi.",
@@ -30,6 +35,8 @@ class Changes:
     runs: tuple[str, ...]  # repository-relative run files that exist now
     components: tuple[str, ...]  # component folders with changes
     platform: bool
+    # with an environment: changed runs written for another one (or none), and the one they name
+    elsewhere: tuple[tuple[str, str | None], ...] = ()
 
 
 def _kind(path: Path) -> tuple[str | None, dict[str, object]]:
@@ -55,7 +62,14 @@ def _component_folder(root: Path, run_file: Path, doc: dict[str, object]) -> str
         return None
 
 
-def changed(start: Path, ref: str) -> Changes:
+def _env_tag(doc: dict[str, object]) -> str | None:
+    meta = doc.get("metadata")
+    tags = meta.get("tags") if isinstance(meta, dict) else None
+    env = tags.get(ENV_TAG) if isinstance(tags, dict) else None
+    return env if isinstance(env, str) else None
+
+
+def changed(start: Path, ref: str, env: str | None = None) -> Changes:
     root = git.toplevel(start)
     files = git.changed_files(root, ref)
     components = sorted(
@@ -67,6 +81,7 @@ def changed(start: Path, ref: str) -> Changes:
     )
     touched = {c for c in components if any(f == c or f.startswith(c + "/") for f in files)}
     runs: set[str] = set()
+    elsewhere: dict[str, str | None] = {}
     for yml in sorted(root.rglob("*.yaml")):
         rel = str(yml.relative_to(root)).replace("\\", "/")
         if any(part.startswith(".") for part in Path(rel).parts):
@@ -74,10 +89,15 @@ def changed(start: Path, ref: str) -> Changes:
         kind, doc = _kind(yml)
         if kind != "Run":
             continue
-        if rel in files or _component_folder(root, yml, doc) in touched:
+        if rel not in files and _component_folder(root, yml, doc) not in touched:
+            continue
+        if env is None or _env_tag(doc) == env:
             runs.add(rel)
+        else:
+            elsewhere[rel] = _env_tag(doc)
     return Changes(
         runs=tuple(sorted(runs)),
         components=tuple(sorted(touched)),
         platform=any(f.startswith(PLATFORM_PREFIXES) for f in files),
+        elsewhere=tuple(sorted(elsewhere.items())),
     )

@@ -17,18 +17,28 @@ import click
     help="git ref to compare with (e.g. origin/main, or a push's before commit)",
 )
 @click.option(
+    "--env",
+    "env",
+    default=None,
+    metavar="ENV",
+    help="only the runs whose `env` tag names ENV (JSON lists the others under `elsewhere`)",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="text: one run file per line; json: runs, components, platform",
+    help="text: one run file per line; json: runs, components, platform, elsewhere",
 )
-def changed(ref: str, fmt: str) -> None:
-    """List the run files whose spec or component changed since REF (repository-relative)."""
+def changed(ref: str, env: str | None, fmt: str) -> None:
+    """List the run files whose spec or component changed since REF (repository-relative).
+
+    With --env, only the runs written for ENV (their `env` tag): what CI plans and deploys there.
+    """
     from trainstack.ci.changes import changed as find_changes
 
-    result = find_changes(Path.cwd(), ref)
+    result = find_changes(Path.cwd(), ref, env)
     if fmt == "json":
         click.echo(
             json.dumps(
@@ -36,6 +46,7 @@ def changed(ref: str, fmt: str) -> None:
                     "runs": list(result.runs),
                     "components": list(result.components),
                     "platform": result.platform,
+                    "elsewhere": dict(result.elsewhere),
                 },
                 indent=2,
                 sort_keys=True,

@@ -7,6 +7,7 @@ this is a ``ToolMissingError`` that says what to install, raised before any stat
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,12 @@ def find_pulumi() -> auto.PulumiCommand:
         )
     try:
         return auto.PulumiCommand()
+    except subprocess.CalledProcessError as err:
+        # PulumiCommand runs `pulumi version` first; the CLI's own message went to stderr.
+        raise ToolMissingError(
+            f"the Pulumi CLI on PATH cannot be used: `pulumi version` exited with {err.returncode}",
+            hint=INSTALL_HINT,
+        ) from None
     except (OSError, InvalidVersionError) as err:
         raise ToolMissingError(
             f"the Pulumi CLI on PATH cannot be used: {err}", hint=INSTALL_HINT

@@ -16,6 +16,15 @@ KUBEDL_CONFIG_NS = "kubedl"
 RUNS_PROJECT = "trainstack-runs"
 """The Pulumi project that holds one stack per run."""
 
+TEAM_TAG = "team"
+"""The run tag that names its team, hence its namespace (docs/deploy.md)."""
+
+ENV_TAG = "env"
+"""The run tag that names the environment a run is written for (its sizes, buckets and team).
+The examples' tests plan each run there, and CI deploys a run only to the environment its tag
+names (``trainstack changed --env``); ``plan`` and ``deploy`` by hand take any environment the run
+fits. A run without it is local-only as far as CI is concerned."""
+
 PRIORITIES = range(1, 10)
 """Run priorities 1..9 (PAI DLC's quota priorities); higher runs first."""
 

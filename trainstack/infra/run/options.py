@@ -22,10 +22,8 @@ from trainstack.infra.platform.config import OSS_ACCESS_KEY_KEYS
 from trainstack.render import RenderOptions
 from trainstack.spec.model import Run
 
-TEAM_TAG = "team"
-# The environment a shipped run is written for (its sizes, buckets and team); a convention the
-# examples follow and their test reads, not a restriction: any run plans on any environment it fits.
-ENV_TAG = "env"
+TEAM_TAG = names.TEAM_TAG
+ENV_TAG = names.ENV_TAG
 
 
 class PlatformMode(enum.Enum):
