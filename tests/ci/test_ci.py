@@ -3,6 +3,7 @@ version properly, one changes code without a bump; and the workflow file itself.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -117,6 +118,30 @@ def test_an_uncommitted_change_and_a_changed_run_file(repo: Path) -> None:
     assert "mnist" not in changed.stdout
     # a run's own file is not part of the component version
     assert trainstack(repo, "validate", "components", "--since", "HEAD").returncode == 0
+
+
+def test_changed_with_an_env_lists_only_the_runs_written_for_it(repo: Path) -> None:
+    code = repo / "components" / "credit-xgb" / "src" / "train.py"
+    code.write_text(code.read_text() + "\n# changed\n")
+    everything = trainstack(repo, "changed", "--since", "HEAD")
+    assert everything.stdout.split() == [
+        "components/credit-xgb/runs/local-sample.yaml",
+        "components/credit-xgb/runs/tune-depth.yaml",
+    ]
+    done = trainstack(repo, "changed", "--since", "HEAD", "--env", "ack-dev", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["runs"] == ["components/credit-xgb/runs/tune-depth.yaml"]
+    # local-sample has no env tag: local-only, validated by CI but never planned or deployed
+    assert result["elsewhere"] == {"components/credit-xgb/runs/local-sample.yaml": None}
+    on_local = trainstack(repo, "changed", "--since", "HEAD", "--env", "local", "--format", "json")
+    assert json.loads(on_local.stdout)["runs"] == []
+    assert json.loads(on_local.stdout)["elsewhere"] == {
+        "components/credit-xgb/runs/local-sample.yaml": None,
+        "components/credit-xgb/runs/tune-depth.yaml": "ack-dev",
+    }
+    text = trainstack(repo, "changed", "--since", "HEAD", "--env", "ack-dev")
+    assert text.stdout == "components/credit-xgb/runs/tune-depth.yaml\n"
 
 
 def test_an_unknown_ref_is_one_clear_error(repo: Path) -> None:
