@@ -59,6 +59,33 @@ def test_series_share_one_axis_and_smoothing_adds_a_smoothed_line(tmp_path: Path
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
 
 
+def visible_xticks(fig: object) -> list[float]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()  # type: ignore[arg-type]
+    ax = fig.axes[0]  # type: ignore[attr-defined]
+    lo, hi = ax.get_xlim()
+    return [float(t) for t in ax.get_xticks() if lo <= t <= hi]
+
+
+def test_an_integer_x_axis_gets_whole_number_ticks(tmp_path: Path) -> None:
+    """Three epochs are ticked 1, 2, 3, not 1.00, 1.25, ... 3.00."""
+    data = write_chart(
+        tmp_path / "epochs",
+        {"name": "fit", "x": "epoch", "ys": ["loss"]},
+        "epoch,loss\n1,2\n2,1.5\n3,1.2\n",
+    )
+    ticks = visible_xticks(chart_figure(data))
+    assert ticks and all(t == int(t) for t in ticks), ticks
+    # a fractional x keeps fractional ticks
+    data = write_chart(
+        tmp_path / "seconds",
+        {"name": "t", "x": "time", "ys": ["loss"]},
+        "time,loss\n0.1,2\n0.2,1.5\n0.3,1.2\n",
+    )
+    assert any(t != int(t) for t in visible_xticks(chart_figure(data)))
+
+
 def test_smoothing_is_a_trailing_mean_that_skips_gaps() -> None:
     values = np.array([1.0, 2.0, np.nan, 4.0] * 10)
     out = smooth(values)

@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from trainstack.metrics.series import ChartData, Floats
 from trainstack.metrics.spec import Axis
@@ -81,6 +82,7 @@ def chart_figure(data: ChartData) -> Figure:
     if len(handles) > 1:
         left.legend(handles=handles, loc="best", fontsize=9)
     left.grid(True, alpha=0.3)
+    _whole_ticks_for_counts(left, [data.x])
     return fig
 
 
@@ -131,6 +133,7 @@ def overlay_png(metric: str, x_label: str, lines: Sequence[Overlay]) -> bytes:
         )
     ax.legend(fontsize=9)
     ax.grid(True, alpha=0.3)
+    _whole_ticks_for_counts(ax, [line.x for line in lines])
     return _png(fig)
 
 
@@ -154,6 +157,14 @@ def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> N
     ax.set_xlabel("seconds since start")
     ax.set_ylabel(label)
     ax.grid(True, alpha=0.3)
+
+
+def _whole_ticks_for_counts(ax: Axes, xs: Sequence[Floats]) -> None:
+    """An x that only holds whole numbers (epochs, steps) gets whole-number ticks: matplotlib
+    would tick three epochs at 1.00, 1.25, ... 3.00."""
+    known = [x[~np.isnan(x)] for x in xs]
+    if any(len(x) for x in known) and all(np.array_equal(x, np.round(x)) for x in known):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def _png(fig: Figure) -> bytes:
