@@ -20,8 +20,10 @@ from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
 
 # The only service account allowed to assume the jobs role: the OSS CSI driver's ossfs pods. Since
 # CSI v1.30.4 they run in namespace ack-csi-fuse (ACK "Announcement on CSI OSS driver upgrade":
-# RRSA trust policies must name that namespace) under service account csi-fuse-ossfs. Without
-# this oidc:sub condition any pod of any namespace could assume the role with its own token.
+# RRSA trust policies must name that namespace) under service account csi-fuse-ossfs (ACK "Mount a
+# dynamically provisioned OSS volume using ossfs 2.0", RRSA step 1: the oidc:sub condition value
+# is system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs; the namespace cannot be customized).
+# Without this oidc:sub condition any pod of any namespace could assume the role with its own token.
 OSS_CSI_SERVICE_ACCOUNT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
 # ram/policy.py: RAM keeps at most 5 versions of a policy; without rotation the 6th update fails.
 ROTATE_STRATEGY = "DeleteOldestNonDefaultVersionWhenLimitExceeded"
