@@ -18,6 +18,7 @@ from semver import VersionInfo
 
 from tests.clirunner import Cli
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
+from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
@@ -238,7 +239,7 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
 
     assert tags == {
         "trainstack:component": "mnist-ddp",
-        "trainstack:version": "1.2.0",
+        "trainstack:version": load_run(RUN_FILE).component.version,
         "trainstack:experiment": "mnist-baselines",
         "trainstack:team": "vision",
         "trainstack:run": "mnist-baseline-01",
@@ -304,7 +305,7 @@ def test_deploy_records_the_run_with_its_stack(home: Path) -> None:
     assert record.kind is RunKind.CLUSTER
     assert record.stack_name == STACK
     assert record.status is RunStatus.RUNNING
-    assert record.component_version == "1.2.0"
+    assert record.component_version == load_run(RUN_FILE).component.version
 
 
 def test_failed_up_is_a_clear_error_and_a_failed_record(home: Path) -> None:

@@ -75,7 +75,7 @@ def test_an_unknown_parameter_is_refused_with_its_line_and_a_suggestion(cleanup:
     # line 9, column 5: the key `optimiser`
     assert (
         "mnist-ddp/sweeps/s.yaml:9:5: spec.parameters.optimiser: component "
-        "mnist-ddp@1.2.0 has no parameter 'optimiser'" in res.err
+        "mnist-ddp@1.2.1 has no parameter 'optimiser'" in res.err
     )
     assert "did you mean 'optimizer'?" in res.err
     assert not (cleanup / "home" / "sweeps").exists()  # nothing started, nothing stored
@@ -175,7 +175,7 @@ def test_an_inline_run_is_checked_as_a_run_at_its_place_in_the_sweep(cleanup: Pa
     path.write_text(path.read_text().replace("epochs: 1,", "epochz: 1,"))
     found = problems(path)
     assert any(
-        ":8:18: spec.run.parameters.epochz: component mnist-ddp@1.2.0 has no parameter" in p
+        ":8:18: spec.run.parameters.epochz: component mnist-ddp@1.2.1 has no parameter" in p
         for p in found
     ), found
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import json
 import os
 import sys
@@ -243,8 +244,12 @@ def main(argv: list[str]) -> int:
             {"epochs": args.epochs, "world_size": world, **final}, indent=2))
         say(f"model written to {model_dir / 'model.pt'}", flush=True)
     if distributed:
-        # Everyone leaves together: rank 0 hosts the rendezvous store, and a rank still tearing
-        # down when it goes away can abort.
+        # DDP's reducer holds the process group. Left to interpreter shutdown, gloo's threads are
+        # torn down there, and a rank aborts ("terminate called without an active exception",
+        # exit 134, which KubeDL does not retry) a few times in a hundred on a busy machine. So the
+        # model goes first, while the interpreter is whole; then everyone leaves together.
+        del model, opt
+        gc.collect()
         dist.barrier()
         dist.destroy_process_group()
     return 0
