@@ -12,7 +12,7 @@ import os
 import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, MappingProxyType
@@ -40,6 +40,7 @@ from trainstack.registry import (
 from trainstack.registry.home import venvs_root
 from trainstack.spec import load_run
 from trainstack.spec.model import Run
+from trainstack.stopsignals import stop_on_signals
 
 # Space kept aside in the run directory while a run goes on, given back when the disk fills up
 # so that the end of the run can still be recorded (a few SQLite pages).
@@ -192,7 +193,7 @@ def _supervise(
     rotator.start()
     view.start()
     try:
-        with _stop_on_signals(supervisor.request_stop):
+        with stop_on_signals(supervisor.request_stop):
             outcome = supervisor.run()
     finally:
         sampler.stop()
@@ -357,21 +358,6 @@ class _Observer:
 
 def _replica(replica: Replica) -> tuple[str, int]:
     return replica.launch.role, replica.launch.index
-
-
-@contextlib.contextmanager
-def _stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
-    """SIGINT and SIGTERM ask the supervisor to stop the job (twice: without grace period)."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop()
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 @contextlib.contextmanager

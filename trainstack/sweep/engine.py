@@ -7,16 +7,12 @@ same command resumes (sweep/study.py).
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Protocol
 
+from trainstack.stopsignals import stop_on_signals
 from trainstack.sweep import study as studies
 from trainstack.sweep.model import Sweep
 from trainstack.sweep.objective import Missing, Series, read_series
@@ -90,7 +86,7 @@ def run_sweep(
         loop = _Loop(
             sweep, study, launcher, view, directory, parallel or sweep.budget.parallel, poll_seconds
         )
-        with _signals_stop(loop.request_stop):
+        with stop_on_signals(loop.request_stop):
             try:
                 loop.run(counted)
             finally:
@@ -288,20 +284,3 @@ def rows(study: optuna.Study) -> list[TrialRow]:
             )
         )
     return out
-
-
-@contextlib.contextmanager
-def _signals_stop(stop: Callable[[], None]) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop()
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
