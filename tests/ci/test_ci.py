@@ -17,6 +17,7 @@ from tests.workflowlint import actionlint_findings, run_scripts, shellcheck_find
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "trainstack.yml"
+PROJECT = ("--project", str(REPO))  # the platform project whose environments --env names
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 
 
@@ -128,20 +129,32 @@ def test_changed_with_an_env_lists_only_the_runs_written_for_it(repo: Path) -> N
         "components/credit-xgb/runs/local-sample.yaml",
         "components/credit-xgb/runs/tune-depth.yaml",
     ]
-    done = trainstack(repo, "changed", "--since", "HEAD", "--env", "ack-dev", "--format", "json")
+    done = trainstack(
+        repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dev", "--format", "json"
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["runs"] == ["components/credit-xgb/runs/tune-depth.yaml"]
     # local-sample has no env tag: local-only, validated by CI but never planned or deployed
     assert result["elsewhere"] == {"components/credit-xgb/runs/local-sample.yaml": None}
-    on_local = trainstack(repo, "changed", "--since", "HEAD", "--env", "local", "--format", "json")
+    on_local = trainstack(
+        repo, "changed", *PROJECT, "--since", "HEAD", "--env", "local", "--format", "json"
+    )
     assert json.loads(on_local.stdout)["runs"] == []
     assert json.loads(on_local.stdout)["elsewhere"] == {
         "components/credit-xgb/runs/local-sample.yaml": None,
         "components/credit-xgb/runs/tune-depth.yaml": "ack-dev",
     }
-    text = trainstack(repo, "changed", "--since", "HEAD", "--env", "ack-dev")
+    text = trainstack(repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dev")
     assert text.stdout == "components/credit-xgb/runs/tune-depth.yaml\n"
+
+
+def test_changed_refuses_an_environment_the_project_does_not_have(repo: Path) -> None:
+    """A mistyped TRAINSTACK_ENV would otherwise list nothing, and CI would deploy nothing."""
+    done = trainstack(repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dve")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no environment 'ack-dve'" in done.stderr and "did you mean 'ack-dev'?" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
 
 
 def test_an_unknown_ref_is_one_clear_error(repo: Path) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from trainstack.cli.options import project_option
+
 
 @click.command()
 @click.option(
@@ -31,12 +33,19 @@ import click
     show_default=True,
     help="text: one run file per line; json: runs, components, platform, elsewhere",
 )
-def changed(ref: str, env: str | None, fmt: str) -> None:
+@project_option
+def changed(ref: str, env: str | None, fmt: str, project: Path | None) -> None:
     """List the run files whose spec or component changed since REF (repository-relative).
 
     With --env, only the runs written for ENV (their `env` tag): what CI plans and deploys there.
     """
     from trainstack.ci.changes import changed as find_changes
+
+    if env is not None:
+        # A mistyped environment would list nothing, and CI would quietly deploy nothing.
+        from trainstack.plan.envfile import find_project, read_env
+
+        read_env(find_project(project), env)
 
     result = find_changes(Path.cwd(), ref, env)
     if fmt == "json":
