@@ -90,7 +90,11 @@ def test_the_run_plans_and_fits_on_its_environment(run_file: Path, env: str) -> 
     cfg = load_environment(REPO, env)
     team = team_of(run, cfg)
     assert team is not None, f"{run_file}: tags.team names no team of {env}"
-    assert jobs[0].inputs["metadata"]["namespace"] == outputs["namespaces"][team.name]
+    namespace = outputs["namespaces"][team.name]
+    assert jobs[0].inputs["metadata"]["namespace"] == namespace
+    # the team's PV guard (teamaccess.py) admits only PVs named after its namespace
+    for pv in (r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolume"):
+        assert pv.inputs["metadata"]["name"].startswith(f"{namespace}-"), pv.inputs["metadata"]
     assert [m.render() for m in run_misfits(run, cfg, team)] == []
     if run.priority is not None:
         assert run.priority <= outputs["teamMaxPriority"][team.name]

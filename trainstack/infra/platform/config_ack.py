@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section
 
+# teamaccess.py's volume guards are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1,
+# GA since Kubernetes 1.30).
+MIN_KUBERNETES_MINOR = 30
+
 # The PAI Designer custom components documentation lists these as the regions that support
 # custom components.
 REGIONS = ("cn-beijing", "cn-shanghai", "cn-hangzhou", "cn-shenzhen")
@@ -213,6 +217,20 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         raise main.error(
             "nodePublicKey", "an OpenSSH public key (node pools need a login)", hint=key_how
         )
+    version = main.optional_string(
+        "kubernetesVersion",
+        pattern=r"1\.\d+\.\d+.*",
+        what="a Kubernetes version such as 1.31.1-aliyun.1",
+    )
+    if version is not None and int(version.split(".")[1]) < MIN_KUBERNETES_MINOR:
+        # teamaccess.py guards team PVs with a ValidatingAdmissionPolicy (admissionregistration
+        # .k8s.io/v1), GA since Kubernetes 1.30.
+        raise main.error(
+            "kubernetesVersion",
+            f"Kubernetes 1.{MIN_KUBERNETES_MINOR} or later (team volume guards need "
+            "ValidatingAdmissionPolicy v1)",
+            version,
+        )
     prefix = main.string(
         "bucketPrefix",
         pattern=r"[a-z0-9][a-z0-9-]{1,49}[a-z0-9]",
@@ -234,11 +252,7 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         cluster_spec=main.string(
             "clusterSpec", "ack.pro.small", choices=("ack.pro.small", "ack.standard")
         ),
-        kubernetes_version=main.optional_string(
-            "kubernetesVersion",
-            pattern=r"1\.\d+\.\d+.*",
-            what="a Kubernetes version such as 1.31.1-aliyun.1",
-        ),
+        kubernetes_version=version,
         cpu_pool=cpu,
         gpu_pools=gpus,
         spot_pool=spot,

@@ -9,8 +9,10 @@ admin kubeconfig, plus that token. The run program and the ``kubernetes`` client
 
 PersistentVolumes are cluster-scoped, and a run's ``oss://``/``nas://`` bindings render static
 PVs: one ClusterRole ``trainstack-runner-volumes`` (persistentvolumes only) is bound to every
-team's ServiceAccount with a ClusterRoleBinding. That is the one cluster-wide right a team holds;
-docs/platform.md ("Team credentials") says what it allows.
+team's ServiceAccount with a ClusterRoleBinding. That is the one cluster-wide right a team holds,
+and a ValidatingAdmissionPolicy per team narrows it: a team's runner may create, change and
+delete only PVs named ``<namespace>-…`` (the renderer names every PV so: render/storage.py), and
+may not pre-bind one to another namespace's claim. docs/platform.md ("Team credentials").
 """
 
 from __future__ import annotations
@@ -85,6 +87,31 @@ def runner_rules(workloads: Sequence[str]) -> list[k8s.rbac.v1.PolicyRuleArgsDic
 VOLUME_RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
     {"api_groups": [""], "resources": ["persistentvolumes"], "verbs": _CRUD}
 ]
+VOLUME_GUARD = "trainstack-team-volumes"
+
+
+def guard_match(namespace: str) -> str:
+    """CEL: the request comes from this team's runner (its ServiceAccount's user name)."""
+    return f"request.userInfo.username == 'system:serviceaccount:{namespace}:{RUNNER}'"
+
+
+def guard_validations(namespace: str) -> list[dict[str, str]]:
+    """CEL checks on a team runner's PV requests. On DELETE `object` is null and `oldObject` is
+    the PV (Kubernetes "Validating Admission Policy": variables); `||` short-circuits."""
+    return [
+        {
+            "expression": "(request.operation == 'DELETE' ? oldObject : object)"
+            f".metadata.name.startsWith('{namespace}-')",
+            "message": f"team namespace {namespace} may only create, change or delete "
+            f"PersistentVolumes named {namespace}-…",
+        },
+        {
+            "expression": "request.operation == 'DELETE' || !has(object.spec.claimRef) || "
+            f"object.spec.claimRef.namespace == '{namespace}'",
+            "message": f"team namespace {namespace} may only bind its PersistentVolumes to claims "
+            f"in {namespace}",
+        },
+    ]
 
 
 @dataclass(frozen=True)
@@ -245,6 +272,7 @@ class TeamAccess(pulumi.ComponentResource):
                 },
                 opts=child,
             )
+            _volume_guard(team, namespace, child)
             # pulumi-kubernetes waits until the token controller has filled in a token Secret
             # (pulumi/pulumi-kubernetes#2048), so ``data.token`` is known once it is created.
             # Its data is a credential: encrypted in state, never plain.
@@ -299,4 +327,46 @@ def team_kubeconfigs(
         pulumi.Output.all(
             admin_out, *[namespaces[t] for t in teams], *[tokens[t] for t in teams]
         ).apply(build)
+    )
+
+
+def _volume_guard(team: str, namespace: pulumi.Output[str], opts: pulumi.ResourceOptions) -> None:
+    """The team's ValidatingAdmissionPolicy on PVs and its binding (Deny). Only requests by the
+    team's runner match; the PV binder and admins are unaffected."""
+    adm = k8s.admissionregistration.v1
+    meta: k8s.meta.v1.ObjectMetaArgsDict = {
+        "name": namespace.apply(lambda n: f"{VOLUME_GUARD}-{n}"),
+        "labels": _LABELS,
+    }
+    validations: pulumi.Output[list[adm.ValidationArgsDict]] = namespace.apply(
+        lambda n: [
+            {"expression": v["expression"], "message": v["message"]} for v in guard_validations(n)
+        ]
+    )
+    spec: adm.ValidatingAdmissionPolicySpecArgsDict = {
+        "failure_policy": "Fail",
+        "match_constraints": {
+            "resource_rules": [
+                {
+                    "api_groups": [""],
+                    "api_versions": ["v1"],
+                    "operations": ["CREATE", "UPDATE", "DELETE"],
+                    "resources": ["persistentvolumes"],
+                }
+            ]
+        },
+        "match_conditions": [{"name": "team-runner", "expression": namespace.apply(guard_match)}],
+        "validations": validations,
+    }
+    policy = adm.ValidatingAdmissionPolicy(
+        f"volume-guard-{team}",
+        metadata=meta,
+        spec=spec,
+        opts=opts,
+    )
+    adm.ValidatingAdmissionPolicyBinding(
+        f"volume-guard-{team}",
+        metadata=meta,
+        spec={"policy_name": policy.metadata.name, "validation_actions": ["Deny"]},
+        opts=opts,
     )
