@@ -24,9 +24,7 @@ SECRET = "kubernetes:core/v1:Secret"
 
 def build(mocks: Any, env: str, **overrides: str) -> dict[str, Any]:
     mocks.use_env(env, **overrides)
-    from trainstack.infra.platform.program import build, load_stack_config
-
-    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
+    return mocks.build()  # type: ignore[no-any-return]
 
 
 def allows(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> bool:

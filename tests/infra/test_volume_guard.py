@@ -25,9 +25,7 @@ RUNNER = "system:serviceaccount:{}:trainstack-runner"
 
 def build(mocks: Any, env: str, **overrides: str) -> dict[str, Any]:
     mocks.use_env(env, **overrides)
-    from trainstack.infra.platform.program import build, load_stack_config
-
-    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
+    return mocks.build()  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("env", ["local", "ack-dev"])
