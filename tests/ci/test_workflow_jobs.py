@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.ci.test_ci import bump, git
 from tests.workflowrun import JobOutcome, Runner, runner_env
@@ -85,10 +85,7 @@ def stand_in(tmp_path: Path) -> tuple[Path, Path]:
 
 def release(component: Path) -> str:
     """Bump the component's minor version, and move the runs that pin it to the new one."""
-    spec = component / "component.yaml"
-    version = next(
-        ln.split(":")[1].strip() for ln in spec.read_text().splitlines() if "version:" in ln
-    )
+    version = str(yaml.safe_load((component / "component.yaml").read_text())["metadata"]["version"])
     major, minor, _ = version.split(".")
     new = f"{major}.{int(minor) + 1}.0"
     bump(component, new)
@@ -130,8 +127,9 @@ def runner(tmp_path: Path, stand_in: Path, *, backend: str, event: str, **values
 def pull_request(tmp_path: Path, project: Path, stand_in: Path, backend: str = "") -> JobOutcome:
     temp = tmp_path / "runner-temp"
     temp.mkdir(exist_ok=True)
-    r = runner(tmp_path, stand_in, backend=backend, event="pull_request")
-    r = replace(r, values={**r.values, "github.base_ref": "main"})
+    r = runner(
+        tmp_path, stand_in, backend=backend, event="pull_request", **{"github.base_ref": "main"}
+    )
     return r.run_job(WORKFLOW, "check", project, temp)
 
 
@@ -190,7 +188,7 @@ def test_a_policy_violation_fails_the_check_after_every_run_is_checked_and_plann
     census = project / "components" / "census-tf"
     spec = census / "component.yaml"
     text = spec.read_text()
-    image = next(ln.split("image:")[1].strip() for ln in text.splitlines() if "image:" in ln)
+    image = yaml.safe_load(text)["spec"]["image"]
     spec.write_text(text.replace(image, "docker.io/tensorflow/tensorflow:2.15.0"))
     release(census)
     git(project, "commit", "-q", "-am", "census-tf from Docker Hub")
@@ -246,8 +244,9 @@ def test_a_push_deploys_each_changed_run_and_fails_when_a_deploy_fails(
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     backend = f"file://{tmp_path}/backend"
-    r = runner(tmp_path, stand_in[0], backend=backend, event="push")
-    r = replace(r, values={**r.values, "github.event.before": before})
+    r = runner(
+        tmp_path, stand_in[0], backend=backend, event="push", **{"github.event.before": before}
+    )
     job = r.run_job(WORKFLOW, "deploy", project, temp)
     step = job.step("Deploy the changed runs")
     # the stand-in has no engine: each deploy fails as with a broken CLI, each is attempted, and

@@ -16,7 +16,7 @@ import pytest
 
 from tests.spec.clirun import trainstack
 from trainstack.infra.fit import load_environment, run_misfits, team_of
-from trainstack.infra.run.options import ENV_TAG
+from trainstack.infra.names import ENV_TAG
 from trainstack.plan.envfile import find_project
 from trainstack.plan.service import plan_run, platform_outputs
 from trainstack.spec import load_run

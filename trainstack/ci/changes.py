@@ -91,10 +91,11 @@ def changed(start: Path, ref: str, env: str | None = None) -> Changes:
             continue
         if rel not in files and _component_folder(root, yml, doc) not in touched:
             continue
-        if env is None or _env_tag(doc) == env:
+        tagged = _env_tag(doc)
+        if env is None or tagged == env:
             runs.add(rel)
         else:
-            elsewhere[rel] = _env_tag(doc)
+            elsewhere[rel] = tagged
     return Changes(
         runs=tuple(sorted(runs)),
         components=tuple(sorted(touched)),

@@ -95,7 +95,7 @@ def guard_match(namespace: str) -> str:
     return f"request.userInfo.username == 'system:serviceaccount:{namespace}:{RUNNER}'"
 
 
-def guard_validations(namespace: str) -> list[dict[str, str]]:
+def guard_validations(namespace: str) -> list[k8s.admissionregistration.v1.ValidationArgsDict]:
     """CEL checks on a team runner's PV requests. On DELETE `object` is null and `oldObject` is
     the PV (Kubernetes "Validating Admission Policy": variables); `||` short-circuits."""
     return [
@@ -338,11 +338,6 @@ def _volume_guard(team: str, namespace: pulumi.Output[str], opts: pulumi.Resourc
         "name": namespace.apply(lambda n: f"{VOLUME_GUARD}-{n}"),
         "labels": _LABELS,
     }
-    validations: pulumi.Output[list[adm.ValidationArgsDict]] = namespace.apply(
-        lambda n: [
-            {"expression": v["expression"], "message": v["message"]} for v in guard_validations(n)
-        ]
-    )
     spec: adm.ValidatingAdmissionPolicySpecArgsDict = {
         "failure_policy": "Fail",
         "match_constraints": {
@@ -356,7 +351,7 @@ def _volume_guard(team: str, namespace: pulumi.Output[str], opts: pulumi.Resourc
             ]
         },
         "match_conditions": [{"name": "team-runner", "expression": namespace.apply(guard_match)}],
-        "validations": validations,
+        "validations": namespace.apply(guard_validations),
     }
     policy = adm.ValidatingAdmissionPolicy(
         f"volume-guard-{team}",

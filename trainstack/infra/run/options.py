@@ -22,9 +22,6 @@ from trainstack.infra.platform.config import OSS_ACCESS_KEY_KEYS
 from trainstack.render import RenderOptions
 from trainstack.spec.model import Run
 
-TEAM_TAG = names.TEAM_TAG
-ENV_TAG = names.ENV_TAG
-
 
 class PlatformMode(enum.Enum):
     """How the platform reaches its cluster (the platform config's ``mode``)."""
@@ -138,7 +135,7 @@ def run_namespace(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: s
                 hint=f"team namespaces: {', '.join(sorted(namespaces.values()))}",
             )
         return run.namespace
-    team = run.tags.get(TEAM_TAG)
+    team = run.tags.get(names.TEAM_TAG)
     if team is None:
         if len(namespaces) == 1:
             return next(iter(namespaces.values()))
