@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section
 
-# teamaccess.py's volume guards are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1,
-# GA since Kubernetes 1.30).
+# teamaccess.py's volume guards are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1;
+# Kubernetes docs, "Validating Admission Policy": feature state stable since v1.30).
 MIN_KUBERNETES_MINOR = 30
 
 # The PAI Designer custom components documentation lists these as the regions that support
@@ -223,8 +223,6 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         what="a Kubernetes version such as 1.31.1-aliyun.1",
     )
     if version is not None and int(version.split(".")[1]) < MIN_KUBERNETES_MINOR:
-        # teamaccess.py guards team PVs with a ValidatingAdmissionPolicy (admissionregistration
-        # .k8s.io/v1), GA since Kubernetes 1.30.
         raise main.error(
             "kubernetesVersion",
             f"Kubernetes 1.{MIN_KUBERNETES_MINOR} or later (team volume guards need "
