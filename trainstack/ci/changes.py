@@ -1,8 +1,10 @@
 """``trainstack changed --since REF``: the run specs a git change affects.
 
-A run is affected when its own file changed, or anything of the component it runs (the folder of
-its ``component.yaml``: spec, code, requirements). A changed ``Pulumi.<env>.yaml`` or platform
-code is reported separately (``platform``): it affects every run of that environment.
+A run is affected when its own file changed, or the component version it runs (its
+``component.yaml`` and code tree, ``versions.is_member``: what ``validate --since`` hashes). A
+sibling run's file is not part of it, so editing one run does not redeploy the others. A changed
+``Pulumi.<env>.yaml`` or platform code is reported separately (``platform``): it affects every
+run of that environment.
 
 With an environment, only the runs written for it (their ``env`` tag, ``names.ENV_TAG``) are
 listed; the others are reported as ``elsewhere`` with the environment they name (``None`` for a
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from trainstack.ci import git
+from trainstack.ci import git, versions
 from trainstack.infra.names import ENV_TAG
 
 PLATFORM_PREFIXES = (
@@ -62,6 +64,17 @@ def _component_folder(root: Path, run_file: Path, doc: dict[str, object]) -> str
         return None
 
 
+def _touched(root: Path, folder: str, files: list[str]) -> bool:
+    spec = root / folder / versions.COMPONENT_FILE
+    try:
+        version = versions.parse(spec.read_text(errors="replace"), folder)
+    except OSError:
+        version = None
+    if version is None:  # removed or unreadable: anything in its folder counts
+        return any(folder in (".", "") or f.startswith(folder + "/") for f in files)
+    return any(versions.is_member(version, f) for f in files)
+
+
 def _env_tag(doc: dict[str, object]) -> str | None:
     meta = doc.get("metadata")
     tags = meta.get("tags") if isinstance(meta, dict) else None
@@ -79,7 +92,7 @@ def changed(start: Path, ref: str, env: str | None = None) -> Changes:
             if posixpath.basename(f) == "component.yaml"
         }
     )
-    touched = {c for c in components if any(f == c or f.startswith(c + "/") for f in files)}
+    touched = {c for c in components if _touched(root, c, files)}
     runs: set[str] = set()
     elsewhere: dict[str, str | None] = {}
     for yml in sorted(root.rglob("*.yaml")):

@@ -1,31 +1,51 @@
-"""The few git questions CI asks, through the ``git`` CLI (argv lists, never a shell)."""
+"""The few git questions CI asks, through the ``git`` CLI (argv lists, never a shell).
+
+Every list of paths is read NUL-separated (``-z``): without it git quotes a name with non-ASCII
+bytes, a quote or a control character (``core.quotePath``), and such a file would silently drop
+out of the version check and of ``changed``. Entries are ``{path: "MODE BLOB"}`` as a tree records
+them, so the executable bit and a symlink's target count as git counts them.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
 from trainstack.errors import ToolMissingError, UserError
 
+# paths per `git hash-object` call: far below any ARG_MAX, few calls for a large tree
+_HASH_BATCH = 500
 
-def git(root: Path, *args: str, stdin: str | None = None) -> str:
+
+def run(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     exe = shutil.which("git")
     if exe is None:
         raise ToolMissingError("git is not installed", hint="install git (apt-get install git)")
     done = subprocess.run(
-        [exe, "-C", str(root), *args], input=stdin, capture_output=True, text=True, check=False
+        [exe, "-C", str(root), *args], input=stdin, capture_output=True, check=False
     )
     if done.returncode != 0:
+        told = done.stderr.decode("utf-8", "replace").strip()
         raise UserError(
-            f"git {' '.join(args[:2])}: {done.stderr.strip() or 'failed'}",
+            f"git {' '.join(args[:2])}: {told or 'failed'}",
             hint="in CI, check out with fetch-depth: 0 so the base commit exists",
         )
     return done.stdout
 
 
+def git(root: Path, *args: str, stdin: bytes | None = None) -> str:
+    return run(root, *args, stdin=stdin).decode("utf-8", "replace")
+
+
+def _paths(out: bytes) -> list[str]:
+    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+
 def toplevel(start: Path) -> Path:
-    return Path(git(start, "rev-parse", "--show-toplevel").strip())
+    return Path(os.fsdecode(run(start, "rev-parse", "--show-toplevel").rstrip(b"\n")))
 
 
 def resolve(root: Path, ref: str) -> str:
@@ -39,38 +59,90 @@ def changed_files(root: Path, ref: str) -> list[str]:
     """Files that differ between ``ref`` and the working tree (committed or not), plus new
     untracked ones; repository-relative, sorted."""
     commit = resolve(root, ref)
-    diff = git(root, "diff", "--name-only", "--no-renames", commit, "--").splitlines()
-    new = git(root, "ls-files", "--others", "--exclude-standard").splitlines()
+    diff = _paths(run(root, "diff", "--name-only", "-z", "--no-renames", commit, "--"))
+    new = _paths(run(root, "ls-files", "-z", "--others", "--exclude-standard"))
     return sorted(set(diff) | set(new))
 
 
 def tree_at(root: Path, ref: str, folder: str) -> dict[str, str]:
-    """{path relative to ``folder``: blob id} of ``folder`` at ``ref``."""
-    out = git(root, "ls-tree", "-r", "--full-tree", resolve(root, ref), "--", folder)
-    blobs: dict[str, str] = {}
-    for line in out.splitlines():
-        meta, _, path = line.partition("\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[1] == "blob":
-            blobs[str(Path(path).relative_to(folder))] = parts[2]
-    return blobs
+    """{path relative to ``folder``: "MODE BLOB"} of the files in ``folder`` at ``ref``."""
+    out = run(root, "ls-tree", "-r", "-z", "--full-tree", resolve(root, ref), "--", folder)
+    entries: dict[str, str] = {}
+    for record in out.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        parts = meta.decode("ascii", "replace").split()
+        if len(parts) == 3 and parts[1] == "blob":  # submodules (commit entries) are not code
+            rel = os.path.relpath(os.fsdecode(path), folder)
+            entries[Path(rel).as_posix()] = f"{parts[0]} {parts[2]}"
+    return entries
 
 
 def tree_now(root: Path, folder: str) -> dict[str, str]:
-    """The same for the working tree: tracked and untracked (not ignored) files, as git would
-    hash them."""
-    files = sorted(
+    """The same for the working tree: tracked and untracked (not ignored) files, as ``git add``
+    would record them (content through git's own filters; a link as its target's text)."""
+    listed = sorted(
         set(
-            git(
-                root, "ls-files", "--cached", "--others", "--exclude-standard", "--", folder
-            ).splitlines()
+            _paths(
+                run(
+                    root,
+                    "ls-files",
+                    "-z",
+                    "--cached",
+                    "--others",
+                    "--exclude-standard",
+                    "--",
+                    folder,
+                )
+            )
         )
     )
-    files = [f for f in files if (root / f).is_file()]
-    if not files:
-        return {}
-    ids = git(root, "hash-object", "--stdin-paths", stdin="\n".join(files) + "\n").split()
-    return {str(Path(f).relative_to(folder)): i for f, i in zip(files, ids, strict=True)}
+    # None: the bit on disk counts; otherwise the index's mode (new files: not executable)
+    index_modes = None if _file_mode_trusted(root) else _index_modes(root, folder)
+    entries: dict[str, str] = {}
+    regular: list[tuple[str, str, str]] = []  # (repository path, relative path, mode)
+    for path in listed:
+        try:
+            st = (root / path).lstat()
+        except OSError:
+            continue  # deleted in the working tree
+        rel = Path(os.path.relpath(path, folder)).as_posix()
+        if stat.S_ISLNK(st.st_mode):
+            # git stores a link as a blob of its target's text (hash-object would follow it)
+            target = os.fsencode(os.readlink(root / path))
+            entries[rel] = f"120000 {git(root, 'hash-object', '--stdin', stdin=target).strip()}"
+        elif stat.S_ISREG(st.st_mode):
+            if index_modes is None:
+                mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
+            else:
+                mode = index_modes.get(path, "100644")
+            regular.append((path, rel, mode))
+    for i in range(0, len(regular), _HASH_BATCH):
+        batch = regular[i : i + _HASH_BATCH]
+        ids = git(root, "hash-object", "--", *(path for path, _, _ in batch)).split()
+        for (_, rel, mode), blob in zip(batch, ids, strict=True):
+            entries[rel] = f"{mode} {blob}"
+    return entries
+
+
+def _file_mode_trusted(root: Path) -> bool:
+    """git's own rule: with ``core.fileMode`` false the executable bit on disk means nothing,
+    and a tracked file keeps the mode its index entry has."""
+    try:
+        value = git(root, "config", "--type=bool", "core.fileMode").strip()
+    except UserError:
+        return True  # unset
+    return value != "false"
+
+
+def _index_modes(root: Path, folder: str) -> dict[str, str]:
+    out = run(root, "ls-files", "-s", "-z", "--", folder)
+    modes: dict[str, str] = {}
+    for record in out.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        parts = meta.decode("ascii", "replace").split()
+        if parts and parts[0] in ("100644", "100755"):
+            modes[os.fsdecode(path)] = parts[0]
+    return modes
 
 
 def show(root: Path, ref: str, path: str) -> str:
@@ -78,4 +150,6 @@ def show(root: Path, ref: str, path: str) -> str:
 
 
 def files_at(root: Path, ref: str) -> list[str]:
-    return git(root, "ls-tree", "-r", "--name-only", "--full-tree", resolve(root, ref)).splitlines()
+    return _paths(
+        run(root, "ls-tree", "-r", "-z", "--name-only", "--full-tree", resolve(root, ref))
+    )

@@ -1,9 +1,11 @@
 """``trainstack validate --since REF``: a component version that exists at REF must not change.
 
 A version is its spec (``component.yaml``) plus its code tree (``spec.code``): the content hash
-over both (git blob ids, so line endings and modes count as git counts them) at REF and now.
+over both (git's mode and blob id of each file, so line endings, the executable bit and
+symlinks count as git counts them) at REF and now.
 Changed content under the same ``metadata.version`` is an error that names the changed file
-and points at the version line to bump. A run's own files (``runs/``) are not part of it.
+and points at the version line to bump. Its runs and sweeps (``runs/``, ``sweeps/``) are not
+part of it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from trainstack.ci import git
 from trainstack.errors import Diagnostic
 
 COMPONENT_FILE = "component.yaml"
+RUN_FOLDERS = ("runs", "sweeps")  # in a component folder: specs that use it, not part of it
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Version:
     code: str  # repository-relative code folder
 
 
-def _parse(text: str, folder: str) -> Version | None:
+def parse(text: str, folder: str) -> Version | None:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError:
@@ -46,16 +49,27 @@ def _parse(text: str, folder: str) -> Version | None:
     return Version(str(meta["name"]), str(meta["version"]), folder, code_folder)
 
 
+def is_member(v: Version, path: str) -> bool:
+    """Is the repository path ``path`` part of version ``v``: its spec, or its code tree outside
+    the component's ``runs/`` and ``sweeps/`` (what a run ran, not the specs that run it)."""
+    if path == posixpath.join(v.folder, COMPONENT_FILE):
+        return True
+    inside = v.code in (".", "") or path.startswith(v.code + "/")
+    return inside and not any(
+        path.startswith(posixpath.join(v.folder, users) + "/") for users in RUN_FOLDERS
+    )
+
+
 def _members(blobs: Mapping[str, str], v: Version, code_blobs: Mapping[str, str]) -> dict[str, str]:
-    """{repository path: blob} of what a version consists of: its spec and code tree."""
+    """{repository path: "MODE BLOB"} of what a version consists of: its spec and code tree."""
     out = (
         {posixpath.join(v.folder, COMPONENT_FILE): blobs[COMPONENT_FILE]}
         if (COMPONENT_FILE in blobs)
         else {}
     )
     for rel, blob in code_blobs.items():
-        path = posixpath.join(v.code, rel)
-        if not path.startswith(posixpath.join(v.folder, "runs") + "/"):
+        path = posixpath.normpath(posixpath.join(v.code, rel))
+        if is_member(v, path):
             out[path] = blob
     return out
 
@@ -96,11 +110,11 @@ def check_versions(start: Path, ref: str, paths: Sequence[Path] = ()) -> list[Di
         ):
             continue
         folder = posixpath.dirname(path)
-        before = _parse(git.show(root, ref, path), folder)
+        before = parse(git.show(root, ref, path), folder)
         now_file = root / path
         if before is None or not now_file.is_file():
             continue
-        now = _parse(now_file.read_text(), folder)
+        now = parse(now_file.read_text(errors="replace"), folder)
         if now is None or (now.name, now.version) != (before.name, before.version):
             continue  # removed, broken (validate reports it) or a new version: fine
         old = _members(git.tree_at(root, ref, folder), before, git.tree_at(root, ref, before.code))
