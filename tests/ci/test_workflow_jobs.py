@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.ci.test_ci import bump, git
+from tests.clirunner import Cli
 from tests.workflowrun import JobOutcome, Runner, runner_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -257,6 +258,32 @@ def test_a_push_deploys_each_changed_run_and_fails_when_a_deploy_fails(
     assert job.summary.count("the Pulumi CLI on PATH cannot be used") == 2
     calls = [c.split("|")[1] for c in stand_in[1].read_text().splitlines()]
     assert calls == [f"login {backend}", "version", "version"]
+
+
+def test_the_push_that_creates_main_deploys_every_run_for_the_environment(
+    tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
+) -> None:
+    """GitHub sends the all-zero id as `before` when a push creates the branch."""
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    backend = f"file://{tmp_path}/backend"
+    r = runner(
+        tmp_path, stand_in[0], backend=backend, event="push", **{"github.event.before": "0" * 40}
+    )
+    job = r.run_job(WORKFLOW, "deploy", project, temp)
+    step = job.step("Deploy the changed runs")
+    assert "error:" not in step.stderr, step.stderr
+    tagged = sorted(
+        p.relative_to(project).as_posix()
+        for p in (project / "components").glob("*/runs/*.yaml")
+        if (yaml.safe_load(p.read_text())["metadata"].get("tags") or {}).get("env") == ENV
+    )
+    assert len(tagged) >= 4
+    attempted = [ln[4:] for ln in job.summary.splitlines() if ln.startswith("### ")]
+    assert attempted == tagged
+    # and the version check has nothing to compare: no version existed before
+    done = Cli()("validate", "components", "--since", "0" * 40, cwd=project, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_nightly_drift_check_refreshes_expecting_no_changes(

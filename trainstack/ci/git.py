@@ -48,6 +48,12 @@ def toplevel(start: Path) -> Path:
     return Path(os.fsdecode(run(start, "rev-parse", "--show-toplevel").rstrip(b"\n")))
 
 
+def is_null(ref: str) -> bool:
+    """The all-zero object id: GitHub's ``github.event.before`` on a push that created the
+    branch. "Since nothing": every file is new, no version existed."""
+    return len(ref) in (40, 64) and set(ref) == {"0"}
+
+
 def resolve(root: Path, ref: str) -> str:
     """The commit ``ref`` names (a clear error when it does not exist here)."""
     if ref.startswith("-"):
@@ -57,7 +63,11 @@ def resolve(root: Path, ref: str) -> str:
 
 def changed_files(root: Path, ref: str) -> list[str]:
     """Files that differ between ``ref`` and the working tree (committed or not), plus new
-    untracked ones; repository-relative, sorted."""
+    untracked ones; repository-relative, sorted. Since the null id: every file there is."""
+    if is_null(ref):
+        return sorted(
+            set(_paths(run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")))
+        )
     commit = resolve(root, ref)
     diff = _paths(run(root, "diff", "--name-only", "-z", "--no-renames", commit, "--"))
     new = _paths(run(root, "ls-files", "-z", "--others", "--exclude-standard"))
@@ -150,6 +160,8 @@ def show(root: Path, ref: str, path: str) -> str:
 
 
 def files_at(root: Path, ref: str) -> list[str]:
+    if is_null(ref):
+        return []
     return _paths(
         run(root, "ls-tree", "-r", "-z", "--name-only", "--full-tree", resolve(root, ref))
     )
