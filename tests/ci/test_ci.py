@@ -152,6 +152,29 @@ def test_changed_with_an_env_lists_only_the_runs_written_for_it(repo: Path) -> N
     assert text.stdout == "components/credit-xgb/runs/tune-depth.yaml\n"
 
 
+def test_changed_reports_a_deleted_run_by_the_name_it_had(repo: Path) -> None:
+    runs = repo / "components" / "credit-xgb" / "runs"
+    names = {
+        f: yaml.safe_load((runs / f).read_text())["metadata"]["name"]
+        for f in os.listdir(runs)
+        if f.endswith(".yaml")
+    }
+    for f in ("tune-depth.yaml", "local-sample.yaml"):
+        git(repo, "rm", "-q", str(runs / f))
+    done = trainstack(repo, "changed", "--since", "HEAD", "--format", "json")
+    result = json.loads(done.stdout)
+    assert result["runs"] == []  # nothing to deploy
+    assert result["removed"] == {
+        "components/credit-xgb/runs/local-sample.yaml": names["local-sample.yaml"],
+        "components/credit-xgb/runs/tune-depth.yaml": names["tune-depth.yaml"],
+    }
+    # for an environment: only the runs that were written for it
+    on_ack = trainstack(
+        repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dev", "--removed"
+    )
+    assert on_ack.stdout == f"{names['tune-depth.yaml']}\n"
+
+
 def test_changed_refuses_an_environment_the_project_does_not_have(repo: Path) -> None:
     """A mistyped TRAINSTACK_ENV would otherwise list nothing, and CI would deploy nothing."""
     done = trainstack(repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dve")

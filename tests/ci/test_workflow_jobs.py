@@ -286,6 +286,31 @@ def test_the_push_that_creates_main_deploys_every_run_for_the_environment(
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_a_push_that_deletes_a_run_file_reports_it_and_destroys_nothing(
+    tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
+) -> None:
+    before = git(project, "rev-parse", "HEAD").strip()
+    gone = project / "components" / "census-tf" / "runs" / "single-gpu.yaml"
+    name = yaml.safe_load(gone.read_text())["metadata"]["name"]
+    git(project, "rm", "-q", str(gone))
+    git(project, "commit", "-q", "-m", "single-gpu is done")
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    backend = f"file://{tmp_path}/backend"
+    r = runner(
+        tmp_path, stand_in[0], backend=backend, event="push", **{"github.event.before": before}
+    )
+    step = r.run_job(WORKFLOW, "deploy", project, temp).step("Deploy the changed runs")
+    assert step.code == 0, step.stdout + step.stderr
+    how = f"trainstack destroy {name} --env {ENV} --yes"
+    assert step.stdout.splitlines() == [
+        "stand-in: login done",
+        f"::warning title=run file deleted::{name}: its stack, if deployed, is left; {how}",
+    ]
+    calls = [c.split("|")[1] for c in stand_in[1].read_text().splitlines()]
+    assert calls == [f"login {backend}"]
+
+
 def test_the_nightly_drift_check_refreshes_expecting_no_changes(
     tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
 ) -> None:

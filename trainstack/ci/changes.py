@@ -39,12 +39,22 @@ class Changes:
     platform: bool
     # with an environment: changed runs written for another one (or none), and the one they name
     elsewhere: tuple[tuple[str, str | None], ...] = ()
+    # run files that existed at REF and are gone now (for the environment, with one): (file, the
+    # run's name there). Their stacks stay as they are: CI reports them, a person destroys them.
+    removed: tuple[tuple[str, str], ...] = ()
 
 
 def _kind(path: Path) -> tuple[str | None, dict[str, object]]:
     try:
-        doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return _kind_of(path.read_text())
+    except (OSError, UnicodeDecodeError):
+        return None, {}
+
+
+def _kind_of(text: str) -> tuple[str | None, dict[str, object]]:
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
         return None, {}
     if not isinstance(doc, dict) or doc.get("apiVersion") != "trainstack.dev/v1":
         return None, {}
@@ -82,6 +92,21 @@ def _env_tag(doc: dict[str, object]) -> str | None:
     return env if isinstance(env, str) else None
 
 
+def _removed(
+    root: Path, ref: str, files: list[str], env: str | None
+) -> tuple[tuple[str, str], ...]:
+    gone: list[tuple[str, str]] = []
+    for rel in files:
+        if not rel.endswith((".yaml", ".yml")) or (root / rel).exists() or git.is_null(ref):
+            continue
+        kind, doc = _kind_of(git.show(root, ref, rel))
+        meta = doc.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if kind == "Run" and isinstance(name, str) and (env is None or _env_tag(doc) == env):
+            gone.append((rel, name))
+    return tuple(gone)
+
+
 def changed(start: Path, ref: str, env: str | None = None) -> Changes:
     root = git.toplevel(start)
     files = git.changed_files(root, ref)
@@ -111,6 +136,7 @@ def changed(start: Path, ref: str, env: str | None = None) -> Changes:
             elsewhere[rel] = tagged
     return Changes(
         runs=tuple(sorted(runs)),
+        removed=_removed(root, ref, files, env),
         components=tuple(sorted(touched)),
         platform=any(f.startswith(PLATFORM_PREFIXES) for f in files),
         elsewhere=tuple(sorted(elsewhere.items())),

@@ -31,10 +31,16 @@ from trainstack.cli.options import project_option
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="text: one run file per line; json: runs, components, platform, elsewhere",
+    help="text: one run file per line; json: runs, components, platform, elsewhere, removed",
+)
+@click.option(
+    "--removed",
+    is_flag=True,
+    help="list instead the names of the runs whose file was deleted since REF (their stacks, "
+    "if deployed, are left for `trainstack destroy`)",
 )
 @project_option
-def changed(ref: str, env: str | None, fmt: str, project: Path | None) -> None:
+def changed(ref: str, env: str | None, fmt: str, removed: bool, project: Path | None) -> None:
     """List the run files whose spec or component changed since REF (repository-relative).
 
     With --env, only the runs written for ENV (their `env` tag): what CI plans and deploys there.
@@ -56,11 +62,15 @@ def changed(ref: str, env: str | None, fmt: str, project: Path | None) -> None:
                     "components": list(result.components),
                     "platform": result.platform,
                     "elsewhere": dict(result.elsewhere),
+                    "removed": dict(result.removed),
                 },
                 indent=2,
                 sort_keys=True,
             )
         )
+    elif removed:
+        for _, name in result.removed:
+            click.echo(name)
     else:
         for run in result.runs:
             click.echo(run)
