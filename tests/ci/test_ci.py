@@ -192,6 +192,14 @@ def test_an_unknown_ref_is_one_clear_error(repo: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_outside_a_git_repository_is_one_clear_error(tmp_path: Path) -> None:
+    for verb in (("changed",), ("validate", ".")):
+        done = Cli()(*verb, "--since", "HEAD", cwd=tmp_path, timeout=60)
+        assert done.returncode == 2
+        assert done.stderr.startswith(f"error: {tmp_path}: not inside a git repository")
+        assert "fetch-depth" not in done.stderr and "Traceback" not in done.stderr
+
+
 def test_validate_github_format_annotates_an_invalid_spec(repo: Path) -> None:
     spec = repo / "components" / "mnist-ddp" / "component.yaml"
     spec.write_text(spec.read_text().replace("jobType: pytorch", "jobType: pytorh"))

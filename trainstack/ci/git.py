@@ -45,7 +45,16 @@ def _paths(out: bytes) -> list[str]:
 
 
 def toplevel(start: Path) -> Path:
-    return Path(os.fsdecode(run(start, "rev-parse", "--show-toplevel").rstrip(b"\n")))
+    try:
+        out = run(start, "rev-parse", "--show-toplevel")
+    except ToolMissingError:
+        raise
+    except UserError:
+        raise UserError(
+            f"{start}: not inside a git repository (--since compares with a git ref)",
+            hint="run it in the repository's checkout",
+        ) from None
+    return Path(os.fsdecode(out.rstrip(b"\n")))
 
 
 def is_null(ref: str) -> bool:
