@@ -175,6 +175,47 @@ def test_changed_reports_a_deleted_run_by_the_name_it_had(repo: Path) -> None:
     assert on_ack.stdout == f"{names['tune-depth.yaml']}\n"
 
 
+def test_changed_finds_a_yml_run_and_never_opens_a_fifo(repo: Path) -> None:
+    runs = repo / "components" / "credit-xgb" / "runs"
+    (runs / "nightly.yaml").rename(runs / "nightly.yml")  # validate reads both suffixes
+    os.mkfifo(runs / "pipe.yaml")  # reading it would wait for a writer forever
+    done = trainstack(repo, "changed", "--since", "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["components/credit-xgb/runs/nightly.yml"]
+
+
+def test_a_platform_change_lists_every_run_for_the_environment_on_request(repo: Path) -> None:
+    """A pull request that changes the environment's config or a policy re-checks every run
+    written for it: a smaller node pool or a new rule can break a run nobody touched."""
+    shutil.copy2(REPO / "Pulumi.ack-dev.yaml", repo / "Pulumi.ack-dev.yaml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the environment")
+    env = repo / "Pulumi.ack-dev.yaml"
+    env.write_text(env.read_text() + "# a smaller pool next\n")
+    plain = json.loads(
+        trainstack(
+            repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dev", "--format", "json"
+        ).stdout
+    )
+    assert plain["platform"] is True and plain["runs"] == []
+    every = trainstack(
+        repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dev", "--all-if-platform"
+    )
+    tagged = sorted(
+        p.relative_to(repo).as_posix()
+        for p in (repo / "components").glob("*/runs/*.yaml")
+        if (yaml.safe_load(p.read_text())["metadata"].get("tags") or {}).get("env") == "ack-dev"
+    )
+    assert tagged and every.stdout.split() == tagged
+    # and only then: a change to one component alone lists its runs, as before
+    git(repo, "commit", "-q", "-am", "pool")
+    (repo / "components" / "credit-xgb" / "runs" / "tune-depth.yaml").open("a").write("# x\n")
+    one = trainstack(
+        repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dev", "--all-if-platform"
+    )
+    assert one.stdout.split() == ["components/credit-xgb/runs/tune-depth.yaml"]
+
+
 def test_changed_refuses_an_environment_the_project_does_not_have(repo: Path) -> None:
     """A mistyped TRAINSTACK_ENV would otherwise list nothing, and CI would deploy nothing."""
     done = trainstack(repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dve")
@@ -294,13 +335,11 @@ def test_actionlint_finds_each_mistake_in_a_broken_copy(tmp_path: Path) -> None:
 
 
 def test_shellcheck_finds_an_unquoted_expansion_at_its_run_key(tmp_path: Path) -> None:
-    good = 'changed --since "$BASE" --env "$TRAINSTACK_ENV" > "$RUNNER_TEMP/changed.txt"'
+    good = 'done 3< "$RUNNER_TEMP/removed.txt"'
     text = WORKFLOW.read_text()
     assert text.count(good) == 1
     broken = tmp_path / "broken.yml"
-    broken.write_text(
-        text.replace(good, good.replace('"$RUNNER_TEMP/changed.txt"', "$RUNNER_TEMP/x"))
-    )
+    broken.write_text(text.replace(good, "done 3< $RUNNER_TEMP/x"))
     run_line = next(s.line for s in run_scripts(broken) if "$RUNNER_TEMP/x" in s.text)
     _, found = shellcheck_findings(broken)
     assert [(f.line, f.message.split(":")[0]) for f in found] == [(run_line, "SC2086")], found

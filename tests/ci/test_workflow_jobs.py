@@ -167,6 +167,23 @@ def test_a_pull_request_that_bumps_properly_passes_and_is_summarised(
     assert not stand_in[1].exists()
 
 
+def test_a_pull_request_that_changes_the_environment_rechecks_every_run_for_it(
+    tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
+) -> None:
+    env = project / f"Pulumi.{ENV}.yaml"
+    env.write_text(env.read_text() + "# reviewed\n")
+    git(project, "commit", "-q", "-am", "the environment, reviewed")
+    job = pull_request(tmp_path, project, stand_in[0])
+    step = job.step("Policy check and plan of each changed run")
+    assert step.code == 0, step.stdout + step.stderr
+    tagged = sorted(
+        p.relative_to(project).as_posix()
+        for p in (project / "components").glob("*/runs/*.yaml")
+        if (yaml.safe_load(p.read_text())["metadata"].get("tags") or {}).get("env") == ENV
+    )
+    assert [ln[4:] for ln in job.summary.splitlines() if ln.startswith("### ")] == tagged
+
+
 def test_an_unbumped_code_change_stops_the_check_at_its_version_line(
     tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
 ) -> None:

@@ -21,6 +21,7 @@ import yaml
 
 from trainstack.ci import git, versions
 from trainstack.infra.names import ENV_TAG
+from trainstack.spec.discover import spec_files
 
 PLATFORM_PREFIXES = (
     "Pulumi.",
@@ -107,9 +108,15 @@ def _removed(
     return tuple(gone)
 
 
-def changed(start: Path, ref: str, env: str | None = None) -> Changes:
+def changed(
+    start: Path, ref: str, env: str | None = None, *, all_if_platform: bool = False
+) -> Changes:
+    """``all_if_platform``: when the platform changed, every run counts as affected (what a pull
+    request re-checks against the new environment config and policies; never what a merge
+    redeploys)."""
     root = git.toplevel(start)
     files = git.changed_files(root, ref)
+    platform = any(f.startswith(PLATFORM_PREFIXES) for f in files)
     components = sorted(
         {
             posixpath.dirname(f)
@@ -120,14 +127,16 @@ def changed(start: Path, ref: str, env: str | None = None) -> Changes:
     touched = {c for c in components if _touched(root, c, files)}
     runs: set[str] = set()
     elsewhere: dict[str, str | None] = {}
-    for yml in sorted(root.rglob("*.yaml")):
-        rel = str(yml.relative_to(root)).replace("\\", "/")
+    # the walk validate uses: .yaml and .yml, no FIFOs opened, no linked directories followed
+    for yml in spec_files([root]):
+        rel = yml.relative_to(root).as_posix()
         if any(part.startswith(".") for part in Path(rel).parts):
             continue
         kind, doc = _kind(yml)
         if kind != "Run":
             continue
-        if rel not in files and _component_folder(root, yml, doc) not in touched:
+        everything = all_if_platform and platform
+        if not everything and rel not in files and _component_folder(root, yml, doc) not in touched:
             continue
         tagged = _env_tag(doc)
         if env is None or tagged == env:
@@ -138,6 +147,6 @@ def changed(start: Path, ref: str, env: str | None = None) -> Changes:
         runs=tuple(sorted(runs)),
         removed=_removed(root, ref, files, env),
         components=tuple(sorted(touched)),
-        platform=any(f.startswith(PLATFORM_PREFIXES) for f in files),
+        platform=platform,
         elsewhere=tuple(sorted(elsewhere.items())),
     )

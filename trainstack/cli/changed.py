@@ -39,8 +39,21 @@ from trainstack.cli.options import project_option
     help="list instead the names of the runs whose file was deleted since REF (their stacks, "
     "if deployed, are left for `trainstack destroy`)",
 )
+@click.option(
+    "--all-if-platform",
+    is_flag=True,
+    help="when the platform (Pulumi.*, infra/, platform/, policies/) changed, list every run: "
+    "what a pull request re-checks against the new config and policies",
+)
 @project_option
-def changed(ref: str, env: str | None, fmt: str, removed: bool, project: Path | None) -> None:
+def changed(
+    ref: str,
+    env: str | None,
+    fmt: str,
+    removed: bool,
+    all_if_platform: bool,
+    project: Path | None,
+) -> None:
     """List the run files whose spec or component changed since REF (repository-relative).
 
     With --env, only the runs written for ENV (their `env` tag): what CI plans and deploys there.
@@ -53,7 +66,7 @@ def changed(ref: str, env: str | None, fmt: str, removed: bool, project: Path | 
 
         read_env(find_project(project), env)
 
-    result = find_changes(Path.cwd(), ref, env)
+    result = find_changes(Path.cwd(), ref, env, all_if_platform=all_if_platform)
     if fmt == "json":
         click.echo(
             json.dumps(
