@@ -45,6 +45,15 @@ def bump(component: Path, version: str) -> None:
     spec.write_text(text.replace(f"version: {old}", f"version: {version}", 1))
 
 
+def runs_for(root: Path, env: str) -> list[str]:
+    """The run files under root/components whose `env` tag names env, repository-relative."""
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in (root / "components").glob("*/runs/*.yaml")
+        if (yaml.safe_load(p.read_text())["metadata"].get("tags") or {}).get("env") == env
+    )
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """main: two components with their runs, committed (the base a pull request compares to)."""
@@ -201,11 +210,7 @@ def test_a_platform_change_lists_every_run_for_the_environment_on_request(repo: 
     every = trainstack(
         repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dev", "--all-if-platform"
     )
-    tagged = sorted(
-        p.relative_to(repo).as_posix()
-        for p in (repo / "components").glob("*/runs/*.yaml")
-        if (yaml.safe_load(p.read_text())["metadata"].get("tags") or {}).get("env") == "ack-dev"
-    )
+    tagged = runs_for(repo, "ack-dev")
     assert tagged and every.stdout.split() == tagged
     # and only then: a change to one component alone lists its runs, as before
     git(repo, "commit", "-q", "-am", "pool")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.ci.test_ci import bump, git
+from tests.ci.test_ci import bump, git, runs_for
 from tests.clirunner import Cli
 from tests.workflowrun import JobOutcome, Runner, runner_env
 
@@ -134,6 +134,15 @@ def pull_request(tmp_path: Path, project: Path, stand_in: Path, backend: str = "
     return r.run_job(WORKFLOW, "check", project, temp)
 
 
+def push(tmp_path: Path, project: Path, stand_in: Path, before: str) -> tuple[JobOutcome, str]:
+    """The deploy job for a push to main whose `before` commit is ``before``; and its backend."""
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    backend = f"file://{tmp_path}/backend"
+    r = runner(tmp_path, stand_in, backend=backend, event="push", **{"github.event.before": before})
+    return r.run_job(WORKFLOW, "deploy", project, temp), backend
+
+
 def ran(job: JobOutcome) -> dict[str, int | None]:
     return {s.name: s.code for s in job.steps if s.ran}
 
@@ -176,11 +185,7 @@ def test_a_pull_request_that_changes_the_environment_rechecks_every_run_for_it(
     job = pull_request(tmp_path, project, stand_in[0])
     step = job.step("Policy check and plan of each changed run")
     assert step.code == 0, step.stdout + step.stderr
-    tagged = sorted(
-        p.relative_to(project).as_posix()
-        for p in (project / "components").glob("*/runs/*.yaml")
-        if (yaml.safe_load(p.read_text())["metadata"].get("tags") or {}).get("env") == ENV
-    )
+    tagged = runs_for(project, ENV)
     assert [ln[4:] for ln in job.summary.splitlines() if ln.startswith("### ")] == tagged
 
 
@@ -259,13 +264,7 @@ def test_a_push_deploys_each_changed_run_and_fails_when_a_deploy_fails(
         f.write("\n# a fix\n")
     release(census)
     git(project, "commit", "-q", "-am", "census-tf: a fix")
-    temp = tmp_path / "runner-temp"
-    temp.mkdir()
-    backend = f"file://{tmp_path}/backend"
-    r = runner(
-        tmp_path, stand_in[0], backend=backend, event="push", **{"github.event.before": before}
-    )
-    job = r.run_job(WORKFLOW, "deploy", project, temp)
+    job, backend = push(tmp_path, project, stand_in[0], before)
     step = job.step("Deploy the changed runs")
     # the stand-in has no engine: each deploy fails as with a broken CLI, each is attempted, and
     # the step fails (a `| tee` without pipefail would have passed it)
@@ -281,20 +280,10 @@ def test_the_push_that_creates_main_deploys_every_run_for_the_environment(
     tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
 ) -> None:
     """GitHub sends the all-zero id as `before` when a push creates the branch."""
-    temp = tmp_path / "runner-temp"
-    temp.mkdir()
-    backend = f"file://{tmp_path}/backend"
-    r = runner(
-        tmp_path, stand_in[0], backend=backend, event="push", **{"github.event.before": "0" * 40}
-    )
-    job = r.run_job(WORKFLOW, "deploy", project, temp)
+    job, _ = push(tmp_path, project, stand_in[0], "0" * 40)
     step = job.step("Deploy the changed runs")
     assert "error:" not in step.stderr, step.stderr
-    tagged = sorted(
-        p.relative_to(project).as_posix()
-        for p in (project / "components").glob("*/runs/*.yaml")
-        if (yaml.safe_load(p.read_text())["metadata"].get("tags") or {}).get("env") == ENV
-    )
+    tagged = runs_for(project, ENV)
     assert len(tagged) >= 4
     attempted = [ln[4:] for ln in job.summary.splitlines() if ln.startswith("### ")]
     assert attempted == tagged
@@ -311,13 +300,8 @@ def test_a_push_that_deletes_a_run_file_reports_it_and_destroys_nothing(
     name = yaml.safe_load(gone.read_text())["metadata"]["name"]
     git(project, "rm", "-q", str(gone))
     git(project, "commit", "-q", "-m", "single-gpu is done")
-    temp = tmp_path / "runner-temp"
-    temp.mkdir()
-    backend = f"file://{tmp_path}/backend"
-    r = runner(
-        tmp_path, stand_in[0], backend=backend, event="push", **{"github.event.before": before}
-    )
-    step = r.run_job(WORKFLOW, "deploy", project, temp).step("Deploy the changed runs")
+    job, backend = push(tmp_path, project, stand_in[0], before)
+    step = job.step("Deploy the changed runs")
     assert step.code == 0, step.stdout + step.stderr
     how = f"trainstack destroy {name} --env {ENV} --yes"
     assert step.stdout.splitlines() == [
