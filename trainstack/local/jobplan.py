@@ -17,6 +17,7 @@ from trainstack.kubedl import (
     CONTRACT_NAMES,
     CONTRACT_PREFIXES,
     KINDS,
+    JobType,
     SuccessRule,
     job_kind,
     operator_env,
@@ -45,6 +46,22 @@ class JobPlan:
     topology: Topology
     gpus: gpu_alloc.GpuPlan
     config: Mapping[str, str]  # file name under input/config → content
+    # replica key -> its container's limits.memory (bytes, as written); memlimit.MemoryWatch
+    memory_limits: Mapping[str, tuple[int, str]]
+
+
+def memory_limits(run: Run) -> dict[str, tuple[int, str]]:
+    """Each replica's memory limit, as the renderer sets it (limits equal requests). None for
+    MPI: locally every rank runs under the launcher's `mpirun` (docs/local.md), so its process
+    tree holds what a cluster spreads over the workers' pods and their limits."""
+    if run.job_type is JobType.MPI:
+        return {}
+    return {
+        f"{role}-{i}": (int(res.memory.value), res.memory.text)
+        for role, res in run.resources.items()
+        if res.memory is not None
+        for i in range(res.replicas)
+    }
 
 
 def policy_for(run: Run, *, grace_seconds: float) -> Policy:
@@ -200,6 +217,7 @@ def plan_job(
         gpus=gpus,
         # training_job.json names the paths this run's processes really use.
         config=config_files(run, topology, ContractLayout.at(layout.root)),
+        memory_limits=memory_limits(run),
     )
 
 

@@ -24,6 +24,7 @@ from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.gpus import machine_gpus
+from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
 from trainstack.local.sandbox import Committed, Layout
 from trainstack.local.supervisor import Supervisor
@@ -177,7 +178,14 @@ def _supervise(
     rotator = logcap.Rotator(
         [launch.log_path for launch in plan.launches], limits, on_error=view.event
     )
-    supervisor = Supervisor(plan.launches, plan.policy, observer, deadman=deadman, tag=record.id)
+    supervisor = Supervisor(
+        plan.launches,
+        plan.policy,
+        observer,
+        deadman=deadman,
+        tag=record.id,
+        memory=MemoryWatch(plan.memory_limits),
+    )
 
     view.event(
         f"run {record.id}: {run.component.ref} ({run.job_type}), "
@@ -332,6 +340,9 @@ class _Observer:
         self._sampler.untrack(key)
         self._view.replica(key, state="stopped")
         self._save()
+
+    def out_of_memory(self, replica: Replica, over: OverLimit) -> None:
+        self._view.event(f"{over.key} {over.describe()}")
 
     def restarting(self, restarts: int, reason: str) -> None:
         self._restarts = restarts

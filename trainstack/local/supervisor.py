@@ -9,6 +9,8 @@
   for unconditional restarts) and restarts remain: then only that replica is recreated, as
   KubeDL's failover deletes only the failed pod. Its peers keep running; one that then exits
   non-retryably (a collective that lost a rank) fails the job, as on a cluster.
+- A replica whose process tree goes over its memory limit is SIGKILLed, as the kernel's OOM
+  killer ends a container over its `limits.memory` (memlimit): exit 137, retryable as above.
 - The timeout, like activeDeadlineSeconds, counts from the first start across restarts.
 - A stop request (SIGINT/SIGTERM to the runner) stops every replica: SIGTERM to each process
   group, SIGKILL after the grace period (at once on a second request), then a sweep for strays.
@@ -27,6 +29,7 @@ from trainstack.local import procgroup
 from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
 from trainstack.local.launch import ReplicaLaunch
+from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
 from trainstack.registry.model import ReplicaExit, RunStatus
 
@@ -76,6 +79,8 @@ class Observer(Protocol):
 
     def restarting(self, restarts: int, reason: str) -> None: ...
 
+    def out_of_memory(self, replica: Replica, over: OverLimit) -> None: ...
+
 
 class _NullObserver:
     def started(self, replica: Replica) -> None:
@@ -90,6 +95,9 @@ class _NullObserver:
     def restarting(self, restarts: int, reason: str) -> None:
         pass
 
+    def out_of_memory(self, replica: Replica, over: OverLimit) -> None:
+        pass
+
 
 class Supervisor:
     def __init__(
@@ -99,6 +107,7 @@ class Supervisor:
         observer: Observer | None = None,
         deadman: DeadmanSwitch | None = None,
         tag: str | None = None,
+        memory: MemoryWatch | None = None,
     ) -> None:
         if not launches:
             raise ValueError("a job needs at least one replica")
@@ -114,6 +123,9 @@ class Supervisor:
         self._stopped: set[str] = set()
         self._restarts = 0
         self._stop_requests = 0
+        self._memory = memory
+        # replicas this attempt killed for going over their memory limit
+        self._oom: dict[str, OverLimit] = {}
 
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
@@ -163,12 +175,13 @@ class Supervisor:
                 self._stop(list(self._replicas), ended=True)
                 return self._outcome(RunStatus.SUCCEEDED, "")
             self._start_ready()
+            self._enforce_memory()
             early = time.monotonic() - started < _EARLY_S
             time.sleep(_EARLY_TICK_S if early else _TICK_S)
 
     def _handle_failures(self, failures: list[tuple[str, int]]) -> Outcome | None:
         policy = self._policy
-        told = "; ".join(f"{k} exited with {describe(c)}" for k, c in failures)
+        told = "; ".join(self._exit_text(k, c) for k, c in failures)
         retryable = [k for k, c in failures if is_retryable(c, unconditional=policy.unconditional)]
         if len(retryable) < len(failures):
             # One permanent failure fails the job, whatever else is being recreated.
@@ -191,6 +204,21 @@ class Supervisor:
         for key in retryable:
             self._start(key, marker)
         return None
+
+    def _exit_text(self, key: str, code: int) -> str:
+        over = self._oom.get(key)
+        if over is not None and code == 137:
+            return f"{key} exited with {describe(code)}, {over.describe()}"
+        return f"{key} exited with {describe(code)}"
+
+    def _enforce_memory(self) -> None:
+        if self._memory is None:
+            return
+        for over in self._memory.check(self.live_pids):
+            replica = self._replicas[over.key]
+            self._oom[over.key] = over
+            procgroup.signal_group(replica.pid, signal.SIGKILL)
+            self._observer.out_of_memory(replica, over)
 
     def _succeeded(self) -> bool:
         rules = self._policy.success or (frozenset(self._launches),)
@@ -219,6 +247,7 @@ class Supervisor:
         replica = procgroup.start(self._launches[key], attempt, self.tag, marker)
         self._replicas[key] = replica
         self._codes[key] = None
+        self._oom.pop(key, None)
         if self._deadman is not None:
             self._deadman.watch(replica.pid)
         self._observer.started(replica)

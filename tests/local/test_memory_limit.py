@@ -1,0 +1,137 @@
+"""A replica over its memory limit ends as a cluster ends it: the kernel's OOM killer, exit 137,
+retried by KubeDL's ExitCode rule. Real processes that really hold the memory."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.clirunner import Cli
+from tests.local.helpers import REPO, launch, write_run
+from trainstack.local.jobplan import memory_limits
+from trainstack.local.memlimit import MemoryWatch
+from trainstack.local.supervisor import Policy, Supervisor
+from trainstack.registry import Registry
+from trainstack.registry.model import ReplicaExit, RunStatus
+from trainstack.spec import load_run
+
+MiB = 2**20
+
+
+def test_a_replica_over_its_limit_is_oom_killed_and_retried_as_on_a_cluster(
+    tmp_path: Path, cli: Cli
+) -> None:
+    out = tmp_path / "result"
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "greedy",
+        parameters={"mode": "memory", "steps": 300, "seconds": 30},
+        outputs={"result": f"file://{out}/"},
+        resources={"worker": {"replicas": 1, "cpu": 1, "memory": "100Mi"}},
+        faultTolerance={"maxRestarts": 1},
+    )
+    done = cli("run", spec, "--local")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    # killed as it grows (not after holding the memory for 30 s), and retried once: 137 is one
+    # of ExitCode's transient codes; the second attempt goes the same way
+    assert done.stdout.count("worker-0 OOMKilled:") == 2
+    assert "over its memory limit of 100Mi (100 MiB)" in done.stderr
+    assert "exit code 137 (SIGKILL), OOMKilled" in done.stderr
+    assert "no restarts left (maxRestarts: 1)" in done.stderr
+    with Registry.open(cli.home) as reg:
+        (record,) = reg.list()
+    assert record.status is RunStatus.FAILED and record.restarts == 1
+    assert [e.exit_code for e in record.exits] == [137]
+    assert "OOMKilled" in record.reason
+    assert not (out / "worker-0.txt").exists()
+
+
+def test_a_replica_within_its_limit_runs_to_the_end(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "result"
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "modest",
+        parameters={"mode": "memory", "steps": 50, "seconds": 1.0},
+        outputs={"result": f"file://{out}/"},
+        resources={"worker": {"replicas": 1, "cpu": 1, "memory": "1Gi"}},
+    )
+    done = cli("run", spec, "--local")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "worker-0.txt").read_text() == "held 50 MiB"
+    assert "OOMKilled" not in done.stdout + done.stderr
+
+
+def test_pages_forked_workers_share_are_counted_once(tmp_path: Path) -> None:
+    """Data-loader workers forked after the data is loaded share its pages with their parent;
+    a memory cgroup charges them once. Summing resident sizes would count 200 MiB four times
+    (over the 400 MiB limit); proportional sizes count it once (under it)."""
+    script = tmp_path / "share.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import os, sys, time
+            data = b"\\1" * (200 * 2**20)
+            children = []
+            for _ in range(3):
+                pid = os.fork()
+                if pid == 0:
+                    time.sleep(3)
+                    os._exit(0)
+                children.append(pid)
+            open("forked", "w").close()
+            for pid in children:
+                os.waitpid(pid, 0)
+            """
+        )
+    )
+    limit = 400 * MiB
+    watch = MemoryWatch({"worker-0": (limit, "400Mi")}, interval=0.05)
+    sup = Supervisor(
+        [launch(tmp_path, "worker", 0, f'exec "$PYTHON" {script}')],
+        Policy(),
+        memory=watch,
+    )
+    out = sup.run()
+    assert out.status is RunStatus.SUCCEEDED, out.reason
+    assert out.exits == (ReplicaExit("worker", 0, 0),)
+    assert (tmp_path / "forked").exists()
+
+
+def test_the_tree_is_measured_while_it_runs(tmp_path: Path) -> None:
+    """The measure itself, against a process holding a known amount."""
+    script = tmp_path / "hold.py"
+    script.write_text(
+        'import time\ndata = b"\\1" * (120 * 2**20)\nopen("held", "w").close()\ntime.sleep(3)\n'
+    )
+    watch = MemoryWatch({"worker-0": (100 * MiB, "100Mi")}, interval=0.05)
+    sup = Supervisor(
+        [launch(tmp_path, "worker", 0, f'exec "$PYTHON" {script}')], Policy(), memory=watch
+    )
+    out = sup.run()
+    assert out.status is RunStatus.FAILED
+    assert out.exits == (ReplicaExit("worker", 0, 137),)
+    assert "OOMKilled: " in out.reason and "over its memory limit of 100Mi" in out.reason
+    used = int(out.reason.split("OOMKilled: ")[1].split(" MiB")[0])
+    assert 100 < used < 200  # 120 MiB held, plus the interpreter
+
+
+def test_limits_follow_the_spec_except_for_mpi(tmp_path: Path) -> None:
+    probe = write_run(
+        tmp_path,
+        "probe",
+        "limits",
+        parameters={"mode": "quick"},
+        resources={"worker": {"replicas": 2, "memory": "3Gi"}},
+    )
+    assert memory_limits(load_run(probe)) == {
+        "worker-0": (3 * 2**30, "3Gi"),
+        "worker-1": (3 * 2**30, "3Gi"),
+    }
+    # locally MPI's ranks all run under the launcher's mpirun: no one pod's limit fits them
+    horovod = sorted((REPO / "components" / "cifar-horovod" / "runs").glob("*.yaml"))[0]
+    mpi = load_run(horovod)
+    assert mpi.job_type == "mpi" and any(r.memory for r in mpi.resources.values())
+    assert memory_limits(mpi) == {}
