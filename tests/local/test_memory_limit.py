@@ -1,5 +1,6 @@
 """A replica over its memory limit ends as a cluster ends it: the kernel's OOM killer, exit 137,
-retried by KubeDL's ExitCode rule. Real processes that really hold the memory."""
+retried by KubeDL's ExitCode rule; one over its pod's /dev/shm gets SIGBUS, not retried. Real
+processes that really hold the memory."""
 
 from __future__ import annotations
 
@@ -8,14 +9,20 @@ from pathlib import Path
 
 from tests.clirunner import Cli
 from tests.local.helpers import REPO, launch, write_run
-from trainstack.local.jobplan import memory_limits
-from trainstack.local.memlimit import MemoryWatch
+from trainstack.local.jobplan import replica_limits
+from trainstack.local.memlimit import Limit, MemoryWatch, ReplicaLimits, shm_limit
 from trainstack.local.supervisor import Policy, Supervisor
 from trainstack.registry import Registry
 from trainstack.registry.model import ReplicaExit, RunStatus
 from trainstack.spec import load_run
 
 MiB = 2**20
+
+
+def limits(memory_mib: int) -> ReplicaLimits:
+    return ReplicaLimits(
+        memory=Limit(memory_mib * MiB, f"{memory_mib}Mi"), shm=shm_limit(None, "worker")
+    )
 
 
 def test_a_replica_over_its_limit_is_oom_killed_and_retried_as_on_a_cluster(
@@ -87,8 +94,7 @@ def test_pages_forked_workers_share_are_counted_once(tmp_path: Path) -> None:
             """
         )
     )
-    limit = 400 * MiB
-    watch = MemoryWatch({"worker-0": (limit, "400Mi")}, interval=0.05)
+    watch = MemoryWatch({"worker-0": limits(400)}, interval=0.05)
     sup = Supervisor(
         [launch(tmp_path, "worker", 0, f'exec "$PYTHON" {script}')],
         Policy(),
@@ -106,7 +112,7 @@ def test_the_tree_is_measured_while_it_runs(tmp_path: Path) -> None:
     script.write_text(
         'import time\ndata = b"\\1" * (120 * 2**20)\nopen("held", "w").close()\ntime.sleep(3)\n'
     )
-    watch = MemoryWatch({"worker-0": (100 * MiB, "100Mi")}, interval=0.05)
+    watch = MemoryWatch({"worker-0": limits(100)}, interval=0.05)
     sup = Supervisor(
         [launch(tmp_path, "worker", 0, f'exec "$PYTHON" {script}')], Policy(), memory=watch
     )
@@ -124,14 +130,74 @@ def test_limits_follow_the_spec_except_for_mpi(tmp_path: Path) -> None:
         "probe",
         "limits",
         parameters={"mode": "quick"},
-        resources={"worker": {"replicas": 2, "memory": "3Gi"}},
+        resources={"worker": {"replicas": 2, "memory": "3Gi", "sharedMemory": "1Gi"}},
     )
-    assert memory_limits(load_run(probe)) == {
-        "worker-0": (3 * 2**30, "3Gi"),
-        "worker-1": (3 * 2**30, "3Gi"),
-    }
+    one = ReplicaLimits(memory=Limit(3 * 2**30, "3Gi"), shm=Limit(2**30, "its sharedMemory of 1Gi"))
+    assert replica_limits(load_run(probe)) == {"worker-0": one, "worker-1": one}
     # locally MPI's ranks all run under the launcher's mpirun: no one pod's limit fits them
     horovod = sorted((REPO / "components" / "cifar-horovod" / "runs").glob("*.yaml"))[0]
     mpi = load_run(horovod)
     assert mpi.job_type == "mpi" and any(r.memory for r in mpi.resources.values())
-    assert memory_limits(mpi) == {}
+    assert replica_limits(mpi) == {}
+
+
+def test_more_dev_shm_than_a_pod_has_ends_the_replica_with_sigbus(tmp_path: Path, cli: Cli) -> None:
+    """No sharedMemory: a pod's /dev/shm is the container runtime's 64 MiB."""
+    out = tmp_path / "result"
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "sharer",
+        parameters={"mode": "shm", "steps": 80, "seconds": 30},
+        outputs={"result": f"file://{out}/"},
+        resources={"worker": {"replicas": 1, "cpu": 1, "memory": "1Gi"}},
+        faultTolerance={"maxRestarts": 2},
+    )
+    before = set(Path("/dev/shm").glob("psm_*"))
+    done = cli("run", spec, "--local")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    reason = (
+        "worker-0 exited with exit code 135 (SIGBUS), /dev/shm full: 80 MiB in use, over the "
+        "container runtime's default of 64Mi (set resources.worker.sharedMemory for more)"
+    )
+    assert reason in done.stderr
+    assert "(not retried)" in done.stderr  # a bus error is not one of ExitCode's codes
+    with Registry.open(cli.home) as reg:
+        (record,) = reg.list()
+    assert record.restarts == 0 and [e.exit_code for e in record.exits] == [135]
+    # the block really was in /dev/shm: the killed replica never unlinked it (on a cluster it
+    # goes with the pod's tmpfs); removed here so the test leaves nothing behind
+    left = set(Path("/dev/shm").glob("psm_*")) - before
+    assert [p.stat().st_size for p in left] == [80 * MiB]
+    for p in left:
+        p.unlink()
+
+
+def test_shared_memory_sets_the_size_of_dev_shm(tmp_path: Path, cli: Cli) -> None:
+    out = tmp_path / "result"
+    run = {"parameters": {"mode": "shm", "steps": 80, "seconds": 0.5}}
+    roomy = write_run(
+        tmp_path / "roomy",
+        "probe",
+        "roomy",
+        outputs={"result": f"file://{out}/"},
+        resources={"worker": {"replicas": 1, "memory": "1Gi", "sharedMemory": "128Mi"}},
+        **run,
+    )
+    done = cli("run", roomy, "--local")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "worker-0.txt").read_text() == "shared 80 MiB"
+    tight = write_run(
+        tmp_path / "tight",
+        "probe",
+        "tight",
+        resources={"worker": {"replicas": 1, "memory": "1Gi", "sharedMemory": "16Mi"}},
+        **run,
+    )
+    before = set(Path("/dev/shm").glob("psm_*"))
+    done = cli("run", tight, "--local")
+    for p in set(Path("/dev/shm").glob("psm_*")) - before:
+        p.unlink()
+    assert done.returncode == 1
+    assert "over its sharedMemory of 16Mi (16 MiB)" in done.stderr

@@ -25,6 +25,7 @@ from trainstack.kubedl import (
 )
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
+from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
 from trainstack.local.ports import free_ports
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
@@ -46,22 +47,27 @@ class JobPlan:
     topology: Topology
     gpus: gpu_alloc.GpuPlan
     config: Mapping[str, str]  # file name under input/config → content
-    # replica key -> its container's limits.memory (bytes, as written); memlimit.MemoryWatch
-    memory_limits: Mapping[str, tuple[int, str]]
+    # replica key -> its container's memory and /dev/shm limits (memlimit.MemoryWatch)
+    limits: Mapping[str, ReplicaLimits]
 
 
-def memory_limits(run: Run) -> dict[str, tuple[int, str]]:
-    """Each replica's memory limit, as the renderer sets it (limits equal requests). None for
-    MPI: locally every rank runs under the launcher's `mpirun` (docs/local.md), so its process
-    tree holds what a cluster spreads over the workers' pods and their limits."""
+def replica_limits(run: Run) -> dict[str, ReplicaLimits]:
+    """Each replica's limits as its pod gets them: `limits.memory` (the renderer sets limits
+    equal to requests) and its /dev/shm. None for MPI: locally every rank runs under the
+    launcher's `mpirun` (docs/local.md), so its process tree holds what a cluster spreads over
+    the workers' pods and their limits."""
     if run.job_type is JobType.MPI:
         return {}
-    return {
-        f"{role}-{i}": (int(res.memory.value), res.memory.text)
-        for role, res in run.resources.items()
-        if res.memory is not None
-        for i in range(res.replicas)
-    }
+    out = {}
+    for role, res in run.resources.items():
+        memory = Limit(int(res.memory.value), res.memory.text) if res.memory else None
+        shm = shm_limit(
+            (int(res.shared_memory.value), res.shared_memory.text) if res.shared_memory else None,
+            role,
+        )
+        for i in range(res.replicas):
+            out[f"{role}-{i}"] = ReplicaLimits(memory=memory, shm=shm)
+    return out
 
 
 def policy_for(run: Run, *, grace_seconds: float) -> Policy:
@@ -217,7 +223,7 @@ def plan_job(
         gpus=gpus,
         # training_job.json names the paths this run's processes really use.
         config=config_files(run, topology, ContractLayout.at(layout.root)),
-        memory_limits=memory_limits(run),
+        limits=replica_limits(run),
     )
 
 

@@ -1,42 +1,89 @@
-"""A container's memory limit, kept locally the way the kernel keeps it on a cluster.
+"""A container's memory limits, kept locally the way a cluster keeps them.
 
-On a cluster each replica's container runs under its `limits.memory` (the renderer sets limits
-equal to requests), and a container that goes over it is killed by the kernel's OOM killer: the
-pod reports `OOMKilled` with exit code 137, which KubeDL's ExitCode policy treats as retryable.
-A local run without that limit would succeed where the cluster fails, so the supervisor asks
-this watch, a few times a second, whether a replica's process tree is over its limit, and kills
-the replica's process group with SIGKILL when it is: the same exit code, the same restart rules.
+- **Memory.** Each replica's container runs under its `limits.memory` (the renderer sets limits
+  equal to requests), and a container over it is killed by the kernel's OOM killer: the pod
+  reports `OOMKilled` with exit code 137, which KubeDL's ExitCode policy retries. Counted here:
+  the proportional set size (PSS) of every process in the replica's tree, from
+  `/proc/<pid>/smaps_rollup`, so pages that forked data-loader workers share with their parent
+  count once, as a memory cgroup charges them once (the resident set size stands in where PSS
+  cannot be read).
+- **/dev/shm.** A pod's /dev/shm is a tmpfs of 64 MiB, the container runtime's default
+  (containerd's `oci/spec.go`, containerd/containerd#3654; Kubernetes has no field for it,
+  kubernetes/kubernetes#28272), unless the role sets `sharedMemory`, which the renderer mounts
+  as a memory-backed emptyDir of that size. A process that needs a page beyond it gets SIGBUS
+  (PyTorch's data loader: "bus error ... insufficient shared memory (shm)"), and that exit is
+  not one KubeDL retries. Counted here: the /dev/shm files the tree holds open or mapped
+  (including unlinked ones, as PyTorch's file-descriptor sharing leaves them), each once.
 
-What is counted: the proportional set size (PSS) of every process in the replica's tree, from
-`/proc/<pid>/smaps_rollup`, so pages that forked data-loader workers share with their parent are
-counted once, as a memory cgroup charges them once. Where PSS cannot be read (not Linux, an older
-kernel) the resident set size stands in. Page cache that the kernel could reclaim is not counted,
-and neither is it what makes a cgroup's OOM killer fire. A spike shorter than the interval can be
-missed: locally a limit is enforced at least as often as it is sampled, never more strictly.
+Locally the machine's /dev/shm and memory are much larger, so a run that would fail on its
+cluster would succeed here. The supervisor asks this watch a few times a second and ends an
+offending replica as the cluster would: SIGKILL for memory, SIGBUS for /dev/shm. A spike shorter
+than the interval can pass: locally a limit is never enforced more strictly than on a cluster.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
+import os
+import signal
+import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 INTERVAL_S = 0.2
+SHM = Path("/dev/shm")
+RUNTIME_SHM_BYTES = 64 * 2**20  # containerd's default /dev/shm
+
+
+class Resource(enum.Enum):
+    MEMORY = "memory"
+    SHM = "/dev/shm"
+
+
+@dataclass(frozen=True)
+class Limit:
+    bytes: int
+    text: str  # what sets it, for messages
+
+
+@dataclass(frozen=True)
+class ReplicaLimits:
+    memory: Limit | None  # none: the namespace's LimitRange default, which only a cluster knows
+    shm: Limit
+
+
+def shm_limit(shared_memory: tuple[int, str] | None, role: str) -> Limit:
+    if shared_memory is not None:
+        return Limit(shared_memory[0], f"its sharedMemory of {shared_memory[1]}")
+    return Limit(
+        RUNTIME_SHM_BYTES,
+        f"the container runtime's default of 64Mi (set resources.{role}.sharedMemory for more)",
+    )
 
 
 @dataclass(frozen=True)
 class OverLimit:
     key: str  # "role-index"
+    resource: Resource
     used: int  # bytes
-    limit: int  # bytes
-    limit_text: str  # as the spec wrote it (what the container's limits.memory says)
+    limit: Limit
+
+    @property
+    def signal(self) -> signal.Signals:
+        return signal.SIGKILL if self.resource is Resource.MEMORY else signal.SIGBUS
 
     def describe(self) -> str:
+        if self.resource is Resource.MEMORY:
+            return (
+                f"OOMKilled: {_mib(self.used)} in use, over its memory limit of "
+                f"{self.limit.text} ({_mib(self.limit.bytes)})"
+            )
         return (
-            f"OOMKilled: {_mib(self.used)} in use, over its memory limit of {self.limit_text} "
-            f"({_mib(self.limit)})"
+            f"/dev/shm full: {_mib(self.used)} in use, over {self.limit.text} "
+            f"({_mib(self.limit.bytes)}); on a cluster the next page gets SIGBUS"
         )
 
 
@@ -56,22 +103,57 @@ def pss_bytes(pid: int) -> int | None:
     return None
 
 
-class MemoryWatch:
-    """Which replicas are over their limit now. ``limits``: replica key -> (bytes, text); a
-    replica whose role sets no memory has no limit here (on a cluster the namespace's
-    LimitRange default applies, which only the cluster knows)."""
+def shm_bytes(pids: Iterable[int]) -> int:
+    """Bytes of /dev/shm that these processes hold open or mapped, each file counted once."""
+    try:
+        device = SHM.stat().st_dev
+    except OSError:
+        return 0  # no /dev/shm on this system: nothing can be held there
+    sizes: dict[int, int] = {}
 
-    def __init__(self, limits: Mapping[str, tuple[int, str]], interval: float = INTERVAL_S):
+    def seen(inode: int, size: int) -> None:
+        sizes[inode] = max(sizes.get(inode, 0), size)
+
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    st = os.stat(f"/proc/{pid}/fd/{fd}")
+                    if st.st_dev == device and stat.S_ISREG(st.st_mode):
+                        seen(st.st_ino, st.st_blocks * 512)
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/maps", encoding="ascii") as maps:
+            for line in maps:
+                fields = line.split(maxsplit=5)
+                if len(fields) < 6 or not fields[4].isdigit() or fields[4] == "0":
+                    continue
+                major, _, minor = fields[3].partition(":")
+                if os.makedev(int(major, 16), int(minor, 16)) != device:
+                    continue
+                start, _, end = fields[0].partition("-")
+                seen(int(fields[4]), _mapped_bytes(pid, fields[0], int(end, 16) - int(start, 16)))
+    return sum(sizes.values())
+
+
+def _mapped_bytes(pid: int, span: str, length: int) -> int:
+    """What a mapped tmpfs file really holds (its allocated blocks) where the kernel lets us
+    look; otherwise the mapping's length."""
+    try:
+        return os.stat(f"/proc/{pid}/map_files/{span}").st_blocks * 512
+    except OSError:
+        return length
+
+
+class MemoryWatch:
+    """Which replicas are over a limit now. ``limits``: replica key -> its limits; a replica
+    not in it is not watched."""
+
+    def __init__(self, limits: Mapping[str, ReplicaLimits], interval: float = INTERVAL_S):
         import psutil  # here, so modules that only read usage files do not load it
 
         self._psutil = psutil
         self._limits = dict(limits)
         self._interval = interval
         self._next = 0.0
-
-    @property
-    def active(self) -> bool:
-        return bool(self._limits)
 
     def check(self, live: Mapping[str, int]) -> list[OverLimit]:
         """``live``: replica key -> pid of its process group leader. At most once per interval;
@@ -82,26 +164,35 @@ class MemoryWatch:
         self._next = now + self._interval
         over = []
         for key, pid in live.items():
-            if key not in self._limits:
+            limits = self._limits.get(key)
+            tree = self._tree(pid) if limits is not None else []
+            if limits is None or not tree:
                 continue
-            limit, text = self._limits[key]
-            used = self.tree_bytes(pid)
-            if used is not None and used > limit:
-                over.append(OverLimit(key, used, limit, text))
+            if limits.memory is not None:
+                used = self._memory(tree)
+                if used > limits.memory.bytes:
+                    over.append(OverLimit(key, Resource.MEMORY, used, limits.memory))
+                    continue
+            shm = shm_bytes(tree)
+            if shm > limits.shm.bytes:
+                over.append(OverLimit(key, Resource.SHM, shm, limits.shm))
         return over
 
-    def tree_bytes(self, pid: int) -> int | None:
+    def _tree(self, pid: int) -> list[int]:
         psutil = self._psutil
         try:
             root = psutil.Process(pid)
-            tree = [root, *root.children(recursive=True)]
+            return [pid, *(p.pid for p in root.children(recursive=True))]
         except psutil.Error:
-            return None
+            return []
+
+    def _memory(self, tree: list[int]) -> int:
+        psutil = self._psutil
         total = 0
-        for proc in tree:
-            pss = pss_bytes(proc.pid)
+        for pid in tree:
+            pss = pss_bytes(pid)
             if pss is None:
                 with contextlib.suppress(psutil.Error):
-                    pss = proc.memory_info().rss
+                    pss = psutil.Process(pid).memory_info().rss
             total += pss or 0
         return total

@@ -184,7 +184,7 @@ def _supervise(
         observer,
         deadman=deadman,
         tag=record.id,
-        memory=MemoryWatch(plan.memory_limits),
+        memory=MemoryWatch(plan.limits),
     )
 
     view.event(

@@ -10,7 +10,8 @@
   KubeDL's failover deletes only the failed pod. Its peers keep running; one that then exits
   non-retryably (a collective that lost a rank) fails the job, as on a cluster.
 - A replica whose process tree goes over its memory limit is SIGKILLed, as the kernel's OOM
-  killer ends a container over its `limits.memory` (memlimit): exit 137, retryable as above.
+  killer ends a container over its `limits.memory`: exit 137, retryable as above; one that holds
+  more /dev/shm than its pod's gets SIGBUS (exit 135, not retried), as on a cluster (memlimit).
 - The timeout, like activeDeadlineSeconds, counts from the first start across restarts.
 - A stop request (SIGINT/SIGTERM to the runner) stops every replica: SIGTERM to each process
   group, SIGKILL after the grace period (at once on a second request), then a sweep for strays.
@@ -207,7 +208,7 @@ class Supervisor:
 
     def _exit_text(self, key: str, code: int) -> str:
         over = self._oom.get(key)
-        if over is not None and code == 137:
+        if over is not None and code == 128 + over.signal:
             return f"{key} exited with {describe(code)}, {over.describe()}"
         return f"{key} exited with {describe(code)}"
 
@@ -217,7 +218,7 @@ class Supervisor:
         for over in self._memory.check(self.live_pids):
             replica = self._replicas[over.key]
             self._oom[over.key] = over
-            procgroup.signal_group(replica.pid, signal.SIGKILL)
+            procgroup.signal_group(replica.pid, over.signal)
             self._observer.out_of_memory(replica, over)
 
     def _succeeded(self) -> bool:
