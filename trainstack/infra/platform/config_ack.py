@@ -55,6 +55,22 @@ ACK_KEYS = (
 )
 _INSTANCE_TYPE = r"ecs\.[a-z0-9-]+\.[a-z0-9-]+"
 _NAME = r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?"
+# The cluster name starts the key pair's name ("<cluster>-nodes"), which "must start with a
+# letter" (pulumi_alicloud ecs/ecs_key_pair.py, key_pair_name), as must the NAS description built
+# from it (nas/file_system.py, description).
+_CLUSTER_NAME = r"[a-z]([-a-z0-9]{0,30}[a-z0-9])?"
+# An ACR Enterprise namespace name "cannot start or end with a delimiter" (_ - .)
+# (pulumi_alicloud cs/registry_enterprise_namespace.py, name).
+_ACR_NAMESPACE = r"[a-z0-9][a-z0-9_.-]{0,28}[a-z0-9]"
+# pulumi_alicloud vpc/network.py, cidr_block: "The subnet mask must be 8 to 28 bits in length",
+# and not one of these blocks or inside them.
+VPC_PREFIX = (8, 28)
+VPC_RESERVED = tuple(
+    ipaddress.IPv4Network(b)
+    for b in ("100.64.0.0/10", "224.0.0.0/4", "127.0.0.0/8", "169.254.0.0/16")
+)
+# pulumi_alicloud vpc/switch.py, cidr_block: "The subnet mask must be 16 to 29 bits in length".
+VSWITCH_PREFIX = (16, 29)
 
 
 @dataclass(frozen=True)
@@ -127,6 +143,18 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         what=f"zone ids in {region} (e.g. {region}-h)",
     )
     vpc = _cidr(main, "vpcCidr", "10.0.0.0/8")
+    if not VPC_PREFIX[0] <= vpc.prefixlen <= VPC_PREFIX[1]:
+        raise main.error(
+            "vpcCidr", f"a block with a /{VPC_PREFIX[0]} to /{VPC_PREFIX[1]} mask", str(vpc)
+        )
+    reserved = [str(r) for r in VPC_RESERVED if vpc.overlaps(r)]
+    if reserved:
+        raise main.error(
+            "vpcCidr",
+            f"a block outside {reserved[0]} (reserved; e.g. 10.0.0.0/8, 172.16.0.0/12 or "
+            "192.168.0.0/16)",
+            str(vpc),
+        )
     default_vsw = [f"10.{i + 1}.0.0/16" for i in range(len(zones))]
     vswitches = main.string_list(
         "vswitchCidrs", default_vsw, min_items=len(zones), what="CIDR blocks, one per zone"
@@ -137,6 +165,12 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         )
     for block in vswitches:
         net = _parse_cidr(main, "vswitchCidrs", block)
+        if not VSWITCH_PREFIX[0] <= net.prefixlen <= VSWITCH_PREFIX[1]:
+            raise main.error(
+                "vswitchCidrs",
+                f"blocks with a /{VSWITCH_PREFIX[0]} to /{VSWITCH_PREFIX[1]} mask",
+                block,
+            )
         if not net.subnet_of(vpc):
             raise main.error("vswitchCidrs", f"blocks inside vpcCidr {vpc}", block)
     pod = _cidr(main, "podCidr", "172.20.0.0/16")
@@ -244,8 +278,8 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         cluster_name=main.string(
             "clusterName",
             f"trainstack-{stack}",
-            pattern=_NAME,
-            what="a cluster name ([a-z0-9-], ≤ 32)",
+            pattern=_CLUSTER_NAME,
+            what="a cluster name ([a-z0-9-], ≤ 32, starting with a letter)",
         ),
         cluster_spec=main.string(
             "clusterSpec", "ack.pro.small", choices=("ack.pro.small", "ack.standard")
@@ -258,8 +292,8 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         nas_storage_type=main.string("nasStorageType", "Capacity", choices=NAS_STORAGE_TYPES),
         registry_namespace=main.string(
             "registryNamespace",
-            pattern=r"[a-z0-9][a-z0-9_-]{1,29}",
-            what="an ACR namespace ([a-z0-9_-], 2-30)",
+            pattern=_ACR_NAMESPACE,
+            what="an ACR namespace ([a-z0-9_.-], 2-30, starting and ending with [a-z0-9])",
         ),
         registry_repos=main.string_list(
             "registryRepos", [], pattern=r"[a-z0-9][a-z0-9_.-]{0,63}", what="ACR repository names"
@@ -371,8 +405,14 @@ def _pool(
     )
     lo = sec.integer("minSize", default_min, minimum=0)
     hi = sec.integer("maxSize", default_max, minimum=1, maximum=1000)
-    if lo > hi:
-        raise sec.error("minSize", f"at most maxSize ({hi})", lo)
+    # cs/_inputs.py NodePoolScalingConfigArgs: "`max_size` has to be greater than `min_size`".
+    if lo >= hi:
+        raise sec.error(
+            "minSize",
+            f"less than maxSize ({hi}): an autoscaled pool needs room to scale",
+            lo,
+            hint="for a fixed number of nodes use systemPool.size",
+        )
     pool = PoolConfig(
         name=pool_name,
         instance_types=types,

@@ -124,7 +124,14 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
             else {"type": names.OSS_AUTH_NONE}
         )
         oss_endpoint = access.oss_endpoint
-    kubedl = KubeDL("kubedl", cfg.kubedl, provider, component_opts())
+    kubedl = KubeDL(
+        "kubedl",
+        cfg.kubedl,
+        provider,
+        component_opts(),
+        registry=cfg.registry,
+        registry_password=password,
+    )
     # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
     team_access = TeamAccess(
         "team-access", tenancy.namespaces, cfg.kubedl.workloads, provider, component_opts()
