@@ -181,3 +181,22 @@ def test_blocks_the_vpc_api_refuses_are_refused(
 ) -> None:
     message = refused(mocks, **changes)
     assert needle in message
+
+
+def test_blocks_are_passed_on_in_cidr_notation(mocks: RecordingMocks) -> None:
+    """A bare address or a netmask reads fine in Python; the VPC and SLB APIs take a.b.c.d/n."""
+    mocks.use_env(
+        "ack-dev",
+        **{
+            "trainstack:apiAllowedCidrs": '["198.51.100.7", "203.0.113.0/255.255.255.0"]',
+            "trainstack:vswitchCidrs": '["10.1.0.0/255.255.0.0", "10.2.0.0/16"]',
+        },
+    )
+    mocks.build()
+    entries = [
+        r.inputs["entry"]
+        for r in mocks.of_type("alicloud:slb/aclEntryAttachment:AclEntryAttachment")
+    ]
+    assert entries == ["198.51.100.7/32", "203.0.113.0/24"]
+    switches = [r.inputs["cidrBlock"] for r in mocks.of_type("alicloud:vpc/switch:Switch")]
+    assert switches == ["10.1.0.0/16", "10.2.0.0/16"]

@@ -159,6 +159,11 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
     vswitches = main.string_list(
         "vswitchCidrs", default_vsw, min_items=len(zones), what="CIDR blocks, one per zone"
     )
+    # ipaddress also reads "10.1.0.0/255.255.0.0" and a bare address; the APIs take a.b.c.d/n
+    # (e.g. SLB AddAccessControlListEntry: IP entries must be CIDR blocks, https://help.aliyun.com/
+    # zh/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-addaccesscontrollistentry)
+    # so every block is passed on as ipaddress writes it.
+    vswitches = tuple(str(_parse_cidr(main, "vswitchCidrs", b)) for b in vswitches)
     if len(vswitches) != len(zones):
         raise main.error(
             "vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)", list(vswitches)
@@ -216,8 +221,11 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
             raise main.error(
                 "apiAllowedCidrs", "the CIDR blocks allowed to reach the API server", hint=cidr_how
             )
-        allowed = main.string_list(
-            "apiAllowedCidrs", min_items=1, what="CIDR blocks allowed to reach the API server"
+        allowed = tuple(
+            str(_parse_cidr(main, "apiAllowedCidrs", block))
+            for block in main.string_list(
+                "apiAllowedCidrs", min_items=1, what="CIDR blocks allowed to reach the API server"
+            )
         )
         for block in allowed:
             if _parse_cidr(main, "apiAllowedCidrs", block).prefixlen == 0:
