@@ -200,3 +200,24 @@ def test_blocks_are_passed_on_in_cidr_notation(mocks: RecordingMocks) -> None:
     assert entries == ["198.51.100.7/32", "203.0.113.0/24"]
     switches = [r.inputs["cidrBlock"] for r in mocks.of_type("alicloud:vpc/switch:Switch")]
     assert switches == ["10.1.0.0/16", "10.2.0.0/16"]
+
+
+# --- the ACR Enterprise login password ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "password", ["Sh0rt!", "x" * 33, "onlyletterslong", "1234567890", "a1" * 17]
+)
+def test_an_acr_login_password_the_instance_refuses_is_refused_unshown(
+    mocks: RecordingMocks, password: str
+) -> None:
+    message = refused(mocks, **{"trainstack:registryPassword": password})
+    assert "trainstack:registryPassword" in message and "8 to 32" in message
+    assert password not in message
+
+
+def test_an_acr_login_password_of_two_kinds_is_taken(mocks: RecordingMocks) -> None:
+    mocks.use_env("ack-dev", **{"trainstack:registryPassword": "letters-and-symbols"})
+    mocks.build()
+    (instance,) = mocks.of_type("alicloud:cr/registryEnterpriseInstance:RegistryEnterpriseInstance")
+    assert unwrap_rpc_secret(instance.inputs["password"]) == "letters-and-symbols"
