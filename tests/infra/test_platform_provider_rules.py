@@ -221,3 +221,17 @@ def test_an_acr_login_password_of_two_kinds_is_taken(mocks: RecordingMocks) -> N
     mocks.build()
     (instance,) = mocks.of_type("alicloud:cr/registryEnterpriseInstance:RegistryEnterpriseInstance")
     assert unwrap_rpc_secret(instance.inputs["password"]) == "letters-and-symbols"
+
+
+@pytest.mark.parametrize(
+    ("blocks", "needle"),
+    [
+        (["198.51.100.7", "198.51.100.7/32"], "each block once"),
+        ([f"10.{i // 256}.{i % 256}.0/24" for i in range(301)], "at most 300 blocks"),
+    ],
+)
+def test_an_allow_list_the_acl_cannot_hold_is_refused(
+    mocks: RecordingMocks, blocks: list[str], needle: str
+) -> None:
+    message = refused(mocks, **{"trainstack:apiAllowedCidrs": json.dumps(blocks)})
+    assert "trainstack:apiAllowedCidrs" in message and needle in message
