@@ -11,6 +11,7 @@ import ipaddress
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -235,3 +236,26 @@ def test_an_allow_list_the_acl_cannot_hold_is_refused(
 ) -> None:
     message = refused(mocks, **{"trainstack:apiAllowedCidrs": json.dumps(blocks)})
     assert "trainstack:apiAllowedCidrs" in message and needle in message
+
+
+# --- the API server's load balancer the allow-list is bound to ---------------------------------
+
+
+def test_the_api_load_balancer_output_is_the_load_balancers_id(
+    mocks: RecordingMocks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the provider reports (alicloud/resource_alicloud_cs_kubernetes.go, read): slbId is
+    the API server's CLB (DescribeClusterResources), slbIntranet the internal endpoint's IP."""
+    recorded = mocks.new_resource
+
+    def new_resource(args: Any) -> tuple[str, dict[str, Any]]:
+        rid, state = recorded(args)
+        if args.typ == "alicloud:cs/managedKubernetes:ManagedKubernetes":
+            state |= {"slbId": "lb-bp1apiserver0001", "slbIntranet": "10.1.0.12"}
+        return rid, state
+
+    monkeypatch.setattr(mocks, "new_resource", new_resource)
+    mocks.use_env("ack-dev")
+    outputs = mocks.build()
+    value, _ = mocks.resolve(outputs["apiLoadBalancer"])
+    assert value == "lb-bp1apiserver0001", "SetLoadBalancerTCPListenerAttribute --LoadBalancerId"
