@@ -69,9 +69,10 @@ VPC_RESERVED = tuple(
     ipaddress.IPv4Network(b)
     for b in ("100.64.0.0/10", "224.0.0.0/4", "127.0.0.0/8", "169.254.0.0/16")
 )
-MAX_ACL_ENTRIES = 300
 # pulumi_alicloud vpc/switch.py, cidr_block: "The subnet mask must be 16 to 29 bits in length".
 VSWITCH_PREFIX = (16, 29)
+# pulumi_alicloud slb/acl_entry_attachment.py: "The maximum number of entries per acl is 300".
+MAX_ACL_ENTRIES = 300
 
 
 @dataclass(frozen=True)
@@ -236,9 +237,8 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
                     block,
                     hint="list the addresses `pulumi up` and kubectl run from",
                 )
-        # Each block is one slb.AclEntryAttachment: "The maximum number of entries per acl is
-        # 300" (pulumi_alicloud slb/acl_entry_attachment.py), and a block added twice fails with
-        # InvalidParam.AclEntryExists (SLB AddAccessControlListEntry, error codes).
+        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES), and a block added
+        # twice fails with InvalidParam.AclEntryExists (SLB AddAccessControlListEntry, error codes).
         twice = sorted({b for b in allowed if allowed.count(b) > 1})
         if twice:
             raise main.error("apiAllowedCidrs", "each block once", twice[0])
