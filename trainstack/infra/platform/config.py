@@ -214,7 +214,12 @@ def load(
         pending.add(f"trainstack:registryPassword is not set: {how}")
     else:
         main.require_secret_key("registryPassword", how)
+        if ack is not None and registry.kind == "acr-enterprise" and not offline:
+            password = split_namespace(values, names.PLATFORM_PROJECT)["registryPassword"]
+            _check_acr_password(main.key("registryPassword"), source, password, how)
     kubedl = _kubedl(kubedl_sec, ack is not None, root, pending)
+    if ack is not None and registry.kind == "acr-enterprise" and kubedl.image is not None:
+        _check_platform_registry_image(kubedl_sec, kubedl.image, registry.server, ack)
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -248,6 +253,51 @@ def _ack_registry(main: Section, ack: AckConfig) -> RegistryConfig:
         username=main.string("registryUsername"),
         kind=kind,
     )
+
+
+def _check_platform_registry_image(sec: Section, image: str, server: str, ack: AckConfig) -> None:
+    """An image on the ACR instance this stack creates must be in a repository it creates: the
+    namespace is created with auto_create false (registry.py; pulumi_alicloud
+    cs/registry_enterprise_namespace.py), so a push to any other path is refused and the
+    controller's pull fails."""
+    public = server.replace("-registry-vpc.", "-registry.", 1)
+    host, _, rest = image.partition("/")
+    if host not in (server, public):
+        return
+    path = rest.split("@", 1)[0]
+    namespace, _, repo = path.partition("/")
+    if namespace != ack.registry_namespace or repo not in ack.registry_repos:
+        where = ", ".join(f"{server}/{ack.registry_namespace}/{r}" for r in ack.registry_repos)
+        raise sec.error(
+            "image",
+            "an image in a repository the platform's registry has "
+            f"(trainstack:registryNamespace {ack.registry_namespace!r}, "
+            f"trainstack:registryRepos: {where or 'none'})",
+            image,
+            hint="add the repository to trainstack:registryRepos, or mirror the image to "
+            f"{server}/{ack.registry_namespace}/kubedl",
+        )
+
+
+def _check_acr_password(key: str, source: str, password: Any, how: str) -> None:
+    """The ACR Enterprise instance's login password (registry.py passes it to the instance):
+    "8-32 digits, must contain at least two letters, symbols, or numbers" (pulumi_alicloud
+    cr/registry_enterprise_instance.py, password), i.e. two of those three kinds. The value is
+    never shown."""
+    text = password if isinstance(password, str) else ""
+    kinds = sum(
+        (
+            any(c.isalpha() for c in text),
+            any(c.isdigit() for c in text),
+            any(not c.isalnum() for c in text),
+        )
+    )
+    if not 8 <= len(text) <= 32 or kinds < 2:
+        raise ConfigError(
+            f"{source}: {key}: the ACR Enterprise login password must be 8 to 32 characters "
+            "with at least two of letters, digits and symbols (the value is not shown)",
+            hint=how,
+        )
 
 
 def _oss_endpoint(main: Section, *, required: bool) -> str | None:

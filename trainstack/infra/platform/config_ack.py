@@ -55,6 +55,24 @@ ACK_KEYS = (
 )
 _INSTANCE_TYPE = r"ecs\.[a-z0-9-]+\.[a-z0-9-]+"
 _NAME = r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?"
+# The cluster name starts the key pair's name ("<cluster>-nodes"), which "must start with a
+# letter" (pulumi_alicloud ecs/ecs_key_pair.py, key_pair_name), as must the NAS description built
+# from it (nas/file_system.py, description).
+_CLUSTER_NAME = r"[a-z]([-a-z0-9]{0,30}[a-z0-9])?"
+# An ACR Enterprise namespace name "cannot start or end with a delimiter" (_ - .)
+# (pulumi_alicloud cs/registry_enterprise_namespace.py, name).
+_ACR_NAMESPACE = r"[a-z0-9][a-z0-9_.-]{0,28}[a-z0-9]"
+# pulumi_alicloud vpc/network.py, cidr_block: "The subnet mask must be 8 to 28 bits in length",
+# and not one of these blocks or inside them.
+VPC_PREFIX = (8, 28)
+VPC_RESERVED = tuple(
+    ipaddress.IPv4Network(b)
+    for b in ("100.64.0.0/10", "224.0.0.0/4", "127.0.0.0/8", "169.254.0.0/16")
+)
+# pulumi_alicloud vpc/switch.py, cidr_block: "The subnet mask must be 16 to 29 bits in length".
+VSWITCH_PREFIX = (16, 29)
+# pulumi_alicloud slb/acl_entry_attachment.py: "The maximum number of entries per acl is 300".
+MAX_ACL_ENTRIES = 300
 
 
 @dataclass(frozen=True)
@@ -127,16 +145,39 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         what=f"zone ids in {region} (e.g. {region}-h)",
     )
     vpc = _cidr(main, "vpcCidr", "10.0.0.0/8")
+    if not VPC_PREFIX[0] <= vpc.prefixlen <= VPC_PREFIX[1]:
+        raise main.error(
+            "vpcCidr", f"a block with a /{VPC_PREFIX[0]} to /{VPC_PREFIX[1]} mask", str(vpc)
+        )
+    reserved = [str(r) for r in VPC_RESERVED if vpc.overlaps(r)]
+    if reserved:
+        raise main.error(
+            "vpcCidr",
+            f"a block outside {reserved[0]} (reserved; e.g. 10.0.0.0/8, 172.16.0.0/12 or "
+            "192.168.0.0/16)",
+            str(vpc),
+        )
     default_vsw = [f"10.{i + 1}.0.0/16" for i in range(len(zones))]
     vswitches = main.string_list(
         "vswitchCidrs", default_vsw, min_items=len(zones), what="CIDR blocks, one per zone"
     )
+    # ipaddress also reads "10.1.0.0/255.255.0.0" and a bare address; the APIs take a.b.c.d/n
+    # (e.g. SLB AddAccessControlListEntry: IP entries must be CIDR blocks, https://help.aliyun.com/
+    # zh/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-addaccesscontrollistentry)
+    # so every block is passed on as ipaddress writes it.
+    vswitches = tuple(str(_parse_cidr(main, "vswitchCidrs", b)) for b in vswitches)
     if len(vswitches) != len(zones):
         raise main.error(
             "vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)", list(vswitches)
         )
     for block in vswitches:
         net = _parse_cidr(main, "vswitchCidrs", block)
+        if not VSWITCH_PREFIX[0] <= net.prefixlen <= VSWITCH_PREFIX[1]:
+            raise main.error(
+                "vswitchCidrs",
+                f"blocks with a /{VSWITCH_PREFIX[0]} to /{VSWITCH_PREFIX[1]} mask",
+                block,
+            )
         if not net.subnet_of(vpc):
             raise main.error("vswitchCidrs", f"blocks inside vpcCidr {vpc}", block)
     pod = _cidr(main, "podCidr", "172.20.0.0/16")
@@ -182,8 +223,11 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
             raise main.error(
                 "apiAllowedCidrs", "the CIDR blocks allowed to reach the API server", hint=cidr_how
             )
-        allowed = main.string_list(
-            "apiAllowedCidrs", min_items=1, what="CIDR blocks allowed to reach the API server"
+        allowed = tuple(
+            str(_parse_cidr(main, "apiAllowedCidrs", block))
+            for block in main.string_list(
+                "apiAllowedCidrs", min_items=1, what="CIDR blocks allowed to reach the API server"
+            )
         )
         for block in allowed:
             if _parse_cidr(main, "apiAllowedCidrs", block).prefixlen == 0:
@@ -193,6 +237,15 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
                     block,
                     hint="list the addresses `pulumi up` and kubectl run from",
                 )
+        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES), and a block added
+        # twice fails with InvalidParam.AclEntryExists (SLB AddAccessControlListEntry, error codes).
+        twice = sorted({b for b in allowed if allowed.count(b) > 1})
+        if twice:
+            raise main.error("apiAllowedCidrs", "each block once", twice[0])
+        if len(allowed) > MAX_ACL_ENTRIES:
+            raise main.error(
+                "apiAllowedCidrs", f"at most {MAX_ACL_ENTRIES} blocks", f"{len(allowed)} blocks"
+            )
     elif main.has("apiAllowedCidrs"):
         raise main.error(
             "apiAllowedCidrs",
@@ -244,8 +297,8 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         cluster_name=main.string(
             "clusterName",
             f"trainstack-{stack}",
-            pattern=_NAME,
-            what="a cluster name ([a-z0-9-], ≤ 32)",
+            pattern=_CLUSTER_NAME,
+            what="a cluster name ([a-z0-9-], ≤ 32, starting with a letter)",
         ),
         cluster_spec=main.string(
             "clusterSpec", "ack.pro.small", choices=("ack.pro.small", "ack.standard")
@@ -258,8 +311,8 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         nas_storage_type=main.string("nasStorageType", "Capacity", choices=NAS_STORAGE_TYPES),
         registry_namespace=main.string(
             "registryNamespace",
-            pattern=r"[a-z0-9][a-z0-9_-]{1,29}",
-            what="an ACR namespace ([a-z0-9_-], 2-30)",
+            pattern=_ACR_NAMESPACE,
+            what="an ACR namespace ([a-z0-9_.-], 2-30, starting and ending with [a-z0-9])",
         ),
         registry_repos=main.string_list(
             "registryRepos", [], pattern=r"[a-z0-9][a-z0-9_.-]{0,63}", what="ACR repository names"
@@ -371,8 +424,14 @@ def _pool(
     )
     lo = sec.integer("minSize", default_min, minimum=0)
     hi = sec.integer("maxSize", default_max, minimum=1, maximum=1000)
-    if lo > hi:
-        raise sec.error("minSize", f"at most maxSize ({hi})", lo)
+    # cs/_inputs.py NodePoolScalingConfigArgs: "`max_size` has to be greater than `min_size`".
+    if lo >= hi:
+        raise sec.error(
+            "minSize",
+            f"less than maxSize ({hi}): an autoscaled pool needs room to scale",
+            lo,
+            hint="for a fixed number of nodes use systemPool.size",
+        )
     pool = PoolConfig(
         name=pool_name,
         instance_types=types,

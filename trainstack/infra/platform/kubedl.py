@@ -4,7 +4,9 @@ The Helm chart's CRDs are stale (they lack ``schedulingPolicy.queue``/``priority
 CRDs are the release's ``config/crd/bases`` files, read from ``kubedl:crdSource`` and verified
 against its lock (``kubedl_source.py``): nothing is fetched at preview or up. Each CRD is its own
 resource, protected by ``protection.py`` (deleting a CRD deletes every job of its kind). The
-controller image is ``kubedl:image`` (pinned by digest on ack, see ``config._kubedl_image``).
+controller image is ``kubedl:image`` (pinned by digest on ack, see ``config._kubedl_image``),
+pulled with the platform's registry credentials when it is on that registry (on ack: a private
+ACR repository of ``registryRepos``); a pod can only use a pull secret of its own namespace.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig
+from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig, RegistryConfig
 from trainstack.infra.platform.kubedl_source import CrdFile
+from trainstack.infra.platform.pullsecret import pull_secret, pull_secret_payload
 
 COMPONENT = "trainstack:platform:KubeDL"
 SOURCE_ANNOTATION = "trainstack.dev/source-sha256"
@@ -144,15 +147,21 @@ class KubeDL(pulumi.ComponentResource):
         cfg: KubeDLConfig,
         provider: pulumi.ProviderResource,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        registry: RegistryConfig,
+        registry_password: pulumi.Input[str],
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        self.crds, self.controller = _install(cfg, child)
+        self.crds, self.controller = _install(cfg, registry, registry_password, child)
         self.register_outputs({})
 
 
 def _install(
-    cfg: KubeDLConfig, opts: pulumi.ResourceOptions
+    cfg: KubeDLConfig,
+    registry: RegistryConfig,
+    registry_password: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
 ) -> tuple[list[k8s.apiextensions.v1.CustomResourceDefinition], k8s.apps.v1.Deployment | None]:
     labels = {
         "app.kubernetes.io/name": "kubedl",
@@ -196,6 +205,34 @@ def _install(
             "kubedl:image is not set: KubeDL's controller is not deployed. " + KUBEDL_IMAGE_HOW
         )
         return crds, None
+    pod: k8s.core.v1.PodSpecArgsDict = {
+        "service_account_name": SERVICE_ACCOUNT,
+        "containers": [
+            {
+                "name": "kubedl-manager",
+                "image": cfg.image,
+                "image_pull_policy": "IfNotPresent",
+                "args": controller_args(cfg),
+                "env": [{"name": WORKLOADS_ENV, "value": ",".join(cfg.workloads)}],
+                "ports": [{"name": "metrics", "container_port": 8080}],
+                "resources": {
+                    "requests": {"cpu": "500m", "memory": "512Mi"},
+                    "limits": {"cpu": "2", "memory": "2Gi"},
+                },
+            }
+        ],
+    }
+    if cfg.image.split("/", 1)[0] == registry.server:
+        # The ACR repositories are PRIVATE (registry.py; pulumi_alicloud
+        # cs/registry_enterprise_repo.py, repo_type), and the team namespaces' copies of the pull
+        # secret are out of this pod's reach.
+        secret = pull_secret(
+            "kubedl-pull-secret",
+            namespace.metadata.name,
+            pull_secret_payload(registry, registry_password),
+            opts,
+        )
+        pod["image_pull_secrets"] = [{"name": secret.metadata.name}]
     selector = {"app.kubernetes.io/name": "kubedl"}
     controller = k8s.apps.v1.Deployment(
         "kubedl-controller",
@@ -205,23 +242,7 @@ def _install(
             "selector": {"match_labels": selector},
             "template": {
                 "metadata": {"labels": labels},
-                "spec": {
-                    "service_account_name": SERVICE_ACCOUNT,
-                    "containers": [
-                        {
-                            "name": "kubedl-manager",
-                            "image": cfg.image,
-                            "image_pull_policy": "IfNotPresent",
-                            "args": controller_args(cfg),
-                            "env": [{"name": WORKLOADS_ENV, "value": ",".join(cfg.workloads)}],
-                            "ports": [{"name": "metrics", "container_port": 8080}],
-                            "resources": {
-                                "requests": {"cpu": "500m", "memory": "512Mi"},
-                                "limits": {"cpu": "2", "memory": "2Gi"},
-                            },
-                        }
-                    ],
-                },
+                "spec": pod,
             },
         },
         # The controller looks its CRDs up at start; create them (and its rights) first.

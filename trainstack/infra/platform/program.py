@@ -93,8 +93,12 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         oss_auth: dict[str, Any] = {"type": names.OSS_AUTH_RRSA, "roleName": storage.jobs_role}
         oss_endpoint: str | None = oss_internal_endpoint(ack.region)
         if cluster.api_acl is not None:
-            # What docs/platform.md's one-time binding of the allow-list names.
-            outputs |= {"apiAcl": cluster.api_acl, "apiLoadBalancer": cluster.resource.slb_intranet}
+            # What docs/platform.md's one-time binding of the allow-list names: the API server's
+            # CLB id is slb_id ("The ID of APIServer load balancer", cs/managed_kubernetes.py);
+            # slb_intranet is the internal endpoint's IP address (the provider parses it out of
+            # the cluster's MasterURL: aliyun/terraform-provider-alicloud
+            # alicloud/resource_alicloud_cs_kubernetes.go), which no SLB API takes as an id.
+            outputs |= {"apiAcl": cluster.api_acl, "apiLoadBalancer": cluster.resource.slb_id}
         outputs |= {
             "region": ack.region,
             "buckets": storage.buckets,
@@ -124,7 +128,14 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
             else {"type": names.OSS_AUTH_NONE}
         )
         oss_endpoint = access.oss_endpoint
-    kubedl = KubeDL("kubedl", cfg.kubedl, provider, component_opts())
+    kubedl = KubeDL(
+        "kubedl",
+        cfg.kubedl,
+        provider,
+        component_opts(),
+        registry=cfg.registry,
+        registry_password=password,
+    )
     # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
     team_access = TeamAccess(
         "team-access", tenancy.namespaces, cfg.kubedl.workloads, provider, component_opts()

@@ -1,4 +1,5 @@
-"""Both modes: the image pull secret, from secret config, in every team namespace.
+"""Both modes: the image pull secret, from secret config, in every team namespace (and in
+KubeDL's, for its controller: ``kubedl.py``).
 
 Pods can only use pull secrets from their own namespace, hence one copy per team. The password is
 read with ``require_secret`` and only ever handled inside ``apply``, so the Secret's data is a
@@ -35,24 +36,41 @@ def registry_password(offline: bool) -> pulumi.Output[str]:
     return config.require_secret("registryPassword")
 
 
+def pull_secret_payload(
+    registry: RegistryConfig, password: pulumi.Input[str]
+) -> pulumi.Output[str]:
+    """The ``.dockerconfigjson`` for ``registry``: a secret Output (apply on a secret Output
+    yields a secret Output, so the payload never exists in the clear)."""
+    return pulumi.Output.secret(password).apply(
+        lambda p: docker_config_json(registry.server, registry.username, p)
+    )
+
+
+def pull_secret(
+    resource_name: str,
+    namespace: pulumi.Input[str],
+    payload: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.core.v1.Secret:
+    """The pull secret ``names.PULL_SECRET_NAME`` in one namespace."""
+    return k8s.core.v1.Secret(
+        resource_name,
+        metadata={"name": names.PULL_SECRET_NAME, "namespace": namespace},
+        type="kubernetes.io/dockerconfigjson",
+        string_data={".dockerconfigjson": payload},
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"])
+        ),
+    )
+
+
 def build_pull_secrets(
     registry: RegistryConfig,
     password: pulumi.Input[str],
     namespaces: dict[str, k8s.core.v1.Namespace],
     opts: pulumi.ResourceOptions,
 ) -> str:
-    # apply on a secret Output yields a secret Output: the payload never exists in the clear.
-    payload: pulumi.Output[str] = pulumi.Output.secret(password).apply(
-        lambda p: docker_config_json(registry.server, registry.username, p)
-    )
+    payload = pull_secret_payload(registry, password)
     for team, ns in namespaces.items():
-        k8s.core.v1.Secret(
-            f"pull-secret-{team}",
-            metadata={"name": names.PULL_SECRET_NAME, "namespace": ns.metadata.name},
-            type="kubernetes.io/dockerconfigjson",
-            string_data={".dockerconfigjson": payload},
-            opts=pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"])
-            ),
-        )
+        pull_secret(f"pull-secret-{team}", ns.metadata.name, payload, opts)
     return names.PULL_SECRET_NAME

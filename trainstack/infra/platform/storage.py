@@ -111,7 +111,9 @@ class Storage(pulumi.ComponentResource):
             protocol_type="NFS",
             storage_type=ack.nas_storage_type,
             file_system_type="standard",
-            description=f"{ack.cluster_name} shared storage",
+            # nas/file_system.py, description: starts with a letter; letters, digits, colons,
+            # underscores and dashes only (no spaces).
+            description=f"{ack.cluster_name}-shared-storage",
             # nas/file_system.py: zone_id is optional for standard (a random eligible zone is
             # picked); pin it to the cluster's first zone, where its mount target lives.
             # encrypt_type 1 = "NAS managed key", supported for standard file systems.
