@@ -92,14 +92,16 @@ def _mib(n: int) -> str:
 
 
 def pss_bytes(pid: int) -> int | None:
-    """The process's proportional set size, or None where the kernel does not say."""
-    try:
-        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("Pss:"):
-            return int(line.split()[1]) * 1024  # the kernel writes kB
+    """The process's proportional set size, or None where the kernel does not say. Linux 4.14+
+    sums it in `smaps_rollup`; older kernels list it per mapping in `smaps`."""
+    for name in ("smaps_rollup", "smaps"):
+        try:
+            text = Path(f"/proc/{pid}/{name}").read_text()
+        except OSError:
+            continue
+        kb = [int(line.split()[1]) for line in text.splitlines() if line.startswith("Pss:")]
+        if kb:
+            return sum(kb) * 1024  # the kernel writes kB
     return None
 
 
