@@ -55,26 +55,28 @@ def ready_project(
     return root
 
 
-@pytest.fixture
-def ack(
-    tmp_path: Path,
-    kubedl_root: Path,
-    ready: dict[str, dict[str, str]],
-    monkeypatch: pytest.MonkeyPatch,
-) -> dict[str, Any]:
-    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "ack-dev"))
-    return plan("--env", "ack-dev")
+def _planned(env: str, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """`trainstack plan --env ENV` of the platform in a ready copy of the project."""
+    tmp_path: Path = request.getfixturevalue("tmp_path")
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+    root = ready_project(
+        tmp_path / "p",
+        request.getfixturevalue("kubedl_root"),
+        request.getfixturevalue("ready"),
+        env,
+    )
+    monkeypatch.chdir(root)
+    return plan("--env", env)
 
 
 @pytest.fixture
-def local(
-    tmp_path: Path,
-    kubedl_root: Path,
-    ready: dict[str, dict[str, str]],
-    monkeypatch: pytest.MonkeyPatch,
-) -> dict[str, Any]:
-    monkeypatch.chdir(ready_project(tmp_path / "p", kubedl_root, ready, "local"))
-    return plan("--env", "local")
+def ack(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return _planned("ack-dev", request)
+
+
+@pytest.fixture
+def local(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return _planned("local", request)
 
 
 @pytest.fixture
