@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainstack.errors import Diagnostic
+from trainstack.regularfile import describe, read_regular_text
 from trainstack.spec.suggest import did_you_mean
 
 META_FILE = "metrics.json"
@@ -91,7 +92,7 @@ def load(directory: Path) -> MetricsSpec:
     problems: list[Diagnostic] = []
     say = _Reporter(str(path), problems)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         csvs = sorted(p.name for p in directory.glob("*.csv")) if directory.is_dir() else []
         if csvs:
@@ -102,7 +103,10 @@ def load(directory: Path) -> MetricsSpec:
                 hint="write metrics.json with one entry in `metas` per chart (docs/metrics.md)",
             )
         return MetricsSpec(directory, "", (), tuple(problems))
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
+        say("", f"cannot be read: {describe(err)}")
+        return MetricsSpec(directory, "", (), tuple(problems))
+    except UnicodeDecodeError as err:
         say("", f"cannot be read: {err}")
         return MetricsSpec(directory, "", (), tuple(problems))
     try:
