@@ -5,6 +5,7 @@ expected is a reported problem in every verb that reads it, never a hang or a tr
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import textwrap
 from collections.abc import Callable
@@ -52,7 +53,7 @@ def _component(tmp: Path) -> Path:
 
 def _run(cli: Cli, *args: str | Path) -> subprocess.CompletedProcess[str]:
     try:
-        done = cli(*args, timeout=60)
+        done = cli(*args, timeout=60, preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired:
         pytest.fail(f"trainstack {' '.join(map(str, args))}: hung")
     out = done.out + done.err
@@ -82,6 +83,15 @@ def _directory(path: Path) -> None:
     (path / "inside").mkdir(parents=True)
 
 
+def _huge(path: Path) -> None:
+    with path.open("wb") as fh:  # sparse: 3 GiB that cost no disk, and no memory unless read
+        fh.truncate(3 << 30)
+
+
+def _limit_memory() -> None:  # reading the whole of a huge file fails instead of swapping
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
 def _not_utf8(path: Path) -> None:
     path.write_bytes(b'{"replica": "worker-0", "t": 1\xff\xfe}\n')
 
@@ -94,6 +104,7 @@ def _wrong_shape(path: Path) -> None:
 DAMAGE: dict[str, tuple[str, Callable[[Path], None]]] = {
     "metrics.json-fifo": ("metrics/metrics.json", _fifo),
     "metrics.json-directory": ("metrics/metrics.json", _directory),
+    "metrics.json-huge": ("metrics/metrics.json", _huge),
     "usage-fifo": ("usage.jsonl", _fifo),
     "usage-directory": ("usage.jsonl", _directory),
     "usage-not-utf8": ("usage.jsonl", _not_utf8),
@@ -119,9 +130,12 @@ def test_every_reading_verb_reports_and_goes_on(
         done = _run(cli, *verb)
         assert done.returncode == 0, (verb, done.stderr)
     shown = _run(cli, "metrics", run_id)
-    if where == "metrics/metrics.json":
+    said = shown.stdout + shown.stderr
+    if damage == "metrics.json-huge":
+        assert "metrics.json: over 1,048,576 bytes: not a metrics spec" in said
+    elif where == "metrics/metrics.json":
         kind = "a FIFO" if damage.endswith("fifo") else "a directory"
-        assert f"metrics.json: cannot be read: {kind}, not a file" in shown.stdout + shown.stderr
+        assert f"metrics.json: cannot be read: {kind}, not a file" in said
 
 
 def test_the_run_summary_skips_what_is_not_a_usage_sample(tmp_path: Path) -> None:
