@@ -174,6 +174,41 @@ def init_into_proc(tmp: Path) -> Case:
     return Case(["init", "newcomp", "--dir", "/proc/nope"], "cannot write /proc/nope/newcomp/")
 
 
+def grace_nan(tmp: Path) -> Case:
+    # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--grace", "nan"],
+        "Invalid value for '--grace': 'nan' is not a number of seconds",
+    )
+
+
+def sweep_grace_nan(tmp: Path) -> Case:
+    return Case(
+        [
+            "sweep",
+            REPO / "components/mnist-ddp/sweeps/lr-optimizer.yaml",
+            "--local",
+            "--grace",
+            "NaN",
+        ],
+        "Invalid value for '--grace': 'NaN' is not a number of seconds",
+    )
+
+
+def wait_interval_inf(tmp: Path) -> Case:
+    return Case(
+        ["wait", "some-run", "--interval", "inf"],
+        "Invalid value for '--interval': 'inf' is not a number of seconds",
+    )
+
+
+def wait_timeout_nan(tmp: Path) -> Case:
+    return Case(
+        ["wait", "some-run", "--timeout", "nan"],
+        "Invalid value for '--timeout': 'nan' is not a number of seconds",
+    )
+
+
 CASES = [
     output_dotdot,
     input_dotdot,
@@ -188,6 +223,10 @@ CASES = [
     code_bucket_not_a_uri,
     render_into_proc,
     init_into_proc,
+    grace_nan,
+    sweep_grace_nan,
+    wait_interval_inf,
+    wait_timeout_nan,
 ]
 
 

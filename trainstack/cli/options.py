@@ -4,9 +4,29 @@ sets them once."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from typing import Any
 
 import click
+
+
+class Seconds(click.FloatRange):
+    """A duration in seconds. click's FloatRange lets 'nan' through (every comparison with it
+    is false), which a deadline then reads as zero: a grace period of 'nan' killed at once."""
+
+    name = "seconds"
+
+    def __init__(self, min: float, *, finite: bool = False) -> None:
+        super().__init__(min=min)
+        self.finite = finite
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        got = super().convert(value, param, ctx)
+        if math.isnan(got) or (self.finite and math.isinf(got)):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return got
+
 
 home_option = click.option(
     "--home",
