@@ -174,6 +174,33 @@ def init_into_proc(tmp: Path) -> Case:
     return Case(["init", "newcomp", "--dir", "/proc/nope"], "cannot write /proc/nope/newcomp/")
 
 
+def output_unwritable(tmp: Path) -> Case:
+    # The job ran; the commit of its output failed (was a traceback after the run)
+    def kept() -> None:
+        [run_dir] = (tmp / "home" / "runs").iterdir()
+        assert (run_dir / "output" / "result" / "worker-0.txt").is_file()
+
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--output", "result=/proc/nope"],
+        "outputs not committed: /proc/nope: No such file or directory; they are in",
+        check=kept,
+    )
+
+
+def output_under_a_file(tmp: Path) -> Case:
+    (tmp / "afile").write_text("mine")
+
+    def untouched() -> None:
+        assert (tmp / "afile").read_text() == "mine"
+
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--output", "result=afile/sub"],
+        "outputs not committed: ",
+        cwd=tmp,
+        check=untouched,
+    )
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -223,6 +250,8 @@ CASES = [
     code_bucket_not_a_uri,
     render_into_proc,
     init_into_proc,
+    output_unwritable,
+    output_under_a_file,
     grace_nan,
     sweep_grace_nan,
     wait_interval_inf,
