@@ -201,6 +201,31 @@ def output_under_a_file(tmp: Path) -> Case:
     )
 
 
+def kubedl_mirror_to_a_file(tmp: Path) -> Case:
+    (tmp / "afile").write_text("mine")
+    return Case(
+        ["kubedl", "mirror", "--from", tmp, "--to", tmp / "afile", "--write-lock", "v0.5.0"],
+        "Invalid value for '--to'",
+    )
+
+
+def kubedl_mirror_under_a_file(tmp: Path) -> Case:
+    (tmp / "afile").write_text("mine")
+    return Case(
+        [
+            "kubedl",
+            "mirror",
+            "--from",
+            tmp,
+            "--to",
+            tmp / "afile" / "crds",
+            "--write-lock",
+            "v0.5.0",
+        ],
+        f"kubedl mirror: {tmp / 'afile' / 'crds'}: Not a directory",
+    )
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -252,6 +277,8 @@ CASES = [
     init_into_proc,
     output_unwritable,
     output_under_a_file,
+    kubedl_mirror_to_a_file,
+    kubedl_mirror_under_a_file,
     grace_nan,
     sweep_grace_nan,
     wait_interval_inf,
