@@ -86,3 +86,18 @@ def test_an_empty_storage_is_a_sweep_not_started_and_is_not_written_by_reading(
         assert done.code == 2 and "Traceback" not in done.err, (verb, done.err)
         assert "holds no sweep named 'hold-sweep'" in done.err, (verb, done.err)
     assert storage.stat().st_size == 0
+
+
+def test_a_sweep_folder_that_cannot_be_created_is_one_clear_error(tmp_path: Path, cli: Cli) -> None:
+    """A read-only state folder, or (here, as for any user) a file where `sweeps/` belongs."""
+    assert cli.home is not None
+    spec = hold_project(
+        tmp_path,
+        {"parameters": {"lr": [0.1]}, "objective": {"metric": "curve/loss", "goal": "minimize"}},
+    )
+    cli.home.mkdir()
+    (cli.home / "sweeps").write_text("mine")
+    done = cli("sweep", spec, "--local", "--no-install", timeout=120)
+    assert done.code == 2 and "Traceback" not in done.err, done.err
+    assert f"cannot create the sweep's folder {cli.home / 'sweeps' / 'hold-sweep'}" in done.err
+    assert (cli.home / "sweeps").read_text() == "mine"

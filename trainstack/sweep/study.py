@@ -102,8 +102,14 @@ def quiet() -> None:
 def exclusive(directory: Path) -> Iterator[None]:
     """One sweep process per sweep: a second `trainstack sweep` of the same sweep is refused
     rather than racing the first for the same grid points."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise UserError(
+            f"cannot create the sweep's folder {directory}: {err.strerror or err}",
+            hint="check that the state folder is writable, or point --home elsewhere",
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
