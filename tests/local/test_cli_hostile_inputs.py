@@ -226,6 +226,27 @@ def kubedl_mirror_under_a_file(tmp: Path) -> Case:
     )
 
 
+def render_namespace_not_a_name(tmp: Path) -> Case:
+    # rendered as it was into manifests the API server refuses
+    return Case(
+        ["render", MNIST_RUN, "--namespace", "Team A", "-o", tmp / "out"],
+        "'Team A' is not a namespace name: expected lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit, at most 63 characters. "
+        "Did you mean 'team-a'?",
+    )
+
+
+def render_pull_secret_not_a_name(tmp: Path) -> Case:
+    return Case(
+        ["render", MNIST_RUN, "--pull-secret", "registry_creds", "-o", tmp / "out"],
+        "'registry_creds' is not a Secret name",
+    )
+
+
+def env_namespace_not_a_name(tmp: Path) -> Case:
+    return Case(["env", MNIST_RUN, "--namespace", "x" * 64], "is not a namespace name")
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -279,6 +300,9 @@ CASES = [
     output_under_a_file,
     kubedl_mirror_to_a_file,
     kubedl_mirror_under_a_file,
+    render_namespace_not_a_name,
+    render_pull_secret_not_a_name,
+    env_namespace_not_a_name,
     grace_nan,
     sweep_grace_nan,
     wait_interval_inf,
