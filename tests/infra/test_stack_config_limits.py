@@ -3,6 +3,7 @@ an oversized file or a too-deep nesting is one clear error, fast and in bounded 
 
 from __future__ import annotations
 
+import os
 import resource
 import shutil
 from pathlib import Path
@@ -62,3 +63,38 @@ def test_a_normal_environment_still_plans(tmp_path: Path) -> None:
     done = _plan(tmp_path, (REPO / "Pulumi.local.yaml").read_text())
     assert done.returncode == 0, done.stderr[-2000:]
     assert "to create" in done.stdout
+
+
+def _odd_env_file(tmp: Path, kind: str) -> None:
+    path = tmp / "Pulumi.bad.yaml"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("Pulumi.bad.yaml")
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("directory", "error: Pulumi.bad.yaml: not a regular file"),
+        ("fifo", "error: Pulumi.bad.yaml: not a regular file"),
+        ("symlink-loop", "error: Pulumi.bad.yaml: cannot read: Too many levels of symbolic links"),
+    ],
+)
+def test_an_environment_file_that_is_not_a_file_says_so(
+    tmp_path: Path, kind: str, message: str
+) -> None:
+    """Not "does not exist" with the environment itself as the did-you-mean."""
+    shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    _odd_env_file(tmp_path, kind)
+    for verb in (
+        ["plan"],
+        ["policy", "check"],
+        ["render", REPO / "components/mnist-ddp/runs/local.yaml"],
+    ):
+        done = Cli()(*verb, "--env", "bad", cwd=tmp_path, timeout=60, inherit_env=False)
+        assert done.returncode == 2, done.stderr
+        assert message in done.stderr and done.stderr.count("error:") == 1, done.stderr
+        assert "does not exist" not in done.stderr and "Traceback" not in done.stderr

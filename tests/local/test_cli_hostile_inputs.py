@@ -174,6 +174,114 @@ def init_into_proc(tmp: Path) -> Case:
     return Case(["init", "newcomp", "--dir", "/proc/nope"], "cannot write /proc/nope/newcomp/")
 
 
+def output_unwritable(tmp: Path) -> Case:
+    # The job ran; the commit of its output failed (was a traceback after the run)
+    def kept() -> None:
+        [run_dir] = (tmp / "home" / "runs").iterdir()
+        assert (run_dir / "output" / "result" / "worker-0.txt").is_file()
+
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--output", "result=/proc/nope"],
+        "outputs not committed: /proc/nope: No such file or directory; they are in",
+        check=kept,
+    )
+
+
+def output_under_a_file(tmp: Path) -> Case:
+    (tmp / "afile").write_text("mine")
+
+    def untouched() -> None:
+        assert (tmp / "afile").read_text() == "mine"
+
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--output", "result=afile/sub"],
+        "outputs not committed: ",
+        cwd=tmp,
+        check=untouched,
+    )
+
+
+def kubedl_mirror_to_a_file(tmp: Path) -> Case:
+    (tmp / "afile").write_text("mine")
+    return Case(
+        ["kubedl", "mirror", "--from", tmp, "--to", tmp / "afile", "--write-lock", "v0.5.0"],
+        "Invalid value for '--to'",
+    )
+
+
+def kubedl_mirror_under_a_file(tmp: Path) -> Case:
+    (tmp / "afile").write_text("mine")
+    return Case(
+        [
+            "kubedl",
+            "mirror",
+            "--from",
+            tmp,
+            "--to",
+            tmp / "afile" / "crds",
+            "--write-lock",
+            "v0.5.0",
+        ],
+        f"kubedl mirror: {tmp / 'afile' / 'crds'}: Not a directory",
+    )
+
+
+def render_namespace_not_a_name(tmp: Path) -> Case:
+    # rendered as it was into manifests the API server refuses
+    return Case(
+        ["render", MNIST_RUN, "--namespace", "Team A", "-o", tmp / "out"],
+        "'Team A' is not a namespace name: expected lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit, at most 63 characters. "
+        "Did you mean 'team-a'?",
+    )
+
+
+def render_pull_secret_not_a_name(tmp: Path) -> Case:
+    return Case(
+        ["render", MNIST_RUN, "--pull-secret", "registry_creds", "-o", tmp / "out"],
+        "'registry_creds' is not a Secret name",
+    )
+
+
+def env_namespace_not_a_name(tmp: Path) -> Case:
+    return Case(["env", MNIST_RUN, "--namespace", "x" * 64], "is not a namespace name")
+
+
+def grace_nan(tmp: Path) -> Case:
+    # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--grace", "nan"],
+        "Invalid value for '--grace': 'nan' is not a number of seconds",
+    )
+
+
+def sweep_grace_nan(tmp: Path) -> Case:
+    return Case(
+        [
+            "sweep",
+            REPO / "components/mnist-ddp/sweeps/lr-optimizer.yaml",
+            "--local",
+            "--grace",
+            "NaN",
+        ],
+        "Invalid value for '--grace': 'NaN' is not a number of seconds",
+    )
+
+
+def wait_interval_inf(tmp: Path) -> Case:
+    return Case(
+        ["wait", "some-run", "--interval", "inf"],
+        "Invalid value for '--interval': 'inf' is not a number of seconds",
+    )
+
+
+def wait_timeout_nan(tmp: Path) -> Case:
+    return Case(
+        ["wait", "some-run", "--timeout", "nan"],
+        "Invalid value for '--timeout': 'nan' is not a number of seconds",
+    )
+
+
 CASES = [
     output_dotdot,
     input_dotdot,
@@ -188,6 +296,17 @@ CASES = [
     code_bucket_not_a_uri,
     render_into_proc,
     init_into_proc,
+    output_unwritable,
+    output_under_a_file,
+    kubedl_mirror_to_a_file,
+    kubedl_mirror_under_a_file,
+    render_namespace_not_a_name,
+    render_pull_secret_not_a_name,
+    env_namespace_not_a_name,
+    grace_nan,
+    sweep_grace_nan,
+    wait_interval_inf,
+    wait_timeout_nan,
 ]
 
 

@@ -138,3 +138,18 @@ def test_since_accepts_durations_and_dates() -> None:
     assert parse_since("2026-11-29") == time.mktime((2026, 11, 29, 0, 0, 0, 0, 0, -1))
     with pytest.raises(UserError):
         parse_since("soon")
+
+
+def test_logs_of_an_unknown_run_says_so_before_asking_for_the_pulumi_cli(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """A mistyped id is not a teammate's deployed run: without the Pulumi CLI (an empty PATH
+    here) the error is that no such run is recorded, not that a CLI must be installed."""
+    spec = write_run(tmp_path, "probe", "quick", parameters={"mode": "quick", "seconds": 0})
+    assert cli("run", spec, "--local", "--no-install").returncode == 0
+    (tmp_path / "bin").mkdir()
+    done = cli("logs", "quikc", env={"PATH": str(tmp_path / "bin")})
+    assert done.returncode == 2 and "Traceback" not in done.err, done.err
+    assert "error: no run 'quikc' in" in done.err and "Did you mean 'quick'?" in done.err
+    assert "has no such run either" in done.err
+    assert "is needed for deploy" not in done.err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -225,3 +226,34 @@ def test_registry_deleted_during_a_run_gets_the_run_back(tmp_path: Path, cli: Cl
     assert listed.returncode == 0, listed.stderr
     assert "slowcount" in listed.stdout and "succeeded" in listed.stdout, listed.stdout
     shutil.rmtree(cli.home / "runs", ignore_errors=True)
+
+
+def test_the_move_aside_command_works_for_a_home_with_spaces(tmp_path: Path) -> None:
+    """The hint is a command to paste: a path with a space in it is quoted."""
+    home = tmp_path / "my home"
+    _seed(home, runs=1)
+    _garbage(home)
+    done = Cli(home)("runs", "list")
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    command = done.stderr.split("move it aside (", 1)[1].split(")", 1)[0]
+    path = registry_path(home)
+    assert shlex.split(command) == ["mv", str(path), f"{path}.bad"], command
+
+
+@pytest.mark.parametrize("target", ["loop", "nowhere/x"])
+def test_a_home_that_is_a_broken_symlink_says_so(target: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    if target == "loop":
+        home.symlink_to(tmp_path / "loop")
+        (tmp_path / "loop").symlink_to(home)
+        why = "Too many levels of symbolic links"
+    else:
+        home.symlink_to(tmp_path / target)
+        why = "No such file or directory"
+    spec = write_run(tmp_path / "specs", "probe", "quick", parameters={"mode": "quick"})
+    for verb in (("runs", "list"), ("run", str(spec), "--local", "--no-install")):
+        done = Cli(home)(*verb)
+        assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+        assert f"cannot create the state folder {home}: it is a symbolic link to" in done.stderr
+        assert why in done.stderr and "File exists" not in done.stderr, done.stderr
+    assert not (tmp_path / "nowhere").exists()

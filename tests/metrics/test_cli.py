@@ -179,3 +179,19 @@ def test_idle_replicas_are_warned_about(tmp_path: Path, cli: Cli) -> None:
     cli.env["TRAINSTACK_IDLE_SECONDS"] = "soon"
     bad = cli("runs", "show", "idle")
     assert bad.returncode == 2 and "$TRAINSTACK_IDLE_SECONDS='soon'" in bad.stderr
+
+
+def test_files_that_cannot_be_written_are_one_clear_error(good: Cli, tmp_path: Path) -> None:
+    run_id = "good"  # the run's name: its latest run
+    (tmp_path / "afile").write_text("mine")
+    for args, message in [
+        (("metrics", run_id, "--png", tmp_path / "afile" / "png"), "afile is a file, not a folder"),
+        (("metrics", run_id, "--csv", "/proc/nope"), "cannot write /proc/nope/"),
+        (("report", run_id, "-o", "/proc/report.html"), "cannot write /proc/report.html: "),
+        (("report", run_id, "-o", tmp_path / "afile" / "r.html"), "afile is a file, not a folder"),
+    ]:
+        done = good(*args)
+        assert done.returncode == 2, (args, done.err)
+        assert "Traceback" not in done.err and done.err.count("error:") == 1, (args, done.err)
+        assert message in done.err, (args, done.err)
+    assert (tmp_path / "afile").read_text() == "mine"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import components_option
+from trainstack.cli.options import KubeName, components_option
 from trainstack.contract import (
     Topology,
     config_files,
@@ -28,6 +28,7 @@ from trainstack.spec import load_run
 @click.option("--index", type=int, default=0, show_default=True, help="Replica index.")
 @click.option(
     "--namespace",
+    type=KubeName("namespace name"),
     default=None,
     help="Namespace for cluster addresses (default: the run's, else 'default').",
 )

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from trainstack.errors import UserError
+
 
 @click.group()
 def kubedl() -> None:
@@ -24,7 +26,7 @@ def kubedl() -> None:
     "--to",
     "folder",
     required=True,
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, file_okay=False),
     help="the kubedl:crdSource folder, e.g. platform/kubedl/v0.5.0",
 )
 @click.option(
@@ -39,7 +41,14 @@ def mirror(source: str, folder: Path, lock_version: str | None) -> None:
     from trainstack.infra.platform.kubedl_source import LOCK_NAME
     from trainstack.infra.platform.kubedl_source import mirror as do_mirror
 
-    written = do_mirror(source, folder, write_lock_version=lock_version)
+    try:
+        written = do_mirror(source, folder, write_lock_version=lock_version)
+    except OSError as err:  # a file where a folder belongs, a read-only place, a full disk
+        where = err.filename or folder
+        raise UserError(
+            f"kubedl mirror: {where}: {err.strerror or err}",
+            hint=f"--to must name a folder that can be created or written ({folder})",
+        ) from None
     for path in written:
         click.echo(f"verified {path}")
     click.echo(f"{len(written)} CRD files in {folder}, matching {folder / LOCK_NAME}")

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from trainstack.cli.options import backend_option, env_option, home_option
-from trainstack.errors import NotFoundError
+from trainstack.deploy.index import INDEX_FILE
+from trainstack.errors import NotFoundError, ToolMissingError
 
 
 @click.command()
@@ -47,22 +48,34 @@ def logs(
 
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
+        unknown: NotFoundError | None = None
         try:
             record = reg.resolve(run_ref)
-        except NotFoundError:
-            record = None  # perhaps deployed by a teammate: the backend's index knows
+        except NotFoundError as err:
+            record, unknown = None, err  # perhaps deployed by a teammate: the backend knows
         if record is None or record.kind is RunKind.CLUSTER or record.run_dir is None:
-            _deployed(
-                record.name if record else run_ref,
-                env,
-                home,
-                backend,
-                role,
-                index,
-                follow,
-                tail,
-                logview.grep_lines(write, grep),
-            )
+            try:
+                _deployed(
+                    record.name if record else run_ref,
+                    env,
+                    home,
+                    backend,
+                    role,
+                    index,
+                    follow,
+                    tail,
+                    logview.grep_lines(write, grep),
+                )
+            except ToolMissingError:
+                if unknown is None or _in_index(run_ref, env, reg.home):
+                    raise  # a deployed run: its logs are on the cluster, through the CLI
+                # Most likely a typo, not a teammate's run: say so before asking for a CLI.
+                raise NotFoundError(
+                    unknown.message,
+                    hint=f"{unknown.hint}; the stack index ({reg.home / INDEX_FILE}) has no "
+                    "such run either, and runs a teammate deployed are looked up through the "
+                    "Pulumi CLI, which is not installed",
+                ) from None
             return
 
         def running() -> bool:
@@ -77,6 +90,16 @@ def logs(
         except BrokenPipeError:
             # `trainstack logs … | head`: the reader left; that is not an error.
             sys.stderr.close()
+
+
+def _in_index(run: str, env: str | None, home: Path) -> bool:
+    from trainstack.deploy.index import RunIndex
+
+    try:
+        RunIndex(home).find(run, env)
+    except NotFoundError:
+        return False
+    return True
 
 
 def _deployed(

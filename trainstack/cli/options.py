@@ -4,9 +4,64 @@ sets them once."""
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
+from typing import Any
 
 import click
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+class KubeName(click.ParamType[str]):
+    """The name of a Kubernetes object the manifests refer to: a namespace (a DNS-1123 label)
+    or a Secret (a DNS-1123 subdomain). Checked here, as a run spec's names are, instead of
+    rendering manifests the API server refuses."""
+
+    name = "name"
+
+    def __init__(self, what: str, *, subdomain: bool = False) -> None:
+        self.what = what
+        self.pattern, self.limit = (_DNS_SUBDOMAIN, 253) if subdomain else (_DNS_LABEL, 63)
+        self.allowed = (
+            "lowercase letters, digits, '-' and '.'"
+            if subdomain
+            else "lowercase letters, digits and '-'"
+        )
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if len(text) <= self.limit and self.pattern.fullmatch(text):
+            return text
+        keep = r"[^a-z0-9.-]+" if self.pattern is _DNS_SUBDOMAIN else r"[^a-z0-9-]+"
+        guess = re.sub(keep, "-", text.lower()).strip("-.")[: self.limit].strip("-.")
+        hint = f" Did you mean {guess!r}?" if guess and self.pattern.fullmatch(guess) else ""
+        self.fail(
+            f"{text!r} is not a {self.what}: expected {self.allowed}, starting and ending "
+            f"with a letter or digit, at most {self.limit} characters.{hint}",
+            param,
+            ctx,
+        )
+
+
+class Seconds(click.FloatRange):
+    """A duration in seconds. click's FloatRange lets 'nan' through (every comparison with it
+    is false), which a deadline then reads as zero: a grace period of 'nan' killed at once."""
+
+    name = "seconds"
+
+    def __init__(self, min: float, *, finite: bool = False) -> None:
+        super().__init__(min=min)
+        self.finite = finite
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        got = super().convert(value, param, ctx)
+        if math.isnan(got) or (self.finite and math.isinf(got)):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return got
+
 
 home_option = click.option(
     "--home",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import components_option, project_option
+from trainstack.cli.options import KubeName, components_option, project_option
 from trainstack.errors import UserError
 from trainstack.render import RenderOptions, dump_yaml, render_run, write_directory
 from trainstack.render.options import DEFAULT_OSS_SECRET, DEFAULT_PULL_SECRET
@@ -32,7 +32,11 @@ _CLUSTER_OPTIONS = (
     help="Write one file per resource into this directory (default: stdout).",
 )
 @click.option(
-    "--namespace", default="default", show_default=True, help="Namespace for runs that name none."
+    "--namespace",
+    type=KubeName("namespace name"),
+    default="default",
+    show_default=True,
+    help="Namespace for runs that name none.",
 )
 @click.option(
     "--local-cluster",
@@ -47,6 +51,7 @@ _CLUSTER_OPTIONS = (
 )
 @click.option(
     "--oss-secret",
+    type=KubeName("Secret name", subdomain=True),
     default=DEFAULT_OSS_SECRET,
     show_default=True,
     help="Secret (akId, akSecret) the OSS CSI driver mounts with, by name.",
@@ -58,6 +63,7 @@ _CLUSTER_OPTIONS = (
 )
 @click.option(
     "--pull-secret",
+    type=KubeName("Secret name", subdomain=True),
     default=DEFAULT_PULL_SECRET,
     show_default=True,
     help="Image pull secret (by name) when the run and component name none.",

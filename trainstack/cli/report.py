@@ -24,12 +24,12 @@ def report(run_ref: str, output: Path, home: Path | None) -> None:
     tail of each replica's log, to attach to a ticket."""
     from trainstack.metrics.htmlreport import build, render
     from trainstack.metrics.runview import view
+    from trainstack.outfile import write_file
     from trainstack.registry import Registry, state_home
 
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         record = reg.resolve(run_ref)
     html = render(build(view(record)))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(html, encoding="utf-8")
+    write_file(output, html)
     click.echo(f"wrote {output}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import home_option
+from trainstack.cli.options import Seconds, home_option
 from trainstack.errors import RunFailedError, UserError
 
 
@@ -53,7 +53,7 @@ from trainstack.errors import RunFailedError, UserError
 @home_option
 @click.option(
     "--grace",
-    type=click.FloatRange(min=0),
+    type=Seconds(min=0),
     default=10.0,
     show_default=True,
     help="Seconds a replica gets between SIGTERM and SIGKILL when stopped.",

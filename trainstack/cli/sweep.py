@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, home_option
+from trainstack.cli.options import Seconds, backend_option, home_option
 from trainstack.errors import RunFailedError, UserError
 
 
@@ -39,7 +39,7 @@ from trainstack.errors import RunFailedError, UserError
 )
 @click.option(
     "--grace",
-    type=click.FloatRange(min=0),
+    type=Seconds(min=0),
     default=10.0,
     show_default=True,
     help="Seconds a replica gets between SIGTERM and SIGKILL when a trial stops.",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, env_option, home_option
+from trainstack.cli.options import Seconds, backend_option, env_option, home_option
 
 
 @click.command()
@@ -14,14 +14,14 @@ from trainstack.cli.options import backend_option, env_option, home_option
 @env_option
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=Seconds(min=0),
     default=None,
     metavar="SECONDS",
     help="give up after this long (exit 124); default: wait as long as it takes",
 )
 @click.option(
     "--interval",
-    type=click.FloatRange(min=0.1),
+    type=Seconds(min=0.1, finite=True),
     default=10.0,
     show_default=True,
     metavar="SECONDS",

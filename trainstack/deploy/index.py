@@ -13,16 +13,18 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack.errors import NotFoundError, UserError
 from trainstack.infra.configread import did_you_mean
+from trainstack.regularfile import describe, read_regular
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -78,13 +80,37 @@ class RunIndex:
             os.replace(tmp, self.path)
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        if not self.path.exists():
-            return {}
+        """The index as stored; a damaged one is refused (never treated as empty: the next
+        deploy would replace it and lose every entry)."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = read_regular(self.path)
+        except FileNotFoundError:
+            return {}
+        except OSError as err:
+            raise self._damaged(f"cannot be read: {describe(err)}") from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            raise self._damaged(f"not UTF-8 text (byte {err.start})") from None
         except json.JSONDecodeError as err:
-            raise UserError(f"{self.path}: the run index is not valid JSON ({err.msg})") from None
-        return data if isinstance(data, dict) else {}
+            raise self._damaged(
+                f"not valid JSON ({err.msg})", f"{self.path}:{err.lineno}:{err.colno}"
+            ) from None
+        if not isinstance(data, dict):
+            raise self._damaged(f"expected a JSON object of runs, found {_kind(data)}")
+        for key, value in data.items():
+            problem = _entry_problem(value)
+            if problem:
+                raise self._damaged(f"{key}: {problem}")
+        return data
+
+    def _damaged(self, why: str, where: str | None = None) -> UserError:
+        here, aside = shlex.quote(str(self.path)), shlex.quote(f"{self.path}.bad")
+        return UserError(
+            f"{where or self.path}: the run index is damaged: {why}",
+            hint=f"trainstack leaves it as it is; move it aside (mv {here} {aside}): it caches "
+            "the backend's stack tags, which `trainstack status` reads again without it",
+        )
 
     def put(self, entry: StackEntry) -> None:
         with self._locked() as data:
@@ -95,7 +121,11 @@ class RunIndex:
             data.pop(entry.key, None)
 
     def entries(self) -> list[StackEntry]:
-        return [StackEntry(**v) for _, v in sorted(self._read().items())]
+        # Fields a newer trainstack added are left out here and kept in the file.
+        return [
+            StackEntry(**{k: v for k, v in entry.items() if k in _FIELDS})
+            for _, entry in sorted(self._read().items())
+        ]
 
     def find(self, run: str, env: str | None = None) -> StackEntry:
         """The stack of ``run`` (in ``env``, when it was deployed to several environments)."""
@@ -118,6 +148,39 @@ class RunIndex:
             hint=did_you_mean(run, {e.run for e in entries})
             or "`trainstack deploy RUN.yaml --env ENV` deploys one",
         )
+
+
+_FIELDS = {f.name: f for f in fields(StackEntry)}
+_TEXT = {"run", "env", "stack", "project", "backend", "component", "version"}
+_TEXT_OR_NULL = {"experiment", "spec_path", "registry_id", "spec_hash", "team"}
+_REQUIRED = {n for n, f in _FIELDS.items() if f.default is f.default_factory is MISSING}
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else "a number"
+    )
+
+
+def _entry_problem(value: object) -> str | None:
+    """What is wrong with one stored entry, or None."""
+    if not isinstance(value, dict):
+        return f"expected an object, found {_kind(value)}"
+    for name in sorted(_FIELDS):
+        if name not in value:
+            if name in _REQUIRED:
+                return f"{name}: missing"
+            continue
+        got = value[name]
+        if name in _TEXT and not isinstance(got, str):
+            return f"{name}: expected a string, found {_kind(got)}"
+        if name in _TEXT_OR_NULL and not (got is None or isinstance(got, str)):
+            return f"{name}: expected a string or null, found {_kind(got)}"
+        if name == "updated_at" and (isinstance(got, bool) or not isinstance(got, (int, float))):
+            return f"{name}: expected a number, found {_kind(got)}"
+        if name == "outputs" and not isinstance(got, dict):
+            return f"{name}: expected an object, found {_kind(got)}"
+    return None
 
 
 def run_tags(run: Run, env: str, job: Mapping[str, str]) -> dict[str, str]:

@@ -14,6 +14,7 @@ from trainstack.local.logcap import chain
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
 from trainstack.registry.model import RunRecord
+from trainstack.regularfile import read_regular
 
 if TYPE_CHECKING:
     # Imported where used: `runs list` and `logs` need this module but not numpy.
@@ -255,7 +256,7 @@ def _when(t: float) -> str:
 def _bound_outputs(layout: Layout) -> dict[str, str]:
     """Output bindings as the contract wrote them into training_job.json."""
     try:
-        job = json.loads((layout.config / "training_job.json").read_text(encoding="utf-8"))
+        job = json.loads(read_regular(layout.config / "training_job.json"))
         return {str(k): str(v["uri"]) for k, v in job.get("outputs", {}).items()}
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return {}

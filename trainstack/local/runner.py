@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import TextIO
 
+from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
 from trainstack.local import jobplan, logcap, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
@@ -211,11 +212,16 @@ def _supervise(
     try:
         committed = tuple(sandbox.commit_outputs(layout, run))
     except OSError as err:
-        if not logcap.disk_full(err):
-            raise
+        # A full disk, or a target that cannot be written (a read-only or missing place, a file
+        # where a folder belongs): the run ended, its outputs are still in the run directory.
         committed = ()
         status = RunStatus.FAILED
-        reason = "; ".join(x for x in (reason, f"outputs not committed: {err}") if x)
+        if logcap.disk_full(err):
+            why = str(err)
+        else:
+            where = f"{err.filename}: " if err.filename else ""
+            why = f"{where}{err.strerror or err}; they are in {layout.root / OUTPUT}"
+        reason = "; ".join(x for x in (reason, f"outputs not committed: {why}") if x)
     full = observer.disk_full or _nearly_full(layout.root)
     if status is RunStatus.FAILED and full:
         reason = "; ".join(x for x in (reason, _disk_full_reason(layout.root, None)) if x)

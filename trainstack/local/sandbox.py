@@ -24,6 +24,7 @@ from pathlib import Path
 from trainstack.codetree import code_files, copy_tree
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
+from trainstack.regularfile import read_regular
 from trainstack.spec.model import Binding, BindingMode, CodeSource, Run, Scheme
 
 
@@ -125,7 +126,7 @@ def save_commit_targets(layout: Layout, run: Run) -> None:
 
 def commit_saved(layout: Layout) -> list[Committed]:
     try:
-        saved = json.loads(layout.commit_file.read_text(encoding="utf-8"))
+        saved = json.loads(read_regular(layout.commit_file))
     except (OSError, ValueError):
         return []
     return commit(layout, {str(k): (str(v[0]), bool(v[1])) for k, v in saved.items()})

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack.regularfile import open_regular
+
 if TYPE_CHECKING:
     import psutil
 
@@ -170,12 +172,16 @@ def summarize(path: Path) -> list[UsageSummary]:
     """Per-replica summary of a usage file (missing file: no rows)."""
     rows: dict[str, list[dict[str, Any]]] = {}
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path) as fh:
             for line in fh:
-                with contextlib.suppress(ValueError):
+                # Not JSON, not UTF-8, or a sample without its fields: skipped, as in the charts.
+                with contextlib.suppress(ValueError, TypeError, KeyError):
                     sample = json.loads(line)
+                    float(sample["cpu_percent"]), int(sample["rss_bytes"])
+                    for g in sample.get("gpus", []):
+                        float(g["util_percent"]), int(g["mem_used_bytes"])
                     rows.setdefault(str(sample["replica"]), []).append(sample)
-    except FileNotFoundError:
+    except OSError:  # missing, or not a file at all (a directory, a FIFO)
         return []
     out = []
     for key in sorted(rows):

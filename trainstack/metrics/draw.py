@@ -21,6 +21,7 @@ from matplotlib.ticker import MaxNLocator
 from trainstack.metrics.series import ChartData, Floats
 from trainstack.metrics.spec import Axis
 from trainstack.metrics.usage import ReplicaUsage
+from trainstack.outfile import write_file
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")  # matplotlib's first four
 SIZE = (8.0, 4.5)
@@ -138,9 +139,7 @@ def overlay_png(metric: str, x_label: str, lines: Sequence[Overlay]) -> bytes:
 
 
 def write(path: Path, png: bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(png)
-    return path
+    return write_file(path, png)
 
 
 def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> None:

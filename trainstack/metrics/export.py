@@ -10,6 +10,7 @@ import numpy as np
 
 from trainstack.metrics.series import ChartData, Floats
 from trainstack.metrics.usage import ReplicaUsage
+from trainstack.outfile import write_file
 
 
 def chart_csv(data: ChartData) -> str:
@@ -37,9 +38,7 @@ def usage_csv(rep: ReplicaUsage) -> str:
 
 
 def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_file(path, text)
 
 
 def _table(header: list[str], cols: list[Floats]) -> str:

@@ -15,6 +15,7 @@ from trainstack.metrics.idle import IdleThresholds, IdleWarning, detect_in
 from trainstack.metrics.usage import ReplicaUsage
 from trainstack.metrics.values import MetricValue, values
 from trainstack.registry.model import RunRecord
+from trainstack.regularfile import read_regular
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView
 
 def _training_job(root: Path) -> dict[str, object]:
     try:
-        doc = json.loads((root / "input" / "config" / "training_job.json").read_text("utf-8"))
+        doc = json.loads(read_regular(root / "input" / "config" / "training_job.json"))
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}

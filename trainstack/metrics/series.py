@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from trainstack.errors import Diagnostic
 from trainstack.metrics.spec import Axis, Chart, MetricsSpec, load
+from trainstack.regularfile import describe, read_regular_text
 
 Floats = npt.NDArray[np.float64]
 
@@ -65,7 +66,7 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
     file = str(path)
     expected = [chart.x, *chart.columns]
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         return None, [
             Diagnostic(
@@ -79,7 +80,8 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
             )
         ]
     except (OSError, UnicodeDecodeError) as err:
-        return None, [Diagnostic(file, None, None, "", f"cannot be read: {err}", code="metrics")]
+        why = describe(err) if isinstance(err, OSError) else str(err)
+        return None, [Diagnostic(file, None, None, "", f"cannot be read: {why}", code="metrics")]
     head, _, body = text.partition("\n")
     header = [h.strip() for h in next(csv.reader([head]), [])]
     if header != expected:

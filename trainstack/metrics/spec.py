@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainstack.errors import Diagnostic
+from trainstack.regularfile import describe, read_regular
 from trainstack.spec.suggest import did_you_mean
 
 META_FILE = "metrics.json"
@@ -32,6 +33,8 @@ MAX_AXES = 2
 NAME = re.compile(r"[A-Za-z0-9_\-\u4e00-\u9fff]{1,16}")
 NAME_RULE = "1-16 letters (Chinese or English), digits, '-' or '_'"
 MAX_DESCRIPTION = 64
+# Read no further: six charts' metas fit in a few KB, and a run's code could leave gigabytes.
+MAX_META_BYTES = 1 << 20
 _FIELDS = ("name", "x", "ys", "series", "description", "smooth", "with_timestamp", "units")
 _FLAGS = {"true": True, "false": False}
 
@@ -91,7 +94,11 @@ def load(directory: Path) -> MetricsSpec:
     problems: list[Diagnostic] = []
     say = _Reporter(str(path), problems)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_regular(path, MAX_META_BYTES)
+        if len(raw) > MAX_META_BYTES:
+            say("", f"over {MAX_META_BYTES:,} bytes: not a metrics spec (6 charts fit in a few KB)")
+            return MetricsSpec(directory, "", (), tuple(problems))
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         csvs = sorted(p.name for p in directory.glob("*.csv")) if directory.is_dir() else []
         if csvs:
@@ -102,7 +109,10 @@ def load(directory: Path) -> MetricsSpec:
                 hint="write metrics.json with one entry in `metas` per chart (docs/metrics.md)",
             )
         return MetricsSpec(directory, "", (), tuple(problems))
-    except (OSError, UnicodeDecodeError) as err:
+    except OSError as err:
+        say("", f"cannot be read: {describe(err)}")
+        return MetricsSpec(directory, "", (), tuple(problems))
+    except UnicodeDecodeError as err:
         say("", f"cannot be read: {err}")
         return MetricsSpec(directory, "", (), tuple(problems))
     try:

@@ -1,5 +1,6 @@
 """`usage.jsonl` (written by trainstack.local.usage) as time series per replica, for charts,
-CSV export and idle detection. Lines that cannot be read are skipped, as in the summary."""
+CSV export and idle detection. Lines that cannot be read are skipped, as in the summary, and a
+file that cannot be (a directory, a FIFO) shows no usage."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from trainstack.regularfile import open_regular
 
 Floats = npt.NDArray[np.float64]
 
@@ -34,13 +37,14 @@ class ReplicaUsage:
 def read(path: Path) -> tuple[ReplicaUsage, ...]:
     samples: dict[str, list[dict[str, object]]] = {}
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path) as fh:
             for line in fh:
+                # A line that is not UTF-8 is a ValueError here, skipped as any bad line.
                 with contextlib.suppress(ValueError, TypeError, KeyError):
                     sample = json.loads(line)
                     float(sample["t"]), float(sample["cpu_percent"]), int(sample["rss_bytes"])
                     samples.setdefault(str(sample["replica"]), []).append(sample)
-    except FileNotFoundError:
+    except OSError:  # missing, or not a file at all (a directory, a FIFO): no usage to show
         return ()
     if not samples:
         return ()

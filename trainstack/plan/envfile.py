@@ -81,7 +81,9 @@ def read_env(project: Project, env: str) -> EnvConfig:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", env):
         raise ConfigError(f"--env: expected an environment name such as local, got {env!r}")
     path = project.root / f"Pulumi.{env}.yaml"
-    if not path.is_file():
+    # lexists: a directory, a FIFO or a broken link by that name is the environment file, and
+    # the reader says what is wrong with it (not that there is none, with itself as suggestion).
+    if not os.path.lexists(path):
         known = project.environments()
         raise NotFoundError(
             f"no environment {env!r}: {path.name} does not exist in {project.root}",

@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import secrets
+import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -43,11 +44,22 @@ class RegistryFullError(RegistryError):
 
 
 def _damaged(path: Path, what: str) -> RegistryError:
+    here, aside = shlex.quote(str(path)), shlex.quote(f"{path}.bad")
     return RegistryError(
         f"the run registry {path} {what}",
-        hint=f"trainstack leaves it as it is; move it aside (mv {path} {path}.bad) to start a new "
+        hint=f"trainstack leaves it as it is; move it aside (mv {here} {aside}) to start a new "
         "registry, or restore it from a backup",
     )
+
+
+def _why_not_a_folder(home: Path, err: OSError) -> str:
+    """mkdir's reason, except its 'File exists' for a symbolic link that leads nowhere."""
+    if isinstance(err, FileExistsError) and home.is_symlink():
+        try:
+            os.stat(home)
+        except OSError as broken:
+            return f"it is a symbolic link to {os.readlink(home)} ({broken.strerror})"
+    return str(err.strerror or err)
 
 
 @contextmanager
@@ -131,7 +143,7 @@ class Registry:
                 home.mkdir(parents=True, exist_ok=True)
             except OSError as err:
                 raise RegistryError(
-                    f"cannot create the state folder {home}: {err.strerror or err}"
+                    f"cannot create the state folder {home}: {_why_not_a_folder(home, err)}"
                 ) from None
             return cls(home, _connect(path))
 

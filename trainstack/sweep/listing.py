@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack.errors import NotFoundError
+from trainstack.errors import NotFoundError, UserError
 from trainstack.spec.suggest import did_you_mean
 from trainstack.sweep import study as studies
 from trainstack.sweep.engine import rows
@@ -50,9 +50,18 @@ def info(home: Path, name: str) -> SweepInfo:
         )
     import optuna
 
-    studies.quiet()
     directory = studies.sweep_dir(home, name)
-    study = optuna.load_study(study_name=name, storage=studies.storage_url(directory))
+    studies.quiet()
+    try:
+        if not studies.check_storage(directory):  # empty: optuna would write its tables into it
+            raise KeyError(name)
+        study = optuna.load_study(study_name=name, storage=studies.storage_url(directory))
+    except KeyError:  # optuna's "Record does not exist.": the storage holds no study by that name
+        raise UserError(
+            f"{directory / studies.STORAGE_FILE}: holds no sweep named {name!r} "
+            "(a sweep interrupted before its first trial, or a folder renamed)",
+            hint=f"run the sweep again to start it, or remove {directory}",
+        ) from None
     goal = (
         Goal.MINIMIZE if study.direction is optuna.study.StudyDirection.MINIMIZE else Goal.MAXIMIZE
     )

@@ -46,6 +46,50 @@ def storage_url(directory: Path) -> str:
     return f"sqlite:///{directory / STORAGE_FILE}"
 
 
+def check_storage(directory: Path) -> bool:
+    """Refuse a storage optuna cannot use before optuna touches it: on a damaged file it raises
+    from deep inside SQLAlchemy, and into any other SQLite file it would write its own tables.
+    Read-only: the file is left as it is. False for a missing or empty file: a sweep not
+    started yet."""
+    import sqlite3
+    from urllib.parse import quote
+
+    from trainstack.regularfile import describe, open_regular
+
+    path = directory / STORAGE_FILE
+    try:
+        with open_regular(path) as fh:
+            empty = not fh.read(1)
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        raise _damaged(path, f"cannot be read: {describe(err)}") from None
+    if empty:
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        finally:
+            conn.close()
+    except sqlite3.Error as err:
+        raise _damaged(path, f"not a readable SQLite database ({err})") from None
+    if tables and "studies" not in tables:
+        raise _damaged(path, "an SQLite database, but not an optuna storage (no studies table)")
+    return True
+
+
+def _damaged(path: Path, why: str) -> UserError:
+    import shlex
+
+    return UserError(
+        f"{path}: the sweep's storage is damaged: {why}",
+        hint=f"trainstack leaves it as it is; move the sweep aside (mv "
+        f"{shlex.quote(str(path.parent))} {shlex.quote(str(path.parent) + '.bad')}) and run "
+        "the sweep again to start it over",
+    )
+
+
 def quiet() -> None:
     """optuna logs every trial at INFO on stderr; the sweep has its own table."""
     import optuna
@@ -58,8 +102,14 @@ def quiet() -> None:
 def exclusive(directory: Path) -> Iterator[None]:
     """One sweep process per sweep: a second `trainstack sweep` of the same sweep is refused
     rather than racing the first for the same grid points."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise UserError(
+            f"cannot create the sweep's folder {directory}: {err.strerror or err}",
+            hint="check that the state folder is writable, or point --home elsewhere",
+        ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -108,6 +158,7 @@ def sampler_for(sweep: Sweep) -> optuna.samplers.BaseSampler:
 def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
     import optuna
 
+    check_storage(directory)
     quiet()
     sampler = sampler_for(sweep)
     pruner: optuna.pruners.BasePruner = optuna.pruners.NopPruner()

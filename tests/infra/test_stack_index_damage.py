@@ -1,0 +1,118 @@
+"""A damaged stack index (`stacks.json` in the state home): one clear error in every verb that
+reads it, the file left as it was, and never read as empty (the next deploy would replace it and
+lose every entry)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.clirunner import Cli
+from trainstack.deploy.index import INDEX_FILE, RunIndex, StackEntry
+from trainstack.errors import UserError
+
+GOOD = {
+    "run": "mine",
+    "env": "local",
+    "stack": "mine-local",
+    "project": "trainstack-runs",
+    "backend": "file:///x",
+    "component": "probe",
+    "version": "1.0.0",
+    "experiment": None,
+    "spec_path": None,
+    "registry_id": None,
+}
+
+
+def _text(text: str) -> Callable[[Path], object]:
+    return lambda path: path.write_text(text)
+
+
+def _directory(path: Path) -> None:
+    (path / "inside").mkdir(parents=True)
+
+
+def _loop(path: Path) -> None:
+    path.symlink_to(path.name + ".other")
+    (path.parent / (path.name + ".other")).symlink_to(path.name)
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+DAMAGE: dict[str, tuple[Callable[[Path], object], str]] = {
+    "not-utf8": (lambda p: p.write_bytes(b'{"local/mine": \xff}'), "not UTF-8 text (byte 15)"),
+    "bad-json": (_text('{\n  "local/mine": {,\n}'), "stacks.json:2:18: the run index is damaged"),
+    "a-list": (_text("[1, 2]"), "expected a JSON object of runs, found a list"),
+    "entry-not-object": (_text('{"local/mine": 5}'), "local/mine: expected an object"),
+    "entry-missing-field": (
+        _text(json.dumps({"local/mine": {k: v for k, v in GOOD.items() if k != "stack"}})),
+        "local/mine: stack: missing",
+    ),
+    "entry-wrong-type": (
+        _text(json.dumps({"local/mine": {**GOOD, "outputs": [1]}})),
+        "local/mine: outputs: expected an object, found a list",
+    ),
+    "directory": (_directory, "cannot be read: a directory, not a file"),
+    "fifo": (_fifo, "cannot be read: a FIFO, not a file"),
+    "symlink-loop": (_loop, "cannot be read: Too many levels of symbolic links"),
+}
+
+
+def _fingerprint(path: Path) -> str:
+    if path.is_symlink() or path.is_fifo():
+        return f"link:{os.readlink(path)}" if path.is_symlink() else "fifo"
+    if path.is_dir():
+        return "dir:" + ",".join(sorted(p.name for p in path.iterdir()))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_every_verb_that_reads_the_index_gives_one_clear_error(damage: str, cli: Cli) -> None:
+    assert cli.home is not None
+    cli.home.mkdir()
+    path = cli.home / INDEX_FILE
+    make, message = DAMAGE[damage]
+    make(path)
+    before = _fingerprint(path)
+    for verb in (
+        ("status", "mine"),
+        ("wait", "mine"),
+        ("destroy", "mine", "--yes"),
+        ("logs", "mine"),
+    ):
+        done = cli(*verb, timeout=60)
+        out = done.out + done.err
+        assert done.code == 2, (verb, out)
+        assert "Traceback" not in out, (verb, out)
+        assert out.count("error:") == 1 and message in done.err, (verb, out)
+        assert "mv " in done.err and str(path) in done.err, (verb, out)
+    assert _fingerprint(path) == before, "the index was changed"
+
+
+def test_a_damaged_index_is_never_replaced(tmp_path: Path) -> None:
+    """What deploy and destroy do with it: refuse, leaving the file, instead of starting over."""
+    path = tmp_path / INDEX_FILE
+    path.write_text('[{"run": "what a teammate wrote by hand"}]')
+    index = RunIndex(tmp_path)
+    with pytest.raises(UserError, match="the run index is damaged"):
+        index.put(StackEntry(**{**GOOD, "run": "new"}))  # type: ignore[arg-type]
+    assert path.read_text() == '[{"run": "what a teammate wrote by hand"}]'
+
+
+def test_fields_a_newer_trainstack_wrote_are_read_past_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / INDEX_FILE
+    path.write_text(json.dumps({"local/mine": {**GOOD, "future": {"x": 1}}}))
+    index = RunIndex(tmp_path)
+    assert index.find("mine").stack == "mine-local"
+    index.put(StackEntry(**{**GOOD, "run": "other", "stack": "other-local"}))  # type: ignore[arg-type]
+    stored = json.loads(path.read_text())
+    assert stored["local/mine"]["future"] == {"x": 1}
+    assert stored["local/other"]["stack"] == "other-local"
