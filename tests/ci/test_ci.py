@@ -340,11 +340,11 @@ def test_actionlint_finds_each_mistake_in_a_broken_copy(tmp_path: Path) -> None:
 
 
 def test_shellcheck_finds_an_unquoted_expansion_at_its_run_key(tmp_path: Path) -> None:
-    good = 'done 3< "$RUNNER_TEMP/removed.txt"'
+    good = '> "$RUNNER_TEMP/policy-context.json"'
     text = WORKFLOW.read_text()
     assert text.count(good) == 1
     broken = tmp_path / "broken.yml"
-    broken.write_text(text.replace(good, "done 3< $RUNNER_TEMP/x"))
+    broken.write_text(text.replace(good, "> $RUNNER_TEMP/x"))
     run_line = next(s.line for s in run_scripts(broken) if "$RUNNER_TEMP/x" in s.text)
     _, found = shellcheck_findings(broken)
     assert [(f.line, f.message.split(":")[0]) for f in found] == [(run_line, "SC2086")], found

@@ -189,6 +189,22 @@ def test_a_pull_request_that_changes_the_environment_rechecks_every_run_for_it(
     assert [ln[4:] for ln in job.summary.splitlines() if ln.startswith("### ")] == tagged
 
 
+def test_a_pull_request_that_deletes_a_run_file_tells_the_reviewer(
+    tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
+) -> None:
+    gone = project / "components" / "census-tf" / "runs" / "single-gpu.yaml"
+    name = yaml.safe_load(gone.read_text())["metadata"]["name"]
+    git(project, "rm", "-q", str(gone))
+    git(project, "commit", "-q", "-m", "single-gpu is done")
+    job = pull_request(tmp_path, project, stand_in[0])
+    assert job.step("Specs the change touches").code == 0
+    assert job.outputs["changed"] == {"count": "0"}
+    assert (
+        f"- `{name}`: run file deleted; merging leaves its stack, if deployed: "
+        f"`trainstack destroy {name} --env {ENV}`"
+    ) in job.summary.splitlines()
+
+
 def test_an_unbumped_code_change_stops_the_check_at_its_version_line(
     tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
 ) -> None:
