@@ -247,6 +247,47 @@ def env_namespace_not_a_name(tmp: Path) -> Case:
     return Case(["env", MNIST_RUN, "--namespace", "x" * 64], "is not a namespace name")
 
 
+def _run_naming(tmp: Path, component: str) -> Path:
+    spec = tmp / "run.yaml"
+    spec.write_text(
+        "apiVersion: trainstack.dev/v1\nkind: Run\nmetadata: {name: r}\n"
+        f"spec:\n  component: {component}\n"
+    )
+    return spec
+
+
+def component_ref_symlink_loop(tmp: Path) -> Case:
+    # Path.resolve raised RuntimeError on the loop
+    (tmp / "a.yaml").symlink_to("b.yaml")
+    (tmp / "b.yaml").symlink_to("a.yaml")
+    return Case(
+        ["render", _run_naming(tmp, "a.yaml")],
+        f"{tmp / 'a.yaml'}: cannot read: Too many levels of symbolic links",
+    )
+
+
+def component_ref_fifo(tmp: Path) -> Case:
+    os.mkfifo(tmp / "comp.yaml")  # was "not found", though it is there
+    return Case(
+        ["render", _run_naming(tmp, "comp.yaml")], f"{tmp / 'comp.yaml'}: not a regular file"
+    )
+
+
+def sweep_run_ref_symlink_loop(tmp: Path) -> Case:
+    (tmp / "a.yaml").symlink_to("b.yaml")
+    (tmp / "b.yaml").symlink_to("a.yaml")
+    sweep = tmp / "sweep.yaml"
+    sweep.write_text(
+        "apiVersion: trainstack.dev/v1\nkind: Sweep\nmetadata: {name: s}\nspec:\n"
+        "  run: a.yaml\n  parameters: {lr: [0.1]}\n"
+        "  objective: {metric: a/b, goal: minimize}\n"
+    )
+    return Case(
+        ["sweep", sweep, "--local"],
+        f"{tmp / 'a.yaml'}: cannot read: Too many levels of symbolic links",
+    )
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -303,6 +344,9 @@ CASES = [
     render_namespace_not_a_name,
     render_pull_secret_not_a_name,
     env_namespace_not_a_name,
+    component_ref_symlink_loop,
+    component_ref_fifo,
+    sweep_run_ref_symlink_loop,
     grace_nan,
     sweep_grace_nan,
     wait_interval_inf,
