@@ -288,6 +288,38 @@ def sweep_run_ref_symlink_loop(tmp: Path) -> Case:
     )
 
 
+def runs_folder_is_a_file(tmp: Path) -> Case:
+    (tmp / "home").mkdir()
+    (tmp / "home" / "runs").write_text("mine")  # a file where the run directories go
+
+    def untouched() -> None:
+        assert (tmp / "home" / "runs").read_text() == "mine"
+
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install"],
+        f"failed before it started: {tmp / 'home' / 'runs'}",
+        check=untouched,
+    )
+
+
+def resume_without_its_run_directory(tmp: Path) -> Case:
+    # a resume that silently started from nothing
+    spec = _quick(tmp)
+    subprocess.run(
+        Cli.argv("run", spec, "--local", "--no-install"),
+        env=Cli(tmp / "home").env,
+        capture_output=True,
+        check=True,
+    )
+    [run_dir] = (tmp / "home" / "runs").iterdir()
+    shutil.rmtree(run_dir)
+    return Case(
+        ["run", spec, "--local", "--no-install", "--resume", run_dir.name],
+        f"--resume {run_dir.name}: the run directory of run {run_dir.name} ({run_dir}) no "
+        "longer exists",
+    )
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -347,6 +379,8 @@ CASES = [
     component_ref_symlink_loop,
     component_ref_fifo,
     sweep_run_ref_symlink_loop,
+    runs_folder_is_a_file,
+    resume_without_its_run_directory,
     grace_nan,
     sweep_grace_nan,
     wait_interval_inf,
