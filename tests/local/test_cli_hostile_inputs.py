@@ -421,3 +421,17 @@ def test_hostile_input_is_one_clear_error_or_works(
         assert errors == 1 or problems == 1, out
     if case.check is not None:
         case.check()
+
+
+def test_a_run_whose_directory_is_gone_says_so(tmp_path: Path) -> None:
+    """Not 'no log for this run (replicas: none yet)' for a run that finished long ago."""
+    cli = Cli(tmp_path / "home")
+    assert cli("run", _quick(tmp_path), "--local", "--no-install").returncode == 0
+    [run_dir] = (tmp_path / "home" / "runs").iterdir()
+    shutil.rmtree(run_dir)
+    logs = cli("logs", run_dir.name)
+    assert logs.returncode == 2 and "Traceback" not in logs.err, logs.err
+    assert f"no logs: the run directory {run_dir} no longer exists" in logs.err
+    shown = cli("runs", "show", run_dir.name)
+    assert shown.returncode == 0, shown.err
+    assert f"{run_dir}  (no longer exists: deleted or moved)" in shown.out
