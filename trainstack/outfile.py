@@ -29,13 +29,15 @@ def write_file(path: Path, data: bytes | str) -> Path:
             raise
     except OSError as err:
         raise UserError(
-            f"cannot write {path}: {_why(path, err)}", hint="name a file in a folder you can write"
+            f"cannot write {path}: {why_not_written(path, err)}",
+            hint="name a file in a folder you can write",
         ) from None
     return path
 
 
-def _why(path: Path, err: OSError) -> str:
-    # mkdir's "File exists" / "Not a directory" when a file stands where a folder belongs
+def why_not_written(path: Path, err: OSError) -> str:
+    """Why `path` could not be written: mkdir's "File exists" or "Not a directory" said as the
+    file that stands where a folder belongs, else the error's own reason."""
     for parent in reversed(path.parents):
         if parent.exists() and not parent.is_dir():
             return f"{parent} is a file, not a folder"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -53,12 +54,13 @@ def read_regular(path: Path, limit: int | None = None) -> bytes:
         return fh.read() if limit is None else fh.read(limit + 1)
 
 
+def bounded_lines(fh: BinaryIO, limit: int = 64 << 10) -> Iterator[bytes]:
+    """The lines of `fh`, a line longer than `limit` bytes in pieces of at most `limit` (a
+    damaged file of one multi-gigabyte line never lands in memory whole)."""
+    return iter(lambda: fh.readline(limit), b"")
+
+
 def describe(err: OSError) -> str:
     """An OSError as a message without Python's decoration: 'a FIFO, not a file',
     'Permission denied'."""
     return str(err.strerror or err)
-
-
-def read_regular_text(path: Path) -> str:
-    """`read_regular` decoded as UTF-8 (UnicodeDecodeError when it is not)."""
-    return read_regular(path).decode("utf-8")

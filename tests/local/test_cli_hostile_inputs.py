@@ -247,6 +247,79 @@ def env_namespace_not_a_name(tmp: Path) -> Case:
     return Case(["env", MNIST_RUN, "--namespace", "x" * 64], "is not a namespace name")
 
 
+def _run_naming(tmp: Path, component: str) -> Path:
+    spec = tmp / "run.yaml"
+    spec.write_text(
+        "apiVersion: trainstack.dev/v1\nkind: Run\nmetadata: {name: r}\n"
+        f"spec:\n  component: {component}\n"
+    )
+    return spec
+
+
+def component_ref_symlink_loop(tmp: Path) -> Case:
+    # Path.resolve raised RuntimeError on the loop
+    (tmp / "a.yaml").symlink_to("b.yaml")
+    (tmp / "b.yaml").symlink_to("a.yaml")
+    return Case(
+        ["render", _run_naming(tmp, "a.yaml")],
+        f"{tmp / 'a.yaml'}: cannot read: Too many levels of symbolic links",
+    )
+
+
+def component_ref_fifo(tmp: Path) -> Case:
+    os.mkfifo(tmp / "comp.yaml")  # was "not found", though it is there
+    return Case(
+        ["render", _run_naming(tmp, "comp.yaml")], f"{tmp / 'comp.yaml'}: not a regular file"
+    )
+
+
+def sweep_run_ref_symlink_loop(tmp: Path) -> Case:
+    (tmp / "a.yaml").symlink_to("b.yaml")
+    (tmp / "b.yaml").symlink_to("a.yaml")
+    sweep = tmp / "sweep.yaml"
+    sweep.write_text(
+        "apiVersion: trainstack.dev/v1\nkind: Sweep\nmetadata: {name: s}\nspec:\n"
+        "  run: a.yaml\n  parameters: {lr: [0.1]}\n"
+        "  objective: {metric: a/b, goal: minimize}\n"
+    )
+    return Case(
+        ["sweep", sweep, "--local"],
+        f"{tmp / 'a.yaml'}: cannot read: Too many levels of symbolic links",
+    )
+
+
+def runs_folder_is_a_file(tmp: Path) -> Case:
+    (tmp / "home").mkdir()
+    (tmp / "home" / "runs").write_text("mine")  # a file where the run directories go
+
+    def untouched() -> None:
+        assert (tmp / "home" / "runs").read_text() == "mine"
+
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install"],
+        f"failed before it started: {tmp / 'home' / 'runs'}",
+        check=untouched,
+    )
+
+
+def resume_without_its_run_directory(tmp: Path) -> Case:
+    # a resume that silently started from nothing
+    spec = _quick(tmp)
+    subprocess.run(
+        Cli.argv("run", spec, "--local", "--no-install"),
+        env=Cli(tmp / "home").env,
+        capture_output=True,
+        check=True,
+    )
+    [run_dir] = (tmp / "home" / "runs").iterdir()
+    shutil.rmtree(run_dir)
+    return Case(
+        ["run", spec, "--local", "--no-install", "--resume", run_dir.name],
+        f"--resume {run_dir.name}: the run directory of run {run_dir.name} ({run_dir}) no "
+        "longer exists",
+    )
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -303,6 +376,11 @@ CASES = [
     render_namespace_not_a_name,
     render_pull_secret_not_a_name,
     env_namespace_not_a_name,
+    component_ref_symlink_loop,
+    component_ref_fifo,
+    sweep_run_ref_symlink_loop,
+    runs_folder_is_a_file,
+    resume_without_its_run_directory,
     grace_nan,
     sweep_grace_nan,
     wait_interval_inf,
@@ -343,3 +421,17 @@ def test_hostile_input_is_one_clear_error_or_works(
         assert errors == 1 or problems == 1, out
     if case.check is not None:
         case.check()
+
+
+def test_a_run_whose_directory_is_gone_says_so(tmp_path: Path) -> None:
+    """Not 'no log for this run (replicas: none yet)' for a run that finished long ago."""
+    cli = Cli(tmp_path / "home")
+    assert cli("run", _quick(tmp_path), "--local", "--no-install").returncode == 0
+    [run_dir] = (tmp_path / "home" / "runs").iterdir()
+    shutil.rmtree(run_dir)
+    logs = cli("logs", run_dir.name)
+    assert logs.returncode == 2 and "Traceback" not in logs.err, logs.err
+    assert f"no logs: the run directory {run_dir} no longer exists" in logs.err
+    shown = cli("runs", "show", run_dir.name)
+    assert shown.returncode == 0, shown.err
+    assert f"{run_dir}  (no longer exists: deleted or moved)" in shown.out

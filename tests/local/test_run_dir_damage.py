@@ -84,6 +84,7 @@ def _directory(path: Path) -> None:
 
 
 def _huge(path: Path) -> None:
+    path.unlink(missing_ok=True)  # the series file is a FIFO
     with path.open("wb") as fh:  # sparse: 3 GiB that cost no disk, and no memory unless read
         fh.truncate(3 << 30)
 
@@ -105,6 +106,9 @@ DAMAGE: dict[str, tuple[str, Callable[[Path], None]]] = {
     "metrics.json-fifo": ("metrics/metrics.json", _fifo),
     "metrics.json-directory": ("metrics/metrics.json", _directory),
     "metrics.json-huge": ("metrics/metrics.json", _huge),
+    "series-huge": ("metrics/loss.csv", _huge),
+    "usage-huge": ("usage.jsonl", _huge),
+    "log-huge": ("logs/worker-0.log", _huge),
     "usage-fifo": ("usage.jsonl", _fifo),
     "usage-directory": ("usage.jsonl", _directory),
     "usage-not-utf8": ("usage.jsonl", _not_utf8),
@@ -133,6 +137,8 @@ def test_every_reading_verb_reports_and_goes_on(
     said = shown.stdout + shown.stderr
     if damage == "metrics.json-huge":
         assert "metrics.json: over 1,048,576 bytes: not a metrics spec" in said
+    elif damage == "series-huge":
+        assert "loss.csv: over 256 MiB: not read" in said
     elif where == "metrics/metrics.json":
         kind = "a FIFO" if damage.endswith("fifo") else "a directory"
         assert f"metrics.json: cannot be read: {kind}, not a file" in said

@@ -179,3 +179,23 @@ def test_usage_charts_and_csv_show_each_gpu(tmp_path: Path) -> None:
         "gpu1_util_percent,gpu1_mem_used_bytes"
     )
     assert lines[3] == "2,100,1000,20,5,50,5"
+
+
+def test_the_report_log_tail_reads_only_the_end_and_keeps_the_lines(tmp_path: Path) -> None:
+    """The last LOG_TAIL_LINES lines across the log and its rotations, read from the end of each
+    part (a part of hundreds of MB costs 256 KiB), lines whole and in order."""
+    from trainstack.local.logcap import rotation
+    from trainstack.metrics.htmlreport import LOG_TAIL_BYTES, LOG_TAIL_LINES, _tail
+
+    log = tmp_path / "worker-0.log"
+    rotation(log, 1).write_text("".join(f"old {i}\n" for i in range(30)))
+    # Longer than the window: its first line in the window starts before it.
+    body = "".join(f"line {i:07d}\n" for i in range(LOG_TAIL_BYTES // 13 + 100))
+    log.write_text(body[: len(body) - 13] + "partial, no newline")
+    tail = _tail(log)
+    expected = [*body.splitlines(keepends=True)[-LOG_TAIL_LINES:-1], "partial, no newline"]
+    assert tail.text == "".join(expected)
+    short = tmp_path / "short.log"
+    rotation(short, 1).write_text("a\nb\n")
+    short.write_text("c\nd")
+    assert _tail(short).text == "a\nb\nc\nd"

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from trainstack.spec.suggest import did_you_mean
+
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -37,7 +39,8 @@ class KubeName(click.ParamType[str]):
             return text
         keep = r"[^a-z0-9.-]+" if self.pattern is _DNS_SUBDOMAIN else r"[^a-z0-9-]+"
         guess = re.sub(keep, "-", text.lower()).strip("-.")[: self.limit].strip("-.")
-        hint = f" Did you mean {guess!r}?" if guess and self.pattern.fullmatch(guess) else ""
+        valid = [guess] if guess and self.pattern.fullmatch(guess) else []
+        hint = did_you_mean(text, valid)
         self.fail(
             f"{text!r} is not a {self.what}: expected {self.allowed}, starting and ending "
             f"with a letter or digit, at most {self.limit} characters.{hint}",

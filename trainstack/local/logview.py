@@ -42,6 +42,11 @@ def select(logs_dir: Path, role: str | None, index: int | None) -> list[LogFile]
     chosen = [
         f for f in found if (role is None or f.role == role) and (index is None or f.index == index)
     ]
+    if not chosen and not logs_dir.parent.is_dir():
+        raise NotFoundError(
+            f"no logs: the run directory {logs_dir.parent} no longer exists",
+            hint="it was deleted or moved; the run registry still records the run",
+        )
     if not chosen:
         have = ", ".join(f.key for f in found) or "none yet"
         wanted = "-".join(x for x in (role, None if index is None else str(index)) if x)

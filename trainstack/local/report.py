@@ -157,7 +157,9 @@ def render(d: RunDetails) -> str:
             state = "not recorded" if r.status.finished else "running"
         rows.append(("replica", f"{e.key}: {state}"))
     if r.run_dir is not None:
-        rows.append(("run dir", str(r.run_dir)))
+        missing = r.status.finished and not r.run_dir.is_dir()
+        gone = "  (no longer exists: deleted or moved)" if missing else ""
+        rows.append(("run dir", f"{r.run_dir}{gone}"))
     shown = {o.channel for o in d.outputs}
     for channel, uri in r.outputs.items():  # recorded at deploy: where a cluster run writes
         if channel not in shown:

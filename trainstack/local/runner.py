@@ -107,6 +107,15 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
                     f"run {record.id} failed: {reason}",
                     hint=f"free space on the disk holding {req.home}",
                 ) from None
+            if isinstance(err, OSError):  # the run directory could not be made (a file in the way)
+                from trainstack.outfile import why_not_written
+
+                where = Path(err.filename) if isinstance(err.filename, str) else layout.root
+                raise UserError(
+                    f"run {record.id} failed before it started: {where}: "
+                    f"{why_not_written(where, err)}",
+                    hint=f"check that {layout.root} can be created, or point --home elsewhere",
+                ) from None
             raise
         return outcome_record
 
@@ -404,6 +413,13 @@ def _resume_layout(reg: Registry, ref: str | None) -> Layout | None:
             f"run {earlier.id} ran on a cluster; --resume takes a local run",
             hint="bind the checkpoint output to a local copy with --output instead",
         )
+    if not earlier.run_dir.is_dir():
+        # Resuming from nothing would silently start over: the user asked for its checkpoints.
+        raise UserError(
+            f"--resume {ref}: the run directory of run {earlier.id} ({earlier.run_dir}) no "
+            "longer exists, so there is nothing to resume from",
+            hint="run without --resume to start over",
+        )
     return Layout(earlier.run_dir)
 
 
@@ -430,4 +446,6 @@ def _reason(err: BaseException) -> str:
         return "interrupted before the replicas started"
     if isinstance(err, UserError):
         return err.message
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.filename}: {err.strerror}" if err.filename else err.strerror
     return f"{type(err).__name__}: {err}"

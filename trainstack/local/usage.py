@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack.regularfile import open_regular
+from trainstack.regularfile import bounded_lines, open_regular
 
 if TYPE_CHECKING:
     import psutil
@@ -173,7 +173,7 @@ def summarize(path: Path) -> list[UsageSummary]:
     rows: dict[str, list[dict[str, Any]]] = {}
     try:
         with open_regular(path) as fh:
-            for line in fh:
+            for line in bounded_lines(fh):  # a piece of an over-long line is not JSON: skipped
                 # Not JSON, not UTF-8, or a sample without its fields: skipped, as in the charts.
                 with contextlib.suppress(ValueError, TypeError, KeyError):
                     sample = json.loads(line)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -17,8 +18,10 @@ from trainstack.local.report import human_bytes, human_seconds
 from trainstack.metrics.draw import chart_png, usage_png
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.values import number
+from trainstack.regularfile import open_regular
 
 LOG_TAIL_LINES = 40
+LOG_TAIL_BYTES = 256 << 10  # read of each log part, from its end
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,21 @@ def _tail(path: Path) -> LogTail:
 
     lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
     for part in chain(path):  # kept rotations first, so a log just rotated still has its tail
-        with open(part, encoding="utf-8", errors="replace") as fh:
-            lines.extend(fh)
+        try:
+            with open_regular(part) as fh:
+                # Only the end: a log part can be hundreds of MB, or one line (a progress bar
+                # redrawn with \r) that long.
+                size = fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, size - LOG_TAIL_BYTES))
+                data = fh.read(LOG_TAIL_BYTES)
+        except OSError:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        pieces = text.split("\n")
+        if size > LOG_TAIL_BYTES and len(pieces) > 1:
+            pieces = pieces[1:]  # the first is the end of a line that started before the window
+        last = pieces.pop()
+        lines.extend(piece + "\n" for piece in pieces)
+        if last:
+            lines.append(last)
     return LogTail(path.stem, len(lines), "".join(lines))

@@ -17,9 +17,12 @@ import numpy.typing as npt
 
 from trainstack.errors import Diagnostic
 from trainstack.metrics.spec import Axis, Chart, MetricsSpec, load
-from trainstack.regularfile import describe, read_regular_text
+from trainstack.regularfile import describe, read_regular
 
 Floats = npt.NDArray[np.float64]
+# What is read of one series file: millions of points, far more than a chart can show, and a
+# bound on what a damaged (or sparse, gigabytes long) file costs.
+MAX_SERIES_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,20 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
     file = str(path)
     expected = [chart.x, *chart.columns]
     try:
-        text = read_regular_text(path)
+        raw = read_regular(path, MAX_SERIES_BYTES)
+        if len(raw) > MAX_SERIES_BYTES:
+            return None, [
+                Diagnostic(
+                    file,
+                    None,
+                    None,
+                    "",
+                    f"over {MAX_SERIES_BYTES >> 20} MiB: not read",
+                    hint="write fewer points (every Nth step): a chart shows a few thousand",
+                    code="metrics",
+                )
+            ]
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         return None, [
             Diagnostic(

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from trainstack.regularfile import open_regular
+from trainstack.regularfile import bounded_lines, open_regular
 
 Floats = npt.NDArray[np.float64]
 
@@ -38,7 +38,7 @@ def read(path: Path) -> tuple[ReplicaUsage, ...]:
     samples: dict[str, list[dict[str, object]]] = {}
     try:
         with open_regular(path) as fh:
-            for line in fh:
+            for line in bounded_lines(fh):  # a piece of an over-long line is not JSON: skipped
                 # A line that is not UTF-8 is a ValueError here, skipped as any bad line.
                 with contextlib.suppress(ValueError, TypeError, KeyError):
                     sample = json.loads(line)

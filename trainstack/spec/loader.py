@@ -76,7 +76,10 @@ class Loader:
         return self._cached(path, build)
 
     def _cached(self, path: Path, build: Callable[[], Component]) -> Component:
-        resolved = path.resolve()
+        try:
+            resolved = path.resolve()
+        except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13)
+            resolved = Path(os.path.abspath(path))  # reading it reports the loop
         try:
             st = resolved.stat()
             stamp = (st.st_mtime_ns, st.st_size)
@@ -147,7 +150,9 @@ class Loader:
             target = base / ref
             if target.is_dir():
                 target = target / COMPONENT_FILE
-            if not target.is_file():
+            # lexists: a FIFO, a broken link or a link loop there is read, and reported as what it
+            # is, not as missing.
+            if not os.path.lexists(target):
                 raise SpecError(
                     [
                         doc.diag(

@@ -5,6 +5,7 @@ component. Every problem is reported together as one SpecError (exit 2)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
 
 def _base_from_file(loader: Loader, doc: SourceDoc, ref: str) -> tuple[Run, dict[str, Any], Path]:
     target = Path(doc.file).parent / ref
-    if not target.is_file():
+    if not os.path.lexists(target):  # a FIFO, a folder or a link loop is read and reported as such
         raise SpecError(
             [
                 doc.diag(
