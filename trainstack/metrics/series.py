@@ -72,32 +72,24 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
         raw = read_regular(path, MAX_SERIES_BYTES)
         if len(raw) > MAX_SERIES_BYTES:
             return None, [
-                Diagnostic(
+                _file_problem(
                     file,
-                    None,
-                    None,
-                    "",
                     f"over {MAX_SERIES_BYTES >> 20} MiB: not read",
                     hint="write fewer points (every Nth step): a chart shows a few thousand",
-                    code="metrics",
                 )
             ]
         text = raw.decode("utf-8")
     except FileNotFoundError:
         return None, [
-            Diagnostic(
+            _file_problem(
                 file,
-                None,
-                None,
-                "",
                 f"missing: chart {chart.name!r} has no series file",
                 hint=f"header: {','.join(expected)}",
-                code="metrics",
             )
         ]
     except (OSError, UnicodeDecodeError) as err:
         why = describe(err) if isinstance(err, OSError) else str(err)
-        return None, [Diagnostic(file, None, None, "", f"cannot be read: {why}", code="metrics")]
+        return None, [_file_problem(file, f"cannot be read: {why}")]
     head, _, body = text.partition("\n")
     header = [h.strip() for h in next(csv.reader([head]), [])]
     if header != expected:
@@ -135,6 +127,11 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
         Column(name, chart.axis_of(name), table[:, i + 1]) for i, name in enumerate(chart.columns)
     )
     return ChartData(chart, path, x, columns), []
+
+
+def _file_problem(file: str, message: str, hint: str | None = None) -> Diagnostic:
+    """A problem with the series file as a whole (no line, no field)."""
+    return Diagnostic(file, None, None, "", message, hint=hint, code="metrics")
 
 
 def _slow(body: str, width: int, file: str) -> tuple[Floats, Diagnostic | None]:
