@@ -25,7 +25,7 @@ CRD_FOLDER = "platform/kubedl/v0.5.0"
 KUBEDL_DIGEST_IMAGE = (
     "acme-registry-vpc.cn-hangzhou.cr.aliyuncs.com/platform/kubedl@sha256:" + "ab" * 32
 )
-NODE_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyForTestsOnly ops@acme"
+NODE_KEY = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCFakeKeyForTestsOnly ops@acme"
 # What a platform team sets before its first `pulumi up` (Pulumi.<env>.yaml's header lists it).
 READY: dict[str, dict[str, str]] = {
     "local": {"trainstack:registryPassword": "s3cret-registry-password"},

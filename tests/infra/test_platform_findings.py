@@ -356,7 +356,7 @@ def test_the_cluster_autoscaler_is_configured(ack: dict[str, Any]) -> None:
 
 def test_every_node_pool_logs_in_with_the_platform_key(ack: dict[str, Any]) -> None:
     key = named(ack, "node-key-pair")["inputs"]
-    assert key["publicKey"].startswith("ssh-ed25519 ")
+    assert key["publicKey"].startswith("ssh-rsa ")
     pools = of_type(ack, POOL)
     assert len(pools) == 5
     assert all(

@@ -259,3 +259,28 @@ def test_the_api_load_balancer_output_is_the_load_balancers_id(
     outputs = mocks.build()
     value, _ = mocks.resolve(outputs["apiLoadBalancer"])
     assert value == "lb-bp1apiserver0001", "SetLoadBalancerTCPListenerAttribute --LoadBalancerId"
+
+
+# --- the node key pair --------------------------------------------------------------------------
+
+
+def test_an_ed25519_node_key_is_refused_as_importkeypair_refuses_it(mocks: RecordingMocks) -> None:
+    """ECS ImportKeyPair takes rsa, dsa and ecdsa keys only (its API reference lists rsa, dsa,
+    ssh-rsa, ssh-dss, ecdsa and their certificates); an ed25519 key would fail `pulumi up`."""
+    key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyForTestsOnly ops@acme"
+    message = refused(mocks, **{"trainstack:nodePublicKey": key})
+    assert "trainstack:nodePublicKey" in message and "ImportKeyPair" in message
+    assert "ssh-keygen -t rsa" in message
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQCFakeKeyForTestsOnly ops@acme",
+        "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYFakeKeyForTestsOnly ops@acme",
+    ],
+)
+def test_rsa_and_ecdsa_node_keys_are_taken(mocks: RecordingMocks, key: str) -> None:
+    mocks.use_env("ack-dev", **{"trainstack:nodePublicKey": key})
+    mocks.build()
+    assert mocks.one("alicloud:ecs/ecsKeyPair:EcsKeyPair", "node-key-pair")["publicKey"] == key

@@ -11,6 +11,14 @@ from trainstack.infra.configread import REQUIRED, Pending, Section
 # teamaccess.py's volume guards are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1;
 # Kubernetes docs, "Validating Admission Policy": feature state stable since v1.30).
 MIN_KUBERNETES_MINOR = 30
+# OpenSSH key types ECS ImportKeyPair accepts (rsa, dsa, ecdsa; see load_ack)
+NODE_KEY_TYPES = (
+    "ssh-rsa ",
+    "ssh-dss ",
+    "ecdsa-sha2-nistp256 ",
+    "ecdsa-sha2-nistp384 ",
+    "ecdsa-sha2-nistp521 ",
+)
 
 # The PAI Designer custom components documentation lists these as the regions that support
 # custom components.
@@ -255,15 +263,25 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
     deployer = _deployer(main, stack, pending)
     public_key: str | None = None
     key_how = (
-        f'pulumi config set trainstack:nodePublicKey "$(cat ~/.ssh/id_ed25519.pub)" --stack {stack}'
+        "ssh-keygen -t rsa -b 4096 -f ~/.ssh/trainstack-nodes && pulumi config set "
+        f'trainstack:nodePublicKey "$(cat ~/.ssh/trainstack-nodes.pub)" --stack {stack}'
     )
     if main.has("nodePublicKey"):
         public_key = main.string(
             "nodePublicKey",
-            pattern=r"(ssh-(rsa|ed25519)|ecdsa-sha2-\S+) "
-            r"[A-Za-z0-9+/=]+( .*)?",
+            pattern=r"\S+ [A-Za-z0-9+/=]+( .*)?",
             what="an OpenSSH public key",
         )
+        # ECS ImportKeyPair (what ecs.EcsKeyPair calls) takes "rsa, dsa, ssh-rsa, ssh-dss,
+        # ecdsa" keys and their certificates, not ed25519 (Alibaba Cloud API reference,
+        # api-ecs-2014-05-26-importkeypair).
+        if not public_key.startswith(NODE_KEY_TYPES):
+            raise main.error(
+                "nodePublicKey",
+                "an rsa, dsa or ecdsa public key (ECS ImportKeyPair takes no other type)",
+                public_key.split(" ", 1)[0] + " …",
+                hint=key_how,
+            )
     elif pending.offline:
         pending.add(f"trainstack:nodePublicKey is not set (node pools need a login): {key_how}")
     else:
