@@ -284,3 +284,53 @@ def test_rsa_and_ecdsa_node_keys_are_taken(mocks: RecordingMocks, key: str) -> N
     mocks.use_env("ack-dev", **{"trainstack:nodePublicKey": key})
     mocks.build()
     assert mocks.one("alicloud:ecs/ecsKeyPair:EcsKeyPair", "node-key-pair")["publicKey"] == key
+
+
+# --- the registry's internet endpoint ----------------------------------------------------------
+
+
+def test_the_registry_has_no_internet_endpoint_unless_sources_are_listed(
+    mocks: RecordingMocks,
+) -> None:
+    """A new ACR Enterprise instance admits no traffic until an access mode is enabled (ACR
+    "Network access control overview"): the VPC link lets nodes pull; pushing from outside the
+    VPC (mirroring KubeDL's image) needs the internet endpoint, for the listed sources only."""
+    mocks.use_env("ack-dev")
+    mocks.build()
+    assert mocks.of_type("alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc")
+    assert not mocks.of_type("alicloud:cr/internetEndpoint:InternetEndpoint")
+
+
+def test_listed_sources_reach_the_registry_over_the_internet(mocks: RecordingMocks) -> None:
+    mocks.use_env(
+        "ack-dev", **{"trainstack:registryAllowedCidrs": '["198.51.100.7", "203.0.113.0/24"]'}
+    )
+    mocks.build()
+    endpoint = mocks.one("alicloud:cr/internetEndpoint:InternetEndpoint", "acr-internet")
+    assert [e["entry"] for e in endpoint["entries"]] == ["198.51.100.7/32", "203.0.113.0/24"]
+
+
+@pytest.mark.parametrize(
+    ("blocks", "said"),
+    [
+        ('["0.0.0.0/0"]', "narrower than the whole internet"),
+        ('["198.51.100.7", "198.51.100.7/32"]', "each block once"),
+        ("[]", "trainstack:registryAllowedCidrs"),
+    ],
+)
+def test_a_registry_allow_list_is_checked_like_the_apis(
+    mocks: RecordingMocks, blocks: str, said: str
+) -> None:
+    assert said in refused(mocks, **{"trainstack:registryAllowedCidrs": blocks})
+
+
+def test_an_external_registry_takes_no_allow_list(mocks: RecordingMocks) -> None:
+    message = refused(
+        mocks,
+        **{
+            "trainstack:registryType": "external",
+            "trainstack:registryServer": "registry.example.com",
+            "trainstack:registryAllowedCidrs": '["198.51.100.7/32"]',
+        },
+    )
+    assert "no allow-list with registryType external" in message

@@ -243,6 +243,13 @@ def _ack_registry(main: Section, ack: AckConfig) -> RegistryConfig:
         default: Any = f"{ack.registry_instance}-registry-vpc.{ack.region}.cr.aliyuncs.com"
     else:
         default = REQUIRED
+        if ack.registry_allowed_cidrs:
+            raise main.error(
+                "registryAllowedCidrs",
+                "no allow-list with registryType external (it is for the ACR instance the "
+                "platform creates)",
+                list(ack.registry_allowed_cidrs),
+            )
     return RegistryConfig(
         server=main.string(
             "registryServer",

@@ -47,6 +47,7 @@ ACK_KEYS = (
     "kubernetesVersion",
     "apiEndpoint",
     "apiAllowedCidrs",
+    "registryAllowedCidrs",
     "deployer",
     "systemPool",
     "cpuPool",
@@ -126,6 +127,9 @@ class AckConfig:
     system_pool: PoolConfig
     api_public: bool
     api_allowed_cidrs: tuple[str, ...]
+    # sources admitted to the ACR instance's internet endpoint; none: no internet endpoint
+    # (a new Enterprise instance admits no traffic until an access mode is enabled)
+    registry_allowed_cidrs: tuple[str, ...]
     deployer: Identity | None  # None only in an offline plan (pending)
     node_public_key: str | None  # None only in an offline plan (pending)
     registry_instance: str
@@ -231,25 +235,13 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
             raise main.error(
                 "apiAllowedCidrs", "the CIDR blocks allowed to reach the API server", hint=cidr_how
             )
-        allowed = tuple(
-            str(_parse_cidr(main, "apiAllowedCidrs", block))
-            for block in main.string_list(
-                "apiAllowedCidrs", min_items=1, what="CIDR blocks allowed to reach the API server"
-            )
+        allowed = _allow_list(
+            main,
+            "apiAllowedCidrs",
+            "CIDR blocks allowed to reach the API server",
+            "list the addresses `pulumi up` and kubectl run from",
         )
-        for block in allowed:
-            if _parse_cidr(main, "apiAllowedCidrs", block).prefixlen == 0:
-                raise main.error(
-                    "apiAllowedCidrs",
-                    "blocks narrower than the whole internet",
-                    block,
-                    hint="list the addresses `pulumi up` and kubectl run from",
-                )
-        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES), and a block added
-        # twice fails with InvalidParam.AclEntryExists (SLB AddAccessControlListEntry, error codes).
-        twice = sorted({b for b in allowed if allowed.count(b) > 1})
-        if twice:
-            raise main.error("apiAllowedCidrs", "each block once", twice[0])
+        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES).
         if len(allowed) > MAX_ACL_ENTRIES:
             raise main.error(
                 "apiAllowedCidrs", f"at most {MAX_ACL_ENTRIES} blocks", f"{len(allowed)} blocks"
@@ -338,6 +330,16 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         system_pool=system,
         api_public=api == "public",
         api_allowed_cidrs=allowed,
+        registry_allowed_cidrs=(
+            _allow_list(
+                main,
+                "registryAllowedCidrs",
+                "CIDR blocks allowed to push and pull over the registry's internet endpoint",
+                "list the addresses images are pushed from (e.g. a CI runner's egress IP/32)",
+            )
+            if main.has("registryAllowedCidrs")
+            else ()
+        ),
         deployer=deployer,
         node_public_key=public_key,
         registry_instance=main.string(
@@ -407,6 +409,23 @@ def _spot_pool(sec: Section) -> PoolConfig:
             "gpuType", "no gpuType on a CPU spot pool (accelerator: cpu)", sec.string("gpuType")
         )
     return _pool(sec, "spot", gpu=accelerator == "gpu", default_min=0, default_max=8, spot=True)
+
+
+def _allow_list(main: Section, key: str, what: str, hint: str) -> tuple[str, ...]:
+    """A list of CIDR blocks admitted to a public endpoint: each in a.b.c.d/n notation, none the
+    whole internet, none twice (an ACL entry added twice fails: SLB AddAccessControlListEntry's
+    InvalidParam.AclEntryExists)."""
+    allowed = tuple(
+        str(_parse_cidr(main, key, block))
+        for block in main.string_list(key, min_items=1, what=what)
+    )
+    for block in allowed:
+        if _parse_cidr(main, key, block).prefixlen == 0:
+            raise main.error(key, "blocks narrower than the whole internet", block, hint=hint)
+    twice = sorted({b for b in allowed if allowed.count(b) > 1})
+    if twice:
+        raise main.error(key, "each block once", twice[0])
+    return allowed
 
 
 def _parse_cidr(sec: Section, key: str, text: str) -> ipaddress.IPv4Network:

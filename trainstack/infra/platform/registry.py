@@ -58,6 +58,21 @@ class Registry(pulumi.ComponentResource):
             enable_create_dns_record_in_pvzt=True,
             opts=child,
         )
+        if ack.registry_allowed_cidrs:
+            # A new Enterprise instance admits no traffic until an access mode is enabled (ACR
+            # "Network access control overview"); the VPC link above is one, this is the other:
+            # pushes from outside the VPC (mirroring KubeDL's image, a CI runner's builds) over
+            # <instance>-registry.<region>.cr.aliyuncs.com, from the listed blocks only
+            # (pulumi_alicloud cr/internet_endpoint.py).
+            alicloud.cr.InternetEndpoint(
+                "acr-internet",
+                instance_id=instance.id,
+                entries=[
+                    {"entry": block, "comment": "trainstack registryAllowedCidrs"}
+                    for block in ack.registry_allowed_cidrs
+                ],
+                opts=child,
+            )
         namespace = alicloud.cs.RegistryEnterpriseNamespace(
             "acr-namespace",
             instance_id=instance.id,
