@@ -48,8 +48,11 @@ def build_ack_storage_classes(
         parameters={
             "volumeAs": "subpath",
             "server": nas_server.apply(lambda s: f"{s}:/trainstack/"),
+            # Only read when a released volume is deleted (reclaimPolicy Delete): the
+            # subdirectory is then archived rather than removed. Under Retain (below) a deleted
+            # claim's volume and its subdirectory stay as they are until an admin deletes them.
             "archiveOnDelete": "true",
-        },  # a deleted claim's data is kept, renamed
+        },
         mount_options=["nolock,tcp,noresvport", "vers=3"],
         reclaim_policy="Retain",
         volume_binding_mode="Immediate",
