@@ -5,6 +5,7 @@ from inside SQLAlchemy, or write its tables into whatever SQLite file it found).
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -101,3 +102,28 @@ def test_a_sweep_folder_that_cannot_be_created_is_one_clear_error(tmp_path: Path
     assert done.code == 2 and "Traceback" not in done.err, done.err
     assert f"cannot create the sweep's folder {cli.home / 'sweeps' / 'hold-sweep'}" in done.err
     assert (cli.home / "sweeps").read_text() == "mine"
+
+
+def test_a_damaged_sweep_does_not_hide_the_others_from_the_list(cli: Cli) -> None:
+    """`sweeps list` lists what it can read, then reports the damaged one (exit 2)."""
+    import optuna
+
+    from trainstack.sweep import study as studies
+
+    assert cli.home is not None
+    good = studies.sweep_dir(cli.home, "good-sweep")
+    good.mkdir(parents=True)
+    studies.quiet()
+    optuna.create_study(
+        study_name="good-sweep", storage=studies.storage_url(good), direction="minimize"
+    ).set_user_attr("objective", "curve/loss")
+    bad = studies.sweep_dir(cli.home, "bad-sweep") / studies.STORAGE_FILE
+    bad.parent.mkdir(parents=True)
+    _garbage(bad)
+    done = cli("sweeps", "list", timeout=60)
+    assert done.code == 2, done.out + done.err
+    assert "good-sweep" in done.out and "minimize curve/loss" in done.out
+    assert done.err.count("error:") == 1 and str(bad) in done.err
+    listed = cli("sweeps", "list", "--json", timeout=60)
+    assert listed.code == 2
+    assert [s["name"] for s in json.loads(listed.out)] == ["good-sweep"]

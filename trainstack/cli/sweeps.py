@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from trainstack.cli.options import home_option
+from trainstack.errors import UserError
+
+if TYPE_CHECKING:
+    from trainstack.sweep.listing import SweepInfo
 
 
 @click.group()
@@ -20,15 +25,33 @@ def sweeps() -> None:
 @home_option
 def list_sweeps(as_json: bool, home: Path | None) -> None:
     """Every sweep: its trials by state and the best objective so far."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from trainstack.metrics.values import number
     from trainstack.registry import state_home
     from trainstack.sweep.listing import info, names
 
     root = state_home(home)
-    found = [info(root, n) for n in names(root)]
+    # A damaged sweep does not hide the others: they are listed, then it is reported (exit 2).
+    found, problems = [], []
+    for name in names(root):
+        try:
+            found.append(info(root, name))
+        except UserError as err:
+            problems.append(err)
+    _list(found, as_json, quiet_when_empty=bool(problems))
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise UserError(
+            f"{len(problems)} sweeps could not be read:\n"
+            + "\n".join(f"  {p.render()}" for p in problems)
+        )
+
+
+def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from trainstack.metrics.values import number
+
     if as_json:
         click.echo(
             json.dumps(
@@ -48,7 +71,8 @@ def list_sweeps(as_json: bool, home: Path | None) -> None:
         )
         return
     if not found:
-        click.echo("no sweeps recorded here")
+        if not quiet_when_empty:
+            click.echo("no sweeps recorded here")
         return
     t = Table()
     for col in ("sweep", "experiment", "objective", "trials", "best", "best trial"):
