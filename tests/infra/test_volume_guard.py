@@ -15,17 +15,13 @@ from typing import Any
 import celpy
 import pytest
 
+from tests.infra.test_team_access import build
 from trainstack.errors import ConfigError
 from trainstack.infra.platform.teamaccess import guard_match, guard_validations
 
 POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 POLICY_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 RUNNER = "system:serviceaccount:{}:trainstack-runner"
-
-
-def build(mocks: Any, env: str, **overrides: str) -> dict[str, Any]:
-    mocks.use_env(env, **overrides)
-    return mocks.build()  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("env", ["local", "ack-dev"])

@@ -8,6 +8,7 @@ them, so the executable bit and a symlink's target count as git counts them.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -143,6 +144,7 @@ def tree_now(root: Path, folder: str) -> dict[str, str]:
     return entries
 
 
+@functools.cache
 def _file_mode_trusted(root: Path) -> bool:
     """git's own rule: with ``core.fileMode`` false the executable bit on disk means nothing,
     and a tracked file keeps the mode its index entry has."""

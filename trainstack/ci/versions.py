@@ -60,18 +60,20 @@ def is_member(v: Version, path: str) -> bool:
     )
 
 
-def _members(blobs: Mapping[str, str], v: Version, code_blobs: Mapping[str, str]) -> dict[str, str]:
-    """{repository path: "MODE BLOB"} of what a version consists of: its spec and code tree."""
-    out = (
-        {posixpath.join(v.folder, COMPONENT_FILE): blobs[COMPONENT_FILE]}
-        if (COMPONENT_FILE in blobs)
-        else {}
-    )
+def _members(spec: str | None, v: Version, code_blobs: Mapping[str, str]) -> dict[str, str]:
+    """{repository path: "MODE BLOB"} of what a version consists of: its spec (``spec``, its
+    entry) and code tree."""
+    out = {posixpath.join(v.folder, COMPONENT_FILE): spec} if spec is not None else {}
     for rel, blob in code_blobs.items():
         path = posixpath.normpath(posixpath.join(v.code, rel))
         if is_member(v, path):
             out[path] = blob
     return out
+
+
+def _entry(tree: Mapping[str, str]) -> str | None:
+    """The one entry of a listing of one file (None: the file is not there)."""
+    return next(iter(tree.values()), None)
 
 
 def digest(members: Mapping[str, str]) -> str:
@@ -117,8 +119,11 @@ def check_versions(start: Path, ref: str, paths: Sequence[Path] = ()) -> list[Di
         now = parse(now_file.read_text(errors="replace"), folder)
         if now is None or (now.name, now.version) != (before.name, before.version):
             continue  # removed, broken (validate reports it) or a new version: fine
-        old = _members(git.tree_at(root, ref, folder), before, git.tree_at(root, ref, before.code))
-        new = _members(git.tree_now(root, folder), now, git.tree_now(root, now.code))
+        # the spec file alone, not its folder: runs/ (sample data too) is not part of a version
+        old = _members(
+            _entry(git.tree_at(root, ref, path)), before, git.tree_at(root, ref, before.code)
+        )
+        new = _members(_entry(git.tree_now(root, path)), now, git.tree_now(root, now.code))
         if digest(old) == digest(new):
             continue
         changed = sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))

@@ -11,8 +11,6 @@ from typing import Any
 
 import click
 
-from trainstack.spec.suggest import did_you_mean
-
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -39,6 +37,10 @@ class KubeName(click.ParamType[str]):
             return text
         keep = r"[^a-z0-9.-]+" if self.pattern is _DNS_SUBDOMAIN else r"[^a-z0-9-]+"
         guess = re.sub(keep, "-", text.lower()).strip("-.")[: self.limit].strip("-.")
+        # here, not at the top: importing trainstack.spec loads the spec loader, which verbs
+        # that only define this option should not pay for at start-up
+        from trainstack.spec.suggest import did_you_mean
+
         valid = [guess] if guess and self.pattern.fullmatch(guess) else []
         hint = did_you_mean(text, valid)
         self.fail(

@@ -10,10 +10,12 @@
 - **/dev/shm.** A pod's /dev/shm is a tmpfs of 64 MiB, the container runtime's default
   (containerd's `oci/spec.go`, containerd/containerd#3654; Kubernetes has no field for it,
   kubernetes/kubernetes#28272), unless the role sets `sharedMemory`, which the renderer mounts
-  as a memory-backed emptyDir of that size. A process that needs a page beyond it gets SIGBUS
-  (PyTorch's data loader: "bus error ... insufficient shared memory (shm)"), and that exit is
-  not one KubeDL retries. Counted here: the /dev/shm files the tree holds open or mapped
-  (including unlinked ones, as PyTorch's file-descriptor sharing leaves them), each once.
+  as a memory-backed emptyDir with that sizeLimit (the kubelet sizes its tmpfs to it: KEP-1967,
+  SizeMemoryBackedVolumes, on by default since Kubernetes 1.22). A process that needs a page
+  beyond it gets SIGBUS (PyTorch's data loader: "bus error ... insufficient shared memory
+  (shm)"), and that exit is not one KubeDL retries. Counted here: the /dev/shm files the tree
+  holds open or mapped (including unlinked ones, as PyTorch's file-descriptor sharing leaves
+  them), each once.
 
 Locally the machine's /dev/shm and memory are much larger, so a run that would fail on its
 cluster would succeed here. The supervisor asks this watch up to five times a second (less
@@ -33,6 +35,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 INTERVAL_S = 0.2
 SHM = Path("/dev/shm")
@@ -184,34 +187,32 @@ class MemoryWatch:
                 if used > limits.memory.bytes:
                     over.append(OverLimit(key, Resource.MEMORY, used, limits.memory))
                     continue
-            shm = shm_bytes(tree)
+            shm = shm_bytes(proc.pid for proc in tree)
             if shm > limits.shm.bytes:
                 over.append(OverLimit(key, Resource.SHM, shm, limits.shm))
         return over
 
-    def _tree(self, pid: int) -> list[int]:
+    def _tree(self, pid: int) -> list[Any]:
+        """The psutil processes of the tree under ``pid`` (none: it has exited)."""
         psutil = self._psutil
         try:
             root = psutil.Process(pid)
-            return [pid, *(p.pid for p in root.children(recursive=True))]
+            return [root, *root.children(recursive=True)]
         except psutil.Error:
             return []
 
-    def _memory(self, tree: list[int], limit: int) -> int:
+    def _memory(self, tree: list[Any], limit: int) -> int:
         """The tree's PSS; its resident size when that is already within ``limit`` (a PSS is
         never more than the RSS, and reading it costs a hundred times more)."""
         psutil = self._psutil
-        rss = 0
-        for pid in tree:
+        rss: dict[int, int] = {}
+        for proc in tree:
             with contextlib.suppress(psutil.Error):
-                rss += psutil.Process(pid).memory_info().rss
-        if rss <= limit:
-            return rss
+                rss[proc.pid] = proc.memory_info().rss
+        if sum(rss.values()) <= limit:
+            return sum(rss.values())
         total = 0
-        for pid in tree:
-            pss = pss_bytes(pid)
-            if pss is None:
-                with contextlib.suppress(psutil.Error):
-                    pss = psutil.Process(pid).memory_info().rss
-            total += pss or 0
+        for proc in tree:
+            pss = pss_bytes(proc.pid)
+            total += pss if pss is not None else rss.get(proc.pid, 0)
         return total
