@@ -17,7 +17,7 @@ from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
 from tests.clirunner import Cli
-from trainstack.errors import NotFoundError, ToolMissingError, UserError
+from trainstack.errors import ConfigError, NotFoundError, ToolMissingError, UserError
 from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -841,3 +841,45 @@ def test_status_and_wait_recording_into_a_damaged_registry_is_one_clear_error(ho
     with pytest.raises(RegistryError, match=r"registry\.db is damaged"):
         watch.record(load_settings(home), entry, state)
     assert damaged.read_bytes() == b"\x00garbage" * 1000
+
+
+def test_a_concurrent_deploy_never_reads_a_half_written_passphrase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 18 item 9: the passphrase file was created (O_EXCL) and written afterwards; a
+    second deploy that looked in between read an empty passphrase. Here the second deploy looks
+    at exactly that moment: while the first is making its passphrase."""
+    import secrets as secrets_module
+
+    from trainstack.deploy import settings
+
+    monkeypatch.delenv(settings.PASSPHRASE_ENV, raising=False)
+    real = secrets_module.token_urlsafe
+    seen: list[str] = []
+
+    def racing(n: int) -> str:
+        if not seen:
+            seen.append("")  # the other deploy runs once, inside the first one's creation
+            seen.append(settings._passphrase(tmp_path)[0])
+        return real(n)
+
+    monkeypatch.setattr(settings.secrets, "token_urlsafe", racing)
+    first = settings._passphrase(tmp_path)[0]
+    assert seen[1], "the concurrent deploy read an empty passphrase"
+    assert first == seen[1]
+    path = tmp_path / settings.PASSPHRASE_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == [settings.PASSPHRASE_FILE]
+
+
+def test_an_empty_passphrase_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trainstack.deploy import settings
+
+    monkeypatch.delenv(settings.PASSPHRASE_ENV, raising=False)
+    path = tmp_path / settings.PASSPHRASE_FILE
+    path.write_text("\n")
+    path.chmod(0o600)
+    with pytest.raises(ConfigError, match="passphrase file is empty"):
+        settings._passphrase(tmp_path)

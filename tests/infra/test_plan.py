@@ -197,7 +197,7 @@ def test_plan_run_for_ack_uses_the_cloud_platform(in_repo: None) -> None:
         csi = volume["inputs"]["spec"]["csi"]
         attributes = csi["volumeAttributes"]
         assert attributes["authType"] == "rrsa"
-        assert attributes["roleName"] == "trainstack-ack-dev-jobs"
+        assert attributes["roleName"] == "trainstack-ack-dev-jobs-vision"  # the run's team's role
         assert attributes["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
         assert "nodePublishSecretRef" not in csi
     assert "plan-secret-placeholder" not in json.dumps(doc)

@@ -143,8 +143,27 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
         "oidc:iss": "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c0ffee",
         "oidc:sub": "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs",
     }
-    policy = mocks.one("alicloud:ram/policy:Policy", "jobs-oss-policy")
-    assert "acs:oss:*:*:acme-trainstack-dev-checkpoints/*" in policy["policyDocument"]
+    # The StorageClass's role: the data bucket, where the provisioner picks every path.
+    policy = json.loads(
+        mocks.one("alicloud:ram/policy:Policy", "jobs-oss-policy")["policyDocument"]
+    )
+    assert policy["Statement"][0]["Resource"] == ["acs:oss:*:*:acme-trainstack-dev-data/*"]
+    # Each team's role: its own prefix of every platform bucket, multipart writes included.
+    for team in ("nlp", "vision"):
+        role = mocks.one("alicloud:ram/role:Role", f"team-role-{team}")
+        assert role["roleName"] == f"trainstack-test-jobs-{team}"
+        assert json.loads(role["assumeRolePolicyDocument"]) == trust
+        doc = json.loads(
+            mocks.one("alicloud:ram/policy:Policy", f"team-role-{team}-oss-policy")[
+                "policyDocument"
+            ]
+        )
+        objects, listing = doc["Statement"]
+        assert objects["Resource"] == [
+            f"acs:oss:*:*:acme-trainstack-dev-{p}/{team}/*" for p in purposes
+        ]
+        assert {"oss:AbortMultipartUpload", "oss:ListParts"} <= set(objects["Action"])
+        assert listing["Condition"] == {"StringLike": {"oss:Prefix": [f"{team}/", f"{team}/*"]}}
 
 
 def test_kubeconfig_comes_from_the_cluster_credential_as_a_secret(mocks: Any) -> None:
@@ -179,11 +198,14 @@ def test_kubeconfig_comes_from_the_cluster_credential_as_a_secret(mocks: Any) ->
 
 def test_controller_gets_the_gang_scheduler_and_stays_off_gpu_nodes(mocks: Any) -> None:
     build_ack(mocks)
-    # No toleration for the GPU taint: the controller never takes a GPU node.
+    # No toleration for the GPU taint: the controller never takes a GPU node; it may run on the
+    # system pool (CriticalAddonsOnly), platform software as it is.
     controller = mocks.one("kubernetes:apps/v1:Deployment", "kubedl-controller")
     (container,) = controller["spec"]["template"]["spec"]["containers"]
     assert "--gang-scheduler-name=kube-coscheduler" in container["args"]
-    assert "tolerations" not in controller["spec"]["template"]["spec"]
+    assert controller["spec"]["template"]["spec"]["tolerations"] == [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"}
+    ]
 
 
 # --- OSS: one scheme, RRSA with the jobs role, on both sides ------------------------------------
@@ -217,9 +239,14 @@ def test_rendered_oss_volumes_use_the_role_and_scheme_of_the_storage_class(mocks
 
     outputs = settled(mocks, build_ack(mocks))
     role = mocks.one("alicloud:ram/role:Role", "jobs-role")["roleName"]
-    assert outputs["ossAuth"] == {"type": "rrsa", "roleName": role}
+    teams = {
+        t: mocks.one("alicloud:ram/role:Role", f"team-role-{t}")["roleName"]
+        for t in ("nlp", "vision")
+    }
+    assert outputs["ossAuth"] == {"type": "rrsa", "roleName": role, "teamRoles": teams}
     storage_class = mocks.one(SC, "sc-oss")["parameters"]
     assert (storage_class["authType"], storage_class["roleName"]) == ("rrsa", role)
+    role = teams["vision"]  # the run's team: its static PVs mount with its own role
     run = load_run(RUN_FILE)
     manifests = render_run(run, options=render_options(outputs, run, "ack-dev"))
     volumes = [m for m in manifests if m["kind"] == "PersistentVolume"]

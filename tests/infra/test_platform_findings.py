@@ -373,11 +373,14 @@ def test_every_node_pool_logs_in_with_the_platform_key(ack: dict[str, Any]) -> N
 # --- would deploy but not work -----------------------------------------------------------------
 
 
-def test_system_pool_is_fixed_size_and_untainted(ack: dict[str, Any]) -> None:
+def test_system_pool_is_fixed_size_and_kept_for_add_ons(ack: dict[str, Any]) -> None:
     system = named(ack, "pool-system")["inputs"]
     assert system["desiredSize"] == "2"
     assert "scalingConfig" not in system, "an autoscaled node carries k8s.aliyun.com=true"
-    assert system.get("taints", []) == []
+    # Tainted, so training pods cannot land there and starve CoreDNS and the CSI plugins.
+    assert system["taints"] == [
+        {"key": "CriticalAddonsOnly", "value": "true", "effect": "NoSchedule"}
+    ]
     others = [p["inputs"] for p in of_type(ack, POOL) if p["name"] != "pool-system"]
     assert all(p["scalingConfig"]["enable"] is True for p in others)
 

@@ -1,7 +1,8 @@
 """PersistentVolumes are cluster-scoped, so every team's runner holds one cluster-wide right
-(teamaccess.py). A ValidatingAdmissionPolicy per team narrows it: the runner may create, change
-and delete only PVs named after its namespace, and may not pre-bind one to another namespace's
-claim. Without the guard, a team could delete another team's PVs or repoint them at any bucket.
+(teamaccess.py). A ValidatingAdmissionPolicy per team narrows it (volumeguard.py): the runner may
+manage only PVs named `<namespace>.…`, pre-bound to a claim of its namespace, whose source is its
+team's own folder of the platform's storage. Without the guard, a team could mount the node's `/`
+through a hostPath PV, another team's NAS folder or bucket prefix, or bind another team's PV.
 
 The CEL is evaluated here with cel-python, a CEL implementation of the same specification the
 API server follows, on admission requests shaped as Kubernetes sends them (`request`, `object`,
@@ -17,7 +18,8 @@ import pytest
 
 from tests.infra.test_team_access import build
 from trainstack.errors import ConfigError
-from trainstack.infra.platform.teamaccess import guard_match, guard_validations
+from trainstack.infra.platform.teamaccess import guard_match
+from trainstack.infra.platform.volumeguard import TeamVolumes, pv_problem, validations
 
 POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 POLICY_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
@@ -45,7 +47,9 @@ def test_each_team_gets_a_pv_guard_bound_to_deny(mocks: Any, env: str) -> None:
         assert spec["matchConditions"] == [
             {"name": "team-runner", "expression": guard_match(namespace)}
         ]
-        assert spec["validations"] == guard_validations(namespace)
+        assert [v["expression"] for v in spec["validations"]] == [
+            v["expression"] for v in validations(volumes(env, namespace))
+        ]
     bindings = {
         r.inputs["metadata"]["name"]: r.inputs["spec"] for r in mocks.of_type(POLICY_BINDING)
     }
@@ -54,9 +58,54 @@ def test_each_team_gets_a_pv_guard_bound_to_deny(mocks: Any, env: str) -> None:
     }
 
 
-def admit(namespace: str, user: str, operation: str, name: str, **spec: Any) -> bool | None:
-    """The guard of `namespace` on one PV request: None when it does not apply to the request,
+BUCKETS = ("acme-trainstack-dev-artifacts", "acme-trainstack-dev-data")
+NAS = "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com"  # what the mocks give the mount target
+
+
+def volumes(env: str, team: str) -> TeamVolumes:
+    """What the shipped environments give team `team` (its namespace is its name)."""
+    if env == "local":
+        return TeamVolumes(team, team, None, None, None)
+    buckets = tuple(
+        sorted(
+            f"acme-trainstack-dev-{p}"
+            for p in ("data", "models", "checkpoints", "code", "artifacts")
+        )
+    )
+    # the mocks' stack is "test": the cluster is trainstack-test, its team roles -jobs-<team>
+    return TeamVolumes(team, team, buckets, (NAS,), f"trainstack-test-jobs-{team}")
+
+
+ACK_NLP = TeamVolumes("nlp", "nlp", BUCKETS, (NAS,), "trainstack-ack-dev-jobs-nlp")
+LOCAL_NLP = TeamVolumes("nlp", "nlp", None, None, None)
+
+
+def oss(path: str, bucket: str = BUCKETS[1], role: str | None = ACK_NLP.oss_role) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"bucket": bucket, "path": path, "url": "oss-cn-hangzhou-internal"}
+    if role:
+        attrs |= {"authType": "rrsa", "roleName": role}
+    return {
+        "csi": {
+            "driver": "ossplugin.csi.alibabacloud.com",
+            "volumeHandle": "h",
+            "volumeAttributes": attrs,
+        }
+    }
+
+
+def nfs(path: str, server: str = NAS) -> dict[str, Any]:
+    return {"nfs": {"server": server, "path": path}}
+
+
+OWN_CLAIM = {"claimRef": {"namespace": "nlp", "name": "census-in-train-1a2b3c4d"}}
+
+
+def admit(
+    guard: TeamVolumes | str, user: str, operation: str, name: str, **spec: Any
+) -> bool | None:
+    """The guard of a team on one PV request: None when it does not apply to the request,
     else whether every validation holds."""
+    t = guard if isinstance(guard, TeamVolumes) else TeamVolumes(guard, guard, None, None, None)
     pv = {"metadata": {"name": name}, "spec": spec}
     activation = celpy.json_to_cel(
         {
@@ -70,22 +119,90 @@ def admit(namespace: str, user: str, operation: str, name: str, **spec: Any) -> 
     def holds(expression: str) -> bool:
         return bool(env.program(env.compile(expression)).evaluate(activation))
 
-    if not holds(guard_match(namespace)):
+    if not holds(guard_match(t.namespace)):
         return None
-    return all(holds(v["expression"]) for v in guard_validations(namespace))
+    return all(holds(v["expression"]) for v in validations(t))
 
 
 def test_a_team_runner_may_manage_only_the_pvs_named_after_its_namespace() -> None:
     nlp = RUNNER.format("nlp")
-    for operation in ("CREATE", "UPDATE", "DELETE"):
-        assert admit("nlp", nlp, operation, "nlp-census-1gpu-in-train") is True
-        assert admit("nlp", nlp, operation, "vision-mnist-baseline-01-in-train") is False
-        assert admit("nlp", nlp, operation, "nlpx-run-in-train") is False
-    # a PV may be pre-bound only to a claim of its own namespace
-    own = {"claimRef": {"namespace": "nlp", "name": "c"}}
+    for operation in ("CREATE", "UPDATE"):
+        good = {**OWN_CLAIM, **oss("/nlp/census/train")}
+        assert admit(ACK_NLP, nlp, operation, "nlp.census-in-train-1a2b3c4d", **good) is True
+        assert admit(ACK_NLP, nlp, operation, "vision.mnist-in-train-1a2b3c4d", **good) is False
+        assert admit(ACK_NLP, nlp, operation, "nlpx.run-in-train", **good) is False
+    for name, allowed in (("nlp.census", True), ("vision.mnist", False), ("nlpx.run", False)):
+        assert admit(ACK_NLP, nlp, "DELETE", name) is allowed
+
+
+def test_a_team_may_not_manage_the_pvs_of_a_namespace_its_name_prefixes() -> None:
+    """Namespace `nlp` used to pass `startsWith('nlp-')` for `nlp-research`'s PVs."""
+    nlp = RUNNER.format("nlp")
+    pv = {**OWN_CLAIM, **oss("/nlp/x")}
+    assert admit(ACK_NLP, nlp, "CREATE", "nlp-research.run-in-x", **pv) is False
+    assert admit(ACK_NLP, nlp, "DELETE", "nlp-research.run-in-x") is False
+    assert admit(ACK_NLP, nlp, "DELETE", "nlp-research-run-in-x") is False
+
+
+def test_a_pv_must_be_pre_bound_to_a_claim_of_the_team() -> None:
+    nlp = RUNNER.format("nlp")
+    name = "nlp.census-in-train-1a2b3c4d"
     other = {"claimRef": {"namespace": "vision", "name": "c"}}
-    assert admit("nlp", nlp, "CREATE", "nlp-run-in", **own) is True
-    assert admit("nlp", nlp, "UPDATE", "nlp-run-in", **other) is False
+    assert admit(ACK_NLP, nlp, "CREATE", name, **OWN_CLAIM, **oss("/nlp/a")) is True
+    assert admit(ACK_NLP, nlp, "CREATE", name, **other, **oss("/nlp/a")) is False
+    assert admit(ACK_NLP, nlp, "UPDATE", name, **other, **oss("/nlp/a")) is False
+    # unbound: any namespace could claim it with volumeName
+    assert admit(ACK_NLP, nlp, "CREATE", name, **oss("/nlp/a")) is False
+
+
+@pytest.mark.parametrize(
+    ("what", "spec"),
+    [
+        ("a hostPath on the node's root", {"hostPath": {"path": "/"}}),
+        ("a hostPath in the team's folder name", {"hostPath": {"path": "/nlp/"}}),
+        ("a local volume", {"local": {"path": "/mnt/disks/ssd1"}}),
+        ("another CSI driver", {"csi": {"driver": "hostpath.csi.k8s.io", "volumeHandle": "h"}}),
+        ("NAS outside the team's folder", nfs("/vision/data")),
+        ("NAS at the file system's root", nfs("/")),
+        ("NAS escaping with ..", nfs("/nlp/../vision")),
+        ("NAS on a server not the platform's", nfs("/nlp/x", server="10.0.0.9")),
+        ("OSS outside the team's prefix", oss("/vision/mnist")),
+        ("OSS at the bucket's root", oss("/")),
+        ("OSS escaping with ..", oss("/nlp/../vision/x")),
+        ("OSS on a bucket not the platform's", oss("/nlp/x", bucket="someone-elses")),
+        ("OSS with another team's role", oss("/nlp/x", role="trainstack-ack-dev-jobs-vision")),
+        ("OSS with no role", oss("/nlp/x", role=None)),
+        ("a prefix that only starts like the team's", oss("/nlpx/y")),
+    ],
+)
+def test_the_guard_refuses_sources_outside_the_team(what: str, spec: dict[str, Any]) -> None:
+    nlp = RUNNER.format("nlp")
+    name = "nlp.census-in-train-1a2b3c4d"
+    assert admit(ACK_NLP, nlp, "CREATE", name, **OWN_CLAIM, **spec) is False, what
+    # the policy rule that checks plans says the same (one source: volumeguard.py)
+    assert pv_problem(spec, ACK_NLP) is not None, what
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [oss("/nlp/census/train/"), oss("/nlp", bucket=BUCKETS[0]), nfs("/nlp/shared/x"), nfs("/nlp")],
+)
+def test_the_guard_admits_the_teams_own_storage(spec: dict[str, Any]) -> None:
+    name = "nlp.census-in-train-1a2b3c4d"
+    assert admit(ACK_NLP, RUNNER.format("nlp"), "CREATE", name, **OWN_CLAIM, **spec) is True
+    assert pv_problem(spec, ACK_NLP) is None
+
+
+def test_kubeconfig_mode_admits_any_bucket_with_the_teams_own_secret_only() -> None:
+    nlp = RUNNER.format("nlp")
+    name = "nlp.x-in-a-1a2b3c4d"
+    own = oss("/nlp/a", bucket="anything", role=None)
+    own["csi"]["nodePublishSecretRef"] = {"name": "trainstack-oss", "namespace": "nlp"}
+    theirs = oss("/nlp/a", bucket="anything", role=None)
+    theirs["csi"]["nodePublishSecretRef"] = {"name": "trainstack-oss", "namespace": "vision"}
+    assert admit(LOCAL_NLP, nlp, "CREATE", name, **OWN_CLAIM, **own) is True
+    assert admit(LOCAL_NLP, nlp, "CREATE", name, **OWN_CLAIM, **theirs) is False
+    assert admit(LOCAL_NLP, nlp, "CREATE", name, **OWN_CLAIM, hostPath={"path": "/data"}) is False
 
 
 def test_the_guard_leaves_other_users_alone() -> None:
@@ -97,7 +214,7 @@ def test_the_guard_leaves_other_users_alone() -> None:
         "system:serviceaccount:nlp:default",
         "kubernetes-admin",
     ):
-        assert admit("nlp", user, "DELETE", "vision-x") is None, user
+        assert admit(ACK_NLP, user, "DELETE", "vision.x") is None, user
 
 
 def test_ack_refuses_a_kubernetes_version_without_admission_policies(mocks: Any) -> None:

@@ -12,10 +12,12 @@ platform stack under the passphrase provider needs ``$PULUMI_CONFIG_PASSPHRASE``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,19 +71,39 @@ def _passphrase(root: Path) -> tuple[str, str]:
         return os.environ[PASSPHRASE_ENV], f"${PASSPHRASE_ENV}"
     path = root / PASSPHRASE_FILE
     root.mkdir(parents=True, exist_ok=True)
-    try:  # O_EXCL: two deploys racing to create it must not end up with different passphrases
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            raise ConfigError(
-                f"{path}: the stack passphrase is readable by others (mode {mode:o})",
-                hint=f"chmod 600 {path}",
-            ) from None
-        return path.read_text(encoding="utf-8").strip(), str(path)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(secrets.token_urlsafe(32) + "\n")
-    return path.read_text(encoding="utf-8").strip(), str(path)
+    if not path.exists():
+        _create_passphrase(path)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise ConfigError(
+            f"{path}: the stack passphrase is readable by others (mode {mode:o})",
+            hint=f"chmod 600 {path}",
+        )
+    phrase = path.read_text(encoding="utf-8").strip()
+    if not phrase:
+        raise ConfigError(
+            f"{path}: the stack passphrase file is empty",
+            hint="restore it from a backup (the stacks it encrypted open with no other), or set "
+            f"${PASSPHRASE_ENV}",
+        )
+    return phrase, str(path)
+
+
+def _create_passphrase(path: Path) -> None:
+    """Write a new passphrase whole, then give it its name: a file created with O_EXCL and
+    written afterwards was visible empty in between, and a concurrent ``deploy`` encrypted its
+    stack with an empty passphrase. ``link`` fails if the name exists, so of two racing deploys
+    one passphrase wins and both read it."""
+    fd, tmp = tempfile.mkstemp(prefix=".passphrase-", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(secrets.token_urlsafe(32) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):  # another deploy's passphrase won
+            os.link(tmp, path)
+    finally:
+        os.unlink(tmp)
 
 
 # What the Pulumi CLI says when a stack's secrets do not open with the passphrase it was given:

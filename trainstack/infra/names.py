@@ -25,6 +25,12 @@ The examples' tests plan each run there, and CI deploys a run only to the enviro
 names (``trainstack changed --env``); ``plan`` and ``deploy`` by hand take any environment the run
 fits. A run without it is local-only as far as CI is concerned."""
 
+OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
+NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
+DISK_CSI_DRIVER = "diskplugin.csi.alibabacloud.com"
+"""Alibaba Cloud's CSI drivers (DESIGN.md: "Alibaba CSI provisioners"): the StorageClasses'
+provisioners, the renderer's OSS PVs, the volume admission policy and the storage policy rule."""
+
 PRIORITIES = range(1, 10)
 """Run priorities 1..9 (PAI DLC's quota priorities); higher runs first."""
 
@@ -53,6 +59,9 @@ OUT_KUBEDL_VERSION = "kubedlVersion"
 OUT_PRIORITY_CLASSES = "priorityClasses"
 OUT_JOBS_ROLE = "jobsRole"
 OUT_OSS_AUTH = "ossAuth"
+OUT_HOST_PATH_VOLUMES = "hostPathVolumes"
+"""Whether team namespaces admit hostPath volumes (Pod Security ``privileged``: a single-user local
+cluster that set ``trainstack:hostPathVolumes``), hence whether file:// bindings render."""
 """How OSS volumes authenticate on this platform; names only, never a credential:
 ``{"type": "rrsa", "roleName": ...}`` (ack), ``{"type": "secret", "secretName": ...}`` (kubeconfig
 mode with an AccessKey) or ``{"type": "none"}`` (kubeconfig mode without one)."""

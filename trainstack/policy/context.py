@@ -67,4 +67,6 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
         namespaces=dict(platform.namespaces),
         team_max_priority=dict(platform.team_max_priority),
         quotas=quotas,
+        host_path_volumes=platform.host_path_volumes,
+        team_roles=dict(platform.oss_auth.team_roles),
     )

@@ -71,6 +71,9 @@ class Context:
     namespaces: Mapping[str, str] = field(default_factory=dict)  # team -> namespace
     team_max_priority: Mapping[str, int] = field(default_factory=dict)
     quotas: Mapping[str, TeamQuota] = field(default_factory=dict)  # team -> quota
+    # Team namespaces admit hostPath volumes (the platform's hostPathVolumes output).
+    host_path_volumes: bool = False
+    team_roles: Mapping[str, str] = field(default_factory=dict)  # team -> its OSS RAM role
 
     @property
     def local(self) -> bool:
@@ -117,6 +120,8 @@ class Context:
                 k: TeamQuota(cpu=float(q["cpu"]), memory=float(q["memory"]), gpus=int(q["gpus"]))
                 for k, q in raw.get("quotas", {}).items()
             },
+            host_path_volumes=bool(raw.get("host_path_volumes", raw["mode"] != "ack")),
+            team_roles=dict(raw.get("team_roles", {})),
         )
 
 

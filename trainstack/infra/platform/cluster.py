@@ -58,22 +58,34 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
         self.api_acl = None
+        self.acl_binding: pulumi.Resource | None = None
         if ack.api_public:
             # ACK: the public and internal endpoints share the API server's CLB, whose listener
-            # on 6443 takes a whitelist ACL ("Configure access control policies for the API
-            # server", ACK docs). This is that whitelist; docs/platform.md binds it to the listener.
+            # on 6443 takes a whitelist ACL ("Configure API server access control", ACK docs).
+            # The whitelist must hold the control plane's 100.104.0.0/16 and the VPC's CIDR, or
+            # kubelets, the CSI plugins and the control plane itself are refused and nodes go
+            # NotReady; then the blocks apiAllowedCidrs lists.
             acl = alicloud.slb.Acl(
                 "api-acl", name=f"{ack.cluster_name}-api", ip_version="ipv4", opts=child
             )
-            for i, block in enumerate(ack.api_allowed_cidrs):
+            entries = [
+                *[(b, "ACK control plane and node traffic") for b in required_api_cidrs(ack)],
+                *[
+                    (b, "trainstack apiAllowedCidrs")
+                    for b in ack.api_allowed_cidrs
+                    if b not in required_api_cidrs(ack)  # the ACL refuses a duplicate entry
+                ],
+            ]
+            attachments = [
                 alicloud.slb.AclEntryAttachment(
-                    f"api-acl-{i}",
-                    acl_id=acl.id,
-                    entry=block,
-                    comment="trainstack apiAllowedCidrs",
-                    opts=child,
+                    f"api-acl-{i}", acl_id=acl.id, entry=block, comment=comment, opts=child
                 )
+                for i, (block, comment) in enumerate(entries)
+            ]
             self.api_acl = acl.id
+            self.acl_binding = bind_api_acl(
+                ack, self.resource.slb_id, acl.id, attachments, pulumi.ResourceOptions(parent=self)
+            )
         self.permission = None
         if ack.deployer is not None:
             # cs/kubernetes_permission.py: role_type "cluster", role_name "admin"; is_ram_role when
@@ -100,4 +112,61 @@ class Cluster(pulumi.ComponentResource):
 
     @property
     def ready(self) -> list[pulumi.Resource]:
-        return [self.resource, *([self.permission] if self.permission else [])]
+        extra = [r for r in (self.permission, self.acl_binding) if r is not None]
+        return [self.resource, *extra]
+
+
+# ACK "Configure API server access control": the control plane's range, always.
+ACK_CONTROL_PLANE_CIDR = "100.104.0.0/16"
+ACL_LISTENER_PORT = 6443
+ALIYUN_CLI = "aliyun"
+API_ACL_CLI_MISSING = (
+    "trainstack:apiEndpoint is public: `pulumi up` binds the API allow-list to the API server's "
+    "listener with the aliyun CLI, which is not on PATH; install it (Alibaba Cloud CLI, "
+    "credentials from ALIBABA_CLOUD_ACCESS_KEY_ID/ALIBABA_CLOUD_ACCESS_KEY_SECRET or its "
+    "profile), or set trainstack:apiEndpoint private and run `pulumi up` inside the VPC"
+)
+# The listener call. Values reach it as environment variables, expanded by the shell as data,
+# never as code; they are ids the provider returns, not anything a user typed.
+_SET_ACL = (
+    'aliyun slb SetLoadBalancerTCPListenerAttribute --RegionId "$TS_REGION" '
+    '--LoadBalancerId "$TS_LB" --ListenerPort "$TS_PORT" --AclStatus {status}'
+)
+
+
+def required_api_cidrs(ack: AckConfig) -> list[str]:
+    """What the API server's whitelist must hold for the cluster to work: the control plane's
+    range and the VPC's CIDR (which holds every node vSwitch)."""
+    return [ACK_CONTROL_PLANE_CIDR, ack.vpc_cidr]
+
+
+def bind_api_acl(
+    ack: AckConfig,
+    load_balancer: pulumi.Input[str],
+    acl: pulumi.Input[str],
+    entries: list[alicloud.slb.AclEntryAttachment],
+    opts: pulumi.ResourceOptions,
+) -> pulumi.Resource:
+    """Turn the whitelist on for the API server's 6443 listener as part of `pulumi up` (and off
+    on destroy). ACK creates that CLB and its listener, so no provider resource owns them: the
+    SLB API's SetLoadBalancerTCPListenerAttribute (AclStatus, AclType, AclId) is called through
+    the aliyun CLI, after every entry is in the list. Until it has run, the public endpoint admits
+    any source: the window is the cluster's creation plus this call (docs/platform.md)."""
+    from pulumi_command import local
+
+    on = _SET_ACL.format(status="on") + ' --AclType white --AclId "$TS_ACL"'
+    return local.Command(
+        "api-acl-binding",
+        create=on,
+        update=on,
+        delete=_SET_ACL.format(status="off"),
+        interpreter=["/bin/sh", "-c"],
+        environment={
+            "TS_REGION": ack.region,
+            "TS_LB": load_balancer,
+            "TS_ACL": acl,
+            "TS_PORT": str(ACL_LISTENER_PORT),
+        },
+        triggers=[load_balancer, acl],
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=entries)),
+    )

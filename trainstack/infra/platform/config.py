@@ -18,6 +18,7 @@ from trainstack.infra import names
 from trainstack.infra.configread import REQUIRED, Pending, Section, split_namespace
 from trainstack.infra.platform.config_ack import ACK_KEYS, AckConfig, load_ack
 from trainstack.infra.platform.kubedl_source import CrdFile, load_crds, mirror_command
+from trainstack.spec.values import quantity
 
 MODES = ("ack", "kubeconfig")
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
@@ -51,6 +52,7 @@ _KUBECONFIG_ONLY = (
     "ossEndpoint",
     "artifactClaim",
     "artifactSize",
+    "hostPathVolumes",
 )
 # kubeconfig mode, optional: the AccessKey the OSS CSI driver mounts oss:// volumes with. Both
 # keys or neither, each a secret. ack mode never takes one (its OSS volumes use RRSA).
@@ -68,10 +70,13 @@ class Quota:
 
 @dataclass(frozen=True)
 class ContainerDefaults:
-    """What a container that sets no requests gets (a LimitRange), so the quota admits it."""
+    """What a container that sets no requests or limits gets (a LimitRange): requests so the
+    quota admits it, limits so it is not unbounded on its node."""
 
     cpu: str
     memory: str
+    limit_cpu: str = "2"
+    limit_memory: str = "4Gi"
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,9 @@ class ClusterAccess:
     artifact_claim: str | None = None
     artifact_size: str = "50Gi"
     oss_endpoint: str | None = None  # where OSS volumes mount from, off Alibaba Cloud's VPCs
+    # A single-user local cluster (kind) whose runs bind file:// as hostPath volumes: team
+    # namespaces enforce Pod Security "privileged" instead of "baseline" (podsecurity.py).
+    host_path_volumes: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +207,7 @@ def load(
             ),
             artifact_size=main.quantity("artifactSize", "50Gi"),
             oss_endpoint=_oss_endpoint(main, required=oss_access_key),
+            host_path_volumes=main.boolean("hostPathVolumes", False),
         )
         other = {k: "only used when trainstack:mode is ack" for k in ACK_KEYS}
         registry = RegistryConfig(
@@ -356,8 +365,18 @@ def _teams(main: Section) -> tuple[Team, ...]:
         )
         d = item.section("defaults", {})
         defaults = ContainerDefaults(
-            cpu=d.quantity("cpu", "500m"), memory=d.quantity("memory", "1Gi")
+            cpu=d.quantity("cpu", "500m"),
+            memory=d.quantity("memory", "1Gi"),
+            limit_cpu=d.quantity("limitCpu", "2"),
+            limit_memory=d.quantity("limitMemory", "4Gi"),
         )
+        # The API server refuses a LimitRange whose default request exceeds its default limit.
+        for request, limit, key in (
+            (defaults.cpu, defaults.limit_cpu, "limitCpu"),
+            (defaults.memory, defaults.limit_memory, "limitMemory"),
+        ):
+            if quantity(limit).value < quantity(request).value:
+                raise d.error(key, f"a limit at least the default request ({request})", limit)
         d.finish()
         item.finish()
         if any(t.namespace == namespace for t in teams):

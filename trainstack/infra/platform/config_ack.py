@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import shutil
 from dataclasses import dataclass
 
 from trainstack.errors import ConfigError
@@ -26,6 +27,12 @@ REGIONS = ("cn-beijing", "cn-shanghai", "cn-hangzhou", "cn-shenzhen")
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 # Only runs that ask for preemptible capacity (the renderer adds the toleration) land on spot.
 SPOT_TAINT = ("trainstack.dev/capacity", "spot", "NoSchedule")
+# The system pool's nodes are for cluster add-ons only: a training pod there would starve CoreDNS
+# and the CSI plugins. CriticalAddonsOnly is the taint Kubernetes' own add-ons tolerate (CoreDNS's
+# and metrics-server's manifests carry `{key: CriticalAddonsOnly, operator: Exists}`); DaemonSets
+# such as the CSI node plugin tolerate every taint. No rendered job tolerates it, and KubeDL's
+# controller does (kubedl.py), since it is platform software that must run somewhere.
+SYSTEM_TAINT = ("CriticalAddonsOnly", "true", "NoSchedule")
 # "artifacts" is the artifact store runs write their outputs to (the artifactStore output).
 BUCKET_PURPOSES = ("data", "models", "checkpoints", "code", "artifacts")
 NAS_STORAGE_TYPES = ("Performance", "Capacity")
@@ -241,16 +248,25 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
             "CIDR blocks allowed to reach the API server",
             "list the addresses `pulumi up` and kubectl run from",
         )
-        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES).
-        if len(allowed) > MAX_ACL_ENTRIES:
+        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES), beside the two the
+        # cluster needs (cluster.required_api_cidrs: the control plane's and the VPC's).
+        if len(allowed) > MAX_ACL_ENTRIES - 2:
             raise main.error(
-                "apiAllowedCidrs", f"at most {MAX_ACL_ENTRIES} blocks", f"{len(allowed)} blocks"
+                "apiAllowedCidrs",
+                f"at most {MAX_ACL_ENTRIES - 2} blocks (the list also holds the control plane's "
+                "and the VPC's)",
+                f"{len(allowed)} blocks",
             )
     elif main.has("apiAllowedCidrs"):
         raise main.error(
             "apiAllowedCidrs",
             "no allow-list with apiEndpoint private",
             list(main.string_list("apiAllowedCidrs")),
+        )
+    if api == "public" and pending.offline and shutil.which("aliyun") is None:
+        pending.add(
+            "the aliyun CLI is not on PATH: `pulumi up` binds the API allow-list to the API "
+            'server\'s listener with it (docs/platform.md, "The API endpoint")'
         )
     deployer = _deployer(main, stack, pending)
     public_key: str | None = None

@@ -1,4 +1,5 @@
-"""ack: the RAM role training jobs run as, allowed to use the platform's buckets and no others.
+"""ack: the RAM roles OSS volumes mount as: one per team on its own prefix of the platform's
+buckets, and the StorageClass's on the data bucket.
 
 One way in: the cluster's RRSA OIDC provider. OSS volumes (the ``trainstack-oss`` StorageClass
 and the renderer's static PersistentVolumes, both ``authType: rrsa``) are mounted by the OSS CSI
@@ -10,6 +11,7 @@ worker role would take away what the node components need.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -63,48 +65,119 @@ def trust_policy(rrsa: Any) -> str:
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
 
-def build_jobs_role(
-    ack: AckConfig, cluster: alicloud.cs.ManagedKubernetes, opts: pulumi.ResourceOptions
+# What ossfs does on a mount: read, write and delete objects, list under its path, and the
+# multipart calls a large write (a checkpoint of GBs) needs — ListParts to resume and
+# AbortMultipartUpload to give up (OSS API reference, "Multipart upload").
+OBJECT_ACTIONS = [
+    "oss:GetObject",
+    "oss:PutObject",
+    "oss:DeleteObject",
+    "oss:AbortMultipartUpload",
+    "oss:ListParts",
+]
+BUCKET_ACTIONS = ["oss:ListObjects", "oss:GetBucketInfo"]
+# ram/role.py: role_name is "at most 64 characters".
+ROLE_NAME_MAX = 64
+
+
+def team_role_name(ack: AckConfig, team: str) -> str:
+    """``<cluster>-jobs-<team>``, shortened with a digest of the team when over RAM's limit."""
+    name = f"{jobs_role_name(ack)}-{team}"
+    if len(name) <= ROLE_NAME_MAX:
+        return name
+    digest = hashlib.sha256(team.encode()).hexdigest()[:8]
+    return f"{jobs_role_name(ack)}-{team}"[: ROLE_NAME_MAX - 9].rstrip("-") + "-" + digest
+
+
+def oss_policy(buckets: list[str], prefix: str) -> dict[str, Any]:
+    """Objects under ``prefix`` (``""``: the whole bucket) of ``buckets``, and listing them."""
+    statements: list[dict[str, Any]] = [
+        {
+            "Effect": "Allow",
+            "Action": OBJECT_ACTIONS,
+            "Resource": [f"acs:oss:*:*:{b}/{prefix}*" for b in buckets],
+        },
+        {
+            "Effect": "Allow",
+            "Action": BUCKET_ACTIONS,
+            "Resource": [f"acs:oss:*:*:{b}" for b in buckets],
+        },
+    ]
+    if prefix:
+        # ListObjects is a bucket action; oss:Prefix narrows it to the team's folder (RAM policy
+        # elements for OSS: the oss:Prefix condition key applies to ListObjects).
+        statements[1]["Condition"] = {"StringLike": {"oss:Prefix": [prefix, f"{prefix}*"]}}
+    return {"Version": "1", "Statement": statements}
+
+
+def _role(
+    name: str,
+    role_name: str,
+    description: str,
+    document: dict[str, Any],
+    cluster: alicloud.cs.ManagedKubernetes,
+    opts: pulumi.ResourceOptions,
 ) -> alicloud.ram.Role:
     role = alicloud.ram.Role(
-        "jobs-role",
-        role_name=jobs_role_name(ack),
+        name,
+        role_name=role_name,
         assume_role_policy_document=cluster.rrsa_metadata.apply(trust_policy),
-        description="trainstack training jobs",
+        description=description,
         opts=opts,
     )
-    resources = [
-        f"acs:oss:*:*:{ack.bucket(p)}{suffix}" for p in BUCKET_PURPOSES for suffix in ("", "/*")
-    ]
-    document = {
-        "Version": "1",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Action": [
-                    "oss:GetObject",
-                    "oss:PutObject",
-                    "oss:DeleteObject",
-                    "oss:ListObjects",
-                    "oss:GetBucketInfo",
-                ],
-                "Resource": resources,
-            }
-        ],
-    }
     policy = alicloud.ram.Policy(
-        "jobs-oss-policy",
-        policy_name=f"{jobs_role_name(ack)}-oss",
+        f"{name}-oss-policy" if name != "jobs-role" else "jobs-oss-policy",
+        policy_name=f"{role_name}-oss",
         policy_document=json.dumps(document, sort_keys=True),
-        description="read and write the trainstack buckets",
+        description=description,
         rotate_strategy=ROTATE_STRATEGY,
         opts=opts,
     )
     alicloud.ram.RolePolicyAttachment(
-        "jobs-oss-attachment",
+        f"{name}-oss-attachment" if name != "jobs-role" else "jobs-oss-attachment",
         role_name=role.role_name,
         policy_name=policy.policy_name,
         policy_type="Custom",
         opts=opts,
     )
     return role
+
+
+def build_jobs_role(
+    ack: AckConfig, cluster: alicloud.cs.ManagedKubernetes, opts: pulumi.ResourceOptions
+) -> alicloud.ram.Role:
+    """The role of the ``trainstack-oss`` StorageClass: the provisioner picks each volume's path
+    in the data bucket, so no team chooses what it reaches. Static PVs use the team roles."""
+    return _role(
+        "jobs-role",
+        jobs_role_name(ack),
+        "trainstack OSS StorageClass volumes",
+        oss_policy([ack.bucket("data")], ""),
+        cluster,
+        opts,
+    )
+
+
+def build_team_roles(
+    ack: AckConfig,
+    teams: list[str],
+    cluster: alicloud.cs.ManagedKubernetes,
+    opts: pulumi.ResourceOptions,
+) -> dict[str, pulumi.Output[str]]:
+    """Per team a role whose policy names only ``<bucket>/<team>/`` of the platform's buckets
+    (the artifact store's ``<team>/`` included). The trust is the same as the jobs role's: the
+    CSI driver's ossfs pods assume whichever role a PV names, so the team's own service account
+    cannot be the ``oidc:sub``; what keeps team A off team B's role is the volume admission
+    policy, which admits a team's OSS PVs only with its own ``roleName`` (volumeguard.py)."""
+    buckets = [ack.bucket(p) for p in BUCKET_PURPOSES]
+    return {
+        team: _role(
+            f"team-role-{team}",
+            team_role_name(ack, team),
+            f"trainstack team {team}: OSS volumes under {team}/",
+            oss_policy(buckets, f"{team}/"),
+            cluster,
+            opts,
+        ).role_name
+        for team in teams
+    }

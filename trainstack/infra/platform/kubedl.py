@@ -14,7 +14,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from trainstack.infra.platform import podsecurity
 from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig, RegistryConfig
+from trainstack.infra.platform.config_ack import SYSTEM_TAINT
 from trainstack.infra.platform.kubedl_source import CrdFile
 from trainstack.infra.platform.pullsecret import pull_secret, pull_secret_payload
 
@@ -169,7 +171,12 @@ def _install(
         "app.kubernetes.io/managed-by": "trainstack",
     }
     namespace = k8s.core.v1.Namespace(
-        "kubedl-namespace", metadata={"name": cfg.namespace, "labels": labels}, opts=opts
+        "kubedl-namespace",
+        metadata={
+            "name": cfg.namespace,
+            "labels": {**labels, **podsecurity.labels(podsecurity.Level.BASELINE)},
+        },
+        opts=opts,
     )
     crds = [_crd(crd, labels, opts) for crd in cfg.crds]
     account = k8s.core.v1.ServiceAccount(
@@ -207,6 +214,8 @@ def _install(
         return crds, None
     pod: k8s.core.v1.PodSpecArgsDict = {
         "service_account_name": SERVICE_ACCOUNT,
+        # Platform software: it may run on the system pool (config_ack.SYSTEM_TAINT).
+        "tolerations": [{"key": SYSTEM_TAINT[0], "operator": "Exists"}],
         "containers": [
             {
                 "name": "kubedl-manager",

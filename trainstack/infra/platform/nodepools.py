@@ -1,6 +1,7 @@
 """ack: the node pools and the cluster autoscaler that sizes them.
 
-- ``system``: a fixed number of nodes, never autoscaled. ACK labels autoscaled nodes
+- ``system``: a fixed number of nodes, never autoscaled, tainted ``CriticalAddonsOnly`` so no
+  training pod lands there. ACK labels autoscaled nodes
   ``k8s.aliyun.com=true``, which keeps system components such as CoreDNS off them, so without a
   fixed pool they have nowhere to run.
 - ``cpu`` and the GPU pools autoscale between min and max; GPU pools are tainted so only GPU jobs
@@ -20,7 +21,13 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_alicloud as alicloud
 
-from trainstack.infra.platform.config_ack import GPU_TAINT, SPOT_TAINT, AckConfig, PoolConfig
+from trainstack.infra.platform.config_ack import (
+    GPU_TAINT,
+    SPOT_TAINT,
+    SYSTEM_TAINT,
+    AckConfig,
+    PoolConfig,
+)
 from trainstack.infra.platform.instancetypes import smallest
 
 COMPONENT = "trainstack:platform:NodePools"
@@ -42,9 +49,14 @@ def pool_labels(pool: PoolConfig) -> dict[str, str]:
 
 
 def pool_taints(pool: PoolConfig) -> list[alicloud.cs.NodePoolTaintArgsDict]:
+    system = pool.fixed_size is not None
     return [
         {"key": key, "value": value, "effect": effect}
-        for (key, value, effect), applies in ((GPU_TAINT, pool.gpu), (SPOT_TAINT, pool.spot))
+        for (key, value, effect), applies in (
+            (SYSTEM_TAINT, system),
+            (GPU_TAINT, pool.gpu),
+            (SPOT_TAINT, pool.spot),
+        )
         if applies
     ]
 

@@ -9,6 +9,7 @@ StackReference). Every component carries the one protection transformation
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ import pulumi_kubernetes as k8s
 from trainstack.errors import ConfigError
 from trainstack.infra import names
 from trainstack.infra.configread import raw_stack_config
-from trainstack.infra.platform.cluster import Cluster
-from trainstack.infra.platform.config import PlatformConfig, load
+from trainstack.infra.platform.cluster import ALIYUN_CLI, API_ACL_CLI_MISSING, Cluster
+from trainstack.infra.platform.config import PlatformConfig, Team, load
+from trainstack.infra.platform.config_ack import BUCKET_PURPOSES
 from trainstack.infra.platform.kubedl import KubeDL
 from trainstack.infra.platform.network import Network
 from trainstack.infra.platform.nodepools import NodePools, pool_shapes
@@ -31,6 +33,7 @@ from trainstack.infra.platform.storage import Storage
 from trainstack.infra.platform.storageclasses import oss_internal_endpoint
 from trainstack.infra.platform.teamaccess import TeamAccess, team_kubeconfigs
 from trainstack.infra.platform.tenancy import Tenancy
+from trainstack.infra.platform.volumeguard import TeamVolumes
 
 
 def load_stack_config(*, offline: bool = False, root: Path | None = None) -> PlatformConfig:
@@ -49,6 +52,28 @@ def load_stack_config(*, offline: bool = False, root: Path | None = None) -> Pla
         root=root,
         offline=offline,
     )
+
+
+def team_volumes(cfg: PlatformConfig, storage: Storage) -> dict[str, pulumi.Output[TeamVolumes]]:
+    """Per team, what its PVs may point at (volumeguard.py): on ack the platform's buckets, NAS
+    and the team's RAM role; in kubeconfig mode any bucket or server (the platform owns none)."""
+    out: dict[str, pulumi.Output[TeamVolumes]] = {}
+    for team in cfg.teams:
+        if cfg.ack is None:
+            out[team.name] = pulumi.Output.from_input(
+                TeamVolumes(team.name, team.namespace, None, None, None)
+            )
+            continue
+        buckets = tuple(sorted(cfg.ack.bucket(p) for p in BUCKET_PURPOSES))
+
+        def typed(values: list[Any], t: Team = team, b: tuple[str, ...] = buckets) -> TeamVolumes:
+            nas, role = values
+            return TeamVolumes(t.name, t.namespace, b, (str(nas),), str(role))
+
+        out[team.name] = pulumi.Output.all(storage.nas_server, storage.team_roles[team.name]).apply(
+            typed
+        )
+    return out
 
 
 def build(cfg: PlatformConfig) -> dict[str, Any]:
@@ -85,12 +110,18 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
             net=net,
             cluster=cluster.resource,
             cloud_provider=cloud,
+            teams=[t.name for t in cfg.teams],
             opts=component_opts(),
         )
         assert storage.jobs_role is not None
         # One OSS scheme per mode, exported so run stacks render volumes that match it: ack
         # mounts with the jobs RAM role through RRSA (no credential on nodes or in a Secret).
-        oss_auth: dict[str, Any] = {"type": names.OSS_AUTH_RRSA, "roleName": storage.jobs_role}
+        oss_auth: dict[str, Any] = {
+            "type": names.OSS_AUTH_RRSA,
+            "roleName": storage.jobs_role,
+            # Static OSS PVs mount with their team's role (iam.py, volumeguard.py).
+            "teamRoles": storage.team_roles,
+        }
         oss_endpoint: str | None = oss_internal_endpoint(ack.region)
         if cluster.api_acl is not None:
             # What docs/platform.md's one-time binding of the allow-list names: the API server's
@@ -138,7 +169,12 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
     )
     # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
     team_access = TeamAccess(
-        "team-access", tenancy.namespaces, cfg.kubedl.workloads, provider, component_opts()
+        "team-access",
+        tenancy.namespaces,
+        cfg.kubedl.workloads,
+        provider,
+        component_opts(),
+        team_volumes=team_volumes(cfg, storage),
     )
     team_namespaces = {team: ns.metadata.name for team, ns in tenancy.namespaces.items()}
 
@@ -160,6 +196,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         names.OUT_PRIORITY_CLASSES: [pc.metadata.name for pc in tenancy.priority_classes],
         names.OUT_TEAM_MAX_PRIORITY: {t.name: t.max_priority for t in cfg.teams},
         names.OUT_OSS_AUTH: oss_auth,
+        names.OUT_HOST_PATH_VOLUMES: cfg.cluster is not None and cfg.cluster.host_path_volumes,
         names.OUT_OSS_ENDPOINT: oss_endpoint or "",
         names.OUT_ARTIFACT_STORE: storage.artifact_store,
     }
@@ -174,5 +211,12 @@ def main() -> None:
         raise pulumi.RunError(err.render()) from None
     for step in cfg.pending:  # only what `pulumi up` may go ahead without (kubedl:image)
         pulumi.log.warn(step)
+    if cfg.ack is not None and cfg.ack.api_public and shutil.which(ALIYUN_CLI) is None:
+        # The API allow-list is bound by the aliyun CLI (cluster.bind_api_acl): without it the
+        # public endpoint would stay open to the internet after `up`.
+        message = API_ACL_CLI_MISSING
+        if not pulumi.runtime.is_dry_run():
+            raise pulumi.RunError(message)
+        pulumi.log.warn(message)
     for key, value in build(cfg).items():
         pulumi.export(key, value)

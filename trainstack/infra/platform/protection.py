@@ -5,7 +5,9 @@
 the cloud or cluster if it is ever removed from the program on purpose (``pulumi state
 unprotect`` first). Stateful means: the NAS file system, the buckets, the registry (its instance,
 namespace and repositories hold the images), KubeDL's CRDs (deleting one deletes every job of
-that kind), team namespaces (their runs) and the artifact claims. Nothing else sets either option:
+that kind), team namespaces (their runs) and the artifact claims; and what cannot be replaced
+without breaking those: the NAS mount target, the VPC and vSwitches, the cluster, the node key
+pair and the RAM roles. Nothing else sets either option:
 ``tests/infra`` checks that the plan's protected set is exactly this one.
 
 It is a (legacy) ``transformations`` callback, applied in this process as each resource is
@@ -27,6 +29,21 @@ STATEFUL_TYPES = frozenset(
         "alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo",
         "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
         "kubernetes:core/v1:PersistentVolumeClaim",
+        # What the provider can only change by replacing it, and whose replacement breaks what
+        # depends on it: a new NAS mount target has a new domain (the NAS StorageClass and every
+        # bound NAS PV name the old one); a new VPC or vSwitch (a changed vpcCidr, vswitchCidrs or
+        # zones) takes the cluster and its nodes with it; the cluster's service_cidr "cannot be
+        # modified after creation" and slb_internet_enabled/addons "only work for Create"
+        # (cs/managed_kubernetes.py), and its deletion_protection stops the cloud API's delete,
+        # not a Pulumi replacement planned before it; the key pair logs every node in; the RAM
+        # roles are what OSS volumes mount as. With `protect`, `pulumi preview` refuses any plan
+        # that would replace one of them, before anything is touched.
+        "alicloud:nas/mountTarget:MountTarget",
+        "alicloud:vpc/network:Network",
+        "alicloud:vpc/switch:Switch",
+        "alicloud:cs/managedKubernetes:ManagedKubernetes",
+        "alicloud:ecs/ecsKeyPair:EcsKeyPair",
+        "alicloud:ram/role:Role",
     }
 )
 # Namespaces are stateful only when they hold runs: a team's, not KubeDL's own.

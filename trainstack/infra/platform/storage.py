@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 from trainstack.infra import names
 from trainstack.infra.platform.config import ClusterAccess
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
-from trainstack.infra.platform.iam import build_jobs_role
+from trainstack.infra.platform.iam import build_jobs_role, build_team_roles
 from trainstack.infra.platform.network import Network
 from trainstack.infra.platform.storageclasses import (
     build_ack_storage_classes,
@@ -51,6 +51,7 @@ class Storage(pulumi.ComponentResource):
     nas_server: pulumi.Output[str] | None
     buckets: dict[str, pulumi.Output[str]]
     jobs_role: pulumi.Output[str] | None
+    team_roles: dict[str, pulumi.Output[str]]  # ack: team -> its RAM role for OSS volumes
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class Storage(pulumi.ComponentResource):
         cloud_provider: pulumi.ProviderResource | None = None,
         access: ClusterAccess | None = None,
         namespaces: dict[str, k8s.core.v1.Namespace] | None = None,
+        teams: list[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
@@ -70,11 +72,13 @@ class Storage(pulumi.ComponentResource):
         self.nas_server = None
         self.buckets = {}
         self.jobs_role = None
+        self.team_roles = {}
         if ack is not None:
             assert net is not None and cluster is not None and cloud_provider is not None
             cloud = pulumi.ResourceOptions(parent=self, provider=cloud_provider)
             self._cloud(ack, net, cloud)
             self.jobs_role = build_jobs_role(ack, cluster, cloud).role_name
+            self.team_roles = build_team_roles(ack, list(teams or ()), cluster, cloud)
             assert self.nas_server is not None
             self.storage_classes = build_ack_storage_classes(
                 ack.region, self.nas_server, self.buckets["data"], self.jobs_role, kube

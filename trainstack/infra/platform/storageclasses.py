@@ -14,9 +14,9 @@ import pulumi_kubernetes as k8s
 from trainstack.infra import names
 from trainstack.infra.platform.config import ClusterAccess
 
-DISK_PROVISIONER = "diskplugin.csi.alibabacloud.com"
-NAS_PROVISIONER = "nasplugin.csi.alibabacloud.com"
-OSS_PROVISIONER = "ossplugin.csi.alibabacloud.com"
+DISK_PROVISIONER = names.DISK_CSI_DRIVER
+NAS_PROVISIONER = names.NAS_CSI_DRIVER
+OSS_PROVISIONER = names.OSS_CSI_DRIVER
 
 
 def oss_internal_endpoint(region: str) -> str:

@@ -10,9 +10,9 @@ admin kubeconfig, plus that token. The run program and the ``kubernetes`` client
 PersistentVolumes are cluster-scoped, and a run's ``oss://``/``nas://`` bindings render static
 PVs: one ClusterRole ``trainstack-runner-volumes`` (persistentvolumes only) is bound to every
 team's ServiceAccount with a ClusterRoleBinding. That is the one cluster-wide right a team holds,
-and a ValidatingAdmissionPolicy per team narrows it: a team's runner may create, change and
-delete only PVs named ``<namespace>-…`` (the renderer names every PV so: render/storage.py), and
-may not pre-bind one to another namespace's claim. docs/platform.md ("Team credentials").
+and a ValidatingAdmissionPolicy per team narrows it (volumeguard.py): a team's runner may manage
+only PVs named ``<namespace>.…``, pre-bound to a claim in its namespace, whose source is the
+team's own folder of the platform's storage. docs/tenancy.md says what stays visible.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from trainstack.infra.platform.config import KUBEDL_CRDS
+from trainstack.infra.platform.volumeguard import TeamVolumes, validations
 
 COMPONENT = "trainstack:platform:TeamAccess"
 RUNNER = "trainstack-runner"
@@ -93,25 +94,6 @@ VOLUME_GUARD = "trainstack-team-volumes"
 def guard_match(namespace: str) -> str:
     """CEL: the request comes from this team's runner (its ServiceAccount's user name)."""
     return f"request.userInfo.username == 'system:serviceaccount:{namespace}:{RUNNER}'"
-
-
-def guard_validations(namespace: str) -> list[k8s.admissionregistration.v1.ValidationArgsDict]:
-    """CEL checks on a team runner's PV requests. On DELETE `object` is null and `oldObject` is
-    the PV (Kubernetes "Validating Admission Policy": variables); `||` short-circuits."""
-    return [
-        {
-            "expression": "(request.operation == 'DELETE' ? oldObject : object)"
-            f".metadata.name.startsWith('{namespace}-')",
-            "message": f"team namespace {namespace} may only create, change or delete "
-            f"PersistentVolumes named {namespace}-…",
-        },
-        {
-            "expression": "request.operation == 'DELETE' || !has(object.spec.claimRef) || "
-            f"object.spec.claimRef.namespace == '{namespace}'",
-            "message": f"team namespace {namespace} may only bind its PersistentVolumes to claims "
-            f"in {namespace}",
-        },
-    ]
 
 
 @dataclass(frozen=True)
@@ -227,6 +209,8 @@ class TeamAccess(pulumi.ComponentResource):
         workloads: Sequence[str],
         provider: pulumi.ProviderResource,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        team_volumes: Mapping[str, pulumi.Output[TeamVolumes]],
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -272,7 +256,7 @@ class TeamAccess(pulumi.ComponentResource):
                 },
                 opts=child,
             )
-            _volume_guard(team, namespace, child)
+            _volume_guard(team, namespace, team_volumes[team], child)
             # pulumi-kubernetes waits until the token controller has filled in a token Secret
             # (pulumi/pulumi-kubernetes#2048), so ``data.token`` is known once it is created.
             # Its data is a credential: encrypted in state, never plain.
@@ -330,7 +314,18 @@ def team_kubeconfigs(
     )
 
 
-def _volume_guard(team: str, namespace: pulumi.Output[str], opts: pulumi.ResourceOptions) -> None:
+def _validation_args(
+    volumes: TeamVolumes,
+) -> list[k8s.admissionregistration.v1.ValidationArgsDict]:
+    return [{"expression": v["expression"], "message": v["message"]} for v in validations(volumes)]
+
+
+def _volume_guard(
+    team: str,
+    namespace: pulumi.Output[str],
+    volumes: pulumi.Output[TeamVolumes],
+    opts: pulumi.ResourceOptions,
+) -> None:
     """The team's ValidatingAdmissionPolicy on PVs and its binding (Deny). Only requests by the
     team's runner match; the PV binder and admins are unaffected."""
     adm = k8s.admissionregistration.v1
@@ -351,7 +346,7 @@ def _volume_guard(team: str, namespace: pulumi.Output[str], opts: pulumi.Resourc
             ]
         },
         "match_conditions": [{"name": "team-runner", "expression": namespace.apply(guard_match)}],
-        "validations": namespace.apply(guard_validations),
+        "validations": volumes.apply(_validation_args),
     }
     policy = adm.ValidatingAdmissionPolicy(
         f"volume-guard-{team}",

@@ -2,8 +2,11 @@
 OSS Secret — and the run PriorityClasses.
 
 - ResourceQuota ``trainstack-quota``: the team's share of CPU, memory, GPUs (and pods).
-- LimitRange ``trainstack-defaults``: requests for containers that set none. A quota on
-  ``requests.*`` refuses every pod that does not state them; with the defaults they are admitted.
+- LimitRange ``trainstack-defaults``: requests and limits for containers that set none. A quota
+  on ``requests.*`` refuses every pod that does not state them; with the defaults they are
+  admitted, and a container without limits is bounded rather than free to take its whole node.
+- Pod Security labels (``podsecurity.py``): ``baseline`` enforced, ``restricted`` audited and
+  warned, so a team credential cannot run privileged or hostPath pods.
 - ResourceQuota ``trainstack-priority-cap``: zero pods of the classes above the team's
   ``maxPriority`` (a quota scoped by PriorityClass), so one team cannot preempt all the others.
 """
@@ -14,6 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack.infra import names
+from trainstack.infra.platform import podsecurity
 from trainstack.infra.platform.config import PlatformConfig, Team
 from trainstack.infra.platform.osssecret import build_oss_secrets
 from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
@@ -43,7 +47,8 @@ class Tenancy(pulumi.ComponentResource):
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        self.namespaces = {team.name: _team(team, child) for team in cfg.teams}
+        level = podsecurity.team_level(cfg.cluster is not None and cfg.cluster.host_path_volumes)
+        self.namespaces = {team.name: _team(team, level, child) for team in cfg.teams}
         self.priority_classes = build_priority_classes(child)
         self.pull_secret = build_pull_secrets(
             cfg.registry, registry_password, self.namespaces, child
@@ -52,12 +57,18 @@ class Tenancy(pulumi.ComponentResource):
         self.register_outputs({})
 
 
-def _team(team: Team, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
+def _team(
+    team: Team, level: podsecurity.Level, opts: pulumi.ResourceOptions
+) -> k8s.core.v1.Namespace:
     ns = k8s.core.v1.Namespace(
         f"ns-{team.name}",
         metadata={
             "name": team.namespace,
-            "labels": {TEAM_LABEL: team.name, "app.kubernetes.io/managed-by": "trainstack"},
+            "labels": {
+                TEAM_LABEL: team.name,
+                "app.kubernetes.io/managed-by": "trainstack",
+                **podsecurity.labels(level),
+            },
         },
         opts=opts,
     )
@@ -83,6 +94,10 @@ def _team(team: Team, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
                 {
                     "type": "Container",
                     "default_request": {"cpu": team.defaults.cpu, "memory": team.defaults.memory},
+                    "default": {
+                        "cpu": team.defaults.limit_cpu,
+                        "memory": team.defaults.limit_memory,
+                    },
                 }
             ]
         },

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -43,6 +43,8 @@ class OssAuth:
     type: OssAuthType
     role_name: str | None = None
     secret_name: str | None = None
+    # RRSA: team -> the team's own role, which its static PVs must name (volumeguard.py).
+    team_roles: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class PlatformOutputs:
     team_max_priority: Mapping[str, int]  # team -> highest priority its namespace admits
     pull_secret: str | None
     artifact_store: str | None  # as exported; checked by infra.run.artifacts
+    # file:// bindings render as hostPath: only where team namespaces admit them. A platform
+    # that does not export the flag predates Pod Security labels: its kubeconfig mode did.
+    host_path_volumes: bool = False
 
     @property
     def cloud(self) -> bool:
@@ -84,6 +89,9 @@ class PlatformOutputs:
             ),
             pull_secret=_text(outputs.get(names.OUT_PULL_SECRET)),
             artifact_store=_text(outputs.get(names.OUT_ARTIFACT_STORE)),
+            host_path_volumes=bool(
+                outputs.get(names.OUT_HOST_PATH_VOLUMES, mode is PlatformMode.KUBECONFIG)
+            ),
         )
 
 
@@ -104,6 +112,9 @@ def _oss_auth(outputs: Mapping[str, Any], mode: PlatformMode, env: str) -> OssAu
         kind or OssAuthType.NONE,
         role_name=_text(auth.get("roleName")),
         secret_name=_text(auth.get("secretName")),
+        team_roles=MappingProxyType(
+            {str(k): str(v) for k, v in dict(auth.get("teamRoles") or {}).items() if v}
+        ),
     )
     if (
         kind is None
@@ -181,13 +192,15 @@ def render_options(
     platform = PlatformOutputs.read(outputs, env)
     defaults = RenderOptions()
     region = platform.region
-    oss_secret, oss_role, oss_hint = oss_credentials(platform, env)
     namespace = run_namespace(platform, run, env)
+    team = next((t for t, ns in sorted(platform.namespaces.items()) if ns == namespace), None)
+    oss_secret, oss_role, oss_hint = oss_credentials(platform, env, team)
     check_priority(platform, run, namespace, env)
     return RenderOptions(
         namespace=namespace,
-        # file:// bindings only make sense on a cluster that runs on this machine.
-        local_cluster=not platform.cloud,
+        # file:// bindings only make sense on a cluster that runs on this machine, and only
+        # where the team namespace's Pod Security level admits hostPath volumes.
+        local_cluster=platform.host_path_volumes and not platform.cloud,
         # The platform names its endpoint (ossEndpoint); older platforms exported only region.
         oss_endpoint=platform.oss_endpoint
         or (
@@ -222,17 +235,18 @@ def check_priority(
 
 
 def oss_credentials(
-    outputs: Mapping[str, Any] | PlatformOutputs, env: str
+    outputs: Mapping[str, Any] | PlatformOutputs, env: str, team: str | None = None
 ) -> tuple[str | None, str | None, str | None]:
     """(Secret name, RAM role, hint) for OSS volumes: exactly what the platform provides.
 
-    ack: the jobs RAM role through RRSA (the StorageClass uses the same). kubeconfig mode: the
-    AccessKey Secret the platform created in every team namespace, or nothing — then a run that
-    binds oss:// fails to render with ``hint`` instead of naming a Secret that does not exist.
+    ack: the team's RAM role through RRSA (on a platform from before per-team roles, the jobs
+    role). kubeconfig mode: the AccessKey Secret the platform created in every team namespace, or
+    nothing — then a run that binds oss:// fails to render with ``hint`` instead of naming a
+    Secret that does not exist.
     """
     auth = PlatformOutputs.read(outputs, env).oss_auth  # complete: read() checks it
     if auth.type is OssAuthType.RRSA:
-        return None, auth.role_name, None
+        return None, auth.team_roles.get(team or "", auth.role_name), None
     if auth.type is OssAuthType.SECRET:
         return auth.secret_name, None, None
     return (

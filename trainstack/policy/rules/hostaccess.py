@@ -1,5 +1,7 @@
 """no-host-access: no privileged containers, host network/PID/IPC or hostPath volumes, except on
-a local cluster (kubeconfig mode), where the machine is the user's own."""
+a single-user local cluster whose platform set ``trainstack:hostPathVolumes`` — the same setting
+that decides its team namespaces' Pod Security level (infra/platform/podsecurity.py), so the rule
+and the cluster's admission agree."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from trainstack.policy.pods import containers, pod_templates
 
 
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
-    if ctx.local and config.get("allowOnLocal", True):
+    if ctx.host_path_volumes and config.get("allowOnLocal", True):
         return
     for pod in pod_templates(resource.props):
         for key in ("hostNetwork", "hostPID", "hostIPC"):

@@ -1,16 +1,21 @@
 """platform-storage: OSS and NAS volumes bind only the platform's buckets and file systems, the
-ones its jobs role can read (a foreign bucket mounts, then fails with 403 inside the job)."""
+ones its RAM roles can read (a foreign bucket mounts, then fails with 403 inside the job); and a
+team's PersistentVolumes only its own folder of them, with its own role — the rule the cluster's
+volume admission policy enforces, from the same source (infra/platform/volumeguard.py), so a plan
+fails here before `pulumi up` is refused there."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from trainstack.infra import names
+from trainstack.infra.platform.volumeguard import PV_SEPARATOR, TeamVolumes, pv_problem
 from trainstack.policy.model import Context, Finding, Level, Resource, Rule
 from trainstack.policy.pods import pod_templates
 
-OSS_DRIVER = "ossplugin.csi.alibabacloud.com"
-NAS_DRIVER = "nasplugin.csi.alibabacloud.com"
+OSS_DRIVER = names.OSS_CSI_DRIVER
+NAS_DRIVER = names.NAS_CSI_DRIVER
 
 
 def _csi_volumes(resource: Resource) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -25,7 +30,41 @@ def _csi_volumes(resource: Resource) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 yield f"{pod.path}.volumes[{i}].csi", vol["csi"]
 
 
+def _team_volume(resource: Resource, ctx: Context) -> Iterator[Finding]:
+    """A PV of a team namespace (by its claim, else its name) against that team's guard."""
+    if resource.type != "kubernetes:core/v1:PersistentVolume":
+        return
+    spec = resource.props.get("spec")
+    meta = resource.props.get("metadata")
+    if not isinstance(spec, Mapping):
+        return
+    claim = spec.get("claimRef")
+    namespace = claim.get("namespace") if isinstance(claim, Mapping) else None
+    if namespace is None and isinstance(meta, Mapping):
+        namespace = str(meta.get("name", "")).partition(PV_SEPARATOR)[0]
+    team = ctx.team_of(namespace)
+    if team is None:
+        return
+    guard = TeamVolumes(
+        team,
+        str(namespace),
+        None,  # the platform's buckets and NAS are checked below, with their own settings
+        None,
+        ctx.team_roles.get(team) if ctx.mode == "ack" else None,
+    )
+    problem = pv_problem(spec, guard)
+    if problem is not None:
+        where, what = problem
+        yield Finding(
+            f"spec.{where}",
+            what,
+            f"bind data under /{team}/ of the platform's storage (oss://<bucket>/{team}/…, "
+            f"nas://<server>/{team}/…): team {team}'s volumes may reach nothing else",
+        )
+
+
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
+    yield from _team_volume(resource, ctx)
     buckets = set(ctx.buckets) | set(config.get("buckets") or ())
     servers = set(config.get("nasServers") or ())
     nas_known = ctx.nas_server is not None

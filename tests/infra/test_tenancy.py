@@ -1,0 +1,111 @@
+"""Issue 18's plan-level facts of tenancy: what every namespace, LimitRange, pool and stateful
+resource the platform creates carries, on both shipped environments. Each was missing before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.infra.test_team_access import build
+from trainstack.errors import ConfigError
+
+NS = "kubernetes:core/v1:Namespace"
+ENFORCE = "pod-security.kubernetes.io/enforce"
+
+
+@pytest.mark.parametrize("env", ["local", "ack-dev"])
+def test_every_namespace_the_platform_creates_enforces_pod_security(mocks: Any, env: str) -> None:
+    build(mocks, env, **{"trainstack:hostPathVolumes": "false"} if env == "local" else {})
+    namespaces = {r.name: r.inputs["metadata"]["labels"] for r in mocks.of_type(NS)}
+    assert set(namespaces) == {"ns-vision", "ns-nlp", "kubedl-namespace"}
+    for name, labels in namespaces.items():
+        assert labels[ENFORCE] == "baseline", name
+        assert labels["pod-security.kubernetes.io/audit"] == "restricted", name
+        assert labels["pod-security.kubernetes.io/warn"] == "restricted", name
+        assert labels[f"{ENFORCE}-version"] == "v1.30", name
+
+
+def test_a_single_user_kind_cluster_may_admit_host_paths_in_team_namespaces(mocks: Any) -> None:
+    # the shipped kind environment sets trainstack:hostPathVolumes (file:// bindings)
+    outputs = build(mocks, "local")
+    labels = {r.name: r.inputs["metadata"]["labels"] for r in mocks.of_type(NS)}
+    assert labels["ns-vision"][ENFORCE] == "privileged"
+    assert labels["kubedl-namespace"][ENFORCE] == "baseline"
+    assert mocks.resolve(outputs["hostPathVolumes"])[0] is True
+
+
+def test_host_path_volumes_is_kubeconfig_mode_only(mocks: Any) -> None:
+    with pytest.raises(ConfigError, match="hostPathVolumes"):
+        build(mocks, "ack-dev", **{"trainstack:hostPathVolumes": "true"})
+
+
+@pytest.mark.parametrize("env", ["local", "ack-dev"])
+def test_limit_ranges_set_default_limits_too(mocks: Any, env: str) -> None:
+    build(mocks, env)
+    ranges = mocks.of_type("kubernetes:core/v1:LimitRange")
+    assert len(ranges) == 2
+    for r in ranges:
+        (limit,) = r.inputs["spec"]["limits"]
+        assert limit["defaultRequest"] == {"cpu": "500m", "memory": "1Gi"}
+        assert limit["default"] == {"cpu": "2", "memory": "4Gi"}
+
+
+def test_a_default_limit_below_the_default_request_is_refused(mocks: Any) -> None:
+    teams = (
+        '[{"name": "a", "quota": {"cpu": "4", "memory": "8Gi"}, '
+        '"defaults": {"memory": "2Gi", "limitMemory": "1Gi"}}]'
+    )
+    with pytest.raises(ConfigError, match=r"limitMemory: expected a limit at least the default"):
+        build(mocks, "local", **{"trainstack:teams": teams})
+
+
+def test_what_cannot_be_replaced_without_breaking_the_platform_is_protected(mocks: Any) -> None:
+    from trainstack.infra.platform.protection import STATEFUL_TYPES
+
+    build(mocks, "ack-dev")
+    for typ in (
+        "alicloud:nas/mountTarget:MountTarget",
+        "alicloud:vpc/network:Network",
+        "alicloud:vpc/switch:Switch",
+        "alicloud:cs/managedKubernetes:ManagedKubernetes",
+        "alicloud:ecs/ecsKeyPair:EcsKeyPair",
+        "alicloud:ram/role:Role",
+    ):
+        assert typ in STATEFUL_TYPES
+        assert mocks.of_type(typ), typ
+
+
+def test_the_api_allow_list_holds_what_the_cluster_needs_and_is_bound_by_pulumi_up(
+    mocks: Any,
+) -> None:
+    build(mocks, "ack-dev")
+    entries = {
+        r.inputs["entry"]: r.inputs["comment"]
+        for r in mocks.of_type("alicloud:slb/aclEntryAttachment:AclEntryAttachment")
+    }
+    # ACK "Configure API server access control": the control plane and the VPC, then the user's
+    assert set(entries) == {"100.104.0.0/16", "10.0.0.0/8", "198.51.100.7/32"}
+    (binding,) = mocks.of_type("command:local:Command")
+    assert binding.inputs["interpreter"] == ["/bin/sh", "-c"]
+    create = binding.inputs["create"]
+    assert "SetLoadBalancerTCPListenerAttribute" in create and "--AclStatus on" in create
+    assert "--AclType white" in create and '"$TS_ACL"' in create
+    assert "--AclStatus off" in binding.inputs["delete"]
+    assert binding.inputs["environment"]["TS_PORT"] == "6443"
+    assert binding.inputs["environment"]["TS_REGION"] == "cn-hangzhou"
+
+
+def test_a_public_endpoint_needs_the_aliyun_cli_before_pulumi_up(
+    mocks: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    import pulumi
+
+    from trainstack.infra.platform import program
+
+    mocks.use_env("ack-dev")
+    load = program.load_stack_config
+    monkeypatch.setattr(program, "load_stack_config", lambda: load(root=mocks.root))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pulumi.RunError, match="aliyun CLI"):
+        mocks.run(program.main)
