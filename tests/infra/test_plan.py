@@ -265,6 +265,6 @@ def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
     done = Cli().invoke("plan", RUN_FILE, "--env", "local", "--json")
     assert done.code == 2
     err = done.err
-    assert "oss://acme-trainstack-dev-data/mnist/ needs OSS credentials" in err
+    assert "oss://acme-trainstack-dev-data/vision/mnist/ needs OSS credentials" in err
     assert "pulumi config set --secret trainstack:ossAccessKeyId" in err
     assert "Traceback" not in err

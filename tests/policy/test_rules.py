@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -264,8 +265,12 @@ def test_host_access_is_flagged_on_the_cloud_and_allowed_on_a_local_cluster() ->
         "hostPath",
         "privileged",
     ]
-    assert run_rule("no-host-access", job(host), LOCAL) == []
-    assert len(run_rule("no-host-access", job(host), LOCAL, allowOnLocal=False)) == 3
+    # a kind cluster whose platform admits host paths (hostPathVolumes: Pod Security privileged)
+    kind = dataclasses.replace(LOCAL, host_path_volumes=True)
+    assert run_rule("no-host-access", job(host), kind) == []
+    assert len(run_rule("no-host-access", job(host), kind, allowOnLocal=False)) == 3
+    # a shared cluster reached by kubeconfig: its namespaces enforce baseline, so flag it here
+    assert len(run_rule("no-host-access", job(host), LOCAL)) == 3
     assert run_rule("no-host-access", job()) == []
 
 

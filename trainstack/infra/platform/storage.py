@@ -125,14 +125,37 @@ class Storage(pulumi.ComponentResource):
             encrypt_type=1,
             opts=opts,
         )
+        # Its own permission group: the default VPC group lets every address of the VPC mount the
+        # file system read-write (NAS "Permission groups"); this one admits the node vSwitches.
+        group = alicloud.nas.AccessGroup(
+            "nas-access-group",
+            access_group_name=f"{ack.cluster_name}-nodes",
+            access_group_type="Vpc",
+            file_system_type="standard",
+            description="trainstack node vSwitches",
+            opts=opts,
+        )
+        rules = [
+            alicloud.nas.AccessRule(
+                f"nas-access-{i}",
+                access_group_name=group.access_group_name,
+                file_system_type="standard",
+                source_cidr_ip=cidr,
+                rw_access_type="RDWR",
+                user_access_type="no_squash",  # training images run as root (podsecurity.py)
+                priority=1,
+                opts=opts,
+            )
+            for i, cidr in enumerate(ack.vswitch_cidrs)
+        ]
         mount = alicloud.nas.MountTarget(
             "nas-mount",
             file_system_id=nas.id,
-            access_group_name="DEFAULT_VPC_GROUP_NAME",
+            access_group_name=group.access_group_name,
             network_type="Vpc",
             vpc_id=net.vpc.id,
             vswitch_id=net.vswitches[0].id,
-            opts=opts,
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=rules)),
         )
         self.nas_server = mount.mount_target_domain
         for purpose in BUCKET_PURPOSES:

@@ -90,7 +90,10 @@ def build_local_storage_class(
         "sc-local",
         metadata={"name": names.STORAGE_CLASS_LOCAL},
         provisioner=cluster.local_provisioner,
-        reclaim_policy="Delete",
+        # A deleted claim keeps its data: the artifact claims hold every run's outputs, and the
+        # runner Role may delete claims (docs/deploy.md). The local-path provisioner honours
+        # Retain (the PV stays Released with its folder on the node).
+        reclaim_policy="Retain",
         volume_binding_mode="WaitForFirstConsumer",
         opts=opts,
     )
