@@ -166,6 +166,12 @@ def test_deployer_gets_cluster_admin_before_anything_on_the_cluster(ack: dict[st
         "alicloud:cs/kubernetesPermission:KubernetesPermission::deployer-permission"
         in provider["options"]["dependsOn"]
     )
+    # and after the API allow-list is bound: nothing is created while the endpoint is open
+    assert "command:local:Command::api-acl-binding" in provider["options"]["dependsOn"]
+    binding = named(ack, "api-acl-binding", "command:local:Command")
+    assert sum(
+        d.startswith("alicloud:slb/aclEntryAttachment") for d in binding["options"]["dependsOn"]
+    ) == len(of_type(ack, "alicloud:slb/aclEntryAttachment:AclEntryAttachment"))
 
 
 def test_registry_is_acr_enterprise_created_through_the_api(ack: dict[str, Any]) -> None:

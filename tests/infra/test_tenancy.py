@@ -109,3 +109,20 @@ def test_a_public_endpoint_needs_the_aliyun_cli_before_pulumi_up(
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(pulumi.RunError, match="aliyun CLI"):
         mocks.run(program.main)
+
+
+def test_kubedl_may_restart_elastic_workers_in_place(mocks: Any) -> None:
+    """KubeDL v0.5.0 controllers/pytorch/elastic_scale.go manages OpenKruise
+    ContainerRecreateRequests; its all_in_one.yaml's mis-indented grant gives it none."""
+    build(mocks, "local")
+    (role,) = [
+        r.inputs
+        for r in mocks.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
+        if r.name == "kubedl-role"
+    ]
+    kruise = [rule for rule in role["rules"] if rule.get("apiGroups") == ["apps.kruise.io"]]
+    assert kruise and set(kruise[0]["resources"]) == {
+        "containerrecreaterequests",
+        "containerrecreaterequests/status",
+    }
+    assert {"create", "delete", "get", "watch"} <= set(kruise[0]["verbs"])

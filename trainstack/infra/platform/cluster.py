@@ -90,6 +90,14 @@ class Cluster(pulumi.ComponentResource):
         if ack.deployer is not None:
             # cs/kubernetes_permission.py: role_type "cluster", role_name "admin"; is_ram_role when
             # the uid is a RAM role's (a CI runner's). Everything on the cluster waits for it.
+            # Its docstring says the call "overwrites the permissions granted to the user", which
+            # was the API's default mode; the bridged Terraform resource has, since
+            # terraform-provider-alicloud v1.222.0 (pulumi-alicloud 4.0 bridges v1.285.0 or
+            # later), called UpdateUserPermissions with Mode "patch" on create and "delete" with
+            # only its own entries on destroy (alicloud/resource_alicloud_cs_kubernetes_
+            # permissions.go: manageUserPermissions(ModePatch, …)). So a second environment's
+            # grant to the same identity adds its cluster and removes nothing of the first's, as
+            # long as each stack lists only its own cluster, as this one does.
             self.permission = alicloud.cs.KubernetesPermission(
                 "deployer-permission",
                 uid=ack.deployer.uid,

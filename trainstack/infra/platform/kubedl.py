@@ -95,6 +95,18 @@ _RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
         "resources": ["podgroups"],
         "verbs": ["*"],
     },
+    # Elastic PyTorch jobs restart a worker's container in place through OpenKruise's
+    # ContainerRecreateRequest (KubeDL v0.5.0 controllers/pytorch/elastic_scale.go creates, reads
+    # and deletes them). v0.5.0's config/manager/all_in_one.yaml means to grant this, but its
+    # `resources:` list is mis-indented (lines 445-447) and parses as the one bogus resource
+    # "containerrecreaterequests - containerrecreaterequests/status", so the release grants
+    # nothing usable. No resourcequotas write appears anywhere in v0.5.0's config/ (role.yaml,
+    # all_in_one.yaml): the controller only reads them (above).
+    {
+        "api_groups": ["apps.kruise.io"],
+        "resources": ["containerrecreaterequests", "containerrecreaterequests/status"],
+        "verbs": _CRUD,
+    },
 ]
 
 
