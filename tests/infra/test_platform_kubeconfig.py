@@ -243,7 +243,9 @@ def test_without_an_access_key_an_oss_run_says_what_to_set(mocks: Any) -> None:
     run = load_run(RUN_FILE)
     with pytest.raises(RenderError) as caught:
         render_run(run, options=render_options(outputs, run, "local"))
-    assert "oss://acme-trainstack-dev-data/vision/mnist/ needs OSS credentials" in caught.value.message
+    assert (
+        "oss://acme-trainstack-dev-data/vision/mnist/ needs OSS credentials" in caught.value.message
+    )
     hint = caught.value.hint or ""
     assert "environment 'local' has no OSS credentials" in hint
     assert (
