@@ -126,3 +126,20 @@ def test_kubedl_may_restart_elastic_workers_in_place(mocks: Any) -> None:
         "containerrecreaterequests/status",
     }
     assert {"create", "delete", "get", "watch"} <= set(kruise[0]["verbs"])
+
+
+def test_gang_scheduling_on_ack_is_ack_pros_coscheduling_only(mocks: Any) -> None:
+    # ACK "Work with gang scheduling": only ACK Pro's scheduler; nothing installs volcano there
+    with pytest.raises(
+        ConfigError, match=r"kubedl:gangScheduler: expected none on an ack\.standard"
+    ):
+        build(mocks, "ack-dev", **{"trainstack:clusterSpec": "ack.standard"})
+    with pytest.raises(
+        ConfigError, match=r"kubedl:gangScheduler: expected kube-coscheduler or none"
+    ):
+        build(mocks, "ack-dev", **{"kubedl:gangScheduler": "volcano"})
+    build(
+        mocks,
+        "ack-dev",
+        **{"trainstack:clusterSpec": "ack.standard", "kubedl:gangScheduler": "none"},
+    )

@@ -227,6 +227,8 @@ def load(
             password = split_namespace(values, names.PLATFORM_PROJECT)["registryPassword"]
             _check_acr_password(main.key("registryPassword"), source, password, how)
     kubedl = _kubedl(kubedl_sec, ack is not None, root, pending)
+    if ack is not None and kubedl.gang_scheduler is not None:
+        _check_ack_gang_scheduler(kubedl_sec, kubedl.gang_scheduler, ack)
     if ack is not None and registry.kind == "acr-enterprise" and kubedl.image is not None:
         _check_platform_registry_image(kubedl_sec, kubedl.image, registry.server, ack)
     main.finish(other)
@@ -242,6 +244,29 @@ def load(
         pending=tuple(pending.items),
         offline=offline,
     )
+
+
+def _check_ack_gang_scheduler(sec: Section, gang: str, ack: AckConfig) -> None:
+    """ACK's gang scheduling is ACK Pro's own kube-scheduler ("Work with gang scheduling": "only
+    for ACK Pro clusters"), which implements coscheduling: KubeDL's ``kube-coscheduler`` creates a
+    PodGroup (scheduling.sigs.k8s.io/v1alpha1) and labels every pod
+    ``pod-group.scheduling.sigs.k8s.io/{name,min-available}`` (KubeDL v0.5.0
+    pkg/gang_schedule/coscheduler/scheduler.go). Volcano and kube-batch are schedulers this
+    platform does not install on ACK, so jobs naming them would stay Pending forever."""
+    if gang != "kube-coscheduler":
+        raise sec.error(
+            "gangScheduler",
+            "kube-coscheduler or none on ack (ACK Pro's scheduler implements coscheduling; "
+            f"{gang} is a scheduler this platform does not install)",
+            gang,
+        )
+    if not ack.cluster_spec.startswith("ack.pro."):
+        raise sec.error(
+            "gangScheduler",
+            "none on an ack.standard cluster: ACK offers gang scheduling only on ACK Pro",
+            gang,
+            hint="set trainstack:clusterSpec ack.pro.small, or kubedl:gangScheduler none",
+        )
 
 
 def _ack_registry(main: Section, ack: AckConfig) -> RegistryConfig:
