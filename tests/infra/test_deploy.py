@@ -22,7 +22,7 @@ from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
-STACK = "local.mnist-baseline-01"
+STACK = "local.vision.mnist-baseline-01"  # <env>.<namespace>.<run>
 PLATFORM = "organization/trainstack/local"
 PLATFORM_OUTPUTS = {
     "mode": "kubeconfig",
@@ -217,8 +217,9 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
     entry = deploy(cli, home)
     n_tags = 10  # run, env, component, version, experiment, team, 4 job coordinates
     assert cli.verbs() == [
-        "stack select",
-        "stack init",  # select fails (no such stack), so init
+        "stack select",  # <env>.<namespace>.<run>: no such stack
+        "stack select",  # <env>.<run>, as stacks were named before: none either
+        "stack init",
         "stack tag ls",  # a new stack has no tags: no earlier deploy by anyone
         "config set-all --stack",
         *["stack tag set"] * n_tags,
@@ -228,10 +229,10 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         "stack history",
         "stack tag set",  # the job's digest, once it is deployed
     ]
-    init = cli.calls[1]
+    init = cli.calls[2]
     assert init[:3] == ["stack", "init", STACK]
     assert init[init.index("--secrets-provider") + 1] == "passphrase"
-    config = cli.calls[3]
+    config = cli.calls[4]
     assert "trainstack-runs:platformStack=organization/trainstack/local" in config
     assert "trainstack-runs:env=local" in config
     tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
@@ -425,14 +426,16 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
     # The platform's outputs first, masked: the kubeconfig is never decrypted outside the engine.
     assert cli.calls[0] == ["stack", "output", "--json", "--stack", PLATFORM]
-    assert cli.verbs()[1:5] == [
+    assert cli.verbs()[1:6] == [
+        "stack select",
         "stack select",
         "stack init",
         "stack tag ls",
         "config set-all --stack",
     ]
     assert "up --yes" in cli.verbs()
-    assert entry.stack == STACK and entry.env == "local"
+    # rendered into the platform's namespace for the team, which names the stack
+    assert entry.stack == "local.team-vision.mnist-baseline-01" and entry.env == "local"
 
 
 def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
@@ -517,7 +520,7 @@ def test_the_shared_passphrase_from_the_environment_deploys(
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", PLATFORM_PASSPHRASE)
     cli = RecordingPulumi(platform=PLATFORM_OUTPUTS, passphrases={PLATFORM: PLATFORM_PASSPHRASE})
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
-    assert "up --yes" in cli.verbs() and entry.stack == STACK
+    assert "up --yes" in cli.verbs() and entry.stack == "local.team-vision.mnist-baseline-01"
 
 
 def test_a_wrong_passphrase_from_the_environment_is_named_as_such(
