@@ -17,6 +17,7 @@ from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
 from tests.clirunner import Cli
+from tests.infra.test_cluster import api  # noqa: F401  (the recorded Kubernetes API fixture)
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
 from trainstack.spec import load_run
 
@@ -563,12 +564,17 @@ def test_a_run_stack_that_does_not_open_says_what_to_set(
 # --- a changed run recreates its job; an unchanged one leaves it ------------------------------
 
 
-def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path) -> None:
+def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path, api: Any) -> None:  # noqa: F811
+    from tests.infra.test_cluster import kubeconfig
     from trainstack.deploy.service import deploy_run
     from trainstack.registry import Registry, RunStatus
     from trainstack.spec import load_run
 
-    cli = RecordingPulumi()
+    # an unchanged deploy asks the cluster whether the job is still there (it is:
+    # tests/infra/test_finished_runs.py has the job KubeDL's TTL deleted)
+    path = "/apis/training.kubedl.io/v1alpha1/namespaces/vision/pytorchjobs/mnist-baseline-01"
+    api.serve(path, (200, b'{"metadata": {"name": "mnist-baseline-01"}}'))
+    cli = RecordingPulumi(platform={"kubeconfig": kubeconfig(api.url)})
     first = deploy(cli, home)
     said: list[str] = []
     second = deploy_run(

@@ -158,6 +158,13 @@ def deploy_run(
         previous = _previous(settings, stack)
         _refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
         same_job = previous is not None and previous.spec_hash == digest
+        if same_job and previous is not None:
+            kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
+            gone = _finished_and_gone(settings, kept, command)
+            if gone is not None:
+                (on_output or _no_output)(gone)
+                RunIndex(settings.home).put(kept)
+                return kept
         _configure(stack, run, env, platform, coordinates)
         registry_id = (
             previous.registry_id
@@ -230,6 +237,45 @@ def _team_stack(
             )
         return old
     return _open(settings, name, program, command, create=True, new=True)
+
+
+def _finished_and_gone(
+    settings: DeploySettings, entry: StackEntry, command: auto.PulumiCommand
+) -> str | None:
+    """Why an unchanged deploy must not submit the job again, or None when the job is still on
+    the cluster. KubeDL deletes a finished job ``ttlSecondsAfterFinished`` after it ends (and
+    XGBoost's by default: docs/kubedl.md); ``up --refresh`` would then drop it from the stack's
+    state and create it again, training a second time over the same outputs."""
+    from trainstack.deploy import watch
+    from trainstack.registry import Registry
+
+    cluster = watch.connect(entry, settings, command)
+    job = watch.JobRef.of(entry)
+    if cluster.job(job.api_version, job.kind, job.namespace, job.name) is not None:
+        return None
+    status = None
+    if entry.registry_id is not None:
+        with Registry.open(settings.home) as registry, suppress(NotFoundError):
+            record = registry.get(entry.registry_id)
+            if record.status.finished:
+                status = f"{record.status}" + (f": {record.reason}" if record.reason else "")
+    where = f"{job.kind} {job.namespace}/{job.name}"
+    if status is not None:
+        head = f"run {entry.run!r} already finished ({status}); its job is gone from the cluster"
+    else:
+        head = (
+            f"run {entry.run!r}: its job is gone from the cluster and its outcome was not "
+            "recorded here (`trainstack status` and `wait` record it while the job exists)"
+        )
+    return (
+        f"{head} ({where}: KubeDL deletes a finished job ttlSecondsAfterFinished after it ends, "
+        "or it was deleted by hand). Nothing was submitted: the run is unchanged; "
+        "`trainstack deploy RUN --env ENV --rerun` trains it again"
+    )
+
+
+def _no_output(line: str) -> None:
+    """Where a deploy's notices go when no one listens (``--quiet``)."""
 
 
 def _refuse_other_team(
