@@ -133,5 +133,5 @@ def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: 
         work,
         env,
     )
-    assert '"stack": "local.mnist-anywhere"' in plan
+    assert '"stack": "local.vision.mnist-anywhere"' in plan
     assert not (work / "build").exists() and not (REPO / "build").exists()

@@ -168,7 +168,9 @@ def test_a_pull_request_that_bumps_properly_passes_and_is_summarised(
     assert "## trainstack on ack-dev" in job.summary
     assert "### components/mnist-ddp/runs/baseline.yaml" in job.summary
     assert "runs/local.yaml" not in job.summary and "sweep-base" not in job.summary
-    assert "stack ack-dev.mnist-baseline" in job.summary  # the plan's heading, in the summary
+    assert (
+        "stack ack-dev.vision.mnist-baseline" in job.summary
+    )  # the plan's heading, in the summary
     assert "PyTorchJob" in job.summary
     # without a backend the Pulumi steps are skipped, and the stand-in was never called
     preview = job.step("Preview the platform with the policy pack")
@@ -245,7 +247,7 @@ def test_a_policy_violation_fails_the_check_after_every_run_is_checked_and_plann
             ln.startswith("::error") and "allowed-registries" in ln and run in ln
             for ln in step.stdout.splitlines()
         ), step.stdout
-    assert job.summary.count("stack ack-dev.census-") == 2  # both planned despite the first
+    assert job.summary.count("stack ack-dev.nlp.census-") == 2  # both planned despite the first
     assert "census-tf/runs/local.yaml" not in job.summary
     assert not job.step("Policy check of the platform").ran
 

@@ -17,12 +17,13 @@ from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
 from tests.clirunner import Cli
+from tests.infra.test_cluster import api  # noqa: F401  (the recorded Kubernetes API fixture)
 from trainstack.errors import ConfigError, NotFoundError, ToolMissingError, UserError
 from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
-STACK = "local.mnist-baseline-01"
+STACK = "local.vision.mnist-baseline-01"  # <env>.<namespace>.<run>
 PLATFORM = "organization/trainstack/local"
 PLATFORM_OUTPUTS = {
     "mode": "kubeconfig",
@@ -217,8 +218,9 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
     entry = deploy(cli, home)
     n_tags = 10  # run, env, component, version, experiment, team, 4 job coordinates
     assert cli.verbs() == [
-        "stack select",
-        "stack init",  # select fails (no such stack), so init
+        "stack select",  # <env>.<namespace>.<run>: no such stack
+        "stack select",  # <env>.<run>, as stacks were named before: none either
+        "stack init",
         "stack tag ls",  # a new stack has no tags: no earlier deploy by anyone
         "config set-all --stack",
         *["stack tag set"] * n_tags,
@@ -228,10 +230,10 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         "stack history",
         "stack tag set",  # the job's digest, once it is deployed
     ]
-    init = cli.calls[1]
+    init = cli.calls[2]
     assert init[:3] == ["stack", "init", STACK]
     assert init[init.index("--secrets-provider") + 1] == "passphrase"
-    config = cli.calls[3]
+    config = cli.calls[4]
     assert "trainstack-runs:platformStack=organization/trainstack/local" in config
     assert "trainstack-runs:env=local" in config
     tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
@@ -425,14 +427,16 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
     # The platform's outputs first, masked: the kubeconfig is never decrypted outside the engine.
     assert cli.calls[0] == ["stack", "output", "--json", "--stack", PLATFORM]
-    assert cli.verbs()[1:5] == [
+    assert cli.verbs()[1:6] == [
+        "stack select",
         "stack select",
         "stack init",
         "stack tag ls",
         "config set-all --stack",
     ]
     assert "up --yes" in cli.verbs()
-    assert entry.stack == STACK and entry.env == "local"
+    # rendered into the platform's namespace for the team, which names the stack
+    assert entry.stack == "local.team-vision.mnist-baseline-01" and entry.env == "local"
 
 
 def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
@@ -517,7 +521,7 @@ def test_the_shared_passphrase_from_the_environment_deploys(
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", PLATFORM_PASSPHRASE)
     cli = RecordingPulumi(platform=PLATFORM_OUTPUTS, passphrases={PLATFORM: PLATFORM_PASSPHRASE})
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
-    assert "up --yes" in cli.verbs() and entry.stack == STACK
+    assert "up --yes" in cli.verbs() and entry.stack == "local.team-vision.mnist-baseline-01"
 
 
 def test_a_wrong_passphrase_from_the_environment_is_named_as_such(
@@ -560,12 +564,17 @@ def test_a_run_stack_that_does_not_open_says_what_to_set(
 # --- a changed run recreates its job; an unchanged one leaves it ------------------------------
 
 
-def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path) -> None:
+def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path, api: Any) -> None:  # noqa: F811
+    from tests.infra.test_cluster import kubeconfig
     from trainstack.deploy.service import deploy_run
     from trainstack.registry import Registry, RunStatus
     from trainstack.spec import load_run
 
-    cli = RecordingPulumi()
+    # an unchanged deploy asks the cluster whether the job is still there (it is:
+    # tests/infra/test_finished_runs.py has the job KubeDL's TTL deleted)
+    path = "/apis/training.kubedl.io/v1alpha1/namespaces/vision/pytorchjobs/mnist-baseline-01"
+    api.serve(path, (200, b'{"metadata": {"name": "mnist-baseline-01"}}'))
+    cli = RecordingPulumi(platform={"kubeconfig": kubeconfig(api.url)})
     first = deploy(cli, home)
     said: list[str] = []
     second = deploy_run(

@@ -16,7 +16,7 @@ import pytest
 
 from tests.spec.clirun import trainstack
 from trainstack.infra.fit import load_environment, run_misfits, team_of
-from trainstack.infra.names import ENV_TAG
+from trainstack.infra.names import ENV_TAG, PV_NAMESPACE_SEPARATOR
 from trainstack.plan.envfile import find_project
 from trainstack.plan.service import plan_run, platform_outputs
 from trainstack.spec import load_run
@@ -92,9 +92,12 @@ def test_the_run_plans_and_fits_on_its_environment(run_file: Path, env: str) -> 
     assert team is not None, f"{run_file}: tags.team names no team of {env}"
     namespace = outputs["namespaces"][team.name]
     assert jobs[0].inputs["metadata"]["namespace"] == namespace
-    # the team's PV guard (teamaccess.py) admits only PVs named after its namespace
+    # the team's PV guard (teamaccess.py) admits only PVs named after its namespace, pre-bound
+    # to a claim in it
     for pv in (r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolume"):
-        assert pv.inputs["metadata"]["name"].startswith(f"{namespace}-"), pv.inputs["metadata"]
+        prefix = namespace + PV_NAMESPACE_SEPARATOR
+        assert pv.inputs["metadata"]["name"].startswith(prefix), pv.inputs["metadata"]
+        assert pv.inputs["spec"]["claimRef"]["namespace"] == namespace
     assert [m.render() for m in run_misfits(run, cfg, team)] == []
     if run.priority is not None:
         assert run.priority <= outputs["teamMaxPriority"][team.name]

@@ -162,7 +162,7 @@ def test_the_project_comes_from_the_environment_variable(
     monkeypatch.setenv("TRAINSTACK_PROJECT", str(REPO))
     done = Cli().invoke("plan", str(run_file), "--env", "local", "--json")
     assert done.code == 0, done.err
-    assert '"stack": "local.mnist-pvc"' in done.out
+    assert '"stack": "local.vision.mnist-pvc"' in done.out
 
 
 def test_without_a_project_the_error_says_how_to_name_one(

@@ -152,7 +152,7 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
     assert (doc["kind"], doc["project"], doc["stack"]) == (
         "run",
         "trainstack-runs",
-        "local.mnist-baseline-01",
+        "local.vision.mnist-baseline-01",
     )
     from trainstack.infra.run.artifacts import place
 

@@ -112,7 +112,8 @@ def test_fields_a_newer_trainstack_wrote_are_read_past_and_kept(tmp_path: Path) 
     path.write_text(json.dumps({"local/mine": {**GOOD, "future": {"x": 1}}}))
     index = RunIndex(tmp_path)
     assert index.find("mine").stack == "mine-local"
-    index.put(StackEntry(**{**GOOD, "run": "other", "stack": "other-local"}))  # type: ignore[arg-type]
+    other = StackEntry(**{**GOOD, "run": "other", "stack": "other-local"})  # type: ignore[arg-type]
+    index.put(other)
     stored = json.loads(path.read_text())
     assert stored["local/mine"]["future"] == {"x": 1}
-    assert stored["local/other"]["stack"] == "other-local"
+    assert stored[other.key]["stack"] == "other-local"

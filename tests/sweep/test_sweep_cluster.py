@@ -94,7 +94,7 @@ def test_trials_deploy_as_run_stacks_two_at_a_time_scored_from_the_store(
     )
     ups = [c for c in cli.calls if c[0] == "up"]
     stacks = [c[c.index("--stack") + 1] for c in ups]
-    assert sorted(stacks) == [f"local.mnist-lr-optimizer-t00{i}" for i in range(4)]
+    assert sorted(stacks) == [f"local.team-vision.mnist-lr-optimizer-t00{i}" for i in range(4)]
     assert cluster.peak == 2  # the concurrency cap, reached
     assert done.best is not None and done.best.params == {"lr": 0.01, "optimizer": "adam"}
     assert done.best.value == pytest.approx(0.1)
@@ -128,7 +128,10 @@ def test_ctrl_c_destroys_the_stacks_of_running_trials(home: Path, tmp_path: Path
             watch_interval=0,
         )
     destroyed = [c[c.index("--stack") + 1] for c in cli.calls if c[0] == "destroy"]
-    assert sorted(destroyed) == ["local.mnist-lr-optimizer-t000", "local.mnist-lr-optimizer-t001"]
+    assert sorted(destroyed) == [
+        "local.team-vision.mnist-lr-optimizer-t000",
+        "local.team-vision.mnist-lr-optimizer-t001",
+    ]
     with Registry.open(home) as reg:
         runs = reg.list(RunFilter(tags={"sweep": "mnist-lr-optimizer"}))
     assert {r.status for r in runs} == {RunStatus.CANCELLED}
@@ -144,8 +147,8 @@ def test_plan_shows_the_stacks_of_the_first_batch() -> None:
     assert res.code == 0, res.err
     plans = json.loads(res.out)
     assert [p["stack"] for p in plans] == [
-        "local.mnist-lr-optimizer-t000",
-        "local.mnist-lr-optimizer-t001",
+        "local.vision.mnist-lr-optimizer-t000",
+        "local.vision.mnist-lr-optimizer-t001",
     ]
     for p in plans:
         kinds = {r["type"] for r in p["plan"]["resources"]}

@@ -6,18 +6,25 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, env_option, home_option
+from trainstack.cli.options import backend_option, env_option, home_option, team_option
 
 
 @click.command()
 @click.argument("run")
 @env_option
+@team_option
 @click.option("--yes", is_flag=True, help="do not ask for confirmation")
 @click.option("--quiet", is_flag=True, help="do not stream the Pulumi CLI's progress")
 @home_option
 @backend_option
 def destroy(
-    run: str, env: str | None, yes: bool, quiet: bool, home: Path | None, backend: str | None
+    run: str,
+    env: str | None,
+    team: str | None,
+    yes: bool,
+    quiet: bool,
+    home: Path | None,
+    backend: str | None,
 ) -> None:
     """Destroy the stack of a deployed RUN and remove it (also one a teammate deployed)."""
     from trainstack.deploy.service import destroy as destroy_run
@@ -28,5 +35,7 @@ def destroy(
     def progress(line: str) -> None:
         click.echo(line, err=True)
 
-    entry = destroy_run(run, env, home=home, backend=backend, on_output=None if quiet else progress)
+    entry = destroy_run(
+        run, env, team=team, home=home, backend=backend, on_output=None if quiet else progress
+    )
     click.echo(f"destroyed {entry.run}: stack {entry.stack} removed from {entry.backend}")

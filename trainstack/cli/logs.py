@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, env_option, home_option
+from trainstack.cli.options import backend_option, env_option, home_option, team_option
 from trainstack.deploy.index import INDEX_FILE
 from trainstack.errors import NotFoundError, ToolMissingError
 
@@ -22,6 +22,7 @@ from trainstack.errors import NotFoundError, ToolMissingError
 @click.option("--grep", "pattern", metavar="PATTERN", help="Only lines matching this regex.")
 @click.option("--tail", type=click.IntRange(min=0), metavar="N", help="Only the last N lines.")
 @env_option
+@team_option
 @home_option
 @backend_option
 def logs(
@@ -32,6 +33,7 @@ def logs(
     pattern: str | None,
     tail: int | None,
     env: str | None,
+    team: str | None,
     home: Path | None,
     backend: str | None,
 ) -> None:
@@ -58,6 +60,7 @@ def logs(
                 _deployed(
                     record.name if record else run_ref,
                     env,
+                    team,
                     home,
                     backend,
                     role,
@@ -67,7 +70,7 @@ def logs(
                     logview.grep_lines(write, grep),
                 )
             except ToolMissingError:
-                if unknown is None or _in_index(run_ref, env, reg.home):
+                if unknown is None or _in_index(run_ref, env, team, reg.home):
                     raise  # a deployed run: its logs are on the cluster, through the CLI
                 # Most likely a typo, not a teammate's run: say so before asking for a CLI.
                 raise NotFoundError(
@@ -92,11 +95,11 @@ def logs(
             sys.stderr.close()
 
 
-def _in_index(run: str, env: str | None, home: Path) -> bool:
+def _in_index(run: str, env: str | None, team: str | None, home: Path) -> bool:
     from trainstack.deploy.index import RunIndex
 
     try:
-        RunIndex(home).find(run, env)
+        RunIndex(home).find(run, env, team)
     except NotFoundError:
         return False
     return True
@@ -105,6 +108,7 @@ def _in_index(run: str, env: str | None, home: Path) -> bool:
 def _deployed(
     run: str,
     env: str | None,
+    team: str | None,
     home: Path | None,
     backend: str | None,
     role: str | None,
@@ -115,7 +119,7 @@ def _deployed(
 ) -> None:
     from trainstack.deploy import service
 
-    found = service.locate(run, env, home=home, backend=backend)
+    found = service.locate(run, env, team=team, home=home, backend=backend)
     try:
         service.logs(found, role=role, index=index, follow=follow, tail=tail, write=write)
     except BrokenPipeError:

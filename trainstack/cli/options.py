@@ -102,3 +102,9 @@ components_option = click.option(
 env_option = click.option(
     "--env", "env", default=None, help="the environment, when the run is deployed in several"
 )
+team_option = click.option(
+    "--team",
+    "team",
+    default=None,
+    help="the team (or its namespace), when teams deployed runs of one name",
+)

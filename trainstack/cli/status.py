@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import backend_option, env_option, home_option
+from trainstack.cli.options import backend_option, env_option, home_option, team_option
 
 if TYPE_CHECKING:
     from trainstack.deploy.index import StackEntry
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("run", required=False)
 @env_option
+@team_option
 @click.option("--json", "as_json", is_flag=True, help="print the status as JSON")
 @click.option("--no-live", is_flag=True, help="only the stack: do not ask the cluster")
 @home_option
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 def status(
     run: str | None,
     env: str | None,
+    team: str | None,
     as_json: bool,
     no_live: bool,
     home: Path | None,
@@ -41,7 +43,7 @@ def status(
     if run is None:
         _list(service.deployed(home=home, backend=backend), as_json)
         return
-    found = service.locate(run, env, home=home, backend=backend)
+    found = service.locate(run, env, team=team, home=home, backend=backend)
     result = service.stack_status(found)
     state, problem = None, None
     if not no_live:

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import Seconds, backend_option, env_option, home_option
+from trainstack.cli.options import Seconds, backend_option, env_option, home_option, team_option
 
 
 @click.command()
 @click.argument("run")
 @env_option
+@team_option
 @click.option(
     "--timeout",
     type=Seconds(min=0),
@@ -32,6 +33,7 @@ from trainstack.cli.options import Seconds, backend_option, env_option, home_opt
 def wait(
     run: str,
     env: str | None,
+    team: str | None,
     timeout: float | None,
     interval: float,
     home: Path | None,
@@ -48,7 +50,7 @@ def wait(
             f"{state.name}: {state.outcome}" + (f" [{replicas}]" if replicas else ""), err=True
         )
 
-    found = service.locate(run, env, home=home, backend=backend)
+    found = service.locate(run, env, team=team, home=home, backend=backend)
     state = service.wait(found, timeout=timeout, interval=interval, on_change=show)
     if state.outcome is Outcome.FAILED:
         exits = ", ".join(

@@ -58,8 +58,18 @@ class StackEntry:
     team: str | None = None
 
     @property
+    def namespace(self) -> str | None:
+        value = self.outputs.get("namespace")
+        return str(value) if value else None
+
+    @property
     def key(self) -> str:
-        return f"{self.env}/{self.run}"
+        """Unique per stack: two teams may deploy runs of one name (issue 19)."""
+        return f"{self.env}/{self.namespace or '-'}/{self.run}"
+
+    def of_team(self, team: str) -> bool:
+        """Whether ``team`` names this run's team or its namespace."""
+        return team in (self.team, self.namespace)
 
 
 class RunIndex:
@@ -114,11 +124,13 @@ class RunIndex:
 
     def put(self, entry: StackEntry) -> None:
         with self._locked() as data:
+            _drop_stack(data, entry)  # an entry written under an older key
             data[entry.key] = asdict(entry)
 
     def remove(self, entry: StackEntry) -> None:
         with self._locked() as data:
             data.pop(entry.key, None)
+            _drop_stack(data, entry)
 
     def entries(self) -> list[StackEntry]:
         # Fields a newer trainstack added are left out here and kept in the file.
@@ -127,27 +139,50 @@ class RunIndex:
             for _, entry in sorted(self._read().items())
         ]
 
-    def find(self, run: str, env: str | None = None) -> StackEntry:
-        """The stack of ``run`` (in ``env``, when it was deployed to several environments)."""
-        return self.pick(self.entries(), run, env, where=str(self.path))
+    def find(self, run: str, env: str | None = None, team: str | None = None) -> StackEntry:
+        """The stack of ``run`` (in ``env``, of ``team``: when it was deployed to several
+        environments, or by several teams)."""
+        return self.pick(self.entries(), run, env, team, where=str(self.path))
 
     @staticmethod
-    def pick(entries: list[StackEntry], run: str, env: str | None, *, where: str) -> StackEntry:
-        found = [e for e in entries if e.run == run and (env is None or e.env == env)]
+    def pick(
+        entries: list[StackEntry], run: str, env: str | None, team: str | None = None, *, where: str
+    ) -> StackEntry:
+        found = [
+            e
+            for e in entries
+            if e.run == run and (env is None or e.env == env) and (team is None or e.of_team(team))
+        ]
         if len(found) == 1:
             return found[0]
         if found:
-            envs = ", ".join(e.env for e in found)
+            envs = sorted({e.env for e in found})
+            if len(envs) > 1:
+                raise UserError(
+                    f"run {run!r} is deployed in several environments ({', '.join(envs)})",
+                    hint="name one with --env",
+                )
+            teams = ", ".join(sorted(e.team or e.namespace or "?" for e in found))
             raise UserError(
-                f"run {run!r} is deployed in several environments ({envs})",
-                hint="name one with --env",
+                f"run {run!r} is deployed by several teams in {envs[0]} ({teams})",
+                hint="name one with --team",
             )
         in_env = f" in environment {env!r}" if env else ""
+        in_env += f" of team {team!r}" if team else ""
         raise NotFoundError(
             f"no deployed run {run!r}{in_env} in {where}",
             hint=did_you_mean(run, {e.run for e in entries})
             or "`trainstack deploy RUN.yaml --env ENV` deploys one",
         )
+
+
+def _drop_stack(data: dict[str, dict[str, Any]], entry: StackEntry) -> None:
+    for key in [
+        k
+        for k, v in data.items()
+        if v.get("stack") == entry.stack and v.get("backend") == entry.backend
+    ]:
+        del data[key]
 
 
 _FIELDS = {f.name: f for f in fields(StackEntry)}

@@ -21,6 +21,7 @@ from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.settings import (
     DeploySettings,
     is_passphrase_error,
+    legacy_run_stack_name,
     load_settings,
     passphrase_mismatch,
     platform_stack_name,
@@ -132,7 +133,6 @@ def deploy_run(
     from trainstack.infra.run.program import build_run, manifest_hash
 
     settings = load_settings(home, backend)
-    stack_name = run_stack_name(env, run.name)
     platform = platform_stack_name(env)
     token = secrets.token_hex(4) if rerun else ""
     digest = manifest_hash(manifests, token)
@@ -150,10 +150,21 @@ def deploy_run(
         "apiVersion": job["apiVersion"],
         "namespace": job["metadata"].get("namespace", "default"),
     }
+    namespace = coordinates["namespace"]
+    stack_name = run_stack_name(env, namespace, run.name)
     with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
-        stack = _open(settings, stack_name, program, command, create=True)
+        stack = _team_stack(settings, env, namespace, run.name, program, command, on_output)
+        stack_name = stack.name
         previous = _previous(settings, stack)
+        _refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
         same_job = previous is not None and previous.spec_hash == digest
+        if same_job and previous is not None:
+            kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
+            gone = _finished_and_gone(settings, kept, command)
+            if gone is not None:
+                (on_output or _no_output)(gone)
+                RunIndex(settings.home).put(kept)
+                return kept
         _configure(stack, run, env, platform, coordinates)
         registry_id = (
             previous.registry_id
@@ -186,7 +197,7 @@ def deploy_run(
         spec_path=str(run.source) if run.source else None,
         registry_id=registry_id,
         updated_at=time.time(),
-        outputs={**coordinates, **outputs},
+        outputs={**outputs, **coordinates},  # what this deploy rendered wins
         spec_hash=digest,
         team=run.tags.get("team"),
     )
@@ -196,6 +207,93 @@ def deploy_run(
         )
     RunIndex(settings.home).put(entry)
     return entry
+
+
+def _team_stack(
+    settings: DeploySettings,
+    env: str,
+    namespace: str,
+    run: str,
+    program: Callable[[], None],
+    command: auto.PulumiCommand,
+    on_output: OnOutput | None,
+) -> auto.Stack:
+    """The run's stack ``<env>.<namespace>.<run>``; else one named the old way (``<env>.<run>``)
+    whose tags say it holds this namespace's run (it keeps its name: renaming a stack another
+    user's index or CI still names would lose it); else a new one."""
+    name = run_stack_name(env, namespace, run)
+    with suppress(NotFoundError):
+        return _open(settings, name, program, command, create=False)
+    legacy = legacy_run_stack_name(env, run)
+    try:
+        old = _open(settings, legacy, program, command, create=False)
+    except NotFoundError:
+        old = None
+    if old is not None and old.workspace.list_tags(legacy).get(f"{TAG}namespace") == namespace:
+        if on_output is not None:
+            on_output(
+                f"deploying onto stack {legacy}, named before stacks carried the team "
+                f"(new runs get {name}; docs/deploy.md)"
+            )
+        return old
+    return _open(settings, name, program, command, create=True, new=True)
+
+
+def _finished_and_gone(
+    settings: DeploySettings, entry: StackEntry, command: auto.PulumiCommand
+) -> str | None:
+    """Why an unchanged deploy must not submit the job again, or None when the job is still on
+    the cluster. KubeDL deletes a finished job ``ttlSecondsAfterFinished`` after it ends (and
+    XGBoost's by default: docs/kubedl.md); ``up --refresh`` would then drop it from the stack's
+    state and create it again, training a second time over the same outputs."""
+    from trainstack.deploy import watch
+    from trainstack.registry import Registry
+
+    cluster = watch.connect(entry, settings, command)
+    job = watch.JobRef.of(entry)
+    if cluster.job(job.api_version, job.kind, job.namespace, job.name) is not None:
+        return None
+    status = None
+    if entry.registry_id is not None:
+        with Registry.open(settings.home) as registry, suppress(NotFoundError):
+            record = registry.get(entry.registry_id)
+            if record.status.finished:
+                status = f"{record.status}" + (f": {record.reason}" if record.reason else "")
+    where = f"{job.kind} {job.namespace}/{job.name}"
+    if status is not None:
+        head = f"run {entry.run!r} already finished ({status}); its job is gone from the cluster"
+    else:
+        head = (
+            f"run {entry.run!r}: its job is gone from the cluster and its outcome was not "
+            "recorded here (`trainstack status` and `wait` record it while the job exists)"
+        )
+    return (
+        f"{head} ({where}: KubeDL deletes a finished job ttlSecondsAfterFinished after it ends, "
+        "or it was deleted by hand). Nothing was submitted: the run is unchanged; "
+        "`trainstack deploy RUN --env ENV --rerun` trains it again"
+    )
+
+
+def _no_output(line: str) -> None:
+    """Where a deploy's notices go when no one listens (``--quiet``)."""
+
+
+def _refuse_other_team(
+    stack: str, previous: StackEntry | None, namespace: str, team: str | None
+) -> None:
+    """A stack holds one team's run: deploying another team's run onto it would switch its
+    provider to that team's credentials and delete the first team's job."""
+    if previous is None:
+        return
+    theirs = previous.outputs.get("namespace")
+    if theirs not in (None, namespace) or (previous.team and team and previous.team != team):
+        raise UserError(
+            f"stack {stack!r} belongs to team {previous.team or '?'} (namespace "
+            f"{theirs or '?'}); run {previous.run!r} here deploys into namespace {namespace}"
+            + (f" for team {team}" if team else ""),
+            hint="a run stack is one team's run: rename the run, or destroy the other stack "
+            "first (`trainstack destroy RUN --team TEAM`)",
+        )
 
 
 def _previous(settings: DeploySettings, stack: auto.Stack) -> StackEntry | None:
@@ -220,6 +318,7 @@ def locate(
     run: str,
     env: str | None = None,
     *,
+    team: str | None = None,
     command: auto.PulumiCommand | None = None,
     home: Path | None = None,
     backend: str | None = None,
@@ -236,7 +335,7 @@ def locate(
     root = home or state_home()
     index = RunIndex(root)
     try:
-        entry = index.find(run, env)
+        entry = index.find(run, env, team)
     except NotFoundError:
         chosen = backend or os.environ.get(BACKEND_ENV)
         if not (chosen or root.exists()):
@@ -246,7 +345,8 @@ def locate(
         with _cli_errors("listing the run stacks", settings, ""):
             shared = backend_entries(settings, cli)
         known = shared + [e for e in index.entries() if e.stack not in {s.stack for s in shared}]
-        return Located(RunIndex.pick(known, run, env, where=settings.backend_url), settings, cli)
+        found = RunIndex.pick(known, run, env, team, where=settings.backend_url)
+        return Located(found, settings, cli)
     cli = command or find_pulumi()
     return Located(entry, load_settings(root, entry.backend), cli)
 
@@ -275,11 +375,12 @@ def status(
     run: str,
     env: str | None = None,
     *,
+    team: str | None = None,
     command: auto.PulumiCommand | None = None,
     home: Path | None = None,
     backend: str | None = None,
 ) -> StackStatus:
-    return stack_status(locate(run, env, command=command, home=home, backend=backend))
+    return stack_status(locate(run, env, team=team, command=command, home=home, backend=backend))
 
 
 def stack_status(found: Located) -> StackStatus:
@@ -356,6 +457,7 @@ def destroy(
     run: str,
     env: str | None = None,
     *,
+    team: str | None = None,
     command: auto.PulumiCommand | None = None,
     home: Path | None = None,
     backend: str | None = None,
@@ -367,7 +469,7 @@ def destroy(
     platform stack's *current* outputs, so a destroy after the cluster's credentials were
     rotated deletes with the new ones, not with those stored in the run stack's state.
     """
-    found = locate(run, env, command=command, home=home, backend=backend)
+    found = locate(run, env, team=team, command=command, home=home, backend=backend)
     entry, settings = found.entry, found.settings
     platform = platform_stack_name(entry.env)
     namespace = str(entry.outputs.get("namespace") or "default")
@@ -401,13 +503,14 @@ def _open(
     command: auto.PulumiCommand,
     *,
     create: bool,
+    new: bool = False,
 ) -> auto.Stack:
     from pulumi.automation.errors import StackNotFoundError
 
     from trainstack.deploy.workspace import open_stack
 
     try:
-        return open_stack(settings, stack_name, program, command, create=create)
+        return open_stack(settings, stack_name, program, command, create=create, new=new)
     except StackNotFoundError:
         raise NotFoundError(
             f"stack {stack_name!r} does not exist in {settings.backend_url}",

@@ -136,8 +136,16 @@ def passphrase_mismatch(
     )
 
 
-def run_stack_name(env: str, run: str) -> str:
-    """One stack per (environment, run): ``<env>.<run>`` (run names are [a-z0-9-])."""
+def run_stack_name(env: str, namespace: str, run: str) -> str:
+    """One stack per (environment, team namespace, run): ``<env>.<namespace>.<run>``. Two teams
+    may name a run alike; each gets its own stack (a stack name allows letters, digits, ``-``,
+    ``_`` and ``.``; a namespace is a DNS label, a run name [A-Za-z0-9_-])."""
+    return f"{env}.{namespace}.{run}"
+
+
+def legacy_run_stack_name(env: str, run: str) -> str:
+    """What run stacks were named before the namespace was part of the name (issue 19): such a
+    stack is still deployed onto by the run of the namespace its tags name (docs/deploy.md)."""
     return f"{env}.{run}"
 
 

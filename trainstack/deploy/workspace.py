@@ -90,11 +90,17 @@ def open_stack(
     command: auto.PulumiCommand,
     *,
     create: bool,
+    new: bool = False,
 ) -> auto.Stack:
-    """Select the run stack (``create``: or initialise it) in the runs project."""
+    """Select the run stack (``create``: or initialise it; ``new``: initialise it, known to be
+    absent) in the runs project."""
     from pulumi import automation as auto
 
     opts = _options(settings, command)
+    if new:
+        return auto.create_stack(
+            stack_name, project_name=names.RUNS_PROJECT, program=program, opts=opts
+        )
     if create:
         return auto.create_or_select_stack(
             stack_name, project_name=names.RUNS_PROJECT, program=program, opts=opts

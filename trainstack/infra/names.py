@@ -97,3 +97,25 @@ def priority_class_name(priority: int) -> str:
 def priority_class_value(priority: int) -> int:
     """Spaced by 1000 so an operator can slot system classes in between without renumbering."""
     return 1000 * priority
+
+
+# --- PersistentVolumes a run renders (trainstack.render.storage) ------------------------------
+PV_NAMESPACE_SEPARATOR = "."
+"""Separates the team namespace from the rest of a rendered PV's name: ``<namespace>.<claim>``.
+A namespace is a DNS label and cannot contain ``.``, while a PV's name is a DNS subdomain that may
+(Kubernetes "Object Names and IDs"), so the namespace a PV belongs to is exactly the text before
+its first ``.``: no team's prefix is another team's (``nlp-`` was a prefix of ``nlp-x``'s PVs).
+The platform's per-team volume guard (trainstack.infra.platform.teamaccess) checks this prefix."""
+
+MAX_DNS_LABEL = 63
+MAX_DNS_SUBDOMAIN = 253
+
+
+def pv_name(namespace: str, rest: str) -> str:
+    """The name of a PersistentVolume a run in ``namespace`` renders: ``<namespace>.<rest>``,
+    ``rest`` being the name of the claim it is pre-bound to (a DNS label, so the whole name is a
+    DNS subdomain of two labels, at most 127 characters)."""
+    for what, label in (("namespace", namespace), ("rest", rest)):
+        if not label or len(label) > MAX_DNS_LABEL or PV_NAMESPACE_SEPARATOR in label:
+            raise ValueError(f"{what} {label!r} is not a DNS label")
+    return f"{namespace}{PV_NAMESPACE_SEPARATOR}{rest}"

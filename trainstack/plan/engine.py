@@ -39,10 +39,13 @@ class PlannedResource:
     inputs: dict[str, Any]
     # The resource options a reviewer checks: what Pulumi will refuse to delete or replace
     # (protect), leave behind on delete (retainOnDelete) and create first (dependsOn, as
-    # "type::name" like parent).
+    # "type::name" like parent), and how a replacement goes (deleteBeforeReplace: the old one
+    # first; replaceOnChanges: which changed inputs replace instead of updating).
     protect: bool = False
     retain_on_delete: bool = False
     depends_on: tuple[str, ...] = ()
+    delete_before_replace: bool = False
+    replace_on_changes: tuple[str, ...] = ()
 
     @property
     def options(self) -> dict[str, Any]:
@@ -51,6 +54,8 @@ class PlannedResource:
             "retainOnDelete": self.retain_on_delete,
             "parent": self.parent,
             "dependsOn": list(self.depends_on),
+            "deleteBeforeReplace": self.delete_before_replace,
+            "replaceOnChanges": list(self.replace_on_changes),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -187,6 +192,8 @@ class _RecordingMonitor(pmocks.MockMonitor):
                     if short is not None
                 )
             ),
+            delete_before_replace=bool(getattr(request, "deleteBeforeReplace", False)),
+            replace_on_changes=tuple(getattr(request, "replaceOnChanges", ())),
         )
         with self._lock:
             self.records.append(record)

@@ -51,7 +51,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     from trainstack.deploy.service import render
     from trainstack.deploy.settings import platform_stack_name, run_stack_name
     from trainstack.infra import names
-    from trainstack.infra.run.program import build_run
+    from trainstack.infra.run.program import build_run, is_job
     from trainstack.plan.engine import run_program
     from trainstack.spec import load_run
 
@@ -60,6 +60,8 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     ref = platform_stack_name(env)
     outputs, secret = platform_outputs(project, env)
     manifests = render(run, outputs, env)
+    job: dict[str, Any] = next((m for m in manifests if is_job(m)), {"metadata": {}})
+    namespace = str(job["metadata"].get("namespace") or "default")
     ns = names.RUNS_PROJECT
     config = {f"{ns}:env": env, f"{ns}:run": run.name, f"{ns}:platformStack": ref}
 
@@ -69,7 +71,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     return run_program(
         program,
         project=names.RUNS_PROJECT,
-        stack=run_stack_name(env, run.name),
+        stack=run_stack_name(env, namespace, run.name),
         config=config,
         secret_keys=frozenset(),
         reads={ref: {"name": ref, "outputs": outputs, "secretOutputNames": secret}},

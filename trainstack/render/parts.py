@@ -90,6 +90,7 @@ class PersistentVolume:
     nfs: dict[str, Any] | None = None
     mount_options: list[str] | None = None
     capacity: str = "20Gi"  # nominal: OSS and NAS have no size, the API requires one
+    claim_ref: dict[str, str] | None = None  # pre-bound to this claim ({namespace, name})
 
 
 @dataclass(frozen=True)

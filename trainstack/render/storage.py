@@ -2,6 +2,13 @@
 Alibaba OSS CSI driver, NAS as NFS), pvc://claim/sub/path as that claim with a subPath, file://
 as hostPath on local clusters only.
 
+A static PV and its claim are named after what is immutable about them (`volume_names`): a PV's
+source is immutable after creation ("spec.persistentvolumesource is immutable after creation",
+Kubernetes API validation), so a changed binding must be a new PV and a new claim, created
+before the job that mounts them while the old pair is deleted after it (docs/deploy.md,
+"Redeploys"). Each PV is pre-bound to its claim (`claimRef`) and the claim names its PV
+(`volumeName`), so neither can bind to anything else.
+
 `mount` bindings are mounted in place (an output that already holds checkpoints shows them before
 the job starts: that is what `preload` needs). `download` bindings and model versions are copied
 into an emptyDir by the prepare init container before the command starts.
@@ -9,11 +16,17 @@ into an emptyDir by the prepare init container before the command starts.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import posixpath
 import shlex
+from collections.abc import Mapping
+from typing import Any
 
 from trainstack.contract.layout import Layout
 from trainstack.contract.names import dns_label
+from trainstack.infra import names
+from trainstack.infra.names import MAX_DNS_LABEL, pv_name
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (
     STAGING,
@@ -25,7 +38,7 @@ from trainstack.render.parts import (
 )
 from trainstack.spec.model import Binding, BindingMode, Run, Scheme
 
-OSS_DRIVER = "ossplugin.csi.alibabacloud.com"
+OSS_DRIVER = names.OSS_CSI_DRIVER
 OSS_OPTS = "-o max_stat_cache_size=0 -o allow_other"
 NAS_MOUNT_OPTIONS = ["nolock", "tcp", "noresvport", "vers=3"]
 
@@ -66,6 +79,35 @@ def dangerous_host_path(path: str) -> str | None:
     if path in _HOST_PARENTS:
         return "a top-level folder shared by everything on the node"
     return None
+
+
+def _sha8(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def volume_digest(identity: Mapping[str, Any]) -> str:
+    """8 hex characters of sha256 over the canonical JSON of everything immutable about a volume
+    (its scheme, source, access mode, driver attributes and credentials' names)."""
+    return _sha8(json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=True))
+
+
+def volume_names(namespace: str, job: str, vol: str, digest: str) -> tuple[str, str]:
+    """(PV name, claim name) for volume `vol` of `job`: the claim `<job>-<vol>-<digest>` (a DNS
+    label; `<job>-<vol>` shortened with a digest of itself when the whole would pass 63), the
+    PV `<namespace>.<claim>` (trainstack.infra.names.pv_name)."""
+    base, room = f"{job}-{vol}", MAX_DNS_LABEL - len(digest) - 1
+    if len(base) > room:
+        base = base[: room - 9].rstrip("-") + "-" + _sha8(base)
+    claim = f"{base}-{digest}"
+    return pv_name(namespace, claim), claim
+
+
+def label_value(name: str) -> str:
+    """`name` as a label value (at most 63 characters, alphanumeric at both ends): a longer one
+    is cut and ends in a digest of the whole, so distinct names stay distinct."""
+    if len(name) <= MAX_DNS_LABEL:
+        return name
+    return name[: MAX_DNS_LABEL - 9].rstrip("-.") + "-" + _sha8(name)
 
 
 class Storage:
@@ -188,24 +230,40 @@ class Storage:
                     },
                 )
             ), None
-        pv = dns_label(f"{self.ns}-{self.job}-{vol}")
-        claim = dns_label(f"{self.job}-{vol}")
         mode = "ReadOnlyMany" if read_only else "ReadWriteMany"
         path = source_dir.rstrip("/") or "/"
+        source: dict[str, Any]
         if b.scheme is Scheme.OSS:
+            source = {"csi": self._oss_csi(b, path, read_only)}
+        else:  # nas
+            source = {
+                "nfs": {"server": b.location, "path": path, "readOnly": read_only},
+                "mountOptions": list(NAS_MOUNT_OPTIONS),
+            }
+        digest = volume_digest({"scheme": b.scheme.value, "accessMode": mode, **source})
+        pv, claim = volume_names(self.ns, self.job, vol, digest)
+        claim_ref = {"namespace": self.ns, "name": claim}
+        if b.scheme is Scheme.OSS:
+            # The OSS CSI driver wants a volumeHandle unique per PV: the PV's own name. The
+            # alicloud-pvname label is Alibaba's convention for finding a static PV (a PVC
+            # selector in its examples); binding here goes by claimRef and volumeName, so a name
+            # longer than a label value's 63 characters is carried shortened (label_value).
+            csi = {**source["csi"], "volumeHandle": pv}
             volume = PersistentVolume(
                 pv,
-                {**self.labels, "alicloud-pvname": pv},
+                {**self.labels, "alicloud-pvname": label_value(pv)},
                 mode,
-                csi=self._oss_csi(b, pv, path, read_only),
+                csi=csi,
+                claim_ref=claim_ref,
             )
-        else:  # nas
+        else:
             volume = PersistentVolume(
                 pv,
                 dict(self.labels),
                 mode,
-                nfs={"server": b.location, "path": path, "readOnly": read_only},
-                mount_options=list(NAS_MOUNT_OPTIONS),
+                nfs=source["nfs"],
+                mount_options=source["mountOptions"],
+                claim_ref=claim_ref,
             )
         return PodParts(
             volumes_beside=(volume,),
@@ -215,7 +273,9 @@ class Storage:
             ),
         ), None
 
-    def _oss_csi(self, b: Binding, pv: str, path: str, read_only: bool) -> dict[str, object]:
+    def _oss_csi(self, b: Binding, path: str, read_only: bool) -> dict[str, object]:
+        """The CSI source of an oss:// binding, without its volumeHandle (the PV's name, which
+        is derived from this)."""
         bucket, _, endpoint = b.location.partition(".")
         attrs: dict[str, str] = {
             "bucket": bucket,
@@ -223,11 +283,7 @@ class Storage:
             "path": path,
             "otherOpts": OSS_OPTS + (" -o ro" if read_only else ""),
         }
-        csi: dict[str, object] = {
-            "driver": OSS_DRIVER,
-            "volumeHandle": pv,
-            "volumeAttributes": attrs,
-        }
+        csi: dict[str, object] = {"driver": OSS_DRIVER, "volumeAttributes": attrs}
         if self.options.oss_ram_role:
             # RRSA: the CSI driver's ossfs pods assume the role with their service-account
             # token; no credential on the node, in a Secret or in this manifest.

@@ -55,7 +55,12 @@ class ServiceWatcher:
         from trainstack.deploy import service
 
         found = service.locate(
-            entry.run, entry.env, command=self.command, home=self.home, backend=self.backend
+            entry.run,
+            entry.env,
+            team=entry.namespace,
+            command=self.command,
+            home=self.home,
+            backend=self.backend,
         )
         return service.live(found).outcome
 

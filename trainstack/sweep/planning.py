@@ -45,7 +45,6 @@ def first_batch(sweep: Sweep) -> list[tuple[int, dict[str, ParamValue]]]:
 
 
 def plan_sweep(path: Path, env: str, project: Path | None) -> list[TrialPlan]:
-    from trainstack.deploy.settings import run_stack_name
     from trainstack.plan.service import plan_run
 
     sweep = load_sweep(path)
@@ -54,9 +53,6 @@ def plan_sweep(path: Path, env: str, project: Path | None) -> list[TrialPlan]:
         for number, params in first_batch(sweep):
             spec = write_trial(sweep, Path(tmp), number, params)
             name = trial_name(sweep, number)
-            out.append(
-                TrialPlan(
-                    number, name, run_stack_name(env, name), params, plan_run(spec, env, project)
-                )
-            )
+            planned = plan_run(spec, env, project)
+            out.append(TrialPlan(number, name, planned.stack, params, planned))
     return out

@@ -30,7 +30,7 @@ from typing import Any
 
 from trainstack.infra import names
 
-PV_SEPARATOR = "."
+PV_SEPARATOR = names.PV_NAMESPACE_SEPARATOR
 OSS_DRIVER = names.OSS_CSI_DRIVER
 NAS_DRIVER = names.NAS_CSI_DRIVER
 _PARENT = re.compile(r"(^|/)\.\.(/|$)")

@@ -208,6 +208,42 @@ def cluster_provider(platform_stack: str, namespace: str) -> k8s.Provider:
     return k8s.Provider("k8s", kubeconfig=secret, context=context)
 
 
+def _register_support(
+    manifests: Sequence[Mapping[str, Any]], base: pulumi.ResourceOptions
+) -> list[pulumi.CustomResource]:
+    """Everything beside the job. Objects with fixed names (ConfigMaps, Services, RBAC) are
+    deleted before they are replaced: a new one of the same name cannot exist beside the old.
+
+    PersistentVolumes and their claims are named after their immutable content
+    (trainstack.render.storage), so they are never replaced: a changed binding is a new pair,
+    created before the job, and the old pair, gone from the program, is deleted after every
+    create and update, in reverse dependency order (Pulumi's deletes of removed resources): the
+    claim (which depends on its PV) first, then the PV, which ``kubernetes.io/pv-protection``
+    holds only while a claim is bound to it. ``delete_before_replace`` on the pair would delete
+    them while the job that mounts them still runs."""
+    replaced = pulumi.ResourceOptions.merge(
+        base, pulumi.ResourceOptions(delete_before_replace=True)
+    )
+    volumes = {
+        str(m["metadata"]["name"]): register(m, base)
+        for m in manifests
+        if (m.get("apiVersion"), m.get("kind")) == ("v1", "PersistentVolume")
+    }
+    support = list(volumes.values())
+    for m in manifests:
+        if (m.get("apiVersion"), m.get("kind")) == ("v1", "PersistentVolume"):
+            continue
+        if (m.get("apiVersion"), m.get("kind")) == ("v1", "PersistentVolumeClaim"):
+            own = volumes.get(str((m.get("spec") or {}).get("volumeName", "")))
+            opts = pulumi.ResourceOptions.merge(
+                base, pulumi.ResourceOptions(depends_on=[own] if own else [])
+            )
+            support.append(register(m, opts))
+        else:
+            support.append(register(m, replaced))
+    return support
+
+
 def build_run(
     run: RunLike, manifests: Sequence[Mapping[str, Any]], platform_stack: str, rerun: str = ""
 ) -> dict[str, Any]:
@@ -228,19 +264,19 @@ def build_run(
         annotations[SKIP_AWAIT_ANNOTATION] = "true"
     job = {**job, "metadata": {**meta, "annotations": annotations}}
     provider = cluster_provider(platform_stack, namespace)
-    # Names are fixed by the renderer, so a changed object must be deleted before it is
-    # recreated (KubeDL job specs are immutable in practice).
-    opts = pulumi.ResourceOptions(provider=provider, delete_before_replace=True)
-    support = [
-        register(m, opts)
-        for m in manifests
-        if m["kind"] != job["kind"] or m["metadata"]["name"] != meta["name"]
-    ]
-    # The job's pods mount its ConfigMaps at start: create those first. Any change replaces it.
+    support = _register_support(
+        [m for m in manifests if m["kind"] != job["kind"] or m["metadata"]["name"] != meta["name"]],
+        pulumi.ResourceOptions(provider=provider),
+    )
+    # The job's pods mount its ConfigMaps and claims at start: create those first. Any change
+    # replaces it; its name is fixed, so the old one is deleted before the new one is created.
     register(
         job,
-        pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(depends_on=support, replace_on_changes=["*"])
+        pulumi.ResourceOptions(
+            provider=provider,
+            delete_before_replace=True,
+            depends_on=support,
+            replace_on_changes=["*"],
         ),
     )
     return {
