@@ -25,8 +25,7 @@ from typing import Any
 
 from trainstack.contract.layout import Layout
 from trainstack.contract.names import dns_label
-from trainstack.infra import names
-from trainstack.infra.names import MAX_DNS_LABEL, pv_name
+from trainstack.infra.names import MAX_DNS_LABEL, OSS_CSI_DRIVER, pv_name
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (
     STAGING,
@@ -38,7 +37,7 @@ from trainstack.render.parts import (
 )
 from trainstack.spec.model import Binding, BindingMode, Run, Scheme
 
-OSS_DRIVER = names.OSS_CSI_DRIVER
+OSS_DRIVER = OSS_CSI_DRIVER
 OSS_OPTS = "-o max_stat_cache_size=0 -o allow_other"
 NAS_MOUNT_OPTIONS = ["nolock", "tcp", "noresvport", "vers=3"]
 
