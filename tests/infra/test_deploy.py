@@ -25,6 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 RUN_FILE = REPO / "components" / "mnist-ddp" / "runs" / "baseline.yaml"
 STACK = "local.vision.mnist-baseline-01"  # <env>.<namespace>.<run>
 PLATFORM = "organization/trainstack/local"
+SCOPES = "organization/trainstack-scopes/"
+SCOPE_SECRETS = ("kubeconfig", "teamKubeconfigs")
 PLATFORM_OUTPUTS = {
     "mode": "kubeconfig",
     "kubeconfig": "[secret]",
@@ -67,6 +69,7 @@ class RecordingPulumi(PulumiCommand):
         fail_up: bool = False,
         platform: dict[str, Any] | None = None,
         passphrases: dict[str, str] | None = None,
+        scopes: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         # Deliberately not calling super().__init__: it would run `pulumi version`.
         self.command = "pulumi"
@@ -76,6 +79,8 @@ class RecordingPulumi(PulumiCommand):
         self.platform = platform  # the platform stack's outputs; None: no platform stack
         # stack -> the passphrase its state was encrypted with; reading it takes that one.
         self.passphrases = dict(passphrases or {})
+        # published team scopes (deploy/scope.py): stack -> outputs; any other scope is absent
+        self.scopes = dict(scopes or {})
         self.calls: list[list[str]] = []
         self.envs: list[dict[str, str]] = []
         # the backend's stack tags: what a teammate on the same backend reads
@@ -136,6 +141,13 @@ class RecordingPulumi(PulumiCommand):
             )
         if args[0] in ("up", "destroy"):
             return CommandResult(f"{args[0]} of {stack}: 3 changes", "", 0)
+        if args[:2] == ["stack", "output"] and (stack or "").startswith(SCOPES):
+            if stack not in self.scopes and stack not in self.stacks:
+                return CommandResult("", f"error: no stack named '{stack}' found", 255)
+            shown = self.scopes.get(stack, {})
+            if "--show-secrets" not in args:
+                shown = {k: "[secret]" if k in SCOPE_SECRETS else v for k, v in shown.items()}
+            return CommandResult(json.dumps(shown), "", 0)
         if args[:2] == ["stack", "output"] and stack == PLATFORM:
             if self.platform is None:
                 return CommandResult("", f"error: no stack named '{stack}' found", 255)
@@ -216,7 +228,8 @@ def deploy(cli: RecordingPulumi, home: Path) -> Any:
 def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> None:
     cli = RecordingPulumi()
     entry = deploy(cli, home)
-    n_tags = 10  # run, env, component, version, experiment, team, 4 job coordinates
+    # run, env, component, version, experiment, team, 4 job coordinates, the source stack
+    n_tags = 11
     assert cli.verbs() == [
         "stack select",  # <env>.<namespace>.<run>: no such stack
         "stack select",  # <env>.<run>, as stacks were named before: none either
@@ -250,6 +263,7 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         "trainstack:namespace": "vision",
         "trainstack:kind": "PyTorchJob",
         "trainstack:apiVersion": "training.kubedl.io/v1alpha1",
+        "trainstack:source": PLATFORM,  # no team scope: the platform stack
         "trainstack:specHash": manifest_hash(MANIFESTS),
     }
     up = next(c for c in cli.calls if c[0] == "up")
@@ -425,9 +439,11 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
 
     cli = RecordingPulumi(platform=PLATFORM_OUTPUTS)
     entry = deploy_file(RUN_FILE, "local", command=cli, home=home)
-    # The platform's outputs first, masked: the kubeconfig is never decrypted outside the engine.
-    assert cli.calls[0] == ["stack", "output", "--json", "--stack", PLATFORM]
-    assert cli.verbs()[1:6] == [
+    # The team's secrets scope is looked for first (none is published here), then the
+    # platform's outputs, masked: the kubeconfig is never decrypted outside the engine.
+    assert cli.calls[0] == ["stack", "output", "--json", "--stack", SCOPES + "local.vision"]
+    assert cli.calls[1] == ["stack", "output", "--json", "--stack", PLATFORM]
+    assert cli.verbs()[2:7] == [
         "stack select",
         "stack select",
         "stack init",
@@ -456,7 +472,8 @@ def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
         "pytorchjob-mnist-baseline-01" in caught.value.message
     )
     assert "containers[0].image" in caught.value.message
-    assert cli.verbs() == ["stack output"], "no stack and no resource before the policy passes"
+    # (the team's scope, then the platform's outputs)
+    assert cli.verbs() == ["stack output"] * 2, "no stack and no resource before the policy passes"
 
 
 def test_rendered_for_the_platform_namespace(home: Path) -> None:
@@ -476,7 +493,7 @@ def test_deploy_without_a_platform_stack_says_so(home: Path) -> None:
         deploy_file(RUN_FILE, "local", command=cli, home=home)
     assert "no platform stack 'organization/trainstack/local'" in caught.value.message
     assert "pulumi up --stack local" in (caught.value.hint or "")
-    assert cli.verbs() == ["stack output"], "nothing is created without a platform"
+    assert cli.verbs() == ["stack output"] * 2, "nothing is created without a platform"
 
 
 # --- one passphrase for the platform and its run stacks -----------------------------------------
@@ -506,7 +523,7 @@ def test_a_platform_passphrase_mismatch_is_one_clear_error_before_anything_exist
         in error.hint
     )
     # Detected on the first call: no run stack, no record, no index entry.
-    assert cli.verbs() == ["stack output"]
+    assert cli.verbs() == ["stack output"] * 2  # the team's scope (none), then the platform
     assert STACK not in cli.stacks
     assert not (home / "stacks.json").exists()
     phrase = generated.read_text().strip()
@@ -538,7 +555,7 @@ def test_a_wrong_passphrase_from_the_environment_is_named_as_such(
     assert "than the run stacks' passphrase ($PULUMI_CONFIG_PASSPHRASE)" in err
     assert "hint: set PULUMI_CONFIG_PASSPHRASE to the passphrase" in err
     assert "not-the-platform-one" not in err and "Traceback" not in err
-    assert cli.verbs() == ["stack output"]
+    assert cli.verbs() == ["stack output"] * 2  # the team's scope (none), then the platform
 
 
 def test_a_run_stack_that_does_not_open_says_what_to_set(
@@ -705,6 +722,7 @@ def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
             "namespace": "vision",
             "kind": "PyTorchJob",
             "apiVersion": "training.kubedl.io/v1alpha1",
+            "platformStack": PLATFORM,
         },
     )
     assert found.entry.registry_id is None, "bob's registry does not have alice's run"

@@ -90,8 +90,8 @@ def test_on_ack_the_store_is_an_oss_prefix_mounted_with_the_jobs_role() -> None:
 def test_bound_outputs_keep_their_binding() -> None:
     run, _ = rendered(BASELINE, {**ACK, "namespaces": {"vision": "vision"}})
     assert {k: b.uri for k, b in run.outputs.items()} == {
-        "model": "oss://acme-trainstack-dev-models/mnist/",
-        "checkpoints": "oss://acme-trainstack-dev-checkpoints/mnist/",
+        "model": "oss://acme-trainstack-dev-models/vision/mnist/",
+        "checkpoints": "oss://acme-trainstack-dev-checkpoints/vision/mnist/",
     }
 
 

@@ -39,10 +39,10 @@ def make_run(
         "metadata": {"name": name, "tags": {"team": "vision"}},
         "spec": {
             "component": "../component.yaml",
-            "inputs": {"train": f"oss://{bucket}/mnist/"},
+            "inputs": {"train": f"oss://{bucket}/vision/mnist/"},
             "outputs": {
-                "model": "oss://acme-trainstack-dev-models/mnist/",
-                "checkpoints": "oss://acme-trainstack-dev-checkpoints/mnist/",
+                "model": "oss://acme-trainstack-dev-models/vision/mnist/",
+                "checkpoints": "oss://acme-trainstack-dev-checkpoints/vision/mnist/",
             },
             "resources": {
                 "master": {"replicas": 1, "cpu": cpu, "memory": "16Gi", "gpu": 1},

@@ -25,6 +25,7 @@ VERBS: dict[str, str] = {
     "status": "trainstack.cli.status:status",
     "wait": "trainstack.cli.wait:wait",
     "destroy": "trainstack.cli.destroy:destroy",
+    "scope": "trainstack.cli.scope:scope",
     "run": "trainstack.cli.run:run",
     "logs": "trainstack.cli.logs:logs",
     "runs": "trainstack.cli.runs:runs",

@@ -37,7 +37,14 @@ if TYPE_CHECKING:
 INDEX_FILE = "stacks.json"
 TAG = "trainstack:"
 # tag (after the prefix) -> the StackEntry.outputs key it fills
-_JOB_TAGS = {"job": "jobName", "namespace": "namespace", "kind": "kind", "apiVersion": "apiVersion"}
+_JOB_TAGS = {
+    "job": "jobName",
+    "namespace": "namespace",
+    "kind": "kind",
+    "apiVersion": "apiVersion",
+    # the stack the run's StackReference reads (the team's scope or the platform: deploy/scope.py)
+    "source": "platformStack",
+}
 
 
 @dataclass(frozen=True)

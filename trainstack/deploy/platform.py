@@ -30,45 +30,90 @@ from trainstack.infra import names
 if TYPE_CHECKING:
     from pulumi import automation as auto
 
+    from trainstack.deploy.index import StackEntry
+
 
 def read_platform_outputs(
     settings: DeploySettings, env: str, command: auto.PulumiCommand
 ) -> dict[str, Any]:
-    return _outputs(settings, env, command, show_secrets=False)
+    return read_stack_outputs(settings, platform_stack_name(env), env, command, show_secrets=False)
+
+
+def read_source_outputs(
+    settings: DeploySettings, env: str, team: str | None, command: auto.PulumiCommand
+) -> tuple[dict[str, Any], str]:
+    """The outputs a run of ``team`` renders with, and the stack they came from: the team's
+    secrets scope when one is published (deploy/scope.py), else the platform stack."""
+    if team:
+        from trainstack.deploy.scope import scope_stack_name
+
+        scope = scope_stack_name(env, team)
+        try:
+            return read_stack_outputs(settings, scope, env, command, show_secrets=False), scope
+        except NotFoundError:
+            pass  # no scope published: the platform stack, as before scopes existed
+    return read_platform_outputs(settings, env, command), platform_stack_name(env)
+
+
+def source_stack(
+    settings: DeploySettings, env: str, team: str | None, command: auto.PulumiCommand
+) -> str:
+    return read_source_outputs(settings, env, team, command)[1]
+
+
+def entry_source(settings: DeploySettings, entry: StackEntry, command: auto.PulumiCommand) -> str:
+    """The stack a deployed run's StackReference reads: as its deploy recorded it, else (an entry
+    from before scopes, or a teammate's from the backend's tags) the team's scope if published,
+    else the platform stack."""
+    recorded = entry.outputs.get("platformStack")
+    if recorded:
+        return str(recorded)
+    return source_stack(settings, entry.env, entry.team, command)
 
 
 def cluster_access(
-    settings: DeploySettings, env: str, namespace: str, command: auto.PulumiCommand
+    settings: DeploySettings,
+    env: str,
+    namespace: str,
+    command: auto.PulumiCommand,
+    source: str | None = None,
 ) -> ClusterAccess:
-    """How ``status``/``logs``/``wait`` reach the cluster: read from the platform stack's
-    *current* outputs each time (so rotated credentials are picked up), preferring credentials
-    scoped to the run's namespace (``teamKubeconfigs``) to the admin kubeconfig. The decrypted
-    kubeconfig stays in this process's memory."""
-    name = platform_stack_name(env)
-    outputs = _outputs(settings, env, command, show_secrets=True)
+    """How ``status``/``logs``/``wait`` reach the cluster: read from the platform's (or the team's
+    scope's) *current* outputs each time (so rotated credentials are picked up), preferring
+    credentials scoped to the run's namespace (``teamKubeconfigs``) to the admin kubeconfig. The
+    decrypted kubeconfig stays in this process's memory."""
+    name = source or platform_stack_name(env)
+    what = "platform stack" if name == platform_stack_name(env) else "team scope stack"
+    outputs = read_stack_outputs(settings, name, env, command, show_secrets=True)
     scoped = outputs.get(names.OUT_TEAM_KUBECONFIGS)
     if isinstance(scoped, dict) and scoped.get(namespace):
         return ClusterAccess(
             kubeconfig=str(scoped[namespace]),
             context=None,
-            source=f"platform stack {name!r} output {names.OUT_TEAM_KUBECONFIGS}[{namespace}]",
+            source=f"{what} {name!r} output {names.OUT_TEAM_KUBECONFIGS}[{namespace}]",
         )
     kubeconfig = outputs.get(names.OUT_KUBECONFIG) or None
     return ClusterAccess(
         kubeconfig=str(kubeconfig) if kubeconfig else None,
         context=str(outputs.get(names.OUT_KUBE_CONTEXT) or "") or None,
-        source=f"platform stack {name!r} output {names.OUT_KUBECONFIG}"
+        source=f"{what} {name!r} output {names.OUT_KUBECONFIG}"
         if kubeconfig
         else "the ambient kubeconfig ($KUBECONFIG or ~/.kube/config)",
     )
 
 
-def _outputs(
-    settings: DeploySettings, env: str, command: auto.PulumiCommand, *, show_secrets: bool
+def read_stack_outputs(
+    settings: DeploySettings,
+    name: str,
+    env: str,
+    command: auto.PulumiCommand,
+    *,
+    show_secrets: bool,
 ) -> dict[str, Any]:
     from pulumi.automation.errors import CommandError, StackNotFoundError
 
-    name = platform_stack_name(env)
+    platform = name == platform_stack_name(env)
+    what = "platform stack" if platform else "stack"
     args = ["stack", "output", "--json", "--stack", name]
     try:
         result = command.run(
@@ -78,21 +123,23 @@ def _outputs(
         )
     except StackNotFoundError:
         raise NotFoundError(
-            f"no platform stack {name!r} in {settings.backend_url}",
+            f"no {what} {name!r} in {settings.backend_url}",
             hint=f"`pulumi up --stack {env}` the platform first, in the backend run stacks use "
             "($TRAINSTACK_BACKEND_URL), or name it with $TRAINSTACK_PLATFORM_STACK",
         ) from None
     except CommandError as err:
         if is_passphrase_error(str(err)):
-            raise passphrase_mismatch(settings, name, platform_env=env) from None
+            raise passphrase_mismatch(
+                settings, name, platform_env=env if platform else None
+            ) from None
         tail = "\n".join(str(err).strip().splitlines()[-5:])
-        raise UserError(f"reading the outputs of platform stack {name!r} failed:\n{tail}") from None
+        raise UserError(f"reading the outputs of {what} {name!r} failed:\n{tail}") from None
     try:
         outputs = json.loads(result.stdout or "{}")
     except json.JSONDecodeError:
         raise UserError(
-            f"platform stack {name!r}: `pulumi stack output --json` did not print JSON"
+            f"{what} {name!r}: `pulumi stack output --json` did not print JSON"
         ) from None
     if not isinstance(outputs, dict):
-        raise UserError(f"platform stack {name!r}: expected its outputs as a JSON object")
+        raise UserError(f"{what} {name!r}: expected its outputs as a JSON object")
     return outputs

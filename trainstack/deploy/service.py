@@ -66,14 +66,15 @@ def deploy(
     rerun: bool = False,
 ) -> StackEntry:
     """Render ``run_file`` for the platform of ``env`` and bring its stack up to date."""
-    from trainstack.deploy.platform import read_platform_outputs
+    from trainstack.deploy.platform import read_source_outputs
     from trainstack.deploy.workspace import find_pulumi
     from trainstack.spec import load_run
 
     cli = command or find_pulumi()  # before anything else: without the CLI nothing can happen
     run = load_run(run_file)
     settings = load_settings(home, backend)
-    platform = read_platform_outputs(settings, env, cli)
+    # The team's secrets scope when published (deploy/scope.py), else the platform stack.
+    platform, source = read_source_outputs(settings, env, run.tags.get(names.TEAM_TAG), cli)
     completed, manifests = for_platform(run, platform, env)
     from trainstack.policy.check import check_manifests, enforce
     from trainstack.policy.report import text
@@ -91,7 +92,11 @@ def deploy(
         backend=backend,
         on_output=on_output,
         rerun=rerun,
+        source=source,
     )
+
+
+SOURCE_OUTPUT = "platformStack"
 
 
 def for_platform(
@@ -121,8 +126,11 @@ def deploy_run(
     backend: str | None = None,
     on_output: OnOutput | None = None,
     rerun: bool = False,
+    source: str | None = None,
 ) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
+    ``source`` is the stack its StackReference reads (the team's scope or the platform stack;
+    default the platform stack).
 
     The job is resubmitted only when what the run deploys changed, or on ``rerun``; then the run
     gets a new registry record and the previous one ends as superseded. An unchanged deploy keeps
@@ -133,7 +141,7 @@ def deploy_run(
     from trainstack.infra.run.program import build_run, manifest_hash
 
     settings = load_settings(home, backend)
-    platform = platform_stack_name(env)
+    platform = source or platform_stack_name(env)
     token = secrets.token_hex(4) if rerun else ""
     digest = manifest_hash(manifests, token)
 
@@ -159,13 +167,17 @@ def deploy_run(
         _refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
         same_job = previous is not None and previous.spec_hash == digest
         if same_job and previous is not None:
-            kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
+            kept = replace(
+                previous,
+                env=env,
+                outputs={**previous.outputs, **coordinates, SOURCE_OUTPUT: platform},
+            )
             gone = _finished_and_gone(settings, kept, command)
             if gone is not None:
                 (on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
                 return kept
-        _configure(stack, run, env, platform, coordinates)
+        _configure(stack, run, env, platform, {**coordinates, SOURCE_OUTPUT: platform})
         registry_id = (
             previous.registry_id
             if same_job and previous is not None
@@ -197,7 +209,9 @@ def deploy_run(
         spec_path=str(run.source) if run.source else None,
         registry_id=registry_id,
         updated_at=time.time(),
-        outputs={**outputs, **coordinates},  # what this deploy rendered wins
+        # what this deploy rendered wins; and the stack its StackReference reads, so that
+        # status, logs and destroy read the same one (the team's scope or the platform)
+        outputs={**outputs, **coordinates, SOURCE_OUTPUT: platform},
         spec_hash=digest,
         team=run.tags.get("team"),
     )
@@ -471,7 +485,9 @@ def destroy(
     """
     found = locate(run, env, team=team, command=command, home=home, backend=backend)
     entry, settings = found.entry, found.settings
-    platform = platform_stack_name(entry.env)
+    from trainstack.deploy.platform import entry_source
+
+    platform = entry_source(settings, entry, found.command)
     namespace = str(entry.outputs.get("namespace") or "default")
 
     def provider_only() -> None:

@@ -128,7 +128,8 @@ def passphrase_mismatch(
             "run stack's StackReference could not decrypt its kubeconfig",
             hint=f"set {PASSPHRASE_ENV} to the passphrase `pulumi up --stack {platform_env}` ran "
             "with (run stacks and the platform stack must share one passphrase), then "
-            "deploy again",
+            "deploy again; or have a platform admin publish your team's scope "
+            "(`trainstack scope publish`) and use your team's passphrase",
         )
     return ConfigError(
         f"stack {stack!r} does not open with {using}",

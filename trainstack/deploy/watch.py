@@ -76,9 +76,10 @@ def container_of(kind: str) -> str | None:
 
 
 def connect(entry: StackEntry, settings: DeploySettings, command: auto.PulumiCommand) -> Cluster:
-    from trainstack.deploy.platform import cluster_access
+    from trainstack.deploy.platform import cluster_access, entry_source
 
-    return Cluster(cluster_access(settings, entry.env, JobRef.of(entry).namespace, command))
+    source = entry_source(settings, entry, command)
+    return Cluster(cluster_access(settings, entry.env, JobRef.of(entry).namespace, command, source))
 
 
 def read_state(cluster: Cluster, job: JobRef) -> JobState:
