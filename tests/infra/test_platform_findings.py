@@ -117,7 +117,8 @@ def test_api_endpoint_is_public_with_an_allow_list_or_private(
         r["inputs"]["entry"]
         for r in of_type(ack, "alicloud:slb/aclEntryAttachment:AclEntryAttachment")
     ]
-    assert entries == ["198.51.100.7/32"]
+    # ACK's control plane and the VPC first (cluster.required_api_cidrs), then the listed block
+    assert entries == ["100.104.0.0/16", "10.0.0.0/8", "198.51.100.7/32"]
     assert {"apiAcl", "apiLoadBalancer"} <= set(ack["outputs"]), "what the binding step names"
     monkeypatch.chdir(
         ready_project(
@@ -735,7 +736,14 @@ def test_cluster_name_is_a_known_key(kubedl_root: Path, ready: dict[str, dict[st
 
 def test_plan_json_shows_each_resources_options(ack: dict[str, Any]) -> None:
     for r in ack["resources"]:
-        assert set(r["options"]) == {"protect", "retainOnDelete", "parent", "dependsOn"}
+        assert set(r["options"]) == {
+            "protect",
+            "retainOnDelete",
+            "parent",
+            "dependsOn",
+            "deleteBeforeReplace",
+            "replaceOnChanges",
+        }
         assert r["options"]["parent"] == r["parent"]
     nas = named(ack, "nas")["options"]
     assert nas == {
@@ -743,6 +751,8 @@ def test_plan_json_shows_each_resources_options(ack: dict[str, Any]) -> None:
         "retainOnDelete": True,
         "parent": "trainstack:platform:Storage::storage",
         "dependsOn": [],
+        "deleteBeforeReplace": False,
+        "replaceOnChanges": [],
     }
     controller = named(ack, "kubedl-controller")["options"]
     assert (

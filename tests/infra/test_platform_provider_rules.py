@@ -198,7 +198,8 @@ def test_blocks_are_passed_on_in_cidr_notation(mocks: RecordingMocks) -> None:
         r.inputs["entry"]
         for r in mocks.of_type("alicloud:slb/aclEntryAttachment:AclEntryAttachment")
     ]
-    assert entries == ["198.51.100.7/32", "203.0.113.0/24"]
+    # after the blocks the cluster needs (ACK's control plane, the VPC: cluster.required_api_cidrs)
+    assert entries == ["100.104.0.0/16", "10.0.0.0/8", "198.51.100.7/32", "203.0.113.0/24"]
     switches = [r.inputs["cidrBlock"] for r in mocks.of_type("alicloud:vpc/switch:Switch")]
     assert switches == ["10.1.0.0/16", "10.2.0.0/16"]
 
@@ -228,7 +229,8 @@ def test_an_acr_login_password_of_two_kinds_is_taken(mocks: RecordingMocks) -> N
     ("blocks", "needle"),
     [
         (["198.51.100.7", "198.51.100.7/32"], "each block once"),
-        ([f"10.{i // 256}.{i % 256}.0/24" for i in range(301)], "at most 300 blocks"),
+        # 300 entries per ACL, two of them the control plane's and the VPC's
+        ([f"10.{i // 256}.{i % 256}.0/24" for i in range(299)], "at most 298 blocks"),
     ],
 )
 def test_an_allow_list_the_acl_cannot_hold_is_refused(

@@ -46,11 +46,13 @@ def scope_outputs(platform: Mapping[str, Any], team: str, env: str) -> dict[str,
     """The scope of ``team`` from the platform's outputs (secrets shown): every non-secret output,
     and the team's scoped kubeconfig as both ``kubeconfig`` and its one ``teamKubeconfigs`` entry.
     The admin kubeconfig and the other teams' credentials are left out."""
-    namespaces = platform.get(names.OUT_NAMESPACES)
-    if not isinstance(namespaces, Mapping) or team not in namespaces:
-        known = ", ".join(sorted(namespaces)) if isinstance(namespaces, Mapping) else "none"
+    from trainstack.infra.run.options import PlatformOutputs
+
+    namespaces = PlatformOutputs.read(platform, env).namespaces
+    if team not in namespaces:
+        known = ", ".join(sorted(namespaces)) or "none"
         raise UserError(f"environment {env!r} has no team {team!r}", hint=f"its teams: {known}")
-    namespace = str(namespaces[team])
+    namespace = namespaces[team]
     scoped = platform.get(names.OUT_TEAM_KUBECONFIGS)
     kubeconfig = scoped.get(namespace) if isinstance(scoped, Mapping) else None
     if not kubeconfig:
