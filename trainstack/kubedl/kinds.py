@@ -342,7 +342,10 @@ KINDS: Mapping[JobType, JobKind] = {
         operator_ttl_seconds=None,
         default_ttl_seconds=None,
         scaffold_image="horovod/horovod:0.28.1",
-        scaffold_launch="mpirun -np 2 python main.py",
+        # Containers often run as root, where Open MPI's mpirun refuses to start without
+        # --allow-run-as-root (or OMPI_ALLOW_RUN_AS_ROOT=1 and _CONFIRM=1); with it, it runs as
+        # root and as a user alike. The local runner adds nothing: a pod's mpirun gets no more.
+        scaffold_launch="mpirun --allow-run-as-root -np 2 python main.py",
         # KubeDL v0.5.0 controllers/mpi/mpi_config.go (jobConfigName, newJobConfigMap: created
         # only when absent, so a ConfigMap of that name made by anyone else wins)
         operator_config_map_suffix="-config",
