@@ -146,3 +146,21 @@ def test_init_scaffolds_a_run_that_plans_on_the_local_environment(tmp_path: Path
     result = trainstack("plan", run_file, "--env", "local", "--project", REPO, "--json")
     assert result.code == 0, result.err + result.out
     assert '"namespace": "vision"' in result.out
+
+
+def test_an_init_run_made_in_the_project_passes_the_local_environments_policies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24 item 2: the scaffold named a Docker Hub image, which `local`'s allowed-registries
+    refuses (four times over). Made inside the platform project, it names the image mirrored into
+    that environment's registry, and says how to push it there."""
+    monkeypatch.setenv("TRAINSTACK_PROJECT", str(REPO))
+    made = trainstack("init", "demo", "--dir", tmp_path)
+    assert made.code == 0, made.err
+    component = (tmp_path / "demo" / "component.yaml").read_text()
+    image = "registry.example.com/trainstack/pytorch:2.3.1-cuda12.1-cudnn8-runtime"
+    assert f"image: {image}" in component
+    assert f"docker tag pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime {image}" in component
+    run_file = tmp_path / "demo" / "runs" / "example.yaml"
+    checked = trainstack("policy", "check", run_file, "--env", "local", "--project", REPO)
+    assert checked.code == 0, checked.out + checked.err

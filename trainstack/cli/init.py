@@ -29,12 +29,18 @@ JOB_TYPES = [JobType.PYTORCH.value, *(t.value for t in KINDS if t is not JobType
     show_default=True,
     help="Where to create the NAME folder.",
 )
-def init(name: str, job_type: str, parent: Path) -> None:
+@click.option(
+    "--registry",
+    default=None,
+    help="Registry (host, or host/path) the component's image is pushed to; default: the "
+    "platform project's `local` environment's registry, when there is a project.",
+)
+def init(name: str, job_type: str, parent: Path, registry: str | None) -> None:
     """Create NAME/ with component.yaml, src/main.py (reads the contract), runs/example.yaml
     (file:// bindings to sample data in NAME/runs/data/). Never overwrites."""
-    from trainstack.spec.scaffold import scaffold
+    from trainstack.spec.scaffold import platform_registry, scaffold
 
-    written = scaffold(name, job_type, parent)
+    written = scaffold(name, job_type, parent, registry or platform_registry(parent))
     root = parent / name
     for path in written:
         click.echo(f"created {path}")

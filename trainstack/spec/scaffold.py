@@ -24,7 +24,7 @@ metadata:
   versionDescription: First version.
 spec:
   jobType: {job_type}
-  image: {image}
+{image_note}  image: {image}
   code: ./src              # copied to /ml/usercode/ (the working directory)
   # $PAI_USER_ARGS becomes `--epochs 3 --lr 0.01 ...`, one argument per value, never re-parsed
   # by the shell; $PAI_INPUT_<NAME> / $PAI_OUTPUT_<NAME> are the channels' paths.
@@ -65,6 +65,46 @@ spec:
   faultTolerance: {{maxRestarts: 3}}
   timeout: 1h
 """
+
+# The environment whose registry a scaffold's image names: the run it writes plans there (README).
+SCAFFOLD_ENV = "local"
+MIRROR_PATH = "trainstack"  # <registry>/trainstack/<upstream name>:<tag>
+
+
+def scaffold_image(upstream: str, registry: str | None) -> tuple[str, str]:
+    """The image the scaffold names, and the comment above it. With a registry (the platform's:
+    the allowed-registries policy admits it, Docker Hub it refuses) the upstream image mirrored
+    there, with how to push it; without one, the upstream image and what the policy will say."""
+    if registry is None:
+        return upstream, (
+            "  # on Docker Hub, which the allowed-registries policy refuses on a cluster: mirror it\n"
+            "  # into your platform's registry and name it here (or: trainstack init --registry)\n"
+        )
+    base = upstream.rsplit("/", 1)[-1]
+    image = f"{registry.rstrip('/')}/{MIRROR_PATH}/{base}"
+    return image, (
+        "  # the upstream image, mirrored into the platform's registry; push it there once:\n"
+        f"  #   docker pull {upstream}\n"
+        f"  #   docker tag {upstream} {image} && docker push {image}\n"
+    )
+
+
+def platform_registry(start: Path) -> str | None:
+    """The registry of the platform project's ``local`` environment, found from ``start``; None
+    without a project or one that names none. Never an error: ``init`` works anywhere."""
+    from trainstack.plan.envfile import find_project, read_env
+
+    for where in (start, None):  # the folder written into, else $TRAINSTACK_PROJECT or cwd
+        try:
+            env = read_env(find_project(where), SCAFFOLD_ENV)
+            break
+        except UserError:
+            continue
+    else:
+        return None
+    server = env.values.get("trainstack:registryServer")
+    return server or None
+
 
 SAMPLE_CSV = "x,y\n0.0,1.0\n1.0,3.0\n2.0,5.0\n3.0,7.0\n"
 
@@ -226,9 +266,12 @@ if __name__ == "__main__":
 '''
 
 
-def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> list[Path]:
+def scaffold(
+    name: str, job_type: str = "pytorch", parent: Path = Path("."), registry: str | None = None
+) -> list[Path]:
     """Write `parent/name/` with component.yaml, src/main.py, runs/example.yaml and sample
-    data; return the files written. Refuses to touch an existing non-empty directory."""
+    data; return the files written. Refuses to touch an existing non-empty directory.
+    ``registry``: where the component's image lives (see ``scaffold_image``)."""
     if not re.fullmatch(COMPONENT_NAME, name):
         raise UserError(
             f"{name!r} is not a valid component name: expected 1-64 lowercase "
@@ -252,11 +295,13 @@ def scaffold(name: str, job_type: str = "pytorch", parent: Path = Path(".")) -> 
         f"    {role}: {{replicas: {n}, cpu: 1, memory: 2Gi}}"
         for role, n in job_kind(kind).scaffold_roles
     )
+    image, note = scaffold_image(job_kind(kind).scaffold_image, registry)
     files = {
         "component.yaml": COMPONENT_YAML.format(
             name=name,
             job_type=kind.value,
-            image=job_kind(kind).scaffold_image,
+            image=image,
+            image_note=note,
             launch=job_kind(kind).scaffold_launch,
         ),
         "runs/example.yaml": RUN_YAML.format(

@@ -28,6 +28,22 @@ def _tag(image: str) -> str | None:
 
 
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
+    """One finding per distinct image and problem: a job's master, workers and init containers
+    often share one image, and four copies of one violation read as four problems."""
+    found: dict[tuple[str, str], list[str]] = {}
+    hints: dict[tuple[str, str], str] = {}
+    for path, image, problem, hint in _problems(resource, ctx, config):
+        found.setdefault((image, problem), []).append(path)
+        hints[(image, problem)] = hint
+    for (image, problem), paths in found.items():
+        more = len(paths) - 1
+        also = f" (and {more} more container{'s' if more > 1 else ''})" if more else ""
+        yield Finding(paths[0], problem + also, hints[(image, problem)])
+
+
+def _problems(
+    resource: Resource, ctx: Context, config: Mapping[str, Any]
+) -> Iterator[tuple[str, str, str, str]]:
     allowed = [r.rstrip("/") for r in config.get("registries") or ()]
     if ctx.registry and config.get("platformRegistry", True):
         allowed.append(ctx.registry.rstrip("/"))
@@ -38,23 +54,26 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
             host = image_host(image)
             listed = any(image == a or image.startswith(a + "/") for a in allowed)
             if host in DOCKER_HUB and not listed:
-                yield Finding(
+                yield (
                     path,
+                    image,
                     f"{image!r} is pulled from Docker Hub",
                     "push the image to the platform's registry"
                     + (f" ({ctx.registry})" if ctx.registry else "")
                     + " and reference it there",
                 )
             elif allowed and not listed:
-                yield Finding(
+                yield (
                     path,
+                    image,
                     f"{image!r} is not in an allowed registry ({', '.join(sorted(set(allowed)))})",
                     "use the platform's registry, or add the registry to "
                     "policy:rules.allowed-registries.registries for this environment",
                 )
             if not config.get("allowLatest", False) and _tag(image) == "latest":
-                yield Finding(
+                yield (
                     path,
+                    image,
                     f"{image!r} uses the moving tag latest",
                     "pin a version tag or a digest (image@sha256:...)",
                 )
