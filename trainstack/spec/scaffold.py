@@ -77,8 +77,9 @@ def scaffold_image(upstream: str, registry: str | None) -> tuple[str, str]:
     there, with how to push it; without one, the upstream image and what the policy will say."""
     if registry is None:
         return upstream, (
-            "  # on Docker Hub, which the allowed-registries policy refuses on a cluster: mirror it\n"
-            "  # into your platform's registry and name it here (or: trainstack init --registry)\n"
+            "  # on Docker Hub, which the allowed-registries policy refuses on a cluster:\n"
+            "  # mirror it into your platform's registry and name it here\n"
+            "  # (or: trainstack init --registry REGISTRY)\n"
         )
     base = upstream.rsplit("/", 1)[-1]
     image = f"{registry.rstrip('/')}/{MIRROR_PATH}/{base}"
