@@ -39,3 +39,43 @@ def test_env_verb_user_error(capsys):
     done = Cli().invoke("env", str(SPECS / "kinds/pytorch.run.yaml"), "--role", "ps")
     assert done.code == 2
     assert "no role 'ps'" in done.err
+
+
+REPO = Path(__file__).resolve().parents[2]
+MNIST_LOCAL = REPO / "components" / "mnist-ddp" / "runs" / "local.yaml"
+
+
+def test_env_shows_every_declared_output_bound_or_not(capsys):
+    """Issue 24 item 3: mnist-ddp's local run binds no output, and its command reads
+    $PAI_OUTPUT_MODEL and $PAI_OUTPUT_CHECKPOINTS; `env` showed neither (nor did a plain render
+    set them, so `--model` expanded to nothing on a cluster)."""
+    done = Cli().invoke("env", str(MNIST_LOCAL), "--role", "master", "--index", "0")
+    assert done.code == 0, done.err
+    assert "PAI_OUTPUT_MODEL=/ml/output/model/\n" in done.out
+    assert "PAI_OUTPUT_CHECKPOINTS=/ml/output/checkpoints/\n" in done.out
+
+
+def test_env_shows_the_deployed_view_of_an_environment(capsys):
+    done = Cli().invoke(
+        "env",
+        str(MNIST_LOCAL),
+        "--role",
+        "worker",
+        "--env",
+        "local",
+        "--project",
+        str(REPO),
+        "--format",
+        "json",
+        "--files",
+    )
+    assert done.code == 0, done.err
+    doc = json.loads(done.out)
+    job = json.loads(doc["files"]["training_job.json"])
+    # unbound outputs go where deploy puts them: the platform's artifact store, by team
+    assert job["outputs"]["model"]["uri"] == "pvc://trainstack-artifacts/vision/mnist-local/model/"
+    assert doc["env"]["PAI_OUTPUT_MODEL"] == "/ml/output/model/"
+    refused = Cli().invoke(
+        "env", str(MNIST_LOCAL), "--env", "local", "--namespace", "x", "--project", str(REPO)
+    )
+    assert refused.code == 2 and "--namespace: --env local decides it" in refused.err

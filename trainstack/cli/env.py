@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import KubeName, components_option
+from trainstack.cli.options import KubeName, components_option, project_option
 from trainstack.contract import (
     Topology,
     config_files,
@@ -18,6 +18,7 @@ from trainstack.contract import (
     secret_env_text,
 )
 from trainstack.contract.names import job_name
+from trainstack.errors import UserError
 from trainstack.kubedl import job_kind
 from trainstack.spec import load_run
 
@@ -43,6 +44,14 @@ from trainstack.spec import load_run
     help="sh prints NAME='value' lines that a shell can source.",
 )
 @click.option("--files/--no-files", default=False, help="Also print the config files and argv.")
+@click.option(
+    "--env",
+    "environment",
+    default=None,
+    help="Show the replica as deployed to this environment (its team namespace, outputs in the "
+    "platform's artifact store), from the platform's outputs as plan and deploy read them.",
+)
+@project_option
 def env(
     run_file: Path,
     role: str | None,
@@ -52,9 +61,24 @@ def env(
     components_dir: Path | None,
     fmt: str,
     files: bool,
+    environment: str | None,
+    project: Path | None,
 ) -> None:
     """Print the environment of one replica of RUN_FILE, as it would run on the cluster."""
     run = load_run(run_file, components_dir=components_dir)
+    if environment is not None:
+        from trainstack.infra.run.options import for_environment
+        from trainstack.plan.envfile import find_project
+        from trainstack.plan.service import platform_outputs
+
+        if namespace is not None:
+            raise UserError(
+                f"--namespace: --env {environment} decides it from the environment's platform",
+                hint="drop one or the other",
+            )
+        outputs, _ = platform_outputs(find_project(project), environment)
+        run, options = for_environment(outputs, run, environment)
+        namespace = options.namespace
     role = role or job_kind(run.job_type).primary_role
     topology = Topology.cluster(run, namespace or run.namespace or "default", job_name(run.name))
     devices = tuple(d for d in gpus.split(",") if d)

@@ -59,8 +59,11 @@ def base_env(
         env[f"PAI_HPS_{env_name(name)}"] = value_text(value)
     for name, binding in run.inputs.items():
         env[f"PAI_INPUT_{env_name(name)}"] = lay.input_path(name, binding)
-    for name in run.outputs:
-        env[f"PAI_OUTPUT_{env_name(name)}"] = lay.output_dir(name)
+    # Every output the component declares, bound or not: an unbound one is still a directory
+    # the command writes to (a run directory locally, an emptyDir in a plain render, the artifact
+    # store for an environment), and `--model $PAI_OUTPUT_MODEL` must never expand to nothing.
+    for channel in run.component.outputs:
+        env[f"PAI_OUTPUT_{env_name(channel.name)}"] = lay.output_dir(channel.name)
     if run.models:
         # Octopus: ${MODEL} is the model version to continue from; with several, the first.
         env["MODEL"] = lay.model_path(run.models[0].name, run.models[0].binding)
