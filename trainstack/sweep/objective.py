@@ -30,7 +30,8 @@ def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
 
     if not (metrics_dir / "metrics.json").is_file():
         return Missing(())
-    metrics = metric_series.read(metrics_dir)
+    # The run directory (or the artifact store's copy of it) is the folder holding $METRICS.
+    metrics = metric_series.read(metrics_dir, root=metrics_dir.parent)
     found = values.values(metrics)
     hit = values.find(found, objective.metric)
     if hit is None:
