@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -320,6 +321,26 @@ def resume_without_its_run_directory(tmp: Path) -> Case:
     )
 
 
+def report_over_dev_full(tmp: Path) -> Case:
+    # as root, the report's rename replaced the device node with a regular file (issue 20)
+    spec = _quick(tmp)
+    subprocess.run(
+        Cli.argv("run", spec, "--local", "--no-install"),
+        env=Cli(tmp / "home").env,
+        capture_output=True,
+        check=True,
+    )
+
+    def still_a_device() -> None:
+        assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+
+    return Case(
+        ["report", "quick", "-o", "/dev/full"],
+        "cannot write /dev/full: it is a device, not a regular file; refusing to replace it",
+        check=still_a_device,
+    )
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -381,6 +402,7 @@ CASES = [
     sweep_run_ref_symlink_loop,
     runs_folder_is_a_file,
     resume_without_its_run_directory,
+    report_over_dev_full,
     grace_nan,
     sweep_grace_nan,
     wait_interval_inf,
