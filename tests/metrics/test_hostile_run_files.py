@@ -97,3 +97,39 @@ def test_a_diagnostic_quotes_a_short_escaped_excerpt_only(tmp_path: Path) -> Non
     text = problem.render()
     assert SECRET not in text and "\x1b" not in text and "\\x1b" in text
     assert "A" * 41 not in text
+
+
+def test_inf_nan_and_huge_values_are_shown_not_crashed_on(tmp_path: Path, cli: Cli) -> None:
+    """Item 3: a diverged loss prints inf; metrics, runs show, report and --png read it."""
+    code, summary = hostile_run(tmp_path, cli, "inf")
+    assert code == "0", summary
+    shown = cli.invoke("metrics", "inf")
+    assert shown.code == 0, shown.output
+    rows = {line.split()[0]: line.split()[1:] for line in shown.out.splitlines()[1:]}
+    assert rows["c/loss"][:4] == ["inf", "2", "1.5", "1"]  # last inf; best the finite 1.5
+    assert rows["c/acc"][:4] == ["1e+308", "3", "1e+308", "3"]
+    for argv in (
+        ["runs", "show", "inf"],
+        ["report", "inf", "-o", tmp_path / "r.html"],
+        ["metrics", "inf", "--png", tmp_path / "png"],
+    ):
+        done = cli.invoke(*argv)
+        assert done.code == 0, (argv, done.output)
+    assert (tmp_path / "png" / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("attack", "problem"),
+    [("deep", "nested deeper than 64 levels"), ("digits", "a number of more than 100 digits")],
+)
+def test_hostile_metrics_json_never_changes_the_runs_outcome(
+    tmp_path: Path, cli: Cli, attack: str, problem: str
+) -> None:
+    """Item 4: a 100,000-deep array or a 5,000-digit integer is a reported problem."""
+    code, summary = hostile_run(tmp_path, cli, attack)
+    assert code == "0", summary
+    assert "Traceback" not in summary
+    assert f"metrics.json: {problem}" in summary
+    for argv in (["metrics", attack], ["runs", "show", attack]):
+        done = cli.invoke(*argv)
+        assert "Traceback" not in done.output and problem in done.output, argv
