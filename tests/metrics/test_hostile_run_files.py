@@ -133,3 +133,26 @@ def test_hostile_metrics_json_never_changes_the_runs_outcome(
     for argv in (["metrics", attack], ["runs", "show", attack]):
         done = cli.invoke(*argv)
         assert "Traceback" not in done.output and problem in done.output, argv
+
+
+def test_chart_text_is_plain_text_and_wide_axes_are_drawn(tmp_path: Path, cli: Cli) -> None:
+    """Item 5: `$\\frac{$` in a description, `$^$` as a unit, x from -1e308 to 1e308."""
+    from trainstack.metrics import series
+    from trainstack.metrics.draw import chart_figure
+
+    code, summary = hostile_run(tmp_path, cli, "mathtext")
+    assert code == "0", summary
+    for argv in (
+        ["metrics", "mathtext", "--png", tmp_path / "png"],
+        ["report", "mathtext", "-o", tmp_path / "r.html"],
+    ):
+        done = cli.invoke(*argv)
+        assert done.code == 0, (argv, done.output)
+    assert (tmp_path / "png" / "c.png").is_file() and (tmp_path / "png" / "wide.png").is_file()
+    [run_dir] = (cli.home / "runs").iterdir()
+    chart = series.read(run_dir / "metrics").chart("c")
+    assert chart is not None
+    fig = chart_figure(chart)
+    [ax] = fig.axes
+    assert ax.get_title() == "c\n$\\frac{$ of $x$"
+    assert ax.title.get_parse_math() is False and ax.yaxis.label.get_text() == "loss ($^$)"

@@ -49,6 +49,12 @@ def summary(name: str, rows: list[TrialRow], goal: Goal, metric: str, png: Path 
 
 
 def draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
+    from trainstack.metrics.draw import plain_text
+
+    return plain_text(_draw_history)(rows, goal, metric, path)
+
+
+def _draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
     points = sorted(
         (r.number, r.value)
         for r in rows
