@@ -64,6 +64,20 @@ def load_settings(home: Path | None = None, backend: str | None = None) -> Deplo
     )
 
 
+def _read_passphrase(path: Path) -> str:
+    """The passphrase file's one line; a FIFO or device there is refused, not read forever."""
+    from trainstack.regularfile import describe, read_regular
+
+    try:
+        raw = read_regular(path, 4096)
+    except OSError as err:
+        raise ConfigError(
+            f"{path}: the stack passphrase cannot be read: {describe(err)}",
+            hint=f"remove it to have a new one made, or set ${PASSPHRASE_ENV}",
+        ) from None
+    return raw[:4096].decode("utf-8", errors="replace").strip()
+
+
 def _passphrase(root: Path) -> tuple[str, str]:
     if os.environ.get(PASSPHRASE_ENV):
         return os.environ[PASSPHRASE_ENV], f"${PASSPHRASE_ENV}"
@@ -78,7 +92,7 @@ def _passphrase(root: Path) -> tuple[str, str]:
                 f"{path}: the stack passphrase is readable by others (mode {mode:o})",
                 hint=f"chmod 600 {path}",
             ) from None
-        return path.read_text(encoding="utf-8").strip(), str(path)
+        return _read_passphrase(path), str(path)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(secrets.token_urlsafe(32) + "\n")
     return path.read_text(encoding="utf-8").strip(), str(path)
