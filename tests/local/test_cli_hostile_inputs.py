@@ -362,6 +362,41 @@ def sweep_grace_nan(tmp: Path) -> Case:
     )
 
 
+def output_an_oss_uri(tmp: Path) -> Case:
+    # issue 20, item 15: taken as the local path ./oss:/bucket/x
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--output", "result=oss://bucket/x"],
+        "--output result=oss://bucket/x: a oss:// URI; --output takes a local path",
+        cwd=tmp,
+        check=lambda: None if not (tmp / "oss:").exists() else pytest.fail("./oss: created"),
+    )
+
+
+def grace_inf(tmp: Path) -> Case:
+    # issue 20, item 18: accepted by run while wait refused it
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--grace", "inf"],
+        "Invalid value for '--grace': 'inf' is not a number of seconds",
+    )
+
+
+def home_empty(tmp: Path) -> Case:
+    # issue 20, item 18: '' became the current directory as the state home
+    return Case(["runs", "list", "--home", ""], "Invalid value for '--home': an empty path")
+
+
+def runs_show_empty(tmp: Path) -> Case:
+    # issue 20, item 18: an empty prefix matched the only run there was
+    spec = _quick(tmp)
+    subprocess.run(
+        Cli.argv("run", spec, "--local", "--no-install"),
+        env=Cli(tmp / "home").env,
+        capture_output=True,
+        check=True,
+    )
+    return Case(["runs", "show", ""], "an empty run name names no run")
+
+
 def wait_interval_inf(tmp: Path) -> Case:
     return Case(
         ["wait", "some-run", "--interval", "inf"],
@@ -405,6 +440,10 @@ CASES = [
     report_over_dev_full,
     grace_nan,
     sweep_grace_nan,
+    output_an_oss_uri,
+    grace_inf,
+    home_empty,
+    runs_show_empty,
     wait_interval_inf,
     wait_timeout_nan,
 ]
