@@ -321,8 +321,13 @@ def resume_without_its_run_directory(tmp: Path) -> Case:
     )
 
 
-def report_over_dev_full(tmp: Path) -> Case:
-    # as root, the report's rename replaced the device node with a regular file (issue 20)
+def report_over_a_device(tmp: Path) -> Case:
+    # as root, the report's rename replaced the device node with a regular file (issue 20).
+    # As root the device is one of the test's own (the full device's numbers), never /dev/full.
+    device = Path("/dev/full")
+    if os.geteuid() == 0:
+        device = tmp / "full"
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 7))
     spec = _quick(tmp)
     subprocess.run(
         Cli.argv("run", spec, "--local", "--no-install"),
@@ -332,11 +337,11 @@ def report_over_dev_full(tmp: Path) -> Case:
     )
 
     def still_a_device() -> None:
-        assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+        assert stat.S_ISCHR(os.lstat(device).st_mode)
 
     return Case(
-        ["report", "quick", "-o", "/dev/full"],
-        "cannot write /dev/full: it is a device, not a regular file; refusing to replace it",
+        ["report", "quick", "-o", device],
+        f"cannot write {device}: it is a device, not a regular file; refusing to replace it",
         check=still_a_device,
     )
 
@@ -437,7 +442,7 @@ CASES = [
     sweep_run_ref_symlink_loop,
     runs_folder_is_a_file,
     resume_without_its_run_directory,
-    report_over_dev_full,
+    report_over_a_device,
     grace_nan,
     sweep_grace_nan,
     output_an_oss_uri,

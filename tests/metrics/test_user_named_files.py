@@ -88,11 +88,23 @@ def test_a_regular_file_is_still_replaced(home: Path, tmp_path: Path) -> None:
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
 
 
-def test_a_device_is_never_replaced(home: Path) -> None:
-    done = Cli(home).invoke("report", "good", "-o", "/dev/null")
+def a_device(tmp_path: Path) -> Path:
+    """A character device to write over: as root, one of our own (the code under test, were it
+    wrong, would replace it — never the machine's /dev/null); otherwise /dev/null, which only
+    root could replace."""
+    if os.geteuid() != 0:
+        return Path("/dev/null")
+    node = tmp_path / "null"
+    os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # the null device's numbers
+    return node
+
+
+def test_a_device_is_never_replaced(home: Path, tmp_path: Path) -> None:
+    device = a_device(tmp_path)
+    done = Cli(home).invoke("report", "good", "-o", device)
     assert done.code == 2, done.output
-    assert "cannot write /dev/null: it is a device, not a regular file" in done.err
-    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+    assert f"cannot write {device}: it is a device, not a regular file" in done.err
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
 
 
 def test_a_link_planted_as_the_partial_file_is_not_written_through(
