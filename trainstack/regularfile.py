@@ -5,6 +5,13 @@ holds files a person may edit or damage: a FIFO there would block a plain ``open
 directory raises IsADirectoryError. Opening without blocking and checking the opened file (not the
 path, which can change between a check and an open) turns both into one ``OSError`` the caller
 reports like any other unreadable file.
+
+A run directory is written by the user's code, which can also leave links in it: a series file
+linked to `/proc/self/environ` would have the *reader's* environment (the Pulumi passphrase,
+cloud keys) quoted into a summary or a report. `open_within` opens a file below a root without
+following any link that leads out of it: the path is resolved, checked to lie under the resolved
+root, and then opened one component at a time from the root with ``O_NOFOLLOW`` (open(2)), so a
+link swapped in between the check and the open is refused (ELOOP), never followed.
 """
 
 from __future__ import annotations
@@ -19,6 +26,11 @@ from typing import BinaryIO
 
 class NotRegularFileError(OSError):
     """The path names a FIFO, a directory, a device or a socket, not a file."""
+
+
+class OutsideRootError(OSError):
+    """The path is a link (or passes through one) to a place outside the directory it belongs
+    to: not followed."""
 
 
 def _kind(mode: int) -> str:
@@ -45,6 +57,66 @@ def open_regular(path: Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_within(root: Path, path: Path) -> BinaryIO:
+    """`path`, a file below directory `root`, opened as `open_regular` opens it, without
+    following a link that leads out of `root` (OutsideRootError); links that stay inside are
+    followed, as the user's code may use them."""
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(path)
+    if os.path.commonpath([real_root, target]) != real_root:
+        raise _outside(root, path)
+    parts = Path(os.path.relpath(target, real_root)).parts
+    if parts in ((), (".",)):
+        return open_regular(Path(real_root))  # the root itself: a directory, refused as such
+    fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            try:
+                step = os.open(
+                    part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+                )
+            except OSError as err:
+                # ELOOP/ENOTDIR: a component became a link after realpath looked at it.
+                if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _outside(root, path) from None
+                raise
+            os.close(fd)
+            fd = step
+        try:
+            leaf = os.open(
+                parts[-1],
+                os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC,
+                dir_fd=fd,
+            )
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise _outside(root, path) from None
+            raise
+    finally:
+        os.close(fd)
+    try:
+        mode = os.fstat(leaf).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(errno.EINVAL, f"{_kind(mode)}, not a file", str(path))
+        os.set_blocking(leaf, True)
+        return os.fdopen(leaf, "rb")
+    except BaseException:
+        os.close(leaf)
+        raise
+
+
+def read_within(root: Path, path: Path, limit: int | None = None) -> bytes:
+    """`read_regular` for a file that must stay below `root` (`open_within`)."""
+    with open_within(root, path) as fh:
+        return fh.read() if limit is None else fh.read(limit + 1)
+
+
+def _outside(root: Path, path: Path) -> OutsideRootError:
+    return OutsideRootError(
+        errno.ELOOP, f"a link to a place outside {root}: not followed", str(path)
+    )
 
 
 def read_regular(path: Path, limit: int | None = None) -> bytes:

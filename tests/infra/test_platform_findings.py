@@ -288,6 +288,24 @@ def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
     assert not (target / "training.kubedl.io_mpijobs.yaml").exists(), "never written unverified"
 
 
+def test_kubedl_mirror_never_writes_through_a_link(tmp_path: Path, kubedl_root: Path) -> None:
+    """Issue 20, item 2: a CRD file's name in the folder taken by a link is refused, and what
+    the link points at is left as it was."""
+    lock = kubedl_root / "platform/kubedl/v0.5.0/kubedl.lock.json"
+    release = kubedl_root.parent / "release"
+    target = tmp_path / "mirror"
+    target.mkdir()
+    shutil.copy(lock, target / "kubedl.lock.json")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    (target / "training.kubedl.io_tfjobs.yaml").symlink_to(victim)
+    done = Cli().invoke("kubedl", "mirror", "--from", str(release), "--to", str(target))
+    assert done.code == 2, done.output
+    assert "training.kubedl.io_tfjobs.yaml: it is a symbolic link, not a regular file" in done.err
+    assert victim.read_text() == "mine\n"
+    assert (target / "training.kubedl.io_tfjobs.yaml").is_symlink()
+
+
 @pytest.mark.parametrize(
     ("image", "needle"),
     [

@@ -98,3 +98,19 @@ def test_an_environment_file_that_is_not_a_file_says_so(
         assert done.returncode == 2, done.stderr
         assert message in done.stderr and done.stderr.count("error:") == 1, done.stderr
         assert "does not exist" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder"])
+def test_a_kubeconfig_that_is_not_a_file_is_one_clear_error(tmp_path: Path, kind: str) -> None:
+    """Issue 20, item 6: `trainstack:kubeconfig: /dev/zero` grew plan to 14 GB; a FIFO hung."""
+    target = {"device": Path("/dev/zero"), "fifo": tmp_path / "kc.fifo", "folder": tmp_path}[kind]
+    if kind == "fifo":
+        os.mkfifo(target)
+    local = (REPO / "Pulumi.local.yaml").read_text()
+    text = local.replace("config:\n", f"config:\n  trainstack:kubeconfig: {target}\n", 1)
+    done = _plan(tmp_path, text)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "trainstack:kubeconfig: expected a path to a kubeconfig file" in done.stderr
+    said = {"device": "a device", "fifo": "a FIFO", "folder": "a folder"}[kind]
+    assert f"{str(target)!r}, {said}" in done.stderr
+    assert "Traceback" not in done.stderr

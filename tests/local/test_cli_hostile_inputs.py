@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -320,6 +321,31 @@ def resume_without_its_run_directory(tmp: Path) -> Case:
     )
 
 
+def report_over_a_device(tmp: Path) -> Case:
+    # as root, the report's rename replaced the device node with a regular file (issue 20).
+    # As root the device is one of the test's own (the full device's numbers), never /dev/full.
+    device = Path("/dev/full")
+    if os.geteuid() == 0:
+        device = tmp / "full"
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    spec = _quick(tmp)
+    subprocess.run(
+        Cli.argv("run", spec, "--local", "--no-install"),
+        env=Cli(tmp / "home").env,
+        capture_output=True,
+        check=True,
+    )
+
+    def still_a_device() -> None:
+        assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+    return Case(
+        ["report", "quick", "-o", device],
+        f"cannot write {device}: it is a device, not a regular file; refusing to replace it",
+        check=still_a_device,
+    )
+
+
 def grace_nan(tmp: Path) -> Case:
     # 'nan' passed click's FloatRange and made the grace period zero: SIGKILL at once
     return Case(
@@ -339,6 +365,41 @@ def sweep_grace_nan(tmp: Path) -> Case:
         ],
         "Invalid value for '--grace': 'NaN' is not a number of seconds",
     )
+
+
+def output_an_oss_uri(tmp: Path) -> Case:
+    # issue 20, item 15: taken as the local path ./oss:/bucket/x
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--output", "result=oss://bucket/x"],
+        "--output result=oss://bucket/x: a oss:// URI; --output takes a local path",
+        cwd=tmp,
+        check=lambda: None if not (tmp / "oss:").exists() else pytest.fail("./oss: created"),
+    )
+
+
+def grace_inf(tmp: Path) -> Case:
+    # issue 20, item 18: accepted by run while wait refused it
+    return Case(
+        ["run", _quick(tmp), "--local", "--no-install", "--grace", "inf"],
+        "Invalid value for '--grace': 'inf' is not a number of seconds",
+    )
+
+
+def home_empty(tmp: Path) -> Case:
+    # issue 20, item 18: '' became the current directory as the state home
+    return Case(["runs", "list", "--home", ""], "Invalid value for '--home': an empty path")
+
+
+def runs_show_empty(tmp: Path) -> Case:
+    # issue 20, item 18: an empty prefix matched the only run there was
+    spec = _quick(tmp)
+    subprocess.run(
+        Cli.argv("run", spec, "--local", "--no-install"),
+        env=Cli(tmp / "home").env,
+        capture_output=True,
+        check=True,
+    )
+    return Case(["runs", "show", ""], "an empty run name names no run")
 
 
 def wait_interval_inf(tmp: Path) -> Case:
@@ -381,8 +442,13 @@ CASES = [
     sweep_run_ref_symlink_loop,
     runs_folder_is_a_file,
     resume_without_its_run_directory,
+    report_over_a_device,
     grace_nan,
     sweep_grace_nan,
+    output_an_oss_uri,
+    grace_inf,
+    home_empty,
+    runs_show_empty,
     wait_interval_inf,
     wait_timeout_nan,
 ]

@@ -158,3 +158,21 @@ def test_the_run_summary_skips_what_is_not_a_usage_sample(tmp_path: Path) -> Non
     assert summarize(usage) == []
     _directory(usage)
     assert summarize(usage) == []
+
+
+def test_a_usage_line_nested_too_deep_or_too_long_a_number_is_skipped(tmp_path: Path) -> None:
+    """Issue 20, item 4: json.loads raised RecursionError (not a ValueError) on a deep line."""
+    from trainstack.local.usage import summarize
+    from trainstack.metrics import usage as usage_series
+
+    usage = tmp_path / "usage.jsonl"
+    usage.write_text(
+        "[" * 50_000
+        + "\n"
+        + '{"replica": "worker-0", "t": 1, "cpu_percent": 50, "rss_bytes": '
+        + "9" * 5000
+        + "}\n"
+        + '{"replica": "worker-0", "t": 1, "cpu_percent": 50, "rss_bytes": 10}\n'
+    )
+    assert [(s.replica, s.samples) for s in summarize(usage)] == [("worker-0", 1)]
+    assert [u.replica for u in usage_series.read(usage)] == ["worker-0"]

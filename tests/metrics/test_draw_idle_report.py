@@ -192,10 +192,10 @@ def test_the_report_log_tail_reads_only_the_end_and_keeps_the_lines(tmp_path: Pa
     # Longer than the window: its first line in the window starts before it.
     body = "".join(f"line {i:07d}\n" for i in range(LOG_TAIL_BYTES // 13 + 100))
     log.write_text(body[: len(body) - 13] + "partial, no newline")
-    tail = _tail(log)
+    tail = _tail(log, tmp_path)
     expected = [*body.splitlines(keepends=True)[-LOG_TAIL_LINES:-1], "partial, no newline"]
     assert tail.text == "".join(expected)
     short = tmp_path / "short.log"
     rotation(short, 1).write_text("a\nb\n")
     short.write_text("c\nd")
-    assert _tail(short).text == "a\nb\nc\nd"
+    assert _tail(short, tmp_path).text == "a\nb\nc\nd"

@@ -18,6 +18,8 @@ from trainstack.spec.loader import Loader
 
 HEAD = "apiVersion: trainstack.dev/v1\nkind: Component\nmetadata: {name: evil, version: 1.0.0}\n"
 MB = 1024 * 1024
+# The rest of a valid component: a case adds the one hostile field.
+BODY = "spec:\n  jobType: custom\n  image: acme/x:1\n  command: python main.py\n"
 
 
 def _alias_bomb() -> str:
@@ -106,6 +108,29 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
         "nested deeper than 64 levels",
     ),
     "150k-nodes": (_wide, "more than 100,000 YAML nodes"),
+    # issue 20, item 7: a NUL written as YAML's escape reached open() as "embedded null byte"
+    "nul-escape-in-code": (
+        lambda t: _write(t, "nul.yaml", HEAD + BODY + '  code: "./s\\0rc"\n'),
+        "control character '\\x00' in a value: not allowed",
+    ),
+    "5000-byte-code-path": (
+        lambda t: _write(t, "long.yaml", HEAD + BODY + "  code: ./" + "a" * 5000 + "\n"),
+        "not a usable code directory: a path of 5,002 bytes; "
+        "paths are at most 4,095 (Linux PATH_MAX)",
+    ),
+    # issue 20, item 17: an unknown tag was read as plain text; ESC reached terminals
+    "custom-tag": (
+        lambda t: _write(t, "tag.yaml", HEAD + BODY.replace("custom", "!custom custom")),
+        "YAML tag '!custom' is not allowed in specs",
+    ),
+    "esc-in-description": (
+        lambda t: _write(
+            t,
+            "esc.yaml",
+            HEAD.replace("version: 1.0.0}", 'version: 1.0.0, description: "\\e[2Jgone"}') + BODY,
+        ),
+        "control character '\\x1b' in a value: not allowed",
+    ),
 }
 
 
@@ -177,3 +202,30 @@ def test_python_tags_are_never_constructed(tmp_path: Path) -> None:
     diag = _only_error(path)
     assert diag.path == "spec.command"
     assert not marker.exists()
+
+
+def test_a_run_with_a_nul_in_env_or_a_too_long_component_path_is_refused(tmp_path: Path) -> None:
+    """Issue 20, item 7: `ValueError: embedded null byte` and an OSError traceback before."""
+    from tests.clirunner import Cli
+
+    comp = ROOT / "components" / "mnist-ddp" / "component.yaml"
+    nul = _write(
+        tmp_path,
+        "nul.yaml",
+        f"apiVersion: trainstack.dev/v1\nkind: Run\nmetadata: {{name: r}}\n"
+        f'spec: {{component: {comp}, env: {{A: "x\\0y"}}}}\n',
+    )
+    long = _write(
+        tmp_path,
+        "long.yaml",
+        "apiVersion: trainstack.dev/v1\nkind: Run\nmetadata: {name: r}\n"
+        "spec: {component: ./" + "b" * 300 + "/component.yaml}\n",
+    )
+    for path, said in (
+        (nul, "spec.env.A: control character '\\x00' in a value: not allowed"),
+        (long, "spec.component: not a usable path: the name 'bbbb"),
+    ):
+        for verb in (["validate"], ["render"]):
+            done = Cli().invoke(*verb, path)
+            assert done.code == 2, done.output
+            assert said in done.output and "Traceback" not in done.output

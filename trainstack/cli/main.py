@@ -81,6 +81,37 @@ def cli(home: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    from trainstack.cli import stdout
+
+    # Only the process's own standard output (not a test runner's capture) is guarded.
+    if not (sys.stdout is None or sys.stdout is sys.__stdout__):
+        return _main(argv)
+    closed = stdout.install()
+    exited: SystemExit | None = None
+    code: Any = 0
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit as done:
+            exited, code = done, done.code
+        if sys.stdout is not None:
+            sys.stdout.flush()  # what is still buffered fails here on a full disk
+    except OSError:
+        if stdout.failure() is None:
+            raise
+    if stdout.broken_pipe():
+        # `… | head -1`: the reader left; the verb's own outcome stands (docs/local.md).
+        stdout.abandon()
+    elif closed or stdout.failure() is not None:
+        why = stdout.abandon()
+        click.echo(f"error: cannot write to standard output: {why}", err=True)
+        sys.exit(code if isinstance(code, int) and code else 1)
+    if exited is not None:
+        raise exited
+    return code
+
+
+def _main(argv: list[str] | None) -> Any:
     try:
         return cli.main(args=argv, prog_name="trainstack", standalone_mode=False)
     except UserError as err:

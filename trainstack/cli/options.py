@@ -68,9 +68,19 @@ class Seconds(click.FloatRange):
         return got
 
 
+class _FolderPath(click.Path):
+    """A folder given on the command line; an empty value is refused (click's Path turned ''
+    into '.', so `--home ""` silently became the current directory)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path names no folder", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 home_option = click.option(
     "--home",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=_FolderPath(path_type=Path, file_okay=False),
     envvar="TRAINSTACK_HOME",
     help="State directory: run registry, local runs, stack index, passphrase (default "
     "$TRAINSTACK_HOME, else $XDG_STATE_HOME/trainstack or ~/.local/state/trainstack).",

@@ -53,7 +53,8 @@ from trainstack.errors import RunFailedError, UserError
 @home_option
 @click.option(
     "--grace",
-    type=Seconds(min=0),
+    # finite, as `wait` takes it: an infinite grace period never ends a stopped replica
+    type=Seconds(min=0, finite=True),
     default=10.0,
     show_default=True,
     help="Seconds a replica gets between SIGTERM and SIGKILL when stopped.",

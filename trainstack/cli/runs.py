@@ -125,9 +125,9 @@ def compare(
         records = [reg.resolve(ref) for ref in run_refs]
     views = [view(r) for r in records]
     if overlay is not None and png is not None:
-        data = cmp.overlay(views, overlay)
-        png.parent.mkdir(parents=True, exist_ok=True)
-        png.write_bytes(data)
+        from trainstack.outfile import write_file
+
+        write_file(png, cmp.overlay(views, overlay))
     click.echo(cmp.side_by_side(views))
     if png is not None:
         click.echo(f"wrote {png}")

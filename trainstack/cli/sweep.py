@@ -39,7 +39,7 @@ from trainstack.errors import RunFailedError, UserError
 )
 @click.option(
     "--grace",
-    type=Seconds(min=0),
+    type=Seconds(min=0, finite=True),
     default=10.0,
     show_default=True,
     help="Seconds a replica gets between SIGTERM and SIGKILL when a trial stops.",

@@ -66,20 +66,40 @@ def load_settings(home: Path | None = None, backend: str | None = None) -> Deplo
     )
 
 
+def _read_passphrase(path: Path) -> str:
+    """The passphrase file's one line; a FIFO or device there is refused, not read forever."""
+    from trainstack.regularfile import describe, read_regular
+
+    try:
+        raw = read_regular(path, 4096)
+    except OSError as err:
+        raise ConfigError(
+            f"{path}: the stack passphrase cannot be read: {describe(err)}",
+            hint=f"remove it to have a new one made, or set ${PASSPHRASE_ENV}",
+        ) from None
+    return raw[:4096].decode("utf-8", errors="replace").strip()
+
+
 def _passphrase(root: Path) -> tuple[str, str]:
     if os.environ.get(PASSPHRASE_ENV):
         return os.environ[PASSPHRASE_ENV], f"${PASSPHRASE_ENV}"
     path = root / PASSPHRASE_FILE
     root.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
+    if not os.path.lexists(path):
         _create_passphrase(path)
-    mode = stat.S_IMODE(path.stat().st_mode)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError as err:  # a link that leads nowhere, a folder it cannot stat
+        raise ConfigError(
+            f"{path}: the stack passphrase cannot be read: {err.strerror}",
+            hint=f"remove it to have a new one made, or set ${PASSPHRASE_ENV}",
+        ) from None
     if mode & 0o077:
         raise ConfigError(
             f"{path}: the stack passphrase is readable by others (mode {mode:o})",
             hint=f"chmod 600 {path}",
         )
-    phrase = path.read_text(encoding="utf-8").strip()
+    phrase = _read_passphrase(path)
     if not phrase:
         raise ConfigError(
             f"{path}: the stack passphrase file is empty",

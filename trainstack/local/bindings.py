@@ -34,6 +34,15 @@ def parse_overrides(items: Sequence[str], flag: str) -> dict[str, Path]:
             )
         if name in out:
             raise LocalBindingError(f"{flag} {name}=… given twice")
+        scheme, colon_slashes, _ = path.partition("://")
+        if colon_slashes and scheme != "file":
+            # `oss://bucket/x` was taken as the relative path ./oss:/bucket/x
+            raise LocalBindingError(
+                f"{flag} {name}={path}: a {scheme}:// URI; {flag} takes a local path "
+                "(or file://PATH), as a local run reaches no other storage",
+                hint=f"bind {scheme}:// in the run spec for a cluster run; locally, for example "
+                f"{flag} {name}=./{name}",
+            )
         path = path.removeprefix("file://")
         # Normalized as the system would walk it (`../x`, `a/../b` are ordinary paths to give;
         # bindings themselves never carry `..`).

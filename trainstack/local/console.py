@@ -57,7 +57,8 @@ class LiveView:
         self._stream = stream or sys.stdout
         self._console = _QuietOnClosedPipe(file=self._stream, highlight=False, soft_wrap=True)
         self._tty = self._console.is_terminal
-        self._tails = {key: Tail(path) for key, path in logs.items()}
+        # Each log is <run dir>/logs/<replica>.log: nothing is read through a link out of the run.
+        self._tails = {key: Tail(path, root=path.parent.parent) for key, path in logs.items()}
         self._styles = {key: _PALETTE[i % len(_PALETTE)] for i, key in enumerate(logs)}
         self._width = max((len(k) for k in logs), default=0)
         self._state: dict[str, dict[str, object]] = {k: {"state": "pending"} for k in logs}

@@ -3,6 +3,10 @@
 Used by the live terminal view and by `trainstack logs --follow`. A reader that falls far behind
 (a replica writing hundreds of MB) skips ahead instead of slowing anything down: the file on disk
 always has everything.
+
+A log is opened as any file of a run directory is (trainstack.regularfile.open_within): a replica
+that replaces its log with a link out of the run directory (to `/proc/self/environ`, say) gets
+nothing shown, instead of the reader's environment.
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
+from trainstack.regularfile import open_within
+
 CHUNK = 1 << 20
 
 
 class Tail:
-    def __init__(self, path: Path, *, from_end: bool = False) -> None:
+    def __init__(self, path: Path, *, root: Path, from_end: bool = False) -> None:
         self.path = path
+        self.root = root
         self.offset = 0
         self._partial = b""
         self._fh: BinaryIO | None = None
@@ -67,17 +74,18 @@ class Tail:
     def _open(self) -> BinaryIO | None:
         if self._fh is None:
             try:
-                self._fh = open(self.path, "rb")  # noqa: SIM115 - kept open across polls
-            except FileNotFoundError:
+                self._fh = open_within(self.root, self.path)  # kept open across polls
+            except OSError:  # not there yet, or not a file of the run's (a link out, a FIFO)
                 return None
         return self._fh
 
 
-def last_lines(path: Path, count: int) -> list[bytes]:
-    """The last `count` lines of a file, reading backwards from its end (big logs stay cheap)."""
+def last_lines(path: Path, count: int, *, root: Path) -> list[bytes]:
+    """The last `count` lines of a file below run directory `root`, reading backwards from its
+    end (big logs stay cheap)."""
     if count <= 0:
         return []
-    with open(path, "rb") as fh:
+    with open_within(root, path) as fh:
         end = fh.seek(0, os.SEEK_END)
         data = b""
         pos = end

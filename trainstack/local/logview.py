@@ -12,6 +12,7 @@ from typing import BinaryIO
 from trainstack.errors import NotFoundError, UserError
 from trainstack.local.logcap import chain
 from trainstack.local.logtail import CHUNK, Tail, last_lines
+from trainstack.regularfile import describe, open_within
 
 _FOLLOW_TICK_S = 0.2
 
@@ -21,6 +22,12 @@ class LogFile:
     role: str
     index: int
     path: Path
+
+    @property
+    def run_dir(self) -> Path:
+        """The run directory (`<run dir>/logs/<role>-<index>.log`): no log is read through a
+        link out of it (trainstack.regularfile.open_within)."""
+        return self.path.parent.parent
 
     @property
     def key(self) -> str:
@@ -117,13 +124,20 @@ def show(
     tails = []
     for f in files:
         # Kept rotations first (docs/local.md, "Logs and usage"), oldest to newest.
-        if tail is not None:
-            emit(f.key, _last_lines_of_chain(f.path, tail))
-        else:
-            for part in chain(f.path):
-                for chunk in _line_chunks(part):
-                    emit(f.key, chunk)
-        tails.append(Tail(f.path, from_end=True))
+        try:
+            if tail is not None:
+                emit(f.key, _last_lines_of_chain(f.path, tail))
+            else:
+                for part in chain(f.path):
+                    for chunk in _line_chunks(part, f.run_dir):
+                        emit(f.key, chunk)
+        except OSError as err:  # a link out of the run directory, a FIFO, unreadable
+            raise UserError(
+                f"cannot read the log of {f.key} ({err.filename or f.path}): {describe(err)}",
+                hint="a replica's log is a file trainstack writes in its run directory; "
+                "this one was replaced",
+            ) from None
+        tails.append(Tail(f.path, root=f.run_dir, from_end=True))
     if follow is None:
         return
     while True:
@@ -146,16 +160,16 @@ def show(
 def _last_lines_of_chain(path: Path, count: int) -> list[bytes]:
     lines: list[bytes] = []
     for part in reversed(chain(path)):
-        lines = last_lines(part, count - len(lines)) + lines
+        lines = last_lines(part, count - len(lines), root=path.parent.parent) + lines
         if len(lines) >= count:
             break
     return lines
 
 
-def _line_chunks(path: Path) -> Iterator[list[bytes]]:
+def _line_chunks(path: Path, root: Path) -> Iterator[list[bytes]]:
     """A file's lines in batches, without holding a large log in memory."""
     fh: BinaryIO
-    with open(path, "rb") as fh:
+    with open_within(root, path) as fh:
         partial = b""
         while True:
             data = fh.read(CHUNK)

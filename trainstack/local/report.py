@@ -8,13 +8,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack import boundedjson
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
 from trainstack.local.logcap import chain
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
 from trainstack.registry.model import RunRecord
-from trainstack.regularfile import read_regular
+from trainstack.regularfile import read_within
 
 if TYPE_CHECKING:
     # Imported where used: `runs list` and `logs` need this module but not numpy.
@@ -69,7 +70,7 @@ def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunD
             outputs.append(OutputInfo(channel_dir.name, channel_dir, files, size, uri))
     logs = (
         tuple(
-            LogInfo(p.stem, p, sum(part.stat().st_size for part in chain(p)))
+            LogInfo(p.stem, p, sum(part.lstat().st_size for part in chain(p)))
             for p in sorted(layout.logs.glob("*.log"))
         )
         if layout.logs.is_dir()
@@ -79,17 +80,17 @@ def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunD
     from trainstack.metrics.idle import IdleThresholds, detect
     from trainstack.metrics.values import values
 
-    metrics = series.read(layout.metrics)
+    metrics = series.read(layout.metrics, root=layout.root)
     return RunDetails(
         record,
         tuple(outputs),
         logs,
         layout.metrics,
         tuple(c.name for c in metrics.spec.charts),
-        tuple(summarize(layout.usage)),
+        tuple(summarize(layout.usage, root=layout.root)),
         tuple(values(metrics)),
         metrics.problems,
-        detect(layout.usage, thresholds or IdleThresholds.from_env()),
+        detect(layout.usage, thresholds or IdleThresholds.from_env(), root=layout.root),
     )
 
 
@@ -258,7 +259,7 @@ def _when(t: float) -> str:
 def _bound_outputs(layout: Layout) -> dict[str, str]:
     """Output bindings as the contract wrote them into training_job.json."""
     try:
-        job = json.loads(read_regular(layout.config / "training_job.json"))
+        job = boundedjson.loads(read_within(layout.root, layout.config / "training_job.json"))
         return {str(k): str(v["uri"]) for k, v in job.get("outputs", {}).items()}
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return {}
@@ -269,7 +270,7 @@ def _metrics_summary(run_id: str, layout: Layout) -> list[str]:
     from trainstack.metrics import series
     from trainstack.metrics.idle import IdleThresholds, detect
 
-    metrics = series.read(layout.metrics)
+    metrics = series.read(layout.metrics, root=layout.root)
     names = ", ".join(c.chart.name for c in metrics.charts)
     lines = [f"  metrics:  {layout.metrics}" + (f" (charts: {names})" if names else "")]
     if metrics.charts or layout.usage.is_file():
@@ -279,7 +280,7 @@ def _metrics_summary(run_id: str, layout: Layout) -> list[str]:
         )
     lines.extend(f"  warning:  {p.render()}" for p in metrics.problems)
     try:
-        idle = detect(layout.usage, IdleThresholds.from_env())
+        idle = detect(layout.usage, IdleThresholds.from_env(), root=layout.root)
     except UserError as err:
         return [*lines, f"  warning:  idle check skipped: {err.render()}"]
     lines.extend(f"  idle:     {w.render()}" for w in idle)

@@ -21,10 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack import boundedjson
 from trainstack.codetree import code_files, copy_tree
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
-from trainstack.regularfile import read_regular
+from trainstack.regularfile import read_within
 from trainstack.spec.model import Binding, BindingMode, CodeSource, Run, Scheme
 
 
@@ -126,7 +127,7 @@ def save_commit_targets(layout: Layout, run: Run) -> None:
 
 def commit_saved(layout: Layout) -> list[Committed]:
     try:
-        saved = json.loads(read_regular(layout.commit_file))
+        saved = boundedjson.loads(read_within(layout.root, layout.commit_file))
     except (OSError, ValueError):
         return []
     return commit(layout, {str(k): (str(v[0]), bool(v[1])) for k, v in saved.items()})

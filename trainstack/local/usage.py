@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack.regularfile import bounded_lines, open_regular
+from trainstack import boundedjson
+from trainstack.regularfile import bounded_lines, open_within
 
 if TYPE_CHECKING:
     import psutil
@@ -168,15 +169,17 @@ class UsageSummary:
     gpu_mem_max: int | None
 
 
-def summarize(path: Path) -> list[UsageSummary]:
-    """Per-replica summary of a usage file (missing file: no rows)."""
+def summarize(path: Path, *, root: Path | None = None) -> list[UsageSummary]:
+    """Per-replica summary of a usage file below run directory `root` (by default its folder;
+    a missing file, or one reached through a link out of `root`: no rows)."""
+    root = path.parent if root is None else root
     rows: dict[str, list[dict[str, Any]]] = {}
     try:
-        with open_regular(path) as fh:
+        with open_within(root, path) as fh:
             for line in bounded_lines(fh):  # a piece of an over-long line is not JSON: skipped
                 # Not JSON, not UTF-8, or a sample without its fields: skipped, as in the charts.
                 with contextlib.suppress(ValueError, TypeError, KeyError):
-                    sample = json.loads(line)
+                    sample = boundedjson.loads(line)
                     float(sample["cpu_percent"]), int(sample["rss_bytes"])
                     for g in sample.get("gpus", []):
                         float(g["util_percent"]), int(g["mem_used_bytes"])

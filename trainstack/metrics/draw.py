@@ -3,15 +3,24 @@
 Each chart is drawn as its metadata says: the name as title and the description beneath it, axis
 labels with their units, one left axis shared by the series or two axes (`ys` with two names),
 and with `smooth` a trailing mean drawn over the raw line (which stays, faint).
+
+Every text comes from a run's metrics.json (description, units) or a user's name: it is drawn as
+plain text. matplotlib reads text with an even number of `$` as mathtext and fails on what its
+parser refuses (`$\\frac{$`), so figures are built with `text.parse_math` and `text.usetex` off
+(matplotlib's rcParams). Axis data past what the tick locator can space (a range overflowing a
+float: x from -1e308 to 1e308) is clamped to ±`MAX_AXIS`, so such a point is drawn at the edge.
 """
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
+import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -26,6 +35,30 @@ from trainstack.outfile import write_file
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")  # matplotlib's first four
 SIZE = (8.0, 4.5)
 DPI = 100
+# Half of what a float64 holds, far below where MaxNLocator's step arithmetic overflows.
+MAX_AXIS = 1e300
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def plain_text(draw: Callable[_P, _R]) -> Callable[_P, _R]:
+    """`draw` with mathtext and TeX off for every text it creates (text reads its rcParams when
+    it is made)."""
+
+    @functools.wraps(draw)
+    def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+            return draw(*args, **kwargs)
+
+    return wrapped
+
+
+def drawable(values: Floats) -> Floats:
+    """`values` with ±inf and finite values beyond ±MAX_AXIS clamped to ±MAX_AXIS (NaN stays a
+    gap): the tick locator cannot space an axis whose span overflows a float."""
+    out: Floats = np.clip(values, -MAX_AXIS, MAX_AXIS)
+    return out
 
 
 def smooth(values: Floats) -> Floats:
@@ -43,10 +76,12 @@ def smooth(values: Floats) -> Floats:
     return out
 
 
+@plain_text
 def chart_png(data: ChartData) -> bytes:
     return _png(chart_figure(data))
 
 
+@plain_text
 def chart_figure(data: ChartData) -> Figure:
     chart = data.chart
     fig = Figure(figsize=SIZE, dpi=DPI)
@@ -64,15 +99,16 @@ def chart_figure(data: ChartData) -> Figure:
     for i, col in enumerate(data.columns):
         ax = right if (col.axis is Axis.RIGHT and right is not None) else left
         color = COLORS[i % len(COLORS)]
+        x, y = drawable(data.x), drawable(col.values)
         if chart.smooth:
-            ax.plot(data.x, col.values, color=color, alpha=0.25, linewidth=1)
+            ax.plot(x, y, color=color, alpha=0.25, linewidth=1)
             (line,) = ax.plot(
-                data.x, smooth(col.values), color=color, linewidth=1.5, label=col.name
+                x, drawable(smooth(col.values)), color=color, linewidth=1.5, label=col.name
             )
         else:
             (line,) = ax.plot(
-                data.x,
-                col.values,
+                x,
+                y,
                 color=color,
                 linewidth=1.5,
                 label=col.name,
@@ -87,6 +123,7 @@ def chart_figure(data: ChartData) -> Figure:
     return fig
 
 
+@plain_text
 def usage_png(rep: ReplicaUsage) -> bytes:
     """CPU and memory, plus GPU utilisation and memory per device when the replica has GPUs."""
     rows = 2 if rep.gpus else 1
@@ -100,8 +137,11 @@ def usage_png(rep: ReplicaUsage) -> bytes:
         _line(axes[1][1], rep.t[:0], [], "GPU memory (MB)")
         for i, g in enumerate(rep.gpus):
             color = COLORS[i % len(COLORS)]
-            axes[1][0].plot(g.t, g.util_percent, color=color, label=f"GPU {g.index}")
-            axes[1][1].plot(g.t, g.mem_used_bytes / 1e6, color=color, label=f"GPU {g.index}")
+            t = drawable(g.t)
+            axes[1][0].plot(t, drawable(g.util_percent), color=color, label=f"GPU {g.index}")
+            axes[1][1].plot(
+                t, drawable(g.mem_used_bytes / 1e6), color=color, label=f"GPU {g.index}"
+            )
         axes[1][0].legend(fontsize=8)
     fig.tight_layout()
     return _png(fig)
@@ -116,6 +156,7 @@ class Overlay:
     values: Floats
 
 
+@plain_text
 def overlay_png(metric: str, x_label: str, lines: Sequence[Overlay]) -> bytes:
     fig = Figure(figsize=SIZE, dpi=DPI)
     ax = fig.add_subplot()
@@ -124,8 +165,8 @@ def overlay_png(metric: str, x_label: str, lines: Sequence[Overlay]) -> bytes:
     ax.set_ylabel(metric)
     for i, line in enumerate(lines):
         ax.plot(
-            line.x,
-            line.values,
+            drawable(line.x),
+            drawable(line.values),
             color=COLORS[i % len(COLORS)] if i < len(COLORS) else None,
             linewidth=1.5,
             label=line.run,
@@ -145,8 +186,8 @@ def write(path: Path, png: bytes) -> Path:
 def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> None:
     for i, (name, values) in enumerate(lines):
         ax.plot(
-            t,
-            values,
+            drawable(t),
+            drawable(values),
             color=COLORS[i],
             label=name,
             linewidth=1.2,
@@ -161,7 +202,7 @@ def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> N
 def _whole_ticks_for_counts(ax: Axes, xs: Sequence[Floats]) -> None:
     """An x that only holds whole numbers (epochs, steps) gets whole-number ticks: matplotlib
     would tick three epochs at 1.00, 1.25, ... 3.00."""
-    known = [x[~np.isnan(x)] for x in xs]
+    known = [drawable(x[~np.isnan(x)]) for x in xs]
     if any(len(x) for x in known) and all(np.array_equal(x, np.round(x)) for x in known):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 

@@ -18,7 +18,7 @@ from trainstack.local.report import human_bytes, human_seconds
 from trainstack.metrics.draw import chart_png, usage_png
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.values import number
-from trainstack.regularfile import open_regular
+from trainstack.regularfile import open_within
 
 LOG_TAIL_LINES = 40
 LOG_TAIL_BYTES = 256 << 10  # read of each log part, from its end
@@ -106,7 +106,7 @@ def build(v: RunView) -> Page:
         usage_rows=tuple(usage_rows),
         usage_charts=tuple(Image(f"usage {u.replica}", _uri(usage_png(u))) for u in v.usage),
         idle=tuple(w.render() for w in v.idle),
-        logs=tuple(_tail(p) for p in sorted((v.run_dir / "logs").glob("*.log"))),
+        logs=tuple(_tail(p, v.run_dir) for p in sorted((v.run_dir / "logs").glob("*.log"))),
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     )
 
@@ -125,13 +125,13 @@ def _uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def _tail(path: Path) -> LogTail:
+def _tail(path: Path, root: Path) -> LogTail:
     from trainstack.local.logcap import chain
 
     lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
     for part in chain(path):  # kept rotations first, so a log just rotated still has its tail
         try:
-            with open_regular(part) as fh:
+            with open_within(root, part) as fh:
                 # Only the end: a log part can be hundreds of MB, or one line (a progress bar
                 # redrawn with \r) that long.
                 size = fh.seek(0, os.SEEK_END)

@@ -55,8 +55,10 @@ class IdleWarning:
         )
 
 
-def detect(path: Path, thresholds: IdleThresholds) -> tuple[IdleWarning, ...]:
-    return detect_in(read(path), thresholds)
+def detect(
+    path: Path, thresholds: IdleThresholds, *, root: Path | None = None
+) -> tuple[IdleWarning, ...]:
+    return detect_in(read(path, root=root), thresholds)
 
 
 def detect_in(

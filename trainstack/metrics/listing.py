@@ -21,7 +21,7 @@ def rank(records: Sequence[RunRecord], metric: str) -> list[Ranked]:
     for r in records:
         hit = None
         if r.run_dir is not None:
-            hit = find(values(series.read(r.run_dir / "metrics")), metric)
+            hit = find(values(series.read(r.run_dir / "metrics", root=r.run_dir)), metric)
         found.append(Ranked(r, hit))
     # A run keeps the listing's order among equals (sorted() is stable).
     return sorted(found, key=_key)

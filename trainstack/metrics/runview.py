@@ -3,19 +3,19 @@ warnings, and the parameters and resources its contract recorded (training_job.j
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from trainstack import boundedjson
 from trainstack.errors import UserError
 from trainstack.metrics import series, usage
 from trainstack.metrics.idle import IdleThresholds, IdleWarning, detect_in
 from trainstack.metrics.usage import ReplicaUsage
 from trainstack.metrics.values import MetricValue, values
 from trainstack.registry.model import RunRecord
-from trainstack.regularfile import read_regular
+from trainstack.regularfile import read_within
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ def run_dir(record: RunRecord) -> Path:
 
 def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView:
     root = run_dir(record)
-    metrics = series.read(root / "metrics")
-    used = usage.read(root / "usage.jsonl")
+    metrics = series.read(root / "metrics", root=root)
+    used = usage.read(root / "usage.jsonl", root=root)
     job = _training_job(root)
     params = job.get("hyperparameters")
     return RunView(
@@ -59,7 +59,7 @@ def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView
 
 def _training_job(root: Path) -> dict[str, object]:
     try:
-        doc = json.loads(read_regular(root / "input" / "config" / "training_job.json"))
+        doc = boundedjson.loads(read_within(root, root / "input" / "config" / "training_job.json"))
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}

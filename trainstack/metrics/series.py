@@ -16,8 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 from trainstack.errors import Diagnostic
+from trainstack.excerpt import excerpt
 from trainstack.metrics.spec import Axis, Chart, MetricsSpec, load
-from trainstack.regularfile import describe, read_regular
+from trainstack.regularfile import describe, read_within
 
 Floats = npt.NDArray[np.float64]
 # What is read of one series file: millions of points, far more than a chart can show, and a
@@ -52,24 +53,30 @@ class Metrics:
         return next((c for c in self.charts if c.chart.name == name), None)
 
 
-def read(directory: Path) -> Metrics:
-    spec = load(directory)
+def read(directory: Path, *, root: Path | None = None) -> Metrics:
+    """`directory`'s metrics and series; `root` is the run directory (by default the folder
+    holding `directory`, as `$METRICS` is `<run dir>/metrics`), out of which no link is followed
+    (trainstack.regularfile.open_within)."""
+    root = directory.parent if root is None else root
+    spec = load(directory, root=root)
     problems = list(spec.problems)
     charts = []
     for chart in spec.charts:
-        data, found = read_chart(directory, chart)
+        data, found = read_chart(directory, chart, root=root)
         problems.extend(found)
         if data is not None:
             charts.append(data)
     return Metrics(spec, tuple(charts), tuple(problems))
 
 
-def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Diagnostic]]:
+def read_chart(
+    directory: Path, chart: Chart, *, root: Path
+) -> tuple[ChartData | None, list[Diagnostic]]:
     path = directory / chart.file_name
     file = str(path)
     expected = [chart.x, *chart.columns]
     try:
-        raw = read_regular(path, MAX_SERIES_BYTES)
+        raw = read_within(root, path, MAX_SERIES_BYTES)
         if len(raw) > MAX_SERIES_BYTES:
             return None, [
                 _file_problem(
@@ -88,18 +95,23 @@ def read_chart(directory: Path, chart: Chart) -> tuple[ChartData | None, list[Di
             )
         ]
     except (OSError, UnicodeDecodeError) as err:
-        why = describe(err) if isinstance(err, OSError) else str(err)
+        why = describe(err) if isinstance(err, OSError) else f"not UTF-8 (byte {err.start})"
         return None, [_file_problem(file, f"cannot be read: {why}")]
     head, _, body = text.partition("\n")
-    header = [h.strip() for h in next(csv.reader([head]), [])]
+    try:
+        header = [h.strip() for h in next(csv.reader([head]), [])]
+    except csv.Error as err:  # a field over csv's field_size_limit (128 KiB)
+        return None, [Diagnostic(file, 1, None, "header", f"not CSV: {err}", code="metrics")]
     if header != expected:
+        # Quoted only in part: the line is whatever the file holds (an environment, say).
+        found = excerpt(",".join(header)) if header else "(empty)"
         return None, [
             Diagnostic(
                 file,
                 1,
                 None,
                 "header",
-                f"{','.join(header) or '(empty)'}: expected "
+                f"{found}: expected "
                 f"{','.join(expected)} (x, then each of the chart's "
                 f"{'series' if chart.series else 'ys'})",
                 code="metrics",
@@ -137,7 +149,17 @@ def _file_problem(file: str, message: str, hint: str | None = None) -> Diagnosti
 def _slow(body: str, width: int, file: str) -> tuple[Floats, Diagnostic | None]:
     """Row by row, to allow gaps and to say exactly where a bad cell is."""
     rows: list[list[float]] = []
-    for lineno, row in enumerate(csv.reader(io.StringIO(body)), start=2):
+    lines = enumerate(csv.reader(io.StringIO(body)), start=2)
+    lineno = 1
+    while True:
+        try:
+            lineno, row = next(lines)
+        except StopIteration:
+            break
+        except csv.Error as err:  # a field over csv's field_size_limit (128 KiB)
+            return np.empty((0, width)), Diagnostic(
+                file, lineno + 1, None, "", f"not CSV: {err}", code="metrics"
+            )
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) != width:
@@ -154,7 +176,7 @@ def _slow(body: str, width: int, file: str) -> tuple[Floats, Diagnostic | None]:
                 values.append(float(cell))
             except ValueError:
                 return np.empty((0, width)), Diagnostic(
-                    file, lineno, col, "", f"{cell!r} is not a number", code="metrics"
+                    file, lineno, col, "", f"{excerpt(cell)} is not a number", code="metrics"
                 )
         rows.append(values)
     return np.array(rows, dtype=np.float64).reshape(-1, width), None

@@ -13,7 +13,6 @@ every problem becomes a `Diagnostic` naming the file and field, and what is vali
 from __future__ import annotations
 
 import enum
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,8 +20,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from trainstack import boundedjson
 from trainstack.errors import Diagnostic
-from trainstack.regularfile import describe, read_regular
+from trainstack.excerpt import excerpt
+from trainstack.regularfile import describe, read_within
 from trainstack.spec.suggest import did_you_mean
 
 META_FILE = "metrics.json"
@@ -79,6 +80,7 @@ class Chart:
 @dataclass(frozen=True)
 class MetricsSpec:
     directory: Path
+    root: Path  # the run directory: no file is read through a link out of it
     run_id: str
     charts: tuple[Chart, ...]
     problems: tuple[Diagnostic, ...]
@@ -88,48 +90,51 @@ class MetricsSpec:
         return (self.directory / META_FILE).is_file()
 
 
-def load(directory: Path) -> MetricsSpec:
-    """Read and check `directory/metrics.json`; never raises for what a run wrote."""
+def load(directory: Path, *, root: Path | None = None) -> MetricsSpec:
+    """Read and check `directory/metrics.json`; never raises for what a run wrote. `root` is
+    the run directory (by default the folder holding `directory`): a file reached through a link
+    out of it is not read (trainstack.regularfile.open_within)."""
+    root = directory.parent if root is None else root
     path = directory / META_FILE
     problems: list[Diagnostic] = []
     say = _Reporter(str(path), problems)
+
+    def nothing(run_id: str = "") -> MetricsSpec:
+        return MetricsSpec(directory, root, run_id, (), tuple(problems))
+
     try:
-        raw = read_regular(path, MAX_META_BYTES)
+        raw = read_within(root, path, MAX_META_BYTES)
         if len(raw) > MAX_META_BYTES:
             say("", f"over {MAX_META_BYTES:,} bytes: not a metrics spec (6 charts fit in a few KB)")
-            return MetricsSpec(directory, "", (), tuple(problems))
+            return nothing()
         text = raw.decode("utf-8")
     except FileNotFoundError:
         csvs = sorted(p.name for p in directory.glob("*.csv")) if directory.is_dir() else []
         if csvs:
             say(
                 "",
-                f"missing, so {len(csvs)} series file(s) ({', '.join(csvs[:4])}"
+                f"missing, so {len(csvs)} series file(s) ({', '.join(map(_field, csvs[:4]))}"
                 f"{', …' if len(csvs) > 4 else ''}) describe no chart",
                 hint="write metrics.json with one entry in `metas` per chart (docs/metrics.md)",
             )
-        return MetricsSpec(directory, "", (), tuple(problems))
+        return nothing()
     except OSError as err:
         say("", f"cannot be read: {describe(err)}")
-        return MetricsSpec(directory, "", (), tuple(problems))
+        return nothing()
     except UnicodeDecodeError as err:
-        say("", f"cannot be read: {err}")
-        return MetricsSpec(directory, "", (), tuple(problems))
+        say("", f"cannot be read: not UTF-8 (byte {err.start})")
+        return nothing()
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as err:
-        problems.append(
-            Diagnostic(
-                str(path), err.lineno, err.colno, "", f"not valid JSON: {err.msg}", code="metrics"
-            )
-        )
-        return MetricsSpec(directory, "", (), tuple(problems))
+        doc = boundedjson.loads(text)
+    except boundedjson.BoundedJsonError as err:
+        problems.append(Diagnostic(str(path), err.lineno, err.colno, "", str(err), code="metrics"))
+        return nothing()
     if not isinstance(doc, dict):
         say("", f"expected a JSON object with `id` and `metas`, found {_kind(doc)}")
-        return MetricsSpec(directory, "", (), tuple(problems))
+        return nothing()
     for key in doc:
         if key not in ("id", "metas"):
-            say(str(key), "unknown field." + did_you_mean(str(key), ("id", "metas")))
+            say(_field(key), "unknown field." + did_you_mean(str(key)[:64], ("id", "metas")))
     run_id = doc.get("id", "")
     if not isinstance(run_id, str):
         say("id", f"expected a string, found {_kind(run_id)}")
@@ -137,7 +142,7 @@ def load(directory: Path) -> MetricsSpec:
     metas = doc.get("metas")
     if not isinstance(metas, list):
         say("metas", "missing" if metas is None else f"expected a list, found {_kind(metas)}")
-        return MetricsSpec(directory, run_id, (), tuple(problems))
+        return nothing(run_id)
     if len(metas) > MAX_CHARTS:
         say(
             "metas",
@@ -155,7 +160,7 @@ def load(directory: Path) -> MetricsSpec:
             continue
         seen.add(chart.name)
         charts.append(chart)
-    return MetricsSpec(directory, run_id, tuple(charts), tuple(problems))
+    return MetricsSpec(directory, root, run_id, tuple(charts), tuple(problems))
 
 
 class _Reporter:
@@ -174,7 +179,7 @@ def _chart(meta: object, at: str, say: _Reporter) -> Chart | None:
     ok = True
     for key in meta:
         if key not in _FIELDS:
-            say(f"{at}.{key}", "unknown field." + did_you_mean(str(key), _FIELDS))
+            say(f"{at}.{_field(key)}", "unknown field." + did_you_mean(str(key)[:64], _FIELDS))
     name = _name(meta.get("name"), f"{at}.name", say, required=True)
     x = _name(meta.get("x"), f"{at}.x", say, required=True)
     ys = _names(meta.get("ys"), f"{at}.ys", say, required=True, most=MAX_AXES)
@@ -223,7 +228,7 @@ def _name(value: object, at: str, say: _Reporter, *, required: bool) -> str | No
             say(at, "missing")
         return None
     if not isinstance(value, str) or not NAME.fullmatch(value):
-        say(at, f"{value!r}: expected {NAME_RULE}")
+        say(at, f"{_shown(value)}: expected {NAME_RULE}")
         return None
     return value
 
@@ -252,7 +257,7 @@ def _flag(value: object, at: str, say: _Reporter) -> bool | None:
         return value
     if isinstance(value, str) and value.lower() in _FLAGS:
         return _FLAGS[value.lower()]
-    say(at, f'{value!r}: expected "true" or "false"')
+    say(at, f'{_shown(value)}: expected "true" or "false"')
     return None
 
 
@@ -263,12 +268,32 @@ def _units(value: object, at: str, say: _Reporter, axes: tuple[str, ...]) -> dic
     out: dict[str, str] = {}
     for key, unit in value.items():
         if key not in axes:
-            say(f"{at}.{key}", "not an axis of this chart." + did_you_mean(str(key), axes))
+            say(
+                f"{at}.{_field(key)}",
+                "not an axis of this chart." + did_you_mean(str(key)[:64], axes),
+            )
         elif not isinstance(unit, str) or not 1 <= len(unit) <= 16 or not unit.isprintable():
-            say(f"{at}.{key}", f"{unit!r}: expected a unit of 1-16 printable characters")
+            say(f"{at}.{key}", f"{_shown(unit)}: expected a unit of 1-16 printable characters")
         else:
             out[str(key)] = unit
     return out
+
+
+def _field(key: object) -> str:
+    """A key of the file as a field path shows it: itself when it is a short printable name,
+    else a short quoted excerpt (a key can be a megabyte long, or hold control characters)."""
+    text = str(key)
+    return text if len(text) <= 40 and text.isprintable() else excerpt(text)
+
+
+def _shown(value: object) -> str:
+    """A value of the file as a message quotes it: a short excerpt of a string or a number,
+    the kind of anything else (a list's repr can be as long and as deep as the file)."""
+    if isinstance(value, str):
+        return excerpt(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return excerpt(repr(value))
+    return _kind(value)
 
 
 def _kind(value: Any) -> str:

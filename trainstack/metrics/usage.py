@@ -5,14 +5,14 @@ file that cannot be (a directory, a FIFO) shows no usage."""
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from trainstack.regularfile import bounded_lines, open_regular
+from trainstack import boundedjson
+from trainstack.regularfile import bounded_lines, open_within
 
 Floats = npt.NDArray[np.float64]
 
@@ -34,14 +34,17 @@ class ReplicaUsage:
     gpus: tuple[GpuSeries, ...]
 
 
-def read(path: Path) -> tuple[ReplicaUsage, ...]:
+def read(path: Path, *, root: Path | None = None) -> tuple[ReplicaUsage, ...]:
+    """`path`, a usage.jsonl below run directory `root` (by default its folder), read without
+    following a link out of `root`."""
+    root = path.parent if root is None else root
     samples: dict[str, list[dict[str, object]]] = {}
     try:
-        with open_regular(path) as fh:
+        with open_within(root, path) as fh:
             for line in bounded_lines(fh):  # a piece of an over-long line is not JSON: skipped
                 # A line that is not UTF-8 is a ValueError here, skipped as any bad line.
                 with contextlib.suppress(ValueError, TypeError, KeyError):
-                    sample = json.loads(line)
+                    sample = boundedjson.loads(line)
                     float(sample["t"]), float(sample["cpu_percent"]), int(sample["rss_bytes"])
                     samples.setdefault(str(sample["replica"]), []).append(sample)
     except OSError:  # missing, or not a file at all (a directory, a FIFO): no usage to show

@@ -67,8 +67,24 @@ def chart_values(data: ChartData) -> list[MetricValue]:
             out.append(MetricValue(chart.name, col.name, goal, 0, None, None, None, None))
             continue
         last = int(known[-1])
-        vals = col.values[known]
-        best = int(known[int(np.argmin(vals) if goal is Goal.MIN else np.argmax(vals))])
+        # NaN, ±inf (a diverged loss prints inf) are values, shown as such, but never "best".
+        finite = known[np.isfinite(col.values[known])]
+        if finite.size == 0:
+            out.append(
+                MetricValue(
+                    chart.name,
+                    col.name,
+                    goal,
+                    int(known.size),
+                    float(col.values[last]),
+                    float(data.x[last]),
+                    None,
+                    None,
+                )
+            )
+            continue
+        vals = col.values[finite]
+        best = int(finite[int(np.argmin(vals) if goal is Goal.MIN else np.argmax(vals))])
         out.append(
             MetricValue(
                 chart.name,
@@ -110,9 +126,11 @@ def require(found: list[MetricValue], name: str, run: str) -> MetricValue:
 
 
 def number(value: float | None) -> str:
-    """Compact and stable: 4 significant digits, '-' for none."""
+    """Compact and stable: 4 significant digits, '-' for none, 'inf' and '-inf' as such."""
     if value is None or math.isnan(value):
         return "-"
-    if value == int(value) and abs(value) < 1e9:
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if abs(value) < 1e9 and value == int(value):
         return str(int(value))
     return f"{value:.4g}"

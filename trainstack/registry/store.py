@@ -354,6 +354,11 @@ class Registry:
     @_guarded
     def resolve(self, ref: str) -> RunRecord:
         """A run named by the user: its id, its name (the latest such run) or an id prefix."""
+        if not ref.strip():
+            # An empty prefix is a prefix of every id: it named whichever run was alone.
+            raise NotFoundError(
+                "an empty run name names no run", hint="give a run id, a prefix of one, or a name"
+            )
         conn = self._conn
         row = conn.execute(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (ref,)).fetchone()
         if row is None:

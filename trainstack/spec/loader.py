@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec import normalize, structure, suggest
 from trainstack.spec.model import Component, Run
+from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules import component as component_rules
 from trainstack.spec.rules import run as run_rules
 from trainstack.spec.schema import API_VERSION
@@ -147,6 +148,15 @@ class Loader:
     def _resolve(self, doc: SourceDoc, ref: str) -> tuple[Component, dict[str, Any]]:
         base = Path(doc.file).parent
         if "/" in ref or ref.endswith((".yaml", ".yml")) or ref.startswith("."):
+            why = too_long(ref) or too_long(str((base / ref).absolute()))
+            if why is not None:
+                raise SpecError(
+                    [
+                        doc.diag(
+                            ("spec", "component"), f"not a usable path: {why}", code="component-ref"
+                        )
+                    ]
+                )
             target = base / ref
             if target.is_dir():
                 target = target / COMPONENT_FILE

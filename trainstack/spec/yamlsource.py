@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from trainstack.errors import Diagnostic, SpecError
+from trainstack.excerpt import excerpt
 
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64
@@ -250,6 +251,12 @@ def _bounded_events(file: str, text: str, what: str = "specs") -> Iterator[yaml.
 
 
 _BOOL = {"true": True, "false": False}
+# YAML 1.2's core schema types (yaml.org/spec/1.2.2, 10.3): tags a spec may spell out.
+_CORE_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")
+)
+# C0 controls but tab, line feed and carriage return; DEL; the C1 controls (ECMA-48).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # What a plain scalar that resolves to something other than text can start with.
 _SPECIAL_START = frozenset("0123456789+-.~nNtTfF")
 
@@ -290,7 +297,9 @@ class _Builder:
     def _node(self, path: PathKey) -> Any:
         event = self._next()
         self.values[path] = _at(event)
+        self._check_tag(event, path)
         if isinstance(event, yaml.ScalarEvent):
+            self._check_text(event, path)
             return _scalar(event)
         if isinstance(event, yaml.SequenceStartEvent):
             items: list[Any] = []
@@ -322,6 +331,8 @@ class _Builder:
                 self._skip()
                 continue
             self._next()
+            self._check_tag(key_event, path)
+            self._check_text(key_event, path)
             key = _scalar(key_event)
             if not isinstance(key, str):
                 key = str(key).lower() if isinstance(key, bool) else str(key)
@@ -346,6 +357,46 @@ class _Builder:
             out[key] = self._node(child)
         self._next()
         return out
+
+    def _check_tag(self, event: yaml.Event, path: PathKey) -> None:
+        """A tag other than YAML's own core types (`!custom`, `!!python/…`) is refused: a spec
+        that says it means something trainstack does not know must not be read as plain text."""
+        tag = getattr(event, "tag", None)
+        if tag is None or tag in ("!", *_CORE_TAGS):
+            return
+        m = _at(event)
+        self.errors.append(
+            Diagnostic(
+                self.file,
+                m.line,
+                m.column,
+                format_path(path),
+                f"YAML tag {excerpt(tag)} is not allowed in specs",
+                hint="remove the tag; specs use plain YAML values",
+                code="yaml-tag",
+            )
+        )
+
+    def _check_text(self, event: yaml.ScalarEvent, path: PathKey) -> None:
+        """NUL and terminal control characters in a value, written with YAML's escapes (the
+        file itself holds none: decode() refused them): a NUL cannot reach a path or an
+        environment variable (execve(2) strings end at it), and ESC or a C1 control reaches the
+        terminal of whoever reads the value back."""
+        bad = _CONTROL.search(event.value)
+        if bad is None:
+            return
+        m = _at(event)
+        self.errors.append(
+            Diagnostic(
+                self.file,
+                m.line,
+                m.column,
+                format_path(path),
+                f"control character {excerpt(bad.group())} in a value: not allowed",
+                hint="remove it; tabs and line breaks are the only control characters allowed",
+                code="control-char",
+            )
+        )
 
     def _skip(self) -> None:
         depth = 0

@@ -7,11 +7,13 @@ same command resumes (sweep/study.py).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from trainstack.metrics.values import number as shown_number
 from trainstack.stopsignals import stop_on_signals
 from trainstack.sweep import study as studies
 from trainstack.sweep.model import Sweep
@@ -173,7 +175,16 @@ class _Loop:
             return
         where = a.handle.metrics()
         found = read_series(where, self.sweep.objective) if where is not None else Missing(())
-        if isinstance(found, Series) and found.value is not None:
+        if isinstance(found, Series) and found.diverged is not None:
+            step, value = found.diverged
+            self._tell(
+                a,
+                TrialState.FAILED,
+                None,
+                f"{self.sweep.objective.metric} is {shown_number(value)} at step {step}: "
+                "a trial whose objective is not a finite number has no score",
+            )
+        elif isinstance(found, Series) and found.value is not None:
             self._tell(a, TrialState.COMPLETE, found.value, "")
         else:
             known = found.known if isinstance(found, Missing) else ()
@@ -198,6 +209,8 @@ class _Loop:
         if not isinstance(found, Series):
             return
         for step, value in found.steps:
+            if not math.isfinite(value):
+                break  # diverged: the trial fails when it ends (_check), nothing to compare
             if step not in a.reported:
                 a.trial.report(value, step)
                 a.reported.add(step)

@@ -15,6 +15,8 @@ from trainstack.sweep.model import Goal, Objective, Pick
 class Series:
     steps: tuple[tuple[int, float], ...]  # (x as an integer step, value), gaps left out
     value: float | None  # the trial's score: the last or best value
+    # The first (step, value) that is ±inf (a diverged loss): such a trial has no score, it failed.
+    diverged: tuple[int, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,8 @@ def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
 
     if not (metrics_dir / "metrics.json").is_file():
         return Missing(())
-    metrics = metric_series.read(metrics_dir)
+    # The run directory (or the artifact store's copy of it) is the folder holding $METRICS.
+    metrics = metric_series.read(metrics_dir, root=metrics_dir.parent)
     found = values.values(metrics)
     hit = values.find(found, objective.metric)
     if hit is None:
@@ -41,15 +44,19 @@ def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
     steps = tuple(
         (int(x), float(y))
         for x, y in zip(data.x, column.values, strict=True)
-        if not math.isnan(float(y)) and not math.isnan(float(x))
+        # x must be a step optuna can take; a NaN value is a gap, an infinite one is kept
+        if math.isfinite(float(x)) and abs(float(x)) < 2**63 and not math.isnan(float(y))
     )
+    diverged = next(((x, y) for x, y in steps if not math.isfinite(y)), None)
+    if diverged is not None:
+        return Series(steps, None, diverged)
     return Series(steps, score(steps, objective))
 
 
 def score(steps: tuple[tuple[int, float], ...], objective: Objective) -> float | None:
-    if not steps:
+    ys = [y for _, y in steps if math.isfinite(y)]
+    if not ys:
         return None
-    ys = [y for _, y in steps]
     if objective.pick is Pick.LAST:
         return ys[-1]
     return min(ys) if objective.goal is Goal.MINIMIZE else max(ys)

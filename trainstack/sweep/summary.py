@@ -4,6 +4,7 @@ draws, no pyplot)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from trainstack.metrics.values import number
@@ -14,7 +15,12 @@ HISTORY_PNG = "history.png"
 
 
 def best(rows: list[TrialRow], goal: Goal) -> TrialRow | None:
-    done = [(r.value, r) for r in rows if r.state is TrialState.COMPLETE and r.value is not None]
+    # Finite values only: a study written before ±inf failed a trial may hold one.
+    done = [
+        (r.value, r)
+        for r in rows
+        if r.state is TrialState.COMPLETE and r.value is not None and math.isfinite(r.value)
+    ]
     if not done:
         return None
     sign = 1.0 if goal is Goal.MINIMIZE else -1.0
@@ -43,8 +49,16 @@ def summary(name: str, rows: list[TrialRow], goal: Goal, metric: str, png: Path 
 
 
 def draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
+    from trainstack.metrics.draw import plain_text
+
+    return plain_text(_draw_history)(rows, goal, metric, path)
+
+
+def _draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
     points = sorted(
-        (r.number, r.value) for r in rows if r.state is TrialState.COMPLETE and r.value is not None
+        (r.number, r.value)
+        for r in rows
+        if r.state is TrialState.COMPLETE and r.value is not None and math.isfinite(r.value)
     )
     if not points:
         return None

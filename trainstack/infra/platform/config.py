@@ -7,7 +7,9 @@ Cloud (ack) settings live in ``config_ack``; this module holds what both modes s
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,6 +155,58 @@ class PlatformConfig:
     offline: bool = False
 
 
+# The spec reader's size rule (trainstack.spec.yamlsource.MAX_BYTES): a kubeconfig with a few
+# embedded certificates is a few KB.
+MAX_KUBECONFIG_BYTES = 1 << 20
+
+
+def is_kubeconfig_contents(value: str) -> bool:
+    """A kubeconfig's text (YAML or one-line JSON) rather than a path to one."""
+    return "\n" in value or value.lstrip().startswith("{") or "apiVersion" in value
+
+
+def _kubeconfig(main: Section) -> str | None:
+    """`trainstack:kubeconfig`, contents or a path; a path must name a regular file of at most
+    MAX_KUBECONFIG_BYTES. `/dev/zero` there was read until memory ran out, a FIFO forever."""
+    value = main.optional_string("kubeconfig")
+    if value is None or is_kubeconfig_contents(value):
+        return value
+    if "\0" in value:
+        raise main.error("kubeconfig", "a path to a kubeconfig file", "a path with a NUL byte")
+    try:
+        info = os.stat(Path(value).expanduser())
+    except FileNotFoundError:
+        return value  # an offline plan may run where the file is not: read as before
+    except OSError as err:
+        raise main.error(
+            "kubeconfig", "a path to a kubeconfig file", f"{value!r} ({err.strerror})"
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise main.error(
+            "kubeconfig",
+            "a path to a kubeconfig file",
+            f"{value!r}, {_file_kind(info.st_mode)}",
+            hint="name the kubeconfig file itself (trainstack reads it whole)",
+        )
+    if info.st_size > MAX_KUBECONFIG_BYTES:
+        raise main.error(
+            "kubeconfig",
+            f"a kubeconfig file of at most {MAX_KUBECONFIG_BYTES:,} bytes",
+            f"{value!r}, {info.st_size:,} bytes",
+        )
+    return value
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
 def load(
     values: Mapping[str, Any],
     *,
@@ -199,7 +253,7 @@ def load(
     else:
         oss_access_key = _oss_access_key(main, stack)
         cluster = ClusterAccess(
-            kubeconfig=main.optional_string("kubeconfig"),
+            kubeconfig=_kubeconfig(main),
             context=main.optional_string("kubeContext"),
             local_provisioner=main.string("localProvisioner", "rancher.io/local-path"),
             artifact_claim=main.optional_string(

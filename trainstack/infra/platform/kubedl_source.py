@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from trainstack.errors import ConfigError
+from trainstack.outfile import write_file
 
 LOCK_NAME = "kubedl.lock.json"
 # Where a release keeps its CRDs (KubeDL v0.5.0 config/crd/bases/*.yaml); the Helm chart's copies
@@ -208,14 +209,14 @@ def mirror(
             docs = [d for d in yaml.safe_load_all(content) if d]
             name = str(((docs[0] if docs else {}) or {}).get("metadata", {}).get("name", ""))
             crds[kind] = {"file": file, "name": name, "sha256": hashlib.sha256(content).hexdigest()}
-        (folder / LOCK_NAME).write_text(
+        write_file(
+            folder / LOCK_NAME,
             json.dumps(
                 {"version": write_lock_version, "releasePath": RELEASE_PATH, "crds": crds},
                 indent=2,
                 sort_keys=True,
             )
             + "\n",
-            encoding="utf-8",
         )
     lock = read_lock(folder, shown)
     kinds = workloads or tuple(lock.entries)
@@ -226,7 +227,5 @@ def mirror(
         entry = lock.entries[kind]
         content = _read_source(source, entry.file)
         parse_crd(content, entry, f"{source}: {entry.file}")  # verified before it is written
-        target = folder / entry.file
-        target.write_bytes(content)
-        written.append(target)
+        written.append(write_file(folder / entry.file, content))
     return written

@@ -28,8 +28,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from trainstack.infra.platform.config import KUBEDL_CRDS
+from trainstack.infra.platform.config import (
+    KUBEDL_CRDS,
+    MAX_KUBECONFIG_BYTES,
+    is_kubeconfig_contents,
+)
 from trainstack.infra.platform.volumeguard import TeamVolumes, validations
+from trainstack.regularfile import read_regular
 
 COMPONENT = "trainstack:platform:TeamAccess"
 RUNNER = "trainstack-runner"
@@ -140,7 +145,7 @@ def endpoint_of(
         path = Path(str(cluster["certificate-authority"]))
         path = path if path.is_absolute() or base is None else base / path
         try:
-            ca = base64.b64encode(path.read_bytes()).decode()
+            ca = base64.b64encode(read_regular(path, MAX_KUBECONFIG_BYTES)).decode()
         except OSError:
             return None
     return Endpoint(
@@ -178,7 +183,7 @@ def admin_kubeconfig_text(kubeconfig: str | None) -> tuple[str, Path | None] | N
     """kubeconfig mode: the admin kubeconfig's text — ``trainstack:kubeconfig`` as contents or a
     path, else ``$KUBECONFIG`` (its first file) or ``~/.kube/config``, as the provider reads it.
     None when there is no such file (an offline plan on a machine without one)."""
-    if kubeconfig is not None and _is_contents(kubeconfig):
+    if kubeconfig is not None and is_kubeconfig_contents(kubeconfig):
         return kubeconfig, None
     if kubeconfig is not None:
         path = Path(kubeconfig).expanduser()
@@ -187,14 +192,14 @@ def admin_kubeconfig_text(kubeconfig: str | None) -> tuple[str, Path | None] | N
         first = next((p for p in env.split(os.pathsep) if p), "")
         path = Path(first).expanduser() if first else Path.home() / ".kube" / "config"
     try:
-        return path.read_text(), path.parent
+        # Never blocks on a FIFO nor reads a device without end ($KUBECONFIG is not checked
+        # by the config loader); a file over the limit is not a kubeconfig.
+        raw = read_regular(path, MAX_KUBECONFIG_BYTES)
     except OSError:
         return None
-
-
-def _is_contents(value: str) -> bool:
-    """A kubeconfig's text (YAML or one-line JSON) rather than a path to one."""
-    return "\n" in value or value.lstrip().startswith("{") or "apiVersion" in value
+    if len(raw) > MAX_KUBECONFIG_BYTES:
+        return None
+    return raw.decode("utf-8", errors="replace"), path.parent
 
 
 class TeamAccess(pulumi.ComponentResource):

@@ -11,6 +11,7 @@ from typing import Any
 from trainstack.codetree import inside
 from trainstack.errors import Diagnostic
 from trainstack.spec import suggest
+from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules.raw import is_int, is_number, items, section
 from trainstack.spec.values import env_name
 from trainstack.spec.yamlsource import SourceDoc
@@ -253,6 +254,9 @@ def _code(doc: SourceDoc) -> list[Diagnostic]:
                 )
             ]
         return []
+    why = too_long(code) or too_long(str((Path(doc.file).parent / code).absolute()))
+    if why is not None:
+        return [doc.diag(path, f"not a usable code directory: {why}", code="code")]
     if Path(code).is_absolute() or code.startswith("~"):
         return [
             doc.diag(
