@@ -726,7 +726,14 @@ def test_cluster_name_is_a_known_key(kubedl_root: Path, ready: dict[str, dict[st
 
 def test_plan_json_shows_each_resources_options(ack: dict[str, Any]) -> None:
     for r in ack["resources"]:
-        assert set(r["options"]) == {"protect", "retainOnDelete", "parent", "dependsOn"}
+        assert set(r["options"]) == {
+            "protect",
+            "retainOnDelete",
+            "parent",
+            "dependsOn",
+            "deleteBeforeReplace",
+            "replaceOnChanges",
+        }
         assert r["options"]["parent"] == r["parent"]
     nas = named(ack, "nas")["options"]
     assert nas == {
@@ -734,6 +741,8 @@ def test_plan_json_shows_each_resources_options(ack: dict[str, Any]) -> None:
         "retainOnDelete": True,
         "parent": "trainstack:platform:Storage::storage",
         "dependsOn": [],
+        "deleteBeforeReplace": False,
+        "replaceOnChanges": [],
     }
     controller = named(ack, "kubedl-controller")["options"]
     assert (
