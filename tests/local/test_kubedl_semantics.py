@@ -136,6 +136,21 @@ def test_each_replica_sees_its_pod_name_as_hostname(tmp_path: Path) -> None:
     ]
 
 
+def test_a_custom_replica_sees_the_indexed_jobs_hostname(tmp_path: Path) -> None:
+    """Issue 19, item 6: a custom run is a batch/v1 Job in Indexed completion mode, whose pods'
+    hostname is `<job>-<index>` (Kubernetes, Job "Completion mode": "The Pod hostname is set to
+    $(job-name)-$(index)"); locally it was `<job>-worker-<i>`."""
+    run = _run(tmp_path, "custom", {"worker": {"replicas": 3}})
+    plan = plan_job(
+        run, Layout(tmp_path / "rd"), run_id="r", venv=None, grace_seconds=1, available_gpus=()
+    )
+    assert [launch.env["HOSTNAME"] for launch in plan.launches] == [
+        "custom-run-0",
+        "custom-run-1",
+        "custom-run-2",
+    ]
+
+
 def test_the_local_mpi_hostfile_has_the_clusters_slots(tmp_path: Path) -> None:
     run = _run(tmp_path, "mpi", {"launcher": {"replicas": 1}, "worker": {"replicas": 2, "gpu": 2}})
     plan = plan_job(

@@ -45,12 +45,12 @@ def status(
         return
     found = service.locate(run, env, team=team, home=home, backend=backend)
     result = service.stack_status(found)
-    state, problem = None, None
+    state, problem, failure = None, None, None
     if not no_live:
         try:
             state = service.live(found)
-        except ClusterError as err:  # the stack part is still worth showing
-            problem = err.render()
+        except ClusterError as err:  # the stack part is still worth showing, then the error
+            problem, failure = err.render(), err
     entry = result.entry
     if as_json:
         doc = {
@@ -65,6 +65,8 @@ def status(
             "jobError": problem,
         }
         click.echo(json.dumps(doc, indent=2, sort_keys=True, default=str))
+        if failure is not None:
+            raise failure
         return
     click.echo(f"{entry.run}  env {entry.env}  stack {entry.stack}  ({entry.backend})")
     click.echo(
@@ -75,8 +77,8 @@ def status(
     click.echo(f"  last update: {last}" + (f" at {result.last_end}" if result.last_end else ""))
     for key, value in sorted(result.outputs.items()):
         click.echo(f"  {key}: {value if isinstance(value, str) else json.dumps(value)}")
-    if problem:
-        click.echo(f"warning: the job's live state is unavailable: {problem}", err=True)
+    if failure is not None:
+        raise failure  # exit 2: the job's live state is unavailable
     if state is None:
         return
     click.echo(

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trainstack.deploy.apijson import Reader
+
 KUBEDL_JOB_LABEL = "job-name"
 KUBEDL_ROLE_LABEL = "replica-type"
 KUBEDL_INDEX_LABEL = "replica-index"
@@ -76,22 +78,24 @@ def job_state(
     name: str,
     namespace: str,
     job: Mapping[str, Any] | None,
-    pods: Sequence[Mapping[str, Any]],
+    pods: Sequence[Any],
     container: str | None = None,
 ) -> JobState:
-    """The state of job ``name``; ``job`` None: the object does not exist (yet, or any more)."""
-    status: Mapping[str, Any] = (job or {}).get("status") or {}
+    """The state of job ``name``; ``job`` None: the object does not exist (yet, or any more).
+    A field of the wrong type is an ``AnswerError`` naming it (trainstack.deploy.apijson)."""
+    read = Reader(f"{kind} {namespace}/{name}")
+    status = read.obj(read.obj(job, "").get("status"), "status")
     conditions = tuple(
-        Condition(
-            type=str(c.get("type")),
-            status=str(c.get("status")),
-            reason=c.get("reason"),
-            message=c.get("message"),
-            since=c.get("lastTransitionTime"),
-        )
-        for c in status.get("conditions") or []
+        _condition(read, read.obj(c, f"status.conditions[{i}]"), f"status.conditions[{i}]")
+        for i, c in enumerate(read.items(status.get("conditions"), "status.conditions"))
     )
-    replicas = tuple(sorted(_replica(p, kind, container) for p in pods))
+    read_pods = Reader(f"pods of {namespace}/{name}")
+    replicas = tuple(
+        sorted(
+            _replica(read_pods, read_pods.obj(p, f"items[{i}]"), f"items[{i}]", kind, container)
+            for i, p in enumerate(pods)
+        )
+    )
     outcome, message = _outcome(kind, conditions, replicas)
     return JobState(
         kind=kind,
@@ -101,6 +105,16 @@ def job_state(
         conditions=conditions,
         replicas=replicas,
         message=message,
+    )
+
+
+def _condition(read: Reader, c: Mapping[str, Any], at: str) -> Condition:
+    return Condition(
+        type=str(read.text(c.get("type"), f"{at}.type")),
+        status=str(read.text(c.get("status"), f"{at}.status")),
+        reason=read.text(c.get("reason"), f"{at}.reason"),
+        message=read.text(c.get("message"), f"{at}.message"),
+        since=read.text(c.get("lastTransitionTime"), f"{at}.lastTransitionTime"),
     )
 
 
@@ -119,38 +133,59 @@ def _outcome(
     return Outcome.PENDING, true[-1].message if true else None
 
 
-def _replica(pod: Mapping[str, Any], kind: str, container: str | None) -> ReplicaState:
-    meta: Mapping[str, Any] = pod.get("metadata") or {}
-    labels: Mapping[str, str] = meta.get("labels") or {}
-    annotations: Mapping[str, str] = meta.get("annotations") or {}
+def _replica(
+    read: Reader, pod: Mapping[str, Any], at: str, kind: str, container: str | None
+) -> ReplicaState:
+    meta = read.obj(pod.get("metadata"), f"{at}.metadata")
+    labels = read.obj(meta.get("labels"), f"{at}.metadata.labels")
+    annotations = read.obj(meta.get("annotations"), f"{at}.metadata.annotations")
+    role: str | None
     if kind == "Job":
-        role, index_text = CUSTOM_ROLE, annotations.get(BATCH_INDEX_ANNOTATION, "0")
+        role = CUSTOM_ROLE
+        key, where = BATCH_INDEX_ANNOTATION, f"{at}.metadata.annotations.{BATCH_INDEX_ANNOTATION}"
+        index = read.index(annotations.get(key, "0"), where)
     else:
-        role, index_text = labels.get(KUBEDL_ROLE_LABEL, "?"), labels.get(KUBEDL_INDEX_LABEL, "0")
-    status: Mapping[str, Any] = pod.get("status") or {}
-    statuses: list[Mapping[str, Any]] = list(status.get("containerStatuses") or [])
-    main = next((s for s in statuses if s.get("name") == container), None) or (
-        statuses[0] if statuses else {}
+        role = read.text(labels.get(KUBEDL_ROLE_LABEL), f"{at}.metadata.labels.{KUBEDL_ROLE_LABEL}")
+        where = f"{at}.metadata.labels.{KUBEDL_INDEX_LABEL}"
+        index = read.index(labels.get(KUBEDL_INDEX_LABEL, "0"), where)
+    status = read.obj(pod.get("status"), f"{at}.status")
+    listed = read.items(status.get("containerStatuses"), f"{at}.status.containerStatuses")
+    statuses = [read.obj(s, f"{at}.status.containerStatuses[{i}]") for i, s in enumerate(listed)]
+    main_at = next(
+        (i for i, s in enumerate(statuses) if s.get("name") == container), 0 if statuses else None
     )
-    exit_code, reason = _exit(main)
+    main = statuses[main_at] if main_at is not None else {}
+    exit_code, reason = _exit(read, main, f"{at}.status.containerStatuses[{main_at}]")
     if reason is None:
-        waiting = (main.get("state") or {}).get("waiting") or {}
-        reason = waiting.get("reason") or status.get("reason")
+        state = read.obj(main.get("state"), f"{at}.status.containerStatuses[{main_at}].state")
+        waiting = read.obj(state.get("waiting"), "state.waiting")
+        reason = read.text(waiting.get("reason"), "state.waiting.reason") or read.text(
+            status.get("reason"), f"{at}.status.reason"
+        )
+    restarts = sum(
+        read.int32(
+            s.get("restartCount", 0), f"{at}.status.containerStatuses[{i}].restartCount", minimum=0
+        )
+        for i, s in enumerate(statuses)
+    )
     return ReplicaState(
-        role=role.lower(),
-        index=int(index_text) if str(index_text).isdigit() else 0,
-        pod=str(meta.get("name", "")),
-        phase=str(status.get("phase", "Unknown")),
-        restarts=sum(int(s.get("restartCount", 0)) for s in statuses),
+        role=(role or "?").lower(),
+        index=index,
+        pod=str(read.text(meta.get("name"), f"{at}.metadata.name") or ""),
+        phase=str(read.text(status.get("phase"), f"{at}.status.phase") or "Unknown"),
+        restarts=restarts,
         exit_code=exit_code,
         reason=reason,
     )
 
 
-def _exit(container: Mapping[str, Any]) -> tuple[int | None, str | None]:
+def _exit(read: Reader, container: Mapping[str, Any], at: str) -> tuple[int | None, str | None]:
     """The container's exit: its current state if terminated, else its last termination."""
     for key in ("state", "lastState"):
-        terminated = (container.get(key) or {}).get("terminated")
+        terminated = read.obj(
+            read.obj(container.get(key), f"{at}.{key}").get("terminated"), f"{at}.{key}.terminated"
+        )
         if terminated:
-            return int(terminated.get("exitCode", 0)), terminated.get("reason")
+            code = read.int32(terminated.get("exitCode"), f"{at}.{key}.terminated.exitCode")
+            return code, read.text(terminated.get("reason"), f"{at}.{key}.terminated.reason")
     return None, None

@@ -9,19 +9,42 @@ lives in memory only; it is never written or printed.
 from __future__ import annotations
 
 import json
+import math
+import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from trainstack.errors import UserError
+from trainstack.errors import ConfigError, UserError
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-# (connect, read) seconds for one request.
-REQUEST_TIMEOUT = (10.0, 60.0)
+# Each request to the API server: at most this many seconds in all (connect, answer, body), unless
+# $TRAINSTACK_KUBE_TIMEOUT says otherwise; connecting gets at most CONNECT_TIMEOUT of it. A
+# server that accepts the connection and never answers would otherwise hold status/logs/wait.
+TIMEOUT_ENV = "TRAINSTACK_KUBE_TIMEOUT"
+DEFAULT_TIMEOUT = 30.0
+CONNECT_TIMEOUT = 10.0
+# Bigger answers are refused: a job's pod list is kilobytes per pod.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+
+def request_timeout() -> float:
+    """The per-request deadline in seconds, from $TRAINSTACK_KUBE_TIMEOUT (default 30)."""
+    raw = os.environ.get(TIMEOUT_ENV)
+    if raw is None or raw == "":
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"${TIMEOUT_ENV}={raw!r}: expected a positive number of seconds")
+    return value
 
 
 class ClusterError(UserError):
@@ -39,9 +62,15 @@ class ClusterAccess:
 
 
 class Cluster:
-    def __init__(self, access: ClusterAccess) -> None:
+    def __init__(self, access: ClusterAccess, timeout: float | None = None) -> None:
         self.access = access
+        self.timeout = timeout if timeout is not None else request_timeout()
         self._api = _api_client(access)
+
+    @property
+    def _timeouts(self) -> tuple[float, float]:
+        """(connect, read) for urllib3; the read timeout bounds each wait for bytes."""
+        return (min(CONNECT_TIMEOUT, self.timeout), self.timeout)
 
     @property
     def host(self) -> str:
@@ -53,7 +82,7 @@ class Cluster:
 
         def batch_job() -> Any:  # custom: a batch/v1 Job
             return client.BatchV1Api(self._api).read_namespaced_job(
-                name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
+                name, namespace, _preload_content=False, _request_timeout=self._timeouts
             )
 
         def kubedl_job() -> Any:
@@ -67,7 +96,7 @@ class Cluster:
                 f"{kind.lower()}s",
                 name,
                 _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT,
+                _request_timeout=self._timeouts,
             )
 
         call = batch_job if (api_version, kind) == ("batch/v1", "Job") else kubedl_job
@@ -77,16 +106,19 @@ class Cluster:
         """The job's pods: both KubeDL and batch/v1 Jobs label them ``job-name=<job>``."""
         from kubernetes import client
 
+        from trainstack.deploy.apijson import Reader
+
+        what = f"pods of {namespace}/{job}"
         doc = self._json(
-            f"pods of {namespace}/{job}",
+            what,
             lambda: client.CoreV1Api(self._api).list_namespaced_pod(
                 namespace,
                 label_selector=f"job-name={job}",
                 _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT,
+                _request_timeout=self._timeouts,
             ),
         )
-        return list((doc or {}).get("items") or [])
+        return list(Reader(what).items((doc or {}).get("items"), "items"))
 
     def log(
         self,
@@ -99,9 +131,12 @@ class Cluster:
     ) -> Iterator[bytes]:
         """The pod's log as it arrives (``follow``: until the container stops)."""
         from kubernetes import client
+        from urllib3.exceptions import HTTPError
 
+        what = f"the log of {namespace}/{pod}"
+        connect, read = self._timeouts
         response = self._guard(
-            f"the log of {namespace}/{pod}",
+            what,
             lambda: client.CoreV1Api(self._api).read_namespaced_pod_log(
                 pod,
                 namespace,
@@ -109,12 +144,16 @@ class Cluster:
                 follow=follow,
                 tail_lines=tail,
                 _preload_content=False,
-                # a followed stream may be quiet for hours: no read timeout then
-                _request_timeout=None if follow else REQUEST_TIMEOUT,
+                # A followed stream may be quiet for hours: no timeout then (the client accepts
+                # no (connect, None)). `logs -f` has just read the job and its pods within the
+                # deadline, so the server does answer.
+                _request_timeout=None if follow else (connect, read),
             ),
         )
         try:
             yield from response.stream(8192, decode_content=True)
+        except HTTPError as err:
+            raise self._transport_error(what, err) from None
         finally:
             response.release_conn()
 
@@ -125,6 +164,9 @@ class Cluster:
     ) -> dict[str, Any] | None:
         from kubernetes.client.exceptions import ApiException
 
+        from trainstack.deploy.apijson import Reader
+
+        deadline = time.monotonic() + self.timeout
         try:
             response = self._guard(what, call)
         except ApiException as err:
@@ -133,11 +175,59 @@ class Cluster:
             raise ClusterError(
                 f"{what}: the cluster at {self.host} answered HTTP {err.status} {err.reason}"
             ) from None
+        body = self._body(what, response, deadline)
         try:
-            doc = json.loads(response.data or b"{}")
-        except json.JSONDecodeError:
-            raise ClusterError(f"{what}: the cluster at {self.host} did not answer JSON") from None
-        return doc if isinstance(doc, dict) else None
+            doc = json.loads(body or b"{}")
+        except RecursionError:
+            raise Reader(what).error("", "its JSON is nested too deeply to read") from None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ClusterError(
+                f"{what}: the cluster at {self.host} did not answer JSON (the cluster's answer "
+                f"begins {body[:40]!r})"
+            ) from None
+        return dict(Reader(what).obj(doc, ""))
+
+    def _body(self, what: str, response: Any, deadline: float) -> bytes:
+        """The answer's body, read within the request's deadline and size limit."""
+        from urllib3.exceptions import HTTPError
+
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.stream(65536, decode_content=True):
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise ClusterError(
+                        f"{what}: the cluster's answer is larger than "
+                        f"{MAX_ANSWER_BYTES // (1024 * 1024)} MiB"
+                    )
+                if time.monotonic() > deadline:
+                    raise self._late(what)
+                chunks.append(chunk)
+        except HTTPError as err:
+            raise self._transport_error(what, err) from None
+        finally:
+            response.release_conn()
+        return b"".join(chunks)
+
+    def _late(self, what: str) -> ClusterError:
+        return ClusterError(
+            f"{what}: the cluster at {self.host} did not answer within {self.timeout:g}s",
+            hint=f"a slow or overloaded API server; allow more time with {TIMEOUT_ENV}=SECONDS "
+            f"(credentials from {self.access.source})",
+        )
+
+    def _transport_error(self, what: str, err: Exception) -> ClusterError:
+        from urllib3.exceptions import MaxRetryError, NewConnectionError, TimeoutError
+
+        cause = err.reason if isinstance(err, MaxRetryError) and err.reason else err
+        # urllib3's NewConnectionError (refused, no route) subclasses ConnectTimeoutError
+        if isinstance(cause, TimeoutError) and not isinstance(cause, NewConnectionError):
+            return self._late(what)
+        return ClusterError(
+            f"{what}: cannot reach the cluster at {self.host} ({type(cause).__name__})",
+            hint=f"credentials from {self.access.source}",
+        )
 
     def _guard(self, what: str, call: Callable[[], Any]) -> Any:
         """Run one API call; refused credentials and an unreachable cluster are one clear
@@ -162,10 +252,7 @@ class Cluster:
                 ) from None
             raise
         except HTTPError as err:
-            raise ClusterError(
-                f"{what}: cannot reach the cluster at {self.host} ({type(err).__name__})",
-                hint=f"credentials from {self.access.source}",
-            ) from None
+            raise self._transport_error(what, err) from None
 
 
 def _api_client(access: ClusterAccess) -> ApiClient:
@@ -193,4 +280,7 @@ def _api_client(access: ClusterAccess) -> ApiClient:
             )
     except ConfigException as err:
         raise ClusterError(f"{access.source}: cannot use the kubeconfig ({err})") from None
+    # No retries: each request is bounded by its own deadline, and urllib3's default (three
+    # retries of a read that timed out) would multiply it.
+    configuration.retries = False
     return client.ApiClient(configuration)

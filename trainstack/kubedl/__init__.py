@@ -19,6 +19,7 @@ from trainstack.kubedl.pods import (
     REPLICA_INDEX_LABEL,
     REPLICA_TYPE_LABEL,
     RETRYABLE_EXIT_CODES,
+    indexed_job_hostname,
     mpi_hostfile,
     pod_name,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "Role",
     "RunPolicyPlace",
     "SuccessRule",
+    "indexed_job_hostname",
     "is_contract_env",
     "job_kind",
     "mpi_hostfile",

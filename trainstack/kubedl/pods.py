@@ -10,6 +10,13 @@ def pod_name(job_name: str, role: str, index: int) -> str:
     return f"{job_name}-{role}-{index}"
 
 
+def indexed_job_hostname(job_name: str, index: int) -> str:
+    """The hostname of an Indexed Job's pod (a ``custom`` run): ``<job>-<index>``, whatever the
+    pod's own (generated) name. Kubernetes, Job "Completion mode: Indexed": "The Pod hostname is
+    set to $(job-name)-$(index)" (pkg/controller/job/indexed_job_utils.go)."""
+    return f"{job_name}-{index}"
+
+
 # KubeDL's ExitCode restart policy retries these codes (SIGINT, SIGKILL, SIGUSR1 — the user's
 # "please retry" — and SIGTERM) and pods failed as OOMKilled/Killed/Evicted/
 # UnexpectedAdmissionError; every other non-zero code is permanent.

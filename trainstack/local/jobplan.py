@@ -19,6 +19,7 @@ from trainstack.kubedl import (
     KINDS,
     JobType,
     SuccessRule,
+    indexed_job_hostname,
     job_kind,
     operator_env,
     pod_name,
@@ -197,8 +198,13 @@ def plan_job(
             **secrets,
         }
         # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
-        # pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName).
-        env["HOSTNAME"] = pod_name(topology.job_name, role, index)
+        # pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName); a custom run's
+        # Indexed Job pod is `<job>-<index>` (Kubernetes sets it from the completion index).
+        env["HOSTNAME"] = (
+            indexed_job_hostname(topology.job_name, index)
+            if run.job_type is JobType.CUSTOM
+            else pod_name(topology.job_name, role, index)
+        )
         # A container sees only its own GPUs; on one machine CUDA_VISIBLE_DEVICES does that.
         # Without GPUs here there is nothing to hide, and a pod without GPUs has no such
         # variable either: it is left unset.
