@@ -11,6 +11,7 @@ API server follows, on admission requests shaped as Kubernetes sends them (`requ
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import celpy
@@ -21,6 +22,7 @@ from trainstack.errors import ConfigError
 from trainstack.infra.platform.teamaccess import guard_match
 from trainstack.infra.platform.volumeguard import TeamVolumes, pv_problem, validations
 
+REPO = Path(__file__).resolve().parents[2]
 POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 POLICY_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 RUNNER = "system:serviceaccount:{}:trainstack-runner"
@@ -221,3 +223,43 @@ def test_ack_refuses_a_kubernetes_version_without_admission_policies(mocks: Any)
     with pytest.raises(ConfigError, match=r"kubernetesVersion: expected Kubernetes 1\.30 or later"):
         build(mocks, "ack-dev", **{"trainstack:kubernetesVersion": "1.28.3-aliyun.1"})
     build(mocks, "ack-dev", **{"trainstack:kubernetesVersion": "1.31.1-aliyun.1"})
+
+
+@pytest.mark.parametrize(
+    ("run", "team"),
+    [("mnist-ddp/runs/baseline.yaml", "vision"), ("census-tf/runs/ps-4-workers.yaml", "nlp")],
+)
+def test_what_the_renderer_makes_for_a_team_its_guard_admits(
+    mocks: Any, run: str, team: str
+) -> None:
+    """The two halves agree: every PV the renderer makes for a team's run on ack-dev (names,
+    claimRef, OSS path and role) passes that team's admission policy, as built by the platform."""
+    from trainstack.infra.run.options import for_environment
+    from trainstack.render import render_run
+    from trainstack.spec import load_run
+
+    outputs = build(mocks, "ack-dev")
+    settled = {k: mocks.resolve(v)[0] for k, v in outputs.items()}
+    (policy,) = [
+        r.inputs["spec"]
+        for r in mocks.of_type(POLICY)
+        if r.inputs["metadata"]["name"] == f"trainstack-team-volumes-{team}"
+    ]
+    spec = load_run(REPO / "components" / run)
+    completed, options = for_environment(settled, spec, "ack-dev")
+    volumes = [m for m in render_run(completed, options=options) if m["kind"] == "PersistentVolume"]
+    assert volumes
+    env = celpy.Environment()
+    for pv in volumes:
+        activation = celpy.json_to_cel(
+            {
+                "request": {"operation": "CREATE", "userInfo": {"username": RUNNER.format(team)}},
+                "object": pv,
+                "oldObject": None,
+            }
+        )
+        for v in policy["validations"]:
+            assert env.program(env.compile(v["expression"])).evaluate(activation), (
+                pv["metadata"]["name"],
+                v["message"],
+            )
