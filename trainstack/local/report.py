@@ -14,7 +14,7 @@ from trainstack.errors import UserError
 from trainstack.local.logcap import chain
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
-from trainstack.registry.model import RunRecord
+from trainstack.registry.model import RunRecord, RunStatus
 from trainstack.regularfile import read_within
 
 if TYPE_CHECKING:
@@ -101,13 +101,27 @@ def summary(result: LocalRunResult) -> str:
     lines = [f"run {rec.id} {rec.status}{took}{restarts}"]
     if rec.reason:
         lines.append(f"  reason:   {rec.reason}")
+    failed = rec.status is not RunStatus.SUCCEEDED
+    if failed:
+        from trainstack.local.missingmodule import missing_modules
+
+        logs = result.layout.logs.glob("*-*.log")
+        for m in missing_modules(logs, result.layout.root, result.component_dir):
+            lines.append(
+                f"  missing:  Python module {m.module!r} ({', '.join(m.replicas)}): {m.hint}"
+            )
     committed = {c.channel: c for c in result.committed}
     for channel in sorted(p.name for p in (result.layout.root / tree.OUTPUT).glob("*")):
-        if channel in committed:
+        if channel in committed and failed and not committed[channel].files:
+            lines.append(
+                f"  output:   {channel}: not committed (the run {rec.status}, nothing written)"
+            )
+        elif channel in committed:
             c = committed[channel]
+            partial = f"; written before the run {rec.status}" if failed else ""
             lines.append(
                 f"  output:   {channel} → {c.destination} "
-                f"({c.files} file(s), {human_bytes(c.bytes)})"
+                f"({c.files} file(s), {human_bytes(c.bytes)}{partial})"
             )
         else:
             files, size = tree_size(result.layout.output_dir(channel))

@@ -68,6 +68,7 @@ class LocalRunResult:
     record: RunRecord
     layout: Layout
     committed: tuple[Committed, ...]
+    component_dir: Path | None = None  # where its README is (the summary's install hints)
 
 
 def run_local(req: LocalRunRequest) -> LocalRunResult:
@@ -248,7 +249,8 @@ def _supervise(
             f"the run registry {reg.path} was deleted during the run: recreated it and "
             "recorded this run in it again (earlier runs' records are gone)"
         )
-    return LocalRunResult(final, layout, committed)
+    source = run.component.source
+    return LocalRunResult(final, layout, committed, source.parent if source else None)
 
 
 class _Reserve:
