@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from trainstack.errors import UserError
 from trainstack.metrics.values import number as shown_number
 from trainstack.stopsignals import stop_on_signals
 from trainstack.sweep import study as studies
@@ -94,6 +95,8 @@ def run_sweep(
             finally:
                 loop.stop_all(stop_grace)
                 view.stop()
+        if loop.wrong_objective is not None:
+            raise loop.wrong_objective
         if loop.stop_requested:
             view.note(
                 f"sweep {sweep.name} stopped: {loop.interrupted} running trial(s) "
@@ -119,6 +122,9 @@ class _Loop:
         self.active: dict[int, _Active] = {}
         self.stop_requested = False
         self.interrupted = 0
+        # The objective names a metric the first finished trial did not write: every trial
+        # would burn its budget for nothing, so the sweep stops and says so.
+        self.wrong_objective: UserError | None = None
         self.distributions = studies.distributions(sweep)
 
     def request_stop(self) -> None:
@@ -195,6 +201,28 @@ class _Loop:
                 f"the run has no values for {self.sweep.objective.metric!r} (its metrics: "
                 f"{', '.join(known) or 'none'})",
             )
+            if isinstance(found, Missing) and not self._any_scored():
+                self._stop_for_objective(a, known)
+
+    def _any_scored(self) -> bool:
+        from optuna.trial import TrialState as OptunaState
+
+        return any(t.state is OptunaState.COMPLETE for t in self.study.get_trials(deepcopy=False))
+
+    def _stop_for_objective(self, a: _Active, known: tuple[str, ...]) -> None:
+        from trainstack.spec.suggest import hint
+
+        metric = self.sweep.objective.metric
+        self.wrong_objective = UserError(
+            f"sweep {self.sweep.name}: trial {a.trial.number} ({a.name}) succeeded without "
+            f"writing the objective metric {metric!r}; it wrote: {', '.join(known) or 'none'}",
+            hint=(hint(metric, known) or "") + " set spec.objective.metric to one of the metrics "
+            "the run writes (metrics.json's chart/series ids: docs/metrics.md), then run the "
+            "same command again",
+        )
+        self.stop_requested = True
+        for other in self.active.values():
+            other.handle.stop()
 
     def _intermediate(self, a: _Active) -> None:
         where = a.handle.metrics()
