@@ -93,6 +93,16 @@ def _type_ok(ptype: str, value: Any) -> bool:
 _TYPE_WORD = {"Int": "an integer", "Float": "a number", "String": "text", "Bool": "true or false"}
 
 
+def _unquoted(text: str) -> Any:
+    """What YAML would read from the text without its quotes (`32` → 32, `true` → True)."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
 def value_problem(param: dict[str, Any], value: Any) -> tuple[str, str | None] | None:
     """Why `value` is not acceptable for the raw parameter declaration, or None.
 
@@ -104,7 +114,8 @@ def value_problem(param: dict[str, Any], value: Any) -> tuple[str, str | None] |
         hint = None
         if ptype == "String" and value is not None:
             hint = "quote the value"
-        elif isinstance(value, str) and ptype != "String":
+        elif isinstance(value, str) and ptype != "String" and _type_ok(ptype, _unquoted(value)):
+            # only when the quotes are all that is wrong: "32" for an Int, not "big"
             hint = "remove the quotes"
         return f"expected {_TYPE_WORD[ptype]} ({ptype}), got {value!r}", hint
     if isinstance(value, float) and not math.isfinite(value):
