@@ -394,6 +394,10 @@ def test_looking_up_an_unknown_run_creates_no_state(tmp_path: Path) -> None:
         ["deploy", str(RUN_FILE), "--env", "local"],
         ["status", "mnist-baseline-01"],
         ["destroy", "mnist-baseline-01", "--yes"],
+        # without --yes and without an answer (no stdin): the install message, not "aborted"
+        # after a y/N question that could not have led anywhere (issue 24 item 9)
+        ["destroy", "mnist-baseline-01"],
+        ["wait", "mnist-baseline-01"],
     ],
 )
 def test_without_the_cli_each_verb_says_what_to_install(
@@ -406,6 +410,8 @@ def test_without_the_cli_each_verb_says_what_to_install(
     err = done.err
     assert "the Pulumi CLI (`pulumi`)" in err and "not installed" in err
     assert "https://www.pulumi.com/docs/install/" in err
+    assert argv[0] in err.split("not installed")[0], "the message names the verb that needs it"
+    assert "Aborted" not in err and "aborted" not in err
     assert "Traceback" not in err
 
 

@@ -28,7 +28,10 @@ def destroy(
 ) -> None:
     """Destroy the stack of a deployed RUN and remove it (also one a teammate deployed)."""
     from trainstack.deploy.service import destroy as destroy_run
+    from trainstack.deploy.workspace import find_pulumi
 
+    # Prerequisites before the question: without the CLI there is nothing to confirm.
+    command = find_pulumi()
     if not yes:
         click.confirm(f"destroy the job of run {run!r} and remove its stack?", abort=True)
 
@@ -36,6 +39,12 @@ def destroy(
         click.echo(line, err=True)
 
     entry = destroy_run(
-        run, env, team=team, home=home, backend=backend, on_output=None if quiet else progress
+        run,
+        env,
+        team=team,
+        command=command,
+        home=home,
+        backend=backend,
+        on_output=None if quiet else progress,
     )
     click.echo(f"destroyed {entry.run}: stack {entry.stack} removed from {entry.backend}")

@@ -33,8 +33,8 @@ def find_pulumi() -> auto.PulumiCommand:
 
     if shutil.which("pulumi") is None:
         raise ToolMissingError(
-            "the Pulumi CLI (`pulumi`) is needed for deploy, status and "
-            "destroy, and it is not installed",
+            "the Pulumi CLI (`pulumi`) is needed for deploy, status, wait, logs of a deployed "
+            "run, scope publish and destroy, and it is not installed",
             hint=INSTALL_HINT,
         )
     try:
