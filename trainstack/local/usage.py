@@ -91,9 +91,15 @@ class Sampler:
         read = 0
         for proc in tree:
             with contextlib.suppress(psutil.Error):
+                # A zombie (exited, not yet reaped) reads rss 0 without an error (its
+                # /proc/PID/statm is all zeros); a live process never does. It is not measured:
+                # a sample of 0 bytes would drag the replica's chart to the floor.
+                resident = proc.memory_info().rss
+                if resident == 0:
+                    continue
                 # The first call per process only sets its baseline and reads 0.
                 cpu += proc.cpu_percent(None)
-                rss += proc.memory_info().rss
+                rss += resident
                 read += 1
         if read == 0:
             return None  # exited (a zombie not yet reaped): nothing to measure

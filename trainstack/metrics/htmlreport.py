@@ -98,7 +98,14 @@ def build(v: RunView) -> Page:
         ),
         resources=tuple(sorted(v.resources.items())),
         metric_rows=tuple(
-            (m.id, number(m.last), number(m.last_x), number(m.best), number(m.best_x), str(m.goal))
+            (
+                m.id,
+                number(m.last),
+                number(m.last_x),
+                number(m.best),
+                number(m.best_x),
+                str(m.goal) if m.goal else "-",
+            )
             for m in v.values
         ),
         charts=tuple(Image(c.chart.name, _uri(chart_png(c))) for c in v.metrics.charts),

@@ -5,8 +5,10 @@ describes up to 6 charts.
       "series": [], "description": "…", "smooth": "false", "with_timestamp": "false"}]}
 
 Field names are the spec's. A chart has one y-axis, or two (`ys` with two names: a dual-axis
-chart) when it has no `series`; `series` (at most 4) share the single left axis. `units` is
-trainstack's one addition: an axis name → unit shown in the axis label. Checking never raises:
+chart) when it has no `series`; `series` (at most 4) share the single left axis. Two fields are
+trainstack's additions: `units`, an axis name → unit shown in the axis label, and `goals`, a
+column → "min" or "max", what "best" means for that series (without one, only names that read as
+a cost or a score have a best: trainstack.metrics.values). Checking never raises:
 every problem becomes a `Diagnostic` naming the file and field, and what is valid is still used.
 """
 
@@ -36,7 +38,18 @@ NAME_RULE = "1-16 letters (Chinese or English), digits, '-' or '_'"
 MAX_DESCRIPTION = 64
 # Read no further: six charts' metas fit in a few KB, and a run's code could leave gigabytes.
 MAX_META_BYTES = 1 << 20
-_FIELDS = ("name", "x", "ys", "series", "description", "smooth", "with_timestamp", "units")
+_FIELDS = (
+    "name",
+    "x",
+    "ys",
+    "series",
+    "description",
+    "smooth",
+    "with_timestamp",
+    "units",
+    "goals",
+)
+GOALS = ("min", "max")
 _FLAGS = {"true": True, "false": False}
 
 
@@ -56,6 +69,9 @@ class Chart:
     description: str
     smooth: bool
     units: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    goals: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({})
+    )  # column → min|max
 
     @property
     def dual(self) -> bool:
@@ -214,12 +230,22 @@ def _chart(meta: object, at: str, say: _Reporter) -> Chart | None:
             hint="the chart is drawn without timestamps",
         )
     units = _units(meta.get("units", {}), f"{at}.units", say, axes=(x or "", *(ys or ())))
+    goals = _goals(meta.get("goals", {}), f"{at}.goals", say, columns=series or ys or ())
     if name is None or x is None or ys is None or series is None or not ok:
         return None
     if x in (series or ys):
         say(f"{at}.x", f"{x!r} is also a column name; the x column needs its own name")
         return None
-    return Chart(name, x, ys, series, description, bool(smooth), MappingProxyType(units))
+    return Chart(
+        name,
+        x,
+        ys,
+        series,
+        description,
+        bool(smooth),
+        MappingProxyType(units),
+        MappingProxyType(goals),
+    )
 
 
 def _name(value: object, at: str, say: _Reporter, *, required: bool) -> str | None:
@@ -276,6 +302,24 @@ def _units(value: object, at: str, say: _Reporter, axes: tuple[str, ...]) -> dic
             say(f"{at}.{key}", f"{_shown(unit)}: expected a unit of 1-16 printable characters")
         else:
             out[str(key)] = unit
+    return out
+
+
+def _goals(value: object, at: str, say: _Reporter, columns: tuple[str, ...]) -> dict[str, str]:
+    if not isinstance(value, dict):
+        say(at, f"expected an object (column → min or max), found {_kind(value)}")
+        return {}
+    out: dict[str, str] = {}
+    for key, goal in value.items():
+        if key not in columns:
+            say(
+                f"{at}.{_field(key)}",
+                "not a column of this chart." + did_you_mean(str(key)[:64], columns),
+            )
+        elif goal not in GOALS:
+            say(f"{at}.{key}", f'{_shown(goal)}: expected "min" or "max"')
+        else:
+            out[str(key)] = str(goal)
     return out
 
 

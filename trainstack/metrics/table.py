@@ -18,7 +18,7 @@ def values_table(found: Sequence[MetricValue]) -> str:
                 number(v.last_x),
                 number(v.best),
                 number(v.best_x),
-                str(v.goal),
+                str(v.goal) if v.goal else "-",
                 str(v.points),
             )
         )
@@ -27,4 +27,6 @@ def values_table(found: Sequence[MetricValue]) -> str:
 
 def value_text(v: MetricValue) -> str:
     """'0.953 (best 0.961 at 4, max)' for `runs show` and comparisons."""
+    if v.goal is None:  # no best without a goal (metrics.json `goals` declares one)
+        return number(v.last)
     return f"{number(v.last)} (best {number(v.best)} at {number(v.best_x)}, {v.goal})"

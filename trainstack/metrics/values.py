@@ -1,8 +1,10 @@
 """The last and best value of each series, and finding a metric by the name a user types.
 
 A metric is `chart/column` (`epoch/accuracy`); a column name that only one chart has, or the name
-of a one-column chart, names it too. "Best" is the minimum for names that read as a cost (loss,
-error, time, …) and the maximum otherwise.
+of a one-column chart, names it too. "Best" follows the series' goal: the one metrics.json
+declares (`goals`), else the minimum for names that read as a cost (loss, error, time, …) and the
+maximum for names that read as a score (accuracy, F1, AUC, …); a series whose goal is neither
+declared nor readable from its name (a gradient norm, a learning rate) has no best.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from trainstack.spec.suggest import did_you_mean
 _LOWER_IS_BETTER = re.compile(
     r"(?i)(loss|err|mse|mae|rmse|perplexity|ppl|wer|cer|time|latency|seconds|duration)"
 )
+_HIGHER_IS_BETTER = re.compile(
+    r"(?i)(acc|accuracy|auc|f1|precision|recall|bleu|rouge|iou|map|ndcg|reward|score|r2)"
+)
 
 
 class Goal(enum.StrEnum):
@@ -33,7 +38,7 @@ class Goal(enum.StrEnum):
 class MetricValue:
     chart: str
     column: str
-    goal: Goal
+    goal: Goal | None  # None: no best (the goal is neither declared nor readable from the name)
     points: int
     last: float | None
     last_x: float | None
@@ -45,11 +50,15 @@ class MetricValue:
         return f"{self.chart}/{self.column}"
 
 
-def goal_of(chart: str, column: str, axis: str) -> Goal:
+def goal_of(chart: str, column: str, axis: str, declared: str | None = None) -> Goal | None:
+    if declared is not None:
+        return Goal(declared)
     for name in (column, axis, chart):
         if _LOWER_IS_BETTER.search(name):
             return Goal.MIN
-    return Goal.MAX
+        if _HIGHER_IS_BETTER.search(name):
+            return Goal.MAX
+    return None
 
 
 def values(metrics: Metrics) -> list[MetricValue]:
@@ -61,7 +70,7 @@ def chart_values(data: ChartData) -> list[MetricValue]:
     chart = data.chart
     for col in data.columns:
         axis = chart.ys[1] if col.axis is Axis.RIGHT else chart.ys[0]
-        goal = goal_of(chart.name, col.name, axis)
+        goal = goal_of(chart.name, col.name, axis, chart.goals.get(col.name))
         known = np.flatnonzero(~np.isnan(col.values))
         if known.size == 0:
             out.append(MetricValue(chart.name, col.name, goal, 0, None, None, None, None))
@@ -69,7 +78,7 @@ def chart_values(data: ChartData) -> list[MetricValue]:
         last = int(known[-1])
         # NaN, ±inf (a diverged loss prints inf) are values, shown as such, but never "best".
         finite = known[np.isfinite(col.values[known])]
-        if finite.size == 0:
+        if finite.size == 0 or goal is None:
             out.append(
                 MetricValue(
                     chart.name,

@@ -219,8 +219,10 @@ def train(rows: list[list[str]], epochs: int,
 
 # Chart metadata (field names of the Octopus training-task service's metrics spec): "fit" has
 # two y-axes (loss left, w right) and no series; "steps" has two series on one axis, drawn smoothed.
+# "goals" (trainstack's addition) says what "best" means: the lowest loss. The slope and the
+# gradients have no best, so they declare none and show only their last value.
 METAS = [
-    {{"name": "fit", "x": "epoch", "ys": ["loss", "w"], "series": [],
+    {{"name": "fit", "x": "epoch", "ys": ["loss", "w"], "series": [], "goals": {{"loss": "min"}},
      "description": "loss and slope per epoch", "smooth": "false", "with_timestamp": "false"}},
     {{"name": "steps", "x": "step", "ys": ["gradient"], "series": ["grad_w", "grad_b"],
      "description": "gradients per step", "smooth": "true", "with_timestamp": "false"}},
