@@ -123,6 +123,9 @@ def chart_figure(data: ChartData) -> Figure:
     return fig
 
 
+MIN_USAGE_SAMPLES = 2  # fewer is not a line
+
+
 @plain_text
 def usage_png(rep: ReplicaUsage) -> bytes:
     """CPU and memory, plus GPU utilisation and memory per device when the replica has GPUs."""
@@ -132,6 +135,9 @@ def usage_png(rep: ReplicaUsage) -> bytes:
     fig.suptitle(f"resource usage: {rep.replica}", fontsize=11)
     _line(axes[0][0], rep.t, [("CPU", rep.cpu_percent)], "CPU (%)")
     _line(axes[0][1], rep.t, [("memory", rep.rss_bytes / 1e6)], "memory (MB)")
+    if len(rep.t) < MIN_USAGE_SAMPLES:
+        for ax in axes[0]:
+            _too_short(ax, len(rep.t))
     if rep.gpus:
         _line(axes[1][0], rep.t[:0], [], "GPU utilisation (%)")
         _line(axes[1][1], rep.t[:0], [], "GPU memory (MB)")
@@ -142,6 +148,8 @@ def usage_png(rep: ReplicaUsage) -> bytes:
             axes[1][1].plot(
                 t, drawable(g.mem_used_bytes / 1e6), color=color, label=f"GPU {g.index}"
             )
+        _from_zero(axes[1][0], [g.util_percent for g in rep.gpus])
+        _from_zero(axes[1][1], [g.mem_used_bytes / 1e6 for g in rep.gpus])
         axes[1][0].legend(fontsize=8)
     fig.tight_layout()
     return _png(fig)
@@ -183,6 +191,25 @@ def write(path: Path, png: bytes) -> Path:
     return write_file(path, png)
 
 
+def _too_short(ax: Axes, samples: int) -> None:
+    """A replica that ran for less than a sampling interval or two: one point (or none) is no
+    chart, and matplotlib would centre it on axes from -0.04 to 0.04."""
+    ax.text(
+        0.5,
+        0.5,
+        f"too short to sample ({samples} sample{'' if samples == 1 else 's'})",
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        fontsize=10,
+        color="#555555",
+    )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
 def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> None:
     for i, (name, values) in enumerate(lines):
         ax.plot(
@@ -197,6 +224,15 @@ def _line(ax: Axes, t: Floats, lines: list[tuple[str, Floats]], label: str) -> N
     ax.set_xlabel("seconds since start")
     ax.set_ylabel(label)
     ax.grid(True, alpha=0.3)
+    _from_zero(ax, [v for _, v in lines])
+
+
+def _from_zero(ax: Axes, series: Sequence[Floats]) -> None:
+    """CPU, memory and GPU figures are never negative: the axis starts at 0, and a flat line at
+    0 still gets an axis of some height."""
+    tops = [float(np.nanmax(drawable(v))) for v in series if np.any(~np.isnan(v))]
+    top = max(tops, default=0.0)
+    ax.set_ylim(0, top * 1.1 if top > 0 else 1.0)
 
 
 def _whole_ticks_for_counts(ax: Axes, xs: Sequence[Floats]) -> None:

@@ -42,7 +42,10 @@ def run_dir(record: RunRecord) -> Path:
 def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView:
     root = run_dir(record)
     metrics = series.read(root / "metrics", root=root)
-    used = usage.read(root / "usage.jsonl", root=root)
+    used = usage.with_unsampled(
+        usage.read(root / "usage.jsonl", root=root),
+        [f"{e.role}-{e.index}" for e in record.exits],
+    )
     job = _training_job(root)
     params = job.get("hyperparameters")
     return RunView(

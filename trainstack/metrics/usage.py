@@ -34,6 +34,20 @@ class ReplicaUsage:
     gpus: tuple[GpuSeries, ...]
 
 
+def with_unsampled(
+    found: tuple[ReplicaUsage, ...], replicas: list[str]
+) -> tuple[ReplicaUsage, ...]:
+    """``found`` plus an empty series for each replica of the run that has no sample (one that
+    ended before the sampler's first look): its chart then says so, instead of its siblings
+    having charts and it none."""
+    have = {u.replica for u in found}
+    empty = np.array([], dtype=float)
+    missing = [
+        ReplicaUsage(r, empty, empty, empty, ()) for r in sorted(set(replicas)) if r not in have
+    ]
+    return tuple(sorted((*found, *missing), key=lambda u: u.replica))
+
+
 def read(path: Path, *, root: Path | None = None) -> tuple[ReplicaUsage, ...]:
     """`path`, a usage.jsonl below run directory `root` (by default its folder), read without
     following a link out of `root`."""
