@@ -197,3 +197,32 @@ def test_files_that_cannot_be_written_are_one_clear_error(good: Cli, tmp_path: P
         assert "Traceback" not in done.err and done.err.count("error:") == 1, (args, done.err)
         assert message in done.err, (args, done.err)
     assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_the_metrics_table_does_not_import_the_plotting_stack(good: Cli) -> None:
+    """Issue 24 item 13: `metrics RUN` (a table) imported matplotlib, most of a second of CPU;
+    only --png draws. Import-time behaviour needs a fresh interpreter."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from trainstack.cli.main import main\n"
+        "try:\n"
+        "    main(['metrics', 'good'])\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print('plotting imported:', 'matplotlib' in sys.modules)\n"
+    )
+    assert good.home is not None
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**good._env(None, True), "TRAINSTACK_HOME": str(good.home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "epoch/loss" in done.stdout
+    assert "plotting imported: False" in done.stdout

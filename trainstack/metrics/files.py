@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import UserError
-from trainstack.metrics import draw, export
+from trainstack.metrics import export
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.series import ChartData
 from trainstack.metrics.usage import ReplicaUsage
@@ -39,6 +39,9 @@ def select(v: RunView, names: tuple[str, ...]) -> Selection:
 
 
 def write_png(sel: Selection, directory: Path) -> list[Path]:
+    # Only here: matplotlib costs most of a second to import, and the table needs none of it.
+    from trainstack.metrics import draw
+
     out = [draw.write(directory / f"{c.chart.name}.png", draw.chart_png(c)) for c in sel.charts]
     out += [
         draw.write(directory / f"{USAGE_PREFIX}{u.replica}.png", draw.usage_png(u))
