@@ -153,7 +153,9 @@ def test_runs_list_sorts_by_a_metric(tmp_path: Path, cli: Cli) -> None:
     assert [r.split()[-1] for r in acc[1:]] == ["0.9", "0.9", "-"]
 
 
-def test_runs_compare_side_by_side_with_an_overlay(tmp_path: Path, cli: Cli) -> None:
+def test_runs_compare_side_by_side_with_an_overlay(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_ok(cli, charts_run(tmp_path, "half", layout="good", scale=0.5))
     run_ok(cli, charts_run(tmp_path, "full", layout="good", scale=1.0))
     png = tmp_path / "overlay.png"
@@ -167,6 +169,28 @@ def test_runs_compare_side_by_side_with_an_overlay(tmp_path: Path, cli: Cli) -> 
     assert drawn(png, BLUE) > 200 and drawn(png, ORANGE) > 200  # one line per run
     bad = cli("runs", "compare", "half", "full", "--overlay", "epoch/los", "--png", png)
     assert bad.returncode == 2 and "Did you mean 'epoch/loss'?" in bad.stderr
+    # each line is named by the parameter that tells the runs apart, not only its run id
+    # (issue 24 item 14)
+    from trainstack.metrics import compare, draw
+    from trainstack.metrics.runview import view
+    from trainstack.registry import Registry
+
+    drawn_lines: list[list[str]] = []
+
+    def capture(metric: str, x_label: str, lines: list[draw.Overlay]) -> bytes:
+        drawn_lines.append([line.label for line in lines])
+        return b""
+
+    assert cli.home is not None
+    with Registry.open(cli.home) as reg:
+        views = [view(reg.resolve(r)) for r in ("half", "full")]
+    monkeypatch.setattr(draw, "overlay_png", capture)
+    compare.overlay(views, "epoch/loss")
+    (labels,) = drawn_lines
+    assert labels == [
+        f"scale=0.5 ({views[0].record.id})",
+        f"scale=1.0 ({views[1].record.id})",
+    ]
 
 
 def test_idle_replicas_are_warned_about(tmp_path: Path, cli: Cli) -> None:

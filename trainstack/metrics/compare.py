@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from trainstack.errors import UserError
 from trainstack.local.report import human_seconds
-from trainstack.metrics.draw import Overlay, overlay_png
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.table import aligned, value_text
 from trainstack.metrics.values import find, require
@@ -38,17 +37,25 @@ def side_by_side(views: Sequence[RunView]) -> str:
 
 
 def overlay(views: Sequence[RunView], metric: str) -> bytes:
+    """One metric of each run on one chart, each line named by the parameters that set it apart
+    from the others (its run id when none do)."""
+    # Only here: the side-by-side table needs no plotting stack (it costs most of a second).
+    from trainstack.metrics import draw
+    from trainstack.metrics.labels import differing
+
     lines = []
     x_label = ""
-    for v in views:
+    names = differing([v.parameters for v in views])
+    for v, params in zip(views, names, strict=True):
         hit = require(list(v.values), metric, v.record.id)
         data = v.metrics.chart(hit.chart)
         if data is None:  # values come from drawable charts only
             raise UserError(f"run {v.record.id}: chart {hit.chart!r} cannot be read")
         col = next(c for c in data.columns if c.name == hit.column)
         x_label = x_label or data.chart.label(data.chart.x)
-        lines.append(Overlay(v.record.id, data.x, col.values))
-    return overlay_png(metric, x_label, lines)
+        label = f"{params} ({v.record.id})" if params else v.record.id
+        lines.append(draw.Overlay(label, data.x, col.values))
+    return draw.overlay_png(metric, x_label, lines)
 
 
 def _text(value: object) -> str:

@@ -157,9 +157,9 @@ def usage_png(rep: ReplicaUsage) -> bytes:
 
 @dataclass(frozen=True)
 class Overlay:
-    """One metric of several runs on one chart."""
+    """One run's line on a chart of one metric across runs; `label` names it in the legend."""
 
-    run: str
+    label: str
     x: Floats
     values: Floats
 
@@ -177,7 +177,7 @@ def overlay_png(metric: str, x_label: str, lines: Sequence[Overlay]) -> bytes:
             drawable(line.values),
             color=COLORS[i % len(COLORS)] if i < len(COLORS) else None,
             linewidth=1.5,
-            label=line.run,
+            label=line.label,
             marker="o" if len(line.x) <= 30 else None,
             markersize=3,
         )

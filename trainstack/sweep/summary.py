@@ -48,6 +48,9 @@ def summary(name: str, rows: list[TrialRow], goal: Goal, metric: str, png: Path 
     return "\n".join(lines)
 
 
+MAX_ANNOTATED = 30  # beyond that, labels overlap into noise
+
+
 def draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
     from trainstack.metrics.draw import plain_text
 
@@ -55,15 +58,22 @@ def draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> P
 
 
 def _draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
-    points = sorted(
-        (r.number, r.value)
-        for r in rows
-        if r.state is TrialState.COMPLETE and r.value is not None and math.isfinite(r.value)
+    scored = sorted(
+        (
+            r
+            for r in rows
+            if r.state is TrialState.COMPLETE and r.value is not None and math.isfinite(r.value)
+        ),
+        key=lambda r: r.number,
     )
+    points = [(r.number, float(r.value or 0.0)) for r in scored]
     if not points:
         return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    from trainstack.metrics.labels import differing
 
     fig = Figure(figsize=(8, 4.5), dpi=100)
     FigureCanvasAgg(fig)
@@ -76,6 +86,12 @@ def _draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> 
         running.append(y if not running else better(running[-1], y))
     ax.scatter(xs, ys, label="trial", zorder=3)
     ax.step(xs, running, where="post", color="tab:red", label="best so far")
+    # Each point says which trial it is: the parameters that differ between trials.
+    if len(scored) <= MAX_ANNOTATED:
+        for (x, y), text in zip(points, differing([r.params for r in scored]), strict=True):
+            if text:
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # trial 1.5 is no trial
     ax.set_xlabel("trial")
     ax.set_ylabel(metric)
     ax.set_title(f"optimization history ({goal.value})")
