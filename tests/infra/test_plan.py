@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -268,3 +269,19 @@ def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
     assert "oss://acme-trainstack-dev-data/vision/mnist/ needs OSS credentials" in err
     assert "pulumi config set --secret trainstack:ossAccessKeyId" in err
     assert "Traceback" not in err
+
+
+def test_a_piped_plan_fits_100_columns_and_shows_binary_data_as_size_and_digest(
+    in_repo: None,
+) -> None:
+    """Issue 24 item 11: piped, the table was 200+ columns wide, and "key inputs" held the code
+    tarball's base64 (binaryData.code.tar.gz=H4sI…)."""
+    done = Cli()("plan", REPO / "components/mnist-ddp/runs/local.yaml", "--env", "local")
+    assert done.returncode == 0, done.stderr
+    widest = max(len(line) for line in done.stdout.splitlines())
+    assert widest <= 100, widest
+    assert "H4sI" not in done.stdout
+    found = re.search(
+        r"binaryData\.code\.tar\.gz=<[0-9.]+ (KiB|B), sha256:[0-9a-f]{12}>", done.stdout
+    )
+    assert found, done.stdout

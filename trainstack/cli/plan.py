@@ -22,7 +22,7 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
 
     from trainstack.plan import service
     from trainstack.plan.envfile import find_project
-    from trainstack.plan.report import plan_json, print_plan
+    from trainstack.plan.report import console_width, plan_json, print_plan
     from trainstack.policy.check import check_plan
     from trainstack.policy.report import text
 
@@ -40,7 +40,7 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
         click.echo(plan_json(result, kind=kind, env=env))
         return
     # Piped or captured output gets a wide table rather than rich's 80-column default.
-    width = None if sys.stdout.isatty() else 200
+    width = console_width(sys.stdout.isatty())
     print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
     report = check_plan(result, env, str(run_file or "platform"), outputs, project)
     click.echo("policy: " + text([report]))
@@ -59,7 +59,7 @@ def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None) -> No
 
     from rich.console import Console
 
-    from trainstack.plan.report import plan_json, print_plan
+    from trainstack.plan.report import console_width, plan_json, print_plan
     from trainstack.sweep.planning import plan_sweep
     from trainstack.sweep.view import params_text
 
@@ -81,7 +81,7 @@ def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None) -> No
             )
         )
         return
-    width = None if sys.stdout.isatty() else 200
+    width = console_width(sys.stdout.isatty())
     console = Console(file=sys.stdout, width=width)
     click.echo(f"the first batch: {len(plans)} trial(s), one run stack each")
     for p in plans:

@@ -1,17 +1,38 @@
-"""Show a plan: JSON for machines and pull requests, a rich table for people."""
+"""Show a plan: JSON for machines and pull requests, wrapped text blocks for people."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from trainstack.plan.engine import Plan
 
 _SUMMARY_WIDTH = 110
+# Piped (CI logs, `| less`), a table is this wide: rich wraps each cell into it.
+PIPED_WIDTH = 100
+
+
+def console_width(is_tty: bool) -> int | None:
+    """The terminal's own width on a terminal (rich reads it), else PIPED_WIDTH."""
+    return None if is_tty else PIPED_WIDTH
+
+
+def _binary(value: object) -> str:
+    """A ConfigMap's binaryData entry (base64) as its size and digest: the code tarball is
+    kilobytes of base64 nobody reads."""
+    import base64
+    import binascii
+    import hashlib
+
+    try:
+        raw = base64.b64decode(str(value), validate=True)
+    except (binascii.Error, ValueError):
+        return f"<{len(str(value))} characters>"
+    size = f"{len(raw)} B" if len(raw) < 1024 else f"{len(raw) / 1024:.1f} KiB"
+    return f"<{size}, sha256:{hashlib.sha256(raw).hexdigest()[:12]}>"
 
 
 def plan_json(plan: Plan, *, kind: str, env: str) -> str:
@@ -36,7 +57,9 @@ def key_inputs(inputs: dict[str, Any], width: int = _SUMMARY_WIDTH) -> str:
     parts: list[str] = []
 
     def walk(prefix: str, value: Any, depth: int) -> None:
-        if isinstance(value, dict) and depth < 2:
+        if prefix.startswith("binaryData.") and not isinstance(value, (dict, list)):
+            parts.append(f"{prefix}={_binary(value)}")
+        elif isinstance(value, dict) and depth < 2:
             for k, v in value.items():
                 walk(f"{prefix}.{k}" if prefix else k, v, depth + 1)
         elif isinstance(value, list):
@@ -50,7 +73,7 @@ def key_inputs(inputs: dict[str, Any], width: int = _SUMMARY_WIDTH) -> str:
         elif isinstance(value, dict):
             parts.append(f"{prefix}={{…}}")
         else:
-            text = str(value).replace("\n", " ")
+            text = " ".join(str(value).split())  # an embedded JSON file's newlines and indent
             parts.append(f"{prefix}={text[:40] + '…' if len(text) > 40 else text}")
 
     walk("", {k: v for k, v in inputs.items() if k not in ("apiVersion", "kind")}, 0)
@@ -59,36 +82,40 @@ def key_inputs(inputs: dict[str, Any], width: int = _SUMMARY_WIDTH) -> str:
 
 
 def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
-    table = Table(
-        title=f"{kind} plan for env {env!r}: project {plan.project}, stack {plan.stack}",
-        show_lines=False,
-        expand=False,
+    """One block per resource — its op, type and name on the first line, then its parent,
+    options and key inputs wrapped to the console's width (its terminal's, or PIPED_WIDTH) —
+    so no identifier is cut and no line runs past the width."""
+    width = console.width
+    console.print(
+        f"{kind} plan for env {env!r}: project {plan.project}, stack {plan.stack}", markup=False
     )
-    table.add_column("op")
-    table.add_column("type", style="cyan", no_wrap=True)
-    table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("parent")
-    table.add_column("options")
-    table.add_column("key inputs", overflow="fold")
-    for r in plan.resources:  # escape: "[secret]" must print, not be read as rich markup
+    for r in plan.resources:
+        head = f"{r.op:<6} {r.type}  {r.name}"
+        if len(head) > width:  # a long type and name: each on its own line, never cut
+            head = f"{r.op:<6} {r.type}\n{'':<7}{r.name}"
+        console.print(head, markup=False, highlight=False, soft_wrap=True)
         flags = ",".join(
             f for f, on in (("protect", r.protect), ("retainOnDelete", r.retain_on_delete)) if on
         )
-        table.add_row(
-            r.op,
-            escape(r.type),
-            escape(r.name),
-            escape(r.parent or ""),
-            escape(flags),
-            escape(key_inputs(r.inputs)),
+        details = " ".join(
+            part
+            for part in (
+                f"parent={r.parent}" if r.parent else "",
+                f"options={flags}" if flags else "",
+                key_inputs(r.inputs, width=10 * width),
+            )
+            if part
         )
-    console.print(table)
-    outputs = Table(title="stack outputs")
-    outputs.add_column("output", style="bold")
-    outputs.add_column("value", overflow="fold")
+        for line in textwrap.wrap(details, width=width - 7, break_on_hyphens=False):
+            console.print(" " * 7 + line, markup=False, highlight=False, soft_wrap=True)
+    console.print("stack outputs:", markup=False)
     for key, value in sorted(plan.outputs.items()):
-        outputs.add_row(escape(key), escape(value if isinstance(value, str) else json.dumps(value)))
-    console.print(outputs)
+        text = value if isinstance(value, str) else json.dumps(value)
+        wrapped = textwrap.wrap(
+            f"{key} = {text}", width=width - 2, subsequent_indent="    ", break_on_hyphens=False
+        )
+        for line in wrapped or [f"{key} ="]:
+            console.print("  " + line, markup=False, highlight=False, soft_wrap=True)
     for step in plan.pending:
         console.print(f"pending: {step}", markup=False)
     creates = sum(1 for r in plan.resources if r.op == "create")
