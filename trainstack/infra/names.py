@@ -28,7 +28,7 @@ fits. A run without it is local-only as far as CI is concerned."""
 OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 DISK_CSI_DRIVER = "diskplugin.csi.alibabacloud.com"
-"""Alibaba Cloud's CSI drivers (DESIGN.md: "Alibaba CSI provisioners"): the StorageClasses'
+"""Alibaba Cloud's CSI drivers (ACK's csi-plugin provisioner names): the StorageClasses'
 provisioners, the renderer's OSS PVs, the volume admission policy and the storage policy rule."""
 
 PRIORITIES = range(1, 10)
