@@ -10,8 +10,8 @@ pods, and one team's pod could read every other team's volumes on its node.
   host ports or added capabilities beyond the default set. Not ``restricted``: that level also
   requires ``runAsNonRoot`` and ``seccompProfile`` on every container, which neither the rendered
   jobs nor ordinary framework images (tensorflow/tensorflow, pytorch/pytorch, horovod/horovod run
-  as root by default) satisfy, so it would refuse ordinary jobs. ``audit`` and ``warn`` are ``restricted`` so what a job would need
-  to change is visible without refusing it.
+  as root by default) satisfy, so it would refuse ordinary jobs. ``audit`` and ``warn`` are
+  ``restricted`` so what a job would need to change is visible without refusing it.
 - ``trainstack:hostPathVolumes: true`` (kubeconfig mode only, for a single-user local cluster such
   as kind, where ``file://`` bindings render hostPath volumes) makes team namespaces
   ``privileged``; the ``no-host-access`` policy rule follows the same setting.
