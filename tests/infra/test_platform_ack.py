@@ -158,7 +158,10 @@ def test_nas_buckets_registry_and_jobs_role(mocks: Any) -> None:
                 "policyDocument"
             ]
         )
-        objects, listing = doc["Statement"]
+        objects, listing, info = doc["Statement"]
+        # GetBucketInfo carries no prefix: under the listing's oss:Prefix condition it would
+        # be denied, so it is a statement of its own
+        assert info["Action"] == ["oss:GetBucketInfo"] and "Condition" not in info
         assert sorted(objects["Resource"]) == [
             f"acs:oss:*:*:acme-trainstack-dev-{p}/{team}/*" for p in purposes
         ]

@@ -91,23 +91,31 @@ def team_role_name(ack: AckConfig, team: str) -> str:
 
 def oss_policy(buckets: list[str], prefix: str) -> dict[str, Any]:
     """Objects under ``prefix`` (``""``: the whole bucket) of ``buckets``, and listing them."""
-    statements: list[dict[str, Any]] = [
-        {
-            "Effect": "Allow",
-            "Action": OBJECT_ACTIONS,
-            "Resource": [f"acs:oss:*:*:{b}/{prefix}*" for b in buckets],
-        },
-        {
-            "Effect": "Allow",
-            "Action": BUCKET_ACTIONS,
-            "Resource": [f"acs:oss:*:*:{b}" for b in buckets],
-        },
-    ]
-    if prefix:
-        # ListObjects is a bucket action; oss:Prefix narrows it to the team's folder (RAM policy
-        # elements for OSS: the oss:Prefix condition key applies to ListObjects).
-        statements[1]["Condition"] = {"StringLike": {"oss:Prefix": [prefix, f"{prefix}*"]}}
-    return {"Version": "1", "Statement": statements}
+    objects = {
+        "Effect": "Allow",
+        "Action": OBJECT_ACTIONS,
+        "Resource": [f"acs:oss:*:*:{b}/{prefix}*" for b in buckets],
+    }
+    bucket_resources = [f"acs:oss:*:*:{b}" for b in buckets]
+    if not prefix:
+        return {
+            "Version": "1",
+            "Statement": [
+                objects,
+                {"Effect": "Allow", "Action": BUCKET_ACTIONS, "Resource": bucket_resources},
+            ],
+        }
+    # ListObjects is a bucket action; oss:Prefix narrows it to the team's folder (RAM policy
+    # elements for OSS: the oss:Prefix condition key applies to ListObjects). GetBucketInfo
+    # carries no prefix, so under that condition it would be denied: a statement of its own.
+    listing = {
+        "Effect": "Allow",
+        "Action": ["oss:ListObjects"],
+        "Resource": bucket_resources,
+        "Condition": {"StringLike": {"oss:Prefix": [prefix, f"{prefix}*"]}},
+    }
+    info = {"Effect": "Allow", "Action": ["oss:GetBucketInfo"], "Resource": bucket_resources}
+    return {"Version": "1", "Statement": [objects, listing, info]}
 
 
 def _role(
