@@ -24,6 +24,7 @@ from trainstack.kubedl.pods import (
     pod_name,
 )
 from trainstack.kubedl.record import (
+    DeadlineClock,
     EnvScheme,
     Injected,
     JobKind,
@@ -43,6 +44,7 @@ __all__ = [
     "REPLICA_INDEX_LABEL",
     "REPLICA_TYPE_LABEL",
     "RETRYABLE_EXIT_CODES",
+    "DeadlineClock",
     "EnvScheme",
     "Injected",
     "JobKind",

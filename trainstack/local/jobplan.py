@@ -24,6 +24,7 @@ from trainstack.kubedl import (
     operator_env,
     pod_name,
 )
+from trainstack.kubedl.restart import NEVER, replica_restart_policy
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
@@ -81,7 +82,23 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
         grace_seconds=grace_seconds,
         success=success_sets(run),
         start_after=start_order(run),
+        final_roles=final_roles(run),
     )
+
+
+def final_roles(run: Run) -> dict[str, str]:
+    """Roles rendered `Never` although the run asks for restarts (trainstack.kubedl.restart: a
+    role the operator never fails over): role -> why, for the failure's message."""
+    ft = run.fault_tolerance
+    if ft is None:
+        return {}
+    kind = job_kind(run.job_type)
+    return {
+        role: f"KubeDL v0.5.0 fails a {kind.kind} whose {role} fails, whatever its exit code"
+        for role in run.resources
+        if replica_restart_policy(kind, role, fault_tolerance=True, unconditional=ft.unconditional)
+        == NEVER
+    }
 
 
 def restart_budget(run: Run) -> tuple[int, str]:

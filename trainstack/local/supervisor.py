@@ -57,6 +57,9 @@ class Policy:
     success: tuple[frozenset[str], ...] = ()
     # role -> roles whose replicas must all have started before any of its replicas starts.
     start_after: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # role -> why its failures are final whatever the exit code (a role the operator never
+    # fails over: the ElasticBatch AIMaster, trainstack.kubedl.restart).
+    final_roles: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def limit(self) -> str:
@@ -183,11 +186,18 @@ class Supervisor:
     def _handle_failures(self, failures: list[tuple[str, int]]) -> Outcome | None:
         policy = self._policy
         told = "; ".join(self._exit_text(k, c) for k, c in failures)
-        retryable = [k for k, c in failures if is_retryable(c, unconditional=policy.unconditional)]
+        final = {self._launches[k].role for k, _ in failures} & set(policy.final_roles)
+        retryable = [
+            k
+            for k, c in failures
+            if is_retryable(c, unconditional=policy.unconditional)
+            and self._launches[k].role not in final
+        ]
         if len(retryable) < len(failures):
             # One permanent failure fails the job, whatever else is being recreated.
             self._stop(list(self._replicas), ended=True)
-            return self._outcome(RunStatus.FAILED, f"{told} (not retried)")
+            why = "".join(f": {policy.final_roles[role]}" for role in sorted(final))
+            return self._outcome(RunStatus.FAILED, f"{told} (not retried{why})")
         if self._restarts + len(retryable) > policy.max_restarts:
             self._stop(list(self._replicas), ended=True)
             return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
