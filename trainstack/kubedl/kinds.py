@@ -170,9 +170,10 @@ KINDS: Mapping[JobType, JobKind] = {
         port_name="xgboostjob-port",
         port=9999,
         roles=(
-            # Both roles get Services; no start order (GetReconcileOrders: Master, Worker).
-            # KubeDL v0.5.0 pkg/job_controller/job.go (shouldCreateService),
-            # controllers/xgboost/xgboostjob_controller.go
+            # Both roles get Services (KubeDL v0.5.0 pkg/job_controller/job.go,
+            # shouldCreateService); reconciled Master, then Worker
+            # (controllers/xgboost/xgboostjob_controller.go:204, GetReconcileOrders), and the
+            # workers' DAG condition (below) waits for the master to be Running.
             Role(
                 "master",
                 "Master",
