@@ -28,7 +28,7 @@ from trainstack.kubedl.restart import NEVER, replica_restart_policy
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
-from trainstack.local.ports import free_ports
+from trainstack.local.ports import AddressPlan, SharedLoopback
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
 from trainstack.local.supervisor import Policy
@@ -194,12 +194,14 @@ def plan_job(
     grace_seconds: float,
     available_gpus: tuple[str, ...],
     secret_env: Mapping[str, str] | None = None,
+    addresses: AddressPlan | None = None,
 ) -> JobPlan:
     """`secret_env`: the values of `run.secret_env` (default: `secret_env_values(run)`). They
     go into the replicas' environment only: not into the config files."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
     keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
-    topology = _topology(run, keys)
+    # Where each replica listens: one shared network namespace today (trainstack.local.ports).
+    topology = (addresses or SharedLoopback()).topology(run, keys)
     gpus = gpu_alloc.assign(
         [(f"{role}-{i}", run.resources[role].gpu) for role, i in keys], available_gpus
     )
@@ -248,16 +250,6 @@ def plan_job(
         config=config_files(run, topology, ContractLayout.at(layout.root)),
         limits=replica_limits(run),
     )
-
-
-def _topology(run: Run, keys: list[tuple[str, int]]) -> Topology:
-    if job_kind(run.job_type).port is None:
-        return Topology.local(run, {})
-    ports = iter(free_ports(len(keys)))
-    by_role: dict[str, list[int]] = {}
-    for role, _index in keys:
-        by_role.setdefault(role, []).append(next(ports))
-    return Topology.local(run, by_role)
 
 
 def _base_env(run_id: str, venv: Path | None) -> dict[str, str]:
