@@ -92,6 +92,8 @@ def status(
             + (f" since {cond.since}" if cond.since else "")
             + (f": {cond.message}" if cond.message else "")
         )
+    for why in state.waiting:
+        click.echo(f"  waiting: {why}")
     if not state.replicas:
         click.echo("  no pods (yet, or cleaned up)")
     for r in state.replicas:

@@ -47,7 +47,10 @@ def wait(
     def show(state: JobState) -> None:
         replicas = ", ".join(f"{r.role}-{r.index} {r.phase}" for r in state.replicas)
         click.echo(
-            f"{state.name}: {state.outcome}" + (f" [{replicas}]" if replicas else ""), err=True
+            f"{state.name}: {state.outcome}"
+            + (f" [{replicas}]" if replicas else "")
+            + (f" waiting: {'; '.join(state.waiting)}" if state.waiting else ""),
+            err=True,
         )
 
     found = service.locate(run, env, team=team, home=home, backend=backend)

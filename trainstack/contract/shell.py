@@ -51,6 +51,9 @@ PRELUDE = (
 POD_IP_ENV = "TRAINSTACK_POD_IP"
 # An MPI worker only hosts the ranks the launcher starts through kubexec; it waits.
 MPI_WORKER_WAIT = "exec sleep 2147483647"
+# What coreutils' `timeout` exits with when the deadline passed (deadline_launch); not one of
+# KubeDL's retryable codes.
+DEADLINE_EXIT_CODE = 124
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD_BREAK = " \t\n;&|()<>"
@@ -349,7 +352,32 @@ def script(run: Run, role: str | None = None, *, install_requirements: bool = Tr
         return prelude + MPI_WORKER_WAIT
     if run.torch_elastic is not None:
         return prelude + torch_elastic_launch(run, role, rewrite(run.component.command))
-    return prelude + rewrite(run.component.command)
+    body = prelude + rewrite(run.component.command)
+    if run.timeout_seconds and role is not None and role == kind.deadline_role:
+        return deadline_launch(kind.kind, run.timeout_seconds, body)
+    return body
+
+
+def deadline_launch(kind: str, seconds: int, body: str) -> str:
+    """The script `body` under the run's timeout, for the role of a kind whose operator never
+    enforces `activeDeadlineSeconds` (trainstack.kubedl.DeadlineClock.NEVER: the MPI launcher).
+
+    coreutils' `timeout`, exec'd so it is the container's first process: it forwards the
+    kubelet's SIGTERM to the command's process group and, when the deadline passes, sends it
+    SIGTERM and exits 124 (DEADLINE_EXIT_CODE), which KubeDL's ExitCode policy never retries
+    (KubeDL v0.5.0 pkg/util/train/train_util.go): the launcher fails, so the job does. The
+    clock starts with the launcher's container (after scheduling and image pulls) and a
+    recreated launcher starts its own. An image without `timeout` fails at once, saying so,
+    rather than running without a deadline."""
+    missing = (
+        f"trainstack: a {kind} with spec.timeout needs coreutils' timeout in its image "
+        f"(KubeDL v0.5.0 never enforces an {kind}'s activeDeadlineSeconds, so its "
+        "launcher enforces the timeout itself)"
+    )
+    return (
+        f"command -v timeout >/dev/null 2>&1 || {{ echo {shlex.quote(missing)} >&2; exit 127; }}\n"
+        f'exec timeout {max(int(seconds), 1)} {SHELL} -c {shlex.quote(body)} {SHELL} "$@"'
+    )
 
 
 def torch_elastic_launch(run: Run, role: str | None, command: str) -> str:

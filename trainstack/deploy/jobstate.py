@@ -67,6 +67,9 @@ class JobState:
     conditions: tuple[Condition, ...]
     replicas: tuple[ReplicaState, ...]
     message: str | None  # the deciding condition's message
+    # Why it waits, in the cluster's words (trainstack.deploy.waiting): the scheduler, the
+    # kubelet, the job controller's refusals, the gang scheduler. Empty when nothing waits.
+    waiting: tuple[str, ...] = ()
 
     @property
     def restarts(self) -> int:

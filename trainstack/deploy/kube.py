@@ -120,6 +120,49 @@ class Cluster:
         )
         return list(Reader(what).items((doc or {}).get("items"), "items"))
 
+    def events(self, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
+        """The events about object ``kind``/``name`` (the job controller's, for a job); empty
+        when the credentials may not read events."""
+        from kubernetes import client
+
+        from trainstack.deploy.apijson import Reader
+
+        what = f"events of {kind} {namespace}/{name}"
+        doc = self._json(
+            what,
+            lambda: client.CoreV1Api(self._api).list_namespaced_event(
+                namespace,
+                field_selector=f"involvedObject.name={name},involvedObject.kind={kind}",
+                _preload_content=False,
+                _request_timeout=self._timeouts,
+            ),
+            missing_ok=True,
+            forbidden_ok=True,
+        )
+        return list(Reader(what).items((doc or {}).get("items"), "items"))
+
+    def custom_object(
+        self, group: str, version: str, plural: str, namespace: str, name: str
+    ) -> dict[str, Any] | None:
+        """A namespaced custom object (a gang scheduler's PodGroup); None when it does not
+        exist or the credentials may not read it."""
+        from kubernetes import client
+
+        return self._json(
+            f"{plural} {namespace}/{name}",
+            lambda: client.CustomObjectsApi(self._api).get_namespaced_custom_object(
+                group,
+                version,
+                namespace,
+                plural,
+                name,
+                _preload_content=False,
+                _request_timeout=self._timeouts,
+            ),
+            missing_ok=True,
+            forbidden_ok=True,
+        )
+
     def log(
         self,
         namespace: str,
@@ -160,17 +203,24 @@ class Cluster:
     # --- plumbing ----------------------------------------------------------------------------
 
     def _json(
-        self, what: str, call: Callable[[], Any], *, missing_ok: bool = False
+        self,
+        what: str,
+        call: Callable[[], Any],
+        *,
+        missing_ok: bool = False,
+        forbidden_ok: bool = False,
     ) -> dict[str, Any] | None:
+        """``forbidden_ok``: a 403 reads as None (what the credentials may not read is optional
+        detail, such as events and PodGroups)."""
         from kubernetes.client.exceptions import ApiException
 
         from trainstack.deploy.apijson import Reader
 
         deadline = time.monotonic() + self.timeout
         try:
-            response = self._guard(what, call)
+            response = self._guard(what, call, forbidden_ok=forbidden_ok)
         except ApiException as err:
-            if err.status == 404 and missing_ok:
+            if (err.status == 404 and missing_ok) or (err.status == 403 and forbidden_ok):
                 return None
             raise ClusterError(
                 f"{what}: the cluster at {self.host} answered HTTP {err.status} {err.reason}"
@@ -229,15 +279,18 @@ class Cluster:
             hint=f"credentials from {self.access.source}",
         )
 
-    def _guard(self, what: str, call: Callable[[], Any]) -> Any:
+    def _guard(self, what: str, call: Callable[[], Any], *, forbidden_ok: bool = False) -> Any:
         """Run one API call; refused credentials and an unreachable cluster are one clear
-        ``ClusterError`` each (a 404 stays an ApiException for the caller to judge)."""
+        ``ClusterError`` each (a 404, and a 403 when ``forbidden_ok``, stay an ApiException for
+        the caller to judge)."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
         try:
             return call()
         except ApiException as err:
+            if err.status == 403 and forbidden_ok:
+                raise
             if err.status in (401, 403):
                 raise ClusterError(
                     f"{what}: the cluster at {self.host} refused the credentials from "

@@ -12,9 +12,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import suppress
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from trainstack.deploy.apijson import Reader
 from trainstack.deploy.index import StackEntry
 from trainstack.deploy.jobstate import JobState, Outcome, ReplicaState, job_state
 from trainstack.deploy.kube import Cluster
@@ -85,7 +86,35 @@ def connect(entry: StackEntry, settings: DeploySettings, command: auto.PulumiCom
 def read_state(cluster: Cluster, job: JobRef) -> JobState:
     obj = cluster.job(job.api_version, job.kind, job.namespace, job.name)
     pods = cluster.pods(job.namespace, job.name)
-    return job_state(job.kind, job.name, job.namespace, obj, pods, job.container)
+    state = job_state(job.kind, job.name, job.namespace, obj, pods, job.container)
+    return with_waiting(cluster, job, state, pods)
+
+
+def with_waiting(cluster: Cluster, job: JobRef, state: JobState, pods: list[Any]) -> JobState:
+    """The state with why it waits (trainstack.deploy.waiting), asked of the cluster only while
+    something waits: the job is pending or one of its pods is."""
+    from trainstack.deploy import waiting
+
+    if state.outcome.finished or (
+        state.outcome is Outcome.RUNNING and all(r.phase != "Pending" for r in state.replicas)
+    ):
+        return state
+    read = Reader(f"pods of {job.namespace}/{job.name}")
+    labels = {r.pod: f"{r.role}-{r.index}" for r in state.replicas}
+    reasons: list[str] = []
+    for i, pod in enumerate(pods):
+        name = read.obj(pod, f"items[{i}]").get("metadata", {}).get("name")
+        reasons += waiting.pod_reasons(pod, labels.get(str(name), str(name)), f"items[{i}]", read)
+    events = cluster.events(job.namespace, job.kind, job.name)
+    reasons += waiting.event_reasons(events, Reader(f"events of {job.namespace}/{job.name}"))
+    if waiting.uses_gang_scheduler(pods, read):
+        group = cluster.custom_object(*waiting.VOLCANO_PODGROUP, job.namespace, job.name)
+        reasons += waiting.podgroup_reasons(
+            group, job.name, Reader(f"PodGroup {job.namespace}/{job.name}")
+        )
+    why = tuple(dict.fromkeys(reasons))
+    message = "; ".join(why) if why and state.outcome is Outcome.PENDING else state.message
+    return replace(state, waiting=why, message=message)
 
 
 def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None:
@@ -106,8 +135,14 @@ def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None
                 restarts=state.restarts,
                 reason=state.message,
             )
-        elif state.replicas:
-            registry.record_progress(entry.registry_id, exits=exits, restarts=state.restarts)
+        else:
+            # A run still waiting keeps why as its reason (cleared once nothing waits).
+            registry.record_progress(
+                entry.registry_id,
+                exits=exits,
+                restarts=state.restarts,
+                reason="; ".join(state.waiting) or None,
+            )
 
 
 def wait(
@@ -128,6 +163,7 @@ def wait(
         summary = (
             state.outcome,
             tuple((r.role, r.index, r.phase, r.restarts) for r in state.replicas),
+            state.waiting,
         )
         if on_change is not None and summary != last:
             on_change(state)

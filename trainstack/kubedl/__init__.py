@@ -12,6 +12,7 @@ from trainstack.kubedl.kinds import (
     reserved_env,
 )
 from trainstack.kubedl.pods import (
+    CLEAN_POD_POLICY,
     COMPLETION_INDEX_ANNOTATION,
     MPI_CONFIG_DIR,
     MPI_HOSTFILE,
@@ -19,11 +20,13 @@ from trainstack.kubedl.pods import (
     REPLICA_INDEX_LABEL,
     REPLICA_TYPE_LABEL,
     RETRYABLE_EXIT_CODES,
+    deleted_when_job_ends,
     indexed_job_hostname,
     mpi_hostfile,
     pod_name,
 )
 from trainstack.kubedl.record import (
+    DeadlineClock,
     EnvScheme,
     Injected,
     JobKind,
@@ -33,6 +36,7 @@ from trainstack.kubedl.record import (
 )
 
 __all__ = [
+    "CLEAN_POD_POLICY",
     "COMPLETION_INDEX_ANNOTATION",
     "CONTRACT_NAMES",
     "CONTRACT_PREFIXES",
@@ -43,6 +47,7 @@ __all__ = [
     "REPLICA_INDEX_LABEL",
     "REPLICA_TYPE_LABEL",
     "RETRYABLE_EXIT_CODES",
+    "DeadlineClock",
     "EnvScheme",
     "Injected",
     "JobKind",
@@ -50,6 +55,7 @@ __all__ = [
     "Role",
     "RunPolicyPlace",
     "SuccessRule",
+    "deleted_when_job_ends",
     "indexed_job_hostname",
     "is_contract_env",
     "job_kind",

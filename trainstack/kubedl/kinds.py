@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from trainstack.kubedl.jobtype import JobType
 from trainstack.kubedl.pods import MPI_HOSTFILE, MPI_KUBEXEC
 from trainstack.kubedl.record import (
+    DeadlineClock,
     EnvScheme,
     Injected,
     JobKind,
@@ -169,9 +170,10 @@ KINDS: Mapping[JobType, JobKind] = {
         port_name="xgboostjob-port",
         port=9999,
         roles=(
-            # Both roles get Services; no start order (GetReconcileOrders: Master, Worker).
-            # KubeDL v0.5.0 pkg/job_controller/job.go (shouldCreateService),
-            # controllers/xgboost/xgboostjob_controller.go
+            # Both roles get Services (KubeDL v0.5.0 pkg/job_controller/job.go,
+            # shouldCreateService); reconciled Master, then Worker
+            # (controllers/xgboost/xgboostjob_controller.go:204, GetReconcileOrders), and the
+            # workers' DAG condition (below) waits for the master to be Running.
             Role(
                 "master",
                 "Master",
@@ -224,6 +226,9 @@ KINDS: Mapping[JobType, JobKind] = {
         operator_ttl_seconds=100,
         default_ttl_seconds=86400,  # a day to read status and logs
         scaffold_image="python:3.11-slim",
+        # The clock starts once a role is fully active: the master's pod Running.
+        # KubeDL v0.5.0 controllers/xgboost/job.go:109-113
+        deadline_clock=DeadlineClock.ROLE_ACTIVE,
     ),
     JobType.ELASTICBATCH: JobKind(
         job_type=JobType.ELASTICBATCH,
@@ -254,6 +259,10 @@ KINDS: Mapping[JobType, JobKind] = {
                 scaffold_replicas=1,
                 required_reason="KubeDL v0.5.0 never writes a status for an ElasticBatchJob "
                 "without an AIMaster",
+                # A failed AIMaster pod fails the job: the "restarting" branch is only for
+                # other replica types, so under ExitCode its pod is deleted for a failover
+                # that never comes. KubeDL v0.5.0 controllers/elasticbatch/status.go:108-109
+                failover=False,
             ),
         ),
         primary_role="worker",
@@ -351,6 +360,11 @@ KINDS: Mapping[JobType, JobKind] = {
         operator_config_map_suffix="-config",
         operator_config_map_keys=(MPI_KUBEXEC, MPI_HOSTFILE),
         exec_role="launcher",
+        # No StartTime, so no deadline (controllers/mpi/job.go:78, UpdateJobStatus sets none;
+        # pkg/job_controller/job.go:539 pastActiveDeadline is then false): the launcher, whose
+        # exit decides the job, runs its command under the run's timeout itself.
+        deadline_clock=DeadlineClock.NEVER,
+        deadline_role="launcher",
     ),
     JobType.CUSTOM: JobKind(
         job_type=JobType.CUSTOM,

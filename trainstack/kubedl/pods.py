@@ -23,6 +23,23 @@ def indexed_job_hostname(job_name: str, index: int) -> str:
 # KubeDL v0.5.0 pkg/util/train/train_util.go (IsRetryableExitCode, IsRetryablePodFailedReason)
 RETRYABLE_EXIT_CODES: tuple[int, ...] = (130, 137, 138, 143)
 
+# The cleanPodPolicy trainstack renders: when the job ends the operator deletes the pods still
+# Running (replicas a success rule left behind, PS pods) and keeps the finished ones, whose logs
+# users still read. `All` would delete those too.
+CLEAN_POD_POLICY = "Running"
+
+
+def deleted_when_job_ends(clean_pod_policy: str, phase: str) -> bool:
+    """Whether a finished job's reconcile deletes a pod in this phase. `Running` spares every
+    other phase — a pod still Pending when the job ends (an image pull, the `prepare` init
+    container) is left alone, and deleted at a later reconcile once its main container has
+    started (a finished job is reconciled again on every pod event, with no early return).
+    KubeDL v0.5.0 pkg/job_controller/job.go:46-54 (deletePodsAndServices), job.go:182"""
+    if clean_pod_policy == "None":
+        return False
+    return clean_pod_policy == "All" or phase == "Running"
+
+
 # Labels the operator puts on every pod (and Service) it creates.
 # KubeDL v0.5.0 pkg/job_controller/api/v1/constants.go
 REPLICA_TYPE_LABEL = "replica-type"  # the lower-cased replica type

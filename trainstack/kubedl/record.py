@@ -36,6 +36,25 @@ class RunPolicyPlace(enum.Enum):
     JOB_SPEC = "batch/v1"  # a Kubernetes Job: its own spec fields
 
 
+class DeadlineClock(enum.Enum):
+    """When the operator starts the clock of `activeDeadlineSeconds` (the run's `timeout`): it
+    fails a job past its deadline only once `Status.StartTime` is set.
+    KubeDL v0.5.0 pkg/job_controller/job.go:538-547 (pastActiveDeadline)"""
+
+    # At the controller's first status update, before any pod is scheduled: time spent Pending
+    # (scheduling, image pulls, the `prepare` init container) counts.
+    # KubeDL v0.5.0 controllers/tensorflow/status.go:137, controllers/pytorch/status.go:40,
+    # controllers/elasticbatch/status.go:40; Kubernetes' Job controller sets status.startTime
+    # when it first syncs the Job (pkg/controller/job/job_controller.go).
+    ACKNOWLEDGED = "job-acknowledged"
+    # Once every replica of some role is active (for XGBoost: the master's pod, which the
+    # workers wait for). KubeDL v0.5.0 controllers/xgboost/job.go:109-113
+    ROLE_ACTIVE = "role-fully-active"
+    # Never: the MPI controller sets no StartTime, so activeDeadlineSeconds is never enforced.
+    # KubeDL v0.5.0 controllers/mpi/job.go:78-162 (UpdateJobStatus)
+    NEVER = "never"
+
+
 class EnvScheme(enum.Enum):
     """How the framework variables' values are computed (trainstack.contract.framework)."""
 
@@ -85,6 +104,10 @@ class Role:
     # False: the role's pods only host processes another role starts in them (MPI workers run
     # the ranks the launcher execs), so they wait instead of running the component's command.
     runs_command: bool = True
+    # False: a failed pod of this role fails the job whatever its exit code, so ExitCode's
+    # failover never applies; trainstack renders it `Never` under ExitCode and a local run does
+    # not recreate it (trainstack.kubedl.restart).
+    failover: bool = True
 
     @property
     def addressable(self) -> bool:
@@ -130,6 +153,11 @@ class JobKind:
     # `spec.advanced` ports (customPortList/customPortNumPerWorker in Alibaba PAI DLC: create a
     # training job, its advanced parameters) apply.
     custom_ports: bool = False
+    # When the operator starts counting the run's timeout (activeDeadlineSeconds).
+    deadline_clock: DeadlineClock = DeadlineClock.ACKNOWLEDGED
+    # Where the operator never enforces the deadline: the role whose command trainstack runs
+    # under the run's timeout itself (trainstack.contract.shell), the one whose exit ends the job.
+    deadline_role: str | None = None
 
     # --- lookups ---------------------------------------------------------------------------
 

@@ -24,10 +24,11 @@ from trainstack.kubedl import (
     operator_env,
     pod_name,
 )
+from trainstack.kubedl.restart import NEVER, replica_restart_policy
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
-from trainstack.local.ports import free_ports
+from trainstack.local.ports import AddressPlan, SharedLoopback
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
 from trainstack.local.supervisor import Policy
@@ -81,7 +82,23 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
         grace_seconds=grace_seconds,
         success=success_sets(run),
         start_after=start_order(run),
+        final_roles=final_roles(run),
     )
+
+
+def final_roles(run: Run) -> dict[str, str]:
+    """Roles rendered `Never` although the run asks for restarts (trainstack.kubedl.restart: a
+    role the operator never fails over): role -> why, for the failure's message."""
+    ft = run.fault_tolerance
+    if ft is None:
+        return {}
+    kind = job_kind(run.job_type)
+    return {
+        role: f"KubeDL v0.5.0 fails a {kind.kind} whose {role} fails, whatever its exit code"
+        for role in run.resources
+        if replica_restart_policy(kind, role, fault_tolerance=True, unconditional=ft.unconditional)
+        == NEVER
+    }
 
 
 def restart_budget(run: Run) -> tuple[int, str]:
@@ -177,12 +194,14 @@ def plan_job(
     grace_seconds: float,
     available_gpus: tuple[str, ...],
     secret_env: Mapping[str, str] | None = None,
+    addresses: AddressPlan | None = None,
 ) -> JobPlan:
     """`secret_env`: the values of `run.secret_env` (default: `secret_env_values(run)`). They
     go into the replicas' environment only: not into the config files."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
     keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
-    topology = _topology(run, keys)
+    # Where each replica listens: one shared network namespace today (trainstack.local.ports).
+    topology = (addresses or SharedLoopback()).topology(run, keys)
     gpus = gpu_alloc.assign(
         [(f"{role}-{i}", run.resources[role].gpu) for role, i in keys], available_gpus
     )
@@ -231,16 +250,6 @@ def plan_job(
         config=config_files(run, topology, ContractLayout.at(layout.root)),
         limits=replica_limits(run),
     )
-
-
-def _topology(run: Run, keys: list[tuple[str, int]]) -> Topology:
-    if job_kind(run.job_type).port is None:
-        return Topology.local(run, {})
-    ports = iter(free_ports(len(keys)))
-    by_role: dict[str, list[int]] = {}
-    for role, _index in keys:
-        by_role.setdefault(role, []).append(next(ports))
-    return Topology.local(run, by_role)
 
 
 def _base_env(run_id: str, venv: Path | None) -> dict[str, str]:

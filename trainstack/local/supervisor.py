@@ -57,6 +57,9 @@ class Policy:
     success: tuple[frozenset[str], ...] = ()
     # role -> roles whose replicas must all have started before any of its replicas starts.
     start_after: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # role -> why its failures are final whatever the exit code (a role the operator never
+    # fails over: the ElasticBatch AIMaster, trainstack.kubedl.restart).
+    final_roles: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def limit(self) -> str:
@@ -127,10 +130,25 @@ class Supervisor:
         self._memory = memory
         # replicas this attempt killed for going over their memory limit
         self._oom: dict[str, OverLimit] = {}
+        # (replica key, evicted) requests from outside: a pod deleted or evicted on a cluster
+        self._deletions: list[tuple[str, bool]] = []
 
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
         self._stop_requests += 1
+
+    def request_delete(self, key: str, *, evicted: bool = False) -> None:
+        """What happens to a replica's pod when it is deleted through the API (drain,
+        preemption, `kubectl delete`) or, `evicted`, by the kubelet; acted on within a tick.
+        Safe from another thread: it only appends.
+
+        Deleted: the pod is gone and the next reconcile creates it again, whatever the restart
+        policy, and nothing counts it (KubeDL v0.5.0 pkg/job_controller/pod.go:274-281).
+        Evicted: the pod stays, Failed with reason Evicted; only ExitCode fails it over
+        (failover.go:43-53, pkg/util/train/train_util.go:60-65), counted like any recreation;
+        otherwise it fails the job. Both stop the replica as the kubelet stops a pod: SIGTERM,
+        then SIGKILL after the grace period."""
+        self._deletions.append((key, evicted))
 
     @property
     def live_pids(self) -> dict[str, int]:
@@ -165,6 +183,10 @@ class Supervisor:
                 return self._outcome(
                     RunStatus.FAILED, f"timed out after {policy.timeout_seconds:g}s"
                 )
+            if self._deletions:
+                ended = self._apply_deletions()
+                if ended is not None:
+                    return ended
             failures = [(k, c) for k, c in self._poll() if c != 0]
             if failures:
                 failures += [(k, c) for k, c in self._settle() if c != 0]
@@ -183,11 +205,18 @@ class Supervisor:
     def _handle_failures(self, failures: list[tuple[str, int]]) -> Outcome | None:
         policy = self._policy
         told = "; ".join(self._exit_text(k, c) for k, c in failures)
-        retryable = [k for k, c in failures if is_retryable(c, unconditional=policy.unconditional)]
+        final = {self._launches[k].role for k, _ in failures} & set(policy.final_roles)
+        retryable = [
+            k
+            for k, c in failures
+            if is_retryable(c, unconditional=policy.unconditional)
+            and self._launches[k].role not in final
+        ]
         if len(retryable) < len(failures):
             # One permanent failure fails the job, whatever else is being recreated.
             self._stop(list(self._replicas), ended=True)
-            return self._outcome(RunStatus.FAILED, f"{told} (not retried)")
+            why = "".join(f": {policy.final_roles[role]}" for role in sorted(final))
+            return self._outcome(RunStatus.FAILED, f"{told} (not retried{why})")
         if self._restarts + len(retryable) > policy.max_restarts:
             self._stop(list(self._replicas), ended=True)
             return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
@@ -204,6 +233,39 @@ class Supervisor:
             )
         for key in retryable:
             self._start(key, marker)
+        return None
+
+    def _apply_deletions(self) -> Outcome | None:
+        policy = self._policy
+        while self._deletions:
+            key, evicted = self._deletions.pop(0)
+            if key not in self._replicas or self._codes[key] is not None:
+                continue  # not started, or already exited: no pod to delete
+            self._stop([key], ended=True)  # its exit is the deletion's, not a failure
+            self._stopped.discard(key)
+            procgroup.kill_tagged(
+                procgroup.replica_tag(self.tag, key), name=procgroup.REPLICA_TAG_ENV
+            )
+            role = self._launches[key].role
+            if not evicted:
+                self._start(key, "recreated after its pod was deleted (not counted)")
+                continue
+            exit_code_policy = policy.max_restarts > 0 and not policy.unconditional
+            if not exit_code_policy or role in policy.final_roles:
+                self._stop(list(self._replicas), ended=True)
+                return self._outcome(
+                    RunStatus.FAILED,
+                    f"{key} was evicted (not retried: only restartPolicy ExitCode fails an "
+                    "evicted pod over)",
+                )
+            if self._restarts + 1 > policy.max_restarts:
+                self._stop(list(self._replicas), ended=True)
+                return self._outcome(
+                    RunStatus.FAILED, f"{key} was evicted; no restarts left ({policy.limit})"
+                )
+            self._restarts += 1
+            self._observer.restarting(self._restarts, f"{key} was evicted")
+            self._start(key, f"restart {self._restarts} of {policy.max_restarts} after eviction")
         return None
 
     def _exit_text(self, key: str, code: int) -> str:

@@ -275,11 +275,20 @@ class Registry:
                 (RunStatus.RUNNING.value, time.time(), _exits_json(exits), run_id, *_ACTIVE),
             )
 
-    def record_progress(self, run_id: str, *, exits: Iterable[ReplicaExit], restarts: int) -> None:
+    def record_progress(
+        self,
+        run_id: str,
+        *,
+        exits: Iterable[ReplicaExit],
+        restarts: int,
+        reason: str | None = None,
+    ) -> None:
+        """A running run's replicas and restarts; ``reason``: why it waits (a deployed run's
+        pods Pending: trainstack.deploy.waiting), None when nothing does."""
         with self._write() as conn:
             conn.execute(
-                "UPDATE runs SET exits = ?, restarts = ? WHERE id = ?",
-                (_exits_json(exits), restarts, run_id),
+                "UPDATE runs SET exits = ?, restarts = ?, reason = ? WHERE id = ?",
+                (_exits_json(exits), restarts, reason, run_id),
             )
 
     def finish(

@@ -7,7 +7,13 @@ from typing import Any
 
 from trainstack.contract import Topology, config_files, job_name, run_base_env
 from trainstack.contract.framework import mpi_slots_per_worker
-from trainstack.kubedl import RETRYABLE_EXIT_CODES, JobKind, RunPolicyPlace, job_kind
+from trainstack.kubedl import (
+    CLEAN_POD_POLICY,
+    RETRYABLE_EXIT_CODES,
+    JobKind,
+    RunPolicyPlace,
+    job_kind,
+)
 from trainstack.render.code import plan_code
 from trainstack.render.meta import labels_and_annotations
 from trainstack.render.options import RenderOptions
@@ -43,7 +49,8 @@ EXEC_RULES = [
 class RunPolicy:
     """KubeDL's run policy (inline in spec, under spec.runPolicy for MPIJob)."""
 
-    clean_pod_policy: str = "Running"  # finished pods stay for their logs; PS pods go
+    # finished pods stay for their logs; PS pods go (trainstack.kubedl.CLEAN_POD_POLICY)
+    clean_pod_policy: str = CLEAN_POD_POLICY
     ttl_seconds_after_finished: int | None = None
     active_deadline_seconds: int | None = None
     backoff_limit: int | None = None

@@ -18,6 +18,7 @@ from trainstack.kubedl import (
     REPLICA_INDEX_LABEL,
     JobKind,
 )
+from trainstack.kubedl.restart import pod_restart_policy, replica_restart_policy
 from trainstack.render.meta import ROLE_LABEL
 from trainstack.render.options import GPU_RESOURCE, RenderOptions
 from trainstack.render.parts import Container, Env, Mount, Pod, PodParts, Replica
@@ -31,14 +32,13 @@ def kubelet_escape(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def restart_policies(run: Run) -> tuple[str, str]:
-    """(replica restartPolicy, pod restartPolicy)."""
+def restart_policies(run: Run, kind: JobKind, role: str) -> tuple[str, str]:
+    """(replica restartPolicy, pod restartPolicy), by trainstack.kubedl.restart's rule."""
     ft = run.fault_tolerance
-    if ft is None:
-        return "Never", "Never"
-    if ft.unconditional:
-        return "OnFailure", "OnFailure"
-    return "ExitCode", "Never"
+    policy = replica_restart_policy(
+        kind, role, fault_tolerance=ft is not None, unconditional=bool(ft and ft.unconditional)
+    )
+    return policy, pod_restart_policy(policy)
 
 
 def resources(res: RoleResources, with_gpu: bool = True) -> dict[str, Any] | None:
@@ -151,7 +151,7 @@ def replica(
             )
         )
     place = placement(run, job, res.gpu, options)
-    replica_policy, pod_policy = restart_policies(run)
+    replica_policy, pod_policy = restart_policies(run, kind, role)
     secret = run.pull_secret or options.pull_secret
     security: dict[str, Any] = {"runAsUser": run.run_as_user}
     if run.run_as_user != 0:

@@ -1,0 +1,34 @@
+"""Which restart policy each replica gets, from the run's fault tolerance and the kind's record:
+one rule for the renderer (`restartPolicy` per replica) and the local runner (which replicas it
+may recreate)."""
+
+from __future__ import annotations
+
+from trainstack.kubedl.record import JobKind
+
+EXIT_CODE = "ExitCode"
+ON_FAILURE = "OnFailure"
+NEVER = "Never"
+
+
+def replica_restart_policy(
+    kind: JobKind, role: str, *, fault_tolerance: bool, unconditional: bool
+) -> str:
+    """No fault tolerance: Never. `unconditional`: OnFailure (the kubelet restarts the container
+    in place, the pod never fails). Otherwise ExitCode, except for a role without failover
+    (`Role.failover`: the ElasticBatch AIMaster, whose failed pod fails the job under any
+    policy): Never, which says what the cluster does and keeps the failed pod and its log
+    instead of deleting it for a failover that never comes."""
+    if not fault_tolerance:
+        return NEVER
+    if unconditional:
+        return ON_FAILURE
+    if kind.has_role(role) and not kind.role(role).failover:
+        return NEVER
+    return EXIT_CODE
+
+
+def pod_restart_policy(replica_policy: str) -> str:
+    """The pod template's own policy: KubeDL runs ExitCode pods as Never (the operator, not the
+    kubelet, recreates them). KubeDL v0.5.0 pkg/job_controller/pod.go (setRestartPolicy)"""
+    return NEVER if replica_policy == EXIT_CODE else replica_policy
