@@ -10,7 +10,7 @@ import pytest
 
 from tests.spec.rulekit import Kit, component, run
 from trainstack.contract import ContractError
-from trainstack.kubedl import CONTRACT_NAMES, JobType, job_kind, operator_env
+from trainstack.kubedl import CONTRACT_NAMES, JobType, job_kind, operator_env, reserved_env
 from trainstack.render import render_run
 from trainstack.spec.model import FrozenMap
 
@@ -50,14 +50,14 @@ def test_validate_and_render_agree_on_every_reserved_name(kit: Kit, kind: JobTyp
     accepted by both."""
     base, comp = _kind_run(kind)
     ok = kit.ok_run(base, comp)
-    for name in sorted(operator_env(kind) | set(CONTRACT_NAMES)):
+    for name in sorted(reserved_env(kind)):
         data, comp = _kind_run(kind, env={name: "7"})
         errors = kit.run_errors(data, comp)
         assert [p for p, _ in errors] == [f"spec.env.{name}"], (name, errors)
         smuggled = dataclasses.replace(ok, env=FrozenMap({name: "7"}))
         with pytest.raises(ContractError, match=name):
             render_run(smuggled)
-    others = set().union(*(operator_env(k) for k in JobType)) - operator_env(kind)
+    others = set().union(*(operator_env(k) for k in JobType)) - reserved_env(kind)
     for name in sorted(others - set(CONTRACT_NAMES)):
         data, comp = _kind_run(kind, env={name: "7"})
         loaded = kit.ok_run(data, comp)
@@ -65,14 +65,19 @@ def test_validate_and_render_agree_on_every_reserved_name(kit: Kit, kind: JobTyp
 
 
 @pytest.mark.parametrize("name", ["NAMESPACE", "JOB_TYPE"])
-def test_elasticbatch_aimaster_names_are_refused(kit: Kit, name: str) -> None:
-    data, comp = _kind_run(JobType.ELASTICBATCH, secretEnv={name: "s/k"})
-    assert kit.run_errors(data, comp) == [
-        (
-            f"spec.secretEnv.{name}",
-            f"{name} is set by KubeDL for a elasticbatch job and cannot be overridden",
-        )
-    ]
+def test_elasticbatch_aimaster_names_are_the_runs_elsewhere(kit: Kit, name: str) -> None:
+    """Issue 19 item 9: KubeDL sets NAMESPACE and JOB_TYPE on the AIMaster's container only
+    (apis/inference/v1alpha1/defaults.go, setDefaultAIMasterEnv). The run's workers may use the
+    names; on the AIMaster KubeDL's value wins, locally as on the cluster."""
+    from trainstack.contract import Topology, replica_env
+
+    data, comp = _kind_run(JobType.ELASTICBATCH, env={name: "mine"})
+    run = kit.ok_run(data, comp)
+    topology = Topology.cluster(run, "team-a", "eb")
+    assert replica_env(run, "worker", 0, topology=topology)[name] == "mine"
+    aimaster = replica_env(run, "aimaster", 0, topology=topology)[name]
+    assert aimaster == {"NAMESPACE": "team-a", "JOB_TYPE": "ELASTICBATCH"}[name]
+    assert render_run(run)
 
 
 def test_tf_evaluator_is_refused_with_the_reason(kit: Kit) -> None:

@@ -18,7 +18,13 @@ from trainstack.contract.hyper import hps_json, user_args_text, value_text
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
 from trainstack.contract.shell import POD_IP_ENV
 from trainstack.contract.topology import LOCALHOST, Topology, custom_ports
-from trainstack.kubedl import is_contract_env, job_kind
+from trainstack.kubedl import (
+    CONTRACT_NAMES,
+    is_contract_env,
+    job_kind,
+    operator_wins,
+    reserved_env,
+)
 from trainstack.spec.model import Run
 from trainstack.spec.suggest import did_you_mean
 from trainstack.spec.values import env_name
@@ -77,8 +83,12 @@ def base_env(
     return env
 
 
-def _merge_user_env(run: Run, env: dict[str, str]) -> dict[str, str]:
+def _merge_user_env(
+    run: Run, env: dict[str, str], operator_wins: frozenset[str] = frozenset()
+) -> dict[str, str]:
     for key, value in run.env.items():
+        if key in operator_wins:
+            continue  # the operator appends its value after the template's: it wins there
         if key in env:
             raise ContractError(
                 f"run {run.name!r}: env {key} is set by the contract "
@@ -107,7 +117,7 @@ def _refuse_reserved(run: Run) -> None:
     """The names `trainstack validate` refuses (trainstack.kubedl.reserved_env), refused here too
     for runs built past the loader: the contract's, whether or not this run sets them, and the
     operator's, whose values would silently win on a cluster."""
-    operator = job_kind(run.job_type).injected_names()
+    operator = reserved_env(run.job_type) - frozenset(CONTRACT_NAMES)
     for group, names in (("env", run.env), ("secretEnv", run.secret_env)):
         for key in names:
             if is_contract_env(key):
@@ -167,4 +177,4 @@ def replica_env(
     if run.torch_elastic is not None and topology.is_local:
         # On a cluster the kubelet sets it from the pod's status.podIP (the renderer's fieldRef).
         env[POD_IP_ENV] = LOCALHOST
-    return _merge_user_env(run, env)
+    return _merge_user_env(run, env, operator_wins(run.job_type, role))

@@ -9,6 +9,7 @@ from trainstack.kubedl.kinds import (
     is_contract_env,
     job_kind,
     operator_env,
+    operator_wins,
     reserved_env,
 )
 from trainstack.kubedl.pods import (
@@ -61,6 +62,7 @@ __all__ = [
     "job_kind",
     "mpi_hostfile",
     "operator_env",
+    "operator_wins",
     "pod_name",
     "reserved_env",
 ]

@@ -277,8 +277,10 @@ KINDS: Mapping[JobType, JobKind] = {
             ),
             # KubeDL v0.5.0 apis/inference/v1alpha1/defaults.go (setDefaultAIMasterEnv)
             Injected("JOB_NAME", ("aimaster",), "the job's name (the contract's JOB_NAME too)"),
-            Injected("NAMESPACE", ("aimaster",), "the job's namespace"),
-            Injected("JOB_TYPE", ("aimaster",), "ELASTICBATCH"),
+            # Only the AIMaster's elasticbatch container gets these: a run's workers may use the
+            # names (issue 19); on the AIMaster KubeDL's value wins, locally as on a cluster.
+            Injected("NAMESPACE", ("aimaster",), "the job's namespace", reserved=False),
+            Injected("JOB_TYPE", ("aimaster",), "ELASTICBATCH", reserved=False),
         ),
         success=SuccessRule.AIMASTER_OR_ALL_WORKERS,
         run_policy=RunPolicyPlace.INLINE,  # apis/inference/v1alpha1/elasticbatchjob_types.go
@@ -423,8 +425,17 @@ def operator_env(job_type: JobType | str) -> frozenset[str]:
 
 def reserved_env(job_type: JobType | str) -> frozenset[str]:
     """Names a run of this kind may not set in spec.env or spec.secretEnv (besides the
-    CONTRACT_PREFIXES): the contract's and the operator's."""
-    return frozenset(CONTRACT_NAMES) | operator_env(job_type)
+    CONTRACT_PREFIXES): the contract's and the operator's reserved ones."""
+    reserved = {i.name for i in job_kind(job_type).injected if i.reserved}
+    return frozenset(CONTRACT_NAMES) | frozenset(reserved)
+
+
+def operator_wins(job_type: JobType | str, role: str) -> frozenset[str]:
+    """The unreserved names the operator sets on `role`: a run's value for them reaches the
+    other roles, and is replaced on this one."""
+    return frozenset(
+        i.name for i in job_kind(job_type).injected if not i.reserved and role in i.roles
+    )
 
 
 def is_contract_env(name: str) -> bool:

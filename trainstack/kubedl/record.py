@@ -78,6 +78,10 @@ class Injected:
     default_container_only: bool = True
     # Only when the job has more than one replica in total (TF_CONFIG).
     distributed_only: bool = False
+    # A run may not set it (spec.env would be silently replaced). False for a name the operator
+    # sets on one role's container only as metadata, which the run's other roles may use as they
+    # like: there the user's value holds, on that role the operator's wins, as on a cluster.
+    reserved: bool = True
 
 
 @dataclass(frozen=True)

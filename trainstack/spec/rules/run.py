@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainstack.errors import Diagnostic
-from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, operator_env
+from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, reserved_env
 from trainstack.spec import suggest, values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
@@ -153,7 +153,7 @@ def _operator_env(doc: SourceDoc, comp: Component) -> list[Diagnostic]:
     """Names the operator appends to a replica's env: its value would silently win over the
     run's. The same set the renderer and `trainstack env` refuse (trainstack.kubedl)."""
     out: list[Diagnostic] = []
-    injected = operator_env(comp.job_type)
+    injected = reserved_env(comp.job_type)
     for group in ("env", "secretEnv"):
         for key in section(doc.data, "spec", group):
             if isinstance(key, str) and key in injected and not is_contract_env(key):
