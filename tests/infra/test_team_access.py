@@ -271,3 +271,13 @@ def test_endpoint_of_picks_the_context_and_refuses_what_it_cannot_read(tmp_path:
         }
     )
     assert endpoint_of(missing_ca, base=tmp_path) is None
+
+
+@pytest.mark.parametrize("group", ["scheduling.sigs.k8s.io", "scheduling.volcano.sh"])
+def test_a_team_may_read_its_jobs_podgroups(mocks: Any, group: str) -> None:
+    """status and wait say why a gang waits from its PodGroup (deploy/waiting.py): with a team's
+    credentials that read was forbidden, so the reason was silently missing."""
+    build(mocks, "local")
+    role = next(r.inputs for r in mocks.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role"))
+    assert allows(role["rules"], group, "podgroups", "get")
+    assert not allows(role["rules"], group, "podgroups", "create")

@@ -129,6 +129,28 @@ def test_a_gang_scheduled_job_says_what_its_podgroup_says(
     )
 
 
+COSCHEDULING_PATH = (
+    f"/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{NS}/podgroups/mnist-baseline-01"
+)
+
+
+def test_a_coscheduled_job_says_how_much_of_its_gang_is_placed(
+    home: Path, api: RecordedAPI, cli: PlatformCLI
+) -> None:
+    """kube-coscheduler (the gang scheduler ACK Pro's scheduler implements, and the only one the
+    ack platform accepts): its PodGroup has a phase and counts, no conditions; the pods name it
+    with the pod-group.scheduling.sigs.k8s.io/name label, under the default scheduler."""
+    deployed(home)
+    api.serve(JOB_PATH, "pytorchjob-created.json")
+    api.serve(PODS_PATH, "pods-gang-coscheduling.json")
+    api.serve(COSCHEDULING_PATH, "podgroup-coscheduling.json")
+    waiting = _live(home).waiting  # type: ignore[attr-defined]
+    assert (
+        "PodGroup mnist-baseline-01 PreScheduling: 1 of 2 pods placed (the gang starts only "
+        "when all fit)"
+    ) in waiting
+
+
 def test_without_podgroup_or_events_access_the_pods_still_say_why(
     home: Path, api: RecordedAPI, cli: PlatformCLI
 ) -> None:

@@ -9,9 +9,11 @@ tested with recorded responses):
   ``FailedCreatePod`` "Error creating: pods ... is forbidden: exceeded quota: ..." (KubeDL v0.5.0
   pkg/job_controller/pod_control.go:167), the Job controller's ``FailedCreate`` for a custom run
   (Kubernetes pkg/controller/job) — and no ``SuccessfulCreatePod``/``SuccessfulCreate`` since;
-- the gang scheduler: the job's PodGroup (Volcano's, named after the job: KubeDL v0.5.0
-  pkg/gang_schedule/volcano_scheduler/scheduler.go:170) with a condition True such as
-  ``Unschedulable``.
+- the gang scheduler: the job's PodGroup — Volcano's, named after the job (KubeDL v0.5.0
+  pkg/gang_schedule/volcano_scheduler/scheduler.go:170), with a condition True such as
+  ``Unschedulable``; or the coscheduling plugin's (``kube-coscheduler``, what ACK Pro's scheduler
+  runs: pkg/gang_schedule/coscheduler/scheduler.go labels each pod
+  ``pod-group.scheduling.sigs.k8s.io/name``), whose status has a phase and counts, no conditions.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ _CREATED = frozenset({"SuccessfulCreatePod", "SuccessfulCreate"})
 # pkg/job_controller/pod.go:472-474); Volcano's PodGroup is the one read.
 VOLCANO_SCHEDULER = "volcano"
 VOLCANO_PODGROUP = ("scheduling.volcano.sh", "v1beta1", "podgroups")
+# scheduler-plugins' PodGroup, which KubeDL's kube-coscheduler creates and names on every pod.
+COSCHEDULING_PODGROUP = ("scheduling.sigs.k8s.io", "v1alpha1", "podgroups")
+COSCHEDULING_LABEL = "pod-group.scheduling.sigs.k8s.io/name"
+# Phases of a coscheduling PodGroup that mean its pods are placed (scheduler-plugins
+# apis/scheduling/v1alpha1 PodGroupPhase); any other is a wait worth naming.
+_PLACED = frozenset({"Scheduled", "Running", "Finished", "Failed"})
 
 
 def _with(message: str | None) -> str:
@@ -86,10 +94,22 @@ def event_reasons(events: Sequence[Any], read: Reader) -> list[str]:
 
 
 def podgroup_reasons(group: Mapping[str, Any] | None, name: str, read: Reader) -> list[str]:
-    """The PodGroup's conditions that are True (Volcano: Unschedulable with its message)."""
+    """The PodGroup's conditions that are True (Volcano: Unschedulable with its message); for a
+    coscheduling PodGroup, which has none, its phase while its pods are not all placed."""
     if not group:
         return []
     status = read.obj(group.get("status"), "status")
+    if str(group.get("apiVersion", "")).startswith(COSCHEDULING_PODGROUP[0] + "/"):
+        phase = read.text(status.get("phase"), "status.phase") or "Pending"
+        if phase in _PLACED:
+            return []
+        spec = read.obj(group.get("spec"), "spec")
+        need = spec.get("minMember")
+        placed = status.get("scheduled", 0)
+        need = read.int32(need, "spec.minMember", minimum=0) if need is not None else 0
+        placed = read.int32(placed, "status.scheduled", minimum=0)
+        counts = f": {placed} of {need} pods placed" if need else ""
+        return [f"PodGroup {name} {phase}{counts} (the gang starts only when all fit)"]
     out = []
     for i, raw in enumerate(read.items(status.get("conditions"), "status.conditions")):
         cond = read.obj(raw, f"status.conditions[{i}]")
@@ -102,11 +122,20 @@ def podgroup_reasons(group: Mapping[str, Any] | None, name: str, read: Reader) -
     return out
 
 
-def uses_gang_scheduler(pods: Sequence[Any], read: Reader) -> bool:
+def gang_group(
+    pods: Sequence[Any], job: str, read: Reader
+) -> tuple[tuple[str, str, str], str] | None:
+    """The PodGroup the job's pods wait on — (group, version, plural) and its name — or None."""
     for i, raw in enumerate(pods):
-        spec = read.obj(read.obj(raw, f"items[{i}]").get("spec"), f"items[{i}].spec")
+        pod = read.obj(raw, f"items[{i}]")
+        meta = read.obj(pod.get("metadata"), f"items[{i}].metadata")
+        labels = read.obj(meta.get("labels"), f"items[{i}].metadata.labels")
+        named = read.text(labels.get(COSCHEDULING_LABEL), f"items[{i}].metadata.labels")
+        if named:
+            return COSCHEDULING_PODGROUP, named
+        spec = read.obj(pod.get("spec"), f"items[{i}].spec")
         if read.text(spec.get("schedulerName"), f"items[{i}].spec.schedulerName") == (
             VOLCANO_SCHEDULER
         ):
-            return True
-    return False
+            return VOLCANO_PODGROUP, job
+    return None

@@ -107,11 +107,11 @@ def with_waiting(cluster: Cluster, job: JobRef, state: JobState, pods: list[Any]
         reasons += waiting.pod_reasons(pod, labels.get(str(name), str(name)), f"items[{i}]", read)
     events = cluster.events(job.namespace, job.kind, job.name)
     reasons += waiting.event_reasons(events, Reader(f"events of {job.namespace}/{job.name}"))
-    if waiting.uses_gang_scheduler(pods, read):
-        group = cluster.custom_object(*waiting.VOLCANO_PODGROUP, job.namespace, job.name)
-        reasons += waiting.podgroup_reasons(
-            group, job.name, Reader(f"PodGroup {job.namespace}/{job.name}")
-        )
+    gang = waiting.gang_group(pods, job.name, read)
+    if gang is not None:
+        (api, name) = gang
+        group = cluster.custom_object(*api, job.namespace, name)
+        reasons += waiting.podgroup_reasons(group, name, Reader(f"PodGroup {job.namespace}/{name}"))
     why = tuple(dict.fromkeys(reasons))
     message = "; ".join(why) if why and state.outcome is Outcome.PENDING else state.message
     return replace(state, waiting=why, message=message)

@@ -80,6 +80,13 @@ def runner_rules(workloads: Sequence[str]) -> list[k8s.rbac.v1.PolicyRuleArgsDic
         },
         {"api_groups": [""], "resources": ["pods", "pods/log", "events"], "verbs": _READ},
         {"api_groups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
+        # The gang schedulers' PodGroups KubeDL makes for the team's jobs: status and wait read
+        # why a gang waits (deploy/waiting.py).
+        {
+            "api_groups": ["scheduling.sigs.k8s.io", "scheduling.volcano.sh"],
+            "resources": ["podgroups"],
+            "verbs": _READ,
+        },
         {"api_groups": ["batch"], "resources": ["jobs"], "verbs": _CRUD},
         {
             "api_groups": ["rbac.authorization.k8s.io"],
