@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from trainstack.kubedl.jobtype import JobType as JobType
+from trainstack.spec.enums import BindingMode as BindingMode
+from trainstack.spec.enums import ParamType as ParamType
+from trainstack.spec.enums import Scheduling as Scheduling
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -45,19 +48,6 @@ class FrozenMap(Mapping[K, V], Generic[K, V]):
 
     def __hash__(self) -> int:
         return hash(tuple(self._data.items()))
-
-
-class ParamType(enum.StrEnum):
-    INT = "Int"
-    FLOAT = "Float"
-    STRING = "String"
-    BOOL = "Bool"
-
-
-class Scheduling(enum.StrEnum):
-    INTELLIGENT = "intelligent"
-    CENTRALIZED = "centralized"
-    SPREAD = "spread"
 
 
 # JobType and every per-kind fact (roles, replica types, operator behaviour) live in
@@ -116,13 +106,6 @@ class Scheme(enum.StrEnum):
     OSS = "oss"
     NAS = "nas"
     PVC = "pvc"
-
-
-class BindingMode(enum.StrEnum):
-    """How a pod sees a binding."""
-
-    MOUNT = "mount"  # network, read in place
-    DOWNLOAD = "download"  # copied before start
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainstack.kubedl.jobtype import JobType
+from trainstack.spec.enums import Algorithm, BindingMode, Goal, ParamType, Pick, Scheduling
+
 API_VERSION = "trainstack.dev/v1"
 
 COMPONENT_NAME = r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?"
@@ -32,8 +35,11 @@ QUANTITY = r"[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?"
 DURATION = r"([0-9]+[smhd])+"
 RUN_DESCRIPTION = r"[^@^\\#$%&*<>'|\"/]*"
 
-JOB_TYPES = ["tensorflow", "pytorch", "xgboost", "elasticbatch", "mpi", "custom"]
-PARAM_TYPES = ["Int", "Float", "String", "Bool"]
+# The allowed lists come from the enums (one source per vocabulary: spec/enums.py).
+JOB_TYPES = [j.value for j in JobType]
+PARAM_TYPES = [t.value for t in ParamType]
+BINDING_MODES = [m.value for m in BindingMode]
+SCHEDULING = [s.value for s in Scheduling]
 SCALAR = ["string", "integer", "float", "boolean"]
 MAX_PARAMETERS = 100
 MAX_ENV = 100
@@ -253,7 +259,7 @@ RUN: dict[str, Any] = _doc(
                 **_URI_PATTERN,
                 "schema": {
                     **_BINDING_FORM,
-                    "mode": {"type": "string", "allowed": ["mount", "download"]},
+                    "mode": {"type": "string", "allowed": BINDING_MODES},
                 },
             },
         },
@@ -297,7 +303,7 @@ RUN: dict[str, Any] = _doc(
             },
         },
         "priority": _int(1, 9),
-        "scheduling": {"type": "string", "allowed": ["intelligent", "centralized", "spread"]},
+        "scheduling": {"type": "string", "allowed": SCHEDULING},
         "spot": {
             "type": ["boolean", "dict"],
             "schema": {
@@ -370,7 +376,9 @@ RUN: dict[str, Any] = _doc(
 
 
 SWEEP_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,55}"  # room for the trial suffix `-t000` in run names
-SWEEP_ALGORITHMS = ["grid", "random", "tpe"]
+SWEEP_ALGORITHMS = [a.value for a in Algorithm]
+SWEEP_GOALS = [g.value for g in Goal]
+SWEEP_PICKS = [p.value for p in Pick]
 MAX_SWEEP_TRIALS = 10000
 
 SWEEP: dict[str, Any] = _doc(
@@ -404,8 +412,8 @@ SWEEP: dict[str, Any] = _doc(
             "required": True,
             "schema": {
                 "metric": _str(required=True, empty=False, maxlength=64),
-                "goal": {"type": "string", "required": True, "allowed": ["minimize", "maximize"]},
-                "value": {"type": "string", "allowed": ["last", "best"]},
+                "goal": {"type": "string", "required": True, "allowed": SWEEP_GOALS},
+                "value": {"type": "string", "allowed": SWEEP_PICKS},
             },
         },
         "algorithm": {"type": "string", "allowed": SWEEP_ALGORITHMS},

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainstack.spec.enums import Algorithm as Algorithm
+from trainstack.spec.enums import Goal as Goal
+from trainstack.spec.enums import Pick as Pick
 from trainstack.spec.model import FrozenMap, ParamValue, Run
-
-
-class Algorithm(enum.StrEnum):
-    GRID = "grid"
-    RANDOM = "random"
-    TPE = "tpe"
-
-
-class Goal(enum.StrEnum):
-    MINIMIZE = "minimize"
-    MAXIMIZE = "maximize"
-
-
-class Pick(enum.StrEnum):
-    """Which value of the objective's series a trial is scored by."""
-
-    LAST = "last"
-    BEST = "best"
 
 
 @dataclass(frozen=True)
