@@ -33,3 +33,19 @@ def test_the_schema_allows_exactly_the_enums_values(
     assert allowed == [v.value for v in vocabulary]
     for value in vocabulary:
         assert f'"{value.value}"' not in SCHEMA_SOURCE, f"a copy of {vocabulary.__name__}"
+
+
+def test_environment_variable_names_are_named_once() -> None:
+    """TRAINSTACK_HOME and its siblings were literals in cli/options.py and constants elsewhere:
+    trainstack/envnames.py owns them, and no other module spells one out."""
+    from trainstack import envnames
+
+    names = [v for k, v in vars(envnames).items() if k.endswith("_ENV")]
+    assert len(names) == 4
+    root = Path(envnames.__file__).parent
+    for path in root.rglob("*.py"):
+        if path.name == "envnames.py":
+            continue
+        text = path.read_text()
+        for name in names:
+            assert f'"{name}"' not in text, f"{path.relative_to(root)} spells out {name}"

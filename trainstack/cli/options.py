@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from trainstack.envnames import BACKEND_ENV, COMPONENTS_ENV, HOME_ENV, PROJECT_ENV
+
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -81,7 +83,7 @@ class _FolderPath(click.Path):
 home_option = click.option(
     "--home",
     type=_FolderPath(path_type=Path, file_okay=False),
-    envvar="TRAINSTACK_HOME",
+    envvar=HOME_ENV,
     help="State directory: run registry, local runs, stack index, passphrase (default "
     "$TRAINSTACK_HOME, else $XDG_STATE_HOME/trainstack or ~/.local/state/trainstack).",
 )
@@ -89,7 +91,7 @@ backend_option = click.option(
     "--backend",
     default=None,
     metavar="URL",
-    envvar="TRAINSTACK_BACKEND_URL",
+    envvar=BACKEND_ENV,
     help="Pulumi backend of the run stacks (default $TRAINSTACK_BACKEND_URL, else a file "
     "backend in the state home).",
 )
@@ -97,7 +99,7 @@ project_option = click.option(
     "--project",
     "project",
     type=click.Path(path_type=Path, file_okay=False),
-    envvar="TRAINSTACK_PROJECT",
+    envvar=PROJECT_ENV,
     help="The platform project (the folder with Pulumi.yaml and Pulumi.<env>.yaml; default "
     "$TRAINSTACK_PROJECT, else the nearest one at or above the current directory).",
 )
@@ -105,7 +107,7 @@ components_option = click.option(
     "--components",
     "components_dir",
     type=click.Path(path_type=Path, file_okay=False),
-    envvar="TRAINSTACK_COMPONENTS",
+    envvar=COMPONENTS_ENV,
     help="Directory that resolves `component: name@version` references (default "
     "$TRAINSTACK_COMPONENTS).",
 )

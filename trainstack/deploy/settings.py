@@ -21,11 +21,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trainstack.envnames import BACKEND_ENV as BACKEND_ENV
 from trainstack.errors import ConfigError
 from trainstack.infra import names
 from trainstack.registry.home import state_home
 
-BACKEND_ENV = "TRAINSTACK_BACKEND_URL"
 PLATFORM_STACK_ENV = "TRAINSTACK_PLATFORM_STACK"  # a template; {env} is replaced
 PASSPHRASE_ENV = "PULUMI_CONFIG_PASSPHRASE"
 PASSPHRASE_FILE = "pulumi-passphrase"

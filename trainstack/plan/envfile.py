@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainstack.envnames import PROJECT_ENV as PROJECT_ENV
 from trainstack.errors import ConfigError, NotFoundError, SpecError
 from trainstack.infra.configread import did_you_mean
 
@@ -40,9 +41,6 @@ class EnvConfig:
     source: str  # the file, as shown in messages
     values: dict[str, str]
     secret_keys: frozenset[str]
-
-
-PROJECT_ENV = "TRAINSTACK_PROJECT"
 
 
 def find_project(start: Path | None = None) -> Project:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-HOME_ENV = "TRAINSTACK_HOME"
+from trainstack.envnames import HOME_ENV as HOME_ENV
+
 XDG_STATE_ENV = "XDG_STATE_HOME"
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack.envnames import COMPONENTS_ENV as COMPONENTS_ENV
 from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec import normalize, structure, suggest
 from trainstack.spec.model import Component, Run
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
 KINDS = ("Component", "Run", "Sweep")
 COMPONENT_FILE = "component.yaml"
-COMPONENTS_ENV = "TRAINSTACK_COMPONENTS"
 
 
 @dataclass
