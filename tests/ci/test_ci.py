@@ -467,3 +467,18 @@ def test_with_the_whole_folder_as_code_runs_and_sweeps_are_not_the_version(repo:
     (mnist / "NOTES.md").write_text("shipped with the code\n")
     done = trainstack(repo, "validate", "components", "--since", "HEAD", "--format", "json")
     assert "components/mnist-ddp/NOTES.md" in json.loads(done.stdout)[0]["message"]
+
+
+def test_ci_reads_specs_with_the_spec_reader() -> None:
+    """Issue 22 item 3: ci/changes.py and ci/versions.py called yaml.safe_load on specs,
+    bypassing the hardened reader (size cap, alias-bomb guard, duplicate keys refused)."""
+    from trainstack.ci import changes, versions
+
+    doubled = "apiVersion: trainstack.dev/v1\nkind: Run\nkind: Component\nmetadata: {name: a}\n"
+    assert changes._kind_of(doubled) == (None, {})
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)
+    )
+    component = "apiVersion: trainstack.dev/v1\nkind: Component\n" + laughs
+    assert versions.parse(component, "c") is None

@@ -17,10 +17,11 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from trainstack import API_VERSION
 from trainstack.ci import git, versions
+from trainstack.errors import UserError
 from trainstack.infra.names import ENV_TAG
+from trainstack.spec import yamlsource
 from trainstack.spec.discover import spec_files
 
 PLATFORM_PREFIXES = (
@@ -47,17 +48,19 @@ class Changes:
 
 def _kind(path: Path) -> tuple[str | None, dict[str, object]]:
     try:
-        return _kind_of(path.read_text())
+        return _kind_of(path.read_text(), str(path))
     except (OSError, UnicodeDecodeError):
         return None, {}
 
 
-def _kind_of(text: str) -> tuple[str | None, dict[str, object]]:
+def _kind_of(text: str, file: str = "<spec>") -> tuple[str | None, dict[str, object]]:
+    # The specs' own reader: its size cap, alias-bomb guard and duplicate-key check hold here too
+    # (a spec it refuses is no spec for CI either: validate reports it).
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError:
+        doc = yamlsource.parse(file, text).data
+    except UserError:
         return None, {}
-    if not isinstance(doc, dict) or doc.get("apiVersion") != "trainstack.dev/v1":
+    if not isinstance(doc, dict) or doc.get("apiVersion") != API_VERSION:
         return None, {}
     return str(doc.get("kind")), doc
 

@@ -16,10 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from trainstack.ci import git
-from trainstack.errors import Diagnostic
+from trainstack.errors import Diagnostic, UserError
+from trainstack.spec import yamlsource
 
 COMPONENT_FILE = "component.yaml"
 RUN_FOLDERS = ("runs", "sweeps")  # in a component folder: specs that use it, not part of it
@@ -34,9 +33,9 @@ class Version:
 
 
 def parse(text: str, folder: str) -> Version | None:
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError:
+    try:  # the specs' own reader (spec/yamlsource.py): bounded, duplicate keys refused
+        doc = yamlsource.parse(f"{folder}/component.yaml", text).data
+    except UserError:
         return None
     if not isinstance(doc, dict) or doc.get("kind") != "Component":
         return None

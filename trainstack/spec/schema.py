@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainstack import API_VERSION as API_VERSION
 from trainstack.kubedl.jobtype import JobType
 from trainstack.spec.enums import Algorithm, BindingMode, Goal, ParamType, Pick, Scheduling
-
-API_VERSION = "trainstack.dev/v1"
 
 COMPONENT_NAME = r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?"
 RUN_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
