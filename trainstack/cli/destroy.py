@@ -30,8 +30,9 @@ def destroy(
     from trainstack.deploy.service import destroy as destroy_run
     from trainstack.deploy.workspace import find_pulumi
 
-    # Prerequisites before the question: without the CLI there is nothing to confirm.
-    command = find_pulumi()
+    # Prerequisites before the question: without the CLI there is nothing to confirm. With
+    # --yes there is no question, and the run is looked up first (a damaged index says so).
+    command = None if yes else find_pulumi()
     if not yes:
         click.confirm(f"destroy the job of run {run!r} and remove its stack?", abort=True)
 
