@@ -208,6 +208,22 @@ def tagged_pids(tag: str, name: str = PROCESS_TAG_ENV) -> list[int]:
     return found
 
 
+def tags_in_use(name: str = PROCESS_TAG_ENV) -> set[str]:
+    """Every value of `name` that a live process of this user carries (one pass over /proc):
+    which runs still have processes, found without a scan per run."""
+    prefix = f"{name}=".encode()
+    found: set[str] = set()
+    for pid in _all_pids():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        for entry in environ.split(b"\0"):
+            if entry.startswith(prefix) and not _is_zombie(pid):
+                found.add(entry[len(prefix) :].decode("utf-8", "replace"))
+    return found
+
+
 def kill_tagged(tag: str, settle_seconds: float = 5.0, name: str = PROCESS_TAG_ENV) -> int:
     """SIGKILL every process that still carries `tag`, until none is left; returns how many
     were signalled. Rescanning catches a process forked while the sweep ran, and waiting lets

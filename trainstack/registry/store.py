@@ -325,13 +325,14 @@ class Registry:
             if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0)))
         ]
         reaped = []
-        if dead:
-            # Runner and sidecar both gone (SIGKILLed together, say): what still carries a run's
-            # tag is a leftover replica (the supervisor tags processes with the run id).
-            from trainstack.local.procgroup import kill_tagged
+        # Runner and sidecar both gone (SIGKILLed together, say), or a process that escaped the
+        # sidecar's sweep of a run it already recorded interrupted: what still carries the tag
+        # of a run whose runner is dead is a leftover replica (the supervisor tags processes
+        # with the run id), whatever status the run was given (issue 20 item 9).
+        from trainstack.local.procgroup import kill_tagged, tags_in_use
 
-            for run_id in dead:
-                kill_tagged(run_id)
+        for run_id in [*dead, *self._orphaned_tags(tags_in_use(), set(dead))]:
+            kill_tagged(run_id)
         for run_id in dead:
             reaped.append(
                 self.finish(
@@ -341,6 +342,21 @@ class Registry:
                 )
             )
         return reaped
+
+    def _orphaned_tags(self, tags: set[str], known: set[str]) -> list[str]:
+        """Of the run tags live processes carry, those of local runs whose runner is gone."""
+        orphaned = []
+        for tag in sorted(tags - known):
+            row = self._conn.execute(
+                "SELECT runner_pid, runner_started_at FROM runs WHERE id = ? AND kind = 'local'",
+                (tag,),
+            ).fetchone()
+            if row is None:
+                continue  # not a run of this registry: another home's, left alone
+            pid, started = row
+            if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0))):
+                orphaned.append(tag)
+        return orphaned
 
     # --- reads -------------------------------------------------------------------------------
 
