@@ -178,7 +178,9 @@ def test_a_process_tagged_by_a_live_runners_run_is_left_alone(tmp_path: Path, cl
     from trainstack.registry import NewRun, current_runner
 
     with Registry.open(cli.home) as reg:
-        rec = reg.create(NewRun(name="live", component="c", component_version="1.0.0"), current_runner())
+        rec = reg.create(
+            NewRun(name="live", component="c", component_version="1.0.0"), current_runner()
+        )
         reg.finish(rec.id, RunStatus.SUCCEEDED)
     env = {**os.environ, procgroup.PROCESS_TAG_ENV: rec.id}
     child = subprocess.Popen(["sleep", "300"], env=env, stdin=subprocess.DEVNULL)
