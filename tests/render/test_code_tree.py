@@ -212,3 +212,32 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(
     monkeypatch.setattr(codepack, "open_code_file", no_read)
     with pytest.raises(RenderError, match="packs to more than the 878 KiB"):
         render_run(run, options=RenderOptions())
+
+
+def test_a_sparse_file_in_the_code_is_copied_sparsely_for_a_local_run(tmp_path: Path) -> None:
+    """Issue 20 item 10: a 20 GiB sparse file became 21 GB of real data in the run directory.
+    The local copy keeps holes as holes (SEEK_DATA/SEEK_HOLE, lseek(2)): the same content, and
+    only the blocks the source has."""
+    comp = _component(tmp_path)
+    sparse = comp / "src" / "table.bin"
+    size = 256 << 20
+    with sparse.open("wb") as fh:
+        fh.truncate(size)
+        fh.seek(4096 * 10)
+        fh.write(b"head")
+        fh.seek(size - 4)
+        fh.write(b"tail")
+    assert os.stat(sparse).st_blocks * 512 < (1 << 20), "the test's file system keeps holes"
+    layout = Layout(tmp_path / "rundir")
+    prepare(layout, load_run(write_run(tmp_path, comp / "component.yaml", "l")))
+    copied = layout.usercode / "table.bin"
+    st = os.stat(copied)
+    assert st.st_size == size
+    assert st.st_blocks * 512 < (1 << 20)  # not 256 MiB of zeros written out
+    with copied.open("rb") as fh:
+        fh.seek(4096 * 10)
+        assert fh.read(4) == b"head"
+        fh.seek(size - 4)
+        assert fh.read(4) == b"tail"
+        fh.seek(size // 2)
+        assert fh.read(8) == b"\0" * 8
