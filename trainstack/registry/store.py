@@ -24,7 +24,13 @@ from typing import TypeVar
 from trainstack.errors import NotFoundError, UserError
 from trainstack.registry.home import registry_path, runs_root
 from trainstack.registry.liveness import RunnerIdentity, runner_alive
-from trainstack.registry.migrations import SchemaTooNewError, migrate, refuse_newer
+from trainstack.registry.migrations import (
+    ForeignSchemaError,
+    SchemaTooNewError,
+    check_ours,
+    migrate,
+    refuse_newer,
+)
 from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
 
 BUSY_TIMEOUT_MS = 30_000
@@ -472,18 +478,12 @@ def _connect(path: Path) -> sqlite3.Connection:
     """A connection to the registry at `path`, checked before anything is written to it."""
     if path.exists() and not path.is_file():
         raise _damaged(path, "is not a file")
-    existed = path.exists() and path.stat().st_size > 0
+    if path.exists() and path.stat().st_size > 0:
+        _check_read_only(path)
     # isolation_level=None: we issue BEGIN/COMMIT ourselves, so each write is one transaction.
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if existed:
-            # Read-only and cheap at a registry's size: a damaged file is refused before
-            # anything (the WAL switch, a migration) writes to it.
-            verdict = conn.execute("PRAGMA quick_check(1)").fetchone()
-            if verdict is None or verdict[0] != "ok":
-                raise _damaged(path, f"is damaged ({verdict[0] if verdict else 'no answer'})")
-            refuse_newer(conn)
         conn.execute("PRAGMA journal_mode = WAL")
         # NORMAL is durable across application crashes in WAL mode; only power loss can lose
         # the last commits, which for a run index is an acceptable trade for speed.
@@ -494,6 +494,26 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _check_read_only(path: Path) -> None:
+    """Check an existing file through a read-only connection (SQLite's `mode=ro` URI), so a
+    damaged file or another program's database is refused before anything (the WAL switch, a
+    migration) writes to it: cheap at a registry's size."""
+    conn = sqlite3.connect(
+        f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    try:
+        verdict = conn.execute("PRAGMA quick_check(1)").fetchone()
+        if verdict is None or verdict[0] != "ok":
+            raise _damaged(path, f"is damaged ({verdict[0] if verdict else 'no answer'})")
+        refuse_newer(conn)
+        try:
+            check_ours(conn)
+        except ForeignSchemaError as err:
+            raise _damaged(path, f"is not a trainstack run registry ({err})") from None
+    finally:
+        conn.close()
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
