@@ -181,11 +181,19 @@ def _spot(doc: SourceDoc) -> list[Diagnostic]:
 
 def _timeout(doc: SourceDoc) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for key in ("timeout", "keepAfterFinished"):
+    # timeout → activeDeadlineSeconds (int64), keepAfterFinished → ttlSecondsAfterFinished
+    # (int32): batch/v1 JobSpec and KubeDL v0.5.0's RunPolicy.
+    limits = {
+        "timeout": (values.INT64_MAX, "int64"),
+        "keepAfterFinished": (values.INT32_MAX, "int32"),
+    }
+    for key, (maximum, field) in limits.items():
         value = section(doc.data, "spec").get(key)
+        if isinstance(value, int) and abs(value) > values.INT64_MAX:
+            continue  # the schema's one 64-bit rule says so
         if isinstance(value, int | str) and not isinstance(value, bool):
             try:
-                values.duration_seconds(value)
+                values.duration_seconds(value, maximum, field)
             except ValueError as err:
                 out.append(doc.diag(("spec", key), str(err), code="timeout"))
     return out
@@ -230,6 +238,20 @@ def _parameters(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
         problem = value_problem(raw[name], value)
         if problem:
             out.append(doc.diag(path, problem[0], hint=problem[1], code="parameter"))
+    effective = {p.name: p.default for p in comp.parameters if p.default is not None}
+    effective.update({k: v for k, v in given.items() if k in raw})
+    if (size := values.parameter_text_bytes(effective)) > values.MAX_PARAMETER_TEXT:
+        out.append(
+            doc.diag(
+                ("spec", "parameters"),
+                f"the parameter values make {size:,} bytes of PAI_USER_ARGS or PAI_HPS; at most "
+                f"{values.MAX_PARAMETER_TEXT:,} fit a replica's environment",
+                hint="pass a large value as a file through an input channel; Linux refuses an "
+                "environment string over 128 KiB (MAX_ARG_STRLEN, execve(2)) and Kubernetes a "
+                "ConfigMap over 1 MiB",
+                code="limit",
+            )
+        )
     for p in comp.parameters:
         if p.required and p.default is None and p.name not in given:
             out.append(
