@@ -238,7 +238,9 @@ def _parameters(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
         problem = value_problem(raw[name], value)
         if problem:
             out.append(doc.diag(path, problem[0], hint=problem[1], code="parameter"))
-    effective = {p.name: p.default for p in comp.parameters if p.default is not None}
+    effective: dict[str, object] = {
+        p.name: p.default for p in comp.parameters if p.default is not None
+    }
     effective.update({k: v for k, v in given.items() if k in raw})
     if (size := values.parameter_text_bytes(effective)) > values.MAX_PARAMETER_TEXT:
         out.append(
