@@ -68,7 +68,7 @@ def test_run_description_allows_other_punctuation_and_non_ascii(kit: Kit) -> Non
     assert kit.ok_run(run({"metadata": {"description": text}})).description == text
 
 
-# Up to 63, not DESIGN's 64: the name is a label value, at most 63 (issue 20 item 12).
+# Up to 63: the name is a Kubernetes label value, at most 63 characters (issue 20 item 12).
 @pytest.mark.parametrize("name", ["a", "mnist-ddp", "0abc", "a" * 63, "a-1-b"])
 def test_component_name_allows_lowercase_digits_dash_up_to_63(kit: Kit, name: str) -> None:
     assert kit.ok_component(component({"metadata": {"name": name}})).name == name

@@ -319,17 +319,12 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
 def _command_shell(doc: SourceDoc) -> list[Diagnostic]:
     """Shell forms the contract's rewrite cannot make split-proof (docs/contract.md): refused
     here rather than run with a value split, globbed or lost."""
-    from trainstack.contract.shell import problems
+    from trainstack.contract.shell import problems_with_hints
 
     command = section(doc.data, "spec").get("command")
     if not isinstance(command, str):
         return []
     return [
-        doc.diag(
-            ("spec", "command"),
-            problem,
-            code="command-shell",
-            hint='see docs/contract.md, "Parameter values are data, never code"',
-        )
-        for problem in problems(command)
+        doc.diag(("spec", "command"), problem, code="command-shell", hint=hint)
+        for problem, hint in problems_with_hints(command)
     ]
