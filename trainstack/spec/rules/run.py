@@ -6,6 +6,7 @@ from typing import Any
 
 from trainstack.errors import Diagnostic
 from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, operator_env
+from trainstack.secretnames import credential_in
 from trainstack.spec import suggest, values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
@@ -132,6 +133,19 @@ def _env(doc: SourceDoc) -> list[Diagnostic]:
                         path,
                         f"env {key} looks like a secret; reference a Kubernetes "
                         f"Secret with spec.secretEnv: {{{key}: secret-name/key}}",
+                        hint=f"`trainstack run --local` then reads {key} from your own environment",
+                        key=True,
+                        code="secret-env",
+                    )
+                )
+            elif isinstance(value := env[key], str) and (what := credential_in(value)):
+                # Named innocently, yet a credential in clear: the same refusal (issue 20 item
+                # 21); the value is never shown.
+                out.append(
+                    doc.diag(
+                        path,
+                        f"env {key}'s value holds {what}; keep it in a Kubernetes Secret and "
+                        f"reference it with spec.secretEnv: {{{key}: secret-name/key}}",
                         hint=f"`trainstack run --local` then reads {key} from your own environment",
                         key=True,
                         code="secret-env",
