@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trainstack.codetree import inside
+from trainstack.codetree import CodeTreeError, code_files, inside
 from trainstack.errors import Diagnostic
 from trainstack.spec import suggest
 from trainstack.spec.pathlimits import too_long
@@ -288,6 +288,13 @@ def _code(doc: SourceDoc) -> list[Diagnostic]:
                 code="code",
             )
         ]
+    # The walk render packs and run --local copies (types from lstat/stat, nothing opened), so
+    # validate refuses exactly what they would: links out, FIFOs, sockets, devices, dangling
+    # links and loops (issue 20 item 19).
+    try:
+        code_files(target, base)
+    except CodeTreeError as err:
+        return [doc.diag(path, err.message, hint=err.hint, code="code")]
     return []
 
 
