@@ -314,3 +314,43 @@ def test_a_home_that_is_a_broken_symlink_says_so(target: str, tmp_path: Path) ->
         assert f"cannot create the state folder {home}: it is a symbolic link to" in done.stderr
         assert why in done.stderr and "File exists" not in done.stderr, done.stderr
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_registry_replaced_by_a_directory_mid_run_keeps_the_outcome(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Issue 20 item 20: the registry moved aside and a directory put in its place lost the
+    run's outcome ("Cannot operate on a closed database"). The run ends as its replicas say,
+    the damage is reported, and the end is recorded in the file the run had opened."""
+    spec = write_run(
+        tmp_path, "probe", "slowcount", parameters={"mode": "count", "steps": 15, "seconds": 0.2}
+    )
+    proc = cli.start("run", spec, "--local", "--no-install")
+    path = registry_path(cli.home)
+    aside = cli.home / "moved-aside.db"
+    try:
+        wait_for(
+            "the run to start",
+            lambda: (
+                any((cli.home / "runs").glob("*/logs/*.log"))
+                if (cli.home / "runs").exists()
+                else False
+            ),
+        )
+        os.rename(path, aside)
+        path.mkdir()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in out + err and "closed database" not in out + err
+    assert f"the run registry {path} is not a file" in out + err
+    assert path.is_dir() and not any(path.iterdir()), "nothing is written into the directory"
+    moved_home = tmp_path / "moved-home"
+    moved_home.mkdir()
+    shutil.copy(aside, registry_path(moved_home))
+    with Registry.open(moved_home) as reg:
+        (record,) = reg.list()
+    assert record.name == "slowcount" and record.status is RunStatus.SUCCEEDED
+    shutil.rmtree(cli.home / "runs", ignore_errors=True)

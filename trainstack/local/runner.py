@@ -243,6 +243,12 @@ def _supervise(
         restarts=outcome.restarts,
         reason=reason or None,
     )
+    if reg.damage is not None:
+        view.event(
+            f"{reg.damage}: something replaced it during the run, and trainstack writes "
+            "nothing into that. This run's end was recorded in the registry file the run had "
+            "opened (moved aside, it is still there)"
+        )
     if reg.recreated:
         view.event(
             f"the run registry {reg.path} was deleted during the run: recreated it and "

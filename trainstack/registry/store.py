@@ -140,6 +140,9 @@ class Registry:
         self._identity = _identity(registry_path(home))
         self._created: list[str] = []  # runs this process recorded (recorded again if needed)
         self.recreated = False  # whether the registry file vanished and was made again
+        # Why what replaced the registry file cannot be used (then writes go on into the file
+        # this process opened); None while the file at the path is the one it opened.
+        self.damage: str | None = None
 
     @classmethod
     def open(cls, home: Path) -> Registry:
@@ -164,10 +167,21 @@ class Registry:
             now = None
         if now is not None and (now.st_dev, now.st_ino) == self._identity:
             return
+        if now is not None and self.damage is not None:
+            return  # already found unusable: keep writing where this process has been
         mine = [self.get(run_id) for run_id in self._created]
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            fresh = _connect(path)
+        except (RegistryError, OSError) as err:
+            # Something that is not a registry took its place (a directory, another file):
+            # trainstack never writes into it. This connection still reaches the file this
+            # process opened (moved aside, or deleted but open), so the run's end is recorded
+            # there rather than lost, and the damage is reported (issue 20 item 20).
+            self.damage = err.message if isinstance(err, RegistryError) else str(err)
+            return
         self._conn.close()
-        self.home.mkdir(parents=True, exist_ok=True)
-        self._conn = _connect(path)
+        self._conn = fresh
         self._identity = _identity(path)
         for rec in mine:
             self._insert(rec)
@@ -199,6 +213,11 @@ class Registry:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            if self.damage is not None:
+                # The WAL beside the path pairs with nothing now: move what was written into
+                # the file this connection holds, and leave that WAL empty, so that neither is
+                # lost nor replayed into whatever is made at the path later.
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _insert(self, rec: RunRecord) -> None:
         """Record again a run this process created, as it last stood (see `_check_file`)."""
