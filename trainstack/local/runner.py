@@ -153,6 +153,7 @@ def _supervise(
     reserve = _Reserve(layout.root)
     reserve.take()
     sandbox.save_commit_targets(layout, run)
+    deadman.commit_targets(sandbox.commit_targets(run))
     venv = None
     requirements = pyenv.requirements_file(layout.usercode) if req.install else None
     if requirements is not None:
@@ -186,7 +187,7 @@ def _supervise(
         reserve,
     )
     rotator = logcap.Rotator(
-        [launch.log_path for launch in plan.launches], limits, on_error=view.event
+        [launch.log_path for launch in plan.launches], limits, view.event, root=layout.root
     )
     supervisor = Supervisor(
         plan.launches,
