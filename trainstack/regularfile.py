@@ -107,6 +107,59 @@ def open_within(root: Path, path: Path) -> BinaryIO:
         raise
 
 
+def dir_within(root: Path, path: Path) -> int:
+    """A descriptor of directory `path` below `root`, reached one component at a time with
+    O_NOFOLLOW (open(2)): a link anywhere on the way, even one that stays inside, is an
+    OutsideRootError. For writing into a run directory, whose paths user code can replace."""
+    rel = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).parts
+    if rel[:1] == ("..",):
+        raise _outside(root, path)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in (p for p in rel if p != "."):
+            try:
+                step = os.open(
+                    part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+                )
+            except OSError as err:
+                if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _outside(root, path) from None
+                raise
+            os.close(fd)
+            fd = step
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_for_writing(root: Path, path: Path, flags: int, mode: int = 0o644) -> int:
+    """`path` below `root` opened with `flags` (O_WRONLY, O_APPEND, O_CREAT, …) without following
+    any link: its folders as `dir_within` reaches them, the file itself with O_NOFOLLOW, so a
+    link put in its place is an OutsideRootError, never written through. Only a regular file is
+    returned (O_NONBLOCK while opening: a FIFO there is refused, not waited on)."""
+    parent = dir_within(root, path.parent)
+    try:
+        fd = os.open(
+            path.name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=parent
+        )
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _outside(root, path) from None
+        raise
+    finally:
+        os.close(parent)
+    try:
+        st_mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(st_mode):
+            raise NotRegularFileError(errno.EINVAL, f"{_kind(st_mode)}, not a file", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_within(root: Path, path: Path, limit: int | None = None) -> bytes:
     """`read_regular` for a file that must stay below `root` (`open_within`)."""
     with open_within(root, path) as fh:

@@ -74,3 +74,25 @@ def looks_secret(name: str) -> bool:
         if w in _WHOLE and not (w == "auth" and after in _AUTH_SETTINGS):
             return True
     return False
+
+
+# Values that are credentials whatever their variable is called (issue 20 item 21):
+# - a URL whose userinfo has a password, `scheme://user:password@host` (RFC 3986 §3.2.1, which
+#   deprecates exactly this form); a password that is a Kubernetes `$(VAR)` reference is filled
+#   in by the kubelet from another variable, so it is not a password in clear;
+# - a PEM private key: RFC 7468's "-----BEGIN PRIVATE KEY-----" and the RSA, EC, DSA, OPENSSH
+#   and ENCRYPTED variants, and OpenPGP's "PRIVATE KEY BLOCK".
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:([^\s/@]+)@")
+_KUBELET_REF = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
+_PEM_PRIVATE = re.compile(r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")
+
+
+def credential_in(value: str) -> str | None:
+    """What kind of credential `value` holds in clear ("a password in a URL", "a PEM private
+    key"), or None. The value itself is never returned or shown."""
+    if _PEM_PRIVATE.search(value):
+        return "a PEM private key"
+    for m in _URL_PASSWORD.finditer(value):
+        if not _KUBELET_REF.fullmatch(m.group(1)):
+            return "a password in a URL (scheme://user:password@host)"
+    return None

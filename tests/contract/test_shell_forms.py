@@ -88,6 +88,15 @@ def test_case_inside_command_substitution_quotes_its_branches(load, tmp_path: Pa
         ("p `echo $PAI_HPS_X`", "inside backquotes"),
         ("cat <<EOF\nno end", "the here-document <<EOF is not ended by a line EOF"),
         ('p "$PAI_HPS_X', "a double quote is not closed"),
+        # issue 20 item 13: an unclosed single quote (or backquote) passed and launched
+        ("python main.py --name 'abc $PAI_USER_ARGS", "a single quote is not closed"),
+        ("python main.py `date", "a backquote is not closed"),
+        # issue 20 item 14: a contract variable re-evaluated as code by eval or sh -c
+        ("eval python main.py $PAI_USER_ARGS", "eval parses its arguments again as shell code"),
+        ('cd /x && eval "python m.py $PAI_HPS_X"', "eval parses its arguments again"),
+        ('sh -c "python main.py $PAI_USER_ARGS"', "sh -c runs its script argument as code"),
+        ('bash -ec "p $PAI_INPUT_X"', "bash -c runs its script argument as code"),
+        ("exec /bin/sh -c p$PAI_HPS_X", "sh -c runs its script argument as code"),
     ],
 )
 def test_validate_refuses_what_cannot_be_rewritten(
@@ -106,5 +115,22 @@ def test_validate_refuses_what_cannot_be_rewritten(
         load_component(comp)
     [diag] = [d for d in err.value.diagnostics() if d.code == "command-shell"]
     assert diag.path == "spec.command" and diag.line == 7 and problem in diag.message
+    assert diag.hint
     with pytest.raises(ShellRewriteError, match="cannot be run safely"):
         rewrite(command)  # a model built without validation is refused at launch too
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sh -c 'python main.py \"$@\"' sh $PAI_USER_ARGS",  # the safe form the hint gives
+        "bash -c 'echo \"$PAI_HPS_X\"'",  # the inner shell expands it: data, not code
+        "python main.py --evaluate $PAI_USER_ARGS",
+        "echo eval $PAI_HPS_X",  # eval as an argument, not a command
+        "eval 'set -e'; python main.py $PAI_USER_ARGS",  # eval without a contract variable
+    ],
+)
+def test_safe_forms_around_eval_and_sh_c_pass(tmp_path: Path, command: str) -> None:
+    from trainstack.contract.shell import problems
+
+    assert problems(command) == []

@@ -143,3 +143,51 @@ def test_kill_adopted_leaves_a_process_that_is_no_subreaper_alone(tmp_path: Path
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_leftover_of_a_run_already_recorded_interrupted_is_reaped(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Issue 20 item 9: the sidecar recorded the run interrupted, yet a process carrying the
+    run's tag lives on (it escaped the sidecar's sweep: it left its group with setsid, and the
+    sidecar died before or during its sweep). The next command that reads the registry finds the
+    run's runner gone and reaps what still carries its tag, whatever status the run was given."""
+    from trainstack.registry import NewRun, RunnerIdentity
+
+    with Registry.open(cli.home) as reg:
+        gone = RunnerIdentity(pid=2**22 + 1, started_at=1.0)  # past pid_max's default: no process
+        rec = reg.create(NewRun(name="left", component="c", component_version="1.0.0"), gone)
+        reg.finish(rec.id, RunStatus.INTERRUPTED, reason="the runner died")
+    env = {**os.environ, procgroup.PROCESS_TAG_ENV: rec.id}
+    stray = subprocess.Popen(
+        ["sleep", "300"], env=env, start_new_session=True, stdin=subprocess.DEVNULL
+    )
+    try:
+        listed = cli("runs", "list")
+        assert listed.returncode == 0, listed.stderr
+        wait_for("the leftover to be reaped", lambda: stray.poll() is not None, timeout=10)
+        assert stray.returncode == -signal.SIGKILL
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+            stray.wait()
+
+
+def test_a_process_tagged_by_a_live_runners_run_is_left_alone(tmp_path: Path, cli: Cli) -> None:
+    """The reaping never touches a run whose runner is alive (this test process stands in)."""
+    from trainstack.registry import NewRun, current_runner
+
+    with Registry.open(cli.home) as reg:
+        rec = reg.create(
+            NewRun(name="live", component="c", component_version="1.0.0"), current_runner()
+        )
+        reg.finish(rec.id, RunStatus.SUCCEEDED)
+    env = {**os.environ, procgroup.PROCESS_TAG_ENV: rec.id}
+    child = subprocess.Popen(["sleep", "300"], env=env, stdin=subprocess.DEVNULL)
+    try:
+        listed = cli("runs", "list")
+        assert listed.returncode == 0, listed.stderr
+        assert child.poll() is None
+    finally:
+        child.kill()
+        child.wait()

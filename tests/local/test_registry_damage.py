@@ -99,7 +99,45 @@ def _read_only(home: Path) -> Iterator[None]:
                 p.chmod(mode)
 
 
+def _foreign_db(home: Path, script: str) -> None:
+    path = registry_path(home)
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(path) + suffix).unlink()
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.close()
+
+
+def _foreign(home: Path) -> None:
+    """Another program's database where the registry belongs (issue 20 item 11)."""
+    _foreign_db(
+        home,
+        "CREATE TABLE accounts (user TEXT, balance REAL);"
+        "INSERT INTO accounts VALUES ('alice', 10);",
+    )
+
+
+def _foreign_runs(home: Path) -> None:
+    """A `runs` table that is not trainstack's, and no migrations table (issue 20 item 11)."""
+    _foreign_db(
+        home,
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, score REAL);INSERT INTO runs VALUES (1, 0.5);",
+    )
+
+
+def _missing_column(home: Path) -> None:
+    """Trainstack's tables, but `runs` lacks a column its recorded migrations added."""
+    conn = sqlite3.connect(registry_path(home))
+    conn.execute("ALTER TABLE runs DROP COLUMN parameters")
+    conn.commit()
+    conn.close()
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
+    "foreign": _foreign,
+    "foreign-runs": _foreign_runs,
+    "missing-column": _missing_column,
     "truncated": _truncated,
     "garbage": _garbage,
     "newer-schema": _newer_schema,
@@ -199,6 +237,25 @@ def test_registry_api_refuses_damage_without_writing(tmp_path: Path) -> None:
     assert not Path(str(registry_path(tmp_path)) + "-wal").exists()
 
 
+@pytest.mark.parametrize("damage", ["foreign", "foreign-runs", "missing-column"])
+def test_a_database_that_is_not_trainstacks_is_refused_unwritten(
+    damage: str, tmp_path: Path
+) -> None:
+    """Issue 20 item 11: checked read-only first; no migrations table added, no WAL switched
+    on, no table created in somebody else's database."""
+    _seed(tmp_path, runs=1)
+    DAMAGE[damage](tmp_path)
+    path = registry_path(tmp_path)
+    before = _fingerprint(path)
+    with pytest.raises(RegistryError, match=r"not a trainstack run registry"):
+        Registry.open(tmp_path)
+    assert _fingerprint(path) == before
+    assert not Path(str(path) + "-wal").exists()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    conn.close()
+
+
 def test_registry_deleted_during_a_run_gets_the_run_back(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(
         tmp_path, "probe", "slowcount", parameters={"mode": "count", "steps": 15, "seconds": 0.2}
@@ -257,3 +314,43 @@ def test_a_home_that_is_a_broken_symlink_says_so(target: str, tmp_path: Path) ->
         assert f"cannot create the state folder {home}: it is a symbolic link to" in done.stderr
         assert why in done.stderr and "File exists" not in done.stderr, done.stderr
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_registry_replaced_by_a_directory_mid_run_keeps_the_outcome(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """Issue 20 item 20: the registry moved aside and a directory put in its place lost the
+    run's outcome ("Cannot operate on a closed database"). The run ends as its replicas say,
+    the damage is reported, and the end is recorded in the file the run had opened."""
+    spec = write_run(
+        tmp_path, "probe", "slowcount", parameters={"mode": "count", "steps": 15, "seconds": 0.2}
+    )
+    proc = cli.start("run", spec, "--local", "--no-install")
+    path = registry_path(cli.home)
+    aside = cli.home / "moved-aside.db"
+    try:
+        wait_for(
+            "the run to start",
+            lambda: (
+                any((cli.home / "runs").glob("*/logs/*.log"))
+                if (cli.home / "runs").exists()
+                else False
+            ),
+        )
+        os.rename(path, aside)
+        path.mkdir()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in out + err and "closed database" not in out + err
+    assert f"the run registry {path} is not a file" in out + err
+    assert path.is_dir() and not any(path.iterdir()), "nothing is written into the directory"
+    moved_home = tmp_path / "moved-home"
+    moved_home.mkdir()
+    shutil.copy(aside, registry_path(moved_home))
+    with Registry.open(moved_home) as reg:
+        (record,) = reg.list()
+    assert record.name == "slowcount" and record.status is RunStatus.SUCCEEDED
+    shutil.rmtree(cli.home / "runs", ignore_errors=True)

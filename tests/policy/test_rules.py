@@ -414,3 +414,50 @@ def test_settings_per_environment_and_clear_errors() -> None:
     assert "headroom" in (caught.value.hint or "")
     with pytest.raises(ConfigError):
         settings({"policy:rules": {"team-quota": {"level": "strict"}}}, "Pulumi.x.yaml")
+
+
+# Issue 20 item 16: a string where a list belongs (`registries: docker.io`) was split into its
+# characters; every policy:rules value is now checked against the shape of the rule's default.
+BAD_SETTINGS = [
+    ("allowed-registries", "registries", "docker.io", "a list of strings"),
+    ("allowed-registries", "registries", ["docker.io", 3], "a list of strings"),
+    ("allowed-registries", "allowLatest", "no", "true or false"),
+    ("allowed-registries", "platformRegistry", 1, "true or false"),
+    ("pod-fits-node-pool", "headroom", "0.1", "a number"),
+    ("pod-fits-node-pool", "headroom", True, "a number"),
+    ("pod-fits-node-pool", "headroom", float("nan"), "a number"),
+    ("pod-fits-node-pool", "headroom", 1.5, "a number between 0 and 1"),
+    ("priority-cap", "maxPriority", "vision", "a mapping of team -> integer"),
+    ("priority-cap", "maxPriority", {"vision": "high"}, "a mapping of team -> integer"),
+    ("allowed-regions", "regions", "cn-hangzhou", "a list of strings"),
+    ("platform-storage", "buckets", {"a": 1}, "a list of strings"),
+]
+
+
+@pytest.mark.parametrize(("rule", "key", "value", "expected"), BAD_SETTINGS)
+def test_every_policy_rules_value_is_type_checked(
+    rule: str, key: str, value: object, expected: str
+) -> None:
+    from trainstack.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        settings({"policy:rules": {rule: {key: value}}}, "Pulumi.x.yaml")
+    assert f"policy:rules.{rule}.{key}: expected {expected}" in caught.value.message
+
+
+def test_well_typed_policy_rules_values_pass() -> None:
+    by_id = {
+        s.rule.id: s
+        for s in settings(
+            {
+                "policy:rules": {
+                    "allowed-registries": {"registries": ["a.io"], "allowLatest": True},
+                    "pod-fits-node-pool": {"headroom": 0},
+                    "priority-cap": {"maxPriority": {"vision": 5}},
+                }
+            },
+            "Pulumi.x.yaml",
+        )
+    }
+    assert by_id["pod-fits-node-pool"].config["headroom"] == 0
+    assert by_id["priority-cap"].config["maxPriority"] == {"vision": 5}

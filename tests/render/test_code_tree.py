@@ -10,6 +10,7 @@ import io
 import os
 import signal
 import socket
+import stat
 import tarfile
 from pathlib import Path
 
@@ -212,3 +213,75 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(
     monkeypatch.setattr(codepack, "open_code_file", no_read)
     with pytest.raises(RenderError, match="packs to more than the 878 KiB"):
         render_run(run, options=RenderOptions())
+
+
+def test_a_sparse_file_in_the_code_is_copied_sparsely_for_a_local_run(tmp_path: Path) -> None:
+    """Issue 20 item 10: a 20 GiB sparse file became 21 GB of real data in the run directory.
+    The local copy keeps holes as holes (SEEK_DATA/SEEK_HOLE, lseek(2)): the same content, and
+    only the blocks the source has."""
+    comp = _component(tmp_path)
+    sparse = comp / "src" / "table.bin"
+    size = 256 << 20
+    with sparse.open("wb") as fh:
+        fh.truncate(size)
+        fh.seek(4096 * 10)
+        fh.write(b"head")
+        fh.seek(size - 4)
+        fh.write(b"tail")
+    assert os.stat(sparse).st_blocks * 512 < (1 << 20), "the test's file system keeps holes"
+    layout = Layout(tmp_path / "rundir")
+    prepare(layout, load_run(write_run(tmp_path, comp / "component.yaml", "l")))
+    copied = layout.usercode / "table.bin"
+    st = os.stat(copied)
+    assert st.st_size == size
+    assert st.st_blocks * 512 < (1 << 20)  # not 256 MiB of zeros written out
+    with copied.open("rb") as fh:
+        fh.seek(4096 * 10)
+        assert fh.read(4) == b"head"
+        fh.seek(size - 4)
+        assert fh.read(4) == b"tail"
+        fh.seek(size // 2)
+        assert fh.read(8) == b"\0" * 8
+
+
+def _outward(comp: Path) -> None:
+    (comp.parent / "secret").write_text("x")
+    (comp / "src" / "creds").symlink_to(comp.parent / "secret")
+
+
+def _device(comp: Path) -> None:
+    if os.geteuid() == 0:  # a node of our own, never opened; not one of /dev's
+        os.mknod(comp / "src" / "dev", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    else:  # without root, a link to one (refused as outward before its type matters)
+        (comp / "src" / "dev").symlink_to("/dev/null")
+
+
+CODE_HAZARDS = {
+    "outward-link": (_outward, r"src/creds is a symbolic link to .*secret, which is outside"),
+    "fifo": (lambda c: os.mkfifo(c / "src" / "pipe"), r"src/pipe is a FIFO"),
+    "device": (_device, r"src/dev is (a character device|a symbolic link to /dev/null)"),
+    "dangling": (lambda c: (c / "src" / "gone").symlink_to("nowhere"), r"dangling symbolic"),
+    "loop": (
+        lambda c: (c / "src" / "again").symlink_to(".", target_is_directory=True),
+        r"a link loop",
+    ),
+}
+
+
+@pytest.mark.parametrize("hazard", sorted(CODE_HAZARDS))
+def test_validate_render_and_local_refuse_the_same_code_directory(
+    tmp_path: Path, hazard: str
+) -> None:
+    """Issue 20 item 19: validate passed what render and run refused; one walker decides."""
+    import re
+
+    from trainstack.spec.check import validate
+
+    make, said = CODE_HAZARDS[hazard]
+    comp = _component(tmp_path)
+    make(comp)
+    diags = validate([comp / "component.yaml"]).diagnostics
+    assert [(d.path, d.code) for d in diags] == [("spec.code", "code")], diags
+    assert re.search(said, diags[0].message), diags[0].message
+    assert diags[0].line == 7
+    _both_refuse(tmp_path, said)

@@ -131,6 +131,27 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
         ),
         "control character '\\x1b' in a value: not allowed",
     ),
+    # issue 20, items 13, 14 and 12: an unclosed quote launched; eval ran a value as code; a
+    # 64-character name became a label value over Kubernetes' 63
+    "unclosed-single-quote": (
+        lambda t: _write(t, "quote.yaml", HEAD + BODY.replace("main.py", "main.py 'abc")),
+        "a single quote is not closed",
+    ),
+    "eval-user-args": (
+        lambda t: _write(
+            t,
+            "eval.yaml",
+            HEAD
+            + BODY.replace("main.py", "main.py $PAI_USER_ARGS").replace("python", "eval python"),
+        ),
+        "eval parses its arguments again as shell code: a value of $PAI_USER_ARGS would run "
+        "as a command",
+    ),
+    "64-character-name": (
+        lambda t: _write(t, "name.yaml", HEAD.replace("evil", "a" * 64) + BODY),
+        "'" + "a" * 56 + "... is not valid: expected 1-63 lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit (it is a Kubernetes label value)",
+    ),
 }
 
 

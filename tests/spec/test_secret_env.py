@@ -120,3 +120,65 @@ def test_secret_refs_agree_in_fastcheck_cerberus_and_json_schema(ref: Any, ok: b
     assert fastcheck.valid(doc, "Run") is ok
     assert CERBERUS.validate(doc, normalize=False) is ok, CERBERUS.errors
     assert JSON_SCHEMA.is_valid(doc) is ok
+
+
+# Issue 20 item 21: names that don't look secret, values that are credentials.
+PEM = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+    "-----END OPENSSH PRIVATE KEY-----\n"
+)
+RSA = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"
+CREDENTIAL_VALUES = [
+    ("X_DATABASE_URL", "postgres://u:Hunter2pw@db.example.com:5432/app", "a password in a URL"),
+    ("BROKER", "amqp://guest:s3cr3t@mq:5672/", "a password in a URL"),
+    ("DEPLOY_ID", PEM, "a PEM private key"),
+    (
+        "CERT",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+        "a PEM private key",
+    ),
+    ("CERT2", "-----BEGIN PRIVATE KEY-----\nMIIE", "a PEM private key"),
+]
+NOT_CREDENTIALS = [
+    ("X_DATABASE_URL", "postgres://u@db.example.com/app"),  # no password
+    ("X_DATABASE_URL", "postgres://db.example.com:5432/app"),  # a port, not userinfo
+    ("X_DATABASE_URL", "postgres://u:$(DB_PASSWORD)@db/app"),  # the kubelet fills it in
+    ("CA", "-----BEGIN CERTIFICATE-----\nMIIE\n-----END CERTIFICATE-----"),  # public
+    ("NOTE", "mail me: a:b@c"),  # no URL
+]
+
+
+def _run_with_env(tmp_path: Any, name: str, value: str) -> Any:
+    import yaml
+
+    probe = VALID.parents[1] / "local/fixtures/components/probe/component.yaml"
+    doc = {
+        "apiVersion": "trainstack.dev/v1",
+        "kind": "Run",
+        "metadata": {"name": "r"},
+        "spec": {"component": str(probe), "parameters": {"mode": "quick"}, "env": {name: value}},
+    }
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.mark.parametrize(("name", "value", "what"), CREDENTIAL_VALUES)
+def test_a_credential_shaped_env_value_is_refused_unshown(
+    tmp_path: Any, name: str, value: str, what: str
+) -> None:
+    from trainstack.spec.check import validate
+
+    diags = [d for d in validate([_run_with_env(tmp_path, name, value)]).diagnostics]
+    assert [(d.path, d.code) for d in diags] == [(f"spec.env.{name}", "secret-env")], diags
+    assert what in diags[0].message and "secretEnv" in diags[0].message
+    shown = diags[0].message + (diags[0].hint or "")
+    assert "Hunter2pw" not in shown and "s3cr3t" not in shown and "MIIE" not in shown
+    assert "b3BlbnNzaC1r" not in shown
+
+
+@pytest.mark.parametrize(("name", "value"), NOT_CREDENTIALS)
+def test_values_that_only_resemble_credentials_pass(tmp_path: Any, name: str, value: str) -> None:
+    from trainstack.spec.check import validate
+
+    assert validate([_run_with_env(tmp_path, name, value)]).diagnostics == []

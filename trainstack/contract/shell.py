@@ -38,6 +38,7 @@ import shlex
 
 from trainstack.contract.errors import ContractError
 from trainstack.contract.hyper import user_args
+from trainstack.contract.reeval import reevaluations
 from trainstack.kubedl import job_kind
 from trainstack.spec.model import Run
 
@@ -169,6 +170,8 @@ class _Rewriter:
             return self._emit(cmd[i : i + 2], i)
         if c == "`":
             j = _skip_backquote(cmd, i)
+            if not cmd.endswith("`", i + 1, j) or j == i + 1:
+                self.problems.append("a backquote is not closed")
             if _CONTRACT_REF.search(cmd, i, j):
                 self.problems.append(
                     "a contract variable inside backquotes (`...`) cannot be "
@@ -196,6 +199,9 @@ class _Rewriter:
         # Unquoted: the top level, inside $(...) / (...), or inside case ... esac.
         if c == "'":
             j = cmd.find("'", i + 1)
+            if j < 0:
+                # sh would fail with "Unterminated quoted string" at launch (issue 20 item 13).
+                self.problems.append("a single quote is not closed")
             j = self.n if j < 0 else j + 1
             self.out.append(cmd[i:j])
             return j
@@ -326,21 +332,30 @@ class _Rewriter:
         return i
 
 
-def problems(cmd: str) -> list[str]:
-    """What in the command the rewrite cannot make split-proof (validate refuses these)."""
+DOCS_HINT = 'see docs/contract.md, "Parameter values are data, never code"'
+
+
+def problems_with_hints(cmd: str) -> list[tuple[str, str]]:
+    """(problem, hint) for what the rewrite cannot make split-proof, and for a contract
+    variable that eval or `sh -c` would parse again as code (validate refuses these)."""
     rw = _Rewriter(cmd)
     rw.run()
-    return rw.problems
+    return [(p, DOCS_HINT) for p in rw.problems] + reevaluations(cmd)
+
+
+def problems(cmd: str) -> list[str]:
+    """What in the command cannot run safely (validate refuses these)."""
+    return [problem for problem, _ in problems_with_hints(cmd)]
 
 
 def rewrite(cmd: str) -> str:
     """The command with contract variables made split-proof (see the module docstring)."""
     rw = _Rewriter(cmd)
     text = rw.run()
-    if rw.problems:
+    found = [(p, DOCS_HINT) for p in rw.problems] + reevaluations(cmd)
+    if found:
         raise ShellRewriteError(
-            f"the component's command cannot be run safely: {rw.problems[0]}",
-            hint='see docs/contract.md, "Parameter values are data, never code"',
+            f"the component's command cannot be run safely: {found[0][0]}", hint=found[0][1]
         )
     return text
 

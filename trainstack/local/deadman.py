@@ -10,12 +10,14 @@ processes that carry the job's tag, commits the outputs and records the run as i
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -66,6 +68,12 @@ class DeadmanSwitch:
     def watch(self, pgid: int) -> None:
         self._send(f"pgid {pgid}\n")
 
+    def commit_targets(self, targets: Mapping[str, tuple[str, bool]]) -> None:
+        """Where the outputs are committed if the runner dies: told through this pipe, which
+        only the runner holds, never read back from the run directory (its outputs.json is
+        user code's to rewrite)."""
+        self._send("targets " + json.dumps(dict(targets)) + "\n")
+
     def disarm(self) -> None:
         """Tell the sidecar all is well and let it exit; safe to call more than once."""
         if self._disarmed:
@@ -96,12 +104,16 @@ def _main(argv: list[str]) -> int:
     with contextlib.suppress(OSError):
         os.write(sys.stdout.fileno(), b"ready\n")
     groups: list[int] = []
+    targets: dict[str, tuple[str, bool]] = {}
     for raw in sys.stdin.buffer:
         line = raw.decode().strip()
         if line == "done":
             return 0
         if line.startswith("pgid "):
             groups.append(int(line.split()[1]))
+        elif line.startswith("targets "):
+            told = json.loads(line[len("targets ") :])
+            targets = {str(k): (str(v[0]), bool(v[1])) for k, v in told.items()}
     # End of input without "done": the runner died. Only now is the rest imported, keeping the
     # sidecar's start-up small.
     from trainstack.local.procgroup import kill_tagged, signal_group
@@ -114,12 +126,13 @@ def _main(argv: list[str]) -> int:
     for pgid in groups:
         signal_group(pgid, signal.SIGKILL)
     kill_tagged(tag)
-    if len(argv) >= 5 and argv[4]:
-        # Commit outputs as the runner would have: what the job wrote reaches its bindings.
-        from trainstack.local.sandbox import Layout, commit_saved
+    if len(argv) >= 5 and argv[4] and targets:
+        # Commit outputs as the runner would have: what the job wrote reaches the bindings the
+        # runner told us, never what a file in the run directory says now.
+        from trainstack.local.sandbox import Layout, commit
 
         with contextlib.suppress(Exception):
-            commit_saved(Layout(Path(argv[4])))
+            commit(Layout(Path(argv[4])), targets)
     if len(argv) >= 4:
         from trainstack.registry import Registry, RegistryError, RunStatus
 

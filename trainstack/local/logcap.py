@@ -19,13 +19,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import ConfigError
+from trainstack.regularfile import OutsideRootError, dir_within, open_for_writing
 
 MAX_BYTES_ENV = "TRAINSTACK_LOG_MAX_BYTES"
 KEEP_ENV = "TRAINSTACK_LOG_KEEP"
@@ -74,24 +74,56 @@ def chain(path: Path) -> list[Path]:
     return [*reversed(older), *([path] if path.is_file() else [])]
 
 
-def rotate(path: Path, limits: LogLimits) -> bool:
-    """Rotate `path` if it has passed the limit; returns whether it did."""
+def rotate(path: Path, limits: LogLimits, root: Path | None = None) -> bool:
+    """Rotate `path` if it has passed the limit; returns whether it did. `root` (the run
+    directory; default the log folder's parent) is where no link is followed from: user code
+    can replace the log, its rotations or the logs folder with links, and the copy and the
+    truncation must never write through one (`regularfile.open_for_writing`)."""
     if limits.max_bytes <= 0:
         return False
+    root = path.parent.parent if root is None else root
     try:
-        if path.stat().st_size <= limits.max_bytes:
-            return False
+        fd = open_for_writing(root, path, os.O_RDWR)
     except FileNotFoundError:
         return False
-    if limits.keep > 0:
+    try:
+        if os.fstat(fd).st_size <= limits.max_bytes:
+            return False
+        folder = dir_within(root, path.parent)
+        try:
+            if limits.keep > 0:
+                _shift(folder, path.name, limits.keep)
+                # O_EXCL|O_CREAT never follows a link (open(2)); the shift left no file there.
+                out = os.open(
+                    rotation(path, 1).name,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    0o644,
+                    dir_fd=folder,
+                )
+                try:
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    while chunk := os.read(fd, 1 << 20):
+                        view = memoryview(chunk)
+                        while view:
+                            view = view[os.write(out, view) :]
+                finally:
+                    os.close(out)
+        finally:
+            os.close(folder)
+        os.ftruncate(fd, 0)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _shift(folder: int, name: str, keep: int) -> None:
+    """x.log.N → x.log.N+1 inside `folder` (renames move links themselves, never their
+    targets), dropping the oldest."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(f"{name}.{keep}", dir_fd=folder)
+    for n in range(keep - 1, 0, -1):
         with contextlib.suppress(FileNotFoundError):
-            rotation(path, limits.keep).unlink()
-        for n in range(limits.keep - 1, 0, -1):
-            with contextlib.suppress(FileNotFoundError):
-                os.replace(rotation(path, n), rotation(path, n + 1))
-        shutil.copyfile(path, rotation(path, 1))
-    os.truncate(path, 0)
-    return True
+            os.replace(f"{name}.{n}", f"{name}.{n + 1}", src_dir_fd=folder, dst_dir_fd=folder)
 
 
 def disk_full(err: BaseException) -> bool:
@@ -112,9 +144,14 @@ class Rotator:
     frees up rather than fills."""
 
     def __init__(
-        self, paths: Iterable[Path], limits: LogLimits, on_error: Callable[[str], None]
+        self,
+        paths: Iterable[Path],
+        limits: LogLimits,
+        on_error: Callable[[str], None],
+        root: Path | None = None,
     ) -> None:
         self._paths = tuple(paths)
+        self._root = root
         self._limits = limits
         self._on_error = on_error
         self._reported = False
@@ -133,11 +170,22 @@ class Rotator:
 
     def check(self) -> None:
         for path in self._paths:
+            root = path.parent.parent if self._root is None else self._root
             try:
-                rotate(path, self._limits)
+                rotate(path, self._limits, root)
+            except OutsideRootError as err:
+                # A link where the log belongs (user code's doing): neither copied nor
+                # truncated; the replica keeps writing into the file it holds open.
+                if not self._reported:
+                    self._reported = True
+                    self._on_error(f"did not rotate {path.name}: {err.strerror}")
             except OSError as err:
                 with contextlib.suppress(OSError):
-                    os.truncate(path, 0)
+                    fd = open_for_writing(root, path, os.O_WRONLY)
+                    try:
+                        os.ftruncate(fd, 0)
+                    finally:
+                        os.close(fd)
                 if not self._reported:
                     self._reported = True
                     self._on_error(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.local.launch import ReplicaLaunch
+from trainstack.regularfile import OutsideRootError, open_for_writing
 
 PROCESS_TAG_ENV = "TRAINSTACK_PROCESS_TAG"
 # Per replica: what a pod's deletion kills is every process of that replica, including those
@@ -51,7 +52,7 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
     # The replica writes straight into its log file: no pipe and no pump between it and the
     # disk, so a chatty replica runs exactly as fast as with `> file`, and its log survives the
     # runner. The terminal view tails these files separately.
-    with open(launch.log_path, "ab", buffering=0) as log:
+    with os.fdopen(_open_log(launch.log_path), "ab", buffering=0) as log:
         if marker:
             log.write(f"[trainstack] {marker}\n".encode())
         popen = subprocess.Popen(
@@ -65,6 +66,21 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
             close_fds=True,
         )
     return Replica(launch, popen, attempt)
+
+
+def _open_log(path: Path) -> int:
+    """The replica's log (logs/<role>-<i>.log of the run directory), opened for appending
+    without following a link: user code may have replaced it with one before a restart, and
+    the runner must not append through it (`regularfile.open_for_writing`). Such a link is
+    removed (unlink(2) removes the link, not its target) and a new log begun."""
+    root, flags = path.parent.parent, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        return open_for_writing(root, path, flags)
+    except OutsideRootError:
+        if not path.is_symlink():
+            raise
+        path.unlink()
+        return open_for_writing(root, path, flags | os.O_EXCL)
 
 
 def _die_with_runner() -> list[str]:
@@ -205,6 +221,22 @@ def tagged_pids(tag: str, name: str = PROCESS_TAG_ENV) -> list[int]:
             continue  # gone, or not ours
         if needle in environ.split(b"\0") and not _is_zombie(pid):
             found.append(pid)
+    return found
+
+
+def tags_in_use(name: str = PROCESS_TAG_ENV) -> set[str]:
+    """Every value of `name` that a live process of this user carries (one pass over /proc):
+    which runs still have processes, found without a scan per run."""
+    prefix = f"{name}=".encode()
+    found: set[str] = set()
+    for pid in _all_pids():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        for entry in environ.split(b"\0"):
+            if entry.startswith(prefix) and not _is_zombie(pid):
+                found.add(entry[len(prefix) :].decode("utf-8", "replace"))
     return found
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from trainstack import boundedjson
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
+from trainstack.excerpt import printable
 from trainstack.local.logcap import chain
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
@@ -132,7 +133,8 @@ def summary(result: LocalRunResult) -> str:
     lines.append(f"  logs:     {result.layout.logs}  (trainstack logs {rec.id})")
     lines.extend(_metrics_summary(rec.id, result.layout))
     lines.append(f"  details:  trainstack runs show {rec.id}")
-    return "\n".join(lines)
+    # Reasons and paths may hold what no validation saw (file names): escaped, never obeyed.
+    return _shown("\n".join(lines))
 
 
 def render(d: RunDetails) -> str:
@@ -205,7 +207,14 @@ def render(d: RunDetails) -> str:
             )
         )
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+    # A record may come from an older or foreign writer, or hold what the runner composed from
+    # file names: control characters are escaped, never sent to the terminal (issue 20 item 17).
+    return "\n".join(f"{k.ljust(width)}  {_shown(v)}" for k, v in rows)
+
+
+def _shown(text: str) -> str:
+    """`text` with control characters escaped, line breaks kept (a problem's hint line)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def to_json(d: RunDetails) -> dict[str, Any]:

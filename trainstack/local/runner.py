@@ -154,6 +154,7 @@ def _supervise(
     reserve = _Reserve(layout.root)
     reserve.take()
     sandbox.save_commit_targets(layout, run)
+    deadman.commit_targets(sandbox.commit_targets(run))
     venv = None
     requirements = pyenv.requirements_file(layout.usercode) if req.install else None
     if requirements is not None:
@@ -187,7 +188,7 @@ def _supervise(
         reserve,
     )
     rotator = logcap.Rotator(
-        [launch.log_path for launch in plan.launches], limits, on_error=view.event
+        [launch.log_path for launch in plan.launches], limits, view.event, root=layout.root
     )
     supervisor = Supervisor(
         plan.launches,
@@ -244,6 +245,12 @@ def _supervise(
         restarts=outcome.restarts,
         reason=reason or None,
     )
+    if reg.damage is not None:
+        view.event(
+            f"{reg.damage}: something replaced it during the run, and trainstack writes "
+            "nothing into that. This run's end was recorded in the registry file the run had "
+            "opened (moved aside, it is still there)"
+        )
     if reg.recreated:
         view.event(
             f"the run registry {reg.path} was deleted during the run: recreated it and "

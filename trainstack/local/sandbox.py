@@ -21,11 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack import boundedjson
 from trainstack.codetree import code_files, copy_tree
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
-from trainstack.regularfile import read_within
 from trainstack.spec.model import Binding, BindingMode, CodeSource, Run, Scheme
 
 
@@ -121,16 +119,9 @@ def commit_targets(run: Run) -> dict[str, tuple[str, bool]]:
 
 
 def save_commit_targets(layout: Layout, run: Run) -> None:
-    """Record the targets in the run directory, for whoever commits if the runner cannot."""
+    """Record the targets in the run directory, for people to read. Nothing commits from it:
+    user code can rewrite it, so the sidecar gets the targets from the runner's pipe."""
     layout.commit_file.write_text(json.dumps(commit_targets(run), indent=2), encoding="utf-8")
-
-
-def commit_saved(layout: Layout) -> list[Committed]:
-    try:
-        saved = boundedjson.loads(read_within(layout.root, layout.commit_file))
-    except (OSError, ValueError):
-        return []
-    return commit(layout, {str(k): (str(v[0]), bool(v[1])) for k, v in saved.items()})
 
 
 def commit_outputs(layout: Layout, run: Run) -> list[Committed]:

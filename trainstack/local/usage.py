@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack import boundedjson
-from trainstack.regularfile import bounded_lines, open_within
+from trainstack.regularfile import bounded_lines, open_for_writing, open_within
 
 if TYPE_CHECKING:
     import psutil
@@ -79,8 +80,13 @@ class Sampler:
             if lines:
                 # Opened per write, once a second: a full disk loses those samples (the live
                 # view still shows them) instead of ending the sampler with a traceback.
-                with contextlib.suppress(OSError), open(self._path, "a", encoding="utf-8") as out:
-                    out.writelines(lines)
+                # Never through a link user code put in its place (open_for_writing).
+                with contextlib.suppress(OSError):
+                    fd = open_for_writing(
+                        self._path.parent, self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                    )
+                    with os.fdopen(fd, "a", encoding="utf-8") as out:
+                        out.writelines(lines)
 
     def _sample(self, key: str, pid: int) -> dict[str, Any] | None:
         psutil = self._psutil

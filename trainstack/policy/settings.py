@@ -12,6 +12,7 @@ keys; anything else is a ``ConfigError`` naming the key. Unset keys keep the rul
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,43 @@ def settings(
                     hint=did_you_mean(str(key), rule.defaults)
                     or f"settings: level, {', '.join(sorted(rule.defaults))}",
                 )
+            problem = _shape_problem(rule.defaults[key], value)
+            if problem:
+                raise ConfigError(
+                    f"{source}: {CONFIG_KEY}.{rule.id}.{key}: expected {problem}, got "
+                    f"{_shown(value)}",
+                    hint=f"the default is {json.dumps(rule.defaults[key])}",
+                )
             config[key] = value
         out.append(RuleSetting(rule, level, config))
     return tuple(out)
+
+
+def _shape_problem(default: Any, value: Any) -> str | None:
+    """What `value` should be, judged by the shape of the rule's default; None when it is.
+    Without this a string where a list belongs (`registries: docker.io`) was iterated as its
+    characters (issue 20 item 16)."""
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else "true or false"
+    if isinstance(default, int | float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "a number"
+        if not math.isfinite(value):
+            return "a number (finite)"
+        # The one numeric setting, headroom, is the fraction of a node kept free.
+        return None if 0 <= value < 1 else "a number between 0 and 1"
+    if isinstance(default, list):
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return None if ok else "a list of strings"
+    if isinstance(default, Mapping):
+        ok = isinstance(value, Mapping) and all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+            for k, v in value.items()
+        )
+        return None if ok else "a mapping of team -> integer"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"

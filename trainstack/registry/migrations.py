@@ -75,7 +75,54 @@ def refuse_newer(conn: sqlite3.Connection) -> None:
         )
 
 
-def migrate(conn: sqlite3.Connection) -> int:
+class ForeignSchemaError(RuntimeError):
+    """The database holds tables that trainstack's migrations did not make."""
+
+
+def check_ours(conn: sqlite3.Connection) -> None:
+    """Refuse, reading only, a database that is not a trainstack registry: another program's
+    tables, or trainstack's tables without the columns its recorded migrations added. An empty
+    database (no table at all) is a new registry. Issue 20 item 11: a foreign database used to
+    get a migrations table and WAL before anything noticed, or silently became the registry."""
+    found = _tables(conn)
+    if not found:
+        return
+    version = _version(conn) if "schema_migrations" in found else 0
+    expected = _schema_at(version)
+    if version == 0 or found != set(expected):
+        raise ForeignSchemaError(f"it holds table(s) {', '.join(sorted(found))}")
+    for table, columns in expected.items():
+        missing = columns - _columns(conn, table)
+        if missing:
+            raise ForeignSchemaError(
+                f"its {table} table lacks column(s) {', '.join(sorted(missing))} that schema "
+                f"version {version} has"
+            )
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _schema_at(version: int) -> dict[str, set[str]]:
+    """{table: columns} after the first `version` migrations, replayed in memory: the
+    migrations stay the one source of the schema."""
+    mem = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(mem, upto=version)
+        return {t: _columns(mem, t) for t in _tables(mem)}
+    finally:
+        mem.close()
+
+
+def migrate(conn: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> int:
     """Bring the schema up to date; returns the version it ends at."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -86,14 +133,14 @@ def migrate(conn: sqlite3.Connection) -> int:
         raise SchemaTooNewError(
             f"registry schema version {current} is newer than this trainstack ({SCHEMA_VERSION})"
         )
-    if current == SCHEMA_VERSION:
+    if current >= upto:
         return current
     conn.execute("BEGIN IMMEDIATE")
     try:
         # Re-read under the write lock: another process may have migrated meanwhile.
         current = _version(conn)
         for version, (name, script) in enumerate(MIGRATIONS, start=1):
-            if version <= current:
+            if version <= current or version > upto:
                 continue
             for statement in _statements(script):
                 conn.execute(statement)
@@ -105,7 +152,7 @@ def migrate(conn: sqlite3.Connection) -> int:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return SCHEMA_VERSION
+    return upto
 
 
 def _version(conn: sqlite3.Connection) -> int:

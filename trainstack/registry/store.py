@@ -24,7 +24,13 @@ from typing import TypeVar
 from trainstack.errors import NotFoundError, UserError
 from trainstack.registry.home import registry_path, runs_root
 from trainstack.registry.liveness import RunnerIdentity, runner_alive
-from trainstack.registry.migrations import SchemaTooNewError, migrate, refuse_newer
+from trainstack.registry.migrations import (
+    ForeignSchemaError,
+    SchemaTooNewError,
+    check_ours,
+    migrate,
+    refuse_newer,
+)
 from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
 
 BUSY_TIMEOUT_MS = 30_000
@@ -134,6 +140,9 @@ class Registry:
         self._identity = _identity(registry_path(home))
         self._created: list[str] = []  # runs this process recorded (recorded again if needed)
         self.recreated = False  # whether the registry file vanished and was made again
+        # Why what replaced the registry file cannot be used (then writes go on into the file
+        # this process opened); None while the file at the path is the one it opened.
+        self.damage: str | None = None
 
     @classmethod
     def open(cls, home: Path) -> Registry:
@@ -158,10 +167,21 @@ class Registry:
             now = None
         if now is not None and (now.st_dev, now.st_ino) == self._identity:
             return
+        if now is not None and self.damage is not None:
+            return  # already found unusable: keep writing where this process has been
         mine = [self.get(run_id) for run_id in self._created]
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            fresh = _connect(path)
+        except (RegistryError, OSError) as err:
+            # Something that is not a registry took its place (a directory, another file):
+            # trainstack never writes into it. This connection still reaches the file this
+            # process opened (moved aside, or deleted but open), so the run's end is recorded
+            # there rather than lost, and the damage is reported (issue 20 item 20).
+            self.damage = err.message if isinstance(err, RegistryError) else str(err)
+            return
         self._conn.close()
-        self.home.mkdir(parents=True, exist_ok=True)
-        self._conn = _connect(path)
+        self._conn = fresh
         self._identity = _identity(path)
         for rec in mine:
             self._insert(rec)
@@ -193,6 +213,11 @@ class Registry:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            if self.damage is not None:
+                # The WAL beside the path pairs with nothing now: move what was written into
+                # the file this connection holds, and leave that WAL empty, so that neither is
+                # lost nor replayed into whatever is made at the path later.
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _insert(self, rec: RunRecord) -> None:
         """Record again a run this process created, as it last stood (see `_check_file`)."""
@@ -334,13 +359,14 @@ class Registry:
             if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0)))
         ]
         reaped = []
-        if dead:
-            # Runner and sidecar both gone (SIGKILLed together, say): what still carries a run's
-            # tag is a leftover replica (the supervisor tags processes with the run id).
-            from trainstack.local.procgroup import kill_tagged
+        # Runner and sidecar both gone (SIGKILLed together, say), or a process that escaped the
+        # sidecar's sweep of a run it already recorded interrupted: what still carries the tag
+        # of a run whose runner is dead is a leftover replica (the supervisor tags processes
+        # with the run id), whatever status the run was given (issue 20 item 9).
+        from trainstack.local.procgroup import kill_tagged, tags_in_use
 
-            for run_id in dead:
-                kill_tagged(run_id)
+        for run_id in [*dead, *self._orphaned_tags(tags_in_use(), set(dead))]:
+            kill_tagged(run_id)
         for run_id in dead:
             reaped.append(
                 self.finish(
@@ -350,6 +376,21 @@ class Registry:
                 )
             )
         return reaped
+
+    def _orphaned_tags(self, tags: set[str], known: set[str]) -> list[str]:
+        """Of the run tags live processes carry, those of local runs whose runner is gone."""
+        orphaned = []
+        for tag in sorted(tags - known):
+            row = self._conn.execute(
+                "SELECT runner_pid, runner_started_at FROM runs WHERE id = ? AND kind = 'local'",
+                (tag,),
+            ).fetchone()
+            if row is None:
+                continue  # not a run of this registry: another home's, left alone
+            pid, started = row
+            if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0))):
+                orphaned.append(tag)
+        return orphaned
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -465,18 +506,12 @@ def _connect(path: Path) -> sqlite3.Connection:
     """A connection to the registry at `path`, checked before anything is written to it."""
     if path.exists() and not path.is_file():
         raise _damaged(path, "is not a file")
-    existed = path.exists() and path.stat().st_size > 0
+    if path.exists() and path.stat().st_size > 0:
+        _check_read_only(path)
     # isolation_level=None: we issue BEGIN/COMMIT ourselves, so each write is one transaction.
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if existed:
-            # Read-only and cheap at a registry's size: a damaged file is refused before
-            # anything (the WAL switch, a migration) writes to it.
-            verdict = conn.execute("PRAGMA quick_check(1)").fetchone()
-            if verdict is None or verdict[0] != "ok":
-                raise _damaged(path, f"is damaged ({verdict[0] if verdict else 'no answer'})")
-            refuse_newer(conn)
         conn.execute("PRAGMA journal_mode = WAL")
         # NORMAL is durable across application crashes in WAL mode; only power loss can lose
         # the last commits, which for a run index is an acceptable trade for speed.
@@ -487,6 +522,26 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _check_read_only(path: Path) -> None:
+    """Check an existing file through a read-only connection (SQLite's `mode=ro` URI), so a
+    damaged file or another program's database is refused before anything (the WAL switch, a
+    migration) writes to it: cheap at a registry's size."""
+    conn = sqlite3.connect(
+        f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    try:
+        verdict = conn.execute("PRAGMA quick_check(1)").fetchone()
+        if verdict is None or verdict[0] != "ok":
+            raise _damaged(path, f"is damaged ({verdict[0] if verdict else 'no answer'})")
+        refuse_newer(conn)
+        try:
+            check_ours(conn)
+        except ForeignSchemaError as err:
+            raise _damaged(path, f"is not a trainstack run registry ({err})") from None
+    finally:
+        conn.close()
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

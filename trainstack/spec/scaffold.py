@@ -277,7 +277,7 @@ def scaffold(
     ``registry``: where the component's image lives (see ``scaffold_image``)."""
     if not re.fullmatch(COMPONENT_NAME, name):
         raise UserError(
-            f"{name!r} is not a valid component name: expected 1-64 lowercase "
+            f"{name!r} is not a valid component name: expected 1-63 lowercase "
             "letters, digits and '-', starting and ending with a letter or digit",
             hint=f"try {_suggest_name(name)!r}" if _suggest_name(name) else None,
         )
@@ -335,5 +335,5 @@ def scaffold(
 
 
 def _suggest_name(name: str) -> str | None:
-    fixed = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:64].strip("-")
+    fixed = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:63].strip("-")
     return fixed if fixed and re.fullmatch(COMPONENT_NAME, fixed) else None

@@ -13,7 +13,9 @@ from trainstack import API_VERSION as API_VERSION
 from trainstack.kubedl.jobtype import JobType
 from trainstack.spec.enums import Algorithm, BindingMode, Goal, ParamType, Pick, Scheduling
 
-COMPONENT_NAME = r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?"
+# At most 63: the name is the value of the trainstack.dev/component label, and a Kubernetes
+# label value is at most 63 characters (Kubernetes "Labels and Selectors").
+COMPONENT_NAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 RUN_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
 SEMVER = r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
 CHANNEL_NAME = r"[A-Za-z0-9-][A-Za-z0-9_-]{0,127}"
@@ -95,7 +97,8 @@ COMPONENT: dict[str, Any] = _doc(
     {
         "name": _str(
             COMPONENT_NAME,
-            "1-64 lowercase letters, digits and '-', starting and ending with a letter or digit",
+            "1-63 lowercase letters, digits and '-', starting and ending with a letter or digit "
+            "(it is a Kubernetes label value)",
             required=True,
         ),
         "version": _str(SEMVER, "a version x.y.z such as 1.0.0", required=True),

@@ -3,12 +3,23 @@ storage URIs and contract env-var names. Each raises ValueError with a message f
 
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
 
 from trainstack.secretnames import looks_secret
 from trainstack.spec.model import Binding, BindingMode, Quantity, Scheme
 
-__all__ = ["binding", "duration_seconds", "env_name", "looks_secret", "port_list", "quantity"]
+__all__ = [
+    "INT32_MAX",
+    "INT64_MAX",
+    "binding",
+    "duration_seconds",
+    "env_name",
+    "looks_secret",
+    "port_list",
+    "quantity",
+]
 
 _SUFFIX = {
     "": 1.0,
@@ -26,6 +37,29 @@ _SUFFIX = {
     "Pi": 2.0**50,
     "Ei": 2.0**60,
 }
+# Kubernetes' limits on what a spec turns into (issue 20 item 12):
+# - resource.Quantity: "No matter which of the three exponent forms is used, no quantity may
+#   represent a number greater than 2^63-1 in magnitude" (k8s.io/apimachinery
+#   pkg/api/resource/quantity.go); a larger one is capped, so it would not be what was written.
+# - activeDeadlineSeconds is an int64 (batch/v1 JobSpec; KubeDL v0.5.0 RunPolicy);
+#   ttlSecondsAfterFinished an int32 (the same two types).
+INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
+# Every parameter value reaches each replica in one environment string, PAI_USER_ARGS (shell
+# quoted) and again in PAI_HPS (JSON); Linux refuses a single argv or environment string longer
+# than MAX_ARG_STRLEN, 32 pages = 128 KiB (execve(2), "Limits on size of arguments and
+# environment"), as "Argument list too long". Half of it leaves room for the variable's name
+# and quoting; the run's ConfigMap (hyperparameters.json, training_job.json: a few copies) then
+# stays far below Kubernetes' 1 MiB for a ConfigMap's data.
+MAX_PARAMETER_TEXT = 64 * 1024
+_EXACT = {
+    "": Fraction(1),
+    "m": Fraction(1, 1000),
+    **{k: Fraction(10) ** (3 * (i + 1)) for i, k in enumerate("kMGTPE")},
+    **{
+        k: Fraction(2) ** (10 * (i + 1)) for i, k in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+    },
+}
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$")
 _DURATION = re.compile(r"([0-9]+)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -37,29 +71,63 @@ SCHEMES = tuple(s.value for s in Scheme)
 def quantity(value: int | float | str) -> Quantity:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(f"expected a quantity such as 4, 500m, 16Gi, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number: a Kubernetes quantity has no NaN or infinity")
     if isinstance(value, int | float):
         if value < 0:
             raise ValueError("must not be negative")
+        if value > INT64_MAX:
+            raise _past_int64()
         text = str(int(value)) if float(value).is_integer() else repr(float(value))
         return Quantity(text, float(value))
     match = _QUANTITY.match(value.strip())
     if not match:
-        raise ValueError(f"{value!r} is not a quantity such as 4, 500m, 16Gi")
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise ValueError(f"{shown!r} is not a quantity such as 4, 500m, 16Gi")
     number, suffix = match.group(1), match.group(2) or ""
+    if Fraction(number) * _EXACT[suffix] > INT64_MAX:
+        raise _past_int64()
     return Quantity(number + suffix, float(number) * _SUFFIX[suffix])
 
 
-def duration_seconds(value: int | str) -> int:
+def parameter_text_bytes(params: dict[str, object]) -> int:
+    """The longer of PAI_USER_ARGS and PAI_HPS that `params` make (UTF-8 bytes), as
+    trainstack.contract.hyper writes them: `--name value` shell-quoted, and JSON."""
+    import json
+    import shlex
+
+    args = " ".join(
+        f"--{shlex.quote(str(k))} {shlex.quote(v if isinstance(v, str) else json.dumps(v))}"
+        for k, v in params.items()
+    )
+    hps = json.dumps(params, ensure_ascii=False, default=str)
+    return max(len(args.encode("utf-8", "replace")), len(hps.encode("utf-8", "replace")))
+
+
+def _past_int64() -> ValueError:
+    return ValueError(
+        "is past the largest quantity Kubernetes keeps, 2^63-1 "
+        "(k8s.io/apimachinery resource.Quantity caps larger ones)"
+    )
+
+
+def duration_seconds(value: int | str, maximum: int = INT64_MAX, field: str = "int64") -> int:
+    """Seconds in `value`; `maximum` is what the Kubernetes field it becomes can hold."""
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 1:
-            raise ValueError("must be at least 1 second")
-        return value
-    text = str(value).strip()
-    if not text or _DURATION.sub("", text):
-        raise ValueError(f"{value!r} is not a duration such as 90m, 24h, 1h30m, 2d")
-    total = sum(int(n) * _UNIT_SECONDS[u] for n, u in _DURATION.findall(text))
+        total = value
+    else:
+        text = str(value).strip()
+        if not text or _DURATION.sub("", text):
+            shown = text if len(text) <= 40 else text[:40] + "…"
+            raise ValueError(f"{shown!r} is not a duration such as 90m, 24h, 1h30m, 2d")
+        total = sum(int(n) * _UNIT_SECONDS[u] for n, u in _DURATION.findall(text))
     if total < 1:
         raise ValueError("must be at least 1 second")
+    if total > maximum:
+        raise ValueError(
+            f"is past {maximum:,} seconds, the most the Kubernetes field it becomes holds "
+            f"(an {field})"
+        )
     return total
 
 

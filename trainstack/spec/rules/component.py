@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from trainstack.codetree import inside
+from trainstack.codetree import CodeTreeError, code_files, inside
 from trainstack.errors import Diagnostic
 from trainstack.spec import suggest
 from trainstack.spec.pathlimits import too_long
@@ -299,6 +299,13 @@ def _code(doc: SourceDoc) -> list[Diagnostic]:
                 code="code",
             )
         ]
+    # The walk render packs and run --local copies (types from lstat/stat, nothing opened), so
+    # validate refuses exactly what they would: links out, FIFOs, sockets, devices, dangling
+    # links and loops (issue 20 item 19).
+    try:
+        code_files(target, base)
+    except CodeTreeError as err:
+        return [doc.diag(path, err.message, hint=err.hint, code="code")]
     return []
 
 
@@ -330,17 +337,12 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
 def _command_shell(doc: SourceDoc) -> list[Diagnostic]:
     """Shell forms the contract's rewrite cannot make split-proof (docs/contract.md): refused
     here rather than run with a value split, globbed or lost."""
-    from trainstack.contract.shell import problems
+    from trainstack.contract.shell import problems_with_hints
 
     command = section(doc.data, "spec").get("command")
     if not isinstance(command, str):
         return []
     return [
-        doc.diag(
-            ("spec", "command"),
-            problem,
-            code="command-shell",
-            hint='see docs/contract.md, "Parameter values are data, never code"',
-        )
-        for problem in problems(command)
+        doc.diag(("spec", "command"), problem, code="command-shell", hint=hint)
+        for problem, hint in problems_with_hints(command)
     ]

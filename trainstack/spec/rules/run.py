@@ -6,6 +6,7 @@ from typing import Any
 
 from trainstack.errors import Diagnostic
 from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, reserved_env
+from trainstack.secretnames import credential_in
 from trainstack.spec import suggest, values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
@@ -137,6 +138,19 @@ def _env(doc: SourceDoc) -> list[Diagnostic]:
                         code="secret-env",
                     )
                 )
+            elif isinstance(value := env[key], str) and (what := credential_in(value)):
+                # Named innocently, yet a credential in clear: the same refusal (issue 20 item
+                # 21); the value is never shown.
+                out.append(
+                    doc.diag(
+                        path,
+                        f"env {key}'s value holds {what}; keep it in a Kubernetes Secret and "
+                        f"reference it with spec.secretEnv: {{{key}: secret-name/key}}",
+                        hint=f"`trainstack run --local` then reads {key} from your own environment",
+                        key=True,
+                        code="secret-env",
+                    )
+                )
     if len(env) <= MAX_ENV and len(secret_env) <= MAX_ENV and len(env) + len(secret_env) > MAX_ENV:
         out.append(
             doc.diag(
@@ -181,11 +195,19 @@ def _spot(doc: SourceDoc) -> list[Diagnostic]:
 
 def _timeout(doc: SourceDoc) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for key in ("timeout", "keepAfterFinished"):
+    # timeout → activeDeadlineSeconds (int64), keepAfterFinished → ttlSecondsAfterFinished
+    # (int32): batch/v1 JobSpec and KubeDL v0.5.0's RunPolicy.
+    limits = {
+        "timeout": (values.INT64_MAX, "int64"),
+        "keepAfterFinished": (values.INT32_MAX, "int32"),
+    }
+    for key, (maximum, field) in limits.items():
         value = section(doc.data, "spec").get(key)
+        if isinstance(value, int) and abs(value) > values.INT64_MAX:
+            continue  # the schema's one 64-bit rule says so
         if isinstance(value, int | str) and not isinstance(value, bool):
             try:
-                values.duration_seconds(value)
+                values.duration_seconds(value, maximum, field)
             except ValueError as err:
                 out.append(doc.diag(("spec", key), str(err), code="timeout"))
     return out
@@ -230,6 +252,22 @@ def _parameters(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
         problem = value_problem(raw[name], value)
         if problem:
             out.append(doc.diag(path, problem[0], hint=problem[1], code="parameter"))
+    effective: dict[str, object] = {
+        p.name: p.default for p in comp.parameters if p.default is not None
+    }
+    effective.update({k: v for k, v in given.items() if k in raw})
+    if (size := values.parameter_text_bytes(effective)) > values.MAX_PARAMETER_TEXT:
+        out.append(
+            doc.diag(
+                ("spec", "parameters"),
+                f"the parameter values make {size:,} bytes of PAI_USER_ARGS or PAI_HPS; at most "
+                f"{values.MAX_PARAMETER_TEXT:,} fit a replica's environment",
+                hint="pass a large value as a file through an input channel; Linux refuses an "
+                "environment string over 128 KiB (MAX_ARG_STRLEN, execve(2)) and Kubernetes a "
+                "ConfigMap over 1 MiB",
+                code="limit",
+            )
+        )
     for p in comp.parameters:
         if p.required and p.default is None and p.name not in given:
             out.append(
