@@ -101,7 +101,7 @@ def test_the_done_when_cases_exit_1_naming_rule_resource_field_and_fix(
     assert REGISTRY in hub["fix"]
     big = reports["big-run"][0]
     assert big["field"] == "spec.pytorchReplicaSpecs.Master.template.spec"
-    assert "cpu=32" in big["found"] and "a10: cpu 32 > 7.2" in big["found"]
+    assert "cpu=32" in big["found"] and "a10: cpu 32 > 6.8" in big["found"]
     bucket = reports["bucket-run"][0]
     assert bucket["field"] == "spec.csi.volumeAttributes.bucket"
     assert "'someone-elses-bucket'" in bucket["found"]

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from trainstack.infra.platform.config import PlatformConfig, Team, load
 from trainstack.infra.platform.config_ack import PoolConfig
+from trainstack.policy.model import NODE_HEADROOM
 from trainstack.spec.model import Run
 from trainstack.spec.values import quantity
 
 GIB = 1024**3
-HEADROOM = 0.15
-"""The share of a node's vCPUs and memory a run's pod may not ask for."""
+HEADROOM = NODE_HEADROOM  # the pod-fits-node-pool policy rule's figure: one source
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
             cpu=amount(q.get("cpu", 0)),
             memory=amount(q.get("memory", 0)),
             gpus=int(amount(q.get("gpu", 0))),
+            pods=None if q.get("pods") is None else int(amount(q["pods"])),
         )
     from trainstack.infra.run.options import PlatformOutputs
 

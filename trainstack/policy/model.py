@@ -55,6 +55,13 @@ class TeamQuota:
     cpu: float  # cores
     memory: float  # bytes
     gpus: int
+    pods: int | None = None  # the quota's `pods`, when the team sets one
+
+
+NODE_HEADROOM = 0.15
+"""The share of a node's vCPUs and memory a run's pod may not ask for (the kubelet's reservation
+and every node's DaemonSets take it): the one figure the pod-fits-node-pool rule and
+infra/fit.py both use."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,12 @@ class Context:
             namespaces=dict(raw.get("namespaces", {})),
             team_max_priority={k: int(v) for k, v in raw.get("team_max_priority", {}).items()},
             quotas={
-                k: TeamQuota(cpu=float(q["cpu"]), memory=float(q["memory"]), gpus=int(q["gpus"]))
+                k: TeamQuota(
+                    cpu=float(q["cpu"]),
+                    memory=float(q["memory"]),
+                    gpus=int(q["gpus"]),
+                    pods=None if q.get("pods") is None else int(q["pods"]),
+                )
                 for k, q in raw.get("quotas", {}).items()
             },
             host_path_volumes=bool(raw.get("host_path_volumes", raw["mode"] != "ack")),

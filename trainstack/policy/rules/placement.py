@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from trainstack.policy.model import Context, Finding, Level, NodePool, Resource, Rule
+from trainstack.policy.model import NODE_HEADROOM, Context, Finding, Level, NodePool, Resource, Rule
 from trainstack.policy.pods import Requests, gib, pod_requests, pod_templates
 
 _BLOCKING = ("NoSchedule", "NoExecute")
@@ -78,7 +78,7 @@ def why_not(pod: Mapping[str, Any], need: Requests, pool: NodePool, headroom: fl
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
     if ctx.node_pools is None:
         return  # the platform exports no node pools (kubeconfig mode): nothing to fit against
-    headroom = float(config.get("headroom", 0.1))
+    headroom = float(config.get("headroom", NODE_HEADROOM))
     for pod in pod_templates(resource.props):
         need = pod_requests(pod.spec)
         reasons = {p.name: why_not(pod.spec, need, p, headroom) for p in ctx.node_pools}
@@ -99,7 +99,7 @@ RULE = Rule(
     description="Every pod fits one node of some node pool: selector, taints, CPU, memory and "
     "GPUs per node, with headroom.",
     level=Level.MANDATORY,
-    defaults={"headroom": 0.1},
+    defaults={"headroom": NODE_HEADROOM},
     check=check,
     types=("kubernetes:",),
 )

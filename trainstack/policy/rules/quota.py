@@ -13,12 +13,14 @@ from trainstack.policy.pods import Requests, gib, pod_requests, pod_templates
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
     total = Requests(0.0, 0.0, 0)
     namespace: str | None = None
+    count = 0
     for pod in pod_templates(resource.props):
         total = total + pod_requests(pod.spec).times(pod.replicas)
+        count += pod.replicas
         namespace = pod.namespace
     team = ctx.team_of(namespace)
     quota = ctx.quotas.get(team) if team else None
-    if quota is None or total == Requests(0.0, 0.0, 0):
+    if quota is None or (total == Requests(0.0, 0.0, 0) and quota.pods is None):
         return
     over = [
         what
@@ -26,6 +28,12 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
             (f"cpu {total.cpu:g} > {quota.cpu:g}", total.cpu <= quota.cpu),
             (f"memory {gib(total.memory)} > {gib(quota.memory)}", total.memory <= quota.memory),
             (f"gpus {total.gpus} > {quota.gpus}", total.gpus <= quota.gpus),
+            # the quota's pod count refuses the pods past it just the same (infra/fit.py had
+            # this check; the rule, which plan and deploy run, did not)
+            (
+                f"pods {count} > {quota.pods}",
+                quota.pods is None or count <= quota.pods,
+            ),
         )
         if not ok
     ]
