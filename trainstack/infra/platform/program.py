@@ -10,6 +10,7 @@ StackReference). Every component carries the one protection transformation
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from trainstack.infra import names
 from trainstack.infra.configread import raw_stack_config
 from trainstack.infra.platform.cluster import ALIYUN_CLI, API_ACL_CLI_MISSING, Cluster
 from trainstack.infra.platform.config import PlatformConfig, Team, load
-from trainstack.infra.platform.config_ack import BUCKET_PURPOSES
+from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
 from trainstack.infra.platform.kubedl import KubeDL
 from trainstack.infra.platform.network import Network
 from trainstack.infra.platform.nodepools import NodePools, pool_shapes
@@ -76,89 +77,122 @@ def team_volumes(cfg: PlatformConfig, storage: Storage) -> dict[str, pulumi.Outp
     return out
 
 
-def build(cfg: PlatformConfig) -> dict[str, Any]:
-    password = registry_password(cfg.offline)
-    outputs: dict[str, Any] = {"mode": cfg.mode}
+@dataclass(frozen=True)
+class _Cluster:
+    """What either mode hands the rest of the program: the cluster's provider, the tenancy and
+    storage on it, how run stacks reach it and mount OSS, and the mode's own outputs."""
+
+    provider: k8s.Provider
+    tenancy: Tenancy
     storage: Storage
-    if cfg.ack is not None:
-        ack = cfg.ack
-        # An explicit provider pins the region from checked config, whatever the ambient
-        # ALICLOUD_REGION or alicloud:region say.
-        cloud = alicloud.Provider("alicloud", region=ack.region)
-        net = Network("network", ack, cloud, component_opts())
-        cluster = Cluster("cluster", ack, net, cloud, component_opts())
-        pools = NodePools(
-            "pools", ack, cluster.resource.id, net.vswitch_ids, cloud, component_opts()
-        )
-        registry_namespace: pulumi.Input[str] = ""
-        if cfg.registry.kind == "acr-enterprise":
-            registry = Registry("registry", ack, net, password, cloud, component_opts())
-            registry_namespace = registry.namespace
-        kubeconfig: pulumi.Input[str] | None = cluster.kubeconfig
-        context: str | None = None
-        # Nodes, and the deployer's RBAC rights, before anything is created on the cluster.
-        provider = k8s.Provider(
-            "k8s",
-            kubeconfig=kubeconfig,
-            opts=pulumi.ResourceOptions(depends_on=[*cluster.ready, pools]),
-        )
-        tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
-        storage = Storage(
-            "storage",
-            k8s_provider=provider,
-            ack=ack,
-            net=net,
-            cluster=cluster.resource,
-            cloud_provider=cloud,
-            teams=[t.name for t in cfg.teams],
-            opts=component_opts(),
-        )
-        assert storage.jobs_role is not None
+    kubeconfig: pulumi.Input[str] | None
+    context: str | None
+    oss_auth: dict[str, Any]
+    oss_endpoint: str | None
+    outputs: dict[str, Any]
+
+
+def _ack_cluster(cfg: PlatformConfig, ack: AckConfig, password: pulumi.Input[str]) -> _Cluster:
+    """ack: the network, cluster, pools and registry in Alibaba Cloud, then what goes on it."""
+    # An explicit provider pins the region from checked config, whatever the ambient
+    # ALICLOUD_REGION or alicloud:region say.
+    cloud = alicloud.Provider("alicloud", region=ack.region)
+    net = Network("network", ack, cloud, component_opts())
+    cluster = Cluster("cluster", ack, net, cloud, component_opts())
+    pools = NodePools("pools", ack, cluster.resource.id, net.vswitch_ids, cloud, component_opts())
+    registry_namespace: pulumi.Input[str] = ""
+    if cfg.registry.kind == "acr-enterprise":
+        registry = Registry("registry", ack, net, password, cloud, component_opts())
+        registry_namespace = registry.namespace
+    # Nodes, the deployer's RBAC rights and the API allow-list's binding, before anything is
+    # created on the cluster.
+    provider = k8s.Provider(
+        "k8s",
+        kubeconfig=cluster.kubeconfig,
+        opts=pulumi.ResourceOptions(depends_on=[*cluster.ready, pools]),
+    )
+    tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
+    storage = Storage(
+        "storage",
+        k8s_provider=provider,
+        ack=ack,
+        net=net,
+        cluster=cluster.resource,
+        cloud_provider=cloud,
+        teams=[t.name for t in cfg.teams],
+        opts=component_opts(),
+    )
+    assert storage.jobs_role is not None
+    outputs: dict[str, Any] = {}
+    if cluster.api_acl is not None:
+        # The API server's CLB id is slb_id ("The ID of APIServer load balancer",
+        # cs/managed_kubernetes.py); slb_intranet is the internal endpoint's IP address (the
+        # provider parses it out of the cluster's MasterURL: aliyun/terraform-provider-alicloud
+        # alicloud/resource_alicloud_cs_kubernetes.go), which no SLB API takes as an id.
+        outputs |= {"apiAcl": cluster.api_acl, "apiLoadBalancer": cluster.resource.slb_id}
+    outputs |= {
+        "region": ack.region,
+        "buckets": storage.buckets,
+        "nasServer": storage.nas_server,
+        "registryNamespace": registry_namespace,
+        names.OUT_JOBS_ROLE: storage.jobs_role,
+        names.OUT_NODE_POOLS: pool_shapes(ack),
+    }
+    return _Cluster(
+        provider,
+        tenancy,
+        storage,
+        cluster.kubeconfig,
+        None,
         # One OSS scheme per mode, exported so run stacks render volumes that match it: ack
-        # mounts with the jobs RAM role through RRSA (no credential on nodes or in a Secret).
-        oss_auth: dict[str, Any] = {
+        # mounts through RRSA (no credential on nodes or in a Secret); static PVs with their
+        # team's role (iam.py, volumeguard.py), the StorageClass with the jobs role.
+        {
             "type": names.OSS_AUTH_RRSA,
             "roleName": storage.jobs_role,
-            # Static OSS PVs mount with their team's role (iam.py, volumeguard.py).
             "teamRoles": storage.team_roles,
-        }
-        oss_endpoint: str | None = oss_internal_endpoint(ack.region)
-        if cluster.api_acl is not None:
-            # What docs/platform.md's one-time binding of the allow-list names: the API server's
-            # CLB id is slb_id ("The ID of APIServer load balancer", cs/managed_kubernetes.py);
-            # slb_intranet is the internal endpoint's IP address (the provider parses it out of
-            # the cluster's MasterURL: aliyun/terraform-provider-alicloud
-            # alicloud/resource_alicloud_cs_kubernetes.go), which no SLB API takes as an id.
-            outputs |= {"apiAcl": cluster.api_acl, "apiLoadBalancer": cluster.resource.slb_id}
-        outputs |= {
-            "region": ack.region,
-            "buckets": storage.buckets,
-            "nasServer": storage.nas_server,
-            "registryNamespace": registry_namespace,
-            names.OUT_JOBS_ROLE: storage.jobs_role,
-            names.OUT_NODE_POOLS: pool_shapes(ack),
-        }
-    else:
-        access = cfg.cluster
-        assert access is not None
-        kubeconfig = access.kubeconfig  # None: the ambient ~/.kube/config or $KUBECONFIG
-        context = access.context
-        provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=context)
-        tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
-        storage = Storage(
-            "storage",
-            k8s_provider=provider,
-            access=access,
-            namespaces=tenancy.namespaces,
-            opts=component_opts(),
-        )
-        # kubeconfig mode: the AccessKey Secret the platform created, or no OSS at all.
-        oss_auth = (
-            {"type": names.OSS_AUTH_SECRET, "secretName": tenancy.oss_secret}
-            if tenancy.oss_secret
-            else {"type": names.OSS_AUTH_NONE}
-        )
-        oss_endpoint = access.oss_endpoint
+        },
+        oss_internal_endpoint(ack.region),
+        outputs,
+    )
+
+
+def _existing_cluster(cfg: PlatformConfig, password: pulumi.Input[str]) -> _Cluster:
+    """kubeconfig mode: a cluster reached by kubeconfig, and what goes on it."""
+    access = cfg.cluster
+    assert access is not None
+    kubeconfig = access.kubeconfig  # None: the ambient ~/.kube/config or $KUBECONFIG
+    provider = k8s.Provider("k8s", kubeconfig=kubeconfig, context=access.context)
+    tenancy = Tenancy("tenancy", cfg, password, provider, component_opts())
+    storage = Storage(
+        "storage",
+        k8s_provider=provider,
+        access=access,
+        namespaces=tenancy.namespaces,
+        opts=component_opts(),
+    )
+    # kubeconfig mode: the AccessKey Secret the platform created, or no OSS at all.
+    oss_auth: dict[str, Any] = (
+        {"type": names.OSS_AUTH_SECRET, "secretName": tenancy.oss_secret}
+        if tenancy.oss_secret
+        else {"type": names.OSS_AUTH_NONE}
+    )
+    return _Cluster(
+        provider, tenancy, storage, kubeconfig, access.context, oss_auth, access.oss_endpoint, {}
+    )
+
+
+def build(cfg: PlatformConfig) -> dict[str, Any]:
+    password = registry_password(cfg.offline)
+    base = (
+        _ack_cluster(cfg, cfg.ack, password)
+        if cfg.ack is not None
+        else _existing_cluster(cfg, password)
+    )
+    provider, tenancy, storage = base.provider, base.tenancy, base.storage
+    kubeconfig, context = base.kubeconfig, base.context
+    oss_auth, oss_endpoint = base.oss_auth, base.oss_endpoint
+    outputs: dict[str, Any] = {"mode": cfg.mode, **base.outputs}
     kubedl = KubeDL(
         "kubedl",
         cfg.kubedl,
