@@ -156,158 +156,15 @@ class AckConfig:
 
 
 def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckConfig:
-    region = main.string("region", choices=REGIONS)
-    zones = main.string_list(
-        "zones",
-        min_items=1,
-        pattern=rf"{region}-[a-z0-9]+",
-        what=f"zone ids in {region} (e.g. {region}-h)",
-    )
-    vpc = _cidr(main, "vpcCidr", "10.0.0.0/8")
-    if not VPC_PREFIX[0] <= vpc.prefixlen <= VPC_PREFIX[1]:
-        raise main.error(
-            "vpcCidr", f"a block with a /{VPC_PREFIX[0]} to /{VPC_PREFIX[1]} mask", str(vpc)
-        )
-    reserved = [str(r) for r in VPC_RESERVED if vpc.overlaps(r)]
-    if reserved:
-        raise main.error(
-            "vpcCidr",
-            f"a block outside {reserved[0]} (reserved; e.g. 10.0.0.0/8, 172.16.0.0/12 or "
-            "192.168.0.0/16)",
-            str(vpc),
-        )
-    default_vsw = [f"10.{i + 1}.0.0/16" for i in range(len(zones))]
-    vswitches = main.string_list(
-        "vswitchCidrs", default_vsw, min_items=len(zones), what="CIDR blocks, one per zone"
-    )
-    # ipaddress also reads "10.1.0.0/255.255.0.0" and a bare address; the APIs take a.b.c.d/n
-    # (e.g. SLB AddAccessControlListEntry: IP entries must be CIDR blocks, https://help.aliyun.com/
-    # zh/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-addaccesscontrollistentry)
-    # so every block is passed on as ipaddress writes it.
-    vswitches = tuple(str(_parse_cidr(main, "vswitchCidrs", b)) for b in vswitches)
-    if len(vswitches) != len(zones):
-        raise main.error(
-            "vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)", list(vswitches)
-        )
-    for block in vswitches:
-        net = _parse_cidr(main, "vswitchCidrs", block)
-        if not VSWITCH_PREFIX[0] <= net.prefixlen <= VSWITCH_PREFIX[1]:
-            raise main.error(
-                "vswitchCidrs",
-                f"blocks with a /{VSWITCH_PREFIX[0]} to /{VSWITCH_PREFIX[1]} mask",
-                block,
-            )
-        if not net.subnet_of(vpc):
-            raise main.error("vswitchCidrs", f"blocks inside vpcCidr {vpc}", block)
-    pod = _cidr(main, "podCidr", "172.20.0.0/16")
-    service = _cidr(main, "serviceCidr", "172.21.0.0/20")
-    for key, net in (("podCidr", pod), ("serviceCidr", service)):
-        if net.overlaps(vpc):
-            raise main.error(key, f"a block outside vpcCidr {vpc}", str(net))
-    if pod.overlaps(service):
-        raise main.error("serviceCidr", f"a block outside podCidr {pod}", str(service))
-
+    """The ack keys of one stack, checked and typed, a section at a time (the order in which
+    they are read is the order in which their errors are reported)."""
+    region, zones, vpc, vswitches, pod, service = _network(main)
     pending = pending or Pending(False)
-    system = _system_pool(main.section("systemPool", {}))
-    cpu = _pool(
-        main.section("cpuPool", {}),
-        "cpu",
-        gpu=False,
-        default_min=1,
-        default_max=5,
-        default_types=["ecs.g7.2xlarge"],
-    )
-    gpus = tuple(
-        _pool(s, None, gpu=True, default_min=0, default_max=4)
-        for s in main.sections("gpuPools", min_items=1)
-    )
-    spot = _spot_pool(main.section("spotPool")) if main.has("spotPool") else None
-    pool_names = [p.name for p in (system, cpu, *gpus, *([spot] if spot else []))]
-    if len(set(pool_names)) != len(pool_names):
-        raise main.error("gpuPools", "pools with distinct names", pool_names)
-
-    api = main.string("apiEndpoint", "private", choices=API_ENDPOINTS)
-    allowed: tuple[str, ...] = ()
-    cidr_how = (
-        f"pulumi config set --path 'trainstack:apiAllowedCidrs[0]' <your CIDR, e.g. the "
-        f"CI runner's egress IP/32> --stack {stack}"
-    )
-    if api == "public" and pending.offline and not main.has("apiAllowedCidrs"):
-        pending.add(
-            "trainstack:apiAllowedCidrs is not set (the public API endpoint admits only "
-            f"listed sources): {cidr_how}"
-        )
-    elif api == "public":
-        if not main.has("apiAllowedCidrs"):
-            raise main.error(
-                "apiAllowedCidrs", "the CIDR blocks allowed to reach the API server", hint=cidr_how
-            )
-        allowed = _allow_list(
-            main,
-            "apiAllowedCidrs",
-            "CIDR blocks allowed to reach the API server",
-            "list the addresses `pulumi up` and kubectl run from",
-        )
-        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES), beside the two the
-        # cluster needs (cluster.required_api_cidrs: the control plane's and the VPC's).
-        if len(allowed) > MAX_ACL_ENTRIES - 2:
-            raise main.error(
-                "apiAllowedCidrs",
-                f"at most {MAX_ACL_ENTRIES - 2} blocks (the list also holds the control plane's "
-                "and the VPC's)",
-                f"{len(allowed)} blocks",
-            )
-    elif main.has("apiAllowedCidrs"):
-        raise main.error(
-            "apiAllowedCidrs",
-            "no allow-list with apiEndpoint private",
-            list(main.string_list("apiAllowedCidrs")),
-        )
-    if api == "public" and pending.offline and shutil.which("aliyun") is None:
-        pending.add(
-            "the aliyun CLI is not on PATH: `pulumi up` binds the API allow-list to the API "
-            'server\'s listener with it (docs/platform.md, "The API endpoint")'
-        )
+    system, cpu, gpus, spot = _pools(main)
+    api, allowed = _api_endpoint(main, stack, pending)
     deployer = _deployer(main, stack, pending)
-    public_key: str | None = None
-    key_how = (
-        "ssh-keygen -t rsa -b 4096 -f ~/.ssh/trainstack-nodes && pulumi config set "
-        f'trainstack:nodePublicKey "$(cat ~/.ssh/trainstack-nodes.pub)" --stack {stack}'
-    )
-    if main.has("nodePublicKey"):
-        public_key = main.string(
-            "nodePublicKey",
-            pattern=r"\S+ [A-Za-z0-9+/=]+( .*)?",
-            what="an OpenSSH public key",
-        )
-        # ECS ImportKeyPair (what ecs.EcsKeyPair calls) takes "rsa, dsa, ssh-rsa, ssh-dss,
-        # ecdsa" keys and their certificates, not ed25519 (Alibaba Cloud API reference,
-        # api-ecs-2014-05-26-importkeypair).
-        if not public_key.startswith(NODE_KEY_TYPES):
-            raise main.error(
-                "nodePublicKey",
-                "an rsa, dsa or ecdsa public key (ECS ImportKeyPair takes no other type)",
-                public_key.split(" ", 1)[0] + " …",
-                hint=key_how,
-            )
-    elif pending.offline:
-        pending.add(f"trainstack:nodePublicKey is not set (node pools need a login): {key_how}")
-    else:
-        raise main.error(
-            "nodePublicKey", "an OpenSSH public key (node pools need a login)", hint=key_how
-        )
-    version = main.optional_string(
-        "kubernetesVersion",
-        pattern=r"1\.\d+\.\d+.*",
-        what="a Kubernetes version such as 1.31.1-aliyun.1",
-    )
-    if version is not None and int(version.split(".")[1]) < MIN_KUBERNETES_MINOR:
-        raise main.error(
-            "kubernetesVersion",
-            f"Kubernetes 1.{MIN_KUBERNETES_MINOR} or later (team volume guards need "
-            "ValidatingAdmissionPolicy v1)",
-            version,
-        )
+    public_key = _node_key(main, stack, pending)
+    version = _kubernetes_version(main)
     prefix = main.string(
         "bucketPrefix",
         pattern=r"[a-z0-9][a-z0-9-]{1,49}[a-z0-9]",
@@ -366,6 +223,190 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         ),
         registry_edition=main.string("registryEdition", "Basic", choices=ACR_EDITIONS),
     )
+
+
+def _network(
+    main: Section,
+) -> tuple[
+    str,
+    tuple[str, ...],
+    ipaddress.IPv4Network,
+    tuple[str, ...],
+    ipaddress.IPv4Network,
+    ipaddress.IPv4Network,
+]:
+    """Region, zones and the address blocks: the VPC, one vSwitch per zone, pods and Services."""
+    region = main.string("region", choices=REGIONS)
+    zones = main.string_list(
+        "zones",
+        min_items=1,
+        pattern=rf"{region}-[a-z0-9]+",
+        what=f"zone ids in {region} (e.g. {region}-h)",
+    )
+    vpc = _cidr(main, "vpcCidr", "10.0.0.0/8")
+    if not VPC_PREFIX[0] <= vpc.prefixlen <= VPC_PREFIX[1]:
+        raise main.error(
+            "vpcCidr", f"a block with a /{VPC_PREFIX[0]} to /{VPC_PREFIX[1]} mask", str(vpc)
+        )
+    reserved = [str(r) for r in VPC_RESERVED if vpc.overlaps(r)]
+    if reserved:
+        raise main.error(
+            "vpcCidr",
+            f"a block outside {reserved[0]} (reserved; e.g. 10.0.0.0/8, 172.16.0.0/12 or "
+            "192.168.0.0/16)",
+            str(vpc),
+        )
+    default_vsw = [f"10.{i + 1}.0.0/16" for i in range(len(zones))]
+    vswitches = main.string_list(
+        "vswitchCidrs", default_vsw, min_items=len(zones), what="CIDR blocks, one per zone"
+    )
+    # ipaddress also reads "10.1.0.0/255.255.0.0" and a bare address; the APIs take a.b.c.d/n
+    # (e.g. SLB AddAccessControlListEntry: IP entries must be CIDR blocks, https://help.aliyun.com/
+    # zh/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-addaccesscontrollistentry)
+    # so every block is passed on as ipaddress writes it.
+    vswitches = tuple(str(_parse_cidr(main, "vswitchCidrs", b)) for b in vswitches)
+    if len(vswitches) != len(zones):
+        raise main.error(
+            "vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)", list(vswitches)
+        )
+    for block in vswitches:
+        net = _parse_cidr(main, "vswitchCidrs", block)
+        if not VSWITCH_PREFIX[0] <= net.prefixlen <= VSWITCH_PREFIX[1]:
+            raise main.error(
+                "vswitchCidrs",
+                f"blocks with a /{VSWITCH_PREFIX[0]} to /{VSWITCH_PREFIX[1]} mask",
+                block,
+            )
+        if not net.subnet_of(vpc):
+            raise main.error("vswitchCidrs", f"blocks inside vpcCidr {vpc}", block)
+    pod = _cidr(main, "podCidr", "172.20.0.0/16")
+    service = _cidr(main, "serviceCidr", "172.21.0.0/20")
+    for key, net in (("podCidr", pod), ("serviceCidr", service)):
+        if net.overlaps(vpc):
+            raise main.error(key, f"a block outside vpcCidr {vpc}", str(net))
+    if pod.overlaps(service):
+        raise main.error("serviceCidr", f"a block outside podCidr {pod}", str(service))
+    return region, zones, vpc, vswitches, pod, service
+
+
+def _pools(
+    main: Section,
+) -> tuple[PoolConfig, PoolConfig, tuple[PoolConfig, ...], PoolConfig | None]:
+    """The system, CPU, GPU and spot pools, with distinct names."""
+    system = _system_pool(main.section("systemPool", {}))
+    cpu = _pool(
+        main.section("cpuPool", {}),
+        "cpu",
+        gpu=False,
+        default_min=1,
+        default_max=5,
+        default_types=["ecs.g7.2xlarge"],
+    )
+    gpus = tuple(
+        _pool(s, None, gpu=True, default_min=0, default_max=4)
+        for s in main.sections("gpuPools", min_items=1)
+    )
+    spot = _spot_pool(main.section("spotPool")) if main.has("spotPool") else None
+    pool_names = [p.name for p in (system, cpu, *gpus, *([spot] if spot else []))]
+    if len(set(pool_names)) != len(pool_names):
+        raise main.error("gpuPools", "pools with distinct names", pool_names)
+    return system, cpu, gpus, spot
+
+
+def _api_endpoint(main: Section, stack: str, pending: Pending) -> tuple[str, tuple[str, ...]]:
+    """How `pulumi up` reaches the API server, and the allow-list of a public endpoint."""
+    api = main.string("apiEndpoint", "private", choices=API_ENDPOINTS)
+    allowed: tuple[str, ...] = ()
+    cidr_how = (
+        f"pulumi config set --path 'trainstack:apiAllowedCidrs[0]' <your CIDR, e.g. the "
+        f"CI runner's egress IP/32> --stack {stack}"
+    )
+    if api == "public" and pending.offline and not main.has("apiAllowedCidrs"):
+        pending.add(
+            "trainstack:apiAllowedCidrs is not set (the public API endpoint admits only "
+            f"listed sources): {cidr_how}"
+        )
+    elif api == "public":
+        if not main.has("apiAllowedCidrs"):
+            raise main.error(
+                "apiAllowedCidrs", "the CIDR blocks allowed to reach the API server", hint=cidr_how
+            )
+        allowed = _allow_list(
+            main,
+            "apiAllowedCidrs",
+            "CIDR blocks allowed to reach the API server",
+            "list the addresses `pulumi up` and kubectl run from",
+        )
+        # Each block is one slb.AclEntryAttachment (at most MAX_ACL_ENTRIES), beside the two the
+        # cluster needs (cluster.required_api_cidrs: the control plane's and the VPC's).
+        if len(allowed) > MAX_ACL_ENTRIES - 2:
+            raise main.error(
+                "apiAllowedCidrs",
+                f"at most {MAX_ACL_ENTRIES - 2} blocks (the list also holds the control plane's "
+                "and the VPC's)",
+                f"{len(allowed)} blocks",
+            )
+    elif main.has("apiAllowedCidrs"):
+        raise main.error(
+            "apiAllowedCidrs",
+            "no allow-list with apiEndpoint private",
+            list(main.string_list("apiAllowedCidrs")),
+        )
+    if api == "public" and pending.offline and shutil.which("aliyun") is None:
+        pending.add(
+            "the aliyun CLI is not on PATH: `pulumi up` binds the API allow-list to the API "
+            'server\'s listener with it (docs/platform.md, "The API endpoint")'
+        )
+    return api, allowed
+
+
+def _node_key(main: Section, stack: str, pending: Pending) -> str | None:
+    """The nodes' login key (ECS takes rsa, dsa or ecdsa keys)."""
+    public_key: str | None = None
+    key_how = (
+        "ssh-keygen -t rsa -b 4096 -f ~/.ssh/trainstack-nodes && pulumi config set "
+        f'trainstack:nodePublicKey "$(cat ~/.ssh/trainstack-nodes.pub)" --stack {stack}'
+    )
+    if main.has("nodePublicKey"):
+        public_key = main.string(
+            "nodePublicKey",
+            pattern=r"\S+ [A-Za-z0-9+/=]+( .*)?",
+            what="an OpenSSH public key",
+        )
+        # ECS ImportKeyPair (what ecs.EcsKeyPair calls) takes "rsa, dsa, ssh-rsa, ssh-dss,
+        # ecdsa" keys and their certificates, not ed25519 (Alibaba Cloud API reference,
+        # api-ecs-2014-05-26-importkeypair).
+        if not public_key.startswith(NODE_KEY_TYPES):
+            raise main.error(
+                "nodePublicKey",
+                "an rsa, dsa or ecdsa public key (ECS ImportKeyPair takes no other type)",
+                public_key.split(" ", 1)[0] + " …",
+                hint=key_how,
+            )
+    elif pending.offline:
+        pending.add(f"trainstack:nodePublicKey is not set (node pools need a login): {key_how}")
+    else:
+        raise main.error(
+            "nodePublicKey", "an OpenSSH public key (node pools need a login)", hint=key_how
+        )
+    return public_key
+
+
+def _kubernetes_version(main: Section) -> str | None:
+    """The cluster version, when pinned: 1.30 or later (ValidatingAdmissionPolicy v1)."""
+    version = main.optional_string(
+        "kubernetesVersion",
+        pattern=r"1\.\d+\.\d+.*",
+        what="a Kubernetes version such as 1.31.1-aliyun.1",
+    )
+    if version is not None and int(version.split(".")[1]) < MIN_KUBERNETES_MINOR:
+        raise main.error(
+            "kubernetesVersion",
+            f"Kubernetes 1.{MIN_KUBERNETES_MINOR} or later (team volume guards need "
+            "ValidatingAdmissionPolicy v1)",
+            version,
+        )
+    return version
 
 
 def _deployer(main: Section, stack: str, pending: Pending) -> Identity | None:
