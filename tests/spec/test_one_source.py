@@ -49,3 +49,11 @@ def test_environment_variable_names_are_named_once() -> None:
         text = path.read_text()
         for name in names:
             assert f'"{name}"' not in text, f"{path.relative_to(root)} spells out {name}"
+
+
+def test_the_env_option_is_defined_once() -> None:
+    """`--env` was defined in 7 places with differing help and metavar: cli/options.py's
+    `environment` is the one definition."""
+    cli = Path(schema.__file__).parents[1] / "cli"
+    spelled = [p.name for p in cli.glob("*.py") if '"--env"' in p.read_text()]
+    assert spelled == ["options.py"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import project_option
+from trainstack.cli.options import environment, project_option
 
 
 @click.command()
@@ -18,13 +18,7 @@ from trainstack.cli.options import project_option
     metavar="REF",
     help="git ref to compare with (e.g. origin/main, or a push's before commit)",
 )
-@click.option(
-    "--env",
-    "env",
-    default=None,
-    metavar="ENV",
-    help="only the runs whose `env` tag names ENV (JSON lists the others under `elsewhere`)",
-)
+@environment("only the runs whose `env` tag names ENV (JSON lists the others under `elsewhere`)")
 @click.option(
     "--format",
     "fmt",

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, home_option
+from trainstack.cli.options import backend_option, environment, home_option
 
 
 @click.command()
 @click.argument("run_file", type=click.Path(path_type=Path))
-@click.option("--env", "env", required=True, help="environment: the platform stack Pulumi.<ENV>")
+@environment("environment: the platform stack Pulumi.<ENV>", required=True)
 @click.option(
     "--rerun",
     is_flag=True,

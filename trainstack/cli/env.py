@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import KubeName, components_option, project_option
+from trainstack.cli.options import KubeName, components_option, environment, project_option
 from trainstack.contract import (
     Topology,
     config_files,
@@ -44,12 +44,10 @@ from trainstack.spec import load_run
     help="sh prints NAME='value' lines that a shell can source.",
 )
 @click.option("--files/--no-files", default=False, help="Also print the config files and argv.")
-@click.option(
-    "--env",
-    "environment",
-    default=None,
-    help="Show the replica as deployed to this environment (its team namespace, outputs in the "
+@environment(
+    "Show the replica as deployed to this environment (its team namespace, outputs in the "
     "platform's artifact store), from the platform's outputs as plan and deploy read them.",
+    dest="environment",
 )
 @project_option
 def env(

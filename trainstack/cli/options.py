@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +112,18 @@ components_option = click.option(
     help="Directory that resolves `component: name@version` references (default "
     "$TRAINSTACK_COMPONENTS).",
 )
-env_option = click.option(
-    "--env", "env", default=None, help="the environment, when the run is deployed in several"
-)
+
+
+def environment(
+    help: str, *, required: bool = False, dest: str = "env"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The one `--env ENV` option: an environment is a `Pulumi.<ENV>.yaml` of the platform
+    project (its name is checked where it is read, plan/envfile.py); each verb says what it
+    does with it."""
+    return click.option("--env", dest, required=required, default=None, metavar="ENV", help=help)
+
+
+env_option = environment("the environment, when the run is deployed in several")
 team_option = click.option(
     "--team",
     "team",

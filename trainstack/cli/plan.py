@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import project_option
+from trainstack.cli.options import environment, project_option
 
 
 @click.command()
 @click.argument("run_file", required=False, type=click.Path(path_type=Path))
-@click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
+@environment("environment: Pulumi.<ENV>.yaml", required=True)
 @click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
 @project_option
 def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -> None:

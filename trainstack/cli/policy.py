@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import project_option
+from trainstack.cli.options import environment, project_option
 
 
 @click.group()
@@ -16,7 +16,7 @@ def policy() -> None:
 
 @policy.command()
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
+@environment("environment: Pulumi.<ENV>.yaml", required=True)
 @click.option(
     "--format",
     "fmt",
@@ -43,7 +43,7 @@ def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> N
 
 
 @policy.command()
-@click.option("--env", "env", required=True, help="environment: Pulumi.<ENV>.yaml")
+@environment("environment: Pulumi.<ENV>.yaml", required=True)
 @project_option
 def context(env: str, project: Path | None) -> None:
     """Print ENV's policy context as JSON: what the CrossGuard pack reads from

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import KubeName, components_option, project_option
+from trainstack.cli.options import KubeName, components_option, environment, project_option
 from trainstack.errors import UserError
 from trainstack.render import RenderOptions, dump_yaml, render_run, write_directory
 from trainstack.render.options import DEFAULT_OSS_SECRET, DEFAULT_PULL_SECRET
@@ -75,12 +75,9 @@ _CLUSTER_OPTIONS = (
     help="oss://bucket/prefix/ where local code directories are uploaded.",
 )
 @components_option
-@click.option(
-    "--env",
-    "env",
-    default=None,
-    help="Render for this environment as plan and deploy do: namespace, cluster, "
-    "OSS and pull secrets from its platform (Pulumi.<ENV>.yaml, planned offline).",
+@environment(
+    "Render for this environment as plan and deploy do: namespace, cluster, "
+    "OSS and pull secrets from its platform (Pulumi.<ENV>.yaml, planned offline)."
 )
 @project_option
 @click.pass_context

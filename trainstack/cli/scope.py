@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, home_option
+from trainstack.cli.options import backend_option, environment, home_option
 
 
 @click.group()
@@ -15,7 +15,7 @@ def scope() -> None:
 
 
 @scope.command()
-@click.option("--env", "env", required=True, help="environment: the platform stack Pulumi.<ENV>")
+@environment("environment: the platform stack Pulumi.<ENV>", required=True)
 @click.option("--team", "team", required=True, help="the team whose scope to write")
 @home_option
 @backend_option

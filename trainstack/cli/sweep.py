@@ -7,20 +7,14 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import Seconds, backend_option, home_option
+from trainstack.cli.options import Seconds, backend_option, environment, home_option
 from trainstack.errors import RunFailedError, UserError
 
 
 @click.command()
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--local", "local", is_flag=True, help="Run each trial here as a local run.")
-@click.option(
-    "--env",
-    "env",
-    default=None,
-    metavar="ENV",
-    help="Deploy each trial as a run stack in this environment.",
-)
+@environment("Deploy each trial as a run stack in this environment.")
 @click.option(
     "--parallel",
     type=click.IntRange(min=1, max=64),
