@@ -477,7 +477,9 @@ def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
         "allowed-registries: kubernetes:training.kubedl.io/v1alpha1:PyTorchJob::"
         "pytorchjob-mnist-baseline-01" in caught.value.message
     )
-    assert "containers[0].image" in caught.value.message
+    # one violation per image, at its first container, counting the others (issue 24 item 2)
+    assert "ontainers[0].image" in caught.value.message
+    assert "more container" in caught.value.message
     # (the team's scope, then the platform's outputs)
     assert cli.verbs() == ["stack output"] * 2, "no stack and no resource before the policy passes"
 
