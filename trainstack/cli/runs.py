@@ -88,7 +88,8 @@ def show(run_ref: str, as_json: bool, home: Path | None) -> None:
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         record = reg.resolve(run_ref)
-    details = report.details(record)
+        history = reg.restarts(record.id)
+    details = report.details(record, history=history)
     if as_json:
         click.echo(json.dumps(report.to_json(details), indent=2))
     else:

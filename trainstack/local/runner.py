@@ -35,6 +35,7 @@ from trainstack.registry import (
     Registry,
     RegistryError,
     ReplicaExit,
+    Restart,
     RunRecord,
     RunStatus,
     current_runner,
@@ -241,7 +242,8 @@ def _supervise(
         record.id,
         status,
         exits=outcome.exits,
-        restarts=outcome.restarts,
+        # every restart, counted against maxRestarts or not (the recovery history lists them)
+        restarts=max(outcome.restarts, len(supervisor.history)),
         reason=reason or None,
     )
     if reg.recreated:
@@ -362,8 +364,17 @@ class _Observer:
         self._view.event(f"{over.key} {over.describe()}")
 
     def restarting(self, restarts: int, reason: str) -> None:
-        self._restarts = restarts
         self._view.event(f"restart {restarts} of {self._max_restarts}: {reason}")
+
+    def restarted(self, restart: Restart) -> None:
+        """One restart for the recovery history, whether or not it counts against maxRestarts."""
+        self._restarts += 1
+        if not restart.counted:
+            self._view.event(f"{restart.key} restarted ({restart.reason}): {restart.detail}")
+        try:
+            self._reg.record_restart(self._run_id, restart)
+        except RegistryError as err:
+            self._failed_to_record(err)
         self._save()
 
     def _save(self) -> None:
@@ -374,14 +385,17 @@ class _Observer:
         try:
             self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
         except RegistryError as err:
-            # Progress is worth less than the run: the end is recorded (with the reserve's
-            # space, given back now) and says what happened.
-            if not self._unrecorded:
-                self._view.event(f"could not record progress: {err.message}")
-            self._unrecorded = True
-            if logcap.disk_full(err):
-                self.disk_full = True
-                self._reserve.release()
+            self._failed_to_record(err)
+
+    def _failed_to_record(self, err: RegistryError) -> None:
+        # Progress is worth less than the run: the end is recorded (with the reserve's space,
+        # given back now) and says what happened.
+        if not self._unrecorded:
+            self._view.event(f"could not record progress: {err.message}")
+        self._unrecorded = True
+        if logcap.disk_full(err):
+            self.disk_full = True
+            self._reserve.release()
 
 
 def _replica(replica: Replica) -> tuple[str, int]:
