@@ -118,6 +118,12 @@ def test_a_replica_that_hangs_once_is_restarted_in_place_and_recorded_hung(
     assert shown.returncode == 0
     (line,) = [x for x in shown.out.splitlines() if x.startswith("restart ")]
     assert "worker-0  hung" in line
+    # the HTML report shows the recovery history: a timeline and a table (issue 21 item 4)
+    page = tmp_path / "report.html"
+    assert cli("report", record.id, "-o", page).returncode == 0
+    html = page.read_text()
+    assert 'id="recovery-timeline"' in html and ">worker-0 hung</span>" in html
+    assert "<td>worker-0</td><td>hung</td>" in html
 
 
 def test_a_replica_that_hangs_every_time_fails_after_three_hang_restarts(
