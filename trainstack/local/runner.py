@@ -20,7 +20,7 @@ from typing import TextIO
 
 from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
-from trainstack.local import jobplan, logcap, pyenv, sandbox
+from trainstack.local import drills, jobplan, logcap, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -62,6 +62,7 @@ class LocalRunRequest:
     grace_seconds: float = 10.0
     usage_interval: float = 1.0
     stream: TextIO | None = None  # where the live view writes; stdout by default
+    preempt: tuple[drills.Preemption, ...] = ()  # --preempt: pods deleted during the run
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,10 @@ def run_local(req: LocalRunRequest) -> LocalRunResult:
 
 def _run_local(req: LocalRunRequest) -> LocalRunResult:
     run = localize(load_run(req.spec), req.inputs, req.outputs, req.models)
+    drills.check(
+        req.preempt,
+        [f"{role}-{i}" for role, res in run.resources.items() for i in range(res.replicas)],
+    )
     # Before anything is recorded or started; the values only ever reach the replicas' env.
     secrets = jobplan.secret_env_values(run)
     with Registry.open(req.home) as reg:
@@ -209,13 +214,18 @@ def _supervise(
     reg.mark_running(
         record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
     )
+    drill = drills.Drill(supervisor, req.preempt)
+    for p in req.preempt:
+        view.event(f"preemption drill: {p.key}'s pod is deleted {p.seconds:g}s after the start")
     sampler.start()
     rotator.start()
     view.start()
+    drill.start()
     try:
         with stop_on_signals(supervisor.request_stop):
             outcome = supervisor.run()
     finally:
+        drill.stop()
         sampler.stop()
         rotator.stop()
         view.stop()

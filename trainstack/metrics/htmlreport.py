@@ -94,12 +94,13 @@ def build(v: RunView, history: Sequence[Restart] = ()) -> Page:
                 f"{human_bytes(int(g.mem_used_bytes.max()))} max"
                 for g in u.gpus
             )
+        sampled = len(u.t) > 0  # a replica that ended before its first sample has none
         usage_rows.append(
             (
                 u.replica,
-                f"{u.cpu_percent.mean():.0f}%",
-                f"{u.cpu_percent.max():.0f}%",
-                human_bytes(int(u.rss_bytes.max())),
+                f"{u.cpu_percent.mean():.0f}%" if sampled else "-",
+                f"{u.cpu_percent.max():.0f}%" if sampled else "-",
+                human_bytes(int(u.rss_bytes.max())) if sampled else "-",
                 gpu,
                 str(len(u.t)),
             )
