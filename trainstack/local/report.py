@@ -54,6 +54,7 @@ class RunDetails:
     metric_problems: tuple[Diagnostic, ...] = ()
     idle: tuple[IdleWarning, ...] = ()
     history: tuple[Restart, ...] = ()  # the recovery history (registry), oldest first
+    cost: str | None = None  # resource-time, cost and idle share (trainstack.metrics.cost)
 
 
 def details(
@@ -178,6 +179,8 @@ def render(d: RunDetails) -> str:
         )
     )
     rows.extend(("restart", recovery.describe(h)) for h in d.history)
+    if d.cost:
+        rows.append(("cost", d.cost))
     for e in r.exits:
         if e.stopped:
             state = "stopped when the job ended"
@@ -260,6 +263,7 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "metric_problems": [p.to_json() for p in d.metric_problems],
         "idle": [asdict(w) for w in d.idle],
         "restarts": [{**asdict(h), "replica": h.key} for h in d.history],
+        "cost": d.cost,
     }
 
 
