@@ -297,6 +297,51 @@ def test_status_cli_prints_the_live_job(
     assert str(registry_record(home, entry).status) == "failed"
 
 
+def test_status_lists_and_records_the_restarts_the_pods_show(
+    home: Path, api: RecordedAPI, cli: PlatformCLI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 21 item 4: a deployed run's recovery history, from lastState.terminated
+    from trainstack.deploy import service
+    from trainstack.deploy.service import StackStatus
+    from trainstack.registry import Registry
+
+    entry = deployed(home)
+    monkeypatch.setattr(
+        service,
+        "stack_status",
+        lambda *a, **k: StackStatus(
+            entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}
+        ),
+    )
+    api.serve(JOB_PATH, "pytorchjob-running.json")
+    api.serve(PODS_PATH, "pods-running.json")
+    for _ in range(2):  # read twice: recorded once
+        done = cli_exit(["status", "mnist-baseline-01"])
+        assert done.code == 0, done.output
+    (line,) = [x for x in done.out.splitlines() if "restart:" in x]
+    assert "worker-0  OOMKilled, exit 137, after 29.0s" in line
+    assert entry.registry_id is not None
+    with Registry.open(home) as registry:
+        (restart,) = registry.restarts(entry.registry_id)
+    assert (restart.key, restart.reason, restart.exit_code) == ("worker-0", "OOMKilled", 137)
+
+
+def test_a_launchers_final_hang_reads_hung_from_the_termination_message(
+    home: Path, api: RecordedAPI, cli: PlatformCLI
+) -> None:
+    from trainstack.deploy import service
+    from trainstack.deploy.recovery import restarts
+
+    deployed(home)
+    api.serve(JOB_PATH, "pytorchjob-running.json")
+    api.serve(PODS_PATH, "pods-hung.json")
+    state = service.live(service.locate("mnist-baseline-01", home=home))
+    (restart,) = restarts(state)
+    assert (restart.key, restart.reason, restart.exit_code) == ("worker-0", "hung", 125)
+    assert restart.ran_seconds == 3629.0
+    assert "3 hang restart(s)" in restart.detail
+
+
 def test_a_finished_custom_job_reads_succeeded_with_indexed_replicas(
     home: Path, api: RecordedAPI, cli: PlatformCLI
 ) -> None:

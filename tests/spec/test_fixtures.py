@@ -169,6 +169,7 @@ def test_tf_full_run_model() -> None:
     assert run.spot is not None and run.spot.bid_discount == 30
     assert run.fault_tolerance is not None
     assert (run.fault_tolerance.max_restarts, run.fault_tolerance.unconditional) == (128, True)
+    assert run.fault_tolerance.hang_timeout_seconds == 45 * 60
     assert run.env == {"DEBUG": "true", "OMP_NUM_THREADS": "4", "TF_CPP_MIN_LOG_LEVEL": "2"}
     assert run.timeout_seconds == 36 * 3600
     assert run.keep_seconds == 2 * 86400

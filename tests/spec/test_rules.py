@@ -507,6 +507,30 @@ def test_max_restarts_defaults_to_3(kit: Kit) -> None:
     assert (loaded.fault_tolerance.max_restarts, loaded.fault_tolerance.unconditional) == (3, True)
 
 
+@pytest.mark.parametrize(("given", "seconds"), [(5, 5), ("6s", 6), ("30m", 1800), ("1h", 3600)])
+def test_hang_timeout_is_a_duration_of_at_least_5s(kit: Kit, given: object, seconds: int) -> None:
+    # issue 21 item 3: the launcher restarts a replica silent this long (ModelArts' hang restart)
+    loaded = kit.ok_run(run(faultTolerance={"maxRestarts": 3, "hangTimeout": given}))
+    assert loaded.fault_tolerance is not None
+    assert loaded.fault_tolerance.hang_timeout_seconds == seconds
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (4, "4 is out of range: must be at least 5"),
+        ("3s", "'3s' is shorter than 5s"),
+        ("soon", "'soon' is not valid"),
+    ],
+)
+def test_hang_timeout_shorter_than_5s_or_not_a_duration(
+    kit: Kit, given: object, message: str
+) -> None:
+    errors = kit.run_errors(run(faultTolerance={"hangTimeout": given}))
+    assert _paths(errors) == ["spec.faultTolerance.hangTimeout"]
+    assert errors[0][1].startswith(message), errors
+
+
 @pytest.mark.parametrize("uid", [0, 1000, 65535])
 def test_run_as_user_0_to_65535(kit: Kit, uid: int) -> None:
     assert kit.ok_run(run(runAsUser=uid)).run_as_user == uid

@@ -30,6 +30,7 @@ def report(run_ref: str, output: Path, home: Path | None) -> None:
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         record = reg.resolve(run_ref)
-    html = render(build(view(record)))
+        history = reg.restarts(record.id)
+    html = render(build(view(record), history))
     write_file(output, html)
     click.echo(f"wrote {output}")

@@ -46,6 +46,14 @@ from trainstack.errors import RunFailedError, UserError
     help="Seed preloaded outputs (checkpoints) from an earlier local run.",
 )
 @click.option(
+    "--preempt",
+    "preempt",
+    multiple=True,
+    metavar="ROLE-INDEX@SECONDS",
+    help="A preemption drill: delete that replica's pod SECONDS after the start, as a "
+    "preemption or drain would; KubeDL recreates it (repeatable).",
+)
+@click.option(
     "--no-install",
     is_flag=True,
     help="Do not install the code's requirements.txt; use what is installed.",
@@ -66,6 +74,7 @@ def run(
     outputs: tuple[str, ...],
     models: tuple[str, ...],
     resume: str | None,
+    preempt: tuple[str, ...],
     no_install: bool,
     home: Path | None,
     grace: float,
@@ -76,6 +85,7 @@ def run(
             "`trainstack run` runs on this machine only with --local",
             hint=f"trainstack run {spec} --local",
         )
+    from trainstack.local import drills
     from trainstack.local.bindings import parse_overrides
     from trainstack.local.procgroup import become_subreaper
     from trainstack.local.report import summary
@@ -95,6 +105,7 @@ def run(
             resume=resume,
             install=not no_install,
             grace_seconds=grace,
+            preempt=drills.parse(preempt),
         )
     )
     with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import home_option
+from trainstack.cli.options import home_option, project_option
 from trainstack.errors import UserError
 
 _STATUSES = ("pending", "running", "succeeded", "failed", "cancelled", "interrupted")
@@ -39,6 +39,19 @@ def runs() -> None:
     help="Add a column with each run's best value of this metric (chart/series) and "
     "sort by it, best first.",
 )
+@click.option(
+    "--cost",
+    is_flag=True,
+    help="Add each run's resource-time, its cost at its environment's rates "
+    "(trainstack:costs) and the idle share.",
+)
+@click.option(
+    "--env",
+    metavar="ENV",
+    help="With --cost: price every run at this environment's rates (default: each run's "
+    "env tag, or its stack's environment).",
+)
+@project_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @home_option
 def list_runs(
@@ -49,6 +62,9 @@ def list_runs(
     since: str | None,
     limit: int | None,
     metric: str | None,
+    cost: bool,
+    env: str | None,
+    project: Path | None,
     as_json: bool,
     home: Path | None,
 ) -> None:
@@ -68,6 +84,8 @@ def list_runs(
         reg.reap_interrupted()
         records = reg.list(flt)
     found = runlist.listing(records, metric)
+    if cost:
+        found = runlist.with_costs(found, env, project)
     if as_json:
         click.echo(json.dumps(runlist.to_json(found), indent=2))
     elif not found.records:
@@ -79,8 +97,16 @@ def list_runs(
 @runs.command("show")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--env",
+    metavar="ENV",
+    help="Price the run at this environment's rates (default: its env tag or stack's).",
+)
+@project_option
 @home_option
-def show(run_ref: str, as_json: bool, home: Path | None) -> None:
+def show(
+    run_ref: str, as_json: bool, env: str | None, project: Path | None, home: Path | None
+) -> None:
     """Show one run: status, replicas, restarts, outputs, logs, metrics, resource usage."""
     from trainstack.local import report
     from trainstack.registry import Registry, state_home
@@ -88,7 +114,14 @@ def show(run_ref: str, as_json: bool, home: Path | None) -> None:
     with Registry.open(state_home(home)) as reg:
         reg.reap_interrupted()
         record = reg.resolve(run_ref)
-    details = report.details(record)
+        history = reg.restarts(record.id)
+    from dataclasses import replace
+
+    from trainstack.metrics import cost
+
+    details = replace(
+        report.details(record, history=history), cost=cost.summary(record, env, project)
+    )
     if as_json:
         click.echo(json.dumps(report.to_json(details), indent=2))
     else:

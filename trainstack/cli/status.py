@@ -52,6 +52,10 @@ def status(
         except ClusterError as err:  # the stack part is still worth showing, then the error
             problem, failure = err.render(), err
     entry = result.entry
+    from trainstack import recovery as words
+    from trainstack.deploy.recovery import history
+
+    restarts = history(found.settings.home, entry.registry_id, state)
     if as_json:
         doc = {
             "run": asdict(entry),
@@ -63,6 +67,7 @@ def status(
             "outputs": result.outputs,
             "job": asdict(state) if state else None,
             "jobError": problem,
+            "restarts": [{**asdict(r), "replica": r.key} for r in restarts],
         }
         click.echo(json.dumps(doc, indent=2, sort_keys=True, default=str))
         if failure is not None:
@@ -103,6 +108,8 @@ def status(
             + (f"  {r.reason}" if r.reason else "")
             + f"  ({r.pod})"
         )
+    for restart in restarts:
+        click.echo(f"  restart: {words.describe(restart)}")
 
 
 def _list(entries: list[StackEntry], as_json: bool) -> None:

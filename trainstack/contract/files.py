@@ -79,6 +79,12 @@ def training_job(run: Run, topology: Topology, layout: Layout | None = None) -> 
         else {
             "maxRestarts": run.fault_tolerance.max_restarts,
             "unconditional": run.fault_tolerance.unconditional,
+            # only when set (spec.faultTolerance.hangTimeout, the launcher's)
+            **(
+                {}
+                if run.fault_tolerance.hang_timeout_seconds is None
+                else {"hangTimeoutSeconds": run.fault_tolerance.hang_timeout_seconds}
+            ),
         },
         # Only when set: how the command is launched (spec.torchElastic).
         **(

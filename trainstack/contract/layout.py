@@ -24,6 +24,8 @@ INPUT_MODEL = "input/model"
 OUTPUT = "output"
 # Not under output/: an output channel may itself be called "metrics".
 METRICS = "metrics"
+# trainstack's in-container launcher (trainstack.launcher): a ConfigMap in a pod, a copy locally.
+LAUNCHER = "launcher"
 # Cluster only: where the prepare init container sees the sources it copies from.
 STAGING = ".staging"
 
@@ -51,6 +53,10 @@ class Layout:
     @property
     def metrics(self) -> str:
         return self._dir(METRICS)
+
+    @property
+    def launcher(self) -> str:
+        return self._dir(LAUNCHER)
 
     @property
     def staging(self) -> str:

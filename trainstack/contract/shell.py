@@ -36,8 +36,10 @@ from __future__ import annotations
 import re
 import shlex
 
+from trainstack import launcher
 from trainstack.contract.errors import ContractError
 from trainstack.contract.hyper import user_args
+from trainstack.contract.layout import DEFAULT_ROOT, Layout
 from trainstack.contract.reeval import reevaluations
 from trainstack.kubedl import job_kind
 from trainstack.spec.model import Run
@@ -52,6 +54,11 @@ PRELUDE = (
 POD_IP_ENV = "TRAINSTACK_POD_IP"
 # An MPI worker only hosts the ranks the launcher starts through kubexec; it waits.
 MPI_WORKER_WAIT = "exec sleep 2147483647"
+# The image's Python runs the launcher (training images have one; locally the interpreter that is
+# first on PATH, trainstack's or the requirements' environment).
+LAUNCHER_PYTHON = "python3"
+# How long a hung command gets between SIGTERM and SIGKILL in a pod; a local run uses --grace.
+DEFAULT_LAUNCHER_GRACE_SECONDS = 10.0
 # What coreutils' `timeout` exits with when the deadline passed (deadline_launch); not one of
 # KubeDL's retryable codes.
 DEADLINE_EXIT_CODE = 124
@@ -436,16 +443,49 @@ def torch_elastic_launch(run: Run, role: str | None, command: str) -> str:
 
 
 def launch_command(
-    run: Run, role: str | None = None, *, install_requirements: bool = True
+    run: Run,
+    role: str | None = None,
+    *,
+    install_requirements: bool = True,
+    root: str = str(DEFAULT_ROOT),
+    events_dir: str | None = None,
+    termination_log: str | None = launcher.TERMINATION_LOG,
+    grace_seconds: float = DEFAULT_LAUNCHER_GRACE_SECONDS,
 ) -> list[str]:
-    """The argv a replica runs: `sh -c SCRIPT sh ARGS...` (ARGS = the hyperparameters as argv).
+    """The argv a replica runs: `sh -c SCRIPT sh ARGS...` (ARGS = the hyperparameters as argv),
+    behind trainstack's in-container launcher when the run needs it (`uses_launcher`).
 
     `role` matters only for MPI, whose workers wait for the launcher instead of running the
-    command. The renderer escapes `$` for Kubernetes; this argv is the one the process gets."""
-    return [
+    command. The renderer escapes `$` for Kubernetes; this argv is the one the process gets.
+    `root` is where the /ml tree is (a local run's directory), `events_dir` where the launcher
+    records restarts, `termination_log` where it leaves its final reason (a pod's
+    terminationMessagePath), `grace_seconds` how long a hung command gets after SIGTERM."""
+    argv = [
         SHELL,
         "-c",
         script(run, role, install_requirements=install_requirements),
         SHELL,
         *user_args(run),
     ]
+    if not uses_launcher(run, role):
+        return argv
+    ft = run.fault_tolerance
+    assert ft is not None and ft.hang_timeout_seconds is not None
+    options = [f"--hang-timeout={ft.hang_timeout_seconds}", f"--grace={grace_seconds:g}"]
+    if events_dir is not None:
+        options.append(f"--events-dir={events_dir}")
+    if termination_log is not None:
+        options.append(f"--termination-log={termination_log}")
+    program = Layout.at(root).launcher + launcher.FILE
+    return [LAUNCHER_PYTHON, program, *options, "--", *argv]
+
+
+def uses_launcher(run: Run, role: str | None = None) -> bool:
+    """Whether a replica runs behind the in-container launcher: where the run asks for hang
+    detection (`faultTolerance.hangTimeout`), except in a role that never runs the command (an
+    MPI worker waits, silent by design, for the launcher's ranks)."""
+    ft = run.fault_tolerance
+    if ft is None or ft.hang_timeout_seconds is None:
+        return False
+    kind = job_kind(run.job_type)
+    return not (role is not None and kind.has_role(role) and not kind.role(role).runs_command)

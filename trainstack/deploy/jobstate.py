@@ -48,6 +48,18 @@ class Condition:
 
 
 @dataclass(frozen=True, order=True)
+class Termination:
+    """A container's previous run (`lastState.terminated`): the one restart in place the API
+    still shows (the kubelet keeps only the last)."""
+
+    exit_code: int | None
+    reason: str | None  # OOMKilled, Error, Completed, ...
+    message: str | None  # the termination log: the launcher's final reason (`hung: ...`)
+    started_at: str | None
+    finished_at: str | None
+
+
+@dataclass(frozen=True, order=True)
 class ReplicaState:
     role: str
     index: int
@@ -56,6 +68,7 @@ class ReplicaState:
     restarts: int  # container restarts in this pod (KubeDL recreates pods: see the job's count)
     exit_code: int | None  # the main container's last exit, None while it has not exited
     reason: str | None  # e.g. OOMKilled, Error, ImagePullBackOff
+    last: Termination | None = None  # the main container's previous run, if it restarted
 
 
 @dataclass(frozen=True)
@@ -179,6 +192,21 @@ def _replica(
         restarts=restarts,
         exit_code=exit_code,
         reason=reason,
+        last=_last(read, main, f"{at}.status.containerStatuses[{main_at}].lastState.terminated"),
+    )
+
+
+def _last(read: Reader, container: Mapping[str, Any], at: str) -> Termination | None:
+    last = read.obj(container.get("lastState"), at.rsplit(".", 1)[0])
+    terminated = read.obj(last.get("terminated"), at)
+    if not terminated:
+        return None
+    return Termination(
+        exit_code=read.int32(terminated.get("exitCode"), f"{at}.exitCode"),
+        reason=read.text(terminated.get("reason"), f"{at}.reason"),
+        message=read.text(terminated.get("message"), f"{at}.message"),
+        started_at=read.text(terminated.get("startedAt"), f"{at}.startedAt"),
+        finished_at=read.text(terminated.get("finishedAt"), f"{at}.finishedAt"),
     )
 
 

@@ -124,8 +124,13 @@ def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None
 
     if entry.registry_id is None:
         return
+    from trainstack.deploy.recovery import restarts
+
     exits = [ReplicaExit(r.role, r.index, r.exit_code) for r in state.replicas]
     with Registry.open(settings.home) as registry, suppress(NotFoundError):
+        registry.get(entry.registry_id)  # NotFoundError: not in this registry
+        for restart in restarts(state):  # kept once however often status reads it
+            registry.record_restart(entry.registry_id, restart)
         if state.outcome.finished:
             status = RunStatus.SUCCEEDED if state.outcome is Outcome.SUCCEEDED else RunStatus.FAILED
             registry.finish(

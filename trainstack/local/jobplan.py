@@ -12,6 +12,7 @@ from pathlib import Path
 
 from trainstack.contract import Layout as ContractLayout
 from trainstack.contract import Topology, config_files, launch_command, replica_env
+from trainstack.contract.shell import uses_launcher
 from trainstack.errors import UserError
 from trainstack.kubedl import (
     CONTRACT_NAMES,
@@ -235,10 +236,23 @@ def plan_job(
                 index=index,
                 # Requirements are installed by the runner into a cached environment (or skipped
                 # with --no-install), not by every replica at every start.
-                argv=tuple(launch_command(run, role, install_requirements=False)),
+                # The launcher (when the run needs one) runs from the run directory's copy, records
+                # restarts beside the logs and gets the runner's grace period for a hung tree.
+                argv=tuple(
+                    launch_command(
+                        run,
+                        role,
+                        install_requirements=False,
+                        root=str(layout.root),
+                        events_dir=str(layout.logs),
+                        termination_log=None,
+                        grace_seconds=grace_seconds,
+                    )
+                ),
                 env=env,
                 cwd=layout.usercode,
                 log_path=layout.log(role, index),
+                restarts_path=layout.restarts(role, index) if uses_launcher(run, role) else None,
             )
         )
     return JobPlan(

@@ -19,6 +19,9 @@ class ReplicaLaunch:
     env: Mapping[str, str]
     cwd: Path
     log_path: Path
+    # Where the in-container launcher records this replica's restarts in place (hangs); None
+    # when the replica does not run behind it.
+    restarts_path: Path | None = None
 
     @property
     def key(self) -> str:

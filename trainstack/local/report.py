@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack import boundedjson
+from trainstack import boundedjson, recovery
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
 from trainstack.excerpt import printable
 from trainstack.local.logcap import chain
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
-from trainstack.registry.model import RunRecord, RunStatus
+from trainstack.registry.model import Restart, RunRecord, RunStatus
 from trainstack.regularfile import read_within
 
 if TYPE_CHECKING:
@@ -53,11 +54,17 @@ class RunDetails:
     metric_values: tuple[MetricValue, ...] = ()
     metric_problems: tuple[Diagnostic, ...] = ()
     idle: tuple[IdleWarning, ...] = ()
+    history: tuple[Restart, ...] = ()  # the recovery history (registry), oldest first
+    cost: str | None = None  # resource-time, cost and idle share (trainstack.metrics.cost)
 
 
-def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunDetails:
+def details(
+    record: RunRecord,
+    thresholds: IdleThresholds | None = None,
+    history: Sequence[Restart] = (),
+) -> RunDetails:
     if record.run_dir is None:
-        return RunDetails(record, (), (), None, (), ())
+        return RunDetails(record, (), (), None, (), (), history=tuple(history))
     layout = Layout(record.run_dir)
     bound = _bound_outputs(layout)
     outputs = []
@@ -92,6 +99,7 @@ def details(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunD
         tuple(values(metrics)),
         metrics.problems,
         detect(layout.usage, thresholds or IdleThresholds.from_env(), root=layout.root),
+        tuple(history),
     )
 
 
@@ -164,7 +172,17 @@ def render(d: RunDetails) -> str:
     if r.finished_at is not None:
         took = f" (took {human_seconds(r.duration)})" if r.duration is not None else ""
         rows.append(("finished", _when(r.finished_at) + took))
-    rows.append(("restarts", str(r.restarts)))
+    counted = sum(1 for h in d.history if h.counted)
+    rows.append(
+        (
+            "restarts",
+            str(r.restarts)
+            + (f" ({counted} counted against maxRestarts)" if counted != r.restarts else ""),
+        )
+    )
+    rows.extend(("restart", recovery.describe(h)) for h in d.history)
+    if d.cost:
+        rows.append(("cost", d.cost))
     for e in r.exits:
         if e.stopped:
             state = "stopped when the job ended"
@@ -253,6 +271,8 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "metric_values": [{**asdict(v), "id": v.id} for v in d.metric_values],
         "metric_problems": [p.to_json() for p in d.metric_problems],
         "idle": [asdict(w) for w in d.idle],
+        "restarts": [{**asdict(h), "replica": h.key} for h in d.history],
+        "cost": d.cost,
     }
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -19,6 +20,28 @@ class Listing:
     records: tuple[RunRecord, ...]
     metric: str | None = None
     best: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # id -> value
+    # --cost: id -> (resource-time, cost, idle share), as shown
+    costs: Mapping[str, tuple[str, str, str]] | None = None
+
+
+def with_costs(found: Listing, env: str | None, project: Path | None) -> Listing:
+    """The listing with each run's resource-time and cost (trainstack.metrics.cost)."""
+    from trainstack.metrics import cost
+
+    rates: dict[str, cost.Rates | None] = {}
+    shown: dict[str, tuple[str, str, str]] = {}
+    for r in found.records:
+        name = cost.run_env(r, env)
+        if name is not None and name not in rates:
+            # an explicit --env must exist; one read off a run's tag or stack may not be here
+            rates[name] = cost.rates_for(project, name, strict=name == env)
+        rt = cost.resource_time(r)
+        shown[r.id] = (
+            rt.text() if rt else "-",
+            cost.cost_text(rt, rates.get(name) if name else None),
+            f"{rt.idle_share:.0%}" if rt else "-",
+        )
+    return replace(found, costs=MappingProxyType(shown))
 
 
 def listing(records: Sequence[RunRecord], metric: str | None = None) -> Listing:
@@ -55,6 +78,15 @@ def to_json(found: Listing) -> list[dict[str, Any]]:
             **(
                 {"metric": {"name": found.metric, "best": found.best[r.id]}} if found.metric else {}
             ),
+            **(
+                {
+                    "cost": dict(
+                        zip(("resourceTime", "cost", "idleShare"), found.costs[r.id], strict=True)
+                    )
+                }
+                if found.costs is not None
+                else {}
+            ),
         }
         for r in found.records
     ]
@@ -65,6 +97,7 @@ def table(found: Listing) -> str:
     rows = [
         ("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")
         + ((metric.upper(),) if metric else ())
+        + (("RESOURCE-TIME", "COST", "IDLE") if found.costs is not None else ())
     ]
     for r in found.records:
         rows.append(
@@ -78,5 +111,6 @@ def table(found: Listing) -> str:
                 str(r.restarts),
             )
             + ((found.best[r.id],) if metric else ())
+            + (found.costs[r.id] if found.costs is not None else ())
         )
     return aligned(rows)

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
-from trainstack.local import jobplan, logcap, pyenv, sandbox
+from trainstack.local import drills, jobplan, logcap, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -35,6 +35,7 @@ from trainstack.registry import (
     Registry,
     RegistryError,
     ReplicaExit,
+    Restart,
     RunRecord,
     RunStatus,
     current_runner,
@@ -61,6 +62,7 @@ class LocalRunRequest:
     grace_seconds: float = 10.0
     usage_interval: float = 1.0
     stream: TextIO | None = None  # where the live view writes; stdout by default
+    preempt: tuple[drills.Preemption, ...] = ()  # --preempt: pods deleted during the run
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,10 @@ def run_local(req: LocalRunRequest) -> LocalRunResult:
 
 def _run_local(req: LocalRunRequest) -> LocalRunResult:
     run = localize(load_run(req.spec), req.inputs, req.outputs, req.models)
+    drills.check(
+        req.preempt,
+        [f"{role}-{i}" for role, res in run.resources.items() for i in range(res.replicas)],
+    )
     # Before anything is recorded or started; the values only ever reach the replicas' env.
     secrets = jobplan.secret_env_values(run)
     with Registry.open(req.home) as reg:
@@ -209,13 +215,18 @@ def _supervise(
     reg.mark_running(
         record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
     )
+    drill = drills.Drill(supervisor, req.preempt)
+    for p in req.preempt:
+        view.event(f"preemption drill: {p.key}'s pod is deleted {p.seconds:g}s after the start")
     sampler.start()
     rotator.start()
     view.start()
+    drill.start()
     try:
         with stop_on_signals(supervisor.request_stop):
             outcome = supervisor.run()
     finally:
+        drill.stop()
         sampler.stop()
         rotator.stop()
         view.stop()
@@ -242,7 +253,8 @@ def _supervise(
         record.id,
         status,
         exits=outcome.exits,
-        restarts=outcome.restarts,
+        # every restart, counted against maxRestarts or not (the recovery history lists them)
+        restarts=max(outcome.restarts, len(supervisor.history)),
         reason=reason or None,
     )
     if reg.damage is not None:
@@ -369,8 +381,17 @@ class _Observer:
         self._view.event(f"{over.key} {over.describe()}")
 
     def restarting(self, restarts: int, reason: str) -> None:
-        self._restarts = restarts
         self._view.event(f"restart {restarts} of {self._max_restarts}: {reason}")
+
+    def restarted(self, restart: Restart) -> None:
+        """One restart for the recovery history, whether or not it counts against maxRestarts."""
+        self._restarts += 1
+        if not restart.counted:
+            self._view.event(f"{restart.key} restarted ({restart.reason}): {restart.detail}")
+        try:
+            self._reg.record_restart(self._run_id, restart)
+        except RegistryError as err:
+            self._failed_to_record(err)
         self._save()
 
     def _save(self) -> None:
@@ -381,14 +402,17 @@ class _Observer:
         try:
             self._reg.record_progress(self._run_id, exits=exits, restarts=self._restarts)
         except RegistryError as err:
-            # Progress is worth less than the run: the end is recorded (with the reserve's
-            # space, given back now) and says what happened.
-            if not self._unrecorded:
-                self._view.event(f"could not record progress: {err.message}")
-            self._unrecorded = True
-            if logcap.disk_full(err):
-                self.disk_full = True
-                self._reserve.release()
+            self._failed_to_record(err)
+
+    def _failed_to_record(self, err: RegistryError) -> None:
+        # Progress is worth less than the run: the end is recorded (with the reserve's space,
+        # given back now) and says what happened.
+        if not self._unrecorded:
+            self._view.event(f"could not record progress: {err.message}")
+        self._unrecorded = True
+        if logcap.disk_full(err):
+            self.disk_full = True
+            self._reserve.release()
 
 
 def _replica(replica: Replica) -> tuple[str, int]:

@@ -7,6 +7,8 @@
     <run dir>/output/<ch>/         output channels, committed to their file:// binding at the end
     <run dir>/logs/<role>-<i>.log  one log per replica
     <run dir>/metrics/             $METRICS
+    <run dir>/launcher/launcher.py the in-container launcher (/ml/launcher/ in a pod)
+    <run dir>/logs/<role>-<i>.restarts.jsonl  the launcher's restarts in place (hangs)
 
 Outputs are written inside the run directory and copied to their bindings when the run ends,
 whatever the ending: a failed or cancelled run keeps both copies, so nothing is lost.
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack import launcher
 from trainstack.codetree import code_files, copy_tree
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
@@ -74,6 +77,15 @@ class Layout:
     def log(self, role: str, index: int) -> Path:
         return self.logs / f"{role}-{index}.log"
 
+    @property
+    def launcher(self) -> Path:
+        """The in-container launcher's copy, where a pod has it under /ml (trainstack.launcher)."""
+        return self.root / tree.LAUNCHER / launcher.FILE
+
+    def restarts(self, role: str, index: int) -> Path:
+        """What the launcher records of a replica's restarts in place (hangs)."""
+        return self.logs / f"{role}-{index}{launcher.EVENTS_SUFFIX}"
+
 
 @dataclass(frozen=True)
 class Committed:
@@ -86,8 +98,9 @@ class Committed:
 def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> None:
     """Create the tree, copy the code, place the inputs and models, and preload outputs that ask
     for it."""
-    for path in (layout.config, layout.logs, layout.metrics):
+    for path in (layout.config, layout.logs, layout.metrics, layout.launcher.parent):
         path.mkdir(parents=True, exist_ok=True)
+    layout.launcher.write_text(launcher.program_text(), encoding="utf-8")
     _copy_code(run, layout.usercode)
     for name, binding in run.inputs.items():
         _place(

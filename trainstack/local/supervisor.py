@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import signal
 import time
@@ -26,13 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from trainstack import recovery
 from trainstack.local import procgroup
 from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
-from trainstack.registry.model import ReplicaExit, RunStatus
+from trainstack.registry.model import ReplicaExit, Restart, RunStatus
 
 _TICK_S = 0.05
 # Polled more often in the first half second, so a short job is not held up by the tick.
@@ -85,6 +87,8 @@ class Observer(Protocol):
 
     def out_of_memory(self, replica: Replica, over: OverLimit) -> None: ...
 
+    def restarted(self, restart: Restart) -> None: ...
+
 
 class _NullObserver:
     def started(self, replica: Replica) -> None:
@@ -100,6 +104,9 @@ class _NullObserver:
         pass
 
     def out_of_memory(self, replica: Replica, over: OverLimit) -> None:
+        pass
+
+    def restarted(self, restart: Restart) -> None:
         pass
 
 
@@ -130,14 +137,24 @@ class Supervisor:
         self._memory = memory
         # replicas this attempt killed for going over their memory limit
         self._oom: dict[str, OverLimit] = {}
-        # (replica key, evicted) requests from outside: a pod deleted or evicted on a cluster
-        self._deletions: list[tuple[str, bool]] = []
+        # (replica key, evicted, reason) requests from outside: a pod deleted or evicted
+        self._deletions: list[tuple[str, bool, str]] = []
+        # when each replica's current attempt started (time.time(), for the recovery history)
+        self._began: dict[str, float] = {}
+        # the recovery history, in order
+        self.history: list[Restart] = []
+        # how far each replica's launcher record (hang restarts in place) has been read
+        self._launcher_read: dict[str, int] = {}
+        # replicas whose launcher gave up on a hung command: what it said
+        self._hung: dict[str, str] = {}
 
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
         self._stop_requests += 1
 
-    def request_delete(self, key: str, *, evicted: bool = False) -> None:
+    def request_delete(
+        self, key: str, *, evicted: bool = False, reason: str = recovery.DELETED
+    ) -> None:
         """What happens to a replica's pod when it is deleted through the API (drain,
         preemption, `kubectl delete`) or, `evicted`, by the kubelet; acted on within a tick.
         Safe from another thread: it only appends.
@@ -147,8 +164,9 @@ class Supervisor:
         Evicted: the pod stays, Failed with reason Evicted; only ExitCode fails it over
         (failover.go:43-53, pkg/util/train/train_util.go:60-65), counted like any recreation;
         otherwise it fails the job. Both stop the replica as the kubelet stops a pod: SIGTERM,
-        then SIGKILL after the grace period."""
-        self._deletions.append((key, evicted))
+        then SIGKILL after the grace period. `reason` names a deletion in the recovery history
+        (`preempted` for a preemption drill)."""
+        self._deletions.append((key, evicted, recovery.EVICTED if evicted else reason))
 
     @property
     def live_pids(self) -> dict[str, int]:
@@ -221,6 +239,11 @@ class Supervisor:
             self._stop(list(self._replicas), ended=True)
             return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
         self._restarts += len(retryable)
+        codes = dict(failures)
+        for key in retryable:
+            self._record(
+                key, codes[key], self._reason(key, codes[key]), self._exit_text(key, codes[key])
+            )
         self._observer.restarting(self._restarts, told)
         marker = f"restart {self._restarts} of {policy.max_restarts} after: {told}"
         # Only the failed replicas are recreated (KubeDL v0.5.0 pkg/job_controller/pod.go
@@ -238,17 +261,19 @@ class Supervisor:
     def _apply_deletions(self) -> Outcome | None:
         policy = self._policy
         while self._deletions:
-            key, evicted = self._deletions.pop(0)
+            key, evicted, reason = self._deletions.pop(0)
             if key not in self._replicas or self._codes[key] is not None:
                 continue  # not started, or already exited: no pod to delete
             self._stop([key], ended=True)  # its exit is the deletion's, not a failure
             self._stopped.discard(key)
+            what = "evicted" if evicted else f"deleted ({reason})"
+            self._record(key, self._codes[key], reason, f"{key}'s pod was {what}", counted=evicted)
             procgroup.kill_tagged(
                 procgroup.replica_tag(self.tag, key), name=procgroup.REPLICA_TAG_ENV
             )
             role = self._launches[key].role
             if not evicted:
-                self._start(key, "recreated after its pod was deleted (not counted)")
+                self._start(key, f"recreated after its pod was deleted: {reason} (not counted)")
                 continue
             exit_code_policy = policy.max_restarts > 0 and not policy.unconditional
             if not exit_code_policy or role in policy.final_roles:
@@ -268,7 +293,85 @@ class Supervisor:
             self._start(key, f"restart {self._restarts} of {policy.max_restarts} after eviction")
         return None
 
+    def _record(
+        self, key: str, code: int | None, reason: str, detail: str, *, counted: bool = True
+    ) -> None:
+        launch = self._launches[key]
+        now = time.time()
+        began = self._began.get(key)
+        restart = Restart(
+            at=now,
+            role=launch.role,
+            index=launch.index,
+            exit_code=code,
+            reason=reason,
+            detail=detail,
+            ran_seconds=None if began is None else max(0.0, now - began),
+            counted=counted,
+        )
+        self.history.append(restart)
+        self._observer.restarted(restart)
+
+    def _reason(self, key: str, code: int) -> str:
+        if key in self._hung:
+            return recovery.HUNG
+        over = self._oom.get(key)
+        return recovery.exit_reason(code, oom=over is not None and code == 128 + over.signal)
+
+    def _read_launcher_records(self) -> None:
+        """What each replica's launcher recorded since the last look: its hang restarts in place
+        (recorded, not counted: KubeDL never sees them) and a final hang."""
+        for key, launch in self._launches.items():
+            path = launch.restarts_path
+            if path is None:
+                continue
+            try:
+                with open(path, "rb") as f:
+                    f.seek(self._launcher_read.get(key, 0))
+                    data = f.read(1 << 20)
+            except OSError:
+                continue
+            end = data.rfind(b"\n") + 1
+            self._launcher_read[key] = self._launcher_read.get(key, 0) + end
+            for line in data[:end].splitlines():
+                self._launcher_event(key, line)
+
+    def _launcher_event(self, key: str, line: bytes) -> None:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(event, dict):
+            return
+        detail = str(event.get("detail", ""))[:500]
+        reason = str(event.get("reason", ""))[:100] or "unknown"
+        code = event.get("exitCode")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        if event.get("event") == "failed":
+            self._hung[key] = f"{reason}: {detail}; {event.get('hangRestarts', 0)} hang restart(s)"
+            return
+        if event.get("event") != "restart":
+            return
+        launch = self._launches[key]
+        ran = event.get("ranSeconds")
+        at = event.get("time")
+        restart = Restart(
+            at=float(at) if isinstance(at, int | float) else time.time(),
+            role=launch.role,
+            index=launch.index,
+            exit_code=code,
+            reason=reason,
+            detail=f"restarted in place by the launcher: {detail}",
+            ran_seconds=float(ran) if isinstance(ran, int | float) else None,
+            counted=False,
+        )
+        self.history.append(restart)
+        self._observer.restarted(restart)
+
     def _exit_text(self, key: str, code: int) -> str:
+        hung = self._hung.get(key)
+        if hung is not None:
+            return f"{key} exited with {describe(code)}, {hung}"
         over = self._oom.get(key)
         if over is not None and code == 128 + over.signal:
             return f"{key} exited with {describe(code)}, {over.describe()}"
@@ -311,6 +414,8 @@ class Supervisor:
         self._replicas[key] = replica
         self._codes[key] = None
         self._oom.pop(key, None)
+        self._hung.pop(key, None)
+        self._began[key] = time.time()
         if self._deadman is not None:
             self._deadman.watch(replica.pid)
         self._observer.started(replica)
@@ -323,6 +428,7 @@ class Supervisor:
 
     def _poll(self) -> list[tuple[str, int]]:
         procgroup.reap_adopted(self._own_children())
+        self._read_launcher_records()
         exited = []
         for key, replica in self._replicas.items():
             if self._codes[key] is not None:

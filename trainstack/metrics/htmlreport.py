@@ -9,6 +9,7 @@ import json
 import os
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from trainstack.local.report import human_bytes, human_seconds
 from trainstack.metrics.draw import chart_png, usage_png
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.values import number
+from trainstack.registry.model import Restart, RunRecord
 from trainstack.regularfile import open_within
 
 LOG_TAIL_LINES = 40
@@ -38,6 +40,15 @@ class LogTail:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """One restart on the recovery timeline: `left` is its place in the run's duration, %."""
+
+    left: float
+    label: str
+    title: str
+
+
+@dataclass(frozen=True)
 class Page:
     title: str
     outcome: tuple[tuple[str, str], ...]
@@ -51,9 +62,13 @@ class Page:
     idle: tuple[str, ...]
     logs: tuple[LogTail, ...]
     generated: str
+    # the recovery history: a row per restart (when, replica, reason, exit, ran, counted, detail)
+    # and its marks on a timeline of the run
+    recovery_rows: tuple[tuple[str, ...], ...] = ()
+    recovery_marks: tuple[Mark, ...] = ()
 
 
-def build(v: RunView) -> Page:
+def build(v: RunView, history: Sequence[Restart] = ()) -> Page:
     r = v.record
     outcome = [
         ("run", f"{r.id} ({r.name})"),
@@ -79,12 +94,13 @@ def build(v: RunView) -> Page:
                 f"{human_bytes(int(g.mem_used_bytes.max()))} max"
                 for g in u.gpus
             )
+        sampled = len(u.t) > 0  # a replica that ended before its first sample has none
         usage_rows.append(
             (
                 u.replica,
-                f"{u.cpu_percent.mean():.0f}%",
-                f"{u.cpu_percent.max():.0f}%",
-                human_bytes(int(u.rss_bytes.max())),
+                f"{u.cpu_percent.mean():.0f}%" if sampled else "-",
+                f"{u.cpu_percent.max():.0f}%" if sampled else "-",
+                human_bytes(int(u.rss_bytes.max())) if sampled else "-",
                 gpu,
                 str(len(u.t)),
             )
@@ -115,6 +131,36 @@ def build(v: RunView) -> Page:
         idle=tuple(w.render() for w in v.idle),
         logs=tuple(_tail(p, v.run_dir) for p in sorted((v.run_dir / "logs").glob("*.log"))),
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        recovery_rows=tuple(_recovery_row(h) for h in history),
+        recovery_marks=_marks(r, history),
+    )
+
+
+def _recovery_row(h: Restart) -> tuple[str, ...]:
+    return (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h.at)),
+        h.key,
+        h.reason,
+        "-" if h.exit_code is None else str(h.exit_code),
+        human_seconds(h.ran_seconds),
+        "yes" if h.counted else "no",
+        h.detail,
+    )
+
+
+def _marks(r: RunRecord, history: Sequence[Restart]) -> tuple[Mark, ...]:
+    if not history:
+        return ()
+    start = r.started_at if r.started_at is not None else min(h.at for h in history)
+    end = r.finished_at if r.finished_at is not None else max(h.at for h in history)
+    span = max(end - start, 1e-9)
+    return tuple(
+        Mark(
+            left=round(min(100.0, max(0.0, (h.at - start) / span * 100)), 2),
+            label=f"{h.key} {h.reason}",
+            title=f"{human_seconds(h.at - start)} into the run: {h.key} {h.reason}",
+        )
+        for h in history
     )
 
 

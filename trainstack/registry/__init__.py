@@ -2,7 +2,14 @@
 
 from trainstack.registry.home import state_home
 from trainstack.registry.liveness import RunnerIdentity, current_runner
-from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
+from trainstack.registry.model import (
+    NewRun,
+    ReplicaExit,
+    Restart,
+    RunKind,
+    RunRecord,
+    RunStatus,
+)
 from trainstack.registry.store import Registry, RegistryError, RegistryFullError, RunFilter
 
 __all__ = [
@@ -11,6 +18,7 @@ __all__ = [
     "RegistryError",
     "RegistryFullError",
     "ReplicaExit",
+    "Restart",
     "RunFilter",
     "RunKind",
     "RunRecord",

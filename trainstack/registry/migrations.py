@@ -55,6 +55,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE runs ADD COLUMN parameters TEXT NOT NULL DEFAULT '{}';
         """,
     ),
+    (
+        "restarts: a run's recovery history, one row per restart of a replica",
+        """
+        CREATE TABLE restarts (
+            run_id      TEXT NOT NULL,
+            at          REAL NOT NULL,
+            role        TEXT NOT NULL,
+            idx         INTEGER NOT NULL,
+            exit_code   INTEGER,
+            reason      TEXT NOT NULL,
+            detail      TEXT NOT NULL DEFAULT '',
+            ran_seconds REAL,
+            counted     INTEGER NOT NULL DEFAULT 1,
+            UNIQUE (run_id, role, idx, at)
+        );
+        CREATE INDEX restarts_run ON restarts (run_id, at);
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -43,6 +43,28 @@ class ReplicaExit:
         return f"{self.role}-{self.index}"
 
 
+@dataclass(frozen=True, order=True)
+class Restart:
+    """One restart in a run's recovery history: when, which replica, how its attempt ended
+    (exit code, reason: `OOMKilled`, `Evicted`, `hung`, `preempted`, a signal's name or the exit
+    code's meaning; trainstack.recovery), how long that attempt had run, and whether it counted
+    against `faultTolerance.maxRestarts` (a deleted pod's recreation and a hang restart in place
+    do not: KubeDL never sees the latter, and recreates the former uncounted)."""
+
+    at: float
+    role: str
+    index: int
+    exit_code: int | None
+    reason: str
+    detail: str = ""
+    ran_seconds: float | None = None
+    counted: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"{self.role}-{self.index}"
+
+
 def _empty_tags() -> Mapping[str, str]:
     return MappingProxyType({})
 

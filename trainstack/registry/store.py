@@ -31,7 +31,14 @@ from trainstack.registry.migrations import (
     migrate,
     refuse_newer,
 )
-from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
+from trainstack.registry.model import (
+    NewRun,
+    ReplicaExit,
+    Restart,
+    RunKind,
+    RunRecord,
+    RunStatus,
+)
 
 BUSY_TIMEOUT_MS = 30_000
 _ACTIVE = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
@@ -315,6 +322,48 @@ class Registry:
                 "UPDATE runs SET exits = ?, restarts = ?, reason = ? WHERE id = ?",
                 (_exits_json(exits), restarts, reason, run_id),
             )
+
+    def record_restart(self, run_id: str, restart: Restart) -> None:
+        """Add one restart to the run's recovery history; the same replica's restart at the same
+        moment (a deployed run's pod status read again) is kept once."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO restarts (run_id, at, role, idx, exit_code, reason, detail,"
+                " ran_seconds, counted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    restart.at,
+                    restart.role,
+                    restart.index,
+                    restart.exit_code,
+                    restart.reason,
+                    restart.detail,
+                    restart.ran_seconds,
+                    int(restart.counted),
+                ),
+            )
+
+    @_guarded
+    def restarts(self, run_id: str) -> list[Restart]:
+        """The run's recovery history, oldest first."""
+        rows = self._conn.execute(
+            "SELECT at, role, idx, exit_code, reason, detail, ran_seconds, counted FROM restarts"
+            " WHERE run_id = ? ORDER BY at, role, idx",
+            (run_id,),
+        ).fetchall()
+        return [
+            Restart(
+                at=float(at),
+                role=str(role),
+                index=int(idx),
+                exit_code=None if code is None else int(code),
+                reason=str(reason),
+                detail=str(detail),
+                ran_seconds=None if ran is None else float(ran),
+                counted=bool(counted),
+            )
+            for at, role, idx, code, reason, detail, ran, counted in rows
+        ]
 
     def finish(
         self,

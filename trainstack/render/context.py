@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from trainstack import launcher
 from trainstack.contract import Topology, config_files, job_name, run_base_env
 from trainstack.contract.framework import mpi_slots_per_worker
+from trainstack.contract.shell import uses_launcher
 from trainstack.kubedl import (
     CLEAN_POD_POLICY,
     RETRYABLE_EXIT_CODES,
@@ -37,12 +39,30 @@ from trainstack.spec.model import JobType, Run
 # trainstack's own ConfigMap (hyperparameters.json, training_job.json): a name no operator
 # object has (KubeDL's MPI controller owns `<job>-config`: trainstack.kubedl).
 CONFIG_MAP_SUFFIX = "-trainstack-config"
+LAUNCHER_MAP_SUFFIX = "-trainstack-launcher"
+LAUNCHER_VOLUME = "trainstack-launcher"
 # What `kubexec.sh` (kubectl exec into the workers) needs; KubeDL grants it to no one.
 # KubeDL v0.5.0 controllers/mpi/mpi_config.go (newJobConfigMap), config/rbac/
 EXEC_RULES = [
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
 ]
+
+
+def _launcher_parts(run: Run, job: str, ns: str, labels: dict[str, str]) -> PodParts:
+    """trainstack's in-container launcher (trainstack.launcher), where the run needs it: one
+    ConfigMap beside the job holding `launcher.py`, mounted read-only at /ml/launcher/, run by
+    the image's python3 (contract.shell.launch_command)."""
+    if not any(uses_launcher(run, role) for role in run.resources):
+        return PodParts()
+    cm = ConfigMap(
+        job + LAUNCHER_MAP_SUFFIX, ns, dict(labels), data={launcher.FILE: launcher.program_text()}
+    )
+    return PodParts(
+        volumes=({"name": LAUNCHER_VOLUME, "configMap": {"name": cm.name}},),
+        mounts=(Mount(LAUNCHER_VOLUME, ML.launcher, True),),
+        config_maps=(cm,),
+    )
 
 
 @dataclass(frozen=True)
@@ -103,7 +123,15 @@ def build(run: Run, options: RenderOptions) -> Resources:
             volumes=({"name": "metrics", "emptyDir": {}},), mounts=(Mount("metrics", ML.metrics),)
         )
     # The order here is the order of volumes, mounts and copy steps in every pod.
-    parts = combine([plan_code(run, job, storage, options), storage.plan(), config_parts, metrics])
+    parts = combine(
+        [
+            plan_code(run, job, storage, options),
+            storage.plan(),
+            config_parts,
+            metrics,
+            _launcher_parts(run, job, ns, labels),
+        ]
+    )
     check_unique_names(run, parts)
     env = run_base_env(run, job_name=job)
     access = _exec_access(run, kind, job, ns, labels)

@@ -12,6 +12,7 @@ from typing import Any
 
 from trainstack.contract import ContractError, custom_ports, launch_command
 from trainstack.contract.env import INDEX_ENV, role_env
+from trainstack.contract.hyper import user_args
 from trainstack.contract.shell import POD_IP_ENV
 from trainstack.kubedl import (
     COMPLETION_INDEX_ANNOTATION,
@@ -102,6 +103,7 @@ def replica(
 ) -> Replica:
     res = run.resources[role]
     argv = [kubelet_escape(a) for a in launch_command(run, role)]
+    split = len(argv) - 1 - len(user_args(run))
     mine = role_env(role)
     for key in mine:
         if key in env:
@@ -126,8 +128,10 @@ def replica(
     main = Container(
         name=kind.container,
         image=run.component.image,
-        command=tuple(argv[:3]),
-        args=tuple(argv[3:]),
+        # command: up to the script (`sh -c SCRIPT`, behind the launcher when it runs one);
+        # args: `$0` and the hyperparameters
+        command=tuple(argv[:split]),
+        args=tuple(argv[split:]),
         working_dir=parts.effective_working_dir,
         env=container_env(run, {**env, **mine}, (index_env(kind), *pod_ip_env(run))),
         ports=tuple(ports) or None,

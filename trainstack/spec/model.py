@@ -224,6 +224,8 @@ class Spot:
 class FaultTolerance:
     max_restarts: int = 3
     unconditional: bool = False
+    # spec.faultTolerance.hangTimeout: the launcher restarts a replica silent this long in place
+    hang_timeout_seconds: int | None = None
 
 
 @dataclass(frozen=True)

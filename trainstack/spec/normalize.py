@@ -154,7 +154,11 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
         fault_tolerance=None
         if ft is None
         else FaultTolerance(
-            max_restarts=ft.get("maxRestarts", 3), unconditional=ft.get("unconditional", False)
+            max_restarts=ft.get("maxRestarts", 3),
+            unconditional=ft.get("unconditional", False),
+            hang_timeout_seconds=None
+            if ft.get("hangTimeout") is None
+            else values.duration_seconds(ft["hangTimeout"]),
         ),
         torch_elastic=None
         if elastic is None

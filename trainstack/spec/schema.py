@@ -318,6 +318,14 @@ RUN: dict[str, Any] = _doc(
             "schema": {
                 "maxRestarts": _int(1, 128),
                 "unconditional": _bool(),
+                # No output, metrics or CPU/GPU for this long: the launcher restarts the
+                # command in place (trainstack.launcher; at least MIN_HANG_TIMEOUT_SECONDS).
+                "hangTimeout": {
+                    "type": ["integer", "string"],
+                    "regex": DURATION,
+                    "min": 5,
+                    "meta": {"expect": "seconds (at least 5), or a duration such as 30m, 1h"},
+                },
             },
         },
         # PyTorch only: run the command under torchrun's elastic agent, so that when a replica

@@ -285,6 +285,12 @@ def load(
         _check_ack_gang_scheduler(kubedl_sec, kubedl.gang_scheduler, ack)
     if ack is not None and registry.kind == "acr-enterprise" and kubedl.image is not None:
         _check_platform_registry_image(kubedl_sec, kubedl.image, registry.server, ack)
+    # trainstack:costs: the rates `runs list --cost` prices runs at (trainstack.metrics.cost);
+    # the platform itself does not use them, but checks them where the environment is checked
+    if main.has("costs"):
+        from trainstack.metrics.cost import parse_rates
+
+        parse_rates(split_namespace(values, names.PLATFORM_PROJECT)["costs"], stack, source)
     main.finish(other)
     return PlatformConfig(
         stack=stack,

@@ -6,6 +6,7 @@ from typing import Any
 
 from trainstack.errors import Diagnostic
 from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, reserved_env
+from trainstack.launcher import MIN_HANG_TIMEOUT_SECONDS
 from trainstack.secretnames import credential_in
 from trainstack.spec import suggest, values
 from trainstack.spec.model import Component
@@ -210,7 +211,30 @@ def _timeout(doc: SourceDoc) -> list[Diagnostic]:
                 values.duration_seconds(value, maximum, field)
             except ValueError as err:
                 out.append(doc.diag(("spec", key), str(err), code="timeout"))
+    out += _hang_timeout(doc)
     return out
+
+
+def _hang_timeout(doc: SourceDoc) -> list[Diagnostic]:
+    value = section(doc.data, "spec", "faultTolerance").get("hangTimeout")
+    if not isinstance(value, int | str) or isinstance(value, bool):
+        return []
+    where = ("spec", "faultTolerance", "hangTimeout")
+    try:
+        seconds = values.duration_seconds(value)
+    except ValueError as err:
+        return [doc.diag(where, str(err), code="hang-timeout")]
+    if seconds < MIN_HANG_TIMEOUT_SECONDS:
+        return [
+            doc.diag(
+                where,
+                f"{value!r} is shorter than {MIN_HANG_TIMEOUT_SECONDS}s, the least a replica "
+                "may be silent before the launcher calls it hung",
+                hint='use a duration such as 30m; see docs/local.md, "Hang detection"',
+                code="hang-timeout",
+            )
+        ]
+    return []
 
 
 def _ports(doc: SourceDoc) -> list[Diagnostic]:

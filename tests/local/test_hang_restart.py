@@ -1,0 +1,146 @@
+"""Hang detection and restart in place (issue 21 item 3): `faultTolerance.hangTimeout` runs each
+replica behind trainstack's in-container launcher (trainstack/launcher/launcher.py, the same file
+a pod runs), which restarts a command that sits silent — no output, no metrics, no CPU — at
+process level, at most 3 times in a row, and records each restart with reason `hung`.
+Before this, a silent replica ran until the run's timeout. Real processes, real signals."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.clirunner import Cli
+from tests.local.helpers import write_run
+from trainstack.launcher import HUNG_EXIT_CODE
+from trainstack.registry import Registry, RunStatus
+
+LAUNCHER = Path(__file__).resolve().parents[2] / "trainstack" / "launcher" / "launcher.py"
+
+
+def _launch(
+    tmp_path: Path, *command: str, timeout: float = 0.5, stdout: int | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "TRAINSTACK_ROLE": "worker", "TRAINSTACK_REPLICA_INDEX": "1"}
+    env.pop("METRICS", None)
+    log = open(tmp_path / "out.log", "ab")  # noqa: SIM115 - closed below
+    try:
+        return subprocess.run(
+            [
+                sys.executable,
+                str(LAUNCHER),
+                f"--hang-timeout={timeout}",
+                "--grace=1",
+                f"--events-dir={tmp_path / 'events'}",
+                f"--termination-log={tmp_path / 'termination'}",
+                "--",
+                *command,
+            ],
+            env=env,
+            stdout=log if stdout is None else stdout,
+            stderr=subprocess.STDOUT,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        log.close()
+
+
+def _events(tmp_path: Path) -> list[dict[str, object]]:
+    path = tmp_path / "events" / "worker-1.restarts.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_launcher_is_standard_library_python_3_8() -> None:
+    # It runs under the image's Python, whatever its version and packages.
+    tree = ast.parse(LAUNCHER.read_text(), feature_version=(3, 8))
+    imported = {
+        a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    imported |= {
+        (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+    }
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+
+
+def test_the_launcher_gives_up_after_three_hang_restarts_in_a_row(tmp_path: Path) -> None:
+    done = _launch(tmp_path, "sleep", "60")
+    assert done.returncode == HUNG_EXIT_CODE
+    events = _events(tmp_path)
+    assert [e["event"] for e in events] == ["restart", "restart", "restart", "failed"]
+    assert {e["reason"] for e in events} == {"hung"}
+    assert events[-1]["hangRestarts"] == 3
+    assert (tmp_path / "termination").read_text().startswith("hung: ")
+    log = (tmp_path / "out.log").read_text()
+    assert log.count("[trainstack] worker-1 hung") == 4
+
+
+def test_output_and_cpu_are_not_a_hang(tmp_path: Path) -> None:
+    talk = "i=0; while [ $i -lt 8 ]; do echo tick; sleep 0.2; i=$((i+1)); done"
+    assert _launch(tmp_path, "sh", "-c", talk).returncode == 0
+    spin = f"{sys.executable} -c 'import time; t=time.time()\nwhile time.time()-t<2: pass'"
+    assert _launch(tmp_path, "sh", "-c", spin).returncode == 0
+    assert not (tmp_path / "events").exists()
+
+
+def test_through_a_pipe_the_launcher_copies_output_and_passes_exit_codes(tmp_path: Path) -> None:
+    # A pod's stdout is a pipe: the launcher copies the command's output through it.
+    done = _launch(tmp_path, "sh", "-c", "echo out; echo err >&2; exit 3", stdout=subprocess.PIPE)
+    assert done.returncode == 3
+    assert done.stdout == b"out\nerr\n"
+
+
+def test_a_replica_that_hangs_once_is_restarted_in_place_and_recorded_hung(
+    tmp_path: Path, cli: Cli
+) -> None:
+    out = tmp_path / "result"
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "stalls-once",
+        parameters={"mode": "stall", "steps": 1},
+        outputs={"result": f"file://{out}/"},
+        faultTolerance={"maxRestarts": 3, "hangTimeout": "5s"},
+    )
+    done = cli("run", spec, "--local", "--grace", "1")
+    assert done.returncode == 0, done.output
+    assert (out / "done").read_text() == "attempt 2"
+    with Registry.open(cli.home) as reg:
+        (record,) = reg.list()
+        history = reg.restarts(record.id)
+    assert record.status is RunStatus.SUCCEEDED
+    assert record.restarts == 1
+    assert [(h.key, h.reason, h.counted) for h in history] == [("worker-0", "hung", False)]
+    shown = cli("runs", "show", record.id)
+    assert shown.returncode == 0
+    (line,) = [x for x in shown.out.splitlines() if x.startswith("restart ")]
+    assert "worker-0  hung" in line
+    # the HTML report shows the recovery history: a timeline and a table (issue 21 item 4)
+    page = tmp_path / "report.html"
+    assert cli("report", record.id, "-o", page).returncode == 0
+    html = page.read_text()
+    assert 'id="recovery-timeline"' in html and ">worker-0 hung</span>" in html
+    assert "<td>worker-0</td><td>hung</td>" in html
+
+
+def test_a_replica_that_hangs_every_time_fails_after_three_hang_restarts(
+    tmp_path: Path, cli: Cli
+) -> None:
+    spec = write_run(
+        tmp_path,
+        "probe",
+        "stalls-always",
+        parameters={"mode": "stall", "steps": 100},
+        faultTolerance={"maxRestarts": 3, "hangTimeout": 5},
+    )
+    done = cli("run", spec, "--local", "--grace", "1")
+    assert done.returncode == 1
+    assert "hung" in done.stderr and "3 hang restart(s)" in done.stderr, done.stderr
+    with Registry.open(cli.home) as reg:
+        (record,) = reg.list()
+        history = reg.restarts(record.id)
+    assert record.status is RunStatus.FAILED
+    assert [h.reason for h in history] == ["hung"] * 3

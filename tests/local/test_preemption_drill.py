@@ -1,0 +1,46 @@
+"""Preemption drills (issue 21 item 5): `run --local --preempt ROLE-INDEX@SECONDS` deletes that
+replica's pod as a preemption or drain would (SIGTERM, grace, SIGKILL) and KubeDL v0.5.0
+recreates it whatever the restart policy, uncounted (pkg/job_controller/pod.go:274-281), so a
+component that checkpoints resumes. Before this no verb could delete a replica's pod."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.clirunner import Cli
+from tests.local.helpers import write_run
+from trainstack.registry import Registry, RunStatus
+
+
+def test_a_preempted_master_resumes_from_its_checkpoint(tmp_path: Path, cli: Cli) -> None:
+    ckpt = tmp_path / "ckpt"
+    spec = write_run(
+        tmp_path,
+        "checkpointer",
+        "drill",
+        parameters={"steps": 10},
+        outputs={"checkpoints": f"file://{ckpt}/"},
+        resources={"master": {"replicas": 1}},
+    )  # no faultTolerance: restartPolicy Never, and still recreated
+    done = cli("run", spec, "--local", "--preempt", "master-0@2", "--grace", "1")
+    assert done.returncode == 0, done.output
+    starts = [int(x) for x in (ckpt / "starts").read_text().split()]
+    assert len(starts) == 2 and starts[0] == 0 and starts[1] > 0, starts
+    assert (ckpt / "step").read_text() == "10"
+    with Registry.open(cli.home) as reg:
+        (record,) = reg.list()
+        history = reg.restarts(record.id)
+    assert record.status is RunStatus.SUCCEEDED
+    assert [(h.key, h.reason, h.counted) for h in history] == [("master-0", "preempted", False)]
+
+
+def test_a_drill_must_name_a_replica_of_the_run(tmp_path: Path, cli: Cli) -> None:
+    spec = write_run(tmp_path, "checkpointer", "drill", resources={"master": {"replicas": 1}})
+    done = cli("run", spec, "--local", "--preempt", "worker-3@2")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "--preempt worker-3@2: the run has no replica worker-3" in done.stderr
+    assert "its replicas: master-0" in done.stderr
+    done = cli("run", spec, "--local", "--preempt", "master-0")
+    assert done.returncode != 0 and "expected ROLE-INDEX@SECONDS" in done.stderr
+    with Registry.open(cli.home) as reg:
+        assert reg.list() == []  # refused before anything was recorded

@@ -1,0 +1,56 @@
+"""The words of a run's recovery history (registry `Restart`s), local and deployed alike: why a
+replica's attempt ended and it was started again.
+
+`OOMKilled` and `Evicted` are Kubernetes' own reasons (a container's `lastState.terminated.reason`,
+a pod's `status.reason`); `hung` is the in-container launcher's (trainstack.launcher);
+`preempted` a pod deleted through the API (a preemption drill, a drain); otherwise the signal
+that ended the process (`SIGKILL`) or what the exit code means.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from trainstack.launcher import HANG_REASON, HUNG_EXIT_CODE
+from trainstack.registry.model import Restart
+
+OOM_KILLED = "OOMKilled"
+EVICTED = "Evicted"
+HUNG = HANG_REASON
+PREEMPTED = "preempted"
+DELETED = "deleted"
+
+# What a few exit codes mean where no signal killed the process.
+_MEANINGS = {
+    1: "error",
+    2: "usage error",
+    124: "deadline passed (timeout)",
+    126: "command not executable",
+    127: "command not found",
+    HUNG_EXIT_CODE: "hung (launcher)",
+}
+
+
+def exit_reason(code: int | None, *, oom: bool = False) -> str:
+    """The reason for an attempt that ended with `code` (128+N: death by signal N)."""
+    if code is None:
+        return "unknown"
+    if oom:
+        return OOM_KILLED
+    if code > 128:
+        try:
+            return signal.Signals(code - 128).name
+        except ValueError:
+            pass
+    return _MEANINGS.get(code, f"exit code {code}")
+
+
+def describe(restart: Restart) -> str:
+    """One line of the recovery history, for `runs show`, `status` and the report."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(restart.at))
+    code = "" if restart.exit_code is None else f", exit {restart.exit_code}"
+    ran = "" if restart.ran_seconds is None else f", after {restart.ran_seconds:.1f}s"
+    counted = "" if restart.counted else " (not counted against maxRestarts)"
+    detail = f": {restart.detail}" if restart.detail else ""
+    return f"{when}  {restart.key}  {restart.reason}{code}{ran}{counted}{detail}"
