@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import home_option, project_option
+from trainstack.cli.options import environment, home_option, project_option
 from trainstack.errors import UserError
 
 _STATUSES = ("pending", "running", "succeeded", "failed", "cancelled", "interrupted")
@@ -45,11 +45,9 @@ def runs() -> None:
     help="Add each run's resource-time, its cost at its environment's rates "
     "(trainstack:costs) and the idle share.",
 )
-@click.option(
-    "--env",
-    metavar="ENV",
-    help="With --cost: price every run at this environment's rates (default: each run's "
-    "env tag, or its stack's environment).",
+@environment(
+    "With --cost: price every run at this environment's rates (default: each run's "
+    "env tag, or its stack's environment)."
 )
 @project_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
@@ -97,11 +95,7 @@ def list_runs(
 @runs.command("show")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option(
-    "--env",
-    metavar="ENV",
-    help="Price the run at this environment's rates (default: its env tag or stack's).",
-)
+@environment("Price the run at this environment's rates (default: its env tag or stack's).")
 @project_option
 @home_option
 def show(
