@@ -47,7 +47,12 @@ def open_regular(path: Path) -> BinaryIO:
     """`path` opened for binary reading; NotRegularFileError (never a hang) when it is not a
     regular file; FileNotFoundError and other OSErrors as ``open`` raises them."""
     # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    return _as_regular(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), path)
+
+
+def _as_regular(fd: int, path: Path) -> BinaryIO:
+    """A descriptor opened non-blocking, as a blocking binary file when it is a regular file;
+    closed, and NotRegularFileError, when it is not."""
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -96,15 +101,7 @@ def open_within(root: Path, path: Path) -> BinaryIO:
             raise
     finally:
         os.close(fd)
-    try:
-        mode = os.fstat(leaf).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(errno.EINVAL, f"{_kind(mode)}, not a file", str(path))
-        os.set_blocking(leaf, True)
-        return os.fdopen(leaf, "rb")
-    except BaseException:
-        os.close(leaf)
-        raise
+    return _as_regular(leaf, path)
 
 
 def dir_within(root: Path, path: Path) -> int:
