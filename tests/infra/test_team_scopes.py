@@ -77,6 +77,8 @@ def test_publish_reads_the_platform_as_admin_and_writes_the_scope_with_the_teams
         "local", "vision", command=cli, settings=load_settings(home), passphrase=VISION
     )
     assert name == SCOPE_VISION
+    # the scopes project has a folder of its own: the runs project's Pulumi.yaml is untouched
+    assert (home / "pulumi-scopes" / "Pulumi.yaml").read_text().count("trainstack-scopes") == 1
     calls = list(zip(cli.calls, cli.envs, strict=True))
     platform = [(c, e) for c, e in calls if PLATFORM in c]
     assert [c for c, _ in platform] == [

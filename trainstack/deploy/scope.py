@@ -131,8 +131,12 @@ def publish(
         backend=auto.ProjectBackend(url=settings.backend_url),
         description="trainstack: one secrets scope per team",
     )
+    # A folder of its own: the workspace writes its project's Pulumi.yaml there, and the runs
+    # project's (settings.work_dir) must stay as it is.
+    work_dir = settings.home / "pulumi-scopes"
+    work_dir.mkdir(parents=True, exist_ok=True)
     opts = auto.LocalWorkspaceOptions(
-        work_dir=str(settings.work_dir),
+        work_dir=str(work_dir),
         env_vars={**settings.env_vars(), PASSPHRASE_ENV: passphrase},
         secrets_provider="passphrase",
         project_settings=project,
