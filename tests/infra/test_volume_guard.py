@@ -164,6 +164,7 @@ def test_a_pv_must_be_pre_bound_to_a_claim_of_the_team() -> None:
         ("a hostPath in the team's folder name", {"hostPath": {"path": "/nlp/"}}),
         ("a local volume", {"local": {"path": "/mnt/disks/ssd1"}}),
         ("another CSI driver", {"csi": {"driver": "hostpath.csi.k8s.io", "volumeHandle": "h"}}),
+        ("OSS without attributes", {"csi": {"driver": "ossplugin.csi.alibabacloud.com"}}),
         ("NAS outside the team's folder", nfs("/vision/data")),
         ("NAS at the file system's root", nfs("/")),
         ("NAS escaping with ..", nfs("/nlp/../vision")),

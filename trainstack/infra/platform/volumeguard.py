@@ -83,6 +83,7 @@ def validations(t: TeamVolumes) -> list[dict[str, str]]:
 
     oss_attrs = "object.spec.csi.volumeAttributes"
     oss = [
+        "has(object.spec.csi.volumeAttributes)",
         f"has({oss_attrs}.bucket)",
         f"has({oss_attrs}.path)",
         under(f"{oss_attrs}.path"),
@@ -98,7 +99,7 @@ def validations(t: TeamVolumes) -> list[dict[str, str]]:
             f"object.spec.csi.nodePublishSecretRef.namespace == {_cel(ns)}"
         )
         oss.append(f"!has({oss_attrs}.roleName)")
-    nfs = [under("object.spec.nfs.path")]
+    nfs = ["has(object.spec.nfs.path)", under("object.spec.nfs.path")]
     if t.nas_servers is not None:
         nfs.append(f"object.spec.nfs.server in {_cel(list(t.nas_servers))}")
     source = (
