@@ -170,6 +170,8 @@ def test_deployer_gets_cluster_admin_before_anything_on_the_cluster(ack: dict[st
     # and after the API allow-list is bound: nothing is created while the endpoint is open
     assert "command:local:Command::api-acl-binding" in provider["options"]["dependsOn"]
     binding = named(ack, "api-acl-binding", "command:local:Command")
+    # off before on when a new ACL replaces it: create-before-delete would end with it off
+    assert binding["options"]["deleteBeforeReplace"] is True
     assert sum(
         d.startswith("alicloud:slb/aclEntryAttachment") for d in binding["options"]["dependsOn"]
     ) == len(of_type(ack, "alicloud:slb/aclEntryAttachment:AclEntryAttachment"))

@@ -176,5 +176,10 @@ def bind_api_acl(
             "TS_PORT": str(ACL_LISTENER_PORT),
         },
         triggers=[load_balancer, acl],
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=entries)),
+        # A new ACL replaces the binding: its delete (AclStatus off) must run before the new
+        # create (on), not after it as Pulumi's create-before-delete would, which would leave
+        # the listener with no access control at all.
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=entries, delete_before_replace=True)
+        ),
     )
