@@ -10,6 +10,21 @@ EXIT_CODE = "ExitCode"
 ON_FAILURE = "OnFailure"
 NEVER = "Never"
 
+# Huawei ModelArts (creating a training job, "auto restart") caps unconditional auto-restart at
+# "3 consecutive" restarts. KubeDL v0.5.0 counts an OnFailure job's restarts in all, not in a
+# row (pkg/job_controller/job.go, pastBackoffLimit: the containers' restartCounts summed against
+# backoffLimit), so the cap is kept as 3 in all.
+UNCONDITIONAL_RESTART_CAP = 3
+
+
+def backoff_limit(max_restarts: int, *, unconditional: bool) -> int:
+    """The `backoffLimit` rendered for a run's `faultTolerance`: `maxRestarts`, and with
+    `unconditional` at most UNCONDITIONAL_RESTART_CAP. The local runner counts against the same
+    number (trainstack.local.jobplan.restart_budget), so cluster and local agree."""
+    if unconditional:
+        return min(max_restarts, UNCONDITIONAL_RESTART_CAP)
+    return max_restarts
+
 
 def replica_restart_policy(
     kind: JobKind, role: str, *, fault_tolerance: bool, unconditional: bool

@@ -25,7 +25,12 @@ from trainstack.kubedl import (
     operator_env,
     pod_name,
 )
-from trainstack.kubedl.restart import NEVER, replica_restart_policy
+from trainstack.kubedl.restart import (
+    NEVER,
+    UNCONDITIONAL_RESTART_CAP,
+    backoff_limit,
+    replica_restart_policy,
+)
 from trainstack.local import gpus as gpu_alloc
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
@@ -110,8 +115,9 @@ def restart_budget(run: Run) -> tuple[int, str]:
     - no faultTolerance: restartPolicy Never, nothing is retried;
     - `unconditional` (restartPolicy OnFailure): the kubelet restarts the container in place
       and the job fails once the containers' restartCounts add up to backoffLimit — so the
-      restart that reaches maxRestarts is the one that fails the job: maxRestarts - 1 restarts
-      run to completion;
+      restart that reaches it is the one that fails the job: backoffLimit - 1 restarts run to
+      completion. backoffLimit is maxRestarts capped at 3 (trainstack.kubedl.restart.backoff_limit,
+      ModelArts' cap, counted in all as KubeDL counts);
     - otherwise (restartPolicy ExitCode): pastBackoffLimit skips ExitCode replicas and
       exceedsBackoffLimit counts reconcile retries, so a cluster recreates a failed pod without
       bound. A local run stops after maxRestarts recreations, so that it cannot loop forever;
@@ -121,9 +127,16 @@ def restart_budget(run: Run) -> tuple[int, str]:
     if ft is None:
         return 0, "no faultTolerance: restartPolicy Never"
     if ft.unconditional:
-        return max(ft.max_restarts - 1, 0), (
-            f"maxRestarts: {ft.max_restarts}; with restartPolicy OnFailure the operator fails "
-            f"the job when the restart count reaches {ft.max_restarts}"
+        limit = backoff_limit(ft.max_restarts, unconditional=True)
+        capped = (
+            f" (unconditional restarts are capped at {UNCONDITIONAL_RESTART_CAP}: backoffLimit "
+            f"{limit})"
+            if limit < ft.max_restarts
+            else ""
+        )
+        return max(limit - 1, 0), (
+            f"maxRestarts: {ft.max_restarts}{capped}; with restartPolicy OnFailure the operator "
+            f"fails the job when the restart count reaches {limit}"
         )
     return ft.max_restarts, f"maxRestarts: {ft.max_restarts}"
 

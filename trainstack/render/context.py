@@ -16,6 +16,7 @@ from trainstack.kubedl import (
     RunPolicyPlace,
     job_kind,
 )
+from trainstack.kubedl.restart import backoff_limit
 from trainstack.render.code import plan_code
 from trainstack.render.meta import labels_and_annotations
 from trainstack.render.options import RenderOptions
@@ -205,7 +206,11 @@ def _run_policy(run: Run, kind: JobKind, options: RenderOptions) -> RunPolicy:
     return RunPolicy(
         ttl_seconds_after_finished=ttl,
         active_deadline_seconds=run.timeout_seconds,
-        backoff_limit=run.fault_tolerance.max_restarts if run.fault_tolerance else None,
+        backoff_limit=(
+            backoff_limit(ft.max_restarts, unconditional=ft.unconditional)
+            if (ft := run.fault_tolerance)
+            else None
+        ),
         scheduling_policy={"priorityClassName": cls} if (cls := priority_class(run)) else None,
     )
 
@@ -217,7 +222,9 @@ def _extra(run: Run, kind: JobKind, replicas: tuple[Replica, ...]) -> dict[str, 
         ft = run.fault_tolerance
         extra: dict[str, Any] = {
             "completions": run.total_replicas,
-            "backoff_limit": ft.max_restarts if ft else 0,
+            "backoff_limit": (
+                backoff_limit(ft.max_restarts, unconditional=ft.unconditional) if ft else 0
+            ),
         }
         if replicas and replicas[0].restart_policy == "ExitCode":
             # KubeDL's ExitCode policy in plain Kubernetes: any other exit code fails the Job.
