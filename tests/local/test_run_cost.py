@@ -4,6 +4,7 @@ had no --cost and nothing recorded resource-time."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -65,3 +66,80 @@ def test_bad_rates_are_one_clear_error(tmp_path: Path, cli: Cli) -> None:
     done = cli("runs", "list", "--cost", "--env", "priced", "--project", project)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "trainstack:costs.vcpuHour: a rate cannot be negative" in done.stderr
+
+
+def _priced_run(tmp_path: Path, cli: Cli, name: str) -> None:
+    spec = write_run(
+        tmp_path / name,
+        "probe",
+        name,
+        {"tags": {"env": "priced"}},
+        parameters={"mode": "quick", "seconds": 0.3},
+        outputs={"result": f"file://{tmp_path / name / 'result'}/"},
+        resources={"worker": {"replicas": 1, "cpu": 2}},
+    )
+    assert cli("run", spec, "--local").returncode == 0
+
+
+def test_runs_compare_shows_each_runs_cost_and_idle_share(tmp_path: Path, cli: Cli) -> None:
+    """Issue 21 item 6: `runs compare` shows cost where `runs show` does (it showed none)."""
+    project = _project(tmp_path, {"currency": "CNY", "vcpuHour": 3600.0})
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        _priced_run(tmp_path, cli, name)
+    done = cli("runs", "compare", "first", "second", "--project", project)
+    assert done.returncode == 0, done.output
+    rows = {line.split()[0]: line.split()[1:] for line in done.out.splitlines() if line.strip()}
+    assert rows["cost"][0] == "CNY" and float(rows["cost"][1]) > 0
+    assert rows["cost"][2] == "CNY" and float(rows["cost"][3]) > 0
+    assert rows["idle"] == ["0%", "0%"]
+    assert "vCPU-h" in done.out.split("resource-time", 1)[1].splitlines()[0]
+    # at another environment's rates (none set there): resource-time, no price
+    done = cli("runs", "compare", "first", "second", "--env", "free", "--project", project)
+    assert done.returncode == 0, done.output
+    assert next(x for x in done.out.splitlines() if x.startswith("cost")).split()[1:] == [
+        "no",
+        "rate",
+        "no",
+        "rate",
+    ]
+
+
+def test_the_html_report_shows_the_cost(tmp_path: Path, cli: Cli) -> None:
+    project = _project(tmp_path, {"currency": "CNY", "vcpuHour": 3600.0})
+    (tmp_path / "one").mkdir()
+    _priced_run(tmp_path, cli, "one")
+    page = tmp_path / "report.html"
+    done = cli("report", "one", "-o", page, "--project", project)
+    assert done.returncode == 0, done.output
+    html = page.read_text()
+    assert "<th>cost</th>" in html or ">cost<" in html, html[:2000]
+    assert "CNY " in html and "at priced&#39;s rates" in html and "idle 0%" in html
+
+
+def test_sweeps_show_shows_each_trials_cost_and_the_total(tmp_path: Path, cli: Cli) -> None:
+    from tests.sweep.helpers import hold_project
+
+    project = _project(tmp_path, {"currency": "CNY", "vcpuHour": 3600.0})
+    spec = hold_project(
+        tmp_path,
+        {
+            "parameters": {"lr": [0.1, 0.2]},
+            "objective": {"metric": "curve/loss", "goal": "minimize"},
+        },
+    )
+    base = spec.parent.parent / "runs" / "base.yaml"
+    doc = yaml.safe_load(base.read_text())
+    doc["metadata"]["tags"] = {"env": "priced"}
+    base.write_text(yaml.safe_dump(doc))
+    done = cli("sweep", spec, "--local", "--no-install", timeout=300)
+    assert done.returncode == 0, done.output
+    shown = cli("sweeps", "show", "hold-sweep", "--project", project)
+    assert shown.returncode == 0, shown.output
+    assert "cost" in shown.out and "idle" in shown.out
+    assert shown.out.count("CNY ") >= 3  # each trial's, and the total
+    (total,) = [x for x in shown.out.splitlines() if x.startswith("cost: ")]
+    assert total.startswith("cost: CNY ") and total.endswith("(2 of 2 runs priced)")
+    data = json.loads(cli("sweeps", "show", "hold-sweep", "--json", "--project", project).out)
+    assert all(t["cost"]["cost"].startswith("CNY ") for t in data["trials"])
+    assert data["cost"].startswith("CNY ")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import home_option
+from trainstack.cli.options import home_option, project_option
 
 
 @click.command()
@@ -18,10 +18,19 @@ from trainstack.cli.options import home_option
     required=True,
     help="The HTML file to write.",
 )
+@click.option(
+    "--env",
+    metavar="ENV",
+    help="Price the run at this environment's rates (default: its env tag or stack's).",
+)
+@project_option
 @home_option
-def report(run_ref: str, output: Path, home: Path | None) -> None:
+def report(
+    run_ref: str, output: Path, env: str | None, project: Path | None, home: Path | None
+) -> None:
     """Write one HTML file with a run's charts, parameters, resources, usage, outcome and the
     tail of each replica's log, to attach to a ticket."""
+    from trainstack.metrics import cost
     from trainstack.metrics.htmlreport import build, render
     from trainstack.metrics.runview import view
     from trainstack.outfile import write_file
@@ -31,6 +40,6 @@ def report(run_ref: str, output: Path, home: Path | None) -> None:
         reg.reap_interrupted()
         record = reg.resolve(run_ref)
         history = reg.restarts(record.id)
-    html = render(build(view(record), history))
+    html = render(build(view(record), history, cost=cost.summary(record, env, project)))
     write_file(output, html)
     click.echo(f"wrote {output}")

@@ -133,12 +133,24 @@ def show(
     type=click.Path(path_type=Path, dir_okay=False),
     help="Where to write the --overlay chart.",
 )
+@click.option(
+    "--env",
+    metavar="ENV",
+    help="Price every run at this environment's rates (default: each run's env tag or stack's).",
+)
+@project_option
 @home_option
 def compare(
-    run_refs: tuple[str, ...], overlay: str | None, png: Path | None, home: Path | None
+    run_refs: tuple[str, ...],
+    overlay: str | None,
+    png: Path | None,
+    env: str | None,
+    project: Path | None,
+    home: Path | None,
 ) -> None:
-    """Parameters, resources and metrics of several runs side by side."""
+    """Parameters, resources, cost and metrics of several runs side by side."""
     from trainstack.metrics import compare as cmp
+    from trainstack.metrics import cost
     from trainstack.metrics.runview import view
     from trainstack.registry import Registry, state_home
 
@@ -155,7 +167,8 @@ def compare(
         from trainstack.outfile import write_file
 
         write_file(png, cmp.overlay(views, overlay))
-    click.echo(cmp.side_by_side(views))
+    priced = cost.priced(records, env, project)
+    click.echo(cmp.side_by_side(views, {k: p.cells() for k, p in priced.items()}))
     if png is not None:
         click.echo(f"wrote {png}")
 

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import home_option
+from trainstack.cli.options import home_option, project_option
 from trainstack.errors import UserError
 
 if TYPE_CHECKING:
+    from trainstack.registry.model import RunRecord
     from trainstack.sweep.listing import SweepInfo
 
 
@@ -93,17 +94,30 @@ def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> N
 @sweeps.command("show")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--env",
+    metavar="ENV",
+    help="Price every trial's run at this environment's rates (default: each run's env tag "
+    "or stack's).",
+)
+@project_option
 @home_option
-def show_sweep(name: str, as_json: bool, home: Path | None) -> None:
-    """One sweep's trials: parameters, state, objective value, run; and the best trial."""
+def show_sweep(
+    name: str, as_json: bool, env: str | None, project: Path | None, home: Path | None
+) -> None:
+    """One sweep's trials: parameters, state, objective value, run, cost; and the best trial."""
     from rich.console import Console
 
+    from trainstack.metrics import cost
     from trainstack.metrics.values import number
     from trainstack.registry import state_home
     from trainstack.sweep.listing import info
     from trainstack.sweep.view import params_text, table
 
-    s = info(state_home(home), name)
+    root = state_home(home)
+    s = info(root, name)
+    priced = cost.priced(_trial_records(root, s), env, project)
+    cells = {k: p.cells() for k, p in priced.items()}
     if as_json:
         click.echo(
             json.dumps(
@@ -113,7 +127,8 @@ def show_sweep(name: str, as_json: bool, home: Path | None) -> None:
                     "spec": s.spec,
                     "objective": s.objective,
                     "goal": s.goal.value,
-                    "trials": [_row(r) for r in s.trials],
+                    "trials": [{**_row(r), **_cost_json(cells, r.run_id)} for r in s.trials],
+                    "cost": cost.total_text(list(priced.values())),
                     "best": _row(s.best) if s.best else None,
                     "history": str(s.history) if s.history else None,
                 },
@@ -123,7 +138,7 @@ def show_sweep(name: str, as_json: bool, home: Path | None) -> None:
         return
     click.echo(f"sweep {s.name}  experiment {s.experiment}  {s.goal.value} {s.objective}")
     click.echo(f"spec {s.spec}")
-    Console(width=200).print(table(list(s.trials)))
+    Console(width=200).print(table(list(s.trials), costs=cells))
     top = s.best
     if top is not None:
         click.echo(
@@ -132,6 +147,7 @@ def show_sweep(name: str, as_json: bool, home: Path | None) -> None:
         )
     else:
         click.echo("best: no trial completed yet")
+    click.echo(f"cost: {cost.total_text(list(priced.values()))}")
     if s.history:
         click.echo(f"history: {s.history}")
     click.echo(f"runs: trainstack runs list --experiment {s.experiment} --tag sweep={s.name}")
@@ -160,3 +176,29 @@ def _row(r: object) -> dict[str, object]:
         "name": r.name,
         "reason": r.reason or None,
     }
+
+
+def _trial_records(root: Path, s: SweepInfo) -> list[RunRecord]:
+    """The registry's record of each trial that has a run (one the registry lost is skipped:
+    its cost is shown as unknown)."""
+    from trainstack.errors import NotFoundError
+    from trainstack.registry import Registry
+
+    ids = [r.run_id for r in s.trials if r.run_id]
+    if not ids:
+        return []
+    found = []
+    with Registry.open(root) as reg:
+        for run_id in ids:
+            try:
+                found.append(reg.get(run_id))
+            except NotFoundError:
+                continue
+    return found
+
+
+def _cost_json(cells: dict[str, tuple[str, str, str]], run_id: str | None) -> dict[str, object]:
+    if not run_id or run_id not in cells:
+        return {"cost": None}
+    rt, money, idle = cells[run_id]
+    return {"cost": {"resourceTime": rt, "cost": money, "idleShare": idle}}

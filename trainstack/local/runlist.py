@@ -28,19 +28,7 @@ def with_costs(found: Listing, env: str | None, project: Path | None) -> Listing
     """The listing with each run's resource-time and cost (trainstack.metrics.cost)."""
     from trainstack.metrics import cost
 
-    rates: dict[str, cost.Rates | None] = {}
-    shown: dict[str, tuple[str, str, str]] = {}
-    for r in found.records:
-        name = cost.run_env(r, env)
-        if name is not None and name not in rates:
-            # an explicit --env must exist; one read off a run's tag or stack may not be here
-            rates[name] = cost.rates_for(project, name, strict=name == env)
-        rt = cost.resource_time(r)
-        shown[r.id] = (
-            rt.text() if rt else "-",
-            cost.cost_text(rt, rates.get(name) if name else None),
-            f"{rt.idle_share:.0%}" if rt else "-",
-        )
+    shown = {k: p.cells() for k, p in cost.priced(found.records, env, project).items()}
     return replace(found, costs=MappingProxyType(shown))
 
 

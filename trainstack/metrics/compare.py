@@ -3,7 +3,7 @@ metric of each drawn on one chart."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from trainstack.errors import UserError
 from trainstack.local.report import human_seconds
@@ -12,7 +12,10 @@ from trainstack.metrics.table import aligned, value_text
 from trainstack.metrics.values import find, require
 
 
-def side_by_side(views: Sequence[RunView]) -> str:
+def side_by_side(
+    views: Sequence[RunView], costs: Mapping[str, tuple[str, str, str]] | None = None
+) -> str:
+    """`costs`: run id -> (resource-time, cost, idle share), trainstack.metrics.cost.Priced."""
     rows: list[tuple[str, ...]] = [("", *(v.record.id for v in views))]
     rows.append(("status", *(str(v.record.status) for v in views)))
     rows.append(
@@ -20,6 +23,9 @@ def side_by_side(views: Sequence[RunView]) -> str:
     )
     rows.append(("duration", *(human_seconds(v.record.duration) for v in views)))
     rows.append(("restarts", *(str(v.record.restarts) for v in views)))
+    if costs is not None:
+        for i, name in enumerate(("resource-time", "cost", "idle")):
+            rows.append((name, *(costs.get(v.record.id, ("-",) * 3)[i] for v in views)))
     for name in sorted({k for v in views for k in v.parameters}):
         rows.append((f"param {name}", *(_text(v.parameters.get(name, "-")) for v in views)))
     for role in sorted({k for v in views for k in v.resources}):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,3 +218,53 @@ def summary(record: RunRecord, env: str | None = None, project: Path | None = No
     rates = rates_for(project, name, strict=env is not None) if name else None
     where = f" at {rates.env}'s rates" if rates else " (no rates: set trainstack:costs)"
     return f"{rt.text()}; {cost_text(rt, rates)}{where}; idle {rt.idle_share:.0%}"
+
+
+@dataclass(frozen=True)
+class Priced:
+    """One run's resource-time and the rates it is priced at (either may be unknown)."""
+
+    rt: ResourceTime | None
+    rates: Rates | None
+
+    @property
+    def amount(self) -> float | None:
+        return price(self.rt, self.rates) if self.rt and self.rates else None
+
+    def cells(self) -> tuple[str, str, str]:
+        """(resource-time, cost, idle share) as `runs list --cost`, `runs compare` and
+        `sweeps show` show them."""
+        rt = self.rt
+        return (
+            rt.text() if rt else "-",
+            cost_text(rt, self.rates),
+            f"{rt.idle_share:.0%}" if rt else "-",
+        )
+
+
+def priced(
+    records: Sequence[RunRecord], env: str | None, project: Path | None
+) -> dict[str, Priced]:
+    """Each run (by id) with its resource-time, at `env`'s rates or else its own environment's
+    (run_env); each environment's rates are read once. An explicit `env` must exist; one read
+    off a run's tag or stack may not be in this project."""
+    rates: dict[str, Rates | None] = {}
+    out: dict[str, Priced] = {}
+    for r in records:
+        name = run_env(r, env)
+        if name is not None and name not in rates:
+            rates[name] = rates_for(project, name, strict=name == env)
+        out[r.id] = Priced(resource_time(r), rates.get(name) if name else None)
+    return out
+
+
+def total_text(runs: Sequence[Priced]) -> str:
+    """The sum of several runs' costs, e.g. for a sweep: "CNY 12.40 (3 of 4 runs priced)"."""
+    amounts = [(p.rates.currency, p.amount) for p in runs if p.rates and p.amount is not None]
+    if not amounts:
+        return "no rate" if any(p.rt for p in runs) else "-"
+    currencies = {c for c, _ in amounts}
+    if len(currencies) > 1:
+        return "mixed currencies: " + ", ".join(sorted(currencies))
+    total = sum(a for _, a in amounts)
+    return f"{amounts[0][0]} {total:.2f} ({len(amounts)} of {len(runs)} runs priced)"

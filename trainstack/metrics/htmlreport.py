@@ -68,7 +68,8 @@ class Page:
     recovery_marks: tuple[Mark, ...] = ()
 
 
-def build(v: RunView, history: Sequence[Restart] = ()) -> Page:
+def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = None) -> Page:
+    """`cost`: resource-time, cost and idle share (trainstack.metrics.cost.summary)."""
     r = v.record
     outcome = [
         ("run", f"{r.id} ({r.name})"),
@@ -79,6 +80,8 @@ def build(v: RunView, history: Sequence[Restart] = ()) -> Page:
     ]
     if r.reason:
         outcome.insert(2, ("reason", r.reason))
+    if cost:
+        outcome.append(("cost", cost))
     if r.experiment:
         outcome.append(("experiment", r.experiment))
     outcome.extend(

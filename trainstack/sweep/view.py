@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -93,14 +94,32 @@ class View:
         return table(list(self._rows.values()), title=self._title)
 
 
-def table(rows: list[TrialRow], *, title: str = "") -> Any:
+def table(
+    rows: list[TrialRow],
+    *,
+    title: str = "",
+    costs: Mapping[str, tuple[str, str, str]] | None = None,
+) -> Any:
+    """`costs`: run id -> (resource-time, cost, idle share) (trainstack.metrics.cost.Priced),
+    shown as two more columns, cost and idle."""
     from rich.table import Table
 
     t = Table(title=title or None)
     for col in ("trial", "state", "objective", "parameters", "run"):
         t.add_column(col)
+    if costs is not None:
+        t.add_column("cost")
+        t.add_column("idle")
     for r in sorted(rows, key=lambda r: r.number):
-        t.add_row(
-            str(r.number), r.state.value, number(r.value), params_text(r.params), r.run_id or ""
-        )
+        cells = [
+            str(r.number),
+            r.state.value,
+            number(r.value),
+            params_text(r.params),
+            r.run_id or "",
+        ]
+        if costs is not None:
+            _, money, idle = costs.get(r.run_id or "", ("-", "-", "-"))
+            cells += [money, idle]
+        t.add_row(*cells)
     return t
