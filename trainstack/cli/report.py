@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import home_option, project_option
+from trainstack.cli.options import environment, home_option, project_option
 
 
 @click.command()
@@ -18,11 +18,7 @@ from trainstack.cli.options import home_option, project_option
     required=True,
     help="The HTML file to write.",
 )
-@click.option(
-    "--env",
-    metavar="ENV",
-    help="Price the run at this environment's rates (default: its env tag or stack's).",
-)
+@environment("Price the run at this environment's rates (default: its env tag or stack's).")
 @project_option
 @home_option
 def report(

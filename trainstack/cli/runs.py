@@ -133,10 +133,8 @@ def show(
     type=click.Path(path_type=Path, dir_okay=False),
     help="Where to write the --overlay chart.",
 )
-@click.option(
-    "--env",
-    metavar="ENV",
-    help="Price every run at this environment's rates (default: each run's env tag or stack's).",
+@environment(
+    "Price every run at this environment's rates (default: each run's env tag or stack's)."
 )
 @project_option
 @home_option

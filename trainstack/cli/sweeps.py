@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import home_option, project_option
+from trainstack.cli.options import environment, home_option, project_option
 from trainstack.errors import UserError
 
 if TYPE_CHECKING:
@@ -94,11 +94,8 @@ def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> N
 @sweeps.command("show")
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option(
-    "--env",
-    metavar="ENV",
-    help="Price every trial's run at this environment's rates (default: each run's env tag "
-    "or stack's).",
+@environment(
+    "Price every trial's run at this environment's rates (default: each run's env tag or stack's)."
 )
 @project_option
 @home_option
