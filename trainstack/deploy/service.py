@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainstack.deploy.index import TAG, RunIndex, StackEntry
 from trainstack.deploy.jobstate import JobState
+from trainstack.deploy.records import record_end, record_pending, record_running
 from trainstack.deploy.settings import (
     DeploySettings,
     is_passphrase_error,
@@ -181,14 +182,14 @@ def deploy_run(
         registry_id = (
             previous.registry_id
             if same_job and previous is not None
-            else _record_pending(settings, run, stack_name)
+            else record_pending(settings, run, stack_name)
         )
         try:
             # refresh first: the job may have finished or been deleted since the last deploy
             result = stack.up(on_output=on_output, show_secrets=False, refresh=True)
         except Exception:
             if not same_job:
-                _record_end(settings, registry_id, failed=True, reason="pulumi up failed")
+                record_end(settings, registry_id, failed=True, reason="pulumi up failed")
             raise
         if same_job and on_output is not None:
             on_output("the run is unchanged: its job was left as it is (--rerun submits it again)")
@@ -196,7 +197,7 @@ def deploy_run(
         stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
-        _record_running(settings, registry_id)
+        record_running(settings, registry_id)
     entry = StackEntry(
         run=run.name,
         env=env,
@@ -216,7 +217,7 @@ def deploy_run(
         team=run.tags.get("team"),
     )
     if previous is not None and not same_job:  # the job was replaced: its record ends here
-        _record_end(
+        record_end(
             settings, previous.registry_id, failed=False, reason="superseded by a new deploy"
         )
     RunIndex(settings.home).put(entry)
@@ -499,11 +500,11 @@ def destroy(
         try:
             stack = _open(settings, entry.stack, provider_only, found.command, create=False)
         except NotFoundError as gone:  # e.g. a teammate destroyed it: forget it here too
-            _record_end(settings, entry.registry_id, failed=False, reason="stack removed")
+            record_end(settings, entry.registry_id, failed=False, reason="stack removed")
             RunIndex(settings.home).remove(entry)
             raise NotFoundError(gone.message, hint="it is no longer listed here") from None
         stack.destroy(on_output=on_output, show_secrets=False, remove=True, run_program=True)
-    _record_end(settings, entry.registry_id, failed=False, reason="destroyed")
+    record_end(settings, entry.registry_id, failed=False, reason="destroyed")
     RunIndex(settings.home).remove(entry)
     return entry
 
@@ -577,46 +578,3 @@ def _cli_errors(doing: str, settings: DeploySettings, stack: str) -> Iterator[No
 
 
 # --- the run registry ------------------------------------------------------------------------
-
-
-def _record_pending(settings: DeploySettings, run: Run, stack_name: str) -> str:
-    from trainstack.registry import NewRun, Registry, RunKind
-
-    with Registry.open(settings.home) as registry:
-        record = registry.create(
-            NewRun(
-                name=run.name,
-                component=run.component.name,
-                component_version=run.component.version,
-                kind=RunKind.CLUSTER,
-                job_type=str(run.job_type.value),
-                experiment=run.experiment,
-                tags=dict(run.tags),
-                spec_path=str(run.source) if run.source else None,
-                stack_name=stack_name,
-                outputs={name: b.uri for name, b in run.outputs.items()},
-                parameters=dict(run.parameters),
-            )
-        )
-    return record.id
-
-
-def _record_running(settings: DeploySettings, registry_id: str) -> None:
-    from trainstack.registry import Registry
-
-    with Registry.open(settings.home) as registry:
-        registry.mark_running(registry_id, [])
-
-
-def _record_end(
-    settings: DeploySettings, registry_id: str | None, *, failed: bool, reason: str
-) -> None:
-    from trainstack.registry import Registry, RunStatus
-
-    if registry_id is None:
-        return
-    # NotFoundError: the registry was reset; the stack index is what destroy needs.
-    with Registry.open(settings.home) as registry, suppress(NotFoundError):
-        registry.finish(
-            registry_id, RunStatus.FAILED if failed else RunStatus.CANCELLED, reason=reason
-        )
