@@ -39,6 +39,7 @@ from trainstack.registry.model import (
     RunRecord,
     RunStatus,
 )
+from trainstack.registry.rows import check_storable, exits_json, parse_record
 
 BUSY_TIMEOUT_MS = 30_000
 _ACTIVE = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
@@ -246,7 +247,7 @@ class Registry:
                 rec.created_at,
                 rec.started_at,
                 rec.finished_at,
-                _exits_json(rec.exits),
+                exits_json(rec.exits),
                 rec.restarts,
                 str(rec.run_dir) if rec.run_dir else None,
                 rec.runner_pid,
@@ -262,7 +263,7 @@ class Registry:
 
     def create(self, new: NewRun, runner: RunnerIdentity | None = None) -> RunRecord:
         """Record a pending run and give it an id (and, for local runs, a run directory)."""
-        _storable(new, runs_root(self.home))
+        check_storable(new, runs_root(self.home))
         for _ in range(20):
             run_id = f"{new.name}-{secrets.token_hex(3)}"
             run_dir = runs_root(self.home) / run_id if new.kind is RunKind.LOCAL else None
@@ -304,7 +305,7 @@ class Registry:
             conn.execute(
                 "UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), exits = ?"
                 " WHERE id = ? AND status IN (?, ?)",
-                (RunStatus.RUNNING.value, time.time(), _exits_json(exits), run_id, *_ACTIVE),
+                (RunStatus.RUNNING.value, time.time(), exits_json(exits), run_id, *_ACTIVE),
             )
 
     def record_progress(
@@ -320,7 +321,7 @@ class Registry:
         with self._write() as conn:
             conn.execute(
                 "UPDATE runs SET exits = ?, restarts = ?, reason = ? WHERE id = ?",
-                (_exits_json(exits), restarts, reason, run_id),
+                (exits_json(exits), restarts, reason, run_id),
             )
 
     def record_restart(self, run_id: str, restart: Restart) -> None:
@@ -386,7 +387,7 @@ class Registry:
                     status.value,
                     time.time(),
                     reason,
-                    _exits_json(exits) if exits is not None else None,
+                    exits_json(exits) if exits is not None else None,
                     restarts,
                     run_id,
                     *_ACTIVE,
@@ -520,37 +521,6 @@ _COLUMNS = (
 )
 
 
-def _exits_json(exits: Iterable[ReplicaExit]) -> str:
-    # A fourth element only for stopped replicas: older rows (three elements) still read.
-    return json.dumps(
-        [[e.role, e.index, e.exit_code, *([True] if e.stopped else [])] for e in sorted(exits)]
-    )
-
-
-def _storable(new: NewRun, runs: Path) -> None:
-    """SQLite stores UTF-8: a path that is not (a file name in another encoding, read by Python
-    with surrogate escapes) is one error naming it, before anything is recorded."""
-    fields: dict[str, object] = {
-        "spec path": new.spec_path,
-        "run directory": str(runs),
-        "stack": new.stack_name,
-        "experiment": new.experiment,
-        **{f"output {k}": v for k, v in new.outputs.items()},
-        **{f"tag {k}": f"{k}={v}" for k, v in new.tags.items()},
-    }
-    for what, value in fields.items():
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                raise UserError(
-                    f"the {what} {shown!r} is not valid UTF-8; the run registry "
-                    "records names as UTF-8",
-                    hint="rename it with UTF-8 characters only",
-                ) from None
-
-
 def _connect(path: Path) -> sqlite3.Connection:
     """A connection to the registry at `path`, checked before anything is written to it."""
     if path.exists() and not path.is_file():
@@ -603,69 +573,10 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 def _record(row: tuple[object, ...]) -> RunRecord:
     try:
-        return _parse_record(row)
+        return parse_record(row)
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise RegistryError(
             f"run {row[0]!s} in the run registry has a damaged field ({type(err).__name__}: {err})",
             hint="trainstack leaves the registry as it is; a newer trainstack may have written "
             "this row, or the file was edited by hand",
         ) from None
-
-
-def _parse_record(row: tuple[object, ...]) -> RunRecord:
-    (
-        run_id,
-        name,
-        component,
-        version,
-        kind,
-        job_type,
-        experiment,
-        tags,
-        status,
-        created,
-        started,
-        finished,
-        exits,
-        restarts,
-        run_dir,
-        pid,
-        pid_started,
-        stack,
-        spec,
-        reason,
-        outputs,
-        parameters,
-    ) = row
-    return RunRecord(
-        id=str(run_id),
-        name=str(name),
-        component=str(component),
-        component_version=str(version),
-        kind=RunKind(str(kind)),
-        job_type=str(job_type),
-        experiment=None if experiment is None else str(experiment),
-        tags=MappingProxyType({str(k): str(v) for k, v in json.loads(str(tags)).items()}),
-        status=RunStatus(str(status)),
-        created_at=float(str(created)),
-        started_at=None if started is None else float(str(started)),
-        finished_at=None if finished is None else float(str(finished)),
-        exits=tuple(
-            ReplicaExit(
-                str(role),
-                int(index),
-                None if code is None else int(code),
-                stopped=bool(rest and rest[0]),
-            )
-            for role, index, code, *rest in json.loads(str(exits))
-        ),
-        restarts=int(str(restarts)),
-        run_dir=None if run_dir is None else Path(str(run_dir)),
-        runner_pid=None if pid is None else int(str(pid)),
-        runner_started_at=None if pid_started is None else float(str(pid_started)),
-        stack_name=None if stack is None else str(stack),
-        spec_path=None if spec is None else str(spec),
-        reason=None if reason is None else str(reason),
-        outputs=MappingProxyType({str(k): str(v) for k, v in json.loads(str(outputs)).items()}),
-        parameters=MappingProxyType(dict(json.loads(str(parameters)))),
-    )
