@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -75,20 +75,11 @@ def open_within(root: Path, path: Path) -> BinaryIO:
     parts = Path(os.path.relpath(target, real_root)).parts
     if parts in ((), (".",)):
         return open_regular(Path(real_root))  # the root itself: a directory, refused as such
-    fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    # ELOOP/ENOTDIR on the way: a component became a link after realpath looked at it.
+    fd = _descend(
+        os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), parts[:-1], root, path
+    )
     try:
-        for part in parts[:-1]:
-            try:
-                step = os.open(
-                    part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
-                )
-            except OSError as err:
-                # ELOOP/ENOTDIR: a component became a link after realpath looked at it.
-                if err.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise _outside(root, path) from None
-                raise
-            os.close(fd)
-            fd = step
         try:
             leaf = os.open(
                 parts[-1],
@@ -112,8 +103,14 @@ def dir_within(root: Path, path: Path) -> int:
     if rel[:1] == ("..",):
         raise _outside(root, path)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    return _descend(fd, [p for p in rel if p != "."], root, path)
+
+
+def _descend(fd: int, parts: Sequence[str], root: Path, path: Path) -> int:
+    """From directory descriptor `fd` (taken over), down `parts` one at a time with O_NOFOLLOW:
+    the last directory's descriptor; a link on the way is an OutsideRootError."""
     try:
-        for part in (p for p in rel if p != "."):
+        for part in parts:
             try:
                 step = os.open(
                     part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
