@@ -79,6 +79,7 @@ def test_on_ack_the_store_is_an_oss_prefix_mounted_with_the_jobs_role() -> None:
     assert paths == [
         "/runs/vision/mnist-local/_metrics",
         "/runs/vision/mnist-local/checkpoints",
+        "/runs/vision/mnist-local/logs",
         "/runs/vision/mnist-local/model",
     ]
     for v in volumes.values():

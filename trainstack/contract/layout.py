@@ -26,6 +26,9 @@ OUTPUT = "output"
 METRICS = "metrics"
 # trainstack's in-container launcher (trainstack.launcher): a ConfigMap in a pod, a copy locally.
 LAUNCHER = "launcher"
+# Each replica's log, `<role>-<index>.log`: a local run's logs/; in a pod, where the launcher
+# ships it (the artifact store's `<team>/<run>/logs/`, when the environment has a store).
+LOGS = "logs"
 # Cluster only: where the prepare init container sees the sources it copies from.
 STAGING = ".staging"
 
@@ -57,6 +60,10 @@ class Layout:
     @property
     def launcher(self) -> str:
         return self._dir(LAUNCHER)
+
+    @property
+    def logs(self) -> str:
+        return self._dir(LOGS)
 
     @property
     def staging(self) -> str:

@@ -451,6 +451,7 @@ def launch_command(
     events_dir: str | None = None,
     termination_log: str | None = launcher.TERMINATION_LOG,
     grace_seconds: float = DEFAULT_LAUNCHER_GRACE_SECONDS,
+    log_dir: str | None = None,
 ) -> list[str]:
     """The argv a replica runs: `sh -c SCRIPT sh ARGS...` (ARGS = the hyperparameters as argv),
     behind trainstack's in-container launcher when the run needs it (`uses_launcher`).
@@ -459,7 +460,9 @@ def launch_command(
     command. The renderer escapes `$` for Kubernetes; this argv is the one the process gets.
     `root` is where the /ml tree is (a local run's directory), `events_dir` where the launcher
     records restarts, `termination_log` where it leaves its final reason (a pod's
-    terminationMessagePath), `grace_seconds` how long a hung command gets after SIGTERM."""
+    terminationMessagePath), `grace_seconds` how long a hung command gets after SIGTERM,
+    `log_dir` where the launcher ships the replica's log (a pod's view of the artifact store's
+    `<team>/<run>/logs/`; docs/deploy.md), which puts every command-running replica behind it."""
     argv = [
         SHELL,
         "-c",
@@ -467,25 +470,30 @@ def launch_command(
         SHELL,
         *user_args(run),
     ]
-    if not uses_launcher(run, role):
+    if not uses_launcher(run, role, ships_logs=log_dir is not None):
         return argv
     ft = run.fault_tolerance
-    assert ft is not None and ft.hang_timeout_seconds is not None
-    options = [f"--hang-timeout={ft.hang_timeout_seconds}", f"--grace={grace_seconds:g}"]
+    options = []
+    if ft is not None and ft.hang_timeout_seconds is not None:
+        options.append(f"--hang-timeout={ft.hang_timeout_seconds}")
+    options.append(f"--grace={grace_seconds:g}")
     if events_dir is not None:
         options.append(f"--events-dir={events_dir}")
     if termination_log is not None:
         options.append(f"--termination-log={termination_log}")
+    if log_dir is not None:
+        options.append(f"--log-dir={log_dir}")
     program = Layout.at(root).launcher + launcher.FILE
     return [LAUNCHER_PYTHON, program, *options, "--", *argv]
 
 
-def uses_launcher(run: Run, role: str | None = None) -> bool:
+def uses_launcher(run: Run, role: str | None = None, *, ships_logs: bool = False) -> bool:
     """Whether a replica runs behind the in-container launcher: where the run asks for hang
-    detection (`faultTolerance.hangTimeout`), except in a role that never runs the command (an
-    MPI worker waits, silent by design, for the launcher's ranks)."""
+    detection (`faultTolerance.hangTimeout`) or its logs are shipped to an artifact store
+    (`ships_logs`), except in a role that never runs the command (an MPI worker waits, silent
+    by design, for the launcher's ranks)."""
     ft = run.fault_tolerance
-    if ft is None or ft.hang_timeout_seconds is None:
+    if not ships_logs and (ft is None or ft.hang_timeout_seconds is None):
         return False
     kind = job_kind(run.job_type)
     return not (role is not None and kind.has_role(role) and not kind.role(role).runs_command)

@@ -5,13 +5,20 @@ directory (<run>/launcher/), so both run the same code under the same Python as 
 It runs on Python 3.8 and later (an image's Python may be old): no newer syntax or library.
 
     python3 launcher.py [--hang-timeout S] [--hang-restarts N] [--grace S]
-                        [--events-dir DIR] [--termination-log PATH] -- COMMAND ARG...
+                        [--events-dir DIR] [--termination-log PATH] [--log-dir DIR]
+                        -- COMMAND ARG...
 
 COMMAND runs in a session of its own; stdout and stderr are one stream in time order. Where
 the launcher's own standard output is a regular file (a local run's log), the command writes
 into it directly; otherwise (a pod's stdout, a pipe) the launcher copies the command's output
 through, which is how it sees output either way. The launcher's own lines start with
 `[trainstack]`.
+
+Logs that outlive the pod: with --log-dir (a pod's view of `<artifactStore>/<team>/<run>/logs/`),
+everything written to the launcher's stdout — the command's output and the launcher's own lines —
+is also appended to DIR/<role>-<index>.log while the replica runs; the command's output is then
+always copied through. The file is kept under --log-max-bytes: past it, the older half is dropped
+(copy the newer half, then truncate), as a local run's logs are rotated.
 
 Hang: for --hang-timeout seconds no output, no write under $METRICS, (nearly) no CPU in the
 command's process tree and no GPU utilisation (NVML, when the library is there) → the tree is
@@ -56,6 +63,8 @@ CPU_IDLE_SHARE = 0.05
 GPU_IDLE_PERCENT = 5
 # At most this many files under $METRICS are looked at per check.
 METRICS_FILE_LIMIT = 2000
+# A shipped log is kept under this size (docs/local.md's log limits: 64 MiB per replica).
+DEFAULT_LOG_MAX_BYTES = 64 << 20
 _MARK = b"[trainstack] "
 _CHUNK = 1 << 20
 
@@ -72,6 +81,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--grace", type=float, default=10.0)
     parser.add_argument("--events-dir", default="")
     parser.add_argument("--termination-log", default="")
+    parser.add_argument("--log-dir", default="")
+    parser.add_argument("--log-max-bytes", type=int, default=DEFAULT_LOG_MAX_BYTES)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command and args.command[0] == "--":
@@ -95,13 +106,21 @@ class Launcher:
         self.child: subprocess.Popen[bytes] | None = None
         self.pipe: int | None = None
         self.stopping = 0
-        self.inherit = _is_regular(1)
+        self.log = _Log(args.log_dir, self.key, args.log_max_bytes) if args.log_dir else None
+        # A local run's log is the launcher's stdout: the command writes into it directly.
+        # A shipped log needs every byte to pass through the launcher.
+        self.inherit = _is_regular(1) and self.log is None
         self.gpu = _Nvml() if args.hang_timeout > 0 else None
 
     # --- output --------------------------------------------------------------------------------
 
     def say(self, text: str) -> None:
-        _write_all(1, _MARK + text.encode("utf-8", "replace") + b"\n")
+        self.out(_MARK + text.encode("utf-8", "replace") + b"\n")
+
+    def out(self, data: bytes) -> None:
+        _write_all(1, data)
+        if self.log is not None:
+            self.log.write(data)
 
     def record(self, event: dict[str, object]) -> None:
         if not self.args.events_dir:
@@ -133,6 +152,7 @@ class Launcher:
         out: int | None = None
         if not self.inherit:
             self.pipe, out = os.pipe()
+            _widen(self.pipe)
         self.child = subprocess.Popen(
             self.args.command,
             stdin=subprocess.DEVNULL,
@@ -241,7 +261,7 @@ class Launcher:
                 self.pipe = None
                 self._wait_child(deadline - time.monotonic())
                 return copied
-            _write_all(1, data)
+            self.out(data)
             copied = True
 
     def _wait_child(self, seconds: float) -> None:
@@ -261,7 +281,7 @@ class Launcher:
                 os.close(self.pipe)
                 self.pipe = None
                 return
-            _write_all(1, data)
+            self.out(data)
 
     def stop_tree(self) -> int:
         """SIGTERM to the command's process group and every descendant, SIGKILL after the
@@ -283,6 +303,54 @@ class Launcher:
         if self.child is not None:
             with contextlib.suppress(OSError):
                 os.killpg(self.child.pid, signal.SIGTERM)
+
+
+class _Log:
+    """DIR/<key>.log, appended to as output passes; kept under `limit` bytes by dropping the
+    older half. Failing to write it (a store that went away) is said once and not retried, so
+    the replica runs on as it would without it."""
+
+    def __init__(self, folder: str, key: str, limit: int) -> None:
+        self.path = os.path.join(folder, key + ".log")
+        self.limit = max(limit, 2 * _CHUNK)
+        self.fd: int | None = None
+        self.size = 0
+        try:
+            os.makedirs(folder, exist_ok=True)
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.size = os.fstat(self.fd).st_size
+        except OSError as err:
+            self._broken(err)
+
+    def write(self, data: bytes) -> None:
+        if self.fd is None:
+            return
+        try:
+            if self.size + len(data) > self.limit:
+                self._rotate()
+            _write_all(self.fd, data, strict=True)
+            self.size += len(data)
+        except OSError as err:
+            self._broken(err)
+
+    def _rotate(self) -> None:
+        assert self.fd is not None
+        keep = self.limit // 2
+        with open(self.path, "rb") as f:
+            f.seek(max(0, self.size - keep))
+            tail = f.read()
+        os.ftruncate(self.fd, 0)
+        note = _MARK + b"log rotated: older output dropped to stay under %d bytes\n" % self.limit
+        _write_all(self.fd, note + tail, strict=True)
+        self.size = len(note) + len(tail)
+
+    def _broken(self, err: OSError) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+        self.fd = None
+        text = f"cannot write {self.path}: {err}; the log is not kept\n"
+        _write_all(1, _MARK + text.encode("utf-8", "replace"))
 
 
 class _Activity:
@@ -433,6 +501,15 @@ def _signal_tree(pid: int, tree: list[int], sig: int) -> None:
             os.kill(other, sig)
 
 
+def _widen(fd: int) -> None:
+    """Give the command's output pipe a 1 MiB buffer (Linux F_SETPIPE_SZ; the default is 64 KiB),
+    so that copying a chatty command's output through takes fewer, larger reads and writes."""
+    with contextlib.suppress(OSError, ImportError):
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _CHUNK)
+
+
 def _is_regular(fd: int) -> bool:
     try:
         import stat
@@ -449,7 +526,7 @@ def _size(fd: int) -> int:
         return -1
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, strict: bool = False) -> None:
     view = memoryview(data)
     while view:
         try:
@@ -457,6 +534,8 @@ def _write_all(fd: int, data: bytes) -> None:
         except InterruptedError:
             continue
         except OSError:
+            if strict:
+                raise
             return  # a closed stdout: the command's output has nowhere to go, it still runs
         view = view[n:]
 

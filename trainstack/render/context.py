@@ -50,11 +50,13 @@ EXEC_RULES = [
 ]
 
 
-def _launcher_parts(run: Run, job: str, ns: str, labels: dict[str, str]) -> PodParts:
+def _launcher_parts(
+    run: Run, job: str, ns: str, labels: dict[str, str], *, ships_logs: bool
+) -> PodParts:
     """trainstack's in-container launcher (trainstack.launcher), where the run needs it: one
     ConfigMap beside the job holding `launcher.py`, mounted read-only at /ml/launcher/, run by
     the image's python3 (contract.shell.launch_command)."""
-    if not any(uses_launcher(run, role) for role in run.resources):
+    if not any(uses_launcher(run, role, ships_logs=ships_logs) for role in run.resources):
         return PodParts()
     cm = ConfigMap(
         job + LAUNCHER_MAP_SUFFIX, ns, dict(labels), data={launcher.FILE: launcher.program_text()}
@@ -123,6 +125,9 @@ def build(run: Run, options: RenderOptions) -> Resources:
         metrics = PodParts(
             volumes=({"name": "metrics", "emptyDir": {}},), mounts=(Mount("metrics", ML.metrics),)
         )
+    logs = PodParts()
+    if options.logs is not None:  # shipped: the launcher tees each replica's log into the store
+        logs = storage.attach(options.logs, "logs", ML.logs, read_only=False, download=False)
     # The order here is the order of volumes, mounts and copy steps in every pod.
     parts = combine(
         [
@@ -130,7 +135,8 @@ def build(run: Run, options: RenderOptions) -> Resources:
             storage.plan(),
             config_parts,
             metrics,
-            _launcher_parts(run, job, ns, labels),
+            logs,
+            _launcher_parts(run, job, ns, labels, ships_logs=options.logs is not None),
         ]
     )
     check_unique_names(run, parts)

@@ -48,3 +48,6 @@ class RenderOptions:
     # Where $METRICS persists (the environment's artifact store); None: an emptyDir, lost with
     # the pod (plain `render` without --env).
     metrics: Binding | None = None
+    # Where the launcher ships each replica's log (`<store>/<team>/<run>/logs/`, mounted at
+    # /ml/logs/); None: no shipping, the log lives as long as the pod (plain `render`).
+    logs: Binding | None = None

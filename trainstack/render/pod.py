@@ -22,7 +22,7 @@ from trainstack.kubedl import (
 from trainstack.kubedl.restart import pod_restart_policy, replica_restart_policy
 from trainstack.render.meta import ROLE_LABEL
 from trainstack.render.options import GPU_RESOURCE, RenderOptions
-from trainstack.render.parts import Container, Env, Mount, Pod, PodParts, Replica
+from trainstack.render.parts import ML, Container, Env, Mount, Pod, PodParts, Replica
 from trainstack.render.placement import placement, priority_class
 from trainstack.spec.model import RoleResources, Run
 
@@ -102,7 +102,8 @@ def replica(
     service_account: str | None,
 ) -> Replica:
     res = run.resources[role]
-    argv = [kubelet_escape(a) for a in launch_command(run, role)]
+    log_dir = ML.logs if options.logs is not None else None
+    argv = [kubelet_escape(a) for a in launch_command(run, role, log_dir=log_dir)]
     split = len(argv) - 1 - len(user_args(run))
     mine = role_env(role)
     for key in mine:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from trainstack.infra.run.options import PlatformOutputs
 
 METRICS_DIR = "_metrics"
+# Each replica's log, `<store>/<team>/<run>/logs/<role>-<index>.log` (the launcher ships it).
+LOGS_DIR = "logs"
 STORE_SCHEMES = ("oss", "pvc", "nas")
 
 

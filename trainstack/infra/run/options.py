@@ -168,6 +168,7 @@ def for_environment(
     """The run as it goes to ``env`` (unbound outputs placed in the artifact store) and the
     options it renders with: what ``deploy``, ``plan RUN`` and ``render --env`` all use."""
     from trainstack.infra.run.artifacts import (
+        LOGS_DIR,
         METRICS_DIR,
         artifact_store,
         persist_outputs,
@@ -181,7 +182,11 @@ def for_environment(
     team = team_of(platform, options.namespace)
     completed = persist_outputs(run, store, team, env)
     if store is not None:
-        options = replace(options, metrics=place(store, team, run.name, METRICS_DIR))
+        options = replace(
+            options,
+            metrics=place(store, team, run.name, METRICS_DIR),
+            logs=place(store, team, run.name, LOGS_DIR),
+        )
     return completed, options
 
 

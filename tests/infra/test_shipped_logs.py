@@ -1,0 +1,103 @@
+"""Logs that outlive the pods (issue 21 item 2, in part): where an environment has an artifact
+store, every replica that runs the command does so behind trainstack's launcher, which appends
+its output (and its own `[trainstack]` lines) to `<store>/<team>/<run>/logs/<role>-<index>.log`
+on the store's volume, mounted at /ml/logs/. On main a deployed run's log lived only as long as
+its pod. The launcher runs for real here; the render is what `render --env` shows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.infra.test_outputs_persist import (
+    ACK,
+    KUBECONFIG_MODE,
+    README_JOB,
+    pod_specs,
+    rendered,
+    where_mounted,
+)
+
+LAUNCHER = Path(__file__).resolve().parents[2] / "trainstack" / "launcher" / "launcher.py"
+
+
+def test_render_for_an_environment_ships_each_replicas_log_to_the_store() -> None:
+    _, manifests = rendered(README_JOB, KUBECONFIG_MODE)
+    assert any(
+        m["kind"] == "ConfigMap" and m["metadata"]["name"].endswith("-launcher") for m in manifests
+    )
+    for pod in pod_specs(manifests):
+        mount, volume = where_mounted(pod, "/ml/logs")
+        assert volume["persistentVolumeClaim"]["claimName"] == "trainstack-artifacts"
+        assert mount["subPath"] == "runs/vision/mnist-local/logs"
+        assert not mount.get("readOnly")
+        command = pod["containers"][0]["command"] + pod["containers"][0].get("args", [])
+        assert command[:2] == ["python3", "/ml/launcher/launcher.py"], command
+        assert "--log-dir=/ml/logs/" in command
+        assert "--hang-timeout" not in " ".join(command)  # no hangTimeout asked for
+
+
+def test_on_ack_the_logs_go_to_the_oss_prefix() -> None:
+    _, manifests = rendered(README_JOB, ACK)
+    paths = {
+        m["spec"]["csi"]["volumeAttributes"]["path"]
+        for m in manifests
+        if m["kind"] == "PersistentVolume"
+    }
+    assert "/runs/vision/mnist-local/logs" in paths
+
+
+def _launch(tmp: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "TRAINSTACK_ROLE": "worker", "TRAINSTACK_REPLICA_INDEX": "1"}
+    return subprocess.run(
+        [sys.executable, str(LAUNCHER), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_launcher_tees_output_to_the_store_in_time_order(tmp_path: Path) -> None:
+    store = tmp_path / "store" / "vision" / "run" / "logs"
+    script = "echo one; echo two >&2; echo three; exit 4"
+    done = _launch(tmp_path, f"--log-dir={store}", "--", "sh", "-c", script)
+    assert done.returncode == 4
+    assert done.stdout == b"one\ntwo\nthree\n"
+    assert (store / "worker-1.log").read_bytes() == b"one\ntwo\nthree\n"
+    # a second start of the container (restart in place) appends
+    _launch(tmp_path, f"--log-dir={store}", "--", "echo", "again")
+    assert (store / "worker-1.log").read_bytes().endswith(b"three\nagain\n")
+
+
+def test_a_shipped_log_is_rotated_under_its_limit(tmp_path: Path) -> None:
+    store = tmp_path / "logs"
+    limit = 4 << 20
+    printer = "import sys\nfor i in range(100000): sys.stdout.write('%08d' % i + 'x' * 91 + '\\n')"
+    done = _launch(
+        tmp_path,
+        f"--log-dir={store}",
+        f"--log-max-bytes={limit}",
+        "--",
+        sys.executable,
+        "-c",
+        printer,
+    )
+    assert done.returncode == 0 and len(done.stdout) == 100000 * 100
+    kept = (store / "worker-1.log").read_bytes()
+    assert len(kept) <= limit
+    assert b"[trainstack] log rotated" in kept
+    assert kept.endswith(b"%08d" % 99999 + b"x" * 91 + b"\n")
+
+
+def test_a_store_that_cannot_be_written_does_not_stop_the_replica(tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file")
+    done = _launch(tmp_path, f"--log-dir={blocked}", "--", "echo", "ran")
+    assert done.returncode == 0
+    lines = done.stdout.decode().splitlines()
+    assert lines[-1] == "ran"
+    assert lines[0].startswith("[trainstack] cannot write ") and "the log is not kept" in lines[0]
