@@ -34,7 +34,7 @@ def test_render_for_an_environment_ships_each_replicas_log_to_the_store() -> Non
         assert mount["subPath"] == "runs/vision/mnist-local/logs"
         assert not mount.get("readOnly")
         command = pod["containers"][0]["command"] + pod["containers"][0].get("args", [])
-        assert command[:2] == ["python3", "/ml/launcher/launcher.py"], command
+        assert command[:3] == ["python3", "-S", "/ml/launcher/launcher.py"], command
         assert "--log-dir=/ml/logs/" in command
         assert "--hang-timeout" not in " ".join(command)  # no hangTimeout asked for
 
@@ -73,23 +73,30 @@ def test_the_launcher_tees_output_to_the_store_in_time_order(tmp_path: Path) -> 
     assert (store / "worker-1.log").read_bytes().endswith(b"three\nagain\n")
 
 
-def test_a_shipped_log_is_rotated_under_its_limit(tmp_path: Path) -> None:
+def test_a_shipped_log_is_rotated_as_local_logs_are(tmp_path: Path) -> None:
+    """Past --log-max-bytes the log moves to .log.1 (.1 to .2, and so on, --log-keep of them):
+    renamed, not copied, so nothing between rotations is lost or written twice."""
     store = tmp_path / "logs"
-    limit = 4 << 20
+    limit = 2 << 20
     printer = "import sys\nfor i in range(100000): sys.stdout.write('%08d' % i + 'x' * 91 + '\\n')"
     done = _launch(
         tmp_path,
         f"--log-dir={store}",
         f"--log-max-bytes={limit}",
+        "--log-keep=2",
         "--",
         sys.executable,
         "-c",
         printer,
     )
     assert done.returncode == 0 and len(done.stdout) == 100000 * 100
-    kept = (store / "worker-1.log").read_bytes()
-    assert len(kept) <= limit
-    assert b"[trainstack] log rotated" in kept
+    parts = [store / "worker-1.log.2", store / "worker-1.log.1", store / "worker-1.log"]
+    sizes = [p.stat().st_size for p in parts]
+    assert all(0 < size <= limit for size in sizes), sizes
+    assert not (store / "worker-1.log.3").exists()
+    kept = b"".join(p.read_bytes() for p in parts)
+    # the newest rotations, oldest first, are exactly the end of what stdout saw
+    assert done.stdout.endswith(kept)
     assert kept.endswith(b"%08d" % 99999 + b"x" * 91 + b"\n")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.clirunner import Cli
 from tests.local.helpers import write_run
-from trainstack.launcher import HUNG_EXIT_CODE
+from trainstack.launcher import FILES, HUNG_EXIT_CODE
 from trainstack.registry import Registry, RunStatus
 
 LAUNCHER = Path(__file__).resolve().parents[2] / "trainstack" / "launcher" / "launcher.py"
@@ -54,16 +54,33 @@ def _events(tmp_path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def _imports(tree: ast.AST) -> set[str]:
+    """Top-level names imported, leaving out the `if __package__:` branch (taken only when
+    trainstack itself imports the module, never in a pod)."""
+    found: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "__package__":
+            todo.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add((node.module or "").split(".")[0])
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def test_the_launcher_is_standard_library_python_3_8() -> None:
-    # It runs under the image's Python, whatever its version and packages.
-    tree = ast.parse(LAUNCHER.read_text(), feature_version=(3, 8))
-    imported = {
-        a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
-    }
-    imported |= {
-        (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-    }
-    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+    # It runs under the image's Python, whatever its version and packages: every shipped file
+    # parses as Python 3.8 and imports only the standard library and the files shipped with it.
+    shipped = {name.removesuffix(".py") for name in FILES}
+    for name in FILES:
+        tree = ast.parse((LAUNCHER.parent / name).read_text(), feature_version=(3, 8))
+        imported = _imports(tree)
+        assert imported <= set(sys.stdlib_module_names) | {"__future__"} | shipped, (name, imported)
+    assert "logship" in _imports(ast.parse(LAUNCHER.read_text()))
 
 
 def test_the_launcher_gives_up_after_three_hang_restarts_in_a_row(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.render.conftest import SPECS
-from trainstack.launcher import program_text
+from trainstack.launcher import program_files
 from trainstack.render import render_run
 from trainstack.spec import load_run
 from trainstack.spec.model import FaultTolerance, Run
@@ -36,10 +36,14 @@ def _containers(job: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_each_pod_runs_the_command_behind_the_shipped_launcher() -> None:
     docs = render_run(_run("mpi.run.yaml", 600))
     (cm,) = [d for d in docs if d["metadata"]["name"].endswith("-trainstack-launcher")]
-    assert cm["data"]["launcher.py"] == program_text() == LAUNCHER.read_text()
+    assert cm["data"] == program_files()
+    assert cm["data"]["launcher.py"] == LAUNCHER.read_text()
+    # the launcher imports logship.py from beside itself: the ConfigMap ships both
+    assert cm["data"]["logship.py"] == (LAUNCHER.parent / "logship.py").read_text()
     containers = _containers(docs[-1])
     launcher = containers["Launcher"]
-    assert launcher["command"][:3] == ["python3", "/ml/launcher/launcher.py", "--hang-timeout=600"]
+    assert launcher["command"][:3] == ["python3", "-S", "/ml/launcher/launcher.py"]
+    assert launcher["command"][3] == "--hang-timeout=600"
     assert "--termination-log=/dev/termination-log" in launcher["command"]
     assert launcher["command"][-3:-1] == ["sh", "-c"]
     mounts = {m["mountPath"]: m for m in launcher["volumeMounts"]}

@@ -55,8 +55,10 @@ POD_IP_ENV = "TRAINSTACK_POD_IP"
 # An MPI worker only hosts the ranks the launcher starts through kubexec; it waits.
 MPI_WORKER_WAIT = "exec sleep 2147483647"
 # The image's Python runs the launcher (training images have one; locally the interpreter that is
-# first on PATH, trainstack's or the requirements' environment).
-LAUNCHER_PYTHON = "python3"
+# first on PATH, trainstack's or the requirements' environment). `-S`: the launcher needs only
+# the standard library, and an image's site-packages .pth files can cost tens of milliseconds
+# at every start (benchmarks/bench_launcher.py).
+LAUNCHER_PYTHON = ("python3", "-S")
 # How long a hung command gets between SIGTERM and SIGKILL in a pod; a local run uses --grace.
 DEFAULT_LAUNCHER_GRACE_SECONDS = 10.0
 # What coreutils' `timeout` exits with when the deadline passed (deadline_launch); not one of
@@ -484,7 +486,7 @@ def launch_command(
     if log_dir is not None:
         options.append(f"--log-dir={log_dir}")
     program = Layout.at(root).launcher + launcher.FILE
-    return [LAUNCHER_PYTHON, program, *options, "--", *argv]
+    return [*LAUNCHER_PYTHON, program, *options, "--", *argv]
 
 
 def uses_launcher(run: Run, role: str | None = None, *, ships_logs: bool = False) -> bool:

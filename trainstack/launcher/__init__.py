@@ -3,7 +3,7 @@ a replica's command in a pod and in a local run, so hang detection, restart reco
 reasons are the same code in both places. This module says where it lives and what it is called;
 `trainstack.contract.shell.launcher_argv` puts it in front of the command.
 
-In a pod the file comes from the run's `<job>-trainstack-launcher` ConfigMap, mounted read-only
+In a pod the files come from the run's `<job>-trainstack-launcher` ConfigMap, mounted read-only
 at /ml/launcher/ (trainstack.render.context); a local run copies it to `<run>/launcher/`
 (trainstack.local.sandbox), the same place under the run's /ml tree.
 """
@@ -17,14 +17,17 @@ from trainstack.launcher.launcher import HANG_REASON, HUNG_EXIT_CODE
 __all__ = [
     "EVENTS_SUFFIX",
     "FILE",
+    "FILES",
     "HANG_REASON",
     "HUNG_EXIT_CODE",
     "MIN_HANG_TIMEOUT_SECONDS",
     "TERMINATION_LOG",
-    "program_text",
+    "program_files",
 ]
 
 FILE = "launcher.py"
+# Everything shipped: the program and the module beside it that it imports.
+FILES = (FILE, "logship.py")
 # What the launcher appends each restart to, per replica: `<role>-<index>` + this.
 EVENTS_SUFFIX = ".restarts.jsonl"
 # The container's default terminationMessagePath: Kubernetes reports what is written there as
@@ -35,6 +38,7 @@ TERMINATION_LOG = "/dev/termination-log"
 MIN_HANG_TIMEOUT_SECONDS = 5
 
 
-def program_text() -> str:
-    """The launcher's source, as shipped into pods and run directories."""
-    return resources.files("trainstack.launcher").joinpath(FILE).read_text(encoding="utf-8")
+def program_files() -> dict[str, str]:
+    """The launcher's sources by file name, as shipped into pods and run directories."""
+    here = resources.files("trainstack.launcher")
+    return {name: here.joinpath(name).read_text(encoding="utf-8") for name in FILES}

@@ -6,7 +6,7 @@ It runs on Python 3.8 and later (an image's Python may be old): no newer syntax 
 
     python3 launcher.py [--hang-timeout S] [--hang-restarts N] [--grace S]
                         [--events-dir DIR] [--termination-log PATH] [--log-dir DIR]
-                        -- COMMAND ARG...
+                        [--log-max-bytes N] [--log-keep N] -- COMMAND ARG...
 
 COMMAND runs in a session of its own; stdout and stderr are one stream in time order. Where
 the launcher's own standard output is a regular file (a local run's log), the command writes
@@ -14,11 +14,11 @@ into it directly; otherwise (a pod's stdout, a pipe) the launcher copies the com
 through, which is how it sees output either way. The launcher's own lines start with
 `[trainstack]`.
 
-Logs that outlive the pod: with --log-dir (a pod's view of `<artifactStore>/<team>/<run>/logs/`),
-everything written to the launcher's stdout — the command's output and the launcher's own lines —
-is also appended to DIR/<role>-<index>.log while the replica runs; the command's output is then
-always copied through. The file is kept under --log-max-bytes: past it, the older half is dropped
-(copy the newer half, then truncate), as a local run's logs are rotated.
+Logs that outlive the pod: with --log-dir (a pod's view of the run's logs folder on the
+artifact store), everything written to the launcher's stdout — the command's output and the
+launcher's own lines — is also written to DIR/<role>-<index>.log while the replica runs, rotated
+past --log-max-bytes keeping --log-keep rotations, as a local run's logs are (logship.py, shipped
+beside this file, moves the bytes).
 
 Hang: for --hang-timeout seconds no output, no write under $METRICS, (nearly) no CPU in the
 command's process tree and no GPU utilisation (NVML, when the library is there) → the tree is
@@ -53,6 +53,11 @@ import sys
 import time
 from collections.abc import Mapping
 
+if __package__:  # imported as part of trainstack
+    from trainstack.launcher import logship
+else:  # run as a program: logship.py is shipped beside it (the same ConfigMap or folder)
+    import logship  # type: ignore[import-not-found,no-redef]
+
 HUNG_EXIT_CODE = 125
 HANG_REASON = "hung"
 DEFAULT_HANG_RESTARTS = 3
@@ -63,10 +68,9 @@ CPU_IDLE_SHARE = 0.05
 GPU_IDLE_PERCENT = 5
 # At most this many files under $METRICS are looked at per check.
 METRICS_FILE_LIMIT = 2000
-# A shipped log is kept under this size (docs/local.md's log limits: 64 MiB per replica).
-DEFAULT_LOG_MAX_BYTES = 64 << 20
-_MARK = b"[trainstack] "
-_CHUNK = 1 << 20
+# Output is moved on at once when this much is waiting, else after BATCH_WAIT seconds more.
+BATCH_BYTES = 64 << 10
+BATCH_WAIT = 0.001
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +86,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--events-dir", default="")
     parser.add_argument("--termination-log", default="")
     parser.add_argument("--log-dir", default="")
-    parser.add_argument("--log-max-bytes", type=int, default=DEFAULT_LOG_MAX_BYTES)
+    parser.add_argument("--log-max-bytes", type=int, default=logship.DEFAULT_MAX_BYTES)
+    parser.add_argument("--log-keep", type=int, default=logship.DEFAULT_KEEP)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command and args.command[0] == "--":
@@ -105,22 +110,21 @@ class Launcher:
         self.key = replica_key()
         self.child: subprocess.Popen[bytes] | None = None
         self.pipe: int | None = None
+        self.pidfd: int | None = None  # readable once the command has ended
         self.stopping = 0
-        self.log = _Log(args.log_dir, self.key, args.log_max_bytes) if args.log_dir else None
+        log = None
+        if args.log_dir:
+            log = logship.ShippedLog(args.log_dir, self.key, args.log_max_bytes, args.log_keep)
+        self.output = logship.Output(log)
         # A local run's log is the launcher's stdout: the command writes into it directly.
         # A shipped log needs every byte to pass through the launcher.
-        self.inherit = _is_regular(1) and self.log is None
+        self.inherit = _is_regular(1) and log is None
         self.gpu = _Nvml() if args.hang_timeout > 0 else None
 
     # --- output --------------------------------------------------------------------------------
 
     def say(self, text: str) -> None:
-        self.out(_MARK + text.encode("utf-8", "replace") + b"\n")
-
-    def out(self, data: bytes) -> None:
-        _write_all(1, data)
-        if self.log is not None:
-            self.log.write(data)
+        self.output.say(text)
 
     def record(self, event: dict[str, object]) -> None:
         if not self.args.events_dir:
@@ -132,7 +136,7 @@ class Launcher:
             path = os.path.join(self.args.events_dir, self.key + ".restarts.jsonl")
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                _write_all(fd, line)
+                logship.write_all(fd, line)
             finally:
                 os.close(fd)
         except OSError as err:
@@ -152,7 +156,7 @@ class Launcher:
         out: int | None = None
         if not self.inherit:
             self.pipe, out = os.pipe()
-            _widen(self.pipe)
+            logship.widen(self.pipe)
         self.child = subprocess.Popen(
             self.args.command,
             stdin=subprocess.DEVNULL,
@@ -164,10 +168,19 @@ class Launcher:
         )
         if out is not None:
             os.close(out)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+        self.pidfd = _pidfd(self.child.pid)
 
     def run(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
+        try:
+            return self._run()
+        finally:
+            self.output.close()
+
+    def _run(self) -> int:
         hangs = 0
         while True:
             self.start()
@@ -250,22 +263,34 @@ class Launcher:
             if left <= 0:
                 return copied
             try:
-                ready, _, _ = select.select([self.pipe], [], [], left)
+                ready, _, _ = select.select(self._wakers(), [], [], left)
             except InterruptedError:
                 continue
-            if not ready:
-                return copied
-            data = os.read(self.pipe, _CHUNK)
-            if not data:
+            if self.pipe not in ready:
+                return copied  # nothing came, or the command ended (watch sees which)
+            moved = self.output.move(self.pipe)
+            if not moved:
                 os.close(self.pipe)
                 self.pipe = None
                 self._wait_child(deadline - time.monotonic())
                 return copied
-            self.out(data)
             copied = True
+            if moved < BATCH_BYTES:
+                # A command writing in small pieces (a print's 8 KiB buffer) would wake the
+                # launcher for each; a millisecond lets the pipe fill, for one move of many.
+                time.sleep(BATCH_WAIT)
+
+    def _wakers(self) -> list[int]:
+        return [fd for fd in (self.pipe, self.pidfd) if fd is not None]
 
     def _wait_child(self, seconds: float) -> None:
+        """Until the command ends or `seconds` pass: woken by its pidfd where Linux has them
+        (5.3+, Python 3.9+), else Popen's polling wait."""
         assert self.child is not None
+        if self.pidfd is not None:
+            with contextlib.suppress(InterruptedError):
+                select.select([self.pidfd], [], [], max(0.0, seconds))
+            return
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.child.wait(timeout=max(0.0, seconds))
 
@@ -276,12 +301,10 @@ class Launcher:
             ready, _, _ = select.select([self.pipe], [], [], 0.1)
             if not ready:
                 return
-            data = os.read(self.pipe, _CHUNK)
-            if not data:
+            if not self.output.move(self.pipe):
                 os.close(self.pipe)
                 self.pipe = None
                 return
-            self.out(data)
 
     def stop_tree(self) -> int:
         """SIGTERM to the command's process group and every descendant, SIGKILL after the
@@ -303,54 +326,6 @@ class Launcher:
         if self.child is not None:
             with contextlib.suppress(OSError):
                 os.killpg(self.child.pid, signal.SIGTERM)
-
-
-class _Log:
-    """DIR/<key>.log, appended to as output passes; kept under `limit` bytes by dropping the
-    older half. Failing to write it (a store that went away) is said once and not retried, so
-    the replica runs on as it would without it."""
-
-    def __init__(self, folder: str, key: str, limit: int) -> None:
-        self.path = os.path.join(folder, key + ".log")
-        self.limit = max(limit, 2 * _CHUNK)
-        self.fd: int | None = None
-        self.size = 0
-        try:
-            os.makedirs(folder, exist_ok=True)
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self.size = os.fstat(self.fd).st_size
-        except OSError as err:
-            self._broken(err)
-
-    def write(self, data: bytes) -> None:
-        if self.fd is None:
-            return
-        try:
-            if self.size + len(data) > self.limit:
-                self._rotate()
-            _write_all(self.fd, data, strict=True)
-            self.size += len(data)
-        except OSError as err:
-            self._broken(err)
-
-    def _rotate(self) -> None:
-        assert self.fd is not None
-        keep = self.limit // 2
-        with open(self.path, "rb") as f:
-            f.seek(max(0, self.size - keep))
-            tail = f.read()
-        os.ftruncate(self.fd, 0)
-        note = _MARK + b"log rotated: older output dropped to stay under %d bytes\n" % self.limit
-        _write_all(self.fd, note + tail, strict=True)
-        self.size = len(note) + len(tail)
-
-    def _broken(self, err: OSError) -> None:
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-        self.fd = None
-        text = f"cannot write {self.path}: {err}; the log is not kept\n"
-        _write_all(1, _MARK + text.encode("utf-8", "replace"))
 
 
 class _Activity:
@@ -501,13 +476,14 @@ def _signal_tree(pid: int, tree: list[int], sig: int) -> None:
             os.kill(other, sig)
 
 
-def _widen(fd: int) -> None:
-    """Give the command's output pipe a 1 MiB buffer (Linux F_SETPIPE_SZ; the default is 64 KiB),
-    so that copying a chatty command's output through takes fewer, larger reads and writes."""
-    with contextlib.suppress(OSError, ImportError):
-        import fcntl
-
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _CHUNK)
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
 
 
 def _is_regular(fd: int) -> bool:
@@ -524,20 +500,6 @@ def _size(fd: int) -> int:
         return os.fstat(fd).st_size
     except OSError:
         return -1
-
-
-def _write_all(fd: int, data: bytes, strict: bool = False) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            n = os.write(fd, view)
-        except InterruptedError:
-            continue
-        except OSError:
-            if strict:
-                raise
-            return  # a closed stdout: the command's output has nowhere to go, it still runs
-        view = view[n:]
 
 
 if __name__ == "__main__":

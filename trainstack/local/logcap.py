@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import ConfigError
+from trainstack.launcher import logship
 from trainstack.regularfile import OutsideRootError, dir_within, open_for_writing
 
 MAX_BYTES_ENV = "TRAINSTACK_LOG_MAX_BYTES"
 KEEP_ENV = "TRAINSTACK_LOG_KEEP"
-DEFAULT_MAX_BYTES = 256 << 20
-DEFAULT_KEEP = 2
+# One source for a local log's limits and a shipped one's (the launcher's, in a pod).
+DEFAULT_MAX_BYTES = logship.DEFAULT_MAX_BYTES
+DEFAULT_KEEP = logship.DEFAULT_KEEP
 _CHECK_S = 0.2
 
 

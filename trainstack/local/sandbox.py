@@ -100,7 +100,8 @@ def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> N
     for it."""
     for path in (layout.config, layout.logs, layout.metrics, layout.launcher.parent):
         path.mkdir(parents=True, exist_ok=True)
-    layout.launcher.write_text(launcher.program_text(), encoding="utf-8")
+    for name, text in launcher.program_files().items():
+        (layout.launcher.parent / name).write_text(text, encoding="utf-8")
     _copy_code(run, layout.usercode)
     for name, binding in run.inputs.items():
         _place(

@@ -54,13 +54,11 @@ def _launcher_parts(
     run: Run, job: str, ns: str, labels: dict[str, str], *, ships_logs: bool
 ) -> PodParts:
     """trainstack's in-container launcher (trainstack.launcher), where the run needs it: one
-    ConfigMap beside the job holding `launcher.py`, mounted read-only at /ml/launcher/, run by
-    the image's python3 (contract.shell.launch_command)."""
+    ConfigMap beside the job holding `launcher.py` and the module it imports, mounted read-only
+    at /ml/launcher/, run by the image's python3 (contract.shell.launch_command)."""
     if not any(uses_launcher(run, role, ships_logs=ships_logs) for role in run.resources):
         return PodParts()
-    cm = ConfigMap(
-        job + LAUNCHER_MAP_SUFFIX, ns, dict(labels), data={launcher.FILE: launcher.program_text()}
-    )
+    cm = ConfigMap(job + LAUNCHER_MAP_SUFFIX, ns, dict(labels), data=launcher.program_files())
     return PodParts(
         volumes=({"name": LAUNCHER_VOLUME, "configMap": {"name": cm.name}},),
         mounts=(Mount(LAUNCHER_VOLUME, ML.launcher, True),),
