@@ -6,10 +6,13 @@ its pod. The launcher runs for real here; the render is what `render --env` show
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.infra.test_outputs_persist import (
     ACK,
@@ -19,6 +22,10 @@ from tests.infra.test_outputs_persist import (
     rendered,
     where_mounted,
 )
+from trainstack.errors import ConfigError
+from trainstack.infra.logplace import expiring_prefix
+from trainstack.spec import load_run
+from trainstack.spec.model import Run
 
 LAUNCHER = Path(__file__).resolve().parents[2] / "trainstack" / "launcher" / "launcher.py"
 
@@ -39,14 +46,55 @@ def test_render_for_an_environment_ships_each_replicas_log_to_the_store() -> Non
         assert "--hang-timeout" not in " ".join(command)  # no hangTimeout asked for
 
 
-def test_on_ack_the_logs_go_to_the_oss_prefix() -> None:
-    _, manifests = rendered(README_JOB, ACK)
-    paths = {
+def _oss_paths(run: Run) -> set[str]:
+    from trainstack.deploy.service import for_platform
+
+    _, manifests = for_platform(run, ACK, "ack-dev")
+    return {
         m["spec"]["csi"]["volumeAttributes"]["path"]
         for m in manifests
         if m["kind"] == "PersistentVolume"
     }
+
+
+def test_on_oss_logs_go_where_the_teams_lifecycle_rule_expires_them() -> None:
+    # An OSS lifecycle rule selects by a literal key prefix: <team>/_logs/ (infra.logplace).
+    paths = _oss_paths(load_run(README_JOB))
+    assert "/runs/vision/_logs/mnist-local" in paths
+    assert "/runs/vision/mnist-local/logs" not in paths
+    assert expiring_prefix("vision", "runs") == "runs/vision/_logs/"
+
+
+def test_keep_logs_puts_them_beside_the_runs_outputs_for_good() -> None:
+    paths = _oss_paths(dataclasses.replace(load_run(README_JOB), keep_logs=True))
     assert "/runs/vision/mnist-local/logs" in paths
+    assert not any("_logs" in p for p in paths)
+
+
+def test_keep_logs_is_a_spec_field(tmp_path: Path) -> None:
+    component = README_JOB.parent.parent / "component.yaml"
+    text = README_JOB.read_text().replace("../component.yaml", str(component))
+    copy = tmp_path / "keep.yaml"
+    copy.write_text(text.replace("spec:\n", "spec:\n  keepLogs: true\n", 1))
+    assert load_run(copy).keep_logs is True
+    assert load_run(README_JOB).keep_logs is False
+
+
+def test_an_unbound_output_named_logs_is_refused_where_the_logs_go() -> None:
+    run = load_run(README_JOB)
+    outputs = tuple(
+        dataclasses.replace(c, name="logs") if c.name == "model" else c
+        for c in run.component.outputs
+    )
+    run = dataclasses.replace(run, component=dataclasses.replace(run.component, outputs=outputs))
+    from trainstack.deploy.service import for_platform
+
+    with pytest.raises(ConfigError) as caught:
+        for_platform(run, KUBECONFIG_MODE, "local")
+    assert "output 'logs' has no binding" in caught.value.message
+    assert "where the replicas' logs go" in caught.value.message
+    # on OSS without keepLogs the logs expire elsewhere (<team>/_logs/<run>/): no clash
+    for_platform(run, ACK, "ack-dev")
 
 
 def _launch(tmp: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

@@ -169,6 +169,7 @@ def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str)
         ),
         timeout_seconds=None if timeout is None else values.duration_seconds(timeout),
         keep_seconds=None if keep is None else values.duration_seconds(keep),
+        keep_logs=bool(spec.get("keepLogs", False)),
         run_as_user=spec.get("runAsUser", 1000),
         image_pull_secret=spec.get("imagePullSecret"),
         namespace=spec.get("namespace"),

@@ -366,6 +366,9 @@ RUN: dict[str, Any] = _doc(
             "min": 1,
             "meta": {"expect": "seconds, or a duration such as 12h, 1d, 7d"},
         },
+        # The replicas' logs stay in the artifact store for good (ModelArts' "permanent logs"),
+        # beside the run's outputs, instead of expiring after the platform's logRetentionDays.
+        "keepLogs": _bool(),
         "runAsUser": _int(0, 65535),
         "imagePullSecret": COMPONENT["spec"]["schema"]["imagePullSecret"],
         "namespace": _str(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a Kubernetes namespace name"),

@@ -1,6 +1,8 @@
 """Outputs that persist: every output a run leaves unbound, and its ``$METRICS``, go to the
 platform's artifact store at ``<store>/<team>/<run>/<output>/`` (metrics: ``.../_metrics/``;
-channel names cannot start with ``_``, so it never meets an output's directory).
+channel names cannot start with ``_``, so it never meets an output's directory; the replicas'
+logs: ``.../logs/`` or an expiring place, trainstack.infra.logplace, so an unbound output named
+``logs`` is refused).
 
 On a cluster an unbound output used to be a directory inside the pod, lost with it. Rendering
 for an environment now either gives each output a persistent place or fails, naming the outputs
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from trainstack.errors import ConfigError
 from trainstack.infra import names
+from trainstack.infra.logplace import KEPT_DIR, log_place
 from trainstack.spec.model import Binding, FrozenMap, Run
 from trainstack.spec.values import binding
 
@@ -21,8 +24,6 @@ if TYPE_CHECKING:
     from trainstack.infra.run.options import PlatformOutputs
 
 METRICS_DIR = "_metrics"
-# Each replica's log, `<store>/<team>/<run>/logs/<role>-<index>.log` (the launcher ships it).
-LOGS_DIR = "logs"
 STORE_SCHEMES = ("oss", "pvc", "nas")
 
 
@@ -66,6 +67,16 @@ def persist_outputs(run: Run, store: str | None, team: str, env: str) -> Run:
     if not unbound:
         return run
     assert store is not None
+    if KEPT_DIR in unbound and log_place(store, team, run.name, keep=run.keep_logs).uri == (
+        f"{store}{team}/{run.name}/{KEPT_DIR}/"
+    ):
+        where = str(run.source) if run.source else run.name
+        raise ConfigError(
+            f"{where}: spec.outputs: output {KEPT_DIR!r} has no binding, and its place in the "
+            f"store ({store}{team}/{run.name}/{KEPT_DIR}/) is where the replicas' logs go",
+            hint=f"bind output {KEPT_DIR!r} to a place of its own (oss://, nas://, pvc://), "
+            "or give the component's output another name",
+        )
     bound = {
         c.name: run.outputs.get(c.name) or place(store, team, run.name, c.name)
         for c in run.component.outputs

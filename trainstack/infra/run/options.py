@@ -167,8 +167,8 @@ def for_environment(
 ) -> tuple[Run, RenderOptions]:
     """The run as it goes to ``env`` (unbound outputs placed in the artifact store) and the
     options it renders with: what ``deploy``, ``plan RUN`` and ``render --env`` all use."""
+    from trainstack.infra.logplace import log_place
     from trainstack.infra.run.artifacts import (
-        LOGS_DIR,
         METRICS_DIR,
         artifact_store,
         persist_outputs,
@@ -185,7 +185,7 @@ def for_environment(
         options = replace(
             options,
             metrics=place(store, team, run.name, METRICS_DIR),
-            logs=place(store, team, run.name, LOGS_DIR),
+            logs=log_place(store, team, run.name, keep=run.keep_logs),
         )
     return completed, options
 
