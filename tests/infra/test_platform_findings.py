@@ -570,7 +570,7 @@ def test_nas_is_zoned_and_encrypted_and_buckets_are_encrypted_private_with_lifec
     for bucket in of_type(doc, "alicloud:oss/bucket:Bucket"):
         inputs = bucket["inputs"]
         assert inputs["serverSideEncryptionRule"] == {"sseAlgorithm": "AES256"}
-        (rule,) = inputs["lifecycleRules"]
+        rule = inputs["lifecycleRules"][0]
         assert rule["enabled"] is True and rule["abortMultipartUploads"] == [{"days": 7}]
         block = named(doc, f"{bucket['name']}-public-access-block")["inputs"]
         assert block["blockPublicAccess"] is True

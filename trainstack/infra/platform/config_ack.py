@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section
+from trainstack.infra.logplace import DEFAULT_RETENTION_DAYS
 
 # teamaccess.py's volume guards are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1;
 # Kubernetes docs, "Validating Admission Policy": feature state stable since v1.30).
@@ -62,6 +63,7 @@ ACK_KEYS = (
     "spotPool",
     "nodePublicKey",
     "bucketPrefix",
+    "logRetentionDays",
     "nasStorageType",
     "registryType",
     "registryInstanceName",
@@ -141,6 +143,8 @@ class AckConfig:
     node_public_key: str | None  # None only in an offline plan (pending)
     registry_instance: str
     registry_edition: str
+    # Days a run's replica logs stay in the artifact store unless it keeps them (spec.keepLogs).
+    log_retention_days: int = DEFAULT_RETENTION_DAYS
 
     @property
     def pools(self) -> tuple[PoolConfig, ...]:
@@ -222,6 +226,9 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
             what="an ACR instance name ([a-z0-9-], 4-30)",
         ),
         registry_edition=main.string("registryEdition", "Basic", choices=ACR_EDITIONS),
+        log_retention_days=main.integer(
+            "logRetentionDays", DEFAULT_RETENTION_DAYS, minimum=1, maximum=36500
+        ),
     )
 
 

@@ -15,6 +15,7 @@ import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
 from trainstack.infra import names
+from trainstack.infra.logplace import DEFAULT_RETENTION_DAYS, expiring_prefix
 from trainstack.infra.platform.config import ClusterAccess
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
 from trainstack.infra.platform.iam import build_jobs_role, build_team_roles
@@ -30,10 +31,21 @@ ARTIFACT_CLAIM = "trainstack-artifacts"
 NONCURRENT_DAYS = 30
 ABORT_MULTIPART_DAYS = 7
 VERSIONED = ("models", "checkpoints", "artifacts")
+ARTIFACTS = "artifacts"  # the bucket behind the artifact store
 
 
-def bucket_lifecycle(purpose: str) -> list[alicloud.oss.BucketLifecycleRuleArgsDict]:
-    """Abandoned multipart uploads (a killed checkpoint write) are billed until aborted."""
+def bucket_lifecycle(
+    purpose: str, teams: list[str] | None = None, log_days: int = DEFAULT_RETENTION_DAYS
+) -> list[alicloud.oss.BucketLifecycleRuleArgsDict]:
+    """Abandoned multipart uploads (a killed checkpoint write) are billed until aborted; on the
+    artifacts bucket, each team's expiring replica logs go after `log_days`
+    (trainstack.infra.logplace).
+
+    OSS refuses rules whose prefixes overlap when they hold the same action (Expiration,
+    NoncurrentVersionExpiration, AbortMultipartUpload: OSS error 0014-00000084) or share one
+    prefix (0014-00000085): the housekeeping rule (prefix "") holds no Expiration, and each team's
+    log rule holds only that, under a prefix of its own. The bucket is versioned, so an expired
+    log leaves a noncurrent version, which the housekeeping rule removes NONCURRENT_DAYS later."""
     rule: alicloud.oss.BucketLifecycleRuleArgsDict = {
         "id": "trainstack-housekeeping",
         "enabled": True,
@@ -42,7 +54,18 @@ def bucket_lifecycle(purpose: str) -> list[alicloud.oss.BucketLifecycleRuleArgsD
     }
     if purpose in VERSIONED:
         rule["noncurrent_version_expirations"] = [{"days": NONCURRENT_DAYS}]
-    return [rule]
+    rules = [rule]
+    if purpose == ARTIFACTS:
+        rules += [
+            {
+                "id": f"trainstack-logs-{team}",
+                "enabled": True,
+                "prefix": expiring_prefix(team),
+                "expirations": [{"days": log_days}],
+            }
+            for team in sorted(teams or ())
+        ]
+    return rules
 
 
 class Storage(pulumi.ComponentResource):
@@ -76,7 +99,7 @@ class Storage(pulumi.ComponentResource):
         if ack is not None:
             assert net is not None and cluster is not None and cloud_provider is not None
             cloud = pulumi.ResourceOptions(parent=self, provider=cloud_provider)
-            self._cloud(ack, net, cloud)
+            self._cloud(ack, net, cloud, sorted(teams or ()))
             self.jobs_role = build_jobs_role(ack, cluster, cloud).role_name
             self.team_roles = build_team_roles(ack, list(teams or ()), cluster, cloud)
             assert self.nas_server is not None
@@ -85,7 +108,7 @@ class Storage(pulumi.ComponentResource):
             )
             # The artifact store: a prefix of the artifacts bucket (runs write
             # <artifactStore>/<team>/<run>/<output>/).
-            self.artifact_store = self.buckets["artifacts"].apply(lambda b: f"oss://{b}/")
+            self.artifact_store = self.buckets[ARTIFACTS].apply(lambda b: f"oss://{b}/")
         else:
             assert access is not None and namespaces is not None
             self.storage_classes = build_local_storage_class(access, kube)
@@ -109,7 +132,9 @@ class Storage(pulumi.ComponentResource):
             self.artifact_store = pulumi.Output.from_input(f"pvc://{claim}/")
         self.register_outputs({"artifactStore": self.artifact_store})
 
-    def _cloud(self, ack: AckConfig, net: Network, opts: pulumi.ResourceOptions) -> None:
+    def _cloud(
+        self, ack: AckConfig, net: Network, opts: pulumi.ResourceOptions, teams: list[str]
+    ) -> None:
         nas = alicloud.nas.FileSystem(
             "nas",
             protocol_type="NFS",
@@ -167,7 +192,7 @@ class Storage(pulumi.ComponentResource):
                 # versions (for NONCURRENT_DAYS).
                 versioning={"status": "Enabled"} if purpose in VERSIONED else None,
                 server_side_encryption_rule={"sse_algorithm": "AES256"},
-                lifecycle_rules=bucket_lifecycle(purpose),
+                lifecycle_rules=bucket_lifecycle(purpose, teams, ack.log_retention_days),
                 opts=opts,
             )
             alicloud.oss.BucketPublicAccessBlock(
