@@ -44,6 +44,9 @@ _JOB_TAGS = {
     "apiVersion": "apiVersion",
     # the stack the run's StackReference reads (the team's scope or the platform: deploy/scope.py)
     "source": "platformStack",
+    # where the run's replica logs are kept, and the store's region (deploy/logstore.py)
+    "logs": "logs",
+    "region": "region",
 }
 
 

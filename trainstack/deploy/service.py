@@ -76,7 +76,7 @@ def deploy(
     settings = load_settings(home, backend)
     # The team's secrets scope when published (deploy/scope.py), else the platform stack.
     platform, source = read_source_outputs(settings, env, run.tags.get(names.TEAM_TAG), cli)
-    completed, manifests = for_platform(run, platform, env)
+    completed, manifests, logs = placed(run, platform, env)
     from trainstack.policy.check import check_manifests, enforce
     from trainstack.policy.report import text
 
@@ -94,10 +94,14 @@ def deploy(
         on_output=on_output,
         rerun=rerun,
         source=source,
+        logs=logs,
     )
 
 
 SOURCE_OUTPUT = "platformStack"
+# Where a deployed run's logs are kept, and the region of its store (deploy/logstore.py).
+LOGS_OUTPUT = "logs"
+REGION_OUTPUT = "region"
 
 
 def for_platform(
@@ -105,11 +109,26 @@ def for_platform(
 ) -> tuple[Run, list[dict[str, Any]]]:
     """The run as it goes to the platform (every output with a persistent place) and its
     manifests, rendered for the cluster the platform outputs describe."""
-    from trainstack.infra.run.options import for_environment
+    completed, manifests, _ = placed(run, platform_outputs, env)
+    return completed, manifests
+
+
+def placed(
+    run: Run, platform_outputs: Mapping[str, Any], env: str
+) -> tuple[Run, list[dict[str, Any]], dict[str, str]]:
+    """`for_platform`, and where the replicas' logs go (the `logs` URI and the platform's
+    `region`, for reading them back after the pods: deploy/logstore.py), when it is known."""
+    from trainstack.infra.run.options import PlatformOutputs, for_environment
     from trainstack.render import render_run
 
     completed, options = for_environment(platform_outputs, run, env)
-    return completed, render_run(completed, options=options)
+    logs: dict[str, str] = {}
+    if options.logs is not None:
+        logs[LOGS_OUTPUT] = options.logs.uri
+        region = PlatformOutputs.read(platform_outputs, env).region
+        if region:
+            logs[REGION_OUTPUT] = region
+    return completed, render_run(completed, options=options), logs
 
 
 def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict[str, Any]]:
@@ -128,6 +147,7 @@ def deploy_run(
     on_output: OnOutput | None = None,
     rerun: bool = False,
     source: str | None = None,
+    logs: Mapping[str, str] | None = None,
 ) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
     ``source`` is the stack its StackReference reads (the team's scope or the platform stack;
@@ -149,7 +169,7 @@ def deploy_run(
     def program() -> None:
         import pulumi
 
-        for key, value in build_run(run, manifests, platform, token).items():
+        for key, value in {**build_run(run, manifests, platform, token), **(logs or {})}.items():
             pulumi.export(key, value)
 
     job = next(m for m in manifests if str(m.get("kind", "")).endswith("Job"))
@@ -158,6 +178,7 @@ def deploy_run(
         "kind": job["kind"],
         "apiVersion": job["apiVersion"],
         "namespace": job["metadata"].get("namespace", "default"),
+        **(logs or {}),
     }
     namespace = coordinates["namespace"]
     stack_name = run_stack_name(env, namespace, run.name)
