@@ -19,13 +19,18 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from trainstack.errors import UserError
 
 
 def write_file(path: Path, data: bytes | str) -> Path:
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return write_chunks(path, [data.encode("utf-8") if isinstance(data, str) else data])
+
+
+def write_chunks(path: Path, chunks: Iterable[bytes]) -> Path:
+    """`write_file` of what `chunks` yields, never all of it in memory at once (a whole log)."""
     partial = path.with_name(f".{path.name}.trainstack-partial")
     refuse_unless_regular(path)
     try:
@@ -41,7 +46,8 @@ def write_file(path: Path, data: bytes | str) -> Path:
                 0o666,
             )
             with os.fdopen(fd, "wb") as out:
-                out.write(raw)
+                for chunk in chunks:
+                    out.write(chunk)
             refuse_unless_regular(path)
             os.replace(partial, path)
         except BaseException:

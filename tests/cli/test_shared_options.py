@@ -106,7 +106,7 @@ def test_log_waiting_and_grep_come_from_the_service_module(tmp_path: Path) -> No
     files = logview.wait_for(tmp_path, None, None, running=running)
     assert [f.key for f in files] == ["worker-0"] and calls == [1]
     out: list[bytes] = []
-    write = logview.grep_lines(out.append, logview.compile_grep("keep"))
+    write = logview.grep_lines(out.append, logview.line_filter(logview.compile_grep("keep"), None))
     write(b"keep 1\ndrop\nke")
     write(b"ep 2\n")
     assert out == [b"keep 1\n", b"keep 2\n"]

@@ -1,5 +1,5 @@
 """`trainstack logs RUN`: a run's replica logs — local runs from their run directory, deployed
-runs from their pods on the cluster."""
+runs from their pods on the cluster while they exist and from the artifact store after."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import click
 
 from trainstack.cli.options import backend_option, env_option, home_option, team_option
 from trainstack.deploy.index import INDEX_FILE
-from trainstack.errors import NotFoundError, ToolMissingError
+from trainstack.errors import NotFoundError, ToolMissingError, UserError
 
 
 @click.command()
@@ -21,6 +21,25 @@ from trainstack.errors import NotFoundError, ToolMissingError
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines until the run ends.")
 @click.option("--grep", "pattern", metavar="PATTERN", help="Only lines matching this regex.")
 @click.option("--tail", type=click.IntRange(min=0), metavar="N", help="Only the last N lines.")
+@click.option(
+    "--system/--no-system",
+    default=None,
+    help="Only trainstack's own lines (marked [trainstack]), or none of them (default: all).",
+)
+@click.option(
+    "--download",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Write each selected replica's whole log to DIR/<role>-<index>.log instead.",
+)
+@click.option(
+    "--store",
+    "store",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Where a claim or NAS artifact store is mounted here (a deployed run whose pods "
+    "are gone: its logs are read there).",
+)
 @env_option
 @team_option
 @home_option
@@ -32,6 +51,9 @@ def logs(
     follow: bool,
     pattern: str | None,
     tail: int | None,
+    system: bool | None,
+    download: Path | None,
+    store: Path | None,
     env: str | None,
     team: str | None,
     home: Path | None,
@@ -41,7 +63,12 @@ def logs(
     from trainstack.local import logview
     from trainstack.registry import Registry, RunKind, state_home
 
-    grep = logview.compile_grep(pattern)
+    keep = logview.line_filter(logview.compile_grep(pattern), system)
+    if download is not None and (follow or tail is not None or keep is not None):
+        raise UserError(
+            "--download writes whole logs: it takes no --follow, --tail, --grep or --system",
+            hint="download, then search the files; or print with those options",
+        )
     out = sys.stdout.buffer
 
     def write(data: bytes) -> None:
@@ -67,7 +94,9 @@ def logs(
                     index,
                     follow,
                     tail,
-                    logview.grep_lines(write, grep),
+                    logview.grep_lines(write, keep),
+                    download,
+                    store,
                 )
             except ToolMissingError:
                 if unknown is None or _in_index(run_ref, env, team, reg.home):
@@ -88,8 +117,11 @@ def logs(
         files = logview.wait_for(
             record.run_dir / "logs", role, index, running=running if follow else None
         )
+        if download is not None:
+            _wrote(logview.download(files, download))
+            return
         try:
-            logview.show(files, write, tail=tail, grep=grep, follow=running if follow else None)
+            logview.show(files, write, tail=tail, keep=keep, follow=running if follow else None)
         except BrokenPipeError:
             # `trainstack logs … | head`: the reader left; that is not an error.
             sys.stderr.close()
@@ -116,11 +148,31 @@ def _deployed(
     follow: bool,
     tail: int | None,
     write: Callable[[bytes], None],
+    download: Path | None,
+    store: Path | None,
 ) -> None:
+    from trainstack.deploy import logs as deployed_logs
     from trainstack.deploy import service
 
     found = service.locate(run, env, team=team, home=home, backend=backend)
     try:
-        service.logs(found, role=role, index=index, follow=follow, tail=tail, write=write)
+        written = deployed_logs.show(
+            found,
+            role=role,
+            index=index,
+            follow=follow,
+            tail=tail,
+            write=write,
+            download=download,
+            store=store,
+        )
     except BrokenPipeError:
         sys.stderr.close()
+        return
+    if download is not None:
+        _wrote(written)
+
+
+def _wrote(paths: list[Path]) -> None:
+    for path in paths:
+        click.echo(f"wrote {path}")

@@ -147,7 +147,9 @@ def _oss_bucket(name: str, endpoint: str | None) -> Bucket:
 def oss_endpoint(region: str | None) -> str | None:
     """The OSS endpoint logs are read through: $TRAINSTACK_OSS_ENDPOINT, else the region's
     public one (reading from inside the VPC, set the `-internal` one)."""
-    return os.environ.get(ENDPOINT_ENV) or (f"https://oss-{region}.aliyuncs.com" if region else None)
+    if os.environ.get(ENDPOINT_ENV):
+        return os.environ[ENDPOINT_ENV]
+    return f"https://oss-{region}.aliyuncs.com" if region else None
 
 
 def _call(fn: Any, uri: str = "") -> Any:

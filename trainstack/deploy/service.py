@@ -469,26 +469,6 @@ def wait(
     return state
 
 
-def logs(
-    found: Located,
-    *,
-    role: str | None,
-    index: int | None,
-    follow: bool,
-    tail: int | None,
-    write: Callable[[bytes], None],
-) -> None:
-    from trainstack.deploy import watch
-
-    with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
-        cluster = watch.connect(found.entry, found.settings, found.command)
-    job = watch.JobRef.of(found.entry)
-    state = watch.wait_for_pods(cluster, job) if follow else watch.read_state(cluster, job)
-    watch.stream_logs(
-        cluster, job, watch.select(state, role, index), follow=follow, tail=tail, write=write
-    )
-
-
 def destroy(
     run: str,
     env: str | None = None,

@@ -17,17 +17,24 @@ from trainstack.regularfile import describe, open_within
 _FOLLOW_TICK_S = 0.2
 
 
+# A line trainstack itself wrote into a replica's log (the runner, the launcher), after the
+# `<role>-<index> | ` a merged stream puts in front: `logs --system` / `--no-system`.
+SYSTEM_LINE = re.compile(rb"^(?:[a-z0-9][-a-z0-9]*-\d+ \| )?\[trainstack\] ")
+LineFilter = Callable[[bytes], bool]
+
+
 @dataclass(frozen=True)
 class LogFile:
     role: str
     index: int
     path: Path
+    # No log is read through a link out of this folder (trainstack.regularfile.open_within);
+    # None: the run directory (`<run dir>/logs/<role>-<index>.log`).
+    root: Path | None = None
 
     @property
     def run_dir(self) -> Path:
-        """The run directory (`<run dir>/logs/<role>-<index>.log`): no log is read through a
-        link out of it (trainstack.regularfile.open_within)."""
-        return self.path.parent.parent
+        return self.root if self.root is not None else self.path.parent.parent
 
     @property
     def key(self) -> str:
@@ -35,21 +42,23 @@ class LogFile:
         return f"{self.role}-{self.index}"
 
 
-def _log_file(path: Path) -> LogFile | None:
+def _log_file(path: Path, root: Path | None) -> LogFile | None:
     """The replica a log file belongs to, read once from its name (`<role>-<index>.log`)."""
     role, _, index = path.stem.rpartition("-")
-    return LogFile(role, int(index), path) if role and index.isdigit() else None
+    return LogFile(role, int(index), path, root) if role and index.isdigit() else None
 
 
-def select(logs_dir: Path, role: str | None, index: int | None) -> list[LogFile]:
+def select(
+    logs_dir: Path, role: str | None, index: int | None, *, root: Path | None = None
+) -> list[LogFile]:
     found = sorted(
-        (f for p in logs_dir.glob("*-*.log") if (f := _log_file(p)) is not None),
+        (f for p in logs_dir.glob("*-*.log") if (f := _log_file(p, root)) is not None),
         key=lambda f: (f.role, f.index),
     )
     chosen = [
         f for f in found if (role is None or f.role == role) and (index is None or f.index == index)
     ]
-    if not chosen and not logs_dir.parent.is_dir():
+    if not chosen and root is None and not logs_dir.parent.is_dir():
         raise NotFoundError(
             f"no logs: the run directory {logs_dir.parent} no longer exists",
             hint="it was deleted or moved; the run registry still records the run",
@@ -75,11 +84,9 @@ def wait_for(
             time.sleep(_FOLLOW_TICK_S)
 
 
-def grep_lines(
-    write: Callable[[bytes], None], grep: re.Pattern[bytes] | None
-) -> Callable[[bytes], None]:
-    """`write`, passed only whole lines that match `grep` (pod logs arrive in chunks)."""
-    if grep is None:
+def grep_lines(write: Callable[[bytes], None], keep: LineFilter | None) -> Callable[[bytes], None]:
+    """`write`, passed only whole lines that `keep` keeps (pod logs arrive in chunks)."""
+    if keep is None:
         return write
     pending = bytearray()
 
@@ -88,7 +95,7 @@ def grep_lines(
         *lines, rest = bytes(pending).split(b"\n")
         pending[:] = rest
         for line in lines:
-            if grep.search(line):
+            if keep(line):
                 write(line + b"\n")
 
     return filtered
@@ -103,19 +110,33 @@ def compile_grep(pattern: str | None) -> re.Pattern[bytes] | None:
         raise UserError(f"--grep {pattern!r} is not a valid regular expression: {err}") from None
 
 
+def line_filter(grep: re.Pattern[bytes] | None, system: bool | None) -> LineFilter | None:
+    """Lines matching `grep`; with `system` True only trainstack's own lines, False none of
+    them, None all."""
+    if grep is None and system is None:
+        return None
+
+    def keep(line: bytes) -> bool:
+        if system is not None and bool(SYSTEM_LINE.match(line)) != system:
+            return False
+        return grep is None or grep.search(line) is not None
+
+    return keep
+
+
 def show(
     files: list[LogFile],
     write: Callable[[bytes], None],
     *,
     tail: int | None = None,
-    grep: re.Pattern[bytes] | None = None,
+    keep: LineFilter | None = None,
     follow: Callable[[], bool] | None = None,
 ) -> None:
     """Write the selected logs; with `follow`, keep writing new lines while it returns True."""
     prefixed = len(files) > 1
 
     def emit(key: str, lines: list[bytes]) -> None:
-        picked = [ln for ln in lines if grep is None or grep.search(ln)]
+        picked = [ln for ln in lines if keep is None or keep(ln)]
         if not picked:
             return
         head = f"{key} | ".encode() if prefixed else b""
@@ -126,7 +147,7 @@ def show(
         # Kept rotations first (docs/local.md, "Logs and usage"), oldest to newest.
         try:
             if tail is not None:
-                emit(f.key, _last_lines_of_chain(f.path, tail))
+                emit(f.key, _last_lines_of_chain(f.path, tail, f.run_dir))
             else:
                 for part in chain(f.path):
                     for chunk in _line_chunks(part, f.run_dir):
@@ -137,7 +158,8 @@ def show(
                 hint="a replica's log is a file trainstack writes in its run directory; "
                 "this one was replaced",
             ) from None
-        tails.append(Tail(f.path, root=f.run_dir, from_end=True))
+        if follow is not None:
+            tails.append(Tail(f.path, root=f.run_dir, from_end=True))
     if follow is None:
         return
     while True:
@@ -157,10 +179,32 @@ def show(
         t.close()
 
 
-def _last_lines_of_chain(path: Path, count: int) -> list[bytes]:
+def download(files: list[LogFile], dest: Path) -> list[Path]:
+    """Each replica's whole log (its kept rotations first) into `dest/<role>-<index>.log`."""
+    from trainstack.outfile import write_chunks
+
+    return [write_chunks(dest / f"{f.key}.log", _raw_chunks(f)) for f in files]
+
+
+def _raw_chunks(f: LogFile) -> Iterator[bytes]:
+    """The log's bytes; a read that fails is a UserError (not an OSError, which the writer
+    would report as its own)."""
+    try:
+        for part in chain(f.path):
+            fh: BinaryIO
+            with open_within(f.run_dir, part) as fh:
+                while data := fh.read(CHUNK):
+                    yield data
+    except OSError as err:
+        raise UserError(
+            f"cannot read the log of {f.key} ({err.filename or f.path}): {describe(err)}"
+        ) from None
+
+
+def _last_lines_of_chain(path: Path, count: int, root: Path) -> list[bytes]:
     lines: list[bytes] = []
     for part in reversed(chain(path)):
-        lines = last_lines(part, count - len(lines), root=path.parent.parent) + lines
+        lines = last_lines(part, count - len(lines), root=root) + lines
         if len(lines) >= count:
             break
     return lines
