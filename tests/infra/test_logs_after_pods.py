@@ -92,7 +92,8 @@ def test_system_lines_can_be_kept_alone_or_left_out(
     root = tmp_path / "claim"
     logs = root / "runs" / "vision" / "mnist-baseline-01" / "logs"
     # a hang restart: the launcher's own [trainstack] lines between the command's
-    _ship(logs, "master", 0, "echo work; sleep 30", "--hang-timeout=1", "--hang-restarts=0", "--grace=1")
+    hang = ("--hang-timeout=1", "--hang-restarts=0", "--grace=1")
+    _ship(logs, "master", 0, "echo work; sleep 30", *hang)
     _gone(home, api)
     every = cli_exit(["logs", "mnist-baseline-01", "--store", str(root)]).out.splitlines()
     assert every[0] == "work" and any(ln.startswith("[trainstack] master-0 hung") for ln in every)

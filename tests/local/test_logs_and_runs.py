@@ -94,6 +94,40 @@ def test_logs_select_tail_and_grep(two_runs: Cli) -> None:
     assert nothing.returncode == 2 and "replicas: worker-0, worker-1" in nothing.stderr
     bad = two_runs("logs", "counts", "--grep", "(")
     assert bad.returncode == 2 and "not a valid regular expression" in bad.stderr
+    assert two_runs.home is not None
+    dest = two_runs.home / "downloaded"
+    got = two_runs("logs", "counts", "--download", str(dest))
+    assert got.returncode == 0, got.stderr
+    assert sorted(p.name for p in dest.iterdir()) == ["worker-0.log", "worker-1.log"]
+    whole = two_runs("logs", "counts", "--index", "1").stdout.encode()
+    assert (dest / "worker-1.log").read_bytes() == whole
+
+
+def test_system_lines_are_filtered_in_a_runs_log_folder(tmp_path: Path) -> None:
+    from trainstack.local import logview
+
+    logs = tmp_path / "run" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "worker-0.log").write_bytes(b"a\n[trainstack] restart 1 of 3\nb\n")
+    (logs / "worker-1.log").write_bytes(b"[trainstack] installing requirements\nc\n")
+    files = logview.select(logs, None, None)
+
+    def shown(system: bool | None, grep: str | None = None) -> bytes:
+        out: list[bytes] = []
+        keep = logview.line_filter(logview.compile_grep(grep), system)
+        logview.show(files, out.append, keep=keep)
+        return b"".join(out)
+
+    assert shown(False) == b"worker-0 | a\nworker-0 | b\nworker-1 | c\n"
+    assert shown(True) == (
+        b"worker-0 | [trainstack] restart 1 of 3\nworker-1 | [trainstack] installing requirements\n"
+    )
+    assert shown(True, "restart") == b"worker-0 | [trainstack] restart 1 of 3\n"
+    # a merged pod stream is filtered after its `role-index | ` prefix too
+    merged: list[bytes] = []
+    write = logview.grep_lines(merged.append, logview.line_filter(None, False))
+    write(b"master-0 | [trainstack] hung\nmaster-0 | loss 1\n")
+    assert merged == [b"master-0 | loss 1\n"]
 
 
 def test_logs_follow_streams_until_the_run_ends(tmp_path: Path, cli: Cli) -> None:

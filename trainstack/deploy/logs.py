@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 from trainstack.errors import NotFoundError
 
 if TYPE_CHECKING:
+    from trainstack.deploy.jobstate import ReplicaState
     from trainstack.deploy.kube import Cluster
     from trainstack.deploy.service import Located
-    from trainstack.deploy.watch import JobRef, ReplicaState
+    from trainstack.deploy.watch import JobRef
 
 
 def show(
