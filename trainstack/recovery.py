@@ -9,8 +9,10 @@ that ended the process (`SIGKILL`) or what the exit code means.
 
 from __future__ import annotations
 
+import json
 import signal
 import time
+from dataclasses import dataclass
 
 from trainstack.launcher import HANG_REASON, HUNG_EXIT_CODE
 from trainstack.registry.model import Restart
@@ -54,3 +56,47 @@ def describe(restart: Restart) -> str:
     counted = "" if restart.counted else " (not counted against maxRestarts)"
     detail = f": {restart.detail}" if restart.detail else ""
     return f"{when}  {restart.key}  {restart.reason}{code}{ran}{counted}{detail}"
+
+
+@dataclass(frozen=True)
+class LauncherRecord:
+    """One line of a launcher's `<role>-<index>.restarts.jsonl`, read: a restart in place, or
+    (`restart` None) the final hang that ended the replica, said in `final`."""
+
+    restart: Restart | None
+    final: str | None
+
+
+def launcher_record(line: bytes, role: str, index: int) -> LauncherRecord | None:
+    """A launcher's record of `role`-`index` (a local run's logs folder, or a deployed run's on
+    the artifact store); None for a line that is not one. Its restarts are not counted: KubeDL
+    never sees a restart in place."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    detail = str(event.get("detail", ""))[:500]
+    reason = str(event.get("reason", ""))[:100] or "unknown"
+    if event.get("event") == "failed":
+        return LauncherRecord(
+            None, f"{reason}: {detail}; {event.get('hangRestarts', 0)} hang restart(s)"
+        )
+    if event.get("event") != "restart":
+        return None
+    code = event.get("exitCode")
+    ran, at = event.get("ranSeconds"), event.get("time")
+    return LauncherRecord(
+        Restart(
+            at=float(at) if isinstance(at, int | float) else time.time(),
+            role=role,
+            index=index,
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            reason=reason,
+            detail=f"restarted in place by the launcher: {detail}",
+            ran_seconds=float(ran) if isinstance(ran, int | float) else None,
+            counted=False,
+        ),
+        None,
+    )

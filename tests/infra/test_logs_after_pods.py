@@ -10,6 +10,7 @@ are written by the real launcher, so the writer's layout and the reader's are th
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -229,3 +230,43 @@ def test_a_mounted_store_is_not_left_through_its_logs_path(tmp_path: Path) -> No
     with pytest.raises(NotFoundError) as caught:
         logstore.locate("pvc://claim/runs/none/", mount=tmp_path, into=tmp_path)
     assert "is not a folder" in caught.value.message
+
+
+def test_status_lists_hang_restarts_the_launcher_recorded_in_the_store(
+    home: Path, api: RecordedAPI, cli: PlatformCLI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A restart in place never reaches the API; the launcher records it beside the shipped log.
+    from trainstack.deploy import service
+    from trainstack.deploy.service import StackStatus
+
+    root = tmp_path / "claim"
+    logs = root / "runs" / "vision" / "mnist-baseline-01" / "logs"
+    _ship(
+        logs,
+        "worker",
+        0,
+        f"test -f {tmp_path}/again && exit 0; touch {tmp_path}/again; sleep 30",
+        "--hang-timeout=1",
+        "--grace=1",
+        f"--events-dir={logs}",
+    )
+    entry = _gone(home, api)
+    monkeypatch.setattr(
+        service,
+        "stack_status",
+        lambda *a, **k: StackStatus(
+            entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}
+        ),
+    )
+    for _ in range(2):  # read twice, kept once
+        done = cli_exit(["status", "mnist-baseline-01", "--store", str(root), "--json"])
+        assert done.code == 0, done.err
+    (restart,) = json.loads(done.out)["restarts"]
+    assert (restart["replica"], restart["reason"], restart["counted"]) == (
+        "worker-0",
+        "hung",
+        False,
+    )
+    assert "restarted in place by the launcher" in restart["detail"]
+    without = cli_exit(["status", "mnist-baseline-01", "--json", "--home", str(tmp_path / "h2")])
+    assert without.code != 0 or json.loads(without.out)["restarts"] == []

@@ -43,6 +43,7 @@ def test_render_for_an_environment_ships_each_replicas_log_to_the_store() -> Non
         command = pod["containers"][0]["command"] + pod["containers"][0].get("args", [])
         assert command[:3] == ["python3", "-S", "/ml/launcher/launcher.py"], command
         assert "--log-dir=/ml/logs/" in command
+        assert "--events-dir=/ml/logs/" in command  # hang restarts recorded beside the logs
         assert "--hang-timeout" not in " ".join(command)  # no hangTimeout asked for
 
 

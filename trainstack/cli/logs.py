@@ -9,7 +9,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, env_option, home_option, team_option
+from trainstack.cli.options import (
+    backend_option,
+    env_option,
+    home_option,
+    store_option,
+    team_option,
+)
 from trainstack.deploy.index import INDEX_FILE
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
 
@@ -32,14 +38,7 @@ from trainstack.errors import NotFoundError, ToolMissingError, UserError
     metavar="DIR",
     help="Write each selected replica's whole log to DIR/<role>-<index>.log instead.",
 )
-@click.option(
-    "--store",
-    "store",
-    type=click.Path(file_okay=False, path_type=Path),
-    metavar="DIR",
-    help="Where a claim or NAS artifact store is mounted here (a deployed run whose pods "
-    "are gone: its logs are read there).",
-)
+@store_option
 @env_option
 @team_option
 @home_option

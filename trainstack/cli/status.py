@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import backend_option, env_option, home_option, team_option
+from trainstack.cli.options import (
+    backend_option,
+    env_option,
+    home_option,
+    store_option,
+    team_option,
+)
 
 if TYPE_CHECKING:
     from trainstack.deploy.index import StackEntry
@@ -25,6 +31,7 @@ if TYPE_CHECKING:
 @team_option
 @click.option("--json", "as_json", is_flag=True, help="print the status as JSON")
 @click.option("--no-live", is_flag=True, help="only the stack: do not ask the cluster")
+@store_option
 @home_option
 @backend_option
 def status(
@@ -33,6 +40,7 @@ def status(
     team: str | None,
     as_json: bool,
     no_live: bool,
+    store: Path | None,
     home: Path | None,
     backend: str | None,
 ) -> None:
@@ -53,9 +61,10 @@ def status(
             problem, failure = err.render(), err
     entry = result.entry
     from trainstack import recovery as words
-    from trainstack.deploy.recovery import history
+    from trainstack.deploy.recovery import from_store, history
 
-    restarts = history(found.settings.home, entry.registry_id, state)
+    stored = None if no_live else from_store(entry, store)
+    restarts = history(found.settings.home, entry.registry_id, state, stored or [])
     if as_json:
         doc = {
             "run": asdict(entry),

@@ -15,7 +15,7 @@ its `logs` output).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
@@ -52,13 +52,16 @@ def locate(
     into: Path,
     endpoint: str | None = None,
     bucket: Bucket | None = None,
+    records: bool = False,
 ) -> StoredLogs:
     """The run's logs folder at `uri`, readable here: in place under `mount` (pvc://, nas://),
-    or copied from OSS into `into`."""
+    or copied from OSS into `into` (the replicas' logs; with `records`, the launchers' restart
+    records `<role>-<index>.restarts.jsonl` instead)."""
     scheme, _, rest = uri.partition("://")
     host, _, path = rest.partition("/")
     if scheme == "oss":
-        return _from_oss(uri, host, path, into, endpoint, bucket)
+        wanted = is_record_name if records else is_log_name
+        return _from_oss(uri, host, path, into, endpoint, bucket, wanted)
     if scheme not in ("pvc", "nas"):
         raise ConfigError(f"the run's logs are at {uri!r}, which trainstack cannot read back")
     if mount is None:
@@ -81,7 +84,13 @@ def locate(
 
 
 def _from_oss(
-    uri: str, name: str, prefix: str, into: Path, endpoint: str | None, bucket: Bucket | None
+    uri: str,
+    name: str,
+    prefix: str,
+    into: Path,
+    endpoint: str | None,
+    bucket: Bucket | None,
+    wanted: Callable[[str], bool],
 ) -> StoredLogs:
     if bucket is None:
         bucket = _oss_bucket(name, endpoint)
@@ -89,11 +98,11 @@ def _from_oss(
     fetched = 0
     for key in _keys(bucket, prefix):
         leaf = key[len(prefix) :]
-        if "/" in leaf or not _is_log_name(leaf):
-            continue  # only replica logs; never a path out of `into`
+        if "/" in leaf or not wanted(leaf):
+            continue  # only what was asked for; never a path out of `into`
         _call(lambda k=key, f=str(into / leaf): bucket.get_object_to_file(k, f), uri)
         fetched += 1
-    if not fetched:
+    if not fetched and wanted is is_log_name:
         raise NotFoundError(
             f"no logs at {uri}",
             hint="the run may have ended before its first line, or its logs expired "
@@ -117,9 +126,21 @@ def _keys(bucket: Bucket, prefix: str) -> Iterator[str]:
         token = page.next_continuation_token
 
 
-def _is_log_name(leaf: str) -> bool:
+def is_log_name(leaf: str) -> bool:
+    """`<role>-<index>.log` or one of its rotations (`.log.N`)."""
     stem, dot, tail = leaf.rpartition(".log")
     return bool(stem and dot) and (tail == "" or (tail[:1] == "." and tail[1:].isdigit()))
+
+
+def is_record_name(leaf: str) -> bool:
+    """A launcher's `<role>-<index>.restarts.jsonl`."""
+    from trainstack.launcher import EVENTS_SUFFIX
+
+    return leaf.endswith(EVENTS_SUFFIX) and len(leaf) > len(EVENTS_SUFFIX)
+
+
+def has_credentials() -> bool:
+    return bool(os.environ.get(ACCESS_KEY_ENV) and os.environ.get(SECRET_ENV))
 
 
 def _oss_bucket(name: str, endpoint: str | None) -> Bucket:

@@ -15,7 +15,9 @@ from datetime import datetime
 from pathlib import Path
 
 from trainstack import recovery
+from trainstack.deploy.index import StackEntry
 from trainstack.deploy.jobstate import JobState, ReplicaState
+from trainstack.launcher import EVENTS_SUFFIX
 from trainstack.registry.model import Restart
 
 
@@ -61,9 +63,12 @@ def _time(text: str | None) -> float | None:
         return None
 
 
-def history(home: Path, registry_id: str | None, state: JobState | None) -> list[Restart]:
+def history(
+    home: Path, registry_id: str | None, state: JobState | None, stored: list[Restart]
+) -> list[Restart]:
     """What `status` lists: the registry's history of the run (every restart any earlier
-    `status` saw) when this user's registry has it, else what the pods show now."""
+    `status` saw, and the launchers' records read from the store now, kept there too) when this
+    user's registry has it, else what the pods show now and the store holds."""
     from trainstack.errors import NotFoundError
     from trainstack.registry import Registry
 
@@ -74,5 +79,61 @@ def history(home: Path, registry_id: str | None, state: JobState | None) -> list
             except NotFoundError:
                 pass
             else:
+                for restart in stored:  # kept once however often status reads them
+                    registry.record_restart(registry_id, restart)
                 return registry.restarts(registry_id)
-    return restarts(state) if state is not None else []
+    return sorted([*(restarts(state) if state is not None else []), *stored])
+
+
+def from_store(entry: StackEntry, mount: Path | None) -> list[Restart] | None:
+    """The hang restarts in place the run's launchers recorded beside its logs in the artifact
+    store (trainstack.render.pod: `--events-dir` with the logs), which the API never shows;
+    None where the store cannot be read from here (a claim without `--store`, OSS without
+    credentials in the environment) or the run ships no logs."""
+    import tempfile
+
+    from trainstack.deploy import logstore
+    from trainstack.errors import UserError
+
+    uri = entry.outputs.get("logs")
+    if not uri:
+        return None
+    uri = str(uri)
+    if uri.startswith("oss://") and not logstore.has_credentials():
+        return None
+    if not uri.startswith("oss://") and mount is None:
+        return None
+    region = entry.outputs.get("region")
+    found: list[Restart] = []
+    with tempfile.TemporaryDirectory(prefix="trainstack-restarts-") as tmp:
+        try:
+            stored = logstore.locate(
+                uri,
+                mount=mount,
+                into=Path(tmp),
+                endpoint=logstore.oss_endpoint(str(region) if region else None),
+                records=True,
+            )
+        except UserError:
+            return None  # nothing there yet: the run has not restarted anything in place
+        for path in sorted(stored.folder.glob("*-*" + EVENTS_SUFFIX)):
+            found += _records(stored.root, path)
+    return sorted(found)
+
+
+def _records(root: Path, path: Path) -> list[Restart]:
+    from trainstack.regularfile import bounded_lines, open_within
+
+    role, _, index = path.name.removesuffix(EVENTS_SUFFIX).rpartition("-")
+    if not role or not index.isdigit():
+        return []
+    out: list[Restart] = []
+    try:
+        with open_within(root, path) as fh:
+            for line in bounded_lines(fh):
+                record = recovery.launcher_record(line, role, int(index))
+                if record is not None and record.restart is not None:
+                    out.append(record.restart)
+    except OSError:
+        return out  # a link out of the store, a FIFO: not read
+    return out

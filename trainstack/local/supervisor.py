@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 import signal
 import time
@@ -337,36 +336,15 @@ class Supervisor:
                 self._launcher_event(key, line)
 
     def _launcher_event(self, key: str, line: bytes) -> None:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            return
-        if not isinstance(event, dict):
-            return
-        detail = str(event.get("detail", ""))[:500]
-        reason = str(event.get("reason", ""))[:100] or "unknown"
-        code = event.get("exitCode")
-        code = code if isinstance(code, int) and not isinstance(code, bool) else None
-        if event.get("event") == "failed":
-            self._hung[key] = f"{reason}: {detail}; {event.get('hangRestarts', 0)} hang restart(s)"
-            return
-        if event.get("event") != "restart":
-            return
         launch = self._launches[key]
-        ran = event.get("ranSeconds")
-        at = event.get("time")
-        restart = Restart(
-            at=float(at) if isinstance(at, int | float) else time.time(),
-            role=launch.role,
-            index=launch.index,
-            exit_code=code,
-            reason=reason,
-            detail=f"restarted in place by the launcher: {detail}",
-            ran_seconds=float(ran) if isinstance(ran, int | float) else None,
-            counted=False,
-        )
-        self.history.append(restart)
-        self._observer.restarted(restart)
+        record = recovery.launcher_record(line, launch.role, launch.index)
+        if record is None:
+            return
+        if record.final is not None:
+            self._hung[key] = record.final
+        if record.restart is not None:
+            self.history.append(record.restart)
+            self._observer.restarted(record.restart)
 
     def _exit_text(self, key: str, code: int) -> str:
         hung = self._hung.get(key)

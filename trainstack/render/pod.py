@@ -103,7 +103,11 @@ def replica(
 ) -> Replica:
     res = run.resources[role]
     log_dir = ML.logs if options.logs is not None else None
-    argv = [kubelet_escape(a) for a in launch_command(run, role, log_dir=log_dir)]
+    # With the logs shipped, the launcher's restart records go beside them, so a deployed run's
+    # hang restarts in place (which never reach the API) outlive the pod too.
+    argv = [
+        kubelet_escape(a) for a in launch_command(run, role, log_dir=log_dir, events_dir=log_dir)
+    ]
     split = len(argv) - 1 - len(user_args(run))
     mine = role_env(role)
     for key in mine:
