@@ -4,22 +4,27 @@ Issue 21 (item 1 and "Done when"): the launcher's overhead on a no-op replica an
 200 MB, as a ratio to running the command directly; the goal is at most 1.1x for 200 MB.
 
 Each case runs the same command two ways — directly, and as
-`python3 trainstack/launcher/launcher.py --hang-timeout=60 -- COMMAND` (how a replica with
-`faultTolerance.hangTimeout` runs) — with its standard output where the launcher meets it:
+`python3 -S trainstack/launcher/launcher.py --hang-timeout=60 -- COMMAND` (how a pod runs it) —
+with its standard output where the launcher meets it:
 - `pipe`: a pipe this benchmark drains, as a container runtime reads a pod's stdout; the launcher
-  copies the command's output through (and watches it for the hang check);
+  moves the command's output through (splice) and watches it for the hang check;
 - `file`: a regular file, as a local run's log; the command writes into it directly;
-- `pipe+store`: a pipe, with the launcher also shipping the log to a store folder
-  (`--log-dir`, as a pod of an environment with an artifact store does; direct = `pipe`).
-The figures are medians of `--repeat` runs of wall time; the ratio is launcher / direct.
+- `pipe+store`: a pipe, with the launcher also shipping the log (`--log-dir`, as a pod of an
+  environment with an artifact store does: tee + splice) to a folder on tmpfs (/dev/shm, memory
+  as a page cache is before an upload) — the launcher's own cost; direct = `pipe`;
+- `pipe+disk`: the same with the folder on this machine's disk: the launcher's cost plus writing
+  200 MB to the disk, which the direct command does not do.
+The figures are the median and the best of `--repeat` runs of wall time; the ratio is launcher /
+direct (best of each: on a shared machine the best is the least disturbed).
 
-Run: .venv/bin/python benchmarks/bench_launcher.py [--repeat 5] [--megabytes 200]
+Run: .venv/bin/python benchmarks/bench_launcher.py [--repeat 7] [--megabytes 200]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -60,35 +65,47 @@ def _run(argv: list[str], where: str, tmp: Path) -> float:
     return took
 
 
-def _median(argv: list[str], where: str, tmp: Path, repeat: int) -> float:
-    return statistics.median(_run(argv, where, tmp) for _ in range(repeat))
+def _times(argv: list[str], where: str, tmp: Path, repeat: int) -> list[float]:
+    return [_run(argv, where, tmp) for _ in range(repeat)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--megabytes", type=int, default=200)
     args = parser.parse_args()
-    behind = [sys.executable, str(LAUNCHER), "--hang-timeout=60", "--grace=1", "--"]
+    behind = [sys.executable, "-S", str(LAUNCHER), "--hang-timeout=60", "--grace=1"]
     cases = [
         ("no-op", ["true"]),
         (f"{args.megabytes} MB", [sys.executable, "-c", PRINTER.format(megabytes=args.megabytes)]),
     ]
-    print(f"launcher overhead (median of {args.repeat} runs, wall time)")
-    print(f"{'replica':<10} {'stdout':<10} {'direct':>9} {'launcher':>9} {'ratio':>7}")
-    with tempfile.TemporaryDirectory() as tmp:
+    shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+    print(f"launcher overhead ({args.repeat} runs each, wall time; ratio of the best runs)")
+    print(
+        f"{'replica':<10} {'stdout':<11} {'direct':>16} {'launcher':>16} {'ratio':>7}"
+        "   (median / best)"
+    )
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=shm) as mem:
+        places = {"pipe+store": f"{mem}/store", "pipe+disk": f"{tmp}/store"}
         for name, command in cases:
-            for where in ("pipe", "file", "pipe+store"):
-                plain = "pipe" if where == "pipe+store" else where
-                direct = _median(command, plain, Path(tmp), args.repeat)
-                extra = [f"--log-dir={tmp}/store"] if where == "pipe+store" else []
-                argv = behind[:-1] + extra + ["--"] + command
-                launched = _median(argv, plain, Path(tmp), args.repeat)
+            for where in ("pipe", "file", "pipe+store", "pipe+disk"):
+                plain = "file" if where == "file" else "pipe"
+                direct = _times(command, plain, Path(tmp), args.repeat)
+                extra = [f"--log-dir={places[where]}"] if where in places else []
+                launched = _times([*behind, *extra, "--", *command], plain, Path(tmp), args.repeat)
                 print(
-                    f"{name:<10} {where:<10} {direct * 1000:>7.1f}ms {launched * 1000:>7.1f}ms "
-                    f"{launched / direct:>6.2f}x"
+                    f"{name:<10} {where:<11} "
+                    f"{_ms(statistics.median(direct))}/{_ms(min(direct))} "
+                    f"{_ms(statistics.median(launched))}/{_ms(min(launched))} "
+                    f"{min(launched) / min(direct):>6.2f}x"
                 )
-    print("goal: <= 1.10x for the 200 MB replica (issue 21)")
+                shutil.rmtree(places.get(where, f"{tmp}/none"), ignore_errors=True)
+    print("goal: <= 1.10x for the 200 MB replica (issue 21); a no-op's figure is the launcher's")
+    print("interpreter start (python3 -S) against a bare fork+exec of `true`")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:>7.1f}ms"
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,56 @@ def test_a_replica_that_hangs_every_time_fails_after_three_hang_restarts(
         history = reg.restarts(record.id)
     assert record.status is RunStatus.FAILED
     assert [h.reason for h in history] == ["hung"] * 3
+
+
+def test_the_command_runs_as_subprocess_would_start_it(tmp_path: Path) -> None:
+    # The launcher forks and execs by hand (subprocess's imports were most of its start-up):
+    # a session of its own, stdin from /dev/null, SIGPIPE back to its default, no descriptor
+    # of the launcher's inherited, stderr in the same stream as stdout.
+    probe = (
+        "import os, sys\n"
+        "print(os.getsid(0) == os.getppid())\n"  # sh exec'd by the launcher leads the session
+        "print(sys.stdin.read() == '', sorted(int(f) for f in os.listdir('/proc/self/fd'))[:3])\n"
+        "print('to stderr', file=sys.stderr)\n"
+    )
+    # Python ignores SIGPIPE in itself, so the mask is read by grep, the command's child
+    script = f"grep '^SigIgn:' /proc/self/status; {sys.executable} -c \"$0\"; exit $?"
+    with open(tmp_path / "held", "wb") as held:  # inheritable in the launcher, not beyond
+        os.set_inheritable(held.fileno(), True)
+        done = subprocess.run(
+            [sys.executable, "-S", str(LAUNCHER), "--", "sh", "-c", script, probe],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            close_fds=False,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout
+    mask, *lines = done.stdout.decode().splitlines()
+    assert int(mask.split()[1], 16) & (1 << (signal.SIGPIPE - 1)) == 0, mask
+    assert lines == ["True", "True [0, 1, 2]", "to stderr"]
+
+
+def test_a_bad_launcher_line_is_one_usage_error(tmp_path: Path) -> None:
+    for argv, said in (
+        (["--hang-timeout=soon", "--", "true"], "--hang-timeout: 'soon' is not a float"),
+        (["--hang", "--", "true"], "unknown option '--hang'"),
+        (["--grace"], "--grace needs a value"),
+        (["--grace=1"], "no command given after --"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-S", str(LAUNCHER), *argv],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2 and said in done.stderr.decode(), (argv, done.stderr)
+        assert b"Traceback" not in done.stderr
+    missing = subprocess.run(
+        [sys.executable, "-S", str(LAUNCHER), "--", str(tmp_path / "no-such-program")],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    # its stderr is the command's: the same stream as stdout
+    assert missing.returncode == 127 and b"cannot run" in missing.stdout

@@ -27,7 +27,7 @@ __all__ = [
 
 FILE = "launcher.py"
 # Everything shipped: the program and the module beside it that it imports.
-FILES = (FILE, "logship.py")
+FILES = (FILE, "logship.py", "activity.py")
 # What the launcher appends each restart to, per replica: `<role>-<index>` + this.
 EVENTS_SUFFIX = ".restarts.jsonl"
 # The container's default terminationMessagePath: Kubernetes reports what is written there as

@@ -41,33 +41,22 @@ reports it).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import ctypes
-import json
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
-from collections.abc import Mapping
 
 if __package__:  # imported as part of trainstack
-    from trainstack.launcher import logship
-else:  # run as a program: logship.py is shipped beside it (the same ConfigMap or folder)
+    from trainstack.launcher import activity, logship
+else:  # run as a program: its modules are shipped beside it (the same ConfigMap or folder)
+    import activity  # type: ignore[import-not-found,no-redef]
     import logship  # type: ignore[import-not-found,no-redef]
 
 HUNG_EXIT_CODE = 125
 HANG_REASON = "hung"
 DEFAULT_HANG_RESTARTS = 3
-# A process tree using less than this share of one core over a check interval counts as idle.
-# A blocked or sleeping process uses 0; interpreters' housekeeping threads a few ms a second.
-CPU_IDLE_SHARE = 0.05
-# A GPU busier than this (NVML's utilisation, percent) counts as work.
-GPU_IDLE_PERCENT = 5
-# At most this many files under $METRICS are looked at per check.
-METRICS_FILE_LIMIT = 2000
 # Output is moved on at once when this much is waiting, else after BATCH_WAIT seconds more.
 BATCH_BYTES = 64 << 10
 BATCH_WAIT = 0.001
@@ -78,37 +67,81 @@ def main(argv: list[str] | None = None) -> int:
     return Launcher(args).run()
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="launcher.py")
-    parser.add_argument("--hang-timeout", type=float, default=0.0)
-    parser.add_argument("--hang-restarts", type=int, default=DEFAULT_HANG_RESTARTS)
-    parser.add_argument("--grace", type=float, default=10.0)
-    parser.add_argument("--events-dir", default="")
-    parser.add_argument("--termination-log", default="")
-    parser.add_argument("--log-dir", default="")
-    parser.add_argument("--log-max-bytes", type=int, default=logship.DEFAULT_MAX_BYTES)
-    parser.add_argument("--log-keep", type=int, default=logship.DEFAULT_KEEP)
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    if args.command and args.command[0] == "--":
-        args.command = args.command[1:]
-    if not args.command:
-        parser.error("no command given after --")
-    return args
+class Options:
+    """The command line, read by hand: argparse (with re, gettext and enum behind it) would be
+    most of the launcher's start-up time, paid by every replica start."""
+
+    hang_timeout = 0.0
+    hang_restarts = DEFAULT_HANG_RESTARTS
+    grace = 10.0
+    events_dir = ""
+    termination_log = ""
+    log_dir = ""
+    log_max_bytes = logship.DEFAULT_MAX_BYTES
+    log_keep = logship.DEFAULT_KEEP
+
+    def __init__(self) -> None:
+        self.command: list[str] = []
 
 
-def replica_key(env: Mapping[str, str] = os.environ) -> str:
+_TYPES = {
+    "hang-timeout": float,
+    "hang-restarts": int,
+    "grace": float,
+    "events-dir": str,
+    "termination-log": str,
+    "log-dir": str,
+    "log-max-bytes": int,
+    "log-keep": int,
+}
+
+
+def _parse(argv: list[str]) -> Options:
+    options = Options()
+    rest = list(argv)
+    while rest:
+        word = rest.pop(0)
+        if word == "--":
+            options.command = rest
+            break
+        name, eq, value = word[2:].partition("=")
+        if not word.startswith("--") or name not in _TYPES:
+            raise _usage(f"unknown option {word!r}")
+        if not eq:
+            if not rest:
+                raise _usage(f"--{name} needs a value")
+            value = rest.pop(0)
+        try:
+            setattr(options, name.replace("-", "_"), _TYPES[name](value))
+        except ValueError:
+            raise _usage(f"--{name}: {value!r} is not a {_TYPES[name].__name__}") from None
+    if not options.command:
+        raise _usage("no command given after --")
+    return options
+
+
+def _usage(problem: str) -> SystemExit:
+    sys.stderr.write(
+        "usage: launcher.py [--hang-timeout S] [--hang-restarts N] [--grace S] "
+        "[--events-dir DIR] [--termination-log PATH] [--log-dir DIR] [--log-max-bytes N] "
+        f"[--log-keep N] -- COMMAND ARG...\nlauncher.py: error: {problem}\n"
+    )
+    return SystemExit(2)
+
+
+def replica_key() -> str:
     """The replica's `<role>-<index>`, from the contract's env (a pod reads its index from the
     label KubeDL puts on it, so one template serves every index)."""
+    env = os.environ
     role = env.get("TRAINSTACK_ROLE", "replica")
     return "{}-{}".format(role, env.get("TRAINSTACK_REPLICA_INDEX", "0"))
 
 
 class Launcher:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: Options) -> None:
         self.args = args
         self.key = replica_key()
-        self.child: subprocess.Popen[bytes] | None = None
+        self.child: _Child | None = None
         self.pipe: int | None = None
         self.pidfd: int | None = None  # readable once the command has ended
         self.stopping = 0
@@ -119,7 +152,7 @@ class Launcher:
         # A local run's log is the launcher's stdout: the command writes into it directly.
         # A shipped log needs every byte to pass through the launcher.
         self.inherit = _is_regular(1) and log is None
-        self.gpu = _Nvml() if args.hang_timeout > 0 else None
+        self.gpu = activity.Nvml() if args.hang_timeout > 0 else None
 
     # --- output --------------------------------------------------------------------------------
 
@@ -129,6 +162,8 @@ class Launcher:
     def record(self, event: dict[str, object]) -> None:
         if not self.args.events_dir:
             return
+        import json  # only when there is something to record: it is slow to import
+
         event = {"time": time.time(), "replica": self.key, **event}
         line = (json.dumps(event, sort_keys=True) + "\n").encode()
         try:
@@ -146,7 +181,7 @@ class Launcher:
         if not self.args.termination_log:
             return
         # one `with` per context: parenthesised context managers need Python 3.10
-        with contextlib.suppress(OSError):  # noqa: SIM117
+        with logship.quiet():  # noqa: SIM117
             with open(self.args.termination_log, "w", encoding="utf-8") as out:
                 out.write(message[:4000])
 
@@ -157,15 +192,7 @@ class Launcher:
         if not self.inherit:
             self.pipe, out = os.pipe()
             logship.widen(self.pipe)
-        self.child = subprocess.Popen(
-            self.args.command,
-            stdin=subprocess.DEVNULL,
-            stdout=None if self.inherit else out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-            preexec_fn=_die_with_parent,
-        )
+        self.child = _Child(self.args.command, out)
         if out is not None:
             os.close(out)
         if self.pidfd is not None:
@@ -232,7 +259,7 @@ class Launcher:
         assert self.child is not None
         timeout = self.args.hang_timeout
         tick = min(1.0, timeout / 5) if timeout > 0 else 0.5
-        probe = _Activity(self.child.pid, self.gpu) if timeout > 0 else None
+        probe = activity.Activity(self.child.pid, self.gpu) if timeout > 0 else None
         last_active = time.monotonic()
         out_size = _size(1)
         while True:
@@ -288,11 +315,12 @@ class Launcher:
         (5.3+, Python 3.9+), else Popen's polling wait."""
         assert self.child is not None
         if self.pidfd is not None:
-            with contextlib.suppress(InterruptedError):
+            with logship.quiet(InterruptedError):
                 select.select([self.pidfd], [], [], max(0.0, seconds))
             return
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.child.wait(timeout=max(0.0, seconds))
+        deadline = time.monotonic() + max(0.0, seconds)
+        while self.child.poll() is None and time.monotonic() < deadline:
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
     def drain(self) -> None:
         """After the command exited: copy what it left in the pipe. A descendant that still
@@ -311,12 +339,12 @@ class Launcher:
         grace period; its exit code."""
         assert self.child is not None
         pid = self.child.pid
-        tree = _descendants(pid)
+        tree = activity.descendants(pid)
         _signal_tree(pid, tree, signal.SIGTERM)
         deadline = time.monotonic() + self.args.grace
         while self.child.poll() is None and time.monotonic() < deadline:
             self.pump(0.05)
-        _signal_tree(pid, tree + _descendants(pid), signal.SIGKILL)
+        _signal_tree(pid, tree + activity.descendants(pid), signal.SIGKILL)
         code = self.child.wait()
         self.drain()
         return 128 - code if code < 0 else code
@@ -324,155 +352,88 @@ class Launcher:
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stopping += 1
         if self.child is not None:
-            with contextlib.suppress(OSError):
+            with logship.quiet():
                 os.killpg(self.child.pid, signal.SIGTERM)
 
 
-class _Activity:
-    """Whether the command's process tree did work since the last call: CPU over a share of a
-    core, a new process, a file under $METRICS written, or a GPU busy."""
+class _Child:
+    """The command, in a session of its own, stdin from /dev/null, stdout to `out` (None: the
+    launcher's) and stderr to the same place, nothing else inherited; forked and exec'd by hand
+    (subprocess would add its imports to every start)."""
 
-    def __init__(self, root: int, gpu: _Nvml | None) -> None:
-        self.root = root
-        self.gpu = gpu
-        self.metrics = os.environ.get("METRICS", "")
-        self.cpu = self._cpu()
-        self.stamp = self._metrics_stamp()
-        self.when = time.monotonic()
-        self.hz = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
+    def __init__(self, argv: list[str], out: int | None) -> None:
+        self.returncode: int | None = None
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: nothing here may return
+            try:
+                os.setsid()
+                _die_with_parent()
+                # Python ignores SIGPIPE (and SIGXFSZ); the command gets the defaults back, as
+                # subprocess's restore_signals gives them.
+                for name in ("SIGPIPE", "SIGXFSZ"):
+                    if hasattr(signal, name):
+                        signal.signal(getattr(signal, name), signal.SIG_DFL)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                if out is not None:
+                    os.dup2(out, 1)
+                os.dup2(1, 2)
+                _close_from(3)
+                os.execvp(argv[0], argv)
+            except OSError as err:
+                os.write(2, f"launcher.py: cannot run {argv[0]!r}: {err}\n".encode())
+            finally:
+                os._exit(127)
 
-    def busy(self) -> bool:
-        now = time.monotonic()
-        cpu = self._cpu()
-        used = sum(max(0, t - self.cpu.get(p, 0)) for p, t in cpu.items()) / self.hz
-        new = any(p not in self.cpu for p in cpu)
-        elapsed = max(now - self.when, 1e-3)
-        self.cpu, self.when = cpu, now
-        stamp = self._metrics_stamp()
-        wrote = stamp != self.stamp
-        self.stamp = stamp
-        gpu = self.gpu is not None and self.gpu.busy()
-        return new or wrote or gpu or used / elapsed >= CPU_IDLE_SHARE
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                self.returncode = _exit_code(status)
+        return self.returncode
 
-    def _cpu(self) -> dict[int, int]:
-        out = {}
-        for pid in [self.root, *_descendants(self.root)]:
-            fields = _stat(pid)
-            if fields is not None and len(fields) > 12:
-                out[pid] = int(fields[11]) + int(fields[12])  # utime + stime
-        return out
-
-    def _metrics_stamp(self) -> tuple[float, int, int]:
-        """(newest modification time, total size, files) of what is under $METRICS."""
-        if not self.metrics or not os.path.isdir(self.metrics):
-            return (0.0, 0, 0)
-        newest, size, count = 0.0, 0, 0
-        for folder, _dirs, files in os.walk(self.metrics):
-            for name in files:
-                count += 1
-                if count > METRICS_FILE_LIMIT:
-                    return (newest, size, count)
-                try:
-                    st = os.stat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                newest = max(newest, st.st_mtime)
-                size += st.st_size
-        return (newest, size, count)
+    def wait(self) -> int:
+        while self.returncode is None:
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except InterruptedError:
+                continue
+            self.returncode = _exit_code(status)
+        return self.returncode
 
 
-class _Nvml:
-    """GPU utilisation through NVML's C library (ctypes, so no Python package is needed);
-    `ok` is False where there is no NVML or no GPU. The devices are the ones this process sees:
-    a pod's own, or CUDA_VISIBLE_DEVICES' indices locally."""
-
-    class _Util(ctypes.Structure):
-        _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
-
-    def __init__(self) -> None:
-        self.handles: list[ctypes.c_void_p] = []
-        try:
-            lib = ctypes.CDLL("libnvidia-ml.so.1")
-            if lib.nvmlInit_v2() != 0:
-                return
-            count = ctypes.c_uint()
-            if lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
-                return
-            wanted = _visible(count.value)
-            for index in wanted:
-                handle = ctypes.c_void_p()
-                if lib.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(handle)) == 0:
-                    self.handles.append(handle)
-            self.lib = lib
-        except (OSError, AttributeError):
-            self.handles = []
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.handles)
-
-    def busy(self) -> bool:
-        for handle in self.handles:
-            util = self._Util()
-            read = self.lib.nvmlDeviceGetUtilizationRates(handle, ctypes.byref(util)) == 0
-            if read and util.gpu >= GPU_IDLE_PERCENT:
-                return True
-        return False
+def _exit_code(status: int) -> int:
+    """As Popen says it: the exit status, or -N for death by signal N."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
 
 
-def _visible(count: int) -> list[int]:
-    text = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if text is None:
-        return list(range(count))
+def _close_from(low: int) -> None:
+    """Close every descriptor from `low` up (what the launcher itself inherited), as
+    subprocess's close_fds does: those listed in /proc/self/fd, else up to a thousand."""
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        return list(range(count))
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(low, 1024))
+    for fd in fds:
+        if fd >= low:
+            with logship.quiet():
+                os.close(fd)
 
 
 def _die_with_parent() -> None:
     """The command gets SIGKILL if the launcher dies (Linux PR_SET_PDEATHSIG), as a container's
     processes die with it."""
-    with contextlib.suppress(OSError, AttributeError):
+    with logship.quiet(OSError, AttributeError):
         ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
 
 
-def _stat(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # fields after the parenthesised command name (which may contain spaces and ')')
-    return text[text.rfind(")") + 2 :].split()
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in names:
-        if not name.isdigit():
-            continue
-        fields = _stat(int(name))
-        if fields is not None and len(fields) > 1 and fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(name))
-    found: list[int] = []
-    todo = list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
 def _signal_tree(pid: int, tree: list[int], sig: int) -> None:
-    with contextlib.suppress(OSError):
+    with logship.quiet():
         os.killpg(pid, sig)
     for other in tree:
-        with contextlib.suppress(OSError):
+        with logship.quiet():
             os.kill(other, sig)
 
 

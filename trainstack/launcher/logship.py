@@ -18,7 +18,6 @@ when the object is uploaded, so a replica killed outright loses at most that muc
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
 import os
@@ -38,6 +37,20 @@ _F_SETPIPE_SZ = 1031  # fcntl.F_SETPIPE_SZ, named in the fcntl module only from 
 _NOT_SPLICEABLE = (errno.EINVAL, errno.ENOSYS, errno.EBADF, errno.ESPIPE, errno.EOPNOTSUPP)
 
 
+class quiet:
+    """`contextlib.suppress(*kinds)` (default OSError), without importing contextlib: the
+    launcher's imports are paid at every replica start."""
+
+    def __init__(self, *kinds: type[BaseException]) -> None:
+        self.kinds = kinds or (OSError,)
+
+    def __enter__(self) -> quiet:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> bool:
+        return kind is not None and issubclass(kind, self.kinds)
+
+
 def write_all(fd: int, data: bytes, strict: bool = False) -> None:
     view = memoryview(data)
     while view:
@@ -55,7 +68,7 @@ def write_all(fd: int, data: bytes, strict: bool = False) -> None:
 def widen(fd: int) -> None:
     """Give the command's output pipe a 1 MiB buffer (Linux F_SETPIPE_SZ; the default is 64 KiB),
     so that a chatty command waits on the launcher less often."""
-    with contextlib.suppress(OSError, ImportError):
+    with quiet(OSError, ImportError):
         import fcntl
 
         fcntl.fcntl(fd, _F_SETPIPE_SZ, CHUNK)
@@ -179,13 +192,13 @@ class ShippedLog:
     def close(self) -> None:
         self.flush()
         if self.fd is not None:
-            with contextlib.suppress(OSError):
+            with quiet():
                 os.close(self.fd)
             self.fd = None
 
     def broken(self, err: OSError) -> None:
         if self.fd is not None:
-            with contextlib.suppress(OSError):
+            with quiet():
                 os.close(self.fd)
         self.fd = None
         text = f"cannot write {self.path}: {err}; the log is not kept\n"
