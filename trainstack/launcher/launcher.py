@@ -152,6 +152,10 @@ class Launcher:
         # A local run's log is the launcher's stdout: the command writes into it directly.
         # A shipped log needs every byte to pass through the launcher.
         self.inherit = _is_regular(1) and log is None
+        if not self.inherit:
+            # Our stdout's pipe (a pod's log FIFO) as wide as the command's: each move of its
+            # output takes one call, not one per 64 KiB. Nothing happens where it is no pipe.
+            logship.widen(1)
         self.gpu = activity.Nvml() if args.hang_timeout > 0 else None
 
     # --- output --------------------------------------------------------------------------------
