@@ -11,6 +11,13 @@ from types import MappingProxyType
 from trainstack.errors import UserError
 from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
 
+# The `runs` columns in the order `parse_record` reads them.
+COLUMNS = (
+    "id, name, component, component_version, kind, job_type, experiment, tags, status,"
+    " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
+    " runner_started_at, stack_name, spec_path, reason, outputs, parameters, created_by"
+)
+
 
 def exits_json(exits: Iterable[ReplicaExit]) -> str:
     # A fourth element only for stopped replicas: older rows (three elements) still read.
@@ -67,6 +74,7 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         reason,
         outputs,
         parameters,
+        created_by,
     ) = row
     return RunRecord(
         id=str(run_id),
@@ -99,4 +107,5 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         reason=None if reason is None else str(reason),
         outputs=MappingProxyType({str(k): str(v) for k, v in json.loads(str(outputs)).items()}),
         parameters=MappingProxyType(dict(json.loads(str(parameters)))),
+        created_by=None if created_by is None else str(created_by),
     )
