@@ -9,7 +9,14 @@ from pathlib import Path
 from types import MappingProxyType
 
 from trainstack.errors import UserError
-from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
+from trainstack.registry.model import (
+    NewRun,
+    ReplicaExit,
+    Restart,
+    RunKind,
+    RunRecord,
+    RunStatus,
+)
 
 # The `runs` columns in the order `parse_record` reads them.
 COLUMNS = (
@@ -17,6 +24,24 @@ COLUMNS = (
     " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
     " runner_started_at, stack_name, spec_path, reason, outputs, parameters, created_by"
 )
+
+
+# The `restarts` columns in the order `parse_restart` reads them.
+RESTART_COLUMNS = "at, role, idx, exit_code, reason, detail, ran_seconds, counted"
+
+
+def parse_restart(row: tuple[object, ...]) -> Restart:
+    at, role, idx, code, reason, detail, ran, counted = row
+    return Restart(
+        at=float(str(at)),
+        role=str(role),
+        index=int(str(idx)),
+        exit_code=None if code is None else int(str(code)),
+        reason=str(reason),
+        detail=str(detail),
+        ran_seconds=None if ran is None else float(str(ran)),
+        counted=bool(counted),
+    )
 
 
 def exits_json(exits: Iterable[ReplicaExit]) -> str:

@@ -41,7 +41,13 @@ from trainstack.registry.model import (
 )
 from trainstack.registry.owner import current_user
 from trainstack.registry.rows import COLUMNS as _COLUMNS
-from trainstack.registry.rows import check_storable, exits_json, parse_record
+from trainstack.registry.rows import (
+    RESTART_COLUMNS,
+    check_storable,
+    exits_json,
+    parse_record,
+    parse_restart,
+)
 
 BUSY_TIMEOUT_MS = 30_000
 _ACTIVE = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
@@ -355,23 +361,10 @@ class Registry:
     def restarts(self, run_id: str) -> list[Restart]:
         """The run's recovery history, oldest first."""
         rows = self._conn.execute(
-            "SELECT at, role, idx, exit_code, reason, detail, ran_seconds, counted FROM restarts"
-            " WHERE run_id = ? ORDER BY at, role, idx",
+            f"SELECT {RESTART_COLUMNS} FROM restarts WHERE run_id = ? ORDER BY at, role, idx",
             (run_id,),
         ).fetchall()
-        return [
-            Restart(
-                at=float(at),
-                role=str(role),
-                index=int(idx),
-                exit_code=None if code is None else int(code),
-                reason=str(reason),
-                detail=str(detail),
-                ran_seconds=None if ran is None else float(ran),
-                counted=bool(counted),
-            )
-            for at, role, idx, code, reason, detail, ran, counted in rows
-        ]
+        return [parse_restart(row) for row in rows]
 
     def finish(
         self,
