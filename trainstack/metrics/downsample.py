@@ -14,7 +14,8 @@ import numpy.typing as npt
 from trainstack.metrics.series import ChartData, Floats
 from trainstack.metrics.usage import ReplicaUsage
 
-BUCKETS = 1000  # per series: at most 3 points each (min, max, first gap)
+# per series, 2 pixels each of an 800-pixel chart; at most 3 points each (min, max, first gap)
+BUCKETS = 400
 
 Indices = npt.NDArray[np.intp]
 

@@ -48,6 +48,10 @@ class StampCache(Generic[_T]):
         self._items: OrderedDict[Hashable, tuple[Stamp, _T]] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
     def get(self, key: Hashable, current: Stamp, make: Callable[[], _T]) -> _T:
         with self._lock:
             hit = self._items.get(key)
