@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack.errors import NotFoundError
+from trainstack.errors import NotFoundError, UserError
 from trainstack.local.logcap import chain
 from trainstack.registry.model import RunRecord
-from trainstack.regularfile import open_within
+from trainstack.regularfile import describe, open_within
 
 TAIL_LINES = 500
 TAIL_BYTES = 256 << 10
@@ -83,7 +83,7 @@ def tail(record: RunRecord, replica: str) -> LogTail:
                 pieces.pop()
             lines = pieces + lines
     except OSError as err:
-        return LogTail((), total, False, 0, f"cannot read the log of {replica}: {err.strerror}")
+        return LogTail((), total, False, 0, f"cannot read the log of {replica}: {describe(err)}")
     if len(lines) > TAIL_LINES:
         lines, truncated = lines[-TAIL_LINES:], True
     return LogTail(tuple(lines), total, truncated, offset)
@@ -151,7 +151,18 @@ def whole(record: RunRecord, replica: str) -> Iterator[bytes]:
     parts = chain(path)
     if not parts:
         raise NotFoundError(f"replica {replica} of run {record.id} has no log (yet)")
-    opened = [open_within(root, p) for p in parts]  # refused up front, before a byte is sent
+    opened = []
+    try:
+        for p in parts:  # refused up front, before a byte is sent
+            opened.append(open_within(root, p))
+    except OSError as err:
+        for fh in opened:
+            fh.close()
+        raise UserError(
+            f"cannot read the log of {replica} ({p.name}): {describe(err)}",
+            hint="a replica's log is a file trainstack writes in its run directory; "
+            "this one was replaced",
+        ) from None
 
     def chunks() -> Iterator[bytes]:
         for fh in opened:
@@ -170,7 +181,7 @@ def archive(record: RunRecord) -> Iterator[bytes]:
         for replica in replicas(record):
             try:
                 chunks = whole(record, replica)
-            except (OSError, NotFoundError):
+            except UserError:  # NotFoundError too
                 continue
             with zf.open(f"{replica}.log", "w", force_zip64=True) as out:
                 for data in chunks:
