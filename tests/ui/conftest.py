@@ -17,7 +17,7 @@ from tests.metrics.conftest import CHARTS
 from trainstack.registry import Registry
 from trainstack.ui.app import UiConfig, create_app
 
-HOSTILE = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">"
+HOSTILE = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
 LOOPBACK = {"Host": "127.0.0.1:8765"}
 
 

@@ -85,14 +85,19 @@ def _job_fields(job: Mapping[str, object]) -> tuple[str, tuple[tuple[str, str], 
     return (description if isinstance(description, str) else ""), tuple(rows)
 
 
-def _log_panel(home: Path, r: RunRecord, replica: str, search: str, running: bool) -> LogPanel:
+def _log_panel(
+    home: Path, r: RunRecord, replica: str, search: str, running: bool, on_cluster: Live | None
+) -> LogPanel:
     base = run_href(r.id)
     keys = logs.replicas(r)
+    if on_cluster is not None:  # the pods the cluster shows now, else those the registry saw
+        keys = tuple(row[0] for row in on_cluster.replicas) or keys
     chosen = replica if replica in keys else (keys[0] if keys else "")
     links = tuple(Link(k, url(base, {"replica": k}) + "#logs", k == chosen) for k in keys)
     empty = LogPanel(links, chosen, search, (), (), "", "", "", "", "", 0, "")
     if not chosen:
-        return replace(empty, note="no replica has started yet")
+        why = on_cluster.note if on_cluster is not None and on_cluster.note else ""
+        return replace(empty, note=why.replace("live status", "pod logs") or "no replica yet")
     log_href = f"{base}/logs/{quote(chosen, safe='')}"
     if r.kind is RunKind.CLUSTER or r.run_dir is None:
         got = pod_log(home, r, chosen)
@@ -211,7 +216,9 @@ def build(
         usage_charts=usage_charts,
         idle=idle,
         notes=tuple(notes),
-        logs=_log_panel(home, r, args.get("replica", ""), args.get("search", "").strip(), running),
+        logs=_log_panel(
+            home, r, args.get("replica", ""), args.get("search", "").strip(), running, live_status
+        ),
         live=live_status,
         compare_href=url("/compare", {"run": [r.id]}),
     )
