@@ -73,9 +73,9 @@ def overlay(views: Sequence[RunView], metric: str, *, thin: bool = False) -> byt
         if thin and (idx := downsample.keep(len(x), [values])) is not None:
             x, values = x[idx], values[idx]
         lines.append(draw.Overlay(label, x, values))
-    return draw.overlay_png(
-        metric, x_label, lines, compression=1 if thin else draw.FILE_COMPRESSION
-    )
+    if thin:  # drawn on request: encoded fast (trainstack.metrics.draw)
+        return draw.overlay_png(metric, x_label, lines, compression=1)
+    return draw.overlay_png(metric, x_label, lines)
 
 
 def _text(value: object) -> str:
