@@ -4,66 +4,17 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from matplotlib import image
 
+from tests.browser import HEIGHT, WIDTH, browse, chromium, console_errors, pixels_of
 from tests.clirunner import Cli
 from tests.metrics.conftest import charts_run
 
 BLUE, ORANGE = np.array([0x1F, 0x77, 0xB4]) / 255, np.array([0xFF, 0x7F, 0x0E]) / 255
-WIDTH, HEIGHT = 1280, 4000
-
-
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.fail(
-            "Chromium is needed for the report's browser test and is not installed: "
-            "`tools/install-chromium` (README's test command runs it)"
-        )
-    return found
-
-
-def browse(page: Path, *mode: str, tmp: Path) -> subprocess.CompletedProcess[str]:
-    # --no-sandbox: CI runs as root, where Chromium's sandbox cannot start. The virtual time
-    # budget lets the page finish loading (images decoded) before the capture.
-    return subprocess.run(
-        [
-            chromium(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            f"--user-data-dir={tmp / 'profile'}",
-            "--enable-logging=stderr",
-            "--v=0",
-            f"--window-size={WIDTH},{HEIGHT}",
-            "--virtual-time-budget=5000",
-            *mode,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def console_errors(stderr: str) -> list[str]:
-    return [
-        line
-        for line in stderr.splitlines()
-        if re.search(r"CONSOLE|Uncaught|net::ERR_|Failed to load", line)
-    ]
-
-
-def pixels_of(shot: np.ndarray, color: np.ndarray) -> np.ndarray:
-    return np.abs(shot - color).max(axis=2) < 0.1
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ VERBS: dict[str, str] = {
     "report": "trainstack.cli.report:report",
     "sweep": "trainstack.cli.sweep:sweep",
     "sweeps": "trainstack.cli.sweeps:sweeps",
+    "ui": "trainstack.cli.ui:ui",
 }
 
 

@@ -435,14 +435,16 @@ def stack_status(found: Located) -> StackStatus:
     )
 
 
-def live(found: Located) -> JobState:
-    """The job's state on the cluster now; recorded in the registry."""
+def live(found: Located, *, record: bool = True) -> JobState:
+    """The job's state on the cluster now; recorded in the registry unless not `record` (the
+    console only reads)."""
     from trainstack.deploy import watch
 
     with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
         cluster = watch.connect(found.entry, found.settings, found.command)
     state = watch.read_state(cluster, watch.JobRef.of(found.entry))
-    watch.record(found.settings, found.entry, state)
+    if record:
+        watch.record(found.settings, found.entry, state)
     return state
 
 

@@ -16,6 +16,14 @@ def side_by_side(
     views: Sequence[RunView], costs: Mapping[str, tuple[str, str, str]] | None = None
 ) -> str:
     """`costs`: run id -> (resource-time, cost, idle share), trainstack.metrics.cost.Priced."""
+    return aligned(rows(views, costs))
+
+
+def rows(
+    views: Sequence[RunView], costs: Mapping[str, tuple[str, str, str]] | None = None
+) -> list[tuple[str, ...]]:
+    """The comparison's rows: a heading row of run ids, then one row per field (status, ...,
+    each parameter, each role's resources, each metric's last/best), a cell per run."""
     rows: list[tuple[str, ...]] = [("", *(v.record.id for v in views))]
     rows.append(("status", *(str(v.record.status) for v in views)))
     rows.append(
@@ -39,14 +47,15 @@ def side_by_side(
         rows.append((metric, *cells))
     if any(v.metrics.problems for v in views):
         rows.append(("metrics problems", *(str(len(v.metrics.problems)) for v in views)))
-    return aligned(rows)
+    return rows
 
 
-def overlay(views: Sequence[RunView], metric: str) -> bytes:
+def overlay(views: Sequence[RunView], metric: str, *, thin: bool = False) -> bytes:
     """One metric of each run on one chart, each line named by the parameters that set it apart
-    from the others (its run id when none do)."""
+    from the others (its run id when none do); `thin`: long series downsampled for drawing
+    (trainstack.metrics.downsample), as the console draws them."""
     # Only here: the side-by-side table needs no plotting stack (it costs most of a second).
-    from trainstack.metrics import draw
+    from trainstack.metrics import downsample, draw
     from trainstack.metrics.labels import differing
 
     lines = []
@@ -60,7 +69,12 @@ def overlay(views: Sequence[RunView], metric: str) -> bytes:
         col = next(c for c in data.columns if c.name == hit.column)
         x_label = x_label or data.chart.label(data.chart.x)
         label = f"{params} ({v.record.id})" if params else v.record.id
-        lines.append(draw.Overlay(label, data.x, col.values))
+        x, values = data.x, col.values
+        if thin and (idx := downsample.keep(len(x), [values])) is not None:
+            x, values = x[idx], values[idx]
+        lines.append(draw.Overlay(label, x, values))
+    if thin:  # drawn on request: encoded fast (trainstack.metrics.draw)
+        return draw.overlay_png(metric, x_label, lines, compression=1)
     return draw.overlay_png(metric, x_label, lines)
 
 

@@ -9,7 +9,7 @@ import json
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,8 @@ import jinja2
 from trainstack.local.report import human_bytes, human_seconds
 from trainstack.metrics.draw import chart_png, usage_png
 from trainstack.metrics.runview import RunView
-from trainstack.metrics.values import number
+from trainstack.metrics.usage import ReplicaUsage
+from trainstack.metrics.values import MetricValue, number
 from trainstack.registry.model import Restart, RunRecord
 from trainstack.regularfile import open_within
 
@@ -71,6 +72,28 @@ class Page:
 def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = None) -> Page:
     """`cost`: resource-time, cost and idle share (trainstack.metrics.cost.summary)."""
     r = v.record
+    return Page(
+        title=f"trainstack run {r.id}",
+        outcome=outcome_rows(r, cost),
+        parameters=parameter_rows(v.parameters),
+        resources=tuple(sorted(v.resources.items())),
+        metric_rows=metric_rows(v.values),
+        charts=tuple(Image(c.chart.name, _uri(chart_png(c))) for c in v.metrics.charts),
+        problems=tuple(p.render() for p in v.metrics.problems),
+        usage_rows=usage_rows(v.usage),
+        usage_charts=tuple(Image(f"usage {u.replica}", _uri(usage_png(u))) for u in v.usage),
+        idle=tuple(w.render() for w in v.idle),
+        logs=tuple(_tail(p, v.run_dir) for p in sorted((v.run_dir / "logs").glob("*.log"))),
+        generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        recovery_rows=tuple(recovery_row(h) for h in history),
+        recovery_marks=marks(r, history),
+    )
+
+
+# The tables below are the report's and the console's (trainstack.ui) alike.
+
+
+def outcome_rows(r: RunRecord, cost: str | None = None) -> tuple[tuple[str, str], ...]:
     outcome = [
         ("run", f"{r.id} ({r.name})"),
         ("status", str(r.status)),
@@ -88,8 +111,35 @@ def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = Non
         ("replica " + e.key, "running" if e.exit_code is None else f"exit {e.exit_code}")
         for e in r.exits
     )
-    usage_rows = []
-    for u in v.usage:
+    return tuple(outcome)
+
+
+def parameter_rows(parameters: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (k, val if isinstance(val, str) else json.dumps(val))
+        for k, val in sorted(parameters.items())
+    )
+
+
+def metric_rows(found: Sequence[MetricValue]) -> tuple[tuple[str, ...], ...]:
+    """(metric, last, at, best, at, goal) per series."""
+    return tuple(
+        (
+            m.id,
+            number(m.last),
+            number(m.last_x),
+            number(m.best),
+            number(m.best_x),
+            str(m.goal) if m.goal else "-",
+        )
+        for m in found
+    )
+
+
+def usage_rows(found: Sequence[ReplicaUsage]) -> tuple[tuple[str, ...], ...]:
+    """(replica, CPU mean, CPU max, memory max, GPU, samples) per replica."""
+    rows = []
+    for u in found:
         gpu = "-"
         if u.gpus:
             gpu = ", ".join(
@@ -98,7 +148,7 @@ def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = Non
                 for g in u.gpus
             )
         sampled = len(u.t) > 0  # a replica that ended before its first sample has none
-        usage_rows.append(
+        rows.append(
             (
                 u.replica,
                 f"{u.cpu_percent.mean():.0f}%" if sampled else "-",
@@ -108,38 +158,10 @@ def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = Non
                 str(len(u.t)),
             )
         )
-    return Page(
-        title=f"trainstack run {r.id}",
-        outcome=tuple(outcome),
-        parameters=tuple(
-            (k, val if isinstance(val, str) else json.dumps(val))
-            for k, val in sorted(v.parameters.items())
-        ),
-        resources=tuple(sorted(v.resources.items())),
-        metric_rows=tuple(
-            (
-                m.id,
-                number(m.last),
-                number(m.last_x),
-                number(m.best),
-                number(m.best_x),
-                str(m.goal) if m.goal else "-",
-            )
-            for m in v.values
-        ),
-        charts=tuple(Image(c.chart.name, _uri(chart_png(c))) for c in v.metrics.charts),
-        problems=tuple(p.render() for p in v.metrics.problems),
-        usage_rows=tuple(usage_rows),
-        usage_charts=tuple(Image(f"usage {u.replica}", _uri(usage_png(u))) for u in v.usage),
-        idle=tuple(w.render() for w in v.idle),
-        logs=tuple(_tail(p, v.run_dir) for p in sorted((v.run_dir / "logs").glob("*.log"))),
-        generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        recovery_rows=tuple(_recovery_row(h) for h in history),
-        recovery_marks=_marks(r, history),
-    )
+    return tuple(rows)
 
 
-def _recovery_row(h: Restart) -> tuple[str, ...]:
+def recovery_row(h: Restart) -> tuple[str, ...]:
     return (
         time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(h.at)),
         h.key,
@@ -151,7 +173,7 @@ def _recovery_row(h: Restart) -> tuple[str, ...]:
     )
 
 
-def _marks(r: RunRecord, history: Sequence[Restart]) -> tuple[Mark, ...]:
+def marks(r: RunRecord, history: Sequence[Restart]) -> tuple[Mark, ...]:
     if not history:
         return ()
     start = r.started_at if r.started_at is not None else min(h.at for h in history)

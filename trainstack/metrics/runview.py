@@ -46,7 +46,7 @@ def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView
         usage.read(root / "usage.jsonl", root=root),
         [f"{e.role}-{e.index}" for e in record.exits],
     )
-    job = _training_job(root)
+    job = training_job(root)
     params = job.get("hyperparameters")
     return RunView(
         record,
@@ -60,7 +60,8 @@ def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView
     )
 
 
-def _training_job(root: Path) -> dict[str, object]:
+def training_job(root: Path) -> dict[str, object]:
+    """The run's `training_job.json` (the contract's whole job), `{}` when unreadable."""
     try:
         doc = boundedjson.loads(read_within(root, root / "input" / "config" / "training_job.json"))
     except (OSError, ValueError):

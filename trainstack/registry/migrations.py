@@ -73,6 +73,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX restarts_run ON restarts (run_id, at);
         """,
     ),
+    (
+        "created_by: who recorded the run (the console's 'only mine'); NULL for older runs",
+        """
+        ALTER TABLE runs ADD COLUMN created_by TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -117,6 +117,7 @@ class RunRecord:
     reason: str | None
     outputs: Mapping[str, str] = field(default_factory=_empty_tags)  # output name -> URI
     parameters: Mapping[str, ParamValue] = field(default_factory=_empty_params)
+    created_by: str | None = None  # the user who recorded it (None: before that was recorded)
 
     @property
     def duration(self) -> float | None:

@@ -9,7 +9,39 @@ from pathlib import Path
 from types import MappingProxyType
 
 from trainstack.errors import UserError
-from trainstack.registry.model import NewRun, ReplicaExit, RunKind, RunRecord, RunStatus
+from trainstack.registry.model import (
+    NewRun,
+    ReplicaExit,
+    Restart,
+    RunKind,
+    RunRecord,
+    RunStatus,
+)
+
+# The `runs` columns in the order `parse_record` reads them.
+COLUMNS = (
+    "id, name, component, component_version, kind, job_type, experiment, tags, status,"
+    " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
+    " runner_started_at, stack_name, spec_path, reason, outputs, parameters, created_by"
+)
+
+
+# The `restarts` columns in the order `parse_restart` reads them.
+RESTART_COLUMNS = "at, role, idx, exit_code, reason, detail, ran_seconds, counted"
+
+
+def parse_restart(row: tuple[object, ...]) -> Restart:
+    at, role, idx, code, reason, detail, ran, counted = row
+    return Restart(
+        at=float(str(at)),
+        role=str(role),
+        index=int(str(idx)),
+        exit_code=None if code is None else int(str(code)),
+        reason=str(reason),
+        detail=str(detail),
+        ran_seconds=None if ran is None else float(str(ran)),
+        counted=bool(counted),
+    )
 
 
 def exits_json(exits: Iterable[ReplicaExit]) -> str:
@@ -67,6 +99,7 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         reason,
         outputs,
         parameters,
+        created_by,
     ) = row
     return RunRecord(
         id=str(run_id),
@@ -99,4 +132,5 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         reason=None if reason is None else str(reason),
         outputs=MappingProxyType({str(k): str(v) for k, v in json.loads(str(outputs)).items()}),
         parameters=MappingProxyType(dict(json.loads(str(parameters)))),
+        created_by=None if created_by is None else str(created_by),
     )

@@ -39,7 +39,15 @@ from trainstack.registry.model import (
     RunRecord,
     RunStatus,
 )
-from trainstack.registry.rows import check_storable, exits_json, parse_record
+from trainstack.registry.owner import current_user
+from trainstack.registry.rows import COLUMNS as _COLUMNS
+from trainstack.registry.rows import (
+    RESTART_COLUMNS,
+    check_storable,
+    exits_json,
+    parse_record,
+    parse_restart,
+)
 
 BUSY_TIMEOUT_MS = 30_000
 _ACTIVE = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
@@ -232,8 +240,9 @@ class Registry:
         self._conn.execute(
             "INSERT OR IGNORE INTO runs (id, name, component, component_version, kind, job_type,"
             " experiment, tags, status, created_at, started_at, finished_at, exits, restarts,"
-            " run_dir, runner_pid, runner_started_at, stack_name, spec_path, reason, outputs)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " run_dir, runner_pid, runner_started_at, stack_name, spec_path, reason, outputs,"
+            " parameters, created_by)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 rec.id,
                 rec.name,
@@ -256,6 +265,8 @@ class Registry:
                 rec.spec_path,
                 rec.reason,
                 json.dumps(dict(rec.outputs), sort_keys=True),
+                json.dumps(dict(rec.parameters)),
+                rec.created_by,
             ),
         )
 
@@ -272,8 +283,9 @@ class Registry:
                     conn.execute(
                         "INSERT INTO runs (id, name, component, component_version, kind, job_type,"
                         " experiment, tags, status, created_at, run_dir, runner_pid,"
-                        " runner_started_at, stack_name, spec_path, outputs, parameters)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " runner_started_at, stack_name, spec_path, outputs, parameters,"
+                        " created_by)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             run_id,
                             new.name,
@@ -292,6 +304,7 @@ class Registry:
                             new.spec_path,
                             json.dumps(dict(new.outputs), sort_keys=True),
                             json.dumps(dict(new.parameters)),
+                            current_user(),
                         ),
                     )
             except sqlite3.IntegrityError:
@@ -348,23 +361,10 @@ class Registry:
     def restarts(self, run_id: str) -> list[Restart]:
         """The run's recovery history, oldest first."""
         rows = self._conn.execute(
-            "SELECT at, role, idx, exit_code, reason, detail, ran_seconds, counted FROM restarts"
-            " WHERE run_id = ? ORDER BY at, role, idx",
+            f"SELECT {RESTART_COLUMNS} FROM restarts WHERE run_id = ? ORDER BY at, role, idx",
             (run_id,),
         ).fetchall()
-        return [
-            Restart(
-                at=float(at),
-                role=str(role),
-                index=int(idx),
-                exit_code=None if code is None else int(code),
-                reason=str(reason),
-                detail=str(detail),
-                ran_seconds=None if ran is None else float(ran),
-                counted=bool(counted),
-            )
-            for at, role, idx, code, reason, detail, ran, counted in rows
-        ]
+        return [parse_restart(row) for row in rows]
 
     def finish(
         self,
@@ -512,13 +512,6 @@ class Registry:
         # than through JSON paths in SQL.
         records = [r for r in records if all(r.tags.get(k) == v for k, v in flt.tags.items())]
         return records[: flt.limit] if flt.limit is not None else records
-
-
-_COLUMNS = (
-    "id, name, component, component_version, kind, job_type, experiment, tags, status,"
-    " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
-    " runner_started_at, stack_name, spec_path, reason, outputs, parameters"
-)
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainstack.metrics.values import number
 from trainstack.sweep.model import Goal
 from trainstack.sweep.view import TrialRow, TrialState, params_text
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 HISTORY_PNG = "history.png"
 
@@ -54,10 +58,33 @@ MAX_ANNOTATED = 30  # beyond that, labels overlap into noise
 def draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
     from trainstack.metrics.draw import plain_text
 
-    return plain_text(_draw_history)(rows, goal, metric, path)
+    fig = plain_text(history_figure)(rows, goal, metric)
+    if fig is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp)
+    tmp.replace(path)
+    return path
 
 
-def _draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> Path | None:
+def history_png(rows: list[TrialRow], goal: Goal, metric: str) -> bytes | None:
+    """The optimization history as PNG bytes (the console draws it on request)."""
+    import io
+
+    from trainstack.metrics.draw import plain_text
+
+    fig = plain_text(history_figure)(rows, goal, metric)
+    if fig is None:
+        return None
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def history_figure(rows: list[TrialRow], goal: Goal, metric: str) -> Figure | None:
+    """Each trial's objective and the best so far; None before a trial has a value. Call it
+    under `plain_text` (trainstack.metrics.draw): trial labels are user text."""
     scored = sorted(
         (
             r
@@ -70,12 +97,12 @@ def _draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> 
     if not points:
         return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure as Canvas
     from matplotlib.ticker import MaxNLocator
 
     from trainstack.metrics.labels import differing
 
-    fig = Figure(figsize=(8, 4.5), dpi=100)
+    fig = Canvas(figsize=(8, 4.5), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     xs = [p[0] for p in points]
@@ -97,8 +124,4 @@ def _draw_history(rows: list[TrialRow], goal: Goal, metric: str, path: Path) -> 
     ax.set_title(f"optimization history ({goal.value})")
     ax.legend()
     ax.grid(alpha=0.3)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp)
-    tmp.replace(path)
-    return path
+    return fig

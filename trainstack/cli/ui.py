@@ -1,0 +1,52 @@
+"""`trainstack ui`: a read-only web console over this state home's runs (docs/ui.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from trainstack.cli.options import home_option, project_option
+
+DEFAULT_PORT = 8765
+
+
+@click.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; anything but loopback needs a token (one is made and printed).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port to listen on (0: any free port).",
+)
+@click.option(
+    "--token",
+    envvar="TRAINSTACK_UI_TOKEN",
+    default=None,
+    help="Require this token on every request ($TRAINSTACK_UI_TOKEN).",
+)
+@project_option
+@home_option
+def ui(host: str, port: int, token: str | None, project: Path | None, home: Path | None) -> None:
+    """Serve the runs, run pages (charts, logs, restarts), experiments, compare and sweeps of
+    this state home as a local web console; it only reads."""
+    from trainstack.registry import Registry, state_home
+    from trainstack.ui.server import listen, serve
+
+    root = state_home(home)
+    with Registry.open(root):  # created, migrated and checked now: a damaged one is one error
+        pass
+    listening = listen(root, project, host, port, token)
+
+    def echo(line: str) -> None:
+        click.echo(line)
+        sys.stdout.flush()
+
+    serve(listening, echo)

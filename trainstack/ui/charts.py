@@ -1,0 +1,109 @@
+"""The console's charts: the metrics spec's charts, each replica's usage, compare's overlay and
+a sweep's history, drawn server-side by trainstack.metrics.draw as PNG, long series thinned
+first (trainstack.metrics.downsample), and kept while the run's files stay the same.
+
+matplotlib's text settings (`plain_text`: no mathtext for user text) are process-wide while a
+figure is drawn, so figures are drawn one at a time under a lock."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from trainstack.errors import NotFoundError
+from trainstack.metrics import downsample, usage
+from trainstack.metrics.idle import IdleThresholds, IdleWarning, detect_in
+from trainstack.metrics.runview import RunView, view
+from trainstack.metrics.usage import ReplicaUsage
+from trainstack.registry.model import RunRecord
+from trainstack.ui.cache import StampCache, stamp
+
+_DRAW = threading.Lock()
+FAST = 1  # zlib level of the PNGs drawn on request (trainstack.metrics.draw)
+_VIEWS: StampCache[RunView] = StampCache(8)
+_PNGS: StampCache[bytes] = StampCache(256)
+_IDLE: StampCache[tuple[IdleWarning, ...]] = StampCache(4096)
+
+
+def forget() -> None:
+    """Drop everything read and drawn (a benchmark's cold start)."""
+    for cache in (_VIEWS, _PNGS, _IDLE):
+        cache.clear()
+
+
+def _files(record: RunRecord) -> tuple[Path, ...]:
+    root = record.run_dir
+    assert root is not None
+    return (
+        root / "metrics",
+        root / "usage.jsonl",
+        root / "input" / "config" / "training_job.json",
+    )
+
+
+def run_view(record: RunRecord) -> RunView:
+    """A local run's metrics, values, usage and idle warnings (trainstack.metrics.runview), read
+    once per change of its files."""
+    got = _VIEWS.get(record.id, stamp(*_files(record)), lambda: view(record))
+    return replace(got, record=record)
+
+
+def idle_of(record: RunRecord) -> tuple[IdleWarning, ...]:
+    """A local run's idle warnings, from its usage samples only (the runs page's column)."""
+    root = record.run_dir
+    assert root is not None
+    path = root / "usage.jsonl"
+
+    def read() -> tuple[IdleWarning, ...]:
+        return detect_in(usage.read(path, root=root), IdleThresholds.from_env())
+
+    return _IDLE.get(record.id, stamp(path), read)
+
+
+def _drawn(key: tuple[object, ...], record: RunRecord, draw: Callable[[], bytes]) -> bytes:
+    def locked() -> bytes:
+        with _DRAW:
+            return draw()
+
+    return _PNGS.get(key, stamp(*_files(record)), locked)
+
+
+def chart_png(record: RunRecord, number: int) -> bytes:
+    from trainstack.metrics.draw import chart_png as draw
+
+    charts = run_view(record).metrics.charts
+    if not 0 <= number < len(charts):
+        raise NotFoundError(f"run {record.id} has no chart {number}")
+    data = charts[number]
+    return _drawn(
+        (record.id, "chart", number), record, lambda: draw(downsample.chart(data), compression=FAST)
+    )
+
+
+def usage_png(record: RunRecord, replica: str) -> bytes:
+    from trainstack.metrics.draw import usage_png as draw
+
+    found: ReplicaUsage | None = next(
+        (u for u in run_view(record).usage if u.replica == replica), None
+    )
+    if found is None:
+        raise NotFoundError(f"run {record.id} has no usage of replica {replica!r}")
+    rep = found
+    return _drawn(
+        (record.id, "usage", replica), record, lambda: draw(downsample.usage(rep), compression=FAST)
+    )
+
+
+def overlay_png(views: Sequence[RunView], metric: str) -> bytes:
+    from trainstack.metrics.compare import overlay
+
+    with _DRAW:
+        return overlay(views, metric, thin=True)
+
+
+def locked(draw: Callable[[], bytes | None]) -> bytes | None:
+    """Any other figure (a sweep's history), drawn under the same lock."""
+    with _DRAW:
+        return draw()

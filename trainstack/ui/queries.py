@@ -1,0 +1,201 @@
+"""The console's reads of the run registry: a page of runs under filters and a sort, one run,
+its recovery history, experiments. Each request opens its own read-only SQLite connection
+(`mode=ro`): nothing the console does can write to the registry, and a registry replaced or
+deleted while it serves is read as it is now."""
+
+from __future__ import annotations
+
+import enum
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from trainstack.errors import NotFoundError
+from trainstack.registry import RegistryError, Restart, RunKind, RunRecord, RunStatus
+from trainstack.registry.home import registry_path
+from trainstack.registry.rows import COLUMNS, RESTART_COLUMNS, parse_record, parse_restart
+from trainstack.registry.store import BUSY_TIMEOUT_MS
+
+PER_PAGE = 50
+
+
+class Sort(enum.StrEnum):
+    CREATED = "created"
+    NAME = "name"
+    STATUS = "status"
+    COMPONENT = "component"
+    DURATION = "duration"
+    RESTARTS = "restarts"
+
+
+_ORDER = {
+    Sort.CREATED: "created_at",
+    Sort.NAME: "name",
+    Sort.STATUS: "status",
+    Sort.COMPONENT: "component",
+    Sort.DURATION: "(finished_at - started_at)",
+    Sort.RESTARTS: "restarts",
+}
+
+
+@dataclass(frozen=True)
+class RunQuery:
+    """What the runs page asks for; empty strings and None filter nothing."""
+
+    text: str = ""  # part of the name or of the id
+    job_type: str = ""
+    status: RunStatus | None = None
+    kind: RunKind | None = None
+    since: float | None = None  # created at or after (epoch seconds)
+    component: str = ""
+    experiment: str = ""
+    env: str = ""  # the run's `env` tag or its stack's environment
+    team: str = ""  # the run's `team` tag
+    tag: tuple[str, str] | None = None
+    created_by: str = ""  # "only mine"
+    sort: Sort = Sort.CREATED
+    descending: bool = True
+    page: int = 1
+    per_page: int = PER_PAGE
+
+
+@dataclass(frozen=True)
+class RunPage:
+    runs: tuple[RunRecord, ...]
+    total: int  # runs matching the filters, on every page
+    query: RunQuery
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.query.per_page))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    runs: int
+    running: int
+    failed: int
+    last_created: float
+
+
+_HAS_TAG = "EXISTS (SELECT 1 FROM json_each(runs.tags) AS t WHERE t.key = ? AND t.value = ?)"
+
+
+def _where(q: RunQuery) -> tuple[str, list[object]]:
+    where: list[str] = []
+    args: list[object] = []
+    if q.text:
+        where.append("(instr(lower(name), lower(?)) > 0 OR instr(id, ?) > 0)")
+        args += [q.text, q.text]
+    for column, value in (
+        ("job_type", q.job_type),
+        ("component", q.component),
+        ("experiment", q.experiment),
+        ("created_by", q.created_by),
+        ("status", q.status.value if q.status else ""),
+        ("kind", q.kind.value if q.kind else ""),
+    ):
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if q.since is not None:
+        where.append("created_at >= ?")
+        args.append(q.since)
+    if q.env:
+        where.append(f"({_HAS_TAG} OR substr(stack_name, 1, ?) = ?)")
+        args += ["env", q.env, len(q.env) + 1, q.env + "."]
+    if q.team:
+        where.append(_HAS_TAG)
+        args += ["team", q.team]
+    if q.tag is not None:
+        where.append(_HAS_TAG)
+        args += list(q.tag)
+    return (" WHERE " + " AND ".join(where)) if where else "", args
+
+
+@contextmanager
+def reading(home: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the registry under `home`; SQLite's failures as one
+    `RegistryError` naming the file."""
+    path = registry_path(home)
+    try:
+        conn = sqlite3.connect(
+            f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+    except sqlite3.Error as err:
+        raise _unreadable(path, err) from None
+    try:
+        yield conn
+    except sqlite3.Error as err:
+        raise _unreadable(path, err) from None
+    finally:
+        conn.close()
+
+
+def _unreadable(path: Path, err: sqlite3.Error) -> RegistryError:
+    return RegistryError(
+        f"the run registry {path} cannot be read ({err})",
+        hint="`trainstack runs list` says more; the console shows it again once it reads",
+    )
+
+
+def _record(row: tuple[object, ...]) -> RunRecord:
+    try:
+        return parse_record(row)
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise RegistryError(
+            f"run {row[0]!s} in the run registry has a damaged field ({type(err).__name__})"
+        ) from None
+
+
+def page(conn: sqlite3.Connection, q: RunQuery) -> RunPage:
+    where, args = _where(q)
+    total = int(conn.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0])
+    direction = "DESC" if q.descending else "ASC"
+    nulls = f"{_ORDER[q.sort]} IS NULL, " if q.sort is Sort.DURATION else ""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM runs{where} ORDER BY {nulls}{_ORDER[q.sort]} {direction},"
+        f" created_at DESC, id LIMIT ? OFFSET ?",
+        [*args, q.per_page, (max(1, q.page) - 1) * q.per_page],
+    ).fetchall()
+    return RunPage(tuple(_record(r) for r in rows), total, q)
+
+
+def get(conn: sqlite3.Connection, run_id: str) -> RunRecord:
+    row = conn.execute(f"SELECT {COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no run with id {run_id!r} in this registry")
+    return _record(row)
+
+
+def restarts(conn: sqlite3.Connection, run_id: str) -> list[Restart]:
+    rows = conn.execute(
+        f"SELECT {RESTART_COLUMNS} FROM restarts WHERE run_id = ? ORDER BY at, role, idx",
+        (run_id,),
+    ).fetchall()
+    return [parse_restart(row) for row in rows]
+
+
+def choices(conn: sqlite3.Connection, column: str) -> tuple[str, ...]:
+    """The distinct values of a column the filters offer (job types, components)."""
+    assert column in {"job_type", "component", "experiment"}
+    rows = conn.execute(
+        f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL AND {column} != ''"
+        f" ORDER BY {column}"
+    )
+    return tuple(str(r[0]) for r in rows)
+
+
+def experiments(conn: sqlite3.Connection) -> list[Experiment]:
+    rows = conn.execute(
+        "SELECT experiment, COUNT(*), SUM(status IN ('pending', 'running')),"
+        " SUM(status = 'failed'), MAX(created_at) FROM runs WHERE experiment IS NOT NULL"
+        " GROUP BY experiment ORDER BY MAX(created_at) DESC"
+    )
+    return [
+        Experiment(str(name), int(n), int(running or 0), int(failed or 0), float(last))
+        for name, n, running, failed, last in rows
+    ]

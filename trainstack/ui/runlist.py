@@ -1,0 +1,228 @@
+"""The runs page: the registry's runs, filtered as ModelArts' training-job list filters them
+(name or ID, job type, status, created since, component, environment, team, tag, only mine),
+sorted and paged in SQL (trainstack.ui.queries); the page's rows get their idle warning and,
+when one is chosen, a metric's last and best value, from their run directories."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from trainstack.errors import UserError
+from trainstack.local.report import human_seconds
+from trainstack.metrics.values import find, number
+from trainstack.registry.model import RunKind, RunRecord, RunStatus
+from trainstack.registry.owner import current_user
+from trainstack.ui import queries
+from trainstack.ui.queries import RunQuery, Sort
+from trainstack.ui.views import Link, Option, options, run_href, status_of, url, when
+
+FIELDS = ("q", "status", "job_type", "kind", "since", "component", "experiment", "env", "team")
+FIELDS_MORE = ("tag", "mine", "metric", "sort", "order")
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: str
+    href: str
+    name: str
+    status: str
+    kind: str
+    job_type: str
+    component: str
+    experiment: str
+    experiment_href: str
+    tags: tuple[str, ...]
+    created: str
+    duration: str
+    restarts: str
+    warning: str
+    metric: str
+    created_by: str
+
+
+@dataclass(frozen=True)
+class RunsPage:
+    title: str
+    args: tuple[tuple[str, str], ...]  # the filters, as hidden fields of the page's forms
+    text: str
+    since: str
+    env: str
+    team: str
+    tag: str
+    metric: str
+    mine: bool
+    user: str
+    statuses: tuple[Option, ...]
+    job_types: tuple[Option, ...]
+    kinds: tuple[Option, ...]
+    components: tuple[Option, ...]
+    experiments: tuple[Option, ...]
+    headers: tuple[Link, ...]  # each column's sort link
+    rows: tuple[RunRow, ...]
+    summary: str
+    pages: tuple[Link, ...]
+    problems: tuple[str, ...]
+
+
+def parse(args: Mapping[str, str]) -> tuple[RunQuery, list[str]]:
+    """The query the page's form asks for; what cannot be read is left out and said."""
+    problems: list[str] = []
+    q = RunQuery(
+        text=args.get("q", "").strip(),
+        job_type=args.get("job_type", ""),
+        component=args.get("component", ""),
+        experiment=args.get("experiment", ""),
+        env=args.get("env", "").strip(),
+        team=args.get("team", "").strip(),
+    )
+    if status := args.get("status", ""):
+        try:
+            q = replace(q, status=RunStatus(status))
+        except ValueError:
+            problems.append(f"status {status!r} is not one of " + ", ".join(RunStatus))
+    if kind := args.get("kind", ""):
+        try:
+            q = replace(q, kind=RunKind(kind))
+        except ValueError:
+            problems.append(f"kind {kind!r} is not local or cluster")
+    if since := args.get("since", "").strip():
+        from trainstack.cli.runs import parse_since
+
+        try:
+            q = replace(q, since=parse_since(since))
+        except UserError as err:
+            problems.append("created since: " + err.message.removeprefix("--since "))
+    if tag := args.get("tag", "").strip():
+        key, sep, value = tag.partition("=")
+        if sep and key:
+            q = replace(q, tag=(key, value))
+        else:
+            problems.append(f"tag {tag!r}: expected KEY=VALUE, such as team=vision")
+    if args.get("mine"):
+        q = replace(q, created_by=current_user())
+    try:
+        q = replace(q, sort=Sort(args.get("sort") or Sort.CREATED))
+    except ValueError:
+        problems.append(f"cannot sort by {args.get('sort')!r}")
+    q = replace(q, descending=args.get("order", "desc") != "asc")
+    page = args.get("page", "1")
+    q = replace(q, page=int(page) if page.isdigit() and 0 < len(page) < 7 else 1)
+    return q, problems
+
+
+def _warning(r: RunRecord) -> str:
+    if r.run_dir is None:
+        return ""
+    from trainstack.ui.charts import idle_of
+
+    idle = idle_of(r)
+    if not idle:
+        return ""
+    more = f" (+{len(idle) - 1} more)" if len(idle) > 1 else ""
+    return f"idle: {idle[0].render()}{more}"
+
+
+def _metric(r: RunRecord, metric: str) -> str:
+    if not metric or r.run_dir is None:
+        return ""
+    from trainstack.ui.charts import run_view
+
+    hit = find(list(run_view(r).values), metric)
+    if hit is None:
+        return "-"
+    return (
+        f"{number(hit.last)} (best {number(hit.best)})"
+        if hit.best is not None
+        else number(hit.last)
+    )
+
+
+def _row(r: RunRecord, metric: str) -> RunRow:
+    try:
+        warning, value = _warning(r), _metric(r, metric)
+    except (OSError, UserError) as err:
+        warning, value = f"unreadable run files: {err}", "-"
+    return RunRow(
+        id=r.id,
+        href=run_href(r.id),
+        name=r.name,
+        status=str(status_of(r)),
+        kind=str(r.kind),
+        job_type=r.job_type or "-",
+        component=f"{r.component}@{r.component_version}",
+        experiment=r.experiment or "",
+        experiment_href=url("/", {"experiment": r.experiment or ""}),
+        tags=tuple(f"{k}={v}" for k, v in sorted(r.tags.items())),
+        created=when(r.created_at),
+        duration=human_seconds(r.duration),
+        restarts=str(r.restarts),
+        warning=warning,
+        metric=value,
+        created_by=r.created_by or "-",
+    )
+
+
+def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> RunsPage:
+    q, problems = parse(args)
+    got = queries.page(conn, q)
+    if q.page > got.pages:
+        q = replace(q, page=got.pages)
+        got = queries.page(conn, q)
+    kept = {k: args.get(k, "") for k in (*FIELDS, *FIELDS_MORE)}
+    metric = kept["metric"].strip()
+    headers = []
+    for sort, text in (
+        (Sort.NAME, "run"),
+        (Sort.STATUS, "status"),
+        (Sort.COMPONENT, "component"),
+        (Sort.CREATED, "created"),
+        (Sort.DURATION, "duration"),
+        (Sort.RESTARTS, "restarts"),
+    ):
+        order = "asc" if q.sort is sort and q.descending else "desc"
+        arrow = (" ↓" if q.descending else " ↑") if q.sort is sort else ""
+        headers.append(
+            Link(
+                text + arrow, url("/", {**kept, "sort": sort.value, "order": order}), q.sort is sort
+            )
+        )
+    first = (q.page - 1) * q.per_page
+    summary = (
+        f"runs {first + 1}–{first + len(got.runs)} of {got.total}" if got.runs else "no runs match"
+    )
+    return RunsPage(
+        title="trainstack runs" + (f": experiment {q.experiment}" if q.experiment else ""),
+        args=tuple((k, v) for k, v in kept.items() if v),
+        text=kept["q"],
+        since=kept["since"],
+        env=kept["env"],
+        team=kept["team"],
+        tag=kept["tag"],
+        metric=metric,
+        mine=bool(kept["mine"]),
+        user=current_user(),
+        statuses=options(tuple(RunStatus), kept["status"]),
+        job_types=options(queries.choices(conn, "job_type"), kept["job_type"]),
+        kinds=options(tuple(RunKind), kept["kind"]),
+        components=options(queries.choices(conn, "component"), kept["component"]),
+        experiments=options(queries.choices(conn, "experiment"), kept["experiment"]),
+        headers=tuple(headers),
+        rows=tuple(_row(r, metric) for r in got.runs),
+        summary=summary,
+        pages=_pages(kept, q.page, got.pages),
+        problems=tuple(problems),
+    )
+
+
+def _pages(kept: Mapping[str, str], current: int, last: int) -> tuple[Link, ...]:
+    shown = sorted({1, last, *range(max(1, current - 3), min(last, current + 3) + 1)})
+    links = []
+    if current > 1:
+        links.append(Link("‹ previous", url("/", {**kept, "page": str(current - 1)})))
+    links.extend(Link(str(n), url("/", {**kept, "page": str(n)}), n == current) for n in shown)
+    if current < last:
+        links.append(Link("next ›", url("/", {**kept, "page": str(current + 1)})))
+    return tuple(links)

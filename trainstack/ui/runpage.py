@@ -1,0 +1,224 @@
+"""A run's page: outcome and reason, description, parameters, resources, bindings and outputs,
+the recovery history with its timeline, the metrics spec's charts and each replica's usage
+charts (images the chart routes draw), idle warnings, cost, and the log panel; a deployed run's
+live status (trainstack.ui.deployed). Everything is computed here; the template lays it out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import quote
+
+from trainstack.errors import UserError
+from trainstack.local.report import human_bytes
+from trainstack.metrics import htmlreport
+from trainstack.metrics.htmlreport import Mark
+from trainstack.registry.model import Restart, RunKind, RunRecord
+from trainstack.ui import logs
+from trainstack.ui.deployed import Live, live, pod_log
+from trainstack.ui.views import Link, run_href, status_of, url, when
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    src: str
+
+
+@dataclass(frozen=True)
+class LogPanel:
+    replicas: tuple[Link, ...]
+    replica: str
+    search: str
+    lines: tuple[str, ...]  # the tail, or the pod log's
+    matches: tuple[tuple[int, str], ...]  # with a search: (line number, line)
+    shown: str  # what part of the log is shown
+    whole_href: str
+    download_href: str
+    all_href: str
+    follow_href: str  # "" unless the run is running (then the page's script follows)
+    offset: int
+    note: str
+
+
+@dataclass(frozen=True)
+class RunPage:
+    title: str
+    run_id: str
+    status: str
+    description: str
+    outcome: tuple[tuple[str, str], ...]
+    tags: tuple[str, ...]
+    parameters: tuple[tuple[str, str], ...]
+    resources: tuple[tuple[str, str], ...]
+    bindings: tuple[tuple[str, str], ...]
+    recovery: tuple[tuple[str, ...], ...]
+    marks: tuple[Mark, ...]
+    metric_rows: tuple[tuple[str, ...], ...]
+    charts: tuple[Chart, ...]
+    problems: tuple[str, ...]
+    usage_rows: tuple[tuple[str, ...], ...]
+    usage_charts: tuple[Chart, ...]
+    idle: tuple[str, ...]
+    notes: tuple[str, ...]
+    logs: LogPanel
+    live: Live | None
+    compare_href: str
+
+
+def _job_fields(job: Mapping[str, object]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(description, bindings) from training_job.json: inputs, outputs and models with URIs."""
+    description = job.get("description")
+    rows: list[tuple[str, str]] = []
+    for what in ("inputs", "outputs"):
+        found = job.get(what)
+        if isinstance(found, dict):
+            for name, b in sorted(found.items()):
+                uri = b.get("uri") if isinstance(b, dict) else None
+                rows.append((f"{what[:-1]} {name}", str(uri)))
+    models = job.get("models")
+    if isinstance(models, list):
+        rows.extend(
+            (f"model {m.get('name')}", str(m.get("uri"))) for m in models if isinstance(m, dict)
+        )
+    return (description if isinstance(description, str) else ""), tuple(rows)
+
+
+def _log_panel(
+    home: Path, r: RunRecord, replica: str, search: str, running: bool, on_cluster: Live | None
+) -> LogPanel:
+    base = run_href(r.id)
+    keys = logs.replicas(r)
+    if on_cluster is not None:  # the pods the cluster shows now, else those the registry saw
+        keys = tuple(row[0] for row in on_cluster.replicas) or keys
+    chosen = replica if replica in keys else (keys[0] if keys else "")
+    links = tuple(Link(k, url(base, {"replica": k}) + "#logs", k == chosen) for k in keys)
+    empty = LogPanel(links, chosen, search, (), (), "", "", "", "", "", 0, "")
+    if not chosen:
+        why = on_cluster.note if on_cluster is not None and on_cluster.note else ""
+        return replace(empty, note=why.replace("live status", "pod logs") or "no replica yet")
+    log_href = f"{base}/logs/{quote(chosen, safe='')}"
+    if r.kind is RunKind.CLUSTER or r.run_dir is None:
+        got = pod_log(home, r, chosen)
+        return replace(empty, lines=got.lines, note=got.note, shown="the pod log's last lines")
+    tail = logs.tail(r, chosen)
+    matches: tuple[tuple[int, str], ...] = ()
+    shown = f"{human_bytes(tail.total_bytes)}"
+    if search:
+        found = logs.search(r, chosen, search)
+        matches = found.lines
+        more = f", the last {len(found.lines)} shown" if found.count > len(found.lines) else ""
+        shown = f"{found.count} line(s) match{more}"
+    elif tail.truncated:
+        shown = f"the last {len(tail.lines)} lines of {shown}"
+    else:
+        shown = f"all {len(tail.lines)} lines ({shown})"
+    return LogPanel(
+        replicas=links,
+        replica=chosen,
+        search=search,
+        lines=() if search else tail.lines,
+        matches=matches,
+        shown=shown,
+        whole_href=log_href + ".log",
+        download_href=log_href + ".log?download=1",
+        all_href=f"{base}/logs.zip",
+        follow_href=f"{log_href}/since" if running and not search else "",
+        offset=tail.offset,
+        note=tail.problem,
+    )
+
+
+def build(
+    home: Path,
+    project: Path | None,
+    r: RunRecord,
+    history: list[Restart],
+    args: Mapping[str, str],
+) -> RunPage:
+    status = status_of(r)
+    running = not status.finished
+    base = run_href(r.id)
+    notes: list[str] = []
+    description = ""
+    bindings = tuple(sorted((f"output {k}", v) for k, v in r.outputs.items()))
+    parameters = htmlreport.parameter_rows(r.parameters)
+    resources: tuple[tuple[str, str], ...] = ()
+    metric_rows: tuple[tuple[str, ...], ...] = ()
+    charts: tuple[Chart, ...] = ()
+    problems: tuple[str, ...] = ()
+    usage_rows: tuple[tuple[str, ...], ...] = ()
+    usage_charts: tuple[Chart, ...] = ()
+    idle: tuple[str, ...] = ()
+    cost_text = None
+    live_status = None
+    if r.kind is RunKind.LOCAL and r.run_dir is not None:
+        from trainstack.metrics.runview import training_job
+        from trainstack.ui.charts import run_view
+
+        if not r.run_dir.is_dir():
+            notes.append(f"the run directory {r.run_dir} no longer exists")
+        v = run_view(r)
+        description, found = _job_fields(training_job(r.run_dir))
+        bindings = found or bindings
+        parameters = htmlreport.parameter_rows(v.parameters) or parameters
+        resources = tuple(sorted(v.resources.items()))
+        metric_rows = htmlreport.metric_rows(v.values)
+        charts = tuple(
+            Chart(c.chart.name, f"{base}/charts/{i}.png") for i, c in enumerate(v.metrics.charts)
+        )
+        problems = tuple(p.render() for p in v.metrics.problems)
+        usage_rows = htmlreport.usage_rows(v.usage)
+        usage_charts = tuple(
+            Chart(f"usage {u.replica}", f"{base}/usage/{quote(u.replica, safe='')}.png")
+            for u in v.usage
+        )
+        idle = tuple(w.render() for w in v.idle)
+        from trainstack.metrics import cost
+
+        try:
+            cost_text = cost.summary(r, None, project)
+        except UserError as err:
+            notes.append("cost: " + err.render())
+    else:
+        live_status = live(home, r)
+    outcome = list(htmlreport.outcome_rows(r, cost_text))
+    outcome[1] = ("status", str(status))
+    outcome.extend(
+        [
+            ("kind", str(r.kind)),
+            ("job type", r.job_type or "-"),
+            ("created", when(r.created_at)),
+            ("started", when(r.started_at)),
+            ("finished", when(r.finished_at)),
+            ("created by", r.created_by or "-"),
+        ]
+    )
+    if r.spec_path:
+        outcome.append(("spec", r.spec_path))
+    return RunPage(
+        title=f"run {r.id}",
+        run_id=r.id,
+        status=str(status),
+        description=description,
+        outcome=tuple(outcome),
+        tags=tuple(f"{k}={v}" for k, v in sorted(r.tags.items())),
+        parameters=parameters,
+        resources=resources,
+        bindings=bindings,
+        recovery=tuple(htmlreport.recovery_row(h) for h in history),
+        marks=htmlreport.marks(r, history),
+        metric_rows=metric_rows,
+        charts=charts,
+        problems=problems,
+        usage_rows=usage_rows,
+        usage_charts=usage_charts,
+        idle=idle,
+        notes=tuple(notes),
+        logs=_log_panel(
+            home, r, args.get("replica", ""), args.get("search", "").strip(), running, live_status
+        ),
+        live=live_status,
+        compare_href=url("/compare", {"run": [r.id]}),
+    )
