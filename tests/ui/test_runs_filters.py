@@ -132,7 +132,9 @@ def test_a_deployed_run_shows_its_job_as_status_reads_it(
     monkeypatch.setattr(
         service, "live", lambda found, record=True: recorded.append(record) or state
     )
-    monkeypatch.setattr(service, "logs", lambda found, **k: k["write"](b"epoch 1 <b>loss</b>\n"))
+    from trainstack.deploy import logs
+
+    monkeypatch.setattr(logs, "show", lambda found, **k: k["write"](b"epoch 1 <b>loss</b>\n"))
     deployed._CACHE.clear()
     html = client.get(f"/runs/{_id(client, 'job-007')}").get_data(as_text=True)
     assert "PyTorchJob nlp/job-007: running" in html and "job-007-worker-0" in html

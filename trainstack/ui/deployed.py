@@ -131,8 +131,9 @@ def _note(err: UserError) -> str:
 
 
 def pod_log(home: Path, record: RunRecord, replica: str) -> PodLog:
-    """The last lines of one replica's pod log, as `trainstack logs --tail` reads it."""
-    from trainstack.deploy import service
+    """The last lines of one replica's log, as `trainstack logs --tail` reads it: its pod's
+    while the pods exist, the artifact store's after (OSS with credentials in the environment)."""
+    from trainstack.deploy import logs, service
 
     role, _, index = replica.rpartition("-")
     if not role or not index.isdigit():
@@ -141,7 +142,7 @@ def pod_log(home: Path, record: RunRecord, replica: str) -> PodLog:
     write: Callable[[bytes], None] = out.extend
     try:
         found = service.locate(record.name, _env(record), team=_team(record), home=home)
-        service.logs(found, role=role, index=int(index), follow=False, tail=LOG_TAIL, write=write)
+        logs.show(found, role=role, index=int(index), follow=False, tail=LOG_TAIL, write=write)
     except UserError as err:
         return PodLog((), "pod logs unavailable: " + err.render())
     text = out.decode("utf-8", errors="replace")
