@@ -97,8 +97,8 @@ def main() -> None:
     parser.add_argument("--env", default="local")  # bindings are nas:// and pvc://: any env
     args = parser.parse_args()
 
+    from trainstack.envfile import find_project
     from trainstack.infra.run.options import render_options
-    from trainstack.plan.envfile import find_project
     from trainstack.plan.service import plan_run, platform_outputs
     from trainstack.render import render_run
     from trainstack.spec import load_run

@@ -155,7 +155,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def use_env(self, env: str, **overrides: str) -> dict[str, str]:
         """Configure a shipped environment as Pulumi would pass it, set up for `pulumi up`
         (the READY steps done; registryPassword a secret)."""
-        from trainstack.plan.envfile import find_project, read_env
+        from trainstack.envfile import find_project, read_env
 
         cfg = read_env(find_project(REPO), env)
         values = {**cfg.values, **READY.get(env, {}), **overrides}

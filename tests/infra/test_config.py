@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from trainstack.envfile import find_project, read_env
 from trainstack.errors import ConfigError
 from trainstack.infra.platform.config import PlatformConfig
 from trainstack.infra.platform.config import load as load_config
-from trainstack.plan.envfile import find_project, read_env
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT: dict[str, Path] = {}

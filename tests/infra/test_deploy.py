@@ -485,7 +485,7 @@ def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
 
 
 def test_rendered_for_the_platform_namespace(home: Path) -> None:
-    from trainstack.deploy.service import render
+    from trainstack.infra.run.rendered import render
     from trainstack.spec import load_run
 
     manifests = render(load_run(RUN_FILE), PLATFORM_OUTPUTS, "local")

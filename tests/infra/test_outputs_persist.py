@@ -32,7 +32,7 @@ ACK = {
 
 
 def rendered(path: Path, outputs: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
-    from trainstack.deploy.service import for_platform
+    from trainstack.infra.run.rendered import for_platform
     from trainstack.spec import load_run
 
     return for_platform(load_run(path), outputs, "local")
@@ -140,8 +140,8 @@ def pvc_run(tmp_path: Path) -> Path:
 def test_render_env_renders_as_plan_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from trainstack.deploy.service import render
-    from trainstack.plan.envfile import find_project
+    from trainstack.envfile import find_project
+    from trainstack.infra.run.rendered import render
     from trainstack.plan.service import platform_outputs
     from trainstack.spec import load_run
 

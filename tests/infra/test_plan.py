@@ -155,11 +155,14 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
         "trainstack-runs",
         "local.vision.mnist-baseline-01",
     )
+    from trainstack.infra.logplace import log_place
     from trainstack.infra.run.artifacts import place
 
     # Rendered for what Pulumi.local.yaml's platform provides: team vision's namespace, a local
     # cluster, the platform's pull secret, OSS AccessKey Secret and endpoint, and $METRICS
-    # persisted in the platform's artifact claim under <team>/<run>/_metrics/.
+    # persisted in the platform's artifact claim under <team>/<run>/_metrics/, the replicas' logs
+    # shipped beside them under <team>/<run>/logs/.
+    store = "pvc://trainstack-artifacts/"
     expected = render_run(
         load_run(REPO / RUN_FILE),
         options=RenderOptions(
@@ -168,7 +171,8 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
             pull_secret="trainstack-registry",
             oss_secret="trainstack-oss",
             oss_endpoint="oss-cn-beijing.aliyuncs.com",
-            metrics=place("pvc://trainstack-artifacts/", "vision", "mnist-baseline-01", "_metrics"),
+            metrics=place(store, "vision", "mnist-baseline-01", "_metrics"),
+            logs=log_place(store, "vision", "mnist-baseline-01", keep=False),
         ),
     )
     created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
@@ -192,8 +196,11 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
 def test_plan_run_for_ack_uses_the_cloud_platform(in_repo: None) -> None:
     doc = plan_json(RUN_FILE, "--env", "ack-dev")
     volumes = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:PersistentVolume"]
-    # train, model, checkpoints, and $METRICS in the platform's artifacts bucket.
-    assert len(volumes) == 4
+    # train, model, checkpoints, $METRICS and the replicas' logs in the platform's artifacts
+    # bucket (the logs under the team's expiring prefix: infra/logplace.py)
+    assert len(volumes) == 5
+    paths = {v["inputs"]["spec"]["csi"]["volumeAttributes"]["path"] for v in volumes}
+    assert "/vision/_logs/mnist-baseline-01" in paths
     for volume in volumes:
         csi = volume["inputs"]["spec"]["csi"]
         attributes = csi["volumeAttributes"]
@@ -237,9 +244,9 @@ def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: P
 
 def test_the_access_key_values_never_reach_a_plan() -> None:
     """The plan engine given the real values (not the file's placeholders) masks them all."""
+    from trainstack.envfile import find_project, read_env
     from trainstack.infra.platform.program import build, load_stack_config
     from trainstack.plan.engine import run_program
-    from trainstack.plan.envfile import find_project, read_env
 
     key_id, key_secret = "LTAI5tOssKeyIdForTests", "0ssK3ySecretForTests0nly"
     oss = {

@@ -243,9 +243,9 @@ def test_kubedl_crds_come_from_the_locked_folder_each_its_own_resource(in_repo: 
 
 
 def test_pulumi_up_refuses_unmirrored_crds_and_names_the_command() -> None:
+    from trainstack.envfile import find_project, read_env
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
-    from trainstack.plan.envfile import find_project, read_env
 
     cfg = read_env(find_project(REPO), "local")
     values = {**cfg.values, "trainstack:registryPassword": "x"}
@@ -320,9 +320,9 @@ def test_kubedl_mirror_never_writes_through_a_link(tmp_path: Path, kubedl_root: 
 def test_kubedl_image_on_ack_is_a_digest_outside_docker_hub(
     image: str, needle: str, kubedl_root: Path, ready: dict[str, dict[str, str]]
 ) -> None:
+    from trainstack.envfile import find_project, read_env
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
-    from trainstack.plan.envfile import find_project, read_env
 
     cfg = read_env(find_project(REPO), "ack-dev")
     values = {**cfg.values, **ready["ack-dev"], "kubedl:image": image}
@@ -344,8 +344,8 @@ def test_a_first_run_without_the_image_installs_kubedl_but_not_its_controller(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from trainstack.envfile import find_project, read_env
     from trainstack.infra.platform.config import load
-    from trainstack.plan.envfile import find_project, read_env
 
     cfg = read_env(find_project(REPO), "ack-dev")
     values = {**cfg.values, **ready["ack-dev"]}
@@ -705,9 +705,9 @@ def test_pulumi_install_installs_trainstack() -> None:
 
 
 def test_no_placeholder_ciphertext_and_a_first_run_gets_the_programs_message(in_repo: None) -> None:
+    from trainstack.envfile import find_project, read_env
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
-    from trainstack.plan.envfile import find_project, read_env
 
     for env in ("local", "ack-dev"):
         assert "secure:" not in (REPO / f"Pulumi.{env}.yaml").read_text()
@@ -723,9 +723,9 @@ def test_no_placeholder_ciphertext_and_a_first_run_gets_the_programs_message(in_
 
 
 def test_cluster_name_is_a_known_key(kubedl_root: Path, ready: dict[str, dict[str, str]]) -> None:
+    from trainstack.envfile import find_project, read_env
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
-    from trainstack.plan.envfile import find_project, read_env
 
     cfg = read_env(find_project(REPO), "local")
     values = {**cfg.values, **ready["local"], "trainstack:clusterName": "mine"}
@@ -817,9 +817,9 @@ def test_an_existing_artifact_claim_is_used_not_created(
 def test_each_set_up_step_is_refused_by_pulumi_up_and_listed_by_the_plan(
     key: str, needle: str, kubedl_root: Path, ready: dict[str, dict[str, str]]
 ) -> None:
+    from trainstack.envfile import find_project, read_env
     from trainstack.errors import ConfigError
     from trainstack.infra.platform.config import load
-    from trainstack.plan.envfile import find_project, read_env
 
     cfg = read_env(find_project(REPO), "ack-dev")
     values = {**cfg.values, **ready["ack-dev"]}

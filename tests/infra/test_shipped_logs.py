@@ -48,7 +48,7 @@ def test_render_for_an_environment_ships_each_replicas_log_to_the_store() -> Non
 
 
 def _oss_paths(run: Run) -> set[str]:
-    from trainstack.deploy.service import for_platform
+    from trainstack.infra.run.rendered import for_platform
 
     _, manifests = for_platform(run, ACK, "ack-dev")
     return {
@@ -88,7 +88,7 @@ def test_an_unbound_output_named_logs_is_refused_where_the_logs_go() -> None:
         for c in run.component.outputs
     )
     run = dataclasses.replace(run, component=dataclasses.replace(run.component, outputs=outputs))
-    from trainstack.deploy.service import for_platform
+    from trainstack.infra.run.rendered import for_platform
 
     with pytest.raises(ConfigError) as caught:
         for_platform(run, KUBECONFIG_MODE, "local")

@@ -182,8 +182,8 @@ def crossguard(resources: list[Any], ctx: Context, project: str) -> set[tuple[st
 
 
 def test_crossguard_and_the_offline_check_report_the_same_violations(runs: dict[str, Path]) -> None:
+    from trainstack.envfile import find_project
     from trainstack.plan import service
-    from trainstack.plan.envfile import find_project
     from trainstack.policy.check import check_plan, context_for
 
     outputs, _ = service.platform_outputs(find_project(REPO), "ack-dev")

@@ -1,4 +1,4 @@
-"""One "did you mean" helper (issue 14, item 17): trainstack.spec.suggest finds and words every
+"""One "did you mean" helper (issue 14, item 17): trainstack.suggest finds and words every
 suggestion; no other module calls difflib or spells the sentence itself."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from trainstack import suggest
 from trainstack.infra.configread import did_you_mean as config_hint
-from trainstack.spec import suggest
 
-PACKAGE = Path(suggest.__file__).resolve().parents[1]
+PACKAGE = Path(suggest.__file__).resolve().parent  # trainstack/
 HELPER = Path(suggest.__file__).resolve()
 OWN_WORDING = re.compile(r"get_close_matches|[\"'][^\"'#]*did you mean", re.IGNORECASE)
 
@@ -22,7 +22,7 @@ def test_no_module_but_the_helper_finds_or_words_a_suggestion() -> None:
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
         if OWN_WORDING.search(line)
     ]
-    assert not found, "use trainstack.spec.suggest:\n" + "\n".join(found)
+    assert not found, "use trainstack.suggest:\n" + "\n".join(found)
 
 
 def test_every_layer_gets_the_same_suggestion() -> None:

@@ -56,7 +56,7 @@ def changed(
 
     if env is not None:
         # A mistyped environment would list nothing, and CI would quietly deploy nothing.
-        from trainstack.plan.envfile import find_project, read_env
+        from trainstack.envfile import find_project, read_env
 
         read_env(find_project(project), env)
 

@@ -65,8 +65,8 @@ def env(
     """Print the environment of one replica of RUN_FILE, as it would run on the cluster."""
     run = load_run(run_file, components_dir=components_dir)
     if environment is not None:
+        from trainstack.envfile import find_project
         from trainstack.infra.run.options import for_environment
-        from trainstack.plan.envfile import find_project
         from trainstack.plan.service import platform_outputs
 
         if namespace is not None:

@@ -55,7 +55,7 @@ class LazyGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in VERBS:
-            from trainstack.spec.suggest import did_you_mean
+            from trainstack.suggest import did_you_mean
 
             ctx.fail(f"no such command {name!r}.{did_you_mean(name, VERBS)}")
         return super().resolve_command(ctx, args)

@@ -42,7 +42,7 @@ class KubeName(click.ParamType[str]):
         guess = re.sub(keep, "-", text.lower()).strip("-.")[: self.limit].strip("-.")
         # here, not at the top: importing trainstack.spec loads the spec loader, which verbs
         # that only define this option should not pay for at start-up
-        from trainstack.spec.suggest import did_you_mean
+        from trainstack.suggest import did_you_mean
 
         valid = [guess] if guess and self.pattern.fullmatch(guess) else []
         hint = did_you_mean(text, valid)

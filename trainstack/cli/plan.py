@@ -20,8 +20,8 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
     Sweep file plans the run stacks of the sweep's first batch of trials."""
     from rich.console import Console
 
+    from trainstack.envfile import find_project
     from trainstack.plan import service
-    from trainstack.plan.envfile import find_project
     from trainstack.plan.report import console_width, plan_json, print_plan
     from trainstack.policy.check import check_plan
     from trainstack.policy.report import text

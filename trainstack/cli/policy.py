@@ -48,7 +48,7 @@ def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> N
 def context(env: str, project: Path | None) -> None:
     """Print ENV's policy context as JSON: what the CrossGuard pack reads from
     $TRAINSTACK_POLICY_CONTEXT (the platform's outputs, planned offline, and the teams)."""
-    from trainstack.plan.envfile import find_project
+    from trainstack.envfile import find_project
     from trainstack.plan.service import platform_outputs
     from trainstack.policy.check import context_for
 

@@ -26,8 +26,8 @@ from trainstack.kubedl import (
     reserved_env,
 )
 from trainstack.spec.model import Run
-from trainstack.spec.suggest import did_you_mean
 from trainstack.spec.values import env_name
+from trainstack.suggest import did_you_mean
 
 # Every replica's role and index (docs/contract.md), so code can pick one replica of a role
 # whatever the kind's RANK means (XGBoost's master-0 and worker-0 are both RANK 0).

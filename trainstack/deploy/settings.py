@@ -23,10 +23,11 @@ from pathlib import Path
 
 from trainstack.envnames import BACKEND_ENV as BACKEND_ENV
 from trainstack.errors import ConfigError
-from trainstack.infra import names
+from trainstack.infra.names import PLATFORM_STACK_ENV as PLATFORM_STACK_ENV
+from trainstack.infra.names import platform_stack_name as platform_stack_name
+from trainstack.infra.names import run_stack_name as run_stack_name
 from trainstack.registry.home import state_home
 
-PLATFORM_STACK_ENV = "TRAINSTACK_PLATFORM_STACK"  # a template; {env} is replaced
 PASSPHRASE_ENV = "PULUMI_CONFIG_PASSPHRASE"
 PASSPHRASE_FILE = "pulumi-passphrase"
 
@@ -157,20 +158,7 @@ def passphrase_mismatch(
     )
 
 
-def run_stack_name(env: str, namespace: str, run: str) -> str:
-    """One stack per (environment, team namespace, run): ``<env>.<namespace>.<run>``. Two teams
-    may name a run alike; each gets its own stack (a stack name allows letters, digits, ``-``,
-    ``_`` and ``.``; a namespace is a DNS label, a run name [A-Za-z0-9_-])."""
-    return f"{env}.{namespace}.{run}"
-
-
 def legacy_run_stack_name(env: str, run: str) -> str:
     """What run stacks were named before the namespace was part of the name (issue 19): such a
     stack is still deployed onto by the run of the namespace its tags name (docs/deploy.md)."""
     return f"{env}.{run}"
-
-
-def platform_stack_name(env: str) -> str:
-    """The platform stack a run of ``env`` references (same backend as the run stacks)."""
-    template = os.environ.get(PLATFORM_STACK_ENV, f"organization/{names.PLATFORM_PROJECT}/{{env}}")
-    return template.format(env=env)

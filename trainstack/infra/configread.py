@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from trainstack.errors import ConfigError
-from trainstack.spec.suggest import hint
+from trainstack.suggest import hint
 
 REQUIRED: Any = object()
 """Default meaning 'the key must be set'."""
@@ -40,7 +40,7 @@ def split_namespace(values: Mapping[str, Any], namespace: str) -> dict[str, Any]
 
 
 def did_you_mean(word: str, options: Iterable[str]) -> str | None:
-    """A hint for a config key or value almost right (trainstack.spec.suggest, the one helper)."""
+    """A hint for a config key or value almost right (trainstack.suggest, the one helper)."""
     return hint(word, options)
 
 

@@ -19,14 +19,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack.infra.headroom import NODE_HEADROOM
 from trainstack.infra.platform.config import PlatformConfig, Team, load
 from trainstack.infra.platform.config_ack import PoolConfig
-from trainstack.policy.model import NODE_HEADROOM
 from trainstack.spec.model import Run
 from trainstack.spec.values import quantity
 
 GIB = 1024**3
-HEADROOM = NODE_HEADROOM  # the pod-fits-node-pool policy rule's figure: one source
+HEADROOM = NODE_HEADROOM
 
 
 @dataclass(frozen=True)
@@ -281,7 +281,7 @@ def team_of(run: Run, cfg: PlatformConfig) -> Team | None:
 def load_environment(root: Path, env: str) -> PlatformConfig:
     """``Pulumi.<env>.yaml`` of the platform project at ``root``, checked as ``trainstack plan``
     checks it (offline: set-up steps still pending are no error)."""
-    from trainstack.plan.envfile import find_project, read_env
+    from trainstack.envfile import find_project, read_env
 
     project = find_project(root)
     config = read_env(project, env)

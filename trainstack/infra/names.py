@@ -7,6 +7,8 @@ Changing a name here is a breaking change for every deployed run.
 
 from __future__ import annotations
 
+import os
+
 PLATFORM_PROJECT = "trainstack"
 """The platform's Pulumi project name; also the namespace of its config keys."""
 
@@ -119,3 +121,20 @@ def pv_name(namespace: str, rest: str) -> str:
         if not label or len(label) > MAX_DNS_LABEL or PV_NAMESPACE_SEPARATOR in label:
             raise ValueError(f"{what} {label!r} is not a DNS label")
     return f"{namespace}{PV_NAMESPACE_SEPARATOR}{rest}"
+
+
+# Stack names: what plan and deploy call the platform and run stacks.
+PLATFORM_STACK_ENV = "TRAINSTACK_PLATFORM_STACK"  # a template; {env} is replaced
+
+
+def run_stack_name(env: str, namespace: str, run: str) -> str:
+    """One stack per (environment, team namespace, run): ``<env>.<namespace>.<run>``. Two teams
+    may name a run alike; each gets its own stack (a stack name allows letters, digits, ``-``,
+    ``_`` and ``.``; a namespace is a DNS label, a run name [A-Za-z0-9_-])."""
+    return f"{env}.{namespace}.{run}"
+
+
+def platform_stack_name(env: str) -> str:
+    """The platform stack a run of ``env`` references (same backend as the run stacks)."""
+    template = os.environ.get(PLATFORM_STACK_ENV, f"organization/{PLATFORM_PROJECT}/{{env}}")
+    return template.format(env=env)

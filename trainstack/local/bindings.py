@@ -15,7 +15,7 @@ from pathlib import Path
 from trainstack.errors import UserError
 from trainstack.spec import values
 from trainstack.spec.model import Binding, FrozenMap, Run
-from trainstack.spec.suggest import did_you_mean
+from trainstack.suggest import did_you_mean
 
 
 class LocalBindingError(UserError):

@@ -26,6 +26,8 @@ from pathlib import Path
 
 from trainstack.errors import ConfigError
 from trainstack.launcher import logship
+from trainstack.logfiles import chain as chain
+from trainstack.logfiles import rotation as rotation
 from trainstack.regularfile import OutsideRootError, dir_within, open_for_writing
 
 MAX_BYTES_ENV = "TRAINSTACK_LOG_MAX_BYTES"
@@ -60,20 +62,6 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
             hint=f"for example {name}={default}",
         )
     return int(raw)
-
-
-def rotation(path: Path, n: int) -> Path:
-    return path.with_name(f"{path.name}.{n}")
-
-
-def chain(path: Path) -> list[Path]:
-    """A log and its kept rotations that exist, oldest first (the order to read them in)."""
-    older: list[Path] = []
-    n = 1
-    while (candidate := rotation(path, n)).is_file():
-        older.append(candidate)
-        n += 1
-    return [*reversed(older), *([path] if path.is_file() else [])]
 
 
 def rotate(path: Path, limits: LogLimits, root: Path | None = None) -> bool:

@@ -21,17 +21,20 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.local.launch import ReplicaLaunch
-from trainstack.regularfile import OutsideRootError, open_for_writing
 
-PROCESS_TAG_ENV = "TRAINSTACK_PROCESS_TAG"
-# Per replica: what a pod's deletion kills is every process of that replica, including those
-# that left its process group (torchrun starts its workers in sessions of their own).
-REPLICA_TAG_ENV = "TRAINSTACK_REPLICA_TAG"
+# The tags and the scans that find tagged processes live in trainstack.proctags (the registry
+# uses them too); the supervisor and runner reach them through here.
+from trainstack.proctags import PROCESS_TAG_ENV as PROCESS_TAG_ENV
+from trainstack.proctags import REPLICA_TAG_ENV as REPLICA_TAG_ENV
+from trainstack.proctags import all_pids, is_zombie
+from trainstack.proctags import kill_tagged as kill_tagged
+from trainstack.proctags import tagged_pids as tagged_pids
+from trainstack.proctags import tags_in_use as tags_in_use
+from trainstack.regularfile import OutsideRootError, open_for_writing
 
 
 @dataclass
@@ -138,7 +141,7 @@ def reap_adopted(keep: set[int]) -> None:
 def descendants(root: int, exclude: set[int] | None = None) -> list[int]:
     """Live descendants of `root` (Linux: /proc), without the subtrees rooted at `exclude`."""
     children: dict[int, list[int]] = {}
-    for pid in _all_pids():
+    for pid in all_pids():
         ppid = _parent(pid)
         if ppid is not None:
             children.setdefault(ppid, []).append(pid)
@@ -147,7 +150,7 @@ def descendants(root: int, exclude: set[int] | None = None) -> list[int]:
     todo = [p for p in children.get(root, []) if p not in skip]
     while todo:
         pid = todo.pop()
-        if not _is_zombie(pid):
+        if not is_zombie(pid):
             found.append(pid)
         todo.extend(p for p in children.get(pid, []) if p not in skip)
     return found
@@ -176,8 +179,8 @@ def kill_adopted(exclude: set[int], settle_seconds: float = 5.0) -> int:
 
 
 def _reap_adopted(me: int, exclude: set[int]) -> None:
-    for pid in _all_pids():
-        if pid not in exclude and _parent(pid) == me and _is_zombie(pid):
+    for pid in all_pids():
+        if pid not in exclude and _parent(pid) == me and is_zombie(pid):
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
 
@@ -208,66 +211,3 @@ def signal_group(pgid: int, sig: int) -> bool:
 
 def group_alive(pgid: int) -> bool:
     return signal_group(pgid, 0)
-
-
-def tagged_pids(tag: str, name: str = PROCESS_TAG_ENV) -> list[int]:
-    """Live processes of this user whose environment carries `name`=`tag` (Linux: /proc)."""
-    needle = f"{name}={tag}".encode()
-    found = []
-    for pid in _all_pids():
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
-            continue  # gone, or not ours
-        if needle in environ.split(b"\0") and not _is_zombie(pid):
-            found.append(pid)
-    return found
-
-
-def tags_in_use(name: str = PROCESS_TAG_ENV) -> set[str]:
-    """Every value of `name` that a live process of this user carries (one pass over /proc):
-    which runs still have processes, found without a scan per run."""
-    prefix = f"{name}=".encode()
-    found: set[str] = set()
-    for pid in _all_pids():
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
-            continue
-        for entry in environ.split(b"\0"):
-            if entry.startswith(prefix) and not _is_zombie(pid):
-                found.add(entry[len(prefix) :].decode("utf-8", "replace"))
-    return found
-
-
-def kill_tagged(tag: str, settle_seconds: float = 5.0, name: str = PROCESS_TAG_ENV) -> int:
-    """SIGKILL every process that still carries `tag`, until none is left; returns how many
-    were signalled. Rescanning catches a process forked while the sweep ran, and waiting lets
-    the kills land: SIGKILL is delivered asynchronously."""
-    count = 0
-    deadline = time.monotonic() + settle_seconds
-    while True:
-        found = tagged_pids(tag, name)
-        if not found or time.monotonic() > deadline:
-            return count
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                count += 1
-        time.sleep(0.01)
-
-
-def _all_pids() -> Iterator[int]:
-    with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                yield int(entry.name)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    # The state follows the parenthesised command name, which may itself contain ") ".
-    return stat[stat.rfind(")") + 2 :].startswith("Z")

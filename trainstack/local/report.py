@@ -13,9 +13,10 @@ from trainstack import boundedjson, recovery
 from trainstack.contract import layout as tree
 from trainstack.errors import UserError
 from trainstack.excerpt import printable
-from trainstack.local.logcap import chain
+from trainstack.humanize import human_bytes, human_seconds
 from trainstack.local.sandbox import Layout, tree_size
 from trainstack.local.usage import UsageSummary, summarize
+from trainstack.logfiles import chain
 from trainstack.registry.model import Restart, RunRecord, RunStatus
 from trainstack.regularfile import read_within
 
@@ -274,25 +275,6 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "restarts": [{**asdict(h), "replica": h.key} for h in d.history],
         "cost": d.cost,
     }
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} TB"
-
-
-def human_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 60:
-        return f"{s:.1f}s"
-    minutes, sec = divmod(int(s), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{sec:02d}s" if hours else f"{minutes}m{sec:02d}s"
 
 
 def _when(t: float) -> str:

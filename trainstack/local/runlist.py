@@ -10,7 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from trainstack.local.report import human_seconds
+from trainstack.humanize import human_seconds
 from trainstack.registry.model import RunRecord
 from trainstack.texttable import aligned
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from trainstack.errors import UserError
-from trainstack.local.report import human_seconds
+from trainstack.humanize import human_seconds
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.table import aligned, value_text
 from trainstack.metrics.values import find, require

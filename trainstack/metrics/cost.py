@@ -133,7 +133,7 @@ def rates_for(project: Path | None, env: str | None, *, strict: bool = True) -> 
     `strict` (an environment guessed from a tag): no project or no such environment is None."""
     if not env:
         return None
-    from trainstack.plan.envfile import find_project, read_env
+    from trainstack.envfile import find_project, read_env
 
     try:
         cfg = read_env(find_project(project), env)

@@ -11,7 +11,7 @@ from trainstack.metrics import export
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.series import ChartData
 from trainstack.metrics.usage import ReplicaUsage
-from trainstack.spec.suggest import did_you_mean
+from trainstack.suggest import did_you_mean
 
 USAGE_PREFIX = "usage-"
 

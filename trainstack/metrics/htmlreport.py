@@ -15,7 +15,7 @@ from pathlib import Path
 
 import jinja2
 
-from trainstack.local.report import human_bytes, human_seconds
+from trainstack.humanize import human_bytes, human_seconds
 from trainstack.metrics.draw import chart_png, usage_png
 from trainstack.metrics.runview import RunView
 from trainstack.metrics.usage import ReplicaUsage
@@ -204,7 +204,7 @@ def _uri(png: bytes) -> str:
 
 
 def _tail(path: Path, root: Path) -> LogTail:
-    from trainstack.local.logcap import chain
+    from trainstack.logfiles import chain
 
     lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
     for part in chain(path):  # kept rotations first, so a log just rotated still has its tail

@@ -26,7 +26,7 @@ from trainstack import boundedjson
 from trainstack.errors import Diagnostic
 from trainstack.excerpt import excerpt
 from trainstack.regularfile import describe, read_within
-from trainstack.spec.suggest import did_you_mean
+from trainstack.suggest import did_you_mean
 
 META_FILE = "metrics.json"
 MAX_CHARTS = 6

@@ -19,7 +19,7 @@ import numpy as np
 from trainstack.errors import UserError
 from trainstack.metrics.series import ChartData, Metrics
 from trainstack.metrics.spec import Axis
-from trainstack.spec.suggest import did_you_mean
+from trainstack.suggest import did_you_mean
 
 _LOWER_IS_BETTER = re.compile(
     r"(?i)(loss|err|mse|mae|rmse|perplexity|ppl|wer|cer|time|latency|seconds|duration)"

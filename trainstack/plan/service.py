@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack.plan.envfile import SECRET_PLACEHOLDER, Project, find_project, read_env
+from trainstack.envfile import SECRET_PLACEHOLDER, Project, find_project, read_env
 
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
@@ -48,10 +48,10 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     The platform stack is answered by the platform's own offline plan for ENV, so the run is
     planned against the namespaces, classes and secrets that environment would really have.
     """
-    from trainstack.deploy.service import render
-    from trainstack.deploy.settings import platform_stack_name, run_stack_name
     from trainstack.infra import names
+    from trainstack.infra.names import platform_stack_name, run_stack_name
     from trainstack.infra.run.program import build_run, is_job
+    from trainstack.infra.run.rendered import render
     from trainstack.plan.engine import run_program
     from trainstack.spec import load_run
 

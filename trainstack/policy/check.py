@@ -83,8 +83,8 @@ def env_settings(
 ) -> tuple[Mapping[str, Any], tuple[RuleSetting, ...]]:
     """ENV's config and rule settings. ``required=False`` (deploy, which reads the platform's
     live outputs and may run outside the project): no project means the rules' defaults."""
+    from trainstack.envfile import find_project, read_env
     from trainstack.errors import NotFoundError
-    from trainstack.plan.envfile import find_project, read_env
 
     try:
         project = find_project(project_start)
@@ -116,8 +116,8 @@ def check_plan(
 
 def check_run(run_file: Path, env: str, project_start: Path | None = None) -> Report:
     """``trainstack plan RUN --env ENV``, then the rules over what it registers."""
+    from trainstack.envfile import find_project
     from trainstack.plan import service
-    from trainstack.plan.envfile import find_project
 
     plan = service.plan_run(run_file, env, project_start)
     outputs, _ = service.platform_outputs(find_project(project_start), env)

@@ -97,7 +97,7 @@ def env_values_from(project_root: Path, env: str | None) -> dict[str, Any]:
     it; {} (the rules' defaults) when no environment is named."""
     if not env:
         return {}
-    from trainstack.plan.envfile import find_project, read_env
+    from trainstack.envfile import find_project, read_env
 
     values = read_env(find_project(project_root), env).values
     return {k: v for k, v in values.items() if k.startswith("policy:")}

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from trainstack.infra.headroom import NODE_HEADROOM as _HEADROOM
+
 
 class Level(enum.Enum):
     """CrossGuard's enforcement levels (``pulumi_policy.EnforcementLevel`` values)."""
@@ -58,10 +60,8 @@ class TeamQuota:
     pods: int | None = None  # the quota's `pods`, when the team sets one
 
 
-NODE_HEADROOM = 0.15
-"""The share of a node's vCPUs and memory a run's pod may not ask for (the kubelet's reservation
-and every node's DaemonSets take it): the one figure the pod-fits-node-pool rule and
-infra/fit.py both use."""
+# The fit check's figure (trainstack.infra.headroom): one source.
+NODE_HEADROOM = _HEADROOM
 
 
 @dataclass(frozen=True)

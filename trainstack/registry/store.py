@@ -413,7 +413,7 @@ class Registry:
         # sidecar's sweep of a run it already recorded interrupted: what still carries the tag
         # of a run whose runner is dead is a leftover replica (the supervisor tags processes
         # with the run id), whatever status the run was given (issue 20 item 9).
-        from trainstack.local.procgroup import kill_tagged, tags_in_use
+        from trainstack.proctags import kill_tagged, tags_in_use
 
         for run_id in [*dead, *self._orphaned_tags(tags_in_use(), set(dead))]:
             kill_tagged(run_id)
@@ -477,7 +477,7 @@ class Registry:
                 )
             row = rows[0] if rows else None
         if row is None:
-            from trainstack.spec.suggest import did_you_mean
+            from trainstack.suggest import did_you_mean
 
             names = [r[0] for r in conn.execute("SELECT DISTINCT name FROM runs")]
             raise NotFoundError(

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack import suggest
 from trainstack.envnames import COMPONENTS_ENV as COMPONENTS_ENV
 from trainstack.errors import Diagnostic, SpecError
-from trainstack.spec import normalize, structure, suggest
+from trainstack.spec import normalize, structure
 from trainstack.spec.model import Component, Run
 from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules import component as component_rules

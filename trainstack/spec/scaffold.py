@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from trainstack import suggest
 from trainstack.errors import UserError
 from trainstack.kubedl import job_kind
-from trainstack.spec import suggest
 from trainstack.spec.model import JobType
 from trainstack.spec.schema import COMPONENT_NAME
 
@@ -93,7 +93,7 @@ def scaffold_image(upstream: str, registry: str | None) -> tuple[str, str]:
 def platform_registry(start: Path) -> str | None:
     """The registry of the platform project's ``local`` environment, found from ``start``; None
     without a project or one that names none. Never an error: ``init`` works anywhere."""
-    from trainstack.plan.envfile import find_project, read_env
+    from trainstack.envfile import find_project, read_env
 
     for where in (start, None):  # the folder written into, else $TRAINSTACK_PROJECT or cwd
         try:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from trainstack import suggest
 from trainstack.errors import Diagnostic
-from trainstack.spec import fastcheck, suggest
+from trainstack.spec import fastcheck
 from trainstack.spec.schema import INT64_MAX, INT64_MIN, SCHEMAS
 from trainstack.spec.values import looks_secret
 from trainstack.spec.yamlsource import SourceDoc

@@ -210,7 +210,7 @@ class _Loop:
         return any(t.state is OptunaState.COMPLETE for t in self.study.get_trials(deepcopy=False))
 
     def _stop_for_objective(self, a: _Active, known: tuple[str, ...]) -> None:
-        from trainstack.spec.suggest import hint
+        from trainstack.suggest import hint
 
         metric = self.sweep.objective.metric
         self.wrong_objective = UserError(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import NotFoundError, UserError
-from trainstack.spec.suggest import did_you_mean
+from trainstack.suggest import did_you_mean
 from trainstack.sweep import study as studies
 from trainstack.sweep.engine import rows
 from trainstack.sweep.model import Goal

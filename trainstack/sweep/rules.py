@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainstack import suggest
 from trainstack.errors import Diagnostic
-from trainstack.spec import suggest
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, is_number, section

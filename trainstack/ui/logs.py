@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import NotFoundError, UserError
-from trainstack.local.logcap import chain
+from trainstack.logfiles import chain
 from trainstack.registry.model import RunRecord
 from trainstack.regularfile import describe, open_within
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from trainstack.errors import UserError
-from trainstack.local.report import human_seconds
+from trainstack.humanize import human_seconds
 from trainstack.metrics.values import find, number
 from trainstack.registry.model import RunKind, RunRecord, RunStatus
 from trainstack.registry.owner import current_user

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from trainstack.errors import UserError
-from trainstack.local.report import human_bytes
+from trainstack.humanize import human_bytes
 from trainstack.metrics import htmlreport
 from trainstack.metrics.htmlreport import Mark
 from trainstack.registry.model import Restart, RunKind, RunRecord

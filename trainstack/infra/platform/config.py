@@ -530,7 +530,7 @@ def _kubedl(sec: Section, ack: bool, root: Path | None, pending: Pending) -> Kub
 
 
 def _project_root() -> Path:
-    from trainstack.plan.envfile import find_project
+    from trainstack.envfile import find_project
 
     return find_project().root
 

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from trainstack import suggest
 from trainstack.codetree import CodeTreeError, code_files, inside
 from trainstack.errors import Diagnostic
-from trainstack.spec import suggest
 from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules.raw import is_int, is_number, items, section
 from trainstack.spec.values import env_name

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainstack import suggest
 from trainstack.errors import Diagnostic
 from trainstack.kubedl import job_kind
-from trainstack.spec import suggest, values
+from trainstack.spec import values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.raw import is_int, section
 from trainstack.spec.yamlsource import SourceDoc

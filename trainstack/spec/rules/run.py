@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainstack import suggest
 from trainstack.errors import Diagnostic
 from trainstack.kubedl import KINDS, EnvScheme, is_contract_env, job_kind, reserved_env
 from trainstack.launcher import MIN_HANG_TIMEOUT_SECONDS
 from trainstack.secretnames import credential_in
-from trainstack.spec import suggest, values
+from trainstack.spec import values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import items, section

@@ -17,7 +17,7 @@ from typing import Any
 
 from trainstack.envnames import PROJECT_ENV as PROJECT_ENV
 from trainstack.errors import ConfigError, NotFoundError, SpecError
-from trainstack.infra.configread import did_you_mean
+from trainstack.suggest import hint as did_you_mean
 
 SECRET_PLACEHOLDER = "plan-secret-placeholder"
 

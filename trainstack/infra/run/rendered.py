@@ -1,0 +1,49 @@
+"""A run rendered for an environment: the run as it goes to the platform (every output given a
+persistent place in the artifact store), its manifests rendered for the cluster the platform's
+outputs describe, and where its replicas' logs go. What `deploy`, `plan RUN`, `policy check RUN`
+and `render --env` share; below all of them (deploy, plan and policy each import this, never
+each other, for it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trainstack.spec.model import Run
+
+# Where a deployed run's logs are kept, and the region of its store (deploy/logstore.py): the
+# run stack's outputs and tags.
+LOGS_OUTPUT = "logs"
+REGION_OUTPUT = "region"
+
+
+def for_platform(
+    run: Run, platform_outputs: Mapping[str, Any], env: str
+) -> tuple[Run, list[dict[str, Any]]]:
+    """The run as it goes to the platform (every output with a persistent place) and its
+    manifests, rendered for the cluster the platform outputs describe."""
+    completed, manifests, _ = placed(run, platform_outputs, env)
+    return completed, manifests
+
+
+def placed(
+    run: Run, platform_outputs: Mapping[str, Any], env: str
+) -> tuple[Run, list[dict[str, Any]], dict[str, str]]:
+    """`for_platform`, and where the replicas' logs go (the `logs` URI and the platform's
+    `region`, for reading them back after the pods: deploy/logstore.py), when it is known."""
+    from trainstack.infra.run.options import PlatformOutputs, for_environment
+    from trainstack.render import render_run
+
+    completed, options = for_environment(platform_outputs, run, env)
+    logs: dict[str, str] = {}
+    if options.logs is not None:
+        logs[LOGS_OUTPUT] = options.logs.uri
+        region = PlatformOutputs.read(platform_outputs, env).region
+        if region:
+            logs[REGION_OUTPUT] = region
+    return completed, render_run(completed, options=options), logs
+
+
+def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict[str, Any]]:
+    """The run's manifests, rendered for the cluster the platform outputs describe."""
+    return for_platform(run, platform_outputs, env)[1]

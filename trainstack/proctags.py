@@ -1,0 +1,81 @@
+"""Processes found by a tag in their environment (Linux: /proc): how a local run's replicas and
+whatever they started are found again — by the supervisor, by a runner that outlived them, and
+by the registry reaping a run whose runner died — whatever process group or session they left
+for. Below `local/` and `registry/`, which both use it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+PROCESS_TAG_ENV = "TRAINSTACK_PROCESS_TAG"
+# Per replica: what a pod's deletion kills is every process of that replica, including those
+# that left its process group (torchrun starts its workers in sessions of their own).
+REPLICA_TAG_ENV = "TRAINSTACK_REPLICA_TAG"
+
+
+def tagged_pids(tag: str, name: str = PROCESS_TAG_ENV) -> list[int]:
+    """Live processes of this user whose environment carries `name`=`tag` (Linux: /proc)."""
+    needle = f"{name}={tag}".encode()
+    found = []
+    for pid in all_pids():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue  # gone, or not ours
+        if needle in environ.split(b"\0") and not is_zombie(pid):
+            found.append(pid)
+    return found
+
+
+def tags_in_use(name: str = PROCESS_TAG_ENV) -> set[str]:
+    """Every value of `name` that a live process of this user carries (one pass over /proc):
+    which runs still have processes, found without a scan per run."""
+    prefix = f"{name}=".encode()
+    found: set[str] = set()
+    for pid in all_pids():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        for entry in environ.split(b"\0"):
+            if entry.startswith(prefix) and not is_zombie(pid):
+                found.add(entry[len(prefix) :].decode("utf-8", "replace"))
+    return found
+
+
+def kill_tagged(tag: str, settle_seconds: float = 5.0, name: str = PROCESS_TAG_ENV) -> int:
+    """SIGKILL every process that still carries `tag`, until none is left; returns how many
+    were signalled. Rescanning catches a process forked while the sweep ran, and waiting lets
+    the kills land: SIGKILL is delivered asynchronously."""
+    count = 0
+    deadline = time.monotonic() + settle_seconds
+    while True:
+        found = tagged_pids(tag, name)
+        if not found or time.monotonic() > deadline:
+            return count
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                count += 1
+        time.sleep(0.01)
+
+
+def all_pids() -> Iterator[int]:
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                yield int(entry.name)
+
+
+def is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    # The state follows the parenthesised command name, which may itself contain ") ".
+    return stat[stat.rfind(")") + 2 :].startswith("Z")
