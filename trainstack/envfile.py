@@ -114,7 +114,7 @@ def _read_yaml(path: Path) -> Any:
     """The file through the spec reader: its size, depth and node limits, no aliases (a few
     hundred bytes of nested aliases would otherwise expand to gigabytes), YAML 1.2 scalars as
     Pulumi reads them."""
-    from trainstack.spec import yamlsource
+    from trainstack import yamlsource
 
     try:
         what = "stack config files"

@@ -17,8 +17,8 @@ import pytest
 from tests.spec.clirun import trainstack
 from trainstack.envfile import find_project
 from trainstack.infra.fit import load_environment, run_misfits, team_of
-from trainstack.infra.names import ENV_TAG, PV_NAMESPACE_SEPARATOR
 from trainstack.plan.service import plan_run, platform_outputs
+from trainstack.platformnames import ENV_TAG, PV_NAMESPACE_SEPARATOR
 from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.infra.conftest import FAKE_CA
-from trainstack.infra import names
+from trainstack import platformnames as names
 
 ROLE = "kubernetes:rbac.authorization.k8s.io/v1:Role"
 CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"

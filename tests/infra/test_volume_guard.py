@@ -235,7 +235,7 @@ def test_what_the_renderer_makes_for_a_team_its_guard_admits(
 ) -> None:
     """The two halves agree: every PV the renderer makes for a team's run on ack-dev (names,
     claimRef, OSS path and role) passes that team's admission policy, as built by the platform."""
-    from trainstack.infra.run.options import for_environment
+    from trainstack.infra.run.rendered import for_environment
     from trainstack.render import render_run
     from trainstack.spec import load_run
 

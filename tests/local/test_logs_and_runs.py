@@ -10,8 +10,8 @@ import pytest
 
 from tests.clirunner import Cli
 from tests.local.helpers import wait_for, write_run
-from trainstack.cli.runs import parse_since
 from trainstack.errors import UserError
+from trainstack.humanize import parse_since
 from trainstack.local.logtail import Tail, last_lines
 
 

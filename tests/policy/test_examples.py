@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
-from trainstack.infra.names import ENV_TAG
+from trainstack.platformnames import ENV_TAG
 from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]

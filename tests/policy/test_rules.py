@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trainstack.infra.names import PLATFORM_PROJECT, RUNS_PROJECT
+from trainstack.platformnames import PLATFORM_PROJECT, RUNS_PROJECT
 from trainstack.policy.check import evaluate
 from trainstack.policy.model import Context, Level, NodePool, Resource, TeamQuota, Violation
 from trainstack.policy.rules import RULES

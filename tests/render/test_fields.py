@@ -196,6 +196,6 @@ def test_names_are_dns_1123() -> None:
     docs = render_run(load_run(SPECS / "tf.run.yaml"))
     label = r"[a-z]([-a-z0-9]*[a-z0-9])?"
     for d in docs:
-        # a PV's name is a DNS subdomain: <namespace>.<claim> (trainstack.infra.names.pv_name)
+        # a PV's name is a DNS subdomain: <namespace>.<claim> (trainstack.platformnames.pv_name)
         pattern = rf"{label}\.{label}" if d["kind"] == "PersistentVolume" else label
         assert re.fullmatch(pattern, d["metadata"]["name"])

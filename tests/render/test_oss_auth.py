@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.render.conftest import SPECS
-from trainstack.infra import names
+from trainstack import platformnames as names
 from trainstack.render import RenderError, RenderOptions, render_run
 from trainstack.render.options import DEFAULT_OSS_SECRET
 from trainstack.spec import load_run

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from trainstack.infra.names import PV_NAMESPACE_SEPARATOR, pv_name
+from trainstack.platformnames import PV_NAMESPACE_SEPARATOR, pv_name
 from trainstack.render import RenderOptions, render_run
 from trainstack.render.storage import label_value, volume_names
 from trainstack.spec import load_run

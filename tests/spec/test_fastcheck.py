@@ -16,7 +16,7 @@ from tests.spec.specfiles import INVALID, SPECS
 from trainstack.errors import SpecError
 from trainstack.spec import fastcheck
 from trainstack.spec.structure import build_validator
-from trainstack.spec.yamlsource import parse
+from trainstack.yamlsource import parse
 
 CHECKED = {kind: build_validator(kind, trusted=False) for kind in ("Component", "Run")}
 ALL_FILES = [*FIXTURES, *sorted(INVALID.rglob("*.yaml"))]

@@ -19,7 +19,7 @@ from tests.spec.specfiles import INVALID, VALID
 from trainstack.errors import SpecError
 from trainstack.spec import json_schema as js
 from trainstack.spec.structure import check
-from trainstack.spec.yamlsource import parse
+from trainstack.yamlsource import parse
 
 
 def _validator(kind: str) -> Any:

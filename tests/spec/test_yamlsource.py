@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from trainstack.spec.yamlsource import Mark, parse
+from trainstack.yamlsource import Mark, parse
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from trainstack.metrics.labels import differing
+from trainstack.spec.sweepmodel import Goal
 from trainstack.sweep import summary
-from trainstack.sweep.model import Goal
 from trainstack.sweep.view import TrialRow, TrialState
 
 

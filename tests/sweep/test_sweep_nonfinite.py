@@ -12,8 +12,8 @@ from pathlib import Path
 from tests.clirunner import Cli
 from trainstack.metrics import series
 from trainstack.metrics.values import Goal, chart_values, number
+from trainstack.spec.loader import load_sweep
 from trainstack.sweep.engine import run_sweep
-from trainstack.sweep.loader import load_sweep
 from trainstack.sweep.view import TrialState, View
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ import pytest
 
 from tests.spec.clirun import trainstack
 from trainstack.errors import SpecError
-from trainstack.sweep.loader import load_sweep
-from trainstack.sweep.model import Algorithm, Choice, Goal, Pick, Range
+from trainstack.spec.loader import load_sweep
+from trainstack.spec.sweepmodel import Algorithm, Choice, Goal, Pick, Range
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "components" / "mnist-ddp" / "sweeps" / "lr-optimizer.yaml"
@@ -194,7 +194,7 @@ def test_validate_accepts_the_example_and_schema_prints_the_sweep_schema() -> No
 def test_fastcheck_agrees_with_cerberus_on_sweeps() -> None:
     from trainstack.spec import fastcheck
     from trainstack.spec.structure import build_validator
-    from trainstack.spec.yamlsource import load
+    from trainstack.yamlsource import load
 
     v = build_validator("Sweep", trusted=False)
     doc = load(EXAMPLE).data

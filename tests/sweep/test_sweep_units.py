@@ -7,8 +7,8 @@ import io
 from pathlib import Path
 
 from trainstack.registry import NewRun, Registry
-from trainstack.sweep.loader import load_sweep
-from trainstack.sweep.model import Goal
+from trainstack.spec.loader import load_sweep
+from trainstack.spec.sweepmodel import Goal
 from trainstack.sweep.summary import best, draw_history
 from trainstack.sweep.trialspec import trial_document
 from trainstack.sweep.view import TrialRow, TrialState, View

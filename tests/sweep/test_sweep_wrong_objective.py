@@ -12,8 +12,8 @@ import pytest
 
 from tests.sweep.test_sweep_nonfinite import EXAMPLE, _Ended, metrics_dir
 from trainstack.errors import UserError
+from trainstack.spec.loader import load_sweep
 from trainstack.sweep.engine import run_sweep
-from trainstack.sweep.loader import load_sweep
 from trainstack.sweep.view import View
 
 

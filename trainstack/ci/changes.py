@@ -17,11 +17,10 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack import API_VERSION
+from trainstack import API_VERSION, yamlsource
 from trainstack.ci import git, versions
 from trainstack.errors import UserError
-from trainstack.infra.names import ENV_TAG
-from trainstack.spec import yamlsource
+from trainstack.platformnames import ENV_TAG
 from trainstack.spec.discover import spec_files
 
 PLATFORM_PREFIXES = (

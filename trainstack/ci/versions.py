@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack import yamlsource
 from trainstack.ci import git
 from trainstack.errors import Diagnostic, UserError
-from trainstack.spec import yamlsource
 
 COMPONENT_FILE = "component.yaml"
 RUN_FOLDERS = ("runs", "sweeps")  # in a component folder: specs that use it, not part of it
@@ -33,7 +33,7 @@ class Version:
 
 
 def parse(text: str, folder: str) -> Version | None:
-    try:  # the specs' own reader (spec/yamlsource.py): bounded, duplicate keys refused
+    try:  # the specs' own reader (yamlsource.py): bounded, duplicate keys refused
         doc = yamlsource.parse(f"{folder}/component.yaml", text).data
     except UserError:
         return None

@@ -66,7 +66,7 @@ def env(
     run = load_run(run_file, components_dir=components_dir)
     if environment is not None:
         from trainstack.envfile import find_project
-        from trainstack.infra.run.options import for_environment
+        from trainstack.infra.run.rendered import for_environment
         from trainstack.plan.service import platform_outputs
 
         if namespace is not None:

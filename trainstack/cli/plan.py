@@ -48,7 +48,7 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
 
 def _is_sweep(path: Path) -> bool:
     from trainstack.spec.loader import shown
-    from trainstack.spec.yamlsource import load
+    from trainstack.yamlsource import load
 
     data = load(shown(path)).data
     return isinstance(data, dict) and data.get("kind") == "Sweep"

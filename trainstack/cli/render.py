@@ -112,7 +112,7 @@ def render(
         from dataclasses import replace
 
         from trainstack.envfile import find_project
-        from trainstack.infra.run.options import for_environment
+        from trainstack.infra.run.rendered import for_environment
         from trainstack.plan.service import platform_outputs
 
         outputs, _ = platform_outputs(find_project(project), env)

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
-import time
-from datetime import datetime
 from pathlib import Path
 
 import click
 
 from trainstack.cli.options import environment, home_option, project_option
 from trainstack.errors import UserError
+from trainstack.humanize import parse_since
 
 _STATUSES = ("pending", "running", "succeeded", "failed", "cancelled", "interrupted")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 @click.group()
@@ -179,17 +176,3 @@ def _tags(items: tuple[str, ...]) -> dict[str, str]:
             raise UserError(f"--tag {item!r}: expected KEY=VALUE", hint="--tag team=vision")
         out[key] = value
     return out
-
-
-def parse_since(text: str, now: float | None = None) -> float:
-    """'2h', '30m', '1.5d', '90s', '1w' ago; or an ISO date/time (local time)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
-    if m:
-        return (now if now is not None else time.time()) - float(m.group(1)) * _UNITS[m.group(2)]
-    try:
-        return datetime.fromisoformat(text.strip()).timestamp()
-    except ValueError:
-        raise UserError(
-            f"--since {text!r}: expected a duration such as 30m, 2h or 7d, or a "
-            "date such as 2026-11-29 or 2026-11-29T12:00"
-        ) from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from trainstack.deploy.kube import ClusterError
+from trainstack.deploy.clustererror import ClusterError
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 

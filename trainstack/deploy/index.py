@@ -248,7 +248,7 @@ def entry_from_tags(stack: str, tags: Mapping[str, str], backend: str) -> StackE
     got = {k.removeprefix(TAG): v for k, v in tags.items() if k.startswith(TAG)}
     if not got.get("run") or not got.get("env"):
         return None
-    from trainstack.infra import names
+    from trainstack import platformnames as names
 
     return StackEntry(
         run=got["run"],

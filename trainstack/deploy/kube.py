@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from trainstack.errors import ConfigError, UserError
+from trainstack.deploy.clustererror import ClusterError as ClusterError
+from trainstack.errors import ConfigError
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -45,10 +46,6 @@ def request_timeout() -> float:
     if not (math.isfinite(value) and value > 0):
         raise ConfigError(f"${TIMEOUT_ENV}={raw!r}: expected a positive number of seconds")
     return value
-
-
-class ClusterError(UserError):
-    """The cluster could not be reached or refused the request."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from trainstack import platformnames as names
 from trainstack.deploy.kube import ClusterAccess
 from trainstack.deploy.settings import (
     DeploySettings,
@@ -25,7 +26,6 @@ from trainstack.deploy.settings import (
     platform_stack_name,
 )
 from trainstack.errors import NotFoundError, UserError
-from trainstack.infra import names
 
 if TYPE_CHECKING:
     from pulumi import automation as auto
@@ -45,7 +45,7 @@ def read_source_outputs(
     """The outputs a run of ``team`` renders with, and the stack they came from: the team's
     secrets scope when one is published (deploy/scope.py), else the platform stack."""
     if team:
-        from trainstack.deploy.scope import scope_stack_name
+        from trainstack.platformnames import scope_stack_name
 
         scope = scope_stack_name(env, team)
         try:

@@ -21,8 +21,11 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from trainstack import platformnames as names
 from trainstack.errors import ConfigError, UserError
-from trainstack.infra import names
+from trainstack.platformnames import SCOPE_STACK_ENV as SCOPE_STACK_ENV
+from trainstack.platformnames import SCOPES_PROJECT as SCOPES_PROJECT
+from trainstack.platformnames import scope_stack_name as scope_stack_name
 
 if TYPE_CHECKING:
     import pulumi
@@ -30,16 +33,9 @@ if TYPE_CHECKING:
 
     from trainstack.deploy.settings import DeploySettings
 
-SCOPES_PROJECT = "trainstack-scopes"
-SCOPE_STACK_ENV = "TRAINSTACK_SCOPE_STACK"  # a template with {env} and {team}
 TEAM_PASSPHRASE_ENV = "TRAINSTACK_TEAM_PASSPHRASE"
 # The platform's secret outputs. A scope carries the team's own part of them and nothing else.
 SECRET_OUTPUTS = frozenset({names.OUT_KUBECONFIG, names.OUT_TEAM_KUBECONFIGS})
-
-
-def scope_stack_name(env: str, team: str) -> str:
-    template = os.environ.get(SCOPE_STACK_ENV, f"organization/{SCOPES_PROJECT}/{{env}}.{{team}}")
-    return template.format(env=env, team=team)
 
 
 def scope_outputs(platform: Mapping[str, Any], team: str, env: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack import platformnames as names
 from trainstack.deploy.index import TAG, RunIndex, StackEntry
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.records import record_end, record_pending, record_running
@@ -29,7 +30,6 @@ from trainstack.deploy.settings import (
     run_stack_name,
 )
 from trainstack.errors import NotFoundError, UserError
-from trainstack.infra import names
 from trainstack.registry.home import state_home
 
 if TYPE_CHECKING:

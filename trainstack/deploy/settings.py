@@ -23,9 +23,9 @@ from pathlib import Path
 
 from trainstack.envnames import BACKEND_ENV as BACKEND_ENV
 from trainstack.errors import ConfigError
-from trainstack.infra.names import PLATFORM_STACK_ENV as PLATFORM_STACK_ENV
-from trainstack.infra.names import platform_stack_name as platform_stack_name
-from trainstack.infra.names import run_stack_name as run_stack_name
+from trainstack.platformnames import PLATFORM_STACK_ENV as PLATFORM_STACK_ENV
+from trainstack.platformnames import platform_stack_name as platform_stack_name
+from trainstack.platformnames import run_stack_name as run_stack_name
 from trainstack.registry.home import state_home
 
 PASSPHRASE_ENV = "PULUMI_CONFIG_PASSPHRASE"

@@ -11,8 +11,8 @@ import subprocess
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from trainstack import platformnames as names
 from trainstack.errors import ToolMissingError
-from trainstack.infra import names
 
 if TYPE_CHECKING:
     from pulumi import automation as auto

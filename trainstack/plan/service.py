@@ -48,11 +48,11 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     The platform stack is answered by the platform's own offline plan for ENV, so the run is
     planned against the namespaces, classes and secrets that environment would really have.
     """
-    from trainstack.infra import names
-    from trainstack.infra.names import platform_stack_name, run_stack_name
+    from trainstack import platformnames as names
     from trainstack.infra.run.program import build_run, is_job
     from trainstack.infra.run.rendered import render
     from trainstack.plan.engine import run_program
+    from trainstack.platformnames import platform_stack_name, run_stack_name
     from trainstack.spec import load_run
 
     project = find_project(start)

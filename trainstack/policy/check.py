@@ -8,27 +8,15 @@ under the same type token and name.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack.policy.context import build_context
-from trainstack.policy.model import Context, Level, Resource, Violation
+from trainstack.policy.model import Context, Level, Report, Resource, Violation
 from trainstack.policy.settings import RuleSetting, settings
 
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
-
-
-@dataclass(frozen=True)
-class Report:
-    target: str  # a run file, or "platform"
-    env: str
-    violations: tuple[Violation, ...] = field(default_factory=tuple)
-
-    @property
-    def mandatory(self) -> tuple[Violation, ...]:
-        return tuple(v for v in self.violations if v.level is Level.MANDATORY)
 
 
 def evaluate(
@@ -69,8 +57,8 @@ def type_token(manifest: Mapping[str, Any]) -> str:
 
 
 def from_manifests(manifests: Iterable[Mapping[str, Any]]) -> list[Resource]:
-    from trainstack.infra.names import RUNS_PROJECT
     from trainstack.infra.run.program import resource_name
+    from trainstack.platformnames import RUNS_PROJECT
 
     return [
         Resource(type=type_token(m), name=resource_name(m), props=m, project=RUNS_PROJECT)

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from trainstack.infra import names
+from trainstack import platformnames as names
 from trainstack.policy.model import Context, NodePool, TeamQuota
 from trainstack.policy.pods import amount
 

@@ -194,3 +194,14 @@ class Rule:
         return not self.types or any(
             type_ == t or (t.endswith(":") and type_.startswith(t)) for t in self.types
         )
+
+
+@dataclass(frozen=True)
+class Report:
+    target: str  # a run file, or "platform"
+    env: str
+    violations: tuple[Violation, ...] = field(default_factory=tuple)
+
+    @property
+    def mandatory(self) -> tuple[Violation, ...]:
+        return tuple(v for v in self.violations if v.level is Level.MANDATORY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from trainstack.policy.check import Report
+from trainstack.policy.model import Report
 
 
 def text(reports: Sequence[Report]) -> str:

@@ -18,7 +18,7 @@ from trainstack.render.options import GPU_RESOURCE, RenderOptions
 from trainstack.spec.model import Run, Scheduling
 
 HOSTNAME = "kubernetes.io/hostname"
-PRIORITY_CLASS = "trainstack-priority-{}"  # created by the platform (trainstack/infra/names.py)
+PRIORITY_CLASS = "trainstack-priority-{}"  # created by the platform (trainstack/platformnames.py)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 
 from trainstack.contract.layout import Layout
 from trainstack.contract.names import dns_label
-from trainstack.infra.names import MAX_DNS_LABEL, OSS_CSI_DRIVER, pv_name
+from trainstack.platformnames import MAX_DNS_LABEL, OSS_CSI_DRIVER, pv_name
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (
     STAGING,
@@ -93,7 +93,7 @@ def volume_digest(identity: Mapping[str, Any]) -> str:
 def volume_names(namespace: str, job: str, vol: str, digest: str) -> tuple[str, str]:
     """(PV name, claim name) for volume `vol` of `job`: the claim `<job>-<vol>-<digest>` (a DNS
     label; `<job>-<vol>` shortened with a digest of itself when the whole would pass 63), the
-    PV `<namespace>.<claim>` (trainstack.infra.names.pv_name)."""
+    PV `<namespace>.<claim>` (trainstack.platformnames.pv_name)."""
     base, room = f"{job}-{vol}", MAX_DNS_LABEL - len(digest) - 1
     if len(base) > room:
         base = base[: room - 9].rstrip("-") + "-" + _sha8(base)

@@ -6,12 +6,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trainstack import yamlsource
 from trainstack.errors import Diagnostic, SpecError
-from trainstack.spec import yamlsource
 from trainstack.spec.discover import spec_files
 from trainstack.spec.loader import Loader, shown
 from trainstack.spec.model import Component, Run
-from trainstack.sweep.model import Sweep
+from trainstack.spec.sweepmodel import Sweep
 
 
 @dataclass

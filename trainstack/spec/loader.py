@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trainstack import suggest
 from trainstack.envnames import COMPONENTS_ENV as COMPONENTS_ENV
@@ -21,10 +21,10 @@ from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules import component as component_rules
 from trainstack.spec.rules import run as run_rules
 from trainstack.spec.schema import API_VERSION
-from trainstack.spec.yamlsource import SourceDoc, load
-
-if TYPE_CHECKING:
-    from trainstack.sweep.model import Sweep
+from trainstack.spec.sweeploader import sweep_from
+from trainstack.spec.sweepmodel import Sweep
+from trainstack.yamlsource import SourceDoc, load
+from trainstack.yamlsource import shown as shown
 
 KINDS = ("Component", "Run", "Sweep")
 COMPONENT_FILE = "component.yaml"
@@ -51,8 +51,6 @@ class Loader:
         doc = load(shown(path))
         kind = _kind(doc)
         if kind == "Sweep":
-            from trainstack.sweep.loader import sweep_from
-
             return sweep_from(self, doc)
         if kind == "Component":
             # Through the cache: runs that use this component reuse the result, and its
@@ -286,17 +284,6 @@ class Loader:
         return self._index[key]
 
 
-def shown(path: Path) -> Path:
-    """How a spec file is named in diagnostics, whichever way it was reached (given on the
-    command line, as `../component.yaml`, or found by `name@version`): relative to the current
-    directory when inside it, else absolute."""
-    try:
-        absolute = Path(os.path.abspath(path))
-        return absolute.relative_to(Path.cwd())
-    except (ValueError, OSError):  # outside the current directory, or it was removed
-        return Path(os.path.abspath(path)) if os.path.isabs(path) else Path(path)
-
-
 def _merge(structural: list[Diagnostic], rules: list[Diagnostic]) -> list[Diagnostic]:
     """Structure diagnostics plus the rule diagnostics that say something new: a rule reading a
     field whose shape is already reported (`enum[0]` is a list) would only repeat it."""
@@ -361,3 +348,12 @@ def load_component(path: Path | str) -> Component:
 
 def load_run(path: Path | str, *, components_dir: Path | None = None) -> Run:
     return Loader(components_dir).run(Path(path))
+
+
+def load_sweep(path: Path | str, *, components_dir: Path | None = None) -> Sweep:
+    """A `kind: Sweep` file (spec/sweeploader.py), its base run loaded through a Loader."""
+    doc = load(shown(Path(path)))
+    kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+    if kind != "Sweep":
+        raise SpecError([doc.diag(("kind",), f"expected a Sweep, found {kind!r}", code="kind")])
+    return sweep_from(Loader(components_dir), doc)

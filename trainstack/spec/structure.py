@@ -10,7 +10,7 @@ from trainstack.errors import Diagnostic
 from trainstack.spec import fastcheck
 from trainstack.spec.schema import INT64_MAX, INT64_MIN, SCHEMAS
 from trainstack.spec.values import looks_secret
-from trainstack.spec.yamlsource import SourceDoc
+from trainstack.yamlsource import SourceDoc
 
 _VALIDATORS: dict[str, Any] = {}
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from trainstack.errors import UserError
 from trainstack.metrics.values import number as shown_number
+from trainstack.spec.sweepmodel import Sweep
 from trainstack.stopsignals import stop_on_signals
 from trainstack.sweep import study as studies
-from trainstack.sweep.model import Sweep
 from trainstack.sweep.objective import Missing, Series, read_series
 from trainstack.sweep.trialspec import trial_name, write_trial
 from trainstack.sweep.view import TrialRow, TrialState, View

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import NotFoundError, UserError
+from trainstack.spec.sweepmodel import Goal
 from trainstack.suggest import did_you_mean
 from trainstack.sweep import study as studies
 from trainstack.sweep.engine import rows
-from trainstack.sweep.model import Goal
 from trainstack.sweep.summary import HISTORY_PNG, best
 from trainstack.sweep.view import TrialRow
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack.sweep.model import Goal, Objective, Pick
+from trainstack.spec.sweepmodel import Goal, Objective, Pick
 
 
 @dataclass(frozen=True)

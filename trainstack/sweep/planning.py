@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trainstack.spec.loader import load_sweep
 from trainstack.spec.model import ParamValue
+from trainstack.spec.sweepmodel import Sweep
 from trainstack.sweep import study as studies
-from trainstack.sweep.loader import load_sweep
-from trainstack.sweep.model import Sweep
 from trainstack.sweep.trialspec import trial_name, write_trial
 
 if TYPE_CHECKING:

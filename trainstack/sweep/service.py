@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trainstack.errors import UserError
+from trainstack.spec.loader import load_sweep
+from trainstack.spec.sweepmodel import Sweep
 from trainstack.sweep.engine import Launcher, run_sweep
-from trainstack.sweep.loader import load_sweep
-from trainstack.sweep.model import Sweep
 from trainstack.sweep.summary import HISTORY_PNG, best, draw_history, summary
 from trainstack.sweep.view import TrialRow, View
 

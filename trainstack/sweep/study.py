@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack.errors import UserError
-from trainstack.sweep.model import Algorithm, Choice, Goal, Range, Sweep
+from trainstack.spec.sweepmodel import Algorithm, Choice, Goal, Range, Sweep
 
 if TYPE_CHECKING:
     import optuna

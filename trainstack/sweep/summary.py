@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trainstack.metrics.values import number
-from trainstack.sweep.model import Goal
+from trainstack.spec.sweepmodel import Goal
 from trainstack.sweep.view import TrialRow, TrialState, params_text
 
 if TYPE_CHECKING:

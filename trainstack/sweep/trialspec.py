@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from trainstack.spec.model import ParamValue
-from trainstack.sweep.model import Sweep
+from trainstack.spec.sweepmodel import Sweep
 
 SWEEP_TAG = "sweep"
 TRIAL_TAG = "trial"

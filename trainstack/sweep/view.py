@@ -13,7 +13,7 @@ from trainstack.metrics.values import number
 from trainstack.spec.model import ParamValue
 
 if TYPE_CHECKING:
-    from trainstack.sweep.model import Sweep
+    from trainstack.spec.sweepmodel import Sweep
 
 
 class TrialState(enum.StrEnum):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hmac
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlencode
 
 import jinja2
@@ -21,6 +20,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from trainstack.errors import NotFoundError, UserError
 from trainstack.registry import RegistryError
+from trainstack.ui.config import UiConfig as UiConfig
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -29,14 +29,6 @@ CSP = (
 TOKEN_COOKIE = "trainstack_ui_token"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _log = logging.getLogger("trainstack.ui")
-
-
-@dataclass(frozen=True)
-class UiConfig:
-    home: Path
-    project: Path | None = None
-    token: str | None = None  # every request must carry it when set
-    loopback: bool = True  # bound to a loopback address: only a loopback Host is answered
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from flask import Flask, Response, render_template, request
 from trainstack.errors import NotFoundError
 from trainstack.registry.model import RunRecord
 from trainstack.ui import logs, queries
-from trainstack.ui.app import UiConfig
+from trainstack.ui.config import UiConfig
 from trainstack.ui.sweeppages import SweepLine
 from trainstack.ui.views import status_of
 

@@ -89,7 +89,7 @@ def parse(args: Mapping[str, str]) -> tuple[RunQuery, list[str]]:
         except ValueError:
             problems.append(f"kind {kind!r} is not local or cluster")
     if since := args.get("since", "").strip():
-        from trainstack.cli.runs import parse_since
+        from trainstack.humanize import parse_since
 
         try:
             q = replace(q, since=parse_since(since))

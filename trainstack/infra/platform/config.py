@@ -15,28 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from trainstack import platformnames as names
 from trainstack.errors import ConfigError
-from trainstack.infra import names
 from trainstack.infra.configread import REQUIRED, Pending, Section, split_namespace
 from trainstack.infra.platform.config_ack import ACK_KEYS, AckConfig, load_ack
+from trainstack.infra.platform.kubedl_source import DEFAULT_WORKLOADS as DEFAULT_WORKLOADS
+from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS as KUBEDL_CRDS
 from trainstack.infra.platform.kubedl_source import CrdFile, load_crds, mirror_command
 from trainstack.spec.values import quantity
 
 MODES = ("ack", "kubeconfig")
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 
-# KubeDL workload kind -> its CRD file under the release's config/crd/bases (KubeDL v0.5.0).
-KUBEDL_CRDS: dict[str, str] = {
-    "TFJob": "training.kubedl.io_tfjobs.yaml",
-    "PyTorchJob": "training.kubedl.io_pytorchjobs.yaml",
-    "XGBoostJob": "training.kubedl.io_xgboostjobs.yaml",
-    "MPIJob": "training.kubedl.io_mpijobs.yaml",
-    "MarsJob": "training.kubedl.io_marsjobs.yaml",
-    "XDLJob": "training.kubedl.io_xdljobs.yaml",
-    "ElasticDLJob": "training.kubedl.io_elasticdljobs.yaml",
-    "ElasticBatchJob": "inference.kubedl.io_elasticbatchjobs.yaml",
-}
-DEFAULT_WORKLOADS = ("TFJob", "PyTorchJob", "XGBoostJob", "MPIJob", "ElasticBatchJob")
 # Plugin names KubeDL's gang-scheduler registry knows; "" (unset) disables gang scheduling.
 GANG_SCHEDULERS = ("kube-coscheduler", "volcano", "kube-batch")
 KUBEDL_VERSION = "v0.5.0"
@@ -155,7 +145,7 @@ class PlatformConfig:
     offline: bool = False
 
 
-# The spec reader's size rule (trainstack.spec.yamlsource.MAX_BYTES): a kubeconfig with a few
+# The spec reader's size rule (trainstack.yamlsource.MAX_BYTES): a kubeconfig with a few
 # embedded certificates is a few KB.
 MAX_KUBECONFIG_BYTES = 1 << 20
 

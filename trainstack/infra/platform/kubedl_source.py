@@ -25,7 +25,27 @@ from typing import Any
 import yaml
 
 from trainstack.errors import ConfigError
+from trainstack.kubedl import KINDS
 from trainstack.outfile import write_file
+
+# The KubeDL workload kinds of v0.5.0 and their CRD files under the release's config/crd/bases:
+# `<group>_<plural>.yaml`, the plural being the lower-cased kind + "s".
+_KUBEDL_KINDS = (
+    ("TFJob", "training.kubedl.io"),
+    ("PyTorchJob", "training.kubedl.io"),
+    ("XGBoostJob", "training.kubedl.io"),
+    ("MPIJob", "training.kubedl.io"),
+    ("MarsJob", "training.kubedl.io"),
+    ("XDLJob", "training.kubedl.io"),
+    ("ElasticDLJob", "training.kubedl.io"),
+    ("ElasticBatchJob", "inference.kubedl.io"),
+)
+KUBEDL_CRDS: dict[str, str] = {
+    kind: f"{group}_{kind.lower()}s.yaml" for kind, group in _KUBEDL_KINDS
+}
+# What a platform installs unless kubedl:workloads says otherwise: every KubeDL kind trainstack
+# renders (trainstack.kubedl.KINDS; a custom batch/v1 Job needs no CRD).
+DEFAULT_WORKLOADS = tuple(kind for kind in KUBEDL_CRDS if kind in {k.kind for k in KINDS.values()})
 
 LOCK_NAME = "kubedl.lock.json"
 # Where a release keeps its CRDs (KubeDL v0.5.0 config/crd/bases/*.yaml); the Helm chart's copies
@@ -199,8 +219,6 @@ def mirror(
     shown = str(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if write_lock_version is not None:
-        from trainstack.infra.platform.config import KUBEDL_CRDS
-
         kinds = workloads or tuple(KUBEDL_CRDS)
         crds: dict[str, dict[str, str]] = {}
         for kind in kinds:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.infra import names
+from trainstack import platformnames as names
 from trainstack.infra.platform.config import OSS_ACCESS_KEY_KEYS
 
 

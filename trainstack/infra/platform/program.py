@@ -18,8 +18,8 @@ import pulumi
 import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
+from trainstack import platformnames as names
 from trainstack.errors import ConfigError
-from trainstack.infra import names
 from trainstack.infra.configread import raw_stack_config
 from trainstack.infra.platform.cluster import ALIYUN_CLI, API_ACL_CLI_MISSING, Cluster
 from trainstack.infra.platform.config import PlatformConfig, Team, load

@@ -14,7 +14,7 @@ import json
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.infra import names
+from trainstack import platformnames as names
 from trainstack.infra.platform.config import RegistryConfig
 
 

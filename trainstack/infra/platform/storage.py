@@ -14,7 +14,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
-from trainstack.infra import names
+from trainstack import platformnames as names
 from trainstack.infra.logplace import DEFAULT_RETENTION_DAYS, expiring_prefix
 from trainstack.infra.platform.config import ClusterAccess
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig

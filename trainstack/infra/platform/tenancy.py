@@ -16,7 +16,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.infra import names
+from trainstack import platformnames as names
 from trainstack.infra.platform import podsecurity
 from trainstack.infra.platform.config import PlatformConfig, Team
 from trainstack.infra.platform.osssecret import build_oss_secrets

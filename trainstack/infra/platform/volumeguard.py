@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.infra import names
+from trainstack import platformnames as names
 
 PV_SEPARATOR = names.PV_NAMESPACE_SEPARATOR
 OSS_DRIVER = names.OSS_CSI_DRIVER

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from trainstack import platformnames as names
 from trainstack.errors import ConfigError
-from trainstack.infra import names
 from trainstack.infra.logplace import KEPT_DIR, log_place
 from trainstack.spec.model import Binding, FrozenMap, Run
 from trainstack.spec.values import binding

@@ -1,7 +1,7 @@
 """From the platform stack's outputs to the renderer's options: where a run goes on that cluster.
 
 This is the one place that knows both sides of the contract: the outputs the platform program
-exports (``trainstack.infra.names``) and the ``RenderOptions`` the renderer takes. The outputs
+exports (``trainstack.platformnames``) and the ``RenderOptions`` the renderer takes. The outputs
 are read once, into a typed ``PlatformOutputs``; nothing past ``PlatformOutputs.read`` looks a
 key up in the raw mapping. Secret outputs are never needed here (they arrive as ``[secret]`` and
 are not read).
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from trainstack import platformnames as names
 from trainstack.errors import ConfigError
-from trainstack.infra import names
 from trainstack.infra.configread import did_you_mean
 from trainstack.infra.platform.config import OSS_ACCESS_KEY_KEYS
 from trainstack.render import RenderOptions
@@ -160,34 +160,6 @@ def run_namespace(outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: s
             hint=did_you_mean(team, namespaces) or f"teams: {', '.join(sorted(namespaces))}",
         )
     return namespaces[team]
-
-
-def for_environment(
-    outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: str
-) -> tuple[Run, RenderOptions]:
-    """The run as it goes to ``env`` (unbound outputs placed in the artifact store) and the
-    options it renders with: what ``deploy``, ``plan RUN`` and ``render --env`` all use."""
-    from trainstack.infra.logplace import log_place
-    from trainstack.infra.run.artifacts import (
-        METRICS_DIR,
-        artifact_store,
-        persist_outputs,
-        place,
-        team_of,
-    )
-
-    platform = PlatformOutputs.read(outputs, env)
-    options = render_options(platform, run, env)
-    store = artifact_store(platform, env)
-    team = team_of(platform, options.namespace)
-    completed = persist_outputs(run, store, team, env)
-    if store is not None:
-        options = replace(
-            options,
-            metrics=place(store, team, run.name, METRICS_DIR),
-            logs=log_place(store, team, run.name, keep=run.keep_logs),
-        )
-    return completed, options
 
 
 def render_options(

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
+from trainstack import platformnames as names
 from trainstack.errors import UserError
-from trainstack.infra import names
 
 # KubeDL's API groups: every training kind, plus ElasticBatchJob (inference.kubedl.io).
 KUBEDL_GROUPS = ("training.kubedl.io", "inference.kubedl.io")

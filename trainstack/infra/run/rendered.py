@@ -7,8 +7,19 @@ each other, for it)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from trainstack.infra.logplace import log_place
+from trainstack.infra.run.artifacts import (
+    METRICS_DIR,
+    artifact_store,
+    persist_outputs,
+    place,
+    team_of,
+)
+from trainstack.infra.run.options import PlatformOutputs, render_options
+from trainstack.render.options import RenderOptions
 from trainstack.spec.model import Run
 
 # Where a deployed run's logs are kept, and the region of its store (deploy/logstore.py): the
@@ -31,7 +42,6 @@ def placed(
 ) -> tuple[Run, list[dict[str, Any]], dict[str, str]]:
     """`for_platform`, and where the replicas' logs go (the `logs` URI and the platform's
     `region`, for reading them back after the pods: deploy/logstore.py), when it is known."""
-    from trainstack.infra.run.options import PlatformOutputs, for_environment
     from trainstack.render import render_run
 
     completed, options = for_environment(platform_outputs, run, env)
@@ -47,3 +57,22 @@ def placed(
 def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict[str, Any]]:
     """The run's manifests, rendered for the cluster the platform outputs describe."""
     return for_platform(run, platform_outputs, env)[1]
+
+
+def for_environment(
+    outputs: Mapping[str, Any] | PlatformOutputs, run: Run, env: str
+) -> tuple[Run, RenderOptions]:
+    """The run as it goes to ``env`` (unbound outputs placed in the artifact store) and the
+    options it renders with: what ``deploy``, ``plan RUN`` and ``render --env`` all use."""
+    platform = PlatformOutputs.read(outputs, env)
+    options = render_options(platform, run, env)
+    store = artifact_store(platform, env)
+    team = team_of(platform, options.namespace)
+    completed = persist_outputs(run, store, team, env)
+    if store is not None:
+        options = replace(
+            options,
+            metrics=place(store, team, run.name, METRICS_DIR),
+            logs=log_place(store, team, run.name, keep=run.keep_logs),
+        )
+    return completed, options

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainstack.infra.names import PLATFORM_PROJECT
 from trainstack.infra.platform.protection import STATEFUL_TYPES
+from trainstack.platformnames import PLATFORM_PROJECT
 from trainstack.policy.model import Context, Finding, Level, Resource, Rule
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from trainstack.infra import names
+from trainstack import platformnames as names
 from trainstack.infra.platform.volumeguard import PV_SEPARATOR, TeamVolumes, pv_problem
 from trainstack.policy.model import Context, Finding, Level, Resource, Rule
 from trainstack.policy.pods import pod_templates

@@ -14,7 +14,7 @@ from trainstack.errors import Diagnostic
 from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules.raw import is_int, is_number, items, section
 from trainstack.spec.values import env_name
-from trainstack.spec.yamlsource import SourceDoc
+from trainstack.yamlsource import SourceDoc
 
 _GROUPS = (("inputs", "PAI_INPUT_"), ("outputs", "PAI_OUTPUT_"), ("parameters", "PAI_HPS_"))
 _COMMAND_REF = re.compile(r"\$\{?PAI_(INPUT|OUTPUT|HPS)_([A-Za-z0-9_]+)\}?")
@@ -73,7 +73,7 @@ def _names(doc: SourceDoc) -> list[Diagnostic]:
 
 
 def _fmt(path: tuple[str | int, ...]) -> str:
-    from trainstack.spec.yamlsource import format_path
+    from trainstack.yamlsource import format_path
 
     return format_path(path)
 
@@ -337,7 +337,7 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
 def _command_shell(doc: SourceDoc) -> list[Diagnostic]:
     """Shell forms the contract's rewrite cannot make split-proof (docs/contract.md): refused
     here rather than run with a value split, globbed or lost."""
-    from trainstack.contract.shell import problems_with_hints
+    from trainstack.shellform.rewrite import problems_with_hints
 
     command = section(doc.data, "spec").get("command")
     if not isinstance(command, str):

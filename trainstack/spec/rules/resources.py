@@ -11,7 +11,7 @@ from trainstack.kubedl import job_kind
 from trainstack.spec import values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.raw import is_int, section
-from trainstack.spec.yamlsource import SourceDoc
+from trainstack.yamlsource import SourceDoc
 
 
 def resources_rules(doc: SourceDoc, comp: Component) -> list[Diagnostic]:

@@ -16,7 +16,7 @@ from trainstack.spec.rules.raw import items, section
 from trainstack.spec.rules.resources import resources_rules
 from trainstack.spec.schema import MAX_DATA_INPUTS, MAX_ENV
 from trainstack.spec.values import looks_secret
-from trainstack.spec.yamlsource import SourceDoc
+from trainstack.yamlsource import SourceDoc
 
 
 def check(doc: SourceDoc) -> list[Diagnostic]:

@@ -7,17 +7,15 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec import structure, values
-from trainstack.spec.loader import Loader, shown
-from trainstack.spec.model import FrozenMap, Run
+from trainstack.spec.model import Component, FrozenMap, Run
+from trainstack.spec.rules import sweep as rules
 from trainstack.spec.rules.raw import section
 from trainstack.spec.schema import API_VERSION, MAX_SWEEP_TRIALS
-from trainstack.spec.yamlsource import SourceDoc, load
-from trainstack.sweep import rules
-from trainstack.sweep.model import (
+from trainstack.spec.sweepmodel import (
     Algorithm,
     Budget,
     Choice,
@@ -29,14 +27,18 @@ from trainstack.sweep.model import (
     Space,
     Sweep,
 )
+from trainstack.yamlsource import SourceDoc, load, shown
 
 
-def load_sweep(path: Path | str, *, components_dir: Path | None = None) -> Sweep:
-    doc = load(shown(Path(path)))
-    kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
-    if kind != "Sweep":
-        raise SpecError([doc.diag(("kind",), f"expected a Sweep, found {kind!r}", code="kind")])
-    return sweep_from(Loader(components_dir), doc)
+class Loader(Protocol):
+    """What a sweep's base run is loaded through (trainstack.spec.loader.Loader, which imports
+    this module to load the Sweep kind)."""
+
+    def run(self, path: Path) -> Run: ...
+
+    def run_from(self, doc: SourceDoc) -> Run: ...
+
+    def _raw_parameters(self, comp: Component) -> dict[str, Any]: ...
 
 
 def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:

@@ -10,7 +10,7 @@ from trainstack.errors import Diagnostic
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, is_number, section
-from trainstack.spec.yamlsource import SourceDoc
+from trainstack.yamlsource import SourceDoc
 
 _RANGE_KEYS = ("min", "max", "log")
 

@@ -138,3 +138,13 @@ def platform_stack_name(env: str) -> str:
     """The platform stack a run of ``env`` references (same backend as the run stacks)."""
     template = os.environ.get(PLATFORM_STACK_ENV, f"organization/{PLATFORM_PROJECT}/{{env}}")
     return template.format(env=env)
+
+
+# A team's secrets scope (deploy/scope.py): a stack of its own per environment and team.
+SCOPES_PROJECT = "trainstack-scopes"
+SCOPE_STACK_ENV = "TRAINSTACK_SCOPE_STACK"  # a template with {env} and {team}
+
+
+def scope_stack_name(env: str, team: str) -> str:
+    template = os.environ.get(SCOPE_STACK_ENV, f"organization/{SCOPES_PROJECT}/{{env}}.{{team}}")
+    return template.format(env=env, team=team)

@@ -8,6 +8,7 @@ construct from the node graph, we walk events once). Duplicate keys are errors.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -475,3 +476,14 @@ def _as_float(text: str, default: Any) -> Any:
 
 def load(path: Path) -> SourceDoc:
     return parse(str(path), read_text(path))
+
+
+def shown(path: Path) -> Path:
+    """How a spec file is named in diagnostics, whichever way it was reached (given on the
+    command line, as `../component.yaml`, or found by `name@version`): relative to the current
+    directory when inside it, else absolute."""
+    try:
+        absolute = Path(os.path.abspath(path))
+        return absolute.relative_to(Path.cwd())
+    except (ValueError, OSError):  # outside the current directory, or it was removed
+        return Path(os.path.abspath(path)) if os.path.isabs(path) else Path(path)

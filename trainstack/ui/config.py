@@ -1,0 +1,15 @@
+"""How the console is served: the state home, the project, the token, whether it is bound to a
+loopback address. A module of its own, so the routes read it without importing the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class UiConfig:
+    home: Path
+    project: Path | None = None
+    token: str | None = None  # every request must carry it when set
+    loopback: bool = True  # bound to a loopback address: only a loopback Host is answered
