@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from trainstack import k8snames
+
 PLATFORM_PROJECT = "trainstack"
 """The platform's Pulumi project name; also the namespace of its config keys."""
 
@@ -109,7 +111,7 @@ A namespace is a DNS label and cannot contain ``.``, while a PV's name is a DNS 
 its first ``.``: no team's prefix is another team's (``nlp-`` was a prefix of ``nlp-x``'s PVs).
 The platform's per-team volume guard (trainstack.infra.platform.teamaccess) checks this prefix."""
 
-MAX_DNS_LABEL = 63
+MAX_DNS_LABEL = k8snames.MAX_LABEL
 MAX_DNS_SUBDOMAIN = 253
 
 

@@ -57,3 +57,21 @@ def test_the_env_option_is_defined_once() -> None:
     cli = Path(schema.__file__).parents[1] / "cli"
     spelled = [p.name for p in cli.glob("*.py") if '"--env"' in p.read_text()]
     assert spelled == ["options.py"]
+
+
+def test_kubernetes_name_rules_the_api_version_and_the_contract_pattern_are_spelled_once() -> None:
+    """The DNS-1123 label and subdomain rules were spelled four ways (the schema, the CLI's
+    options, the platform's config), `trainstack.dev/v1` in three places and the pattern of a
+    contract variable in two: trainstack/k8snames.py, trainstack/__init__.py and
+    shellform/reeval.py own them."""
+    root = Path(schema.__file__).parents[1]
+    owners = {
+        "[a-z0-9]([-a-z0-9]": {"k8snames.py"},
+        "trainstack.dev/v1": {"__init__.py"},
+        "(PAI_[A-Za-z0-9_]*|MODEL": {"reeval.py"},
+    }
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        for spelled, allowed in owners.items():
+            if spelled in text and path.name not in allowed:
+                raise AssertionError(f"{path.relative_to(root)} spells out {spelled!r}")

@@ -12,10 +12,8 @@ from typing import Any
 
 import click
 
+from trainstack import k8snames
 from trainstack.envnames import BACKEND_ENV, COMPONENTS_ENV, HOME_ENV, PROJECT_ENV
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 class KubeName(click.ParamType[str]):
@@ -27,7 +25,11 @@ class KubeName(click.ParamType[str]):
 
     def __init__(self, what: str, *, subdomain: bool = False) -> None:
         self.what = what
-        self.pattern, self.limit = (_DNS_SUBDOMAIN, 253) if subdomain else (_DNS_LABEL, 63)
+        self.pattern, self.limit = (
+            (k8snames.SUBDOMAIN_RE, k8snames.MAX_SUBDOMAIN)
+            if subdomain
+            else (k8snames.LABEL_RE, k8snames.MAX_LABEL)
+        )
         self.allowed = (
             "lowercase letters, digits, '-' and '.'"
             if subdomain
@@ -38,7 +40,7 @@ class KubeName(click.ParamType[str]):
         text = str(value)
         if len(text) <= self.limit and self.pattern.fullmatch(text):
             return text
-        keep = r"[^a-z0-9.-]+" if self.pattern is _DNS_SUBDOMAIN else r"[^a-z0-9-]+"
+        keep = r"[^a-z0-9.-]+" if self.pattern is k8snames.SUBDOMAIN_RE else r"[^a-z0-9-]+"
         guess = re.sub(keep, "-", text.lower()).strip("-.")[: self.limit].strip("-.")
         # here, not at the top: importing trainstack.spec loads the spec loader, which verbs
         # that only define this option should not pay for at start-up

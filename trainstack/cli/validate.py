@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trainstack import API_VERSION
 from trainstack.cli.options import components_option
 from trainstack.errors import diagnostics_json
 from trainstack.spec.check import validate as validate_paths
@@ -52,7 +53,7 @@ def validate(
         for d in report.diagnostics:
             click.echo(d.render(), err=True)
         if report.files == 0:
-            click.echo("no spec files found (files with apiVersion: trainstack.dev/v1)", err=True)
+            click.echo(f"no spec files found (files with apiVersion: {API_VERSION})", err=True)
         else:
             status = "ok" if report.ok else f"{len(report.diagnostics)} problem(s)"
             click.echo(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import shlex
 
-_CONTRACT_REF = re.compile(r"\$\{?(PAI_[A-Za-z0-9_]*|MODEL[A-Za-z0-9_]*|METRICS)\b")
+CONTRACT_REF = re.compile(r"\$\{?(PAI_[A-Za-z0-9_]*|MODEL[A-Za-z0-9_]*|METRICS)\b")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"})
 _WRAPPERS = frozenset({"exec", "command", "env", "nohup", "time", "nice"})
 _KEYWORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{", "}"})
@@ -35,7 +35,7 @@ SAFE_SH_C_HINT = (
 
 def reevaluations(cmd: str) -> list[tuple[str, str]]:
     """(problem, hint) for each eval or `sh -c` that would parse a contract variable as code."""
-    if not _CONTRACT_REF.search(cmd):
+    if not CONTRACT_REF.search(cmd):
         return []
     lexer = shlex.shlex(cmd.replace("\n", " ; "), posix=False, punctuation_chars=";&|()")
     lexer.whitespace_split = True
@@ -70,7 +70,7 @@ def _check(words: list[str]) -> list[tuple[str, str]]:
         return []
     name, args = words[i].rsplit("/", 1)[-1], words[i + 1 :]
     if name == "eval":
-        refs = [m.group() for a in args if not a.startswith("'") for m in _CONTRACT_REF.finditer(a)]
+        refs = [m.group() for a in args if not a.startswith("'") for m in CONTRACT_REF.finditer(a)]
         if refs:
             return [
                 (
@@ -85,7 +85,7 @@ def _check(words: list[str]) -> list[tuple[str, str]]:
                 break
             if "c" in arg[1:] and j + 1 < len(args):
                 script = args[j + 1]
-                ref = None if script.startswith("'") else _CONTRACT_REF.search(script)
+                ref = None if script.startswith("'") else CONTRACT_REF.search(script)
                 if ref:
                     return [
                         (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from trainstack.errors import UserError
+from trainstack.shellform.reeval import CONTRACT_REF as _CONTRACT_REF
 from trainstack.shellform.reeval import reevaluations
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -20,7 +21,6 @@ _PARAM_OPS = (":-", ":=", ":?", ":+", "%%", "##", "-", "=", "?", "+", "%", "#")
 # or backquotes; glob characters only after the pattern operators, where they stay patterns.
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_./:,+=@%^-]*")
 _SAFE_PATTERN = re.compile(r"[A-Za-z0-9_./:,+=@%^*?\[\]!-]*")
-_CONTRACT_REF = re.compile(r"\$\{?(PAI_[A-Za-z0-9_]*|MODEL[A-Za-z0-9_]*|METRICS)\b")
 # Words after which a command (and so the `case` keyword) may start.
 _COMMAND_WORDS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "!", "{"})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trainstack import suggest
+from trainstack import API_VERSION, suggest
 from trainstack.errors import UserError
 from trainstack.kubedl import job_kind
 from trainstack.spec.model import JobType
@@ -15,7 +15,7 @@ from trainstack.spec.schema import COMPONENT_NAME
 COMPONENT_YAML = """\
 # The component: what runs (image, code, command) and what it takes (channels, parameters).
 # Check it with `trainstack validate .`; see `trainstack schema component` for every field.
-apiVersion: trainstack.dev/v1
+apiVersion: {api_version}
 kind: Component
 metadata:
   name: {name}
@@ -47,7 +47,7 @@ RUN_YAML = """\
 # `trainstack run --local {run_file}` works straight away; `trainstack plan {run_file}
 # --env local` plans it on the shipped kind environment. `team` picks the namespace it deploys
 # to: one of the environment's trainstack:teams (Pulumi.<env>.yaml; docs/deploy.md).
-apiVersion: trainstack.dev/v1
+apiVersion: {api_version}
 kind: Run
 metadata:
   name: {run_name}
@@ -301,6 +301,7 @@ def scaffold(
     image, note = scaffold_image(job_kind(kind).scaffold_image, registry)
     files = {
         "component.yaml": COMPONENT_YAML.format(
+            api_version=API_VERSION,
             name=name,
             job_type=kind.value,
             image=image,
@@ -308,6 +309,7 @@ def scaffold(
             launch=job_kind(kind).scaffold_launch,
         ),
         "runs/example.yaml": RUN_YAML.format(
+            api_version=API_VERSION,
             name=name,
             run_name=f"{name[:56]}-example",
             run_file=f"{name}/runs/example.yaml",

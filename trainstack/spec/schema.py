@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainstack import API_VERSION as API_VERSION
+from trainstack import k8snames
 from trainstack.kubedl.jobtype import JobType
 from trainstack.spec.enums import Algorithm, BindingMode, Goal, ParamType, Pick, Scheduling
 
@@ -19,14 +20,12 @@ COMPONENT_NAME = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 RUN_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
 SEMVER = r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
 CHANNEL_NAME = r"[A-Za-z0-9-][A-Za-z0-9_-]{0,127}"
-K8S_NAME = r"[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?"
+K8S_NAME = k8snames.NAME_253
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,254}"
 # A Kubernetes Secret's name (a DNS subdomain) and one of its keys (a ConfigMap key: not "." or
 # "..", not starting with ".."), each at most 253 characters: `secret-name/key`.
 SECRET_REF = (
-    r"(?=[^/]{1,253}/[^/]{1,253}$)"
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-    r"/\.?[-_A-Za-z0-9][-._A-Za-z0-9]*"
+    r"(?=[^/]{1,253}/[^/]{1,253}$)" + k8snames.SUBDOMAIN + r"/\.?[-_A-Za-z0-9][-._A-Za-z0-9]*"
 )
 IMAGE = (
     r"([A-Za-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
@@ -371,7 +370,7 @@ RUN: dict[str, Any] = _doc(
         "keepLogs": _bool(),
         "runAsUser": _int(0, 65535),
         "imagePullSecret": COMPONENT["spec"]["schema"]["imagePullSecret"],
-        "namespace": _str(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", "a Kubernetes namespace name"),
+        "namespace": _str(k8snames.LABEL_63, "a Kubernetes namespace name"),
         "serviceAccount": _str(K8S_NAME, "a Kubernetes service account name"),
         "advanced": {
             "type": "dict",

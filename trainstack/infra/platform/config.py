@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from trainstack import k8snames
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section, split_namespace
@@ -25,7 +26,7 @@ from trainstack.infra.platform.kubedl_source import CrdFile, load_crds, mirror_c
 from trainstack.spec.values import quantity
 
 MODES = ("ack", "kubeconfig")
-DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+DNS_LABEL = k8snames.LABEL_63
 
 # Plugin names KubeDL's gang-scheduler registry knows; "" (unset) disables gang scheduling.
 GANG_SCHEDULERS = ("kube-coscheduler", "volcano", "kube-batch")

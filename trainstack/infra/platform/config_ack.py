@@ -6,6 +6,7 @@ import ipaddress
 import shutil
 from dataclasses import dataclass
 
+from trainstack import k8snames
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section
 from trainstack.infra.logplace import DEFAULT_RETENTION_DAYS
@@ -72,7 +73,7 @@ ACK_KEYS = (
     "registryRepos",
 )
 _INSTANCE_TYPE = r"ecs\.[a-z0-9-]+\.[a-z0-9-]+"
-_NAME = r"[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?"
+_NAME = k8snames.label_pattern(32)
 # The cluster name starts the key pair's name ("<cluster>-nodes"), which "must start with a
 # letter" (pulumi_alicloud ecs/ecs_key_pair.py, key_pair_name), as must the NAS description built
 # from it (nas/file_system.py, description).
