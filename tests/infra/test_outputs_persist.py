@@ -108,7 +108,7 @@ def test_without_a_store_an_unbound_output_is_a_clear_error() -> None:
 
 
 def test_a_store_that_is_not_a_storage_uri_is_refused() -> None:
-    with pytest.raises(ConfigError, match="is not an oss://, pvc:// or nas:// URI"):
+    with pytest.raises(ConfigError, match="is not an oss://, nas:// or pvc:// URI"):
         rendered(README_JOB, {**KUBECONFIG_MODE, "artifactStore": "s3://elsewhere/"})
 
 

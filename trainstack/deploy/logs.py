@@ -68,7 +68,7 @@ def _from_store(
     store: Path | None,
 ) -> list[Path]:
     from trainstack.deploy import logstore
-    from trainstack.infra.run.rendered import LOGS_OUTPUT, REGION_OUTPUT
+    from trainstack.infra.logplace import LOGS_OUTPUT, REGION_OUTPUT
     from trainstack.local import logview
 
     entry = found.entry

@@ -94,8 +94,9 @@ def from_store(entry: StackEntry, mount: Path | None) -> list[Restart] | None:
 
     from trainstack.deploy import logstore
     from trainstack.errors import UserError
+    from trainstack.infra.logplace import LOGS_OUTPUT, REGION_OUTPUT
 
-    uri = entry.outputs.get("logs")
+    uri = entry.outputs.get(LOGS_OUTPUT)
     if not uri:
         return None
     uri = str(uri)
@@ -103,7 +104,7 @@ def from_store(entry: StackEntry, mount: Path | None) -> list[Restart] | None:
         return None
     if not uri.startswith("oss://") and mount is None:
         return None
-    region = entry.outputs.get("region")
+    region = entry.outputs.get(REGION_OUTPUT)
     found: list[Restart] = []
     with tempfile.TemporaryDirectory(prefix="trainstack-restarts-") as tmp:
         try:

@@ -16,8 +16,13 @@ RAM role and the platform's volume policy let its pods write.
 from __future__ import annotations
 
 from trainstack.spec.model import Binding
+from trainstack.spec.schemes import storage_scheme
 from trainstack.spec.values import binding
 
+# Where a deployed run's logs are kept, and the region of its store (deploy/logstore.py): the
+# run stack's outputs and tags.
+LOGS_OUTPUT = "logs"
+REGION_OUTPUT = "region"
 KEPT_DIR = "logs"
 EXPIRING_DIR = "_logs"
 # How long expiring logs stay (Huawei ModelArts keeps a job's history logs 30 days).
@@ -25,8 +30,9 @@ DEFAULT_RETENTION_DAYS = 30
 
 
 def expires(store: str) -> bool:
-    """Whether the store can expire logs: OSS, through a lifecycle rule."""
-    return store.startswith("oss://")
+    """Whether the store can expire logs (OSS, through a lifecycle rule: spec/schemes.py)."""
+    record = storage_scheme(store)
+    return record is not None and record.expires
 
 
 def log_place(store: str, team: str, run: str, *, keep: bool) -> Binding:

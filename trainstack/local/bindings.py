@@ -15,6 +15,7 @@ from pathlib import Path
 from trainstack.errors import UserError
 from trainstack.spec import values
 from trainstack.spec.model import Binding, FrozenMap, Run
+from trainstack.spec.schemes import SCHEMES, storage_scheme
 from trainstack.suggest import did_you_mean
 
 
@@ -35,7 +36,8 @@ def parse_overrides(items: Sequence[str], flag: str) -> dict[str, Path]:
         if name in out:
             raise LocalBindingError(f"{flag} {name}=… given twice")
         scheme, colon_slashes, _ = path.partition("://")
-        if colon_slashes and scheme != "file":
+        record = storage_scheme(path) if colon_slashes else None
+        if colon_slashes and (record is None or not record.local):
             # `oss://bucket/x` was taken as the relative path ./oss:/bucket/x
             raise LocalBindingError(
                 f"{flag} {name}={path}: a {scheme}:// URI; {flag} takes a local path "
@@ -133,7 +135,7 @@ def _check_names(
 
 
 def _require_local(binding: Binding, what: str, how: str) -> None:
-    if binding.scheme == "file":
+    if SCHEMES[binding.scheme].local:
         return
     raise LocalBindingError(
         f"{what} is bound to {binding.uri}, which a local run cannot reach",

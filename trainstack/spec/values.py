@@ -8,6 +8,7 @@ import re
 from fractions import Fraction
 
 from trainstack.secretnames import looks_secret
+from trainstack.spec import schemes as storage
 from trainstack.spec.model import Binding, BindingMode, Quantity, Scheme
 
 __all__ = [
@@ -186,16 +187,15 @@ def binding(
     else:
         location, _, path = rest.partition("/")
         path = "/" + path
+        record = storage.SCHEMES[Scheme(scheme)]
         if not location:
-            what = {"oss": "bucket", "nas": "NAS server or file system", "pvc": "claim name"}
             raise ValueError(
-                f"{uri!r} has no {what[scheme]}: expected {scheme}://"
-                f"{what[scheme].replace(' ', '-')}/path"
+                f"{uri!r} has no {record.location}: expected {scheme}://"
+                f"{record.location.replace(' ', '-')}/path"
             )
-        if scheme == "pvc" and not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", location):
-            raise ValueError(f"{location!r} is not a valid PersistentVolumeClaim name")
-        if scheme == "oss" and not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,254}", location):
-            raise ValueError(f"{location!r} is not a valid OSS bucket (or bucket.endpoint)")
+        problem = record.location_problem(location)
+        if problem is not None:
+            raise ValueError(problem)
     if ".." in path.split("/"):
         raise ValueError(f"{uri!r} must not contain '..'")
     last = path.rstrip("/").rsplit("/", 1)[-1]

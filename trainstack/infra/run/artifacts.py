@@ -18,13 +18,13 @@ from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.logplace import KEPT_DIR, log_place
 from trainstack.spec.model import Binding, FrozenMap, Run
+from trainstack.spec.schemes import STORE_SCHEMES
 from trainstack.spec.values import binding
 
 if TYPE_CHECKING:
     from trainstack.infra.run.options import PlatformOutputs
 
 METRICS_DIR = "_metrics"
-STORE_SCHEMES = ("oss", "pvc", "nas")
 
 
 def artifact_store(platform: PlatformOutputs, env: str) -> str | None:
@@ -35,7 +35,9 @@ def artifact_store(platform: PlatformOutputs, env: str) -> str | None:
     if text.partition("://")[0] not in STORE_SCHEMES:
         raise ConfigError(
             f"environment {env!r}: the platform's {names.OUT_ARTIFACT_STORE} "
-            f"output {text!r} is not an oss://, pvc:// or nas:// URI"
+            f"output {text!r} is not an "
+            + ", ".join(f"{scheme}://" for scheme in STORE_SCHEMES[:-1])
+            + f" or {STORE_SCHEMES[-1]}:// URI"
         )
     return text if text.endswith("/") else text + "/"
 

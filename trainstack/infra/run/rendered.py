@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from trainstack.infra.logplace import log_place
+from trainstack.infra.logplace import LOGS_OUTPUT, REGION_OUTPUT, log_place
 from trainstack.infra.run.artifacts import (
     METRICS_DIR,
     artifact_store,
@@ -21,11 +21,6 @@ from trainstack.infra.run.artifacts import (
 from trainstack.infra.run.options import PlatformOutputs, render_options
 from trainstack.render.options import RenderOptions
 from trainstack.spec.model import Run
-
-# Where a deployed run's logs are kept, and the region of its store (deploy/logstore.py): the
-# run stack's outputs and tags.
-LOGS_OUTPUT = "logs"
-REGION_OUTPUT = "region"
 
 
 def for_platform(
