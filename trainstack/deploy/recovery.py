@@ -123,16 +123,18 @@ def from_store(entry: StackEntry, mount: Path | None) -> list[Restart] | None:
 
 
 def _records(root: Path, path: Path) -> list[Restart]:
+    from trainstack.local.logview import replica_named
     from trainstack.regularfile import bounded_lines, open_within
 
-    role, _, index = path.name.removesuffix(EVENTS_SUFFIX).rpartition("-")
-    if not role or not index.isdigit():
+    found = replica_named(path.name.removesuffix(EVENTS_SUFFIX))
+    if found is None:
         return []
+    role, index = found
     out: list[Restart] = []
     try:
         with open_within(root, path) as fh:
             for line in bounded_lines(fh):
-                record = recovery.launcher_record(line, role, int(index))
+                record = recovery.launcher_record(line, role, index)
                 if record is not None and record.restart is not None:
                     out.append(record.restart)
     except OSError:

@@ -42,10 +42,17 @@ class LogFile:
         return f"{self.role}-{self.index}"
 
 
+def replica_named(key: str) -> tuple[str, int] | None:
+    """(role, index) of a `<role>-<index>` read from a file's name or a URL (the one place a
+    replica key is parsed back; everywhere else a replica travels as role and index)."""
+    role, _, index = key.rpartition("-")
+    return (role, int(index)) if role and index.isdigit() else None
+
+
 def _log_file(path: Path, root: Path | None) -> LogFile | None:
     """The replica a log file belongs to, read once from its name (`<role>-<index>.log`)."""
-    role, _, index = path.stem.rpartition("-")
-    return LogFile(role, int(index), path, root) if role and index.isdigit() else None
+    found = replica_named(path.stem)
+    return LogFile(found[0], found[1], path, root) if found else None
 
 
 def select(

@@ -134,15 +134,17 @@ def pod_log(home: Path, record: RunRecord, replica: str) -> PodLog:
     """The last lines of one replica's log, as `trainstack logs --tail` reads it: its pod's
     while the pods exist, the artifact store's after (OSS with credentials in the environment)."""
     from trainstack.deploy import logs, service
+    from trainstack.local.logview import replica_named
 
-    role, _, index = replica.rpartition("-")
-    if not role or not index.isdigit():
+    named = replica_named(replica)
+    if named is None:
         return PodLog((), f"{replica!r} names no replica (role-index)")
+    role, index = named
     out = bytearray()
     write: Callable[[bytes], None] = out.extend
     try:
         found = service.locate(record.name, _env(record), team=_team(record), home=home)
-        logs.show(found, role=role, index=int(index), follow=False, tail=LOG_TAIL, write=write)
+        logs.show(found, role=role, index=index, follow=False, tail=LOG_TAIL, write=write)
     except UserError as err:
         return PodLog((), "pod logs unavailable: " + err.render())
     text = out.decode("utf-8", errors="replace")
