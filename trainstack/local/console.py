@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from trainstack.local.logtail import Tail
 
@@ -65,7 +65,7 @@ def _console(stream: TextIO) -> Console:
     return QuietOnClosedPipe(file=stream, highlight=False, soft_wrap=True)
 
 
-def _detach(stream: TextIO) -> None:
+def _detach(stream: IO[str]) -> None:
     """Point a closed pipe's descriptor at /dev/null so that nothing later (the summary, the
     interpreter's final flush) meets the broken pipe again."""
     with contextlib.suppress(AttributeError, OSError, ValueError):
