@@ -1,18 +1,28 @@
-"""Plan 100 generated runs in one process; compare with rendering the same runs alone.
+"""Plan 100 generated runs in one process; compare with rendering the same runs alone. Then
+the whole process of `trainstack plan RUN --env ENV` against the provider SDKs' import floor.
 
-    .venv/bin/python benchmarks/bench_plan.py [--runs 100] [--env local]
+    .venv/bin/python benchmarks/bench_plan.py [--runs 100] [--env local] [--repeat 5]
 
 Measured: `trainstack plan RUN.yaml --env ENV` per run, as the CLI does it (`plan_run`: load,
 render for the platform's outputs, run the run program under Pulumi's mocks, collect). Baseline:
 loading and rendering the same runs with the same options, nothing else. The ratio is Pulumi's
 overhead for an offline plan. The platform's own plan (needed once per environment, then cached)
 is timed separately and left out of both.
+
+Whole process (the second figure): the wall time of `python -m trainstack plan RUN --env ENV`
+(mnist-ddp's local run; interpreter start, imports, the platform's offline plan that answers the
+run's StackReference, the run's plan, the policy check, printing) against `python -c 'import
+pulumi, pulumi_kubernetes'`, pair by pair, best and median of --repeat; printed beside it, the
+floor the run program itself cannot go under: `import pulumi, pulumi_kubernetes.core.v1` (a
+run's ConfigMap, Secret, ... are core/v1 resources, and that module loads every core/v1 type).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -95,7 +105,57 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--env", default="local")  # bindings are nas:// and pvc://: any env
+    parser.add_argument("--repeat", type=int, default=5, help="whole-process pairs")
+    parser.add_argument("--only", default="inprocess,process", help="inprocess, process")
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    if "inprocess" in only:
+        _in_process(args)
+    if "process" in only:
+        _whole_process(args.env, args.repeat)
+
+
+def _wall(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=REPO, capture_output=True)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{argv} failed: {done.stderr.decode()[-2000:]}")
+    return took
+
+
+def _whole_process(env_name: str, repeat: int) -> None:
+    run = str(REPO / "components" / "mnist-ddp" / "runs" / "local.yaml")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    commands = {
+        "plan": [sys.executable, "-m", "trainstack", "plan", run, "--env", env_name],
+        "floor": [sys.executable, "-c", "import pulumi, pulumi_kubernetes"],
+        "core": [sys.executable, "-c", "import pulumi, pulumi_kubernetes.core.v1"],
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for argv in commands.values():
+        _wall(argv, env)  # warm: bytecode, page cache
+    for _ in range(repeat):
+        for name, argv in commands.items():
+            times[name].append(_wall(argv, env))
+    best = {name: min(t) for name, t in times.items()}
+    median = {name: statistics.median(t) for name, t in times.items()}
+    print(
+        f"whole process, {repeat} rounds: trainstack plan RUN --env {env_name} best "
+        f"{best['plan']:.3f} s, median {median['plan']:.3f} s; import pulumi, pulumi_kubernetes "
+        f"best {best['floor']:.3f} s, median {median['floor']:.3f} s"
+    )
+    ratio = median["plan"] / median["floor"]
+    print(
+        f"    ratio: {ratio:.2f}x of medians, {best['plan'] / best['floor']:.2f}x of bests "
+        f"[target <= 2x: {'met' if ratio <= 2 else 'NOT met'}]; the run program's own floor, "
+        f"import pulumi, pulumi_kubernetes.core.v1: best {best['core']:.3f} s, median "
+        f"{median['core']:.3f} s ({median['plan'] / median['core']:.2f}x of it)"
+    )
+
+
+def _in_process(args: argparse.Namespace) -> None:
 
     from trainstack.envfile import find_project
     from trainstack.infra.run.options import render_options

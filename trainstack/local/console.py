@@ -3,7 +3,9 @@
 Replicas write to their log files, never to us; this view tails those files on its own thread,
 so a slow terminal can never slow a replica down. When output arrives faster than a terminal can
 usefully show, the view skips ahead and says where the full log is. On a terminal, a rich live
-table shows each replica's state, pid, attempt, CPU and memory; elsewhere (CI, pipes) plain lines.
+table shows each replica's state, pid, attempt, CPU and memory; elsewhere (CI, pipes) plain lines,
+written without rich, which is then never imported (it costs a run's start-up a tenth of what
+a no-op run takes: benchmarks/bench_local.py).
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from trainstack.local.logtail import Tail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.live import Live
+    from rich.table import Table
 
 _TICK_S = 0.1
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "red")
@@ -29,21 +31,47 @@ _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "red")
 _BUDGET = 64 << 10
 _SKIP_BEYOND = 1 << 20
 _TTY_LINES_PER_TICK = 100
+# What rich's Text drops from a string (rich.control.STRIP_CONTROL_CODES: BEL, BS, VT, FF, CR),
+# dropped alike from a plain event line.
+_STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
 
 
-class _QuietOnClosedPipe(Console):
-    """A reader that went away (`trainstack run … | head -1`) only stops the printing: rich's
-    default raises SystemExit, which would end the runner and record the run as failed while
-    its replicas are doing fine."""
+def _may_be_terminal(stream: TextIO) -> bool:
+    """False when rich would certainly not treat `stream` as a terminal (rich.console.Console.
+    is_terminal: TTY_COMPATIBLE=1 and a non-empty FORCE_COLOR make it one; else isatty). Only
+    then is rich left unimported; otherwise rich itself decides, as it always did."""
+    if os.environ.get("TTY_COMPATIBLE") == "0":
+        return False
+    if os.environ.get("TTY_COMPATIBLE") == "1" or os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        # Point the closed descriptor at /dev/null so that nothing later (the summary, the
-        # interpreter's final flush) meets the broken pipe again.
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self.file.fileno())
-            os.close(devnull)
+
+def _console(stream: TextIO) -> Console:
+    from rich.console import Console
+
+    class QuietOnClosedPipe(Console):
+        """A reader that went away (`trainstack run … | head -1`) only stops the printing:
+        rich's default raises SystemExit, which would end the runner and record the run as
+        failed while its replicas are doing fine."""
+
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            _detach(self.file)
+
+    return QuietOnClosedPipe(file=stream, highlight=False, soft_wrap=True)
+
+
+def _detach(stream: IO[str]) -> None:
+    """Point a closed pipe's descriptor at /dev/null so that nothing later (the summary, the
+    interpreter's final flush) meets the broken pipe again."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
 
 
 class LiveView:
@@ -55,8 +83,9 @@ class LiveView:
         usage: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         self._stream = stream or sys.stdout
-        self._console = _QuietOnClosedPipe(file=self._stream, highlight=False, soft_wrap=True)
-        self._tty = self._console.is_terminal
+        # Plain output (CI, pipes, files) is written here, without rich.
+        self._console = _console(self._stream) if _may_be_terminal(self._stream) else None
+        self._tty = self._console is not None and self._console.is_terminal
         # Each log is <run dir>/logs/<replica>.log: nothing is read through a link out of the run.
         self._tails = {key: Tail(path, root=path.parent.parent) for key, path in logs.items()}
         self._styles = {key: _PALETTE[i % len(_PALETTE)] for i, key in enumerate(logs)}
@@ -71,6 +100,9 @@ class LiveView:
 
     def start(self) -> None:
         if self._tty:
+            from rich.live import Live
+
+            assert self._console is not None
             self._live = Live(
                 self._table(),
                 console=self._console,
@@ -98,9 +130,19 @@ class LiveView:
         with self._lock:
             if self._closed:
                 return
+            line = f"[trainstack] {text}"
             try:
-                self._console.print(Text(f"[trainstack] {text}", style="bold"))
-            except (BrokenPipeError, ValueError, OSError):
+                if self._console is None:
+                    self._stream.write(line.translate(_STRIPPED).expandtabs(8) + "\n")
+                    self._stream.flush()
+                    return
+                from rich.text import Text
+
+                self._console.print(Text(line, style="bold"))
+            except BrokenPipeError:  # as rich's console does (on_broken_pipe above)
+                self._closed = True
+                _detach(self._stream)
+            except (ValueError, OSError):
                 self._closed = True
 
     def replica(self, key: str, **fields: object) -> None:
@@ -148,6 +190,9 @@ class LiveView:
             self._stream.write(text)
             self._stream.flush()
             return
+        from rich.text import Text
+
+        assert self._console is not None
         if len(lines) > _TTY_LINES_PER_TICK:
             hidden = len(lines) - _TTY_LINES_PER_TICK
             lines = lines[-_TTY_LINES_PER_TICK:]
@@ -158,6 +203,9 @@ class LiveView:
             )
 
     def _table(self) -> Table:
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
         for column in ("replica", "state", "pid", "attempt", "cpu %", "memory"):
             table.add_column(column)

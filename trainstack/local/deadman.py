@@ -5,6 +5,10 @@ terminal does not reach it) and keeps the write end of its stdin. It tells the s
 replica's process group; a clean runner says `done` before closing. End of input without `done`
 means the runner is gone (SIGKILL, OOM kill, crash): the sidecar stops every group, sweeps
 processes that carry the job's tag, commits the outputs and records the run as interrupted.
+
+The runner may start the sidecar before its run has an id (`arm` tells it later), so that the
+sidecar's own start-up — an interpreter — overlaps the runner's set-up instead of delaying the
+first replica; a sidecar never armed has nothing to stop and exits at the end of its input.
 """
 
 from __future__ import annotations
@@ -29,17 +33,17 @@ class DeadmanSwitch:
 
     def __init__(
         self,
-        tag: str,
+        tag: str | None,
         grace_seconds: float,
-        home: Path | None,
-        run_id: str | None,
+        home: Path | None = None,
+        run_id: str | None = None,
         run_dir: Path | None = None,
     ):
         env = dict(os.environ)
         # The sidecar imports trainstack from wherever this process did.
         root = str(Path(trainstack.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        args = [sys.executable, "-m", "trainstack.local.deadman", tag, str(grace_seconds)]
+        args = [sys.executable, "-m", "trainstack.local.deadman", tag or "", str(grace_seconds)]
         if home is not None and run_id is not None:
             args += [str(home), run_id, str(run_dir or "")]
         self._proc = subprocess.Popen(
@@ -65,6 +69,11 @@ class DeadmanSwitch:
     def pid(self) -> int:
         return self._proc.pid
 
+    def arm(self, tag: str, home: Path, run_id: str, run_dir: Path) -> None:
+        """What a sidecar started without them guards: the job's tag, and the run it records
+        interrupted if the runner dies (in the registry under `home`, outputs from `run_dir`)."""
+        self._send("run " + json.dumps([tag, str(home), run_id, str(run_dir)]) + "\n")
+
     def watch(self, pgid: int) -> None:
         self._send(f"pgid {pgid}\n")
 
@@ -74,15 +83,18 @@ class DeadmanSwitch:
         user code's to rewrite)."""
         self._send("targets " + json.dumps(dict(targets)) + "\n")
 
-    def disarm(self) -> None:
-        """Tell the sidecar all is well and let it exit; safe to call more than once."""
-        if self._disarmed:
+    def disarm(self, *, wait: bool = True) -> None:
+        """Tell the sidecar all is well and let it exit; safe to call more than once. `wait`:
+        until it has (without: the runner goes on with the end of its run meanwhile, and a
+        later `disarm()` reaps it)."""
+        if not self._disarmed:
+            self._disarmed = True
+            self._send("done\n")
+            with contextlib.suppress(OSError):
+                self._pipe.close()
+                self._ready.close()
+        if not wait:
             return
-        self._disarmed = True
-        self._send("done\n")
-        with contextlib.suppress(OSError):
-            self._pipe.close()
-            self._ready.close()
         try:
             self._proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -99,6 +111,7 @@ def _main(argv: list[str]) -> int:
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     tag, grace = argv[0], float(argv[1])
+    run = argv[2:5]
     # A runner whose setup failed may have disarmed and closed this pipe already; what matters
     # then is its "done" on stdin. Unbuffered, so no flush at exit meets the closed pipe.
     with contextlib.suppress(OSError):
@@ -111,11 +124,15 @@ def _main(argv: list[str]) -> int:
             return 0
         if line.startswith("pgid "):
             groups.append(int(line.split()[1]))
+        elif line.startswith("run "):
+            tag, *run = (str(x) for x in json.loads(line[len("run ") :]))
         elif line.startswith("targets "):
             told = json.loads(line[len("targets ") :])
             targets = {str(k): (str(v[0]), bool(v[1])) for k, v in told.items()}
     # End of input without "done": the runner died. Only now is the rest imported, keeping the
     # sidecar's start-up small.
+    if not tag:
+        return 0  # never armed: the runner died before it started anything
     from trainstack.local.procgroup import kill_tagged, signal_group
 
     for pgid in groups:
@@ -126,20 +143,20 @@ def _main(argv: list[str]) -> int:
     for pgid in groups:
         signal_group(pgid, signal.SIGKILL)
     kill_tagged(tag)
-    if len(argv) >= 5 and argv[4] and targets:
+    if len(run) >= 3 and run[2] and targets:
         # Commit outputs as the runner would have: what the job wrote reaches the bindings the
         # runner told us, never what a file in the run directory says now.
         from trainstack.local.sandbox import Layout, commit
 
         with contextlib.suppress(Exception):
-            commit(Layout(Path(argv[4])), targets)
-    if len(argv) >= 4:
+            commit(Layout(Path(run[2])), targets)
+    if len(run) >= 2:
         from trainstack.registry import Registry, RegistryError, RunStatus
 
         # A registry damaged meanwhile is reported by the next command that reads it.
-        with contextlib.suppress(RegistryError), Registry.open(Path(argv[2])) as reg:
+        with contextlib.suppress(RegistryError), Registry.open(Path(run[0])) as reg:
             reg.finish(
-                argv[3], RunStatus.INTERRUPTED, reason="the runner died; its replicas were stopped"
+                run[1], RunStatus.INTERRUPTED, reason="the runner died; its replicas were stopped"
             )
     return 0
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,24 +124,50 @@ def reap_adopted(keep: set[int]) -> None:
     their Popen objects read."""
     if not _subreaper:
         return
-    import psutil
+    _reap_adopted(os.getpid(), keep)
 
+
+def _children(pid: int) -> list[int] | None:
+    """`pid`'s children, as each of its threads lists them in /proc (Linux 3.5+): a look at a
+    few small files, where a scan of every process's stat costs a millisecond or more. None
+    where the kernel has no such files (or `pid` is gone)."""
+    found: list[int] = []
     try:
-        children = psutil.Process().children()
-    except psutil.Error:
-        return
-    for child in children:
-        if child.pid in keep:
-            continue
-        try:
-            if child.status() == psutil.STATUS_ZOMBIE:
-                os.waitpid(child.pid, os.WNOHANG)
-        except (psutil.Error, ChildProcessError):
-            continue
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task.name}/children", "rb") as f:
+                found.extend(int(child) for child in f.read().split())
+    except OSError:
+        return None
+    return found
+
+
+def wait_for_exit(
+    popens: Iterable[subprocess.Popen[bytes]], timeout: float, *, poll_every: float | None = None
+) -> None:
+    """Sleep up to `timeout` seconds, waking as soon as one of these children exits (a pidfd
+    per child, Linux 5.3+): the supervisor sees an exit when it happens, not at its next tick.
+    The exit is left for the caller's `poll()` to collect. Where no pidfd can be had, a plain
+    sleep of `poll_every` (at most `timeout`) stands in."""
+    fds: list[int] = []
+    try:
+        for popen in popens:
+            if popen.returncode is None:
+                fds.append(os.pidfd_open(popen.pid))
+        if fds:
+            select.select(fds, [], [], timeout)
+            return
+    except (AttributeError, OSError):  # no pidfd_open here (an old kernel, not Linux)
+        pass
+    finally:
+        for fd in fds:
+            os.close(fd)
+    time.sleep(timeout if poll_every is None else min(timeout, poll_every))
 
 
 def descendants(root: int, exclude: set[int] | None = None) -> list[int]:
-    """Live descendants of `root` (Linux: /proc), without the subtrees rooted at `exclude`."""
+    """Live descendants of `root` (Linux: /proc), without the subtrees rooted at `exclude`.
+    Every process's parent is read: the children files (`_children`) may miss a process
+    forked or exiting while they are read, and this is the sweep that must not."""
     children: dict[int, list[int]] = {}
     for pid in all_pids():
         ppid = _parent(pid)
@@ -179,8 +207,13 @@ def kill_adopted(exclude: set[int], settle_seconds: float = 5.0) -> int:
 
 
 def _reap_adopted(me: int, exclude: set[int]) -> None:
-    for pid in all_pids():
-        if pid not in exclude and _parent(pid) == me and is_zombie(pid):
+    """Reap `me`'s exited children outside `exclude` (one missed while it exits is reaped at
+    the next look)."""
+    mine = _children(me)
+    if mine is None:
+        mine = [pid for pid in all_pids() if _parent(pid) == me]
+    for pid in mine:
+        if pid not in exclude and is_zombie(pid):
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
 

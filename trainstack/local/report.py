@@ -292,18 +292,25 @@ def _bound_outputs(layout: Layout) -> dict[str, str]:
 
 def _metrics_summary(run_id: str, layout: Layout) -> list[str]:
     """Where the charts are and how to look at them; problems and idle warnings, never fatal."""
-    from trainstack.metrics import series
     from trainstack.metrics.idle import IdleThresholds, detect
+    from trainstack.metrics.spec import load
 
-    metrics = series.read(layout.metrics, root=layout.root)
-    names = ", ".join(c.chart.name for c in metrics.charts)
+    spec = load(layout.metrics, root=layout.root)
+    charts: list[str] = []
+    problems = spec.problems
+    if spec.charts:  # series files to read and check: numpy's, imported only then
+        from trainstack.metrics import series
+
+        metrics = series.read(layout.metrics, root=layout.root, spec=spec)
+        charts, problems = [c.chart.name for c in metrics.charts], metrics.problems
+    names = ", ".join(charts)
     lines = [f"  metrics:  {layout.metrics}" + (f" (charts: {names})" if names else "")]
-    if metrics.charts or layout.usage.is_file():
+    if charts or layout.usage.is_file():
         lines.append(
             f"  charts:   trainstack metrics {run_id} --png {run_id}-charts  "
             f"(report: trainstack report {run_id} -o {run_id}.html)"
         )
-    lines.extend(f"  warning:  {p.render()}" for p in metrics.problems)
+    lines.extend(f"  warning:  {p.render()}" for p in problems)
     try:
         idle = detect(layout.usage, IdleThresholds.from_env(), root=layout.root)
     except UserError as err:

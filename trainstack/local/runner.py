@@ -75,10 +75,18 @@ class LocalRunResult:
 
 def run_local(req: LocalRunRequest) -> LocalRunResult:
     with _terminate_as_interrupt():
-        return _run_local(req)
+        # The dead man's switch starts first, so that its interpreter starts while the run is
+        # loaded, recorded and set up, and is up by the time replicas start (it is armed once
+        # the run has an id); the supervisor disarms it when it is done, and we do if we fail
+        # before handing it over.
+        deadman = DeadmanSwitch(None, req.grace_seconds)
+        try:
+            return _run_local(req, deadman)
+        finally:
+            deadman.disarm()
 
 
-def _run_local(req: LocalRunRequest) -> LocalRunResult:
+def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
     run = localize(load_run(req.spec), req.inputs, req.outputs, req.models)
     drills.check(
         req.preempt,
@@ -94,7 +102,8 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
         layout = Layout(record.run_dir)
         run = bind_unbound_outputs(run, layout.output_dir)
         try:
-            outcome_record = _execute(req, reg, record, run, layout, resume, secrets)
+            deadman.arm(record.id, req.home, record.id, layout.root)
+            outcome_record = _supervise(req, reg, record, run, layout, resume, deadman, secrets)
         except BaseException as err:
             # Setup failed or the runner was interrupted before supervision: still commit what
             # exists and record the end, then let the error speak for itself.
@@ -125,24 +134,6 @@ def _run_local(req: LocalRunRequest) -> LocalRunResult:
                 ) from None
             raise
         return outcome_record
-
-
-def _execute(
-    req: LocalRunRequest,
-    reg: Registry,
-    record: RunRecord,
-    run: Run,
-    layout: Layout,
-    resume: Layout | None,
-    secrets: Mapping[str, str],
-) -> LocalRunResult:
-    # The dead man's switch starts first, so that it is up by the time replicas start; the
-    # supervisor disarms it when it is done, and we do if we fail before handing it over.
-    deadman = DeadmanSwitch(record.id, req.grace_seconds, req.home, record.id, layout.root)
-    try:
-        return _supervise(req, reg, record, run, layout, resume, deadman, secrets)
-    finally:
-        deadman.disarm()
 
 
 def _supervise(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import secrets
 import signal
+import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,8 +36,11 @@ from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
 from trainstack.registry.model import ReplicaExit, Restart, RunStatus
 
+# Between two looks at everything that is not a replica's exit (a stop request, a deletion, the
+# timeout, memory, the launcher's records): an exit wakes the loop at once (procgroup.
+# wait_for_exit), so a short job is not held up by the tick.
 _TICK_S = 0.05
-# Polled more often in the first half second, so a short job is not held up by the tick.
+# Where exits cannot wake the loop (no pidfd): polled more often in the first half second.
 _EARLY_TICK_S = 0.005
 _EARLY_S = 0.5
 
@@ -185,7 +189,8 @@ class Supervisor:
             # subreaper); the sidecar is the one descendant that stays.
             procgroup.kill_adopted({self._deadman.pid} if self._deadman is not None else set())
             if self._deadman is not None:
-                self._deadman.disarm()
+                # Not waited for: it exits while the runner commits and records the end.
+                self._deadman.disarm(wait=False)
 
     # --- the loop ----------------------------------------------------------------------------
 
@@ -217,7 +222,7 @@ class Supervisor:
             self._start_ready()
             self._enforce_memory()
             early = time.monotonic() - started < _EARLY_S
-            time.sleep(_EARLY_TICK_S if early else _TICK_S)
+            self._wait(self._live_popens(), _TICK_S, early=early)
 
     def _handle_failures(self, failures: list[tuple[str, int]]) -> Outcome | None:
         policy = self._policy
@@ -371,17 +376,28 @@ class Supervisor:
         return any(all(self._codes.get(k) == 0 for k in rule) for rule in rules)
 
     def _start_ready(self) -> None:
-        """Start every replica not yet started whose upstream roles have all started."""
-        started_roles: dict[str, bool] = {}
-        for key, launch in self._launches.items():
-            started_roles[launch.role] = started_roles.get(launch.role, True) and (
-                key in self._replicas
-            )
-        for key, launch in self._launches.items():
-            if key in self._replicas:
-                continue
-            upstream = self._policy.start_after.get(launch.role, ())
-            if all(started_roles.get(role, True) for role in upstream):
+        """Start every replica not yet started whose upstream roles have all started, role
+        after role in the operator's order: a downstream role starts as soon as the last
+        replica of its upstream roles has (a local process is running once it is started; the
+        order is kept, no tick is waited)."""
+        while True:
+            started_roles: dict[str, bool] = {}
+            for key, launch in self._launches.items():
+                started_roles[launch.role] = started_roles.get(launch.role, True) and (
+                    key in self._replicas
+                )
+            ready = [
+                key
+                for key, launch in self._launches.items()
+                if key not in self._replicas
+                and all(
+                    started_roles.get(role, True)
+                    for role in self._policy.start_after.get(launch.role, ())
+                )
+            ]
+            if not ready:
+                return
+            for key in ready:
                 self._start(key, None)
 
     # --- processes ---------------------------------------------------------------------------
@@ -397,6 +413,14 @@ class Supervisor:
         if self._deadman is not None:
             self._deadman.watch(replica.pid)
         self._observer.started(replica)
+
+    def _live_popens(self) -> list[subprocess.Popen[bytes]]:
+        return [r.popen for k, r in self._replicas.items() if self._codes[k] is None]
+
+    @staticmethod
+    def _wait(popens: list[subprocess.Popen[bytes]], timeout: float, *, early: bool) -> None:
+        """Up to `timeout`, or until one of `popens` exits."""
+        procgroup.wait_for_exit(popens, timeout, poll_every=_EARLY_TICK_S if early else None)
 
     def _own_children(self) -> set[int]:
         own = {r.pid for r in self._replicas.values()}
@@ -430,7 +454,8 @@ class Supervisor:
             exited += self._poll()
             if all(code is not None for code in self._codes.values()):
                 break
-            time.sleep(_TICK_S)
+            left = max(0.0, deadline - time.monotonic())
+            self._wait(self._live_popens(), min(_TICK_S, left), early=False)
         return exited
 
     def _stop(self, keys: list[str], *, ended: bool = False) -> None:
@@ -453,7 +478,9 @@ class Supervisor:
             targets = [r for r in targets if procgroup.group_alive(r.pid)]
             if self._stop_requests > max(requests_before, 1):
                 break  # asked again: do not wait out the grace period
-            time.sleep(_TICK_S)
+            # Woken when a leader exits; members of a group whose leader is gone are looked
+            # for once a tick.
+            self._wait([r.popen for r in targets], _TICK_S, early=False)
         for replica in targets:
             procgroup.signal_group(replica.pid, signal.SIGKILL)
         for replica in replicas:

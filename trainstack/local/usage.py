@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 
 class Sampler:
     def __init__(self, path: Path, gpus: Mapping[str, tuple[str, ...]], interval: float = 1.0):
-        import psutil  # here, so `runs show` (which only reads usage files) does not load it
-
-        self._psutil = psutil
+        # psutil is imported by the sampling thread, off the runner's way to its first replica
+        # (and `runs show`, which only reads usage files, never loads it).
+        self._psutil: Any = None
         self._path = path
         self._gpus = dict(gpus)
         self._interval = interval
@@ -64,6 +64,9 @@ class Sampler:
             return dict(self._latest)
 
     def _loop(self) -> None:
+        import psutil
+
+        self._psutil = psutil
         # A first look soon after the start, so that even short runs have a sample.
         delay = min(0.2, self._interval)
         while not self._stopped.wait(delay):

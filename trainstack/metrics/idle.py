@@ -8,15 +8,18 @@ one core, summed over the replica's processes) and TRAINSTACK_IDLE_SECONDS (defa
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from trainstack.errors import UserError
-from trainstack.metrics.usage import Floats, ReplicaUsage, read
+from trainstack.metrics.usage import ReplicaUsage, read
+
+if TYPE_CHECKING:
+    from trainstack.metrics.usage import Floats
 
 ENV_GPU = "TRAINSTACK_IDLE_GPU_PERCENT"
 ENV_CPU = "TRAINSTACK_IDLE_CPU_PERCENT"
@@ -113,6 +116,6 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not np.isfinite(value) or value < 0:
+    if not math.isfinite(value) or value < 0:
         raise UserError(f"${name}={text!r}: expected a number of at least 0")
     return value

@@ -53,12 +53,12 @@ class Metrics:
         return next((c for c in self.charts if c.chart.name == name), None)
 
 
-def read(directory: Path, *, root: Path | None = None) -> Metrics:
+def read(directory: Path, *, root: Path | None = None, spec: MetricsSpec | None = None) -> Metrics:
     """`directory`'s metrics and series; `root` is the run directory (by default the folder
     holding `directory`, as `$METRICS` is `<run dir>/metrics`), out of which no link is followed
-    (trainstack.regularfile.open_within)."""
+    (trainstack.regularfile.open_within). `spec`: its metrics.json, already loaded from there."""
     root = directory.parent if root is None else root
-    spec = load(directory, root=root)
+    spec = load(directory, root=root) if spec is None else spec
     problems = list(spec.problems)
     charts = []
     for chart in spec.charts:

@@ -7,14 +7,18 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from trainstack import boundedjson
 from trainstack.regularfile import bounded_lines, open_within
 
-Floats = npt.NDArray[np.float64]
+if TYPE_CHECKING:
+    # numpy is imported where series are built: a run without samples (the summary of a short
+    # run, `runs show` of one) reads none and does not pay for it.
+    import numpy as np
+    import numpy.typing as npt
+
+    Floats = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,8 @@ def with_unsampled(
     """``found`` plus an empty series for each replica of the run that has no sample (one that
     ended before the sampler's first look): its chart then says so, instead of its siblings
     having charts and it none."""
+    import numpy as np
+
     have = {u.replica for u in found}
     empty = np.array([], dtype=float)
     missing = [
@@ -65,6 +71,8 @@ def read(path: Path, *, root: Path | None = None) -> tuple[ReplicaUsage, ...]:
         return ()
     if not samples:
         return ()
+    import numpy as np
+
     start = min(float(str(s["t"])) for rows in samples.values() for s in rows)
     out = []
     for replica in sorted(samples):

@@ -12,9 +12,11 @@ one after another in one process (tests, benchmarks), never concurrently.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import pulumi
 from pulumi.runtime import mocks as pmocks
@@ -169,7 +171,7 @@ class _RecordingMonitor(pmocks.MockMonitor):
     def __init__(self, mocks: pmocks.Mocks) -> None:
         super().__init__(mocks)
         self.records: list[PlannedResource] = []
-        self._lock = threading.Lock()  # registrations arrive on the SDK's worker threads
+        self._lock = threading.Lock()  # in case registrations arrive on worker threads
 
     def _record(self, op: str, request: Any, props: Any) -> None:
         inputs = rpc.deserialize_properties(props)
@@ -209,6 +211,38 @@ class _RecordingMonitor(pmocks.MockMonitor):
         _ensure_event_loop()  # type: ignore[no-untyped-call]
         self._record("read", request, request.properties)
         return super().ReadResource(request)  # type: ignore[no-untyped-call]
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+class _Inline(ThreadPoolExecutor):
+    """An executor that runs what it is given at once, on the calling thread. The SDK sends
+    every registration to the monitor through the event loop's default executor (a thread per
+    call, for a real engine's blocking gRPC); the mock monitor answers at once, so the thread
+    hops only cost time: a third of a run's plan, mostly handing the interpreter lock back and
+    forth (benchmarks/bench_plan.py)."""
+
+    def submit(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> Future[_T]:
+        future: Future[_T] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as err:  # handed to the awaiting coroutine, as a thread would
+            future.set_exception(err)
+        return future
+
+
+@contextmanager
+def _inline_executor() -> Iterator[None]:
+    """The event loop's default executor inline while a program runs, the one it had after."""
+    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]
+    before = getattr(loop, "_default_executor", None)
+    loop.set_default_executor(_Inline(max_workers=1))
+    try:
+        yield
+    finally:
+        loop._default_executor = before  # set_default_executor refuses None
 
 
 async def _resolve(outputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,6 +286,7 @@ def run_program(
     async def body() -> None:
         plan.outputs = await _resolve(program())
 
-    _sync_await(run_pulumi_func(body))
+    with _inline_executor():
+        _sync_await(run_pulumi_func(body))
     plan.resources = sorted(monitor.records, key=lambda r: (r.type, r.name))
     return plan

@@ -12,29 +12,27 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
-import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import raw_stack_config
-from trainstack.infra.platform.cluster import ALIYUN_CLI, API_ACL_CLI_MISSING, Cluster
 from trainstack.infra.platform.config import PlatformConfig, Team, load
-from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
+from trainstack.infra.platform.config_ack import BUCKET_PURPOSES
 from trainstack.infra.platform.kubedl import KubeDL
-from trainstack.infra.platform.network import Network
-from trainstack.infra.platform.nodepools import NodePools, pool_shapes
 from trainstack.infra.platform.protection import component_opts
 from trainstack.infra.platform.pullsecret import registry_password
-from trainstack.infra.platform.registry import Registry
 from trainstack.infra.platform.storage import Storage
 from trainstack.infra.platform.storageclasses import oss_internal_endpoint
 from trainstack.infra.platform.teamaccess import TeamAccess, team_kubeconfigs
 from trainstack.infra.platform.tenancy import Tenancy
 from trainstack.infra.platform.volumeguard import TeamVolumes
+
+if TYPE_CHECKING:
+    from trainstack.infra.platform.config_ack import AckConfig
 
 
 def load_stack_config(*, offline: bool = False, root: Path | None = None) -> PlatformConfig:
@@ -94,6 +92,15 @@ class _Cluster:
 
 def _ack_cluster(cfg: PlatformConfig, ack: AckConfig, password: pulumi.Input[str]) -> _Cluster:
     """ack: the network, cluster, pools and registry in Alibaba Cloud, then what goes on it."""
+    # Alibaba Cloud's SDK and what builds with it, imported for ack only: a kubeconfig
+    # environment's plan never loads them.
+    import pulumi_alicloud as alicloud
+
+    from trainstack.infra.platform.cluster import Cluster
+    from trainstack.infra.platform.network import Network
+    from trainstack.infra.platform.nodepools import NodePools, pool_shapes
+    from trainstack.infra.platform.registry import Registry
+
     # An explicit provider pins the region from checked config, whatever the ambient
     # ALICLOUD_REGION or alicloud:region say.
     cloud = alicloud.Provider("alicloud", region=ack.region)
@@ -245,6 +252,8 @@ def main() -> None:
         raise pulumi.RunError(err.render()) from None
     for step in cfg.pending:  # only what `pulumi up` may go ahead without (kubedl:image)
         pulumi.log.warn(step)
+    from trainstack.infra.platform.cluster import ALIYUN_CLI, API_ACL_CLI_MISSING
+
     if cfg.ack is not None and cfg.ack.api_public and shutil.which(ALIYUN_CLI) is None:
         # The API allow-list is bound by the aliyun CLI (cluster.bind_api_acl): without it the
         # public endpoint would stay open to the internet after `up`.

@@ -10,20 +10,26 @@ by ``protection.py``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pulumi
-import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
 from trainstack import platformnames as names
 from trainstack.infra.logplace import DEFAULT_RETENTION_DAYS, expiring_prefix
 from trainstack.infra.platform.config import ClusterAccess
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
-from trainstack.infra.platform.iam import build_jobs_role, build_team_roles
-from trainstack.infra.platform.network import Network
 from trainstack.infra.platform.storageclasses import (
     build_ack_storage_classes,
     build_local_storage_class,
 )
+
+if TYPE_CHECKING:
+    # Alibaba Cloud's SDK is imported where ack builds with it: a kubeconfig environment's plan
+    # (`trainstack plan RUN --env local`) never loads it.
+    import pulumi_alicloud as alicloud
+
+    from trainstack.infra.platform.network import Network
 
 COMPONENT = "trainstack:platform:Storage"
 ARTIFACT_CLAIM = "trainstack-artifacts"
@@ -97,6 +103,8 @@ class Storage(pulumi.ComponentResource):
         self.jobs_role = None
         self.team_roles = {}
         if ack is not None:
+            from trainstack.infra.platform.iam import build_jobs_role, build_team_roles
+
             assert net is not None and cluster is not None and cloud_provider is not None
             cloud = pulumi.ResourceOptions(parent=self, provider=cloud_provider)
             self._cloud(ack, net, cloud, sorted(teams or ()))
@@ -135,6 +143,8 @@ class Storage(pulumi.ComponentResource):
     def _cloud(
         self, ack: AckConfig, net: Network, opts: pulumi.ResourceOptions, teams: list[str]
     ) -> None:
+        import pulumi_alicloud as alicloud
+
         nas = alicloud.nas.FileSystem(
             "nas",
             protocol_type="NFS",
