@@ -318,16 +318,7 @@ class _Builder:
             key_event = self._peek()
             km = _at(key_event)
             if not isinstance(key_event, yaml.ScalarEvent):
-                self.errors.append(
-                    Diagnostic(
-                        self.file,
-                        km.line,
-                        km.column,
-                        format_path(path),
-                        "mapping keys must be plain scalars",
-                        code="bad-key",
-                    )
-                )
+                self._refuse(km, path, "mapping keys must be plain scalars", "bad-key")
                 self._skip()
                 self._skip()
                 continue
@@ -341,17 +332,8 @@ class _Builder:
             if key in out:
                 first = self.keys.get(child)
                 where = f" (first at line {first.line})" if first else ""
-                self.errors.append(
-                    Diagnostic(
-                        self.file,
-                        km.line,
-                        km.column,
-                        format_path(child),
-                        f"duplicate key {key!r}{where}",
-                        hint="remove one of them",
-                        code="duplicate-key",
-                    )
-                )
+                said = f"duplicate key {key!r}{where}"
+                self._refuse(km, child, said, "duplicate-key", "remove one of them")
                 self._skip()
                 continue
             self.keys[child] = km
@@ -365,17 +347,12 @@ class _Builder:
         tag = getattr(event, "tag", None)
         if tag is None or tag in ("!", *_CORE_TAGS):
             return
-        m = _at(event)
-        self.errors.append(
-            Diagnostic(
-                self.file,
-                m.line,
-                m.column,
-                format_path(path),
-                f"YAML tag {excerpt(tag)} is not allowed in specs",
-                hint="remove the tag; specs use plain YAML values",
-                code="yaml-tag",
-            )
+        self._refuse(
+            _at(event),
+            path,
+            f"YAML tag {excerpt(tag)} is not allowed in specs",
+            "yaml-tag",
+            "remove the tag; specs use plain YAML values",
         )
 
     def _check_text(self, event: yaml.ScalarEvent, path: PathKey) -> None:
@@ -386,16 +363,21 @@ class _Builder:
         bad = _CONTROL.search(event.value)
         if bad is None:
             return
-        m = _at(event)
+        self._refuse(
+            _at(event),
+            path,
+            f"control character {excerpt(bad.group())} in a value: not allowed",
+            "control-char",
+            "remove it; tabs and line breaks are the only control characters allowed",
+        )
+
+    def _refuse(
+        self, mark: Mark, path: PathKey, message: str, code: str, hint: str | None = None
+    ) -> None:
+        """One diagnostic at `mark` for the value at `path`."""
         self.errors.append(
             Diagnostic(
-                self.file,
-                m.line,
-                m.column,
-                format_path(path),
-                f"control character {excerpt(bad.group())} in a value: not allowed",
-                hint="remove it; tabs and line breaks are the only control characters allowed",
-                code="control-char",
+                self.file, mark.line, mark.column, format_path(path), message, hint=hint, code=code
             )
         )
 
