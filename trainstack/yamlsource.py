@@ -318,7 +318,7 @@ class _Builder:
             key_event = self._peek()
             km = _at(key_event)
             if not isinstance(key_event, yaml.ScalarEvent):
-                self._refuse(km, path, "mapping keys must be plain scalars", "bad-key")
+                self._refuse(km, path, "mapping keys must be plain scalars", code="bad-key")
                 self._skip()
                 self._skip()
                 continue
@@ -333,7 +333,7 @@ class _Builder:
                 first = self.keys.get(child)
                 where = f" (first at line {first.line})" if first else ""
                 said = f"duplicate key {key!r}{where}"
-                self._refuse(km, child, said, "duplicate-key", "remove one of them")
+                self._refuse(km, child, said, code="duplicate-key", hint="remove one of them")
                 self._skip()
                 continue
             self.keys[child] = km
@@ -351,8 +351,8 @@ class _Builder:
             _at(event),
             path,
             f"YAML tag {excerpt(tag)} is not allowed in specs",
-            "yaml-tag",
-            "remove the tag; specs use plain YAML values",
+            code="yaml-tag",
+            hint="remove the tag; specs use plain YAML values",
         )
 
     def _check_text(self, event: yaml.ScalarEvent, path: PathKey) -> None:
@@ -367,12 +367,12 @@ class _Builder:
             _at(event),
             path,
             f"control character {excerpt(bad.group())} in a value: not allowed",
-            "control-char",
-            "remove it; tabs and line breaks are the only control characters allowed",
+            code="control-char",
+            hint="remove it; tabs and line breaks are the only control characters allowed",
         )
 
     def _refuse(
-        self, mark: Mark, path: PathKey, message: str, code: str, hint: str | None = None
+        self, mark: Mark, path: PathKey, message: str, *, code: str, hint: str | None = None
     ) -> None:
         """One diagnostic at `mark` for the value at `path`."""
         self.errors.append(
