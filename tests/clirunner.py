@@ -280,6 +280,10 @@ def _isolated(cwd: Path, env: Mapping[str, str]) -> Iterator[None]:
         _clear_caches()
 
 
+# Module-level dicts that remember what was read from files or a cluster.
+_MEMOS = (("trainstack.plan.service", "_PLATFORM_OUTPUTS"), ("trainstack.ui.deployed", "_CACHE"))
+
+
 def _trainstack_modules() -> list[Any]:
     return [m for n, m in list(sys.modules.items()) if n.split(".")[0] == "trainstack" and m]
 
@@ -291,9 +295,10 @@ def _clear_caches() -> None:
         for value in list(vars(module).values()):
             if isinstance(value, functools._lru_cache_wrapper):
                 value.cache_clear()
-    plan = sys.modules.get("trainstack.plan.service")
-    if plan is not None:
-        plan._PLATFORM_OUTPUTS.clear()
+    for module_name, attr in _MEMOS:
+        module = sys.modules.get(module_name)
+        if module is not None:
+            getattr(module, attr).clear()
 
 
 def _reset_process_state() -> None:

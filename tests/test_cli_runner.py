@@ -105,7 +105,7 @@ def test_an_in_process_crash_is_a_traceback_and_exit_1(monkeypatch: pytest.Monke
     def broken(name: str, known: object) -> str:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("trainstack.spec.suggest.did_you_mean", broken)
+    monkeypatch.setattr("trainstack.suggest.did_you_mean", broken)
     done = Cli()("nosuchverb")
     assert done.code == 1 and "Traceback" in done.err and "RuntimeError: a bug" in done.err
     with pytest.raises(AssertionError):
@@ -119,7 +119,7 @@ def test_an_in_process_hang_times_out_as_a_subprocess_would(
         time.sleep(60)
         return ""
 
-    monkeypatch.setattr("trainstack.spec.suggest.did_you_mean", hang)
+    monkeypatch.setattr("trainstack.suggest.did_you_mean", hang)
     with pytest.raises(subprocess.TimeoutExpired):
         Cli()("nosuchverb", timeout=0.5)
 
