@@ -1,7 +1,7 @@
 """The one way tests run the trainstack CLI.
 
 `cli(*args)` runs `trainstack ARGS` in this process by default: the same command line through
-`trainstack.cli.main.main`, isolated as a fresh process would be (`_InProcess`): the environment
+`trainstack.cli.main.main`, isolated as a fresh process would be (`_in_process`): the environment
 a subprocess would have been given (and nothing else) in `os.environ`, its own working
 directory, its own stdin (empty), stdout and stderr captured separately, the exit code as
 `python -m trainstack` would exit with it (an uncaught exception: its traceback on stderr and 1),
