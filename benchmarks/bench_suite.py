@@ -9,19 +9,26 @@ interpreter; `-- ARGS` passes ARGS to pytest instead of `-q -n auto` (`-- -q` fo
 
 Run: .venv/bin/python benchmarks/bench_suite.py [--cold] [--root DIR] [-- PYTEST ARGS]
 
-Measured on the 2-core CI machine, shared with two other sessions' suites (load average 2-4.5
-throughout, so the wall times are high and noisy; compare the ratios), issue 22 item 2:
+Measured on the 2-core CI machine, shared with two other sessions' suites (their load came and
+went: load average 0.5-4.5), so the wall times are high and noisy; issue 22 item 2:
 
-                                           pytest wall   tests
-  before (main at 13803bc, one process)       2,144 s    2,108   (CI today on a loaded
-                                                                  machine: 1,294 s; quiet:
-                                                                  376-528 s)
-  in-process CLI + -n 2 (6311be7)             1,084 s    2,108
-  this branch, -n auto, cold mypy cache       see the branch's last commit message
+                                            pytest wall   tests   CPU (all processes)
+  before: main at 13803bc, one process,        2,144 s    2,108   -
+    warm mypy cache, load 2-4 (CI today on a
+    loaded machine: 1,294 s; quiet: 376-528 s)
+  after: in-process CLI, -n 2, load 2-4          1,084 s    2,108   -
+    (6311be7, warm mypy cache)
+  after: this branch on main at 5c9d5ce,           556 s    2,175   910 s
+    -n auto, cold mypy cache (a clean clone),
+    load 0.5 at the start, 1.6 at the end
 
-Where the time went before (the same run, per test file, seconds): the local sweeps 239,
-strict mypy 185 (cold cache), the workflow replay 168, run-directory damage 154 (a 3 GiB
-usage.jsonl read through an 8 KiB buffer), the metrics verbs 123, policy check 94.
+Where the time goes now (that last run, per test, seconds): strict mypy with a cold cache 126
+(its floor: ~100 s alone on a quiet machine, the longest test, so it is scheduled first), torch
+elastic resume 66, the workflow replay's "environment changed" job 63 (every run planned by
+three real `trainstack` processes, ~4 s each in Pulumi's imports), usage.jsonl of 3 GiB 40.
+Before (the first run, per test file): the local sweeps 239, strict mypy 185, the workflow
+replay 168, run-directory damage 154 (a 3 GiB usage.jsonl read through an 8 KiB buffer), the
+metrics verbs 123, policy check 94.
 """
 
 from __future__ import annotations
