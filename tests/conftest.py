@@ -12,6 +12,27 @@ from tests.clirunner import Cli
 UPDATE_GOLDEN_ENV = "TRAINSTACK_UPDATE_GOLDEN"
 
 
+MARKERS = {
+    "subprocess": "the test's `cli` fixture runs `python -m trainstack` as a real process "
+    "(signals, a closed stdout, orphan and process checks, import-time behaviour); without "
+    "it the CLI runs in this process (tests/clirunner.py)",
+    "slow": "a check that takes tens of seconds on its own (static checks, the wheel, the "
+    "browser, the workflow replay): scheduled first so it overlaps the rest; `-m 'not slow'` "
+    "leaves them out of a quick local loop (the README command runs them)",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The slow checks first: with workers (pytest-xdist) they run beside the rest instead of
+    # alone at the end. A stable sort: the order is otherwise the collection's.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden",
@@ -33,6 +54,8 @@ def golden_update(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
-    """The trainstack CLI (tests/clirunner.py) with a state home of this test's own."""
-    return Cli(tmp_path / "home")
+def cli(tmp_path: Path, request: pytest.FixtureRequest) -> Cli:
+    """The trainstack CLI (tests/clirunner.py) with a state home of this test's own; in this
+    process, or as `python -m trainstack` for a test marked `subprocess`."""
+    marked = request.node.get_closest_marker("subprocess") is not None
+    return Cli(tmp_path / "home", subprocess=marked)

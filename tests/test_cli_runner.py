@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.clirunner import Cli
 
@@ -71,3 +75,61 @@ def test_the_runner_gives_exit_code_and_both_streams(cli: Cli, tmp_path: Path) -
     assert "missing.yaml: file not found" in done.err and "1 problem(s)" in done.out
     inside = cli.invoke("validate", missing)
     assert (inside.code, "missing.yaml" in inside.err) == (2, True)
+
+
+def test_in_process_and_subprocess_give_the_same_result(tmp_path: Path) -> None:
+    """The default (in this process) and `subprocess=True` agree on code, stdout and stderr."""
+    spec = tmp_path / "missing.yaml"
+    cli = Cli(tmp_path / "home")
+    for args in (("validate", spec), ("schema", "run"), ("nosuchverb",), ("runs", "list")):
+        inside, outside = cli(*args), cli(*args, subprocess=True)
+        assert (inside.code, inside.out, inside.err) == (outside.code, outside.out, outside.err)
+
+
+def test_an_in_process_call_leaves_nothing_behind(tmp_path: Path) -> None:
+    """`--home` sets $TRAINSTACK_HOME for the verb; the call's cwd, environment and signal
+    handlers are the test's again afterwards."""
+    import os
+    import signal
+
+    before = (os.getcwd(), dict(os.environ), signal.getsignal(signal.SIGTERM))
+    done = Cli()("--home", tmp_path / "elsewhere", "runs", "list", cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert (os.getcwd(), dict(os.environ), signal.getsignal(signal.SIGTERM)) == before
+    assert (tmp_path / "elsewhere").is_dir()
+
+
+def test_an_in_process_crash_is_a_traceback_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As `python -m trainstack` would show an uncaught exception."""
+
+    def broken(name: str, known: object) -> str:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("trainstack.suggest.did_you_mean", broken)
+    done = Cli()("nosuchverb")
+    assert done.code == 1 and "Traceback" in done.err and "RuntimeError: a bug" in done.err
+    with pytest.raises(AssertionError):
+        Cli(forbid_traceback=True)("nosuchverb")
+
+
+def test_an_in_process_hang_times_out_as_a_subprocess_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def hang(name: str, known: object) -> str:
+        time.sleep(60)
+        return ""
+
+    monkeypatch.setattr("trainstack.suggest.did_you_mean", hang)
+    with pytest.raises(subprocess.TimeoutExpired):
+        Cli()("nosuchverb", timeout=0.5)
+
+
+def test_popen_keywords_and_the_marker_choose_a_process(cli: Cli) -> None:
+    assert not cli.subprocess
+    done = cli("schema", "run", start_new_session=True)  # only a process can take it
+    assert done.code == 0 and '"$schema"' in done.out
+
+
+@pytest.mark.subprocess
+def test_the_subprocess_marker_gives_a_process_runner(cli: Cli) -> None:
+    assert cli.subprocess

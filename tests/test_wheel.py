@@ -14,7 +14,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
 import yaml
+
+pytestmark = pytest.mark.slow  # builds and installs the wheel
 
 REPO = Path(__file__).resolve().parents[1]
 COMPONENT = REPO / "components" / "mnist-ddp"

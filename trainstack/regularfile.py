@@ -43,6 +43,9 @@ def _kind(mode: int) -> str:
     return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
 
 
+_BUFFER = 1 << 20
+
+
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for binary reading; NotRegularFileError (never a hang) when it is not a
     regular file; FileNotFoundError and other OSErrors as ``open`` raises them."""
@@ -58,7 +61,9 @@ def _as_regular(fd: int, path: Path) -> BinaryIO:
         if not stat.S_ISREG(mode):
             raise NotRegularFileError(errno.EINVAL, f"{_kind(mode)}, not a file", str(path))
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        # A 1 MiB buffer: bounded_lines' readline(64 KiB) through the default 8 KiB one reads a
+        # long file (a multi-gigabyte usage.jsonl) four times slower.
+        return os.fdopen(fd, "rb", buffering=_BUFFER)
     except BaseException:
         os.close(fd)
         raise

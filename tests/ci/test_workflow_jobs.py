@@ -21,6 +21,8 @@ from tests.ci.test_ci import bump, git, runs_for
 from tests.clirunner import Cli
 from tests.workflowrun import JobOutcome, Runner, runner_env
 
+pytestmark = pytest.mark.slow  # the workflow replayed with real processes
+
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "trainstack.yml"
 ENV = "ack-dev"

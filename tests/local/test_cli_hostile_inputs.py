@@ -306,12 +306,8 @@ def runs_folder_is_a_file(tmp: Path) -> Case:
 def resume_without_its_run_directory(tmp: Path) -> Case:
     # a resume that silently started from nothing
     spec = _quick(tmp)
-    subprocess.run(
-        Cli.argv("run", spec, "--local", "--no-install"),
-        env=Cli(tmp / "home").env,
-        capture_output=True,
-        check=True,
-    )
+    done = Cli(tmp / "home")("run", spec, "--local", "--no-install")
+    assert done.code == 0, done.err
     [run_dir] = (tmp / "home" / "runs").iterdir()
     shutil.rmtree(run_dir)
     return Case(
@@ -329,12 +325,8 @@ def report_over_a_device(tmp: Path) -> Case:
         device = tmp / "full"
         os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 7))
     spec = _quick(tmp)
-    subprocess.run(
-        Cli.argv("run", spec, "--local", "--no-install"),
-        env=Cli(tmp / "home").env,
-        capture_output=True,
-        check=True,
-    )
+    done = Cli(tmp / "home")("run", spec, "--local", "--no-install")
+    assert done.code == 0, done.err
 
     def still_a_device() -> None:
         assert stat.S_ISCHR(os.lstat(device).st_mode)
@@ -393,12 +385,8 @@ def home_empty(tmp: Path) -> Case:
 def runs_show_empty(tmp: Path) -> Case:
     # issue 20, item 18: an empty prefix matched the only run there was
     spec = _quick(tmp)
-    subprocess.run(
-        Cli.argv("run", spec, "--local", "--no-install"),
-        env=Cli(tmp / "home").env,
-        capture_output=True,
-        check=True,
-    )
+    done = Cli(tmp / "home")("run", spec, "--local", "--no-install")
+    assert done.code == 0, done.err
     return Case(["runs", "show", ""], "an empty run name names no run")
 
 
@@ -459,23 +447,16 @@ def test_hostile_input_is_one_clear_error_or_works(
     make: Callable[[Path], Case], tmp_path: Path
 ) -> None:
     case = make(tmp_path)
+    # In this process, but a case that changes the process (its capabilities) gets one.
+    popen = {"preexec_fn": case.preexec} if case.preexec is not None else {}
     try:
-        # Bytes, not text: some cases print paths that are not UTF-8.
-        result = subprocess.run(
-            Cli.argv(*case.argv),
-            cwd=case.cwd or REPO,
-            env=Cli(tmp_path / "home").env,
-            capture_output=True,
-            timeout=90,
-            check=False,
-            preexec_fn=case.preexec,
-        )
+        result = Cli(tmp_path / "home")(*case.argv, cwd=case.cwd or REPO, timeout=90, **popen)
     except subprocess.TimeoutExpired:
         pytest.fail(f"{make.__name__}: hung")
     finally:
         if case.cleanup is not None:
             case.cleanup()
-    out = (result.stdout + result.stderr).decode("utf-8", "replace")
+    out = result.out + result.err
     assert "Traceback" not in out, out
     if case.expect == "ok":
         assert result.returncode == 0, out

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.launcher import FILES, HUNG_EXIT_CODE
@@ -144,6 +146,7 @@ def test_a_replica_that_hangs_once_is_restarted_in_place_and_recorded_hung(
     assert "<td>worker-0</td><td>hung</td>" in html
 
 
+@pytest.mark.slow
 def test_a_replica_that_hangs_every_time_fails_after_three_hang_restarts(
     tmp_path: Path, cli: Cli
 ) -> None:

@@ -15,8 +15,11 @@ from trainstack.humanize import parse_since
 from trainstack.local.logtail import Tail, last_lines
 
 
-@pytest.fixture
-def two_runs(tmp_path: Path, cli: Cli) -> Cli:
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Cli:
+    """Two finished runs in a home of their own; the tests that take it only read them."""
+    tmp_path = tmp_path_factory.mktemp("two-runs")
+    cli = Cli(tmp_path / "home")
     # Long enough (about 1 s) for the usage sampler's first look.
     ok = write_run(
         tmp_path,

@@ -13,10 +13,15 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from tests.local.helpers import pid_alive, wait_for, write_run
 from trainstack.local import procgroup
 from trainstack.registry import Registry, RunStatus
+
+# The runner's own process tree is what is checked: `trainstack run` as a process of its own.
+pytestmark = pytest.mark.subprocess
 
 
 def _stray_component(root: Path) -> Path:

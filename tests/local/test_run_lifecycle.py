@@ -8,6 +8,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from tests.local.helpers import pid_alive, wait_for, write_run
 from trainstack.local.procgroup import tagged_pids
@@ -234,6 +236,7 @@ def test_a_binding_this_machine_cannot_reach_is_a_clear_error(tmp_path: Path, cl
     assert "Did you mean 'data'?" in typo.stderr
 
 
+@pytest.mark.slow
 def test_requirements_are_installed_into_a_cached_environment(tmp_path: Path, cli: Cli) -> None:
     import shutil
     import zipfile

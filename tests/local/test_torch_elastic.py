@@ -14,6 +14,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from tests.local.helpers import REPO, wait_for, write_run
 from trainstack.kubedl import RETRYABLE_EXIT_CODES
@@ -85,6 +87,7 @@ def test_without_torch_elastic_a_killed_rank_fails_the_job_as_on_a_cluster(
     assert (run_dir / "logs" / "master-0.log").read_text().count("rank 0/3 ready") == 1
 
 
+@pytest.mark.slow
 def test_with_torch_elastic_the_job_resumes_from_its_checkpoint_and_succeeds(
     tmp_path: Path, cli: Cli
 ) -> None:

@@ -14,6 +14,8 @@ from tests.browser import HEIGHT, WIDTH, browse, chromium, console_errors, pixel
 from tests.clirunner import Cli
 from tests.metrics.conftest import charts_run
 
+pytestmark = pytest.mark.slow  # a real local run, then Chromium
+
 BLUE, ORANGE = np.array([0x1F, 0x77, 0xB4]) / 255, np.array([0xFF, 0x7F, 0x0E]) / 255
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.spec.clirun import trainstack
 from tests.spec.specfiles import COMPONENTS
 from trainstack.contract.framework import mpi_slots_per_worker
@@ -42,6 +44,7 @@ def test_batch_scoring_sample_runs_locally(tmp_path: Path) -> None:
     assert all(row.split(",")[2] in ("0", "1") for row in rows)
 
 
+@pytest.mark.slow
 def test_credit_xgb_sample_runs_locally_with_one_tracker_and_each_shard_once(
     tmp_path: Path,
 ) -> None:

@@ -99,6 +99,7 @@ def _check_model(spec: Component | Run) -> None:
         json.dumps(dict(spec.parameters), allow_nan=False)
 
 
+@pytest.mark.slow
 @_profile(1200)
 @given(data=st.data())
 def test_structurally_mutated_specs_give_a_model_or_user_errors(

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.clirunner import Cli
 from tests.spec.clirun import trainstack
@@ -45,6 +46,7 @@ def max_overlap(runs: list[RunRecord]) -> int:
     return peak
 
 
+@pytest.mark.slow
 def test_the_mnist_example_grid_runs_as_four_local_runs_two_at_a_time(tmp_path: Path) -> None:
     from trainstack.metrics import series, values
 
@@ -173,6 +175,7 @@ def test_ctrl_c_stops_every_trial_and_the_same_command_resumes(tmp_path: Path) -
     assert data["best"]["params"]["lr"] == 0.1  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_the_median_pruner_stops_a_poor_trial_while_it_runs(tmp_path: Path) -> None:
     spec = hold_project(
         tmp_path,

@@ -16,6 +16,8 @@ from tests.ui.conftest import HOSTILE, Runs
 from trainstack.registry import NewRun, Registry, ReplicaExit, current_runner
 from trainstack.ui.server import listen
 
+pytestmark = pytest.mark.slow  # headless Chromium
+
 BLUE, ORANGE = np.array([0x1F, 0x77, 0xB4]) / 255, np.array([0xFF, 0x7F, 0x0E]) / 255
 
 
