@@ -270,3 +270,22 @@ def test_status_lists_hang_restarts_the_launcher_recorded_in_the_store(
     assert "restarted in place by the launcher" in restart["detail"]
     without = cli_exit(["status", "mnist-baseline-01", "--json", "--home", str(tmp_path / "h2")])
     assert without.code != 0 or json.loads(without.out)["restarts"] == []
+
+
+def test_oss_fetches_only_the_replicas_asked_for(tmp_path: Path) -> None:
+    logs = tmp_path / "bucket" / "vision" / "_logs" / "r1"
+    _ship(logs, "worker", 0, "echo a")
+    _ship(logs, "worker", 1, "echo b")
+    bucket = DiskBucket(tmp_path / "bucket")
+    uri = "oss://acme-artifacts/vision/_logs/r1/"
+
+    def one(key: str) -> bool:
+        return key == "worker-1"
+
+    stored = logstore.locate(uri, mount=None, into=tmp_path / "got", bucket=bucket, replica=one)
+    assert [p.name for p in stored.folder.iterdir()] == ["worker-1.log"]
+    with pytest.raises(NotFoundError) as caught:
+        logstore.locate(
+            uri, mount=None, into=tmp_path / "none", bucket=bucket, replica=lambda key: False
+        )
+    assert caught.value.hint == "its replicas: worker-0, worker-1"

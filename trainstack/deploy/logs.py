@@ -84,7 +84,16 @@ def _from_store(
     region = entry.outputs.get(REGION_OUTPUT)
     endpoint = logstore.oss_endpoint(str(region) if region else None)
     with tempfile.TemporaryDirectory(prefix="trainstack-logs-") as tmp:
-        stored = logstore.locate(str(uri), mount=store, into=Path(tmp), endpoint=endpoint)
+
+        def chosen(key: str) -> bool:
+            named = logview.replica_named(key)
+            return named is not None and (
+                (role is None or named[0] == role) and (index is None or named[1] == index)
+            )
+
+        stored = logstore.locate(
+            str(uri), mount=store, into=Path(tmp), endpoint=endpoint, replica=chosen
+        )
         files = logview.select(stored.folder, role, index, root=stored.root)
         if download is not None:
             return logview.download(files, download)

@@ -53,15 +53,21 @@ def locate(
     endpoint: str | None = None,
     bucket: Bucket | None = None,
     records: bool = False,
+    replica: Callable[[str], bool] | None = None,
 ) -> StoredLogs:
     """The run's logs folder at `uri`, readable here: in place under `mount` (pvc://, nas://),
     or copied from OSS into `into` (the replicas' logs; with `records`, the launchers' restart
-    records `<role>-<index>.restarts.jsonl` instead)."""
+    records `<role>-<index>.restarts.jsonl` instead; with `replica`, only the files whose
+    `<role>-<index>` it keeps: `logs --role R` fetches R's logs, not the whole run's)."""
     scheme, _, rest = uri.partition("://")
     host, _, path = rest.partition("/")
     if scheme == "oss":
-        wanted = is_record_name if records else is_log_name
-        return _from_oss(uri, host, path, into, endpoint, bucket, wanted)
+        kind = is_record_name if records else is_log_name
+
+        def wanted(leaf: str) -> bool:
+            return kind(leaf) and (replica is None or replica(leaf.partition(".")[0]))
+
+        return _from_oss(uri, host, path, into, endpoint, bucket, wanted, records=records)
     if scheme not in ("pvc", "nas"):
         raise ConfigError(f"the run's logs are at {uri!r}, which trainstack cannot read back")
     if mount is None:
@@ -91,18 +97,28 @@ def _from_oss(
     endpoint: str | None,
     bucket: Bucket | None,
     wanted: Callable[[str], bool],
+    *,
+    records: bool,
 ) -> StoredLogs:
     if bucket is None:
         bucket = _oss_bucket(name, endpoint)
     into.mkdir(parents=True, exist_ok=True)
     fetched = 0
+    others: set[str] = set()  # the replicas with logs there that were not asked for
     for key in _keys(bucket, prefix):
         leaf = key[len(prefix) :]
         if "/" in leaf or not wanted(leaf):
+            if "/" not in leaf and is_log_name(leaf):
+                others.add(leaf.partition(".")[0])
             continue  # only what was asked for; never a path out of `into`
         _call(lambda k=key, f=str(into / leaf): bucket.get_object_to_file(k, f), uri)
         fetched += 1
-    if not fetched and wanted is is_log_name:
+    if not fetched and not records:
+        if others:
+            raise NotFoundError(
+                f"no log of that replica at {uri}",
+                hint=f"its replicas: {', '.join(sorted(others))}",
+            )
         raise NotFoundError(
             f"no logs at {uri}",
             hint="the run may have ended before its first line, or its logs expired "
