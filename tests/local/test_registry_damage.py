@@ -10,6 +10,7 @@ import shlex
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -354,3 +355,36 @@ def test_registry_replaced_by_a_directory_mid_run_keeps_the_outcome(
         (record,) = reg.list()
     assert record.name == "slowcount" and record.status is RunStatus.SUCCEEDED
     shutil.rmtree(cli.home / "runs", ignore_errors=True)
+
+
+OPEN = "from pathlib import Path\nfrom trainstack.registry import Registry\nRegistry.open"
+
+
+def test_a_registry_being_created_by_another_process_is_not_foreign(tmp_path: Path) -> None:
+    """Four runs started at once on a new state home: one of them used to see the migrations
+    table another had committed before its first migration, take the file for a foreign
+    database and exit 3. The table and the first migration are one transaction now, and a lone
+    empty migrations table (what an older trainstack leaves visible mid-creation) is new."""
+    from trainstack.registry import Registry
+
+    home = tmp_path / "mid-creation"
+    home.mkdir()
+    db = sqlite3.connect(home / "registry.db")
+    db.execute(
+        "CREATE TABLE schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+    )
+    db.commit()
+    db.close()
+    with Registry.open(home) as reg:
+        assert reg.list() == []
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", f"{OPEN}(Path({str(tmp_path / 'race')!r})).close()"],
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(6)
+    ]
+    for racer in racers:
+        _, err = racer.communicate(timeout=120)
+        assert racer.returncode == 0, err.decode()

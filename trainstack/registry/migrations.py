@@ -112,6 +112,11 @@ def check_ours(conn: sqlite3.Connection) -> None:
     if not found:
         return
     version = _version(conn) if "schema_migrations" in found else 0
+    if found == {"schema_migrations"} and version == 0:
+        # Another trainstack is creating the registry this moment (one that committed the
+        # migrations table before its first migration, as trainstack did until it made both in
+        # one transaction): a new registry, not a foreign one.
+        return
     expected = _schema_at(version)
     if version == 0 or found != set(expected):
         raise ForeignSchemaError(f"it holds table(s) {', '.join(sorted(found))}")
@@ -147,12 +152,10 @@ def _schema_at(version: int) -> dict[str, set[str]]:
 
 
 def migrate(conn: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> int:
-    """Bring the schema up to date; returns the version it ends at."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-    )
-    current = _version(conn)
+    """Bring the schema up to date; returns the version it ends at. The migrations table is
+    created in the same transaction as the first migration, so no other process ever sees a
+    registry with the one and not the other (check_ours would take that for a foreign file)."""
+    current = _version(conn) if "schema_migrations" in _tables(conn) else 0
     if current > SCHEMA_VERSION:
         raise SchemaTooNewError(
             f"registry schema version {current} is newer than this trainstack ({SCHEMA_VERSION})"
@@ -161,6 +164,10 @@ def migrate(conn: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> int:
         return current
     conn.execute("BEGIN IMMEDIATE")
     try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+        )
         # Re-read under the write lock: another process may have migrated meanwhile.
         current = _version(conn)
         for version, (name, script) in enumerate(MIGRATIONS, start=1):
