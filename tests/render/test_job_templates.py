@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import re
-from importlib import resources
 
 from trainstack.kubedl import KINDS, RunPolicyPlace
+from trainstack.render.overrides import packaged, packaged_names
 
 _COMMENT = re.compile(r"\{#.*?#\}\n?", re.DOTALL)
 
 
 def _job_templates() -> dict[str, str]:
-    folder = resources.files("trainstack").joinpath("templates")
     return {
-        p.name: p.read_text(encoding="utf-8")
-        for p in folder.iterdir()
-        if p.name.endswith(".yaml.j2") and "job" in p.name
+        name: text
+        for name in packaged_names()
+        if name.endswith(".yaml.j2") and "job" in name and (text := packaged(name)) is not None
     }
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, environment, home_option
+from trainstack.cli.options import backend_option, environment, home_option, project_option
 
 
 @click.command()
@@ -20,8 +20,15 @@ from trainstack.cli.options import backend_option, environment, home_option
 @click.option("--quiet", is_flag=True, help="do not stream the Pulumi CLI's progress")
 @home_option
 @backend_option
+@project_option
 def deploy(
-    run_file: Path, env: str, rerun: bool, quiet: bool, home: Path | None, backend: str | None
+    run_file: Path,
+    env: str,
+    rerun: bool,
+    quiet: bool,
+    home: Path | None,
+    backend: str | None,
+    project: Path | None,
 ) -> None:
     """Deploy RUN_FILE to ENV as one stack (create it, or update it: refresh, then up)."""
     from trainstack.deploy.service import deploy as deploy_run
@@ -36,6 +43,7 @@ def deploy(
         backend=backend,
         rerun=rerun,
         on_output=None if quiet else progress,
+        project=project,
     )
     click.echo(f"deployed {entry.run} to {entry.env}: stack {entry.stack} in {entry.backend}")
     for key in ("kind", "jobName", "namespace", "specHash"):

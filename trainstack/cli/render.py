@@ -96,8 +96,17 @@ def render(
     env: str | None,
     project: Path | None,
 ) -> None:
-    """Render RUN_FILE to Kubernetes manifests (byte-identical for the same inputs)."""
+    """Render RUN_FILE to Kubernetes manifests (byte-identical for the same inputs). With --env,
+    or a platform project named by --project or $TRAINSTACK_PROJECT, the project's templates/
+    come before the packaged ones (docs/templates.md)."""
+    from trainstack.envfile import find_project
+    from trainstack.render.overrides import for_project
+
     run = load_run(run_file, components_dir=components_dir)
+    # Without --env only a project named here counts: a plain render does not depend on where
+    # it is run from.
+    found = find_project(project) if env is not None or project is not None else None
+    templates = for_project(found.root) if found is not None else None
     if env is not None:
         given = [
             f"--{name.replace('_', '-')}"
@@ -111,11 +120,10 @@ def render(
             )
         from dataclasses import replace
 
-        from trainstack.envfile import find_project
         from trainstack.infra.run.rendered import for_environment
         from trainstack.plan.service import platform_outputs
 
-        outputs, _ = platform_outputs(find_project(project), env)
+        outputs, _ = platform_outputs(find_project(project) if found is None else found, env)
         # The same completion deploy and plan apply: unbound outputs and $METRICS into the
         # platform's artifact store.
         run, options = for_environment(outputs, run, env)
@@ -130,7 +138,9 @@ def render(
             pull_secret=pull_secret or None,
             code_bucket=code_bucket,
         )
-    docs = render_run(run, options=options)
+    docs = render_run(run, options=options, templates=templates)
+    if templates is not None:  # after the render: a failed one is its error alone
+        click.echo(templates.summary(), err=True)
     if output is None:
         click.echo(dump_yaml(docs), nl=False)
         return

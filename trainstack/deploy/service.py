@@ -65,11 +65,16 @@ def deploy(
     backend: str | None = None,
     on_output: OnOutput | None = None,
     rerun: bool = False,
+    project: Path | None = None,
 ) -> StackEntry:
-    """Render ``run_file`` for the platform of ``env`` and bring its stack up to date."""
+    """Render ``run_file`` for the platform of ``env`` and bring its stack up to date.
+    ``project``: where the platform project is looked for (envfile.find_project); deploy reads
+    the platform's live outputs, so it may run without one (no template overrides, the
+    policies' default settings)."""
     from trainstack.deploy.platform import read_source_outputs
     from trainstack.deploy.workspace import find_pulumi
     from trainstack.infra.run.rendered import placed
+    from trainstack.render.overrides import for_project
     from trainstack.spec import load_run
 
     cli = command or find_pulumi()  # before anything else: without the CLI nothing can happen
@@ -77,11 +82,15 @@ def deploy(
     settings = load_settings(home, backend)
     # The team's secrets scope when published (deploy/scope.py), else the platform stack.
     platform, source = read_source_outputs(settings, env, run.tags.get(names.TEAM_TAG), cli)
-    completed, manifests, logs = placed(run, platform, env)
+    root = _project_root(project)
+    templates = for_project(root) if root is not None else None
+    if templates is not None and on_output is not None:
+        on_output(templates.summary())
+    completed, manifests, logs = placed(run, platform, env, templates)
     from trainstack.policy.check import check_manifests, enforce
     from trainstack.policy.report import text
 
-    report = check_manifests(manifests, env, str(run_file), platform)
+    report = check_manifests(manifests, env, str(run_file), platform, project)
     enforce(report)  # a mandatory violation: stop before any stack or resource exists
     if report.violations and on_output is not None:
         on_output("policy: " + text([report]))
@@ -97,6 +106,20 @@ def deploy(
         source=source,
         logs=logs,
     )
+
+
+def _project_root(start: Path | None) -> Path | None:
+    """The platform project's folder, as plan finds it; None when none is named and none is
+    found (deploy runs from the platform's outputs alone, as the policies' settings do:
+    policy/check.py). A project named (`--project`, $TRAINSTACK_PROJECT) must exist."""
+    from trainstack.envfile import find_project
+
+    try:
+        return find_project(start).root
+    except NotFoundError:
+        if start is not None:
+            raise
+        return None
 
 
 SOURCE_OUTPUT = "platformStack"

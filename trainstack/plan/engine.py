@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import pulumi
 from pulumi.runtime import mocks as pmocks
@@ -25,6 +25,9 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from trainstack.secretnames import looks_secret
+
+if TYPE_CHECKING:
+    from trainstack.render.overrides import Overrides
 
 SECRET = "[secret]"
 UNKNOWN = "(known after apply)"
@@ -81,6 +84,8 @@ class Plan:
     outputs: dict[str, Any] = field(default_factory=dict)
     # Set-up steps `pulumi up` still needs (an offline plan of a new environment).
     pending: list[str] = field(default_factory=list)
+    # A run's plan: the platform project's templates its manifests were rendered with.
+    templates: Overrides | None = None
 
 
 # Outputs the cloud computes that the program builds documents from: given their shape, with every

@@ -48,6 +48,11 @@ def plan_json(plan: Plan, *, kind: str, env: str) -> str:
         "resources": [r.to_json() for r in plan.resources],
         "outputs": plan.outputs,
         "pending": plan.pending,
+        # which templates came from the platform project rather than trainstack (docs/templates.md)
+        "templates": {
+            "replaced": list(plan.templates.replaced) if plan.templates else [],
+            "added": list(plan.templates.added) if plan.templates else [],
+        },
     }
     return json.dumps(doc, indent=2, sort_keys=True)
 
@@ -118,6 +123,8 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
             console.print("  " + line, markup=False, highlight=False, soft_wrap=True)
     for step in plan.pending:
         console.print(f"pending: {step}", markup=False)
+    if plan.templates is not None:
+        console.print(plan.templates.summary(), markup=False, highlight=False, soft_wrap=True)
     creates = sum(1 for r in plan.resources if r.op == "create")
     reads = len(plan.resources) - creates
     console.print(

@@ -53,13 +53,15 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     from trainstack.infra.run.rendered import render
     from trainstack.plan.engine import run_program
     from trainstack.platformnames import platform_stack_name, run_stack_name
+    from trainstack.render.overrides import for_project
     from trainstack.spec import load_run
 
     project = find_project(start)
     run = load_run(run_file)
     ref = platform_stack_name(env)
     outputs, secret = platform_outputs(project, env)
-    manifests = render(run, outputs, env)
+    templates = for_project(project.root)
+    manifests = render(run, outputs, env, templates)
     job: dict[str, Any] = next((m for m in manifests if is_job(m)), {"metadata": {}})
     namespace = str(job["metadata"].get("namespace") or "default")
     ns = names.RUNS_PROJECT
@@ -68,7 +70,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     def program() -> dict[str, Any]:
         return build_run(run, manifests, ref)
 
-    return run_program(
+    plan = run_program(
         program,
         project=names.RUNS_PROJECT,
         stack=run_stack_name(env, namespace, run.name),
@@ -76,6 +78,8 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
         secret_keys=frozenset(),
         reads={ref: {"name": ref, "outputs": outputs, "secretOutputNames": secret}},
     )
+    plan.templates = templates
+    return plan
 
 
 # (project root, env, mtime of Pulumi.<env>.yaml) -> the platform's outputs, as a StackReference

@@ -5,49 +5,76 @@ through `tojson`, so no user text is ever YAML syntax. Optional fields render as
 pruned here, which keeps `if`s out of the templates. The JSON written by `tojson` escapes the few
 characters YAML would fold or reject (C1 controls, U+2028/2029, BOM), and keeps everything else
 readable.
+
+A platform project's templates (overrides.py) are found before the packaged ones. They are the
+platform repository's text, run wherever a run is planned or deployed (CI on a pull request
+among them), so every template renders in jinja2's immutable sandbox: no attribute starting with
+`_`, no method that changes the context (one object's render cannot leak into the next), ranges
+capped. Nothing random is offered (`lipsum`, `random` are removed), so the same inputs still
+render the same bytes. A failing override is one `TemplateError` naming its file and line.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from collections.abc import Mapping
+from functools import lru_cache, partial
 from importlib import resources
 from typing import Any
 
 import jinja2
 import yaml
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-# Package data (trainstack/templates/*.j2): read through importlib.resources, so an installed
-# wheel renders exactly as a checkout does.
-TEMPLATES_PACKAGE = "trainstack"
-TEMPLATES_DIR = "templates"
+from trainstack.excerpt import excerpt
+from trainstack.render.overrides import (
+    NAME_RULE,
+    PACKAGE,
+    Overrides,
+    TemplateError,
+    is_template_name,
+    packaged,
+)
+
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 # PyYAML's C loader when built with libyaml (it is, in the wheels).
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _unserializable(value: Any) -> Any:
+    if isinstance(value, jinja2.Undefined):
+        str(value)  # StrictUndefined: raises UndefinedError, naming what is undefined
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def tojson(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    # A filter is handed an Undefined without touching it: without `default`, a misspelled
+    # variable would be a TypeError about serialising, not the UndefinedError naming it.
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=_unserializable)
     return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def template_source(name: str) -> str | None:
-    """A template's text from the installed package; None (jinja2: not found) when absent."""
-    if "/" in name or "\\" in name or name.startswith("."):
-        return None  # templates are one flat folder; nothing else is reachable
-    resource = resources.files(TEMPLATES_PACKAGE).joinpath(TEMPLATES_DIR, name)
-    try:
-        return resource.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+def _source(overrides: Overrides | None, name: str) -> tuple[str, str, Any]:
+    """A template's text and file: the platform's by that name, else trainstack's."""
+    if not is_template_name(name):
+        raise jinja2.TemplateNotFound(name, f"{name!r}: {NAME_RULE}")
+    if overrides is not None and (text := overrides.text(name)) is not None:
+        return text, overrides.filename(name), lambda: True
+    text = packaged(name)
+    if text is None:
+        where = f"{overrides.folder} or " if overrides is not None else ""
+        raise jinja2.TemplateNotFound(name, f"no template {name!r} in {where}trainstack's own")
+    return text, str(resources.files(PACKAGE).joinpath(name)), lambda: True
 
 
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(template_source),
+@lru_cache(maxsize=8)
+def environment(overrides: Overrides | None = None) -> jinja2.Environment:
+    """The environment for one set of templates. Keyed by the overrides' snapshot (folder and
+    texts), so an edited override or another project's never gets a stale compiled template."""
+    env = ImmutableSandboxedEnvironment(
+        loader=jinja2.FunctionLoader(partial(_source, overrides)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -55,6 +82,14 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["tojson"] = tojson
+    del env.globals["lipsum"], env.filters["random"]  # the only nondeterministic builtins
+    for name, text in overrides.files if overrides is not None else ():
+        # Every override is checked when the folder is read, used or not: a mistake in a
+        # partial only some kinds include shows on the first render, not the first such run.
+        try:
+            env.parse(text, name, overrides.filename(name))  # type: ignore[union-attr]
+        except jinja2.TemplateSyntaxError as err:
+            raise TemplateError(f"{err.filename}:{err.lineno}: {err.message}") from None
     return env
 
 
@@ -67,10 +102,132 @@ def prune(value: Any) -> Any:
     return value
 
 
-def render(template: str, **context: Any) -> dict[str, Any]:
-    text = environment().get_template(template).render(**context)
-    doc = yaml.load(text, Loader=_Loader)  # a safe loader
+def render(
+    template: str, context: Mapping[str, Any], overrides: Overrides | None = None
+) -> dict[str, Any]:
+    """`template` rendered with `context` into one object, the platform's overrides first."""
+    text = _text(template, context, overrides)
+    if overrides is None:
+        doc = yaml.load(text, Loader=_Loader)  # a safe loader
+        if not isinstance(doc, dict):
+            raise AssertionError(f"template {template} rendered {type(doc).__name__}")
+        return prune(doc)  # type: ignore[no-any-return]
+    doc = _parsed(template, text, overrides)
+    _keeps_identity(template, doc, render(template, context), overrides)
+    return doc
+
+
+def _text(template: str, context: Mapping[str, Any], overrides: Overrides | None) -> str:
+    env = environment(overrides)
+    try:
+        return env.get_template(template).render(**context)
+    except Exception as err:
+        where = _in_override(err, overrides) if overrides is not None else None
+        if where is None:
+            raise  # trainstack's own templates failing is a bug: its traceback
+        what = str(err) if isinstance(err, jinja2.TemplateError) else f"{type(err).__name__}: {err}"
+        raise TemplateError(
+            f"{where}: {what}",
+            hint=f"rendering {template}; docs/templates.md lists what each template is given",
+        ) from None
+
+
+def _in_override(err: BaseException, overrides: Overrides) -> str | None:
+    """`file:line` of the innermost override the error passed through (jinja2 rewrites a
+    template's frames to its file and line), None when no override took part."""
+    files = {overrides.filename(name) for name, _ in overrides.files}
+    where = None
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in files:
+            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
+class _UniqueKeys(yaml.SafeLoader):
+    """The safe loader, refusing a key twice in one mapping: a replaced partial that adds a
+    second `tolerations:` would otherwise silently drop trainstack's own (the last one wins)."""
+
+
+def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, str | int | float | bool) and key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the key {key!r} twice in one mapping", key_node.start_mark
+            )
+        seen.add(key) if isinstance(key, str | int | float | bool) else None
+    return loader.construct_mapping(node, deep=True)
+
+
+_UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def _parsed(template: str, text: str, overrides: Overrides) -> dict[str, Any]:
+    """What an override rendered, as one object, or a TemplateError saying where it is not."""
+    folder = overrides.folder
+    try:
+        doc = yaml.load(text, Loader=_UniqueKeys)  # a safe loader
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        line = ""
+        if mark is not None:
+            lines = text.splitlines()
+            rendered = lines[mark.line] if mark.line < len(lines) else ""
+            line = f" at line {mark.line + 1} of its output ({excerpt(rendered.strip())})"
+        twice = isinstance(err, yaml.constructor.ConstructorError)
+        raise TemplateError(
+            f"{template}, rendered with the templates in {folder}, is not YAML: {problem}{line}",
+            hint="set the key once, adding to the packaged value (docs/templates.md)"
+            if twice
+            else "a replaced partial must indent as the one it replaces (`indent` in the "
+            "template that includes it)",
+        ) from None
     if not isinstance(doc, dict):
-        raise AssertionError(f"template {template} rendered {type(doc).__name__}")
+        raise TemplateError(
+            f"{template}, rendered with the templates in {folder}, is not one object "
+            f"(a {type(doc).__name__})"
+        )
     pruned: dict[str, Any] = prune(doc)
     return pruned
+
+
+_IDENTITY = (("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace"))
+
+
+def _keeps_identity(
+    template: str, doc: Mapping[str, Any], base: Mapping[str, Any], overrides: Overrides
+) -> None:
+    """An override adds to an object; what trainstack finds it by stays: its apiVersion, kind,
+    name and namespace (plan, deploy, status and policies look objects up by them), and the
+    labels trainstack gives it (`status`, `logs` and the console select by them)."""
+    for path in _IDENTITY:
+        got, want = _at(doc, path), _at(base, path)
+        if got != want:
+            raise TemplateError(
+                f"{template}, rendered with the templates in {overrides.folder}: "
+                f"{'.'.join(path)} is {_shown(got)}, not {_shown(want)}",
+                hint="an override may add to what a template renders, not rename or move it",
+            )
+    labels = _at(doc, ("metadata", "labels")) or {}
+    for key, value in (_at(base, ("metadata", "labels")) or {}).items():
+        if not isinstance(labels, Mapping) or labels.get(key) != value:
+            raise TemplateError(
+                f"{template}, rendered with the templates in {overrides.folder}: "
+                f"metadata.labels lost trainstack's {key}={value}",
+                hint="an override may add labels, not drop or change trainstack's",
+            )
+
+
+def _at(doc: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        doc = doc.get(key) if isinstance(doc, Mapping) else None
+    return doc
+
+
+def _shown(value: Any) -> str:
+    return "missing" if value is None else excerpt(str(value))

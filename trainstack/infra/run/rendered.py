@@ -20,20 +20,28 @@ from trainstack.infra.run.artifacts import (
 )
 from trainstack.infra.run.options import PlatformOutputs, render_options
 from trainstack.render.options import RenderOptions
+from trainstack.render.overrides import Overrides
 from trainstack.spec.model import Run
 
 
 def for_platform(
-    run: Run, platform_outputs: Mapping[str, Any], env: str
+    run: Run,
+    platform_outputs: Mapping[str, Any],
+    env: str,
+    templates: Overrides | None = None,
 ) -> tuple[Run, list[dict[str, Any]]]:
     """The run as it goes to the platform (every output with a persistent place) and its
-    manifests, rendered for the cluster the platform outputs describe."""
-    completed, manifests, _ = placed(run, platform_outputs, env)
+    manifests, rendered for the cluster the platform outputs describe, with the platform
+    project's `templates` (render/overrides.py) before the packaged ones."""
+    completed, manifests, _ = placed(run, platform_outputs, env, templates)
     return completed, manifests
 
 
 def placed(
-    run: Run, platform_outputs: Mapping[str, Any], env: str
+    run: Run,
+    platform_outputs: Mapping[str, Any],
+    env: str,
+    templates: Overrides | None = None,
 ) -> tuple[Run, list[dict[str, Any]], dict[str, str]]:
     """`for_platform`, and where the replicas' logs go (the `logs` URI and the platform's
     `region`, for reading them back after the pods: deploy/logstore.py), when it is known."""
@@ -46,12 +54,17 @@ def placed(
         region = PlatformOutputs.read(platform_outputs, env).region
         if region:
             logs[REGION_OUTPUT] = region
-    return completed, render_run(completed, options=options), logs
+    return completed, render_run(completed, options=options, templates=templates), logs
 
 
-def render(run: Run, platform_outputs: Mapping[str, Any], env: str) -> list[dict[str, Any]]:
+def render(
+    run: Run,
+    platform_outputs: Mapping[str, Any],
+    env: str,
+    templates: Overrides | None = None,
+) -> list[dict[str, Any]]:
     """The run's manifests, rendered for the cluster the platform outputs describe."""
-    return for_platform(run, platform_outputs, env)[1]
+    return for_platform(run, platform_outputs, env, templates)[1]
 
 
 def for_environment(
