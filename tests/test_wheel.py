@@ -1,5 +1,7 @@
 """The built wheel works anywhere: built from the sources, installed into a fresh virtualenv,
-and run from a directory outside the repository — validate, render --env, plan --project.
+and run from a directory outside the repository — validate, render --env, plan --project — with
+the job templates it ships (from the repository's top-level templates/) and a platform project's
+own templates/ found before them.
 
 The fresh venv gets the already-installed dependencies through a .pth line (so torch and pulumi
 are not reinstalled); trainstack itself comes only from the wheel, which the test checks.
@@ -12,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -52,9 +55,8 @@ def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: 
     env["TRAINSTACK_HOME"] = str(tmp_path / "home")
     # 1. build from a copy of the sources (an in-tree build would leave build/ behind)
     src = tmp_path / "src"
-    shutil.copytree(
-        REPO / "trainstack", src / "trainstack", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    for folder in ("trainstack", "templates"):
+        shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     dist = tmp_path / "dist"
@@ -76,6 +78,10 @@ def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: 
         env,
     )
     (wheel,) = dist.glob("trainstack-*.whl")
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    templates = sorted(p.name for p in (REPO / "templates").glob("*.j2"))
+    assert templates and {f"trainstack/templates/{n}" for n in templates} <= shipped
+    assert not any(n.startswith("templates/") for n in shipped)  # no top-level package
     # 2. a fresh venv that sees the installed dependencies, but not this checkout
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path, env)
@@ -117,6 +123,13 @@ def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: 
     for name in ("Pulumi.yaml", "Pulumi.local.yaml"):
         shutil.copy(REPO / name, project / name)
     shutil.copytree(REPO / "platform", project / "platform")  # KubeDL's CRD lock
+    # the platform's own partial, before the wheel's: a label on every object
+    (project / "templates").mkdir()
+    (project / "templates" / "_metadata.yaml.j2").write_text(
+        (REPO / "templates" / "_metadata.yaml.j2")
+        .read_text()
+        .replace("meta.labels | tojson", 'dict(meta.labels, platform="acme") | tojson')
+    )
     cli = str(venv / "bin" / "trainstack")
     assert "valid" in run([cli, "validate", "mnist-ddp"], work, env).lower()
     rendered = list(
@@ -131,10 +144,12 @@ def test_the_wheel_validates_renders_and_plans_outside_the_repository(tmp_path: 
     kinds = sorted(d["kind"] for d in rendered)
     assert "PyTorchJob" in kinds and "ConfigMap" in kinds
     assert {d["metadata"]["namespace"] for d in rendered} == {"vision"}
+    assert {d["metadata"]["labels"]["platform"] for d in rendered} == {"acme"}
     plan = run(
         [cli, "plan", str(run_file), "--env", "local", "--project", str(project), "--json"],
         work,
         env,
     )
     assert '"stack": "local.vision.mnist-anywhere"' in plan
+    assert '"replaced": [\n      "_metadata.yaml.j2"\n    ]' in plan
     assert not (work / "build").exists() and not (REPO / "build").exists()
