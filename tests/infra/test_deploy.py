@@ -484,6 +484,34 @@ def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
     assert cli.verbs() == ["stack output"] * 2, "no stack and no resource before the policy passes"
 
 
+def test_deploy_renders_with_the_platform_project_s_templates(home: Path, tmp_path: Path) -> None:
+    """What plan shows is what deploy registers: the platform project's templates/ (issue 22
+    item 7) render the manifests deploy hashes, checks and hands to the run program."""
+    from trainstack.deploy.service import deploy as deploy_file
+    from trainstack.infra.run.program import manifest_hash
+    from trainstack.infra.run.rendered import render
+    from trainstack.render.overrides import for_project, packaged
+
+    project = tmp_path / "project"  # the home fixture's $TRAINSTACK_PROJECT
+    metadata = packaged("_metadata.yaml.j2")
+    assert metadata is not None
+    (project / "templates").mkdir()
+    (project / "templates" / "_metadata.yaml.j2").write_text(
+        metadata.replace("meta.labels | tojson", 'dict(meta.labels, platform="acme") | tojson')
+    )
+    templates = for_project(project)
+    assert templates is not None
+    run = load_run(RUN_FILE)
+    overridden = render(run, PLATFORM_OUTPUTS, "local", templates)
+    assert {m["metadata"]["labels"]["platform"] for m in overridden} == {"acme"}
+    lines: list[str] = []
+    cli = RecordingPulumi(platform=PLATFORM_OUTPUTS)
+    entry = deploy_file(RUN_FILE, "local", command=cli, home=home, on_output=lines.append)
+    assert entry.spec_hash == manifest_hash(overridden)
+    assert entry.spec_hash != manifest_hash(render(run, PLATFORM_OUTPUTS, "local"))
+    assert any("_metadata.yaml.j2 (replaces the packaged one)" in line for line in lines)
+
+
 def test_rendered_for_the_platform_namespace(home: Path) -> None:
     from trainstack.infra.run.rendered import render
     from trainstack.spec import load_run

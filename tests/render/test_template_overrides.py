@@ -406,3 +406,26 @@ def test_an_undefined_value_through_tojson_names_the_variable() -> None:
         template.render(pod={})
     with pytest.raises(TypeError):
         tojson(object())
+
+
+def test_plan_renders_with_the_project_s_templates_and_says_so(tmp_path: Path, cli: Cli) -> None:
+    where = full_project(tmp_path / "p", **{"_metadata.yaml.j2": metadata_override()})
+    run = tmp_path / "team.run.yaml"  # bindings-pvc.run.yaml, for the team vision
+    run.write_text(
+        (SPECS / "bindings-pvc.run.yaml")
+        .read_text()
+        .replace("{name: bindings-pvc}", "{name: bindings-pvc, tags: {team: vision}}")
+        .replace("./bindings.component.yaml", str(SPECS / "bindings.component.yaml"))
+    )
+    done = cli("plan", str(run), "--env", "local", "--project", str(where), "--json")
+    assert done.code == 0, done.err
+    doc = json.loads(done.out)
+    assert doc["templates"] == {"replaced": ["_metadata.yaml.j2"], "added": []}
+    objects = [r["inputs"] for r in doc["resources"] if "metadata" in r["inputs"]]
+    assert objects and all(o["metadata"]["labels"][LABEL[0]] == LABEL[1] for o in objects)
+    text = cli("plan", str(run), "--env", "local", "--project", str(where))
+    assert text.code == 0, text.err
+    assert "_metadata.yaml.j2 (replaces the packaged one)" in text.out
+    # the platform's own plan renders no run: nothing to say about templates
+    platform = cli("plan", "--env", "local", "--project", str(where), "--json")
+    assert json.loads(platform.out)["templates"] == {"replaced": [], "added": []}
