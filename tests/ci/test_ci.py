@@ -222,6 +222,30 @@ def test_a_platform_change_lists_every_run_for_the_environment_on_request(repo: 
     assert one.stdout.split() == ["components/credit-xgb/runs/tune-depth.yaml"]
 
 
+def test_a_template_change_is_a_platform_change(repo: Path) -> None:
+    """templates/ (the packaged ones here, a platform's own overrides in its project) renders
+    every run's manifests: a changed partial changes every run, like a changed environment
+    (issue 22 item 7, docs/templates.md)."""
+    (repo / "templates").mkdir()
+    shutil.copy2(REPO / "templates" / "_pod.yaml.j2", repo / "templates" / "_pod.yaml.j2")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the platform's pod partial")
+    with (repo / "templates" / "_pod.yaml.j2").open("a") as f:
+        f.write("{# a toleration next #}\n")
+    done = trainstack(repo, "changed", "--since", "HEAD", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["platform"] is True
+    # a component's own folder named templates/ is the component's, not the platform's
+    (repo / "templates" / "_pod.yaml.j2").write_text(
+        (REPO / "templates" / "_pod.yaml.j2").read_text()
+    )
+    mine = repo / "components" / "mnist-ddp" / "src" / "templates"
+    mine.mkdir()
+    (mine / "page.j2").write_text("hello\n")
+    done = trainstack(repo, "changed", "--since", "HEAD", "--format", "json")
+    assert json.loads(done.stdout)["platform"] is False, done.stdout
+
+
 def test_changed_refuses_an_environment_the_project_does_not_have(repo: Path) -> None:
     """A mistyped TRAINSTACK_ENV would otherwise list nothing, and CI would deploy nothing."""
     done = trainstack(repo, "changed", *PROJECT, "--since", "HEAD", "--env", "ack-dve")

@@ -3,8 +3,8 @@
 A run is affected when its own file changed, or the component version it runs (its
 ``component.yaml`` and code tree, ``versions.is_member``: what ``validate --since`` hashes). A
 sibling run's file is not part of it, so editing one run does not redeploy the others. A changed
-``Pulumi.<env>.yaml`` or platform code is reported separately (``platform``): it affects every
-run of that environment.
+``Pulumi.<env>.yaml``, platform code or the job templates (``templates/``, docs/templates.md) is
+reported separately (``platform``): it affects every run of that environment.
 
 With an environment, only the runs written for it (their ``env`` tag, ``names.ENV_TAG``) are
 listed; the others are reported as ``elsewhere`` with the environment they name (``None`` for a
@@ -25,6 +25,8 @@ from trainstack.spec.discover import spec_files
 
 PLATFORM_PREFIXES = (
     "Pulumi.",
+    # the job templates (a platform's own beside its Pulumi.yaml): every run's manifests
+    "templates/",
     "infra/",
     "trainstack/infra/",
     "platform/",
