@@ -1,7 +1,9 @@
 """Runs → Kubernetes manifests: KubeDL jobs (or a batch/v1 Job for `custom`), their config,
-volumes and code delivery. Templates live in the repository's `templates/`.
+volumes and code delivery. Templates live in the repository's `templates/` (the package
+`trainstack.templates`); a platform project's own are found first (`overrides`).
 
-Public API: `render_run(run, options=RenderOptions(...)) -> list[dict]` and `dump_yaml(docs)`.
+Public API: `render_run(run, options=RenderOptions(...), templates=None) -> list[dict]` and
+`dump_yaml(docs)`.
 """
 
 from trainstack.render.code import code_uri

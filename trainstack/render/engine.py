@@ -145,22 +145,26 @@ def _in_override(err: BaseException, overrides: Overrides) -> str | None:
     return where
 
 
-class _UniqueKeys(yaml.SafeLoader):
-    """The safe loader, refusing a key twice in one mapping: a replaced partial that adds a
-    second `tolerations:` would otherwise silently drop trainstack's own (the last one wins)."""
+class _UniqueKeys(_Loader):  # type: ignore[misc]
+    """The safe loader (libyaml's parser), refusing a key twice in one mapping: a replaced
+    partial that adds a second `tolerations:` would otherwise silently drop trainstack's own
+    (the last one wins)."""
 
 
-def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _unique_mapping(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
-        if isinstance(key, str | int | float | bool) and key in seen:
+        if not isinstance(key, str | int | float | bool):
+            continue  # not hashable as given: construct_mapping says what is wrong with it
+        if key in seen:
             raise yaml.constructor.ConstructorError(
                 None, None, f"the key {key!r} twice in one mapping", key_node.start_mark
             )
-        seen.add(key) if isinstance(key, str | int | float | bool) else None
-    return loader.construct_mapping(node, deep=True)
+        seen.add(key)
+    mapping: dict[Any, Any] = loader.construct_mapping(node, deep=True)
+    return mapping
 
 
 _UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
