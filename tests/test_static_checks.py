@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # strict mypy cold is over a minute
+pytestmark = pytest.mark.slow  # strict mypy cold is tens of seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
