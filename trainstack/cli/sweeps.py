@@ -48,10 +48,8 @@ def list_sweeps(as_json: bool, home: Path | None) -> None:
 
 
 def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from trainstack.metrics.values import number
+    from trainstack.sweep.listing import listing
+    from trainstack.texttable import plain
 
     if as_json:
         click.echo(
@@ -62,7 +60,7 @@ def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> N
                         "experiment": s.experiment,
                         "objective": s.objective,
                         "goal": s.goal.value,
-                        "trials": _counts(s),
+                        "trials": s.counts,
                         "best": _row(s.best) if s.best else None,
                     }
                     for s in found
@@ -75,20 +73,7 @@ def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> N
         if not quiet_when_empty:
             click.echo("no sweeps recorded here")
         return
-    t = Table()
-    for col in ("sweep", "experiment", "objective", "trials", "best", "best trial"):
-        t.add_column(col)
-    for s in found:
-        top = s.best
-        t.add_row(
-            s.name,
-            s.experiment,
-            f"{s.goal.value} {s.objective}",
-            ", ".join(f"{n} {k}" for k, n in _counts(s).items()),
-            number(top.value) if top else "-",
-            top.run_id or top.name if top else "-",
-        )
-    Console(width=200).print(t)
+    click.echo(plain(listing(found)))
 
 
 @sweeps.command("show")
@@ -103,13 +88,12 @@ def show_sweep(
     name: str, as_json: bool, env: str | None, project: Path | None, home: Path | None
 ) -> None:
     """One sweep's trials: parameters, state, objective value, run, cost; and the best trial."""
-    from rich.console import Console
-
     from trainstack.metrics import cost
     from trainstack.metrics.values import number
     from trainstack.registry import state_home
     from trainstack.sweep.listing import info
     from trainstack.sweep.view import params_text, table
+    from trainstack.texttable import plain
 
     root = state_home(home)
     s = info(root, name)
@@ -135,7 +119,7 @@ def show_sweep(
         return
     click.echo(f"sweep {s.name}  experiment {s.experiment}  {s.goal.value} {s.objective}")
     click.echo(f"spec {s.spec}")
-    Console(width=200).print(table(list(s.trials), costs=cells))
+    click.echo(plain(table(list(s.trials), costs=cells)))
     top = s.best
     if top is not None:
         click.echo(
@@ -148,16 +132,6 @@ def show_sweep(
     if s.history:
         click.echo(f"history: {s.history}")
     click.echo(f"runs: trainstack runs list --experiment {s.experiment} --tag sweep={s.name}")
-
-
-def _counts(s: object) -> dict[str, int]:
-    from trainstack.sweep.listing import SweepInfo
-
-    assert isinstance(s, SweepInfo)
-    out: dict[str, int] = {}
-    for r in s.trials:
-        out[r.state.value] = out.get(r.state.value, 0) + 1
-    return out
 
 
 def _row(r: object) -> dict[str, object]:
