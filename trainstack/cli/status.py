@@ -17,6 +17,7 @@ from trainstack.cli.options import (
     backend_option,
     env_option,
     home_option,
+    output_format,
     store_option,
     team_option,
 )
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 @click.argument("run", required=False)
 @env_option
 @team_option
-@click.option("--json", "as_json", is_flag=True, help="print the status as JSON")
+@output_format("text", "json", help="json: the status as data", json_alias=True)
 @click.option("--no-live", is_flag=True, help="only the stack: do not ask the cluster")
 @store_option
 @home_option
@@ -38,7 +39,7 @@ def status(
     run: str | None,
     env: str | None,
     team: str | None,
-    as_json: bool,
+    fmt: str,
     no_live: bool,
     store: Path | None,
     home: Path | None,
@@ -50,7 +51,7 @@ def status(
     from trainstack.deploy.recovery import from_store, history
 
     if run is None:
-        _list(service.deployed(home=home, backend=backend), as_json)
+        _list(service.deployed(home=home, backend=backend), fmt == "json")
         return
     found = service.locate(run, env, team=team, home=home, backend=backend)
     result = service.stack_status(found)
@@ -63,7 +64,7 @@ def status(
     entry = result.entry
     stored = None if no_live else from_store(entry, store)
     restarts = history(found.settings.home, entry.registry_id, state, stored or [])
-    if as_json:
+    if fmt == "json":
         doc = statusview.document(result, state, problem, restarts)
         click.echo(json.dumps(doc, indent=2, sort_keys=True, default=str))
         if failure is not None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import environment, home_option, project_option
+from trainstack.cli.options import environment, home_option, output_format, project_option
 from trainstack.errors import UserError
 
 if TYPE_CHECKING:
@@ -22,9 +22,9 @@ def sweeps() -> None:
 
 
 @sweeps.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@output_format("text", "json", help="json: the sweeps as data", json_alias=True)
 @home_option
-def list_sweeps(as_json: bool, home: Path | None) -> None:
+def list_sweeps(fmt: str, home: Path | None) -> None:
     """Every sweep: its trials by state and the best objective so far."""
     from trainstack.registry import state_home
     from trainstack.sweep.listing import info, names
@@ -37,7 +37,7 @@ def list_sweeps(as_json: bool, home: Path | None) -> None:
             found.append(info(root, name))
         except UserError as err:
             problems.append(err)
-    _list(found, as_json, quiet_when_empty=bool(problems))
+    _list(found, fmt == "json", quiet_when_empty=bool(problems))
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -78,14 +78,14 @@ def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> N
 
 @sweeps.command("show")
 @click.argument("name")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@output_format("text", "json", help="json: the sweep as data", json_alias=True)
 @environment(
     "Price every trial's run at this environment's rates (default: each run's env tag or stack's)."
 )
 @project_option
 @home_option
 def show_sweep(
-    name: str, as_json: bool, env: str | None, project: Path | None, home: Path | None
+    name: str, fmt: str, env: str | None, project: Path | None, home: Path | None
 ) -> None:
     """One sweep's trials: parameters, state, objective value, run, cost; and the best trial."""
     from trainstack.metrics import cost
@@ -99,7 +99,7 @@ def show_sweep(
     s = info(root, name)
     priced = cost.priced(_trial_records(root, s), env, project)
     cells = {k: p.cells() for k, p in priced.items()}
-    if as_json:
+    if fmt == "json":
         click.echo(
             json.dumps(
                 {
