@@ -293,7 +293,14 @@ def test_status_cli_prints_the_live_job(
         "mnist-baseline-01 is failed because 1 Master replica(s) failed.)"
     ) in out
     assert "condition Failed=True JobFailed since 2026-11-30T09:07:12Z" in out
-    assert "master-0  Failed     restarts 0  exit 1  Error  (mnist-baseline-01-master-0)" in out
+    # the replicas as a table (trainstack.texttable), under the job
+    table = out.split("condition ")[-1].splitlines()[1:]
+    assert [line.split() for line in table] == [
+        ["REPLICA", "PHASE", "RESTARTS", "EXIT", "REASON", "POD"],
+        ["master-0", "Failed", "0", "1", "Error", "mnist-baseline-01-master-0"],
+        ["worker-0", "Running", "0", "-", "-", "mnist-baseline-01-worker-0"],
+    ]
+    assert table[0].startswith("  REPLICA  ") and table[0].index("POD") == table[1].index("mnist")
     assert str(registry_record(home, entry).status) == "failed"
 
 

@@ -767,9 +767,27 @@ def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
     monkeypatch.setattr(workspace, "find_pulumi", lambda: backend)
     done = Cli().invoke("status", "--home", str(theirs))
     assert done.code == 0, done.err
-    assert (
-        "mnist-baseline-01  env local  team vision  PyTorchJob vision/mnist-baseline-01" in done.out
+    header, row = done.out.splitlines()
+    assert header.split() == ["RUN", "ENV", "TEAM", "JOB", "COMPONENT"]
+    assert row.split() == [
+        "mnist-baseline-01",
+        "local",
+        "vision",
+        "PyTorchJob",
+        "vision/mnist-baseline-01",
+        f"mnist-ddp@{load_run(RUN_FILE).component.version}",
+    ]
+    assert header.index("JOB") == row.index("PyTorchJob")
+    # the shared --format (tests/cli/test_output_format.py), and --json as its alias
+    as_json = Cli().invoke("status", "--format", "json", "--home", str(theirs))
+    assert as_json.code == 0, as_json.err
+    assert [e["run"] for e in json.loads(as_json.out)] == ["mnist-baseline-01"]
+    assert Cli().invoke("status", "--json", "--home", str(theirs)).out == as_json.out
+    one = Cli().invoke(
+        "status", "mnist-baseline-01", "--no-live", "--format", "json", "--home", str(theirs)
     )
+    assert one.code == 0, one.err
+    assert json.loads(one.out)["run"]["run"] == "mnist-baseline-01"
     destroy("mnist-baseline-01", command=backend, home=theirs)
     assert STACK not in backend.stacks
 

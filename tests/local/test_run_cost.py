@@ -136,7 +136,11 @@ def test_sweeps_show_shows_each_trials_cost_and_the_total(tmp_path: Path, cli: C
     assert done.returncode == 0, done.output
     shown = cli("sweeps", "show", "hold-sweep", "--project", project)
     assert shown.returncode == 0, shown.output
-    assert "cost" in shown.out and "idle" in shown.out
+    lines = shown.out.splitlines()
+    header = next(x for x in lines if x.startswith("TRIAL "))
+    assert header.split() == ["TRIAL", "STATE", "OBJECTIVE", "PARAMETERS", "RUN", "COST", "IDLE"]
+    trials = lines[lines.index(header) + 1 : lines.index(header) + 3]
+    assert all(row[header.index("COST") :].startswith("CNY ") for row in trials), trials
     assert shown.out.count("CNY ") >= 3  # each trial's, and the total
     (total,) = [x for x in shown.out.splitlines() if x.startswith("cost: ")]
     assert total.startswith("cost: CNY ") and total.endswith("(2 of 2 runs priced)")

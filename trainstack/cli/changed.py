@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import environment, project_option
+from trainstack.cli.options import environment, output_format, project_option
 
 
 @click.command()
@@ -19,12 +19,9 @@ from trainstack.cli.options import environment, project_option
     help="git ref to compare with (e.g. origin/main, or a push's before commit)",
 )
 @environment("only the runs whose `env` tag names ENV (JSON lists the others under `elsewhere`)")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
+@output_format(
+    "text",
+    "json",
     help="text: one run file per line; json: runs, components, platform, elsewhere, removed",
 )
 @click.option(

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import KubeName, components_option, environment, project_option
+from trainstack.cli.options import (
+    KubeName,
+    components_option,
+    environment,
+    output_format,
+    project_option,
+)
 from trainstack.contract import (
     Topology,
     config_files,
@@ -35,14 +41,7 @@ from trainstack.spec import load_run
 )
 @click.option("--gpus", default="", help="Device ids to show in NVIDIA_VISIBLE_DEVICES, e.g. 0,1.")
 @components_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["sh", "json"]),
-    default="sh",
-    show_default=True,
-    help="sh prints NAME='value' lines that a shell can source.",
-)
+@output_format("sh", "json", help="sh prints NAME='value' lines that a shell can source.")
 @click.option("--files/--no-files", default=False, help="Also print the config files and argv.")
 @environment(
     "Show the replica as deployed to this environment (its team namespace, outputs in the "

@@ -1,9 +1,10 @@
 """Options several verbs share, defined once: the state home, the run stacks' backend, the
-platform project, the components directory. Each also reads its environment variable, so a team
-sets them once."""
+platform project, the components directory (each also reads its environment variable, so a team
+sets them once), `--env`, and `--format` for every verb with machine output."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -14,6 +15,11 @@ import click
 
 from trainstack import k8snames
 from trainstack.envnames import BACKEND_ENV, COMPONENTS_ENV, HOME_ENV, PROJECT_ENV
+
+
+class Shared(click.Option):
+    """An option defined here, for the test that no verb defines `--env` or `--format` of its
+    own (tests/cli/test_output_format.py)."""
 
 
 class KubeName(click.ParamType[str]):
@@ -122,7 +128,9 @@ def environment(
     """The one `--env ENV` option: an environment is a `Pulumi.<ENV>.yaml` of the platform
     project (its name is checked where it is read, plan/envfile.py); each verb says what it
     does with it."""
-    return click.option("--env", dest, required=required, default=None, metavar="ENV", help=help)
+    return click.option(
+        "--env", dest, cls=Shared, required=required, default=None, metavar="ENV", help=help
+    )
 
 
 env_option = environment("the environment, when the run is deployed in several")
@@ -142,3 +150,51 @@ store_option = click.option(
     help="where a claim or NAS artifact store is mounted on this machine (its root): a deployed "
     "run's shipped logs and restart records are read there",
 )
+
+
+# What a verb's output can be: `text` for people, `json` for programs, `github` for workflow
+# commands (inline annotations); `sh` is `trainstack env`'s text, lines a shell can source.
+FORMATS = ("text", "json", "github", "sh")
+
+
+def output_format(
+    *choices: str, help: str, json_alias: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The one `--format` option, passed to the verb as `fmt`: the formats this verb has (the
+    first is the default), a clear error naming them for any other. `json_alias` keeps `--json`
+    (hidden) as `--format json` where a verb had it; given with another `--format`, it is an
+    error rather than a guess."""
+    unknown = set(choices) - set(FORMATS)
+    if not choices or unknown:
+        raise ValueError(f"formats {sorted(unknown)} are not in {FORMATS}")
+
+    def decorate(verb: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(verb)
+        def with_format(*args: Any, **kwargs: Any) -> Any:
+            if kwargs.pop("as_json", False):
+                ctx = click.get_current_context()
+                given = ctx.get_parameter_source("fmt") is click.core.ParameterSource.COMMANDLINE
+                if given and kwargs["fmt"] != "json":
+                    raise click.UsageError(
+                        f"--json is --format json: it cannot go with --format {kwargs['fmt']}",
+                        ctx,
+                    )
+                kwargs["fmt"] = "json"
+            return verb(*args, **kwargs)
+
+        option = click.option(
+            "--format",
+            "fmt",
+            cls=Shared,
+            type=click.Choice(choices),
+            default=choices[0],
+            show_default=True,
+            help=help + ("; --json is --format json" if json_alias else ""),
+        )
+        decorated = option(with_format)
+        if json_alias:
+            alias = click.option("--json", "as_json", cls=Shared, is_flag=True, hidden=True)
+            decorated = alias(decorated)
+        return decorated
+
+    return decorate

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import environment, project_option
+from trainstack.cli.options import environment, output_format, project_option
 
 
 @click.command()
 @click.argument("run_file", required=False, type=click.Path(path_type=Path))
 @environment("environment: Pulumi.<ENV>.yaml", required=True)
-@click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
+@output_format("text", "json", help="json: the plan as data", json_alias=True)
 @project_option
-def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -> None:
+def plan(run_file: Path | None, env: str, fmt: str, project: Path | None) -> None:
     """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks. A
     Sweep file plans the run stacks of the sweep's first batch of trials."""
     from rich.console import Console
@@ -27,7 +27,7 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
     from trainstack.policy.report import text
 
     if run_file is not None and _is_sweep(run_file):
-        _plan_sweep(run_file, env, as_json, project)
+        _plan_sweep(run_file, env, fmt == "json", project)
         return
     if run_file is None:
         result, kind = service.plan_platform(env, project), "platform"
@@ -35,7 +35,7 @@ def plan(run_file: Path | None, env: str, as_json: bool, project: Path | None) -
     else:
         result, kind = service.plan_run(run_file, env, project), "run"
         outputs = service.platform_outputs(find_project(project), env)[0]
-    if as_json:
+    if fmt == "json":
         # one document for machines; `trainstack policy check --format json` has the violations
         click.echo(plan_json(result, kind=kind, env=env))
         return

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import environment, project_option
+from trainstack.cli.options import environment, output_format, project_option
 
 
 @click.group()
@@ -17,14 +17,7 @@ def policy() -> None:
 @policy.command()
 @click.argument("runs", nargs=-1, type=click.Path(path_type=Path))
 @environment("environment: Pulumi.<ENV>.yaml", required=True)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
-    help="github prints workflow commands (annotations).",
-)
+@output_format("text", "json", "github", help="github prints workflow commands (annotations).")
 @project_option
 def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> None:
     """Check RUN files (or, with none, the platform) against ENV's rules.

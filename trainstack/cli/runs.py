@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import environment, home_option, project_option
+from trainstack.cli.options import environment, home_option, output_format, project_option
 from trainstack.errors import UserError
 from trainstack.humanize import parse_since
 
@@ -47,7 +47,7 @@ def runs() -> None:
     "env tag, or its stack's environment)."
 )
 @project_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@output_format("text", "json", help="json: the runs as data", json_alias=True)
 @home_option
 def list_runs(
     name: str | None,
@@ -60,7 +60,7 @@ def list_runs(
     cost: bool,
     env: str | None,
     project: Path | None,
-    as_json: bool,
+    fmt: str,
     home: Path | None,
 ) -> None:
     """List runs, newest first (with --metric, best first)."""
@@ -81,7 +81,7 @@ def list_runs(
     found = runlist.listing(records, metric)
     if cost:
         found = runlist.with_costs(found, env, project)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(runlist.to_json(found), indent=2))
     elif not found.records:
         click.echo("no runs", err=True)
@@ -91,13 +91,11 @@ def list_runs(
 
 @runs.command("show")
 @click.argument("run_ref", metavar="RUN")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@output_format("text", "json", help="json: the run as data", json_alias=True)
 @environment("Price the run at this environment's rates (default: its env tag or stack's).")
 @project_option
 @home_option
-def show(
-    run_ref: str, as_json: bool, env: str | None, project: Path | None, home: Path | None
-) -> None:
+def show(run_ref: str, fmt: str, env: str | None, project: Path | None, home: Path | None) -> None:
     """Show one run: status, replicas, restarts, outputs, logs, metrics, resource usage."""
     from trainstack.local import report
     from trainstack.registry import Registry, state_home
@@ -113,7 +111,7 @@ def show(
     details = replace(
         report.details(record, history=history), cost=cost.summary(record, env, project)
     )
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(report.to_json(details), indent=2))
     else:
         click.echo(report.render(details))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import environment, home_option, project_option
+from trainstack.cli.options import environment, home_option, output_format, project_option
 from trainstack.errors import UserError
 
 if TYPE_CHECKING:
@@ -22,9 +22,9 @@ def sweeps() -> None:
 
 
 @sweeps.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@output_format("text", "json", help="json: the sweeps as data", json_alias=True)
 @home_option
-def list_sweeps(as_json: bool, home: Path | None) -> None:
+def list_sweeps(fmt: str, home: Path | None) -> None:
     """Every sweep: its trials by state and the best objective so far."""
     from trainstack.registry import state_home
     from trainstack.sweep.listing import info, names
@@ -37,7 +37,7 @@ def list_sweeps(as_json: bool, home: Path | None) -> None:
             found.append(info(root, name))
         except UserError as err:
             problems.append(err)
-    _list(found, as_json, quiet_when_empty=bool(problems))
+    _list(found, fmt == "json", quiet_when_empty=bool(problems))
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -48,10 +48,8 @@ def list_sweeps(as_json: bool, home: Path | None) -> None:
 
 
 def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from trainstack.metrics.values import number
+    from trainstack.sweep.listing import listing
+    from trainstack.texttable import plain
 
     if as_json:
         click.echo(
@@ -62,7 +60,7 @@ def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> N
                         "experiment": s.experiment,
                         "objective": s.objective,
                         "goal": s.goal.value,
-                        "trials": _counts(s),
+                        "trials": s.counts,
                         "best": _row(s.best) if s.best else None,
                     }
                     for s in found
@@ -75,47 +73,33 @@ def _list(found: list[SweepInfo], as_json: bool, *, quiet_when_empty: bool) -> N
         if not quiet_when_empty:
             click.echo("no sweeps recorded here")
         return
-    t = Table()
-    for col in ("sweep", "experiment", "objective", "trials", "best", "best trial"):
-        t.add_column(col)
-    for s in found:
-        top = s.best
-        t.add_row(
-            s.name,
-            s.experiment,
-            f"{s.goal.value} {s.objective}",
-            ", ".join(f"{n} {k}" for k, n in _counts(s).items()),
-            number(top.value) if top else "-",
-            top.run_id or top.name if top else "-",
-        )
-    Console(width=200).print(t)
+    click.echo(plain(listing(found)))
 
 
 @sweeps.command("show")
 @click.argument("name")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@output_format("text", "json", help="json: the sweep as data", json_alias=True)
 @environment(
     "Price every trial's run at this environment's rates (default: each run's env tag or stack's)."
 )
 @project_option
 @home_option
 def show_sweep(
-    name: str, as_json: bool, env: str | None, project: Path | None, home: Path | None
+    name: str, fmt: str, env: str | None, project: Path | None, home: Path | None
 ) -> None:
     """One sweep's trials: parameters, state, objective value, run, cost; and the best trial."""
-    from rich.console import Console
-
     from trainstack.metrics import cost
     from trainstack.metrics.values import number
     from trainstack.registry import state_home
     from trainstack.sweep.listing import info
     from trainstack.sweep.view import params_text, table
+    from trainstack.texttable import plain
 
     root = state_home(home)
     s = info(root, name)
     priced = cost.priced(_trial_records(root, s), env, project)
     cells = {k: p.cells() for k, p in priced.items()}
-    if as_json:
+    if fmt == "json":
         click.echo(
             json.dumps(
                 {
@@ -135,7 +119,7 @@ def show_sweep(
         return
     click.echo(f"sweep {s.name}  experiment {s.experiment}  {s.goal.value} {s.objective}")
     click.echo(f"spec {s.spec}")
-    Console(width=200).print(table(list(s.trials), costs=cells))
+    click.echo(plain(table(list(s.trials), costs=cells)))
     top = s.best
     if top is not None:
         click.echo(
@@ -148,16 +132,6 @@ def show_sweep(
     if s.history:
         click.echo(f"history: {s.history}")
     click.echo(f"runs: trainstack runs list --experiment {s.experiment} --tag sweep={s.name}")
-
-
-def _counts(s: object) -> dict[str, int]:
-    from trainstack.sweep.listing import SweepInfo
-
-    assert isinstance(s, SweepInfo)
-    out: dict[str, int] = {}
-    for r in s.trials:
-        out[r.state.value] = out.get(r.state.value, 0) + 1
-    return out
 
 
 def _row(r: object) -> dict[str, object]:

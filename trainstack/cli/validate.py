@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from trainstack import API_VERSION
-from trainstack.cli.options import components_option
+from trainstack.cli.options import components_option, output_format
 from trainstack.errors import diagnostics_json
 from trainstack.spec.check import validate as validate_paths
 
@@ -15,12 +15,10 @@ from trainstack.spec.check import validate as validate_paths
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @components_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
+@output_format(
+    "text",
+    "json",
+    "github",
     help="json: the diagnostics as data; github: workflow commands "
     "(inline annotations on a pull request).",
 )

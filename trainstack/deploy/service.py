@@ -161,15 +161,8 @@ def deploy_run(
         for key, value in {**build_run(run, manifests, platform, token), **(logs or {})}.items():
             pulumi.export(key, value)
 
-    job = next(m for m in manifests if str(m.get("kind", "")).endswith("Job"))
-    coordinates = {
-        "jobName": job["metadata"]["name"],
-        "kind": job["kind"],
-        "apiVersion": job["apiVersion"],
-        "namespace": job["metadata"].get("namespace", "default"),
-        **(logs or {}),
-    }
-    namespace = coordinates["namespace"]
+    coordinates = {**_job_coordinates(manifests), **(logs or {}), SOURCE_OUTPUT: platform}
+    namespace = str(coordinates["namespace"])
     stack_name = run_stack_name(env, namespace, run.name)
     with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _team_stack(settings, env, namespace, run.name, program, command, on_output)
@@ -178,37 +171,77 @@ def deploy_run(
         _refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
         same_job = previous is not None and previous.spec_hash == digest
         if same_job and previous is not None:
-            kept = replace(
-                previous,
-                env=env,
-                outputs={**previous.outputs, **coordinates, SOURCE_OUTPUT: platform},
-            )
+            kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
             gone = _finished_and_gone(settings, kept, command)
             if gone is not None:
                 (on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
                 return kept
-        _configure(stack, run, env, platform, {**coordinates, SOURCE_OUTPUT: platform})
+        _configure(stack, run, env, platform, coordinates)
         registry_id = (
             previous.registry_id
             if same_job and previous is not None
             else record_pending(settings, run, stack_name)
         )
-        try:
-            # refresh first: the job may have finished or been deleted since the last deploy
-            result = stack.up(on_output=on_output, show_secrets=False, refresh=True)
-        except Exception:
-            if not same_job:
-                record_end(settings, registry_id, failed=True, reason="pulumi up failed")
-            raise
-        if same_job and on_output is not None:
-            on_output("the run is unchanged: its job was left as it is (--rerun submits it again)")
+        result = _up(stack, settings, registry_id, same_job=same_job, on_output=on_output)
         # Only now: the digest says which job is deployed, so a failed up is retried as new.
         stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
         record_running(settings, registry_id)
-    entry = StackEntry(
+    # what this deploy rendered wins; and the stack its StackReference reads, so that status,
+    # logs and destroy read the same one (the team's scope or the platform)
+    entry = _entry(run, env, stack_name, settings, registry_id, {**outputs, **coordinates}, digest)
+    if previous is not None and not same_job:  # the job was replaced: its record ends here
+        record_end(
+            settings, previous.registry_id, failed=False, reason="superseded by a new deploy"
+        )
+    RunIndex(settings.home).put(entry)
+    return entry
+
+
+def _job_coordinates(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Where the run's job is on the cluster, as the stack's outputs name it."""
+    job = next(m for m in manifests if str(m.get("kind", "")).endswith("Job"))
+    return {
+        "jobName": job["metadata"]["name"],
+        "kind": job["kind"],
+        "apiVersion": job["apiVersion"],
+        "namespace": job["metadata"].get("namespace", "default"),
+    }
+
+
+def _up(
+    stack: auto.Stack,
+    settings: DeploySettings,
+    registry_id: str | None,
+    *,
+    same_job: bool,
+    on_output: OnOutput | None,
+) -> auto.UpResult:
+    """`pulumi up`, refreshing first (the job may have finished or been deleted since the last
+    deploy); a new job whose up failed ends its registry record as failed."""
+    try:
+        result = stack.up(on_output=on_output, show_secrets=False, refresh=True)
+    except Exception:
+        if not same_job:
+            record_end(settings, registry_id, failed=True, reason="pulumi up failed")
+        raise
+    if same_job and on_output is not None:
+        on_output("the run is unchanged: its job was left as it is (--rerun submits it again)")
+    return result
+
+
+def _entry(
+    run: Run,
+    env: str,
+    stack_name: str,
+    settings: DeploySettings,
+    registry_id: str | None,
+    outputs: dict[str, Any],
+    digest: str,
+) -> StackEntry:
+    return StackEntry(
         run=run.name,
         env=env,
         stack=stack_name,
@@ -220,18 +253,10 @@ def deploy_run(
         spec_path=str(run.source) if run.source else None,
         registry_id=registry_id,
         updated_at=time.time(),
-        # what this deploy rendered wins; and the stack its StackReference reads, so that
-        # status, logs and destroy read the same one (the team's scope or the platform)
-        outputs={**outputs, **coordinates, SOURCE_OUTPUT: platform},
+        outputs=outputs,
         spec_hash=digest,
         team=run.tags.get("team"),
     )
-    if previous is not None and not same_job:  # the job was replaced: its record ends here
-        record_end(
-            settings, previous.registry_id, failed=False, reason="superseded by a new deploy"
-        )
-    RunIndex(settings.home).put(entry)
-    return entry
 
 
 def _team_stack(

@@ -3,9 +3,9 @@
 Replicas write to their log files, never to us; this view tails those files on its own thread,
 so a slow terminal can never slow a replica down. When output arrives faster than a terminal can
 usefully show, the view skips ahead and says where the full log is. On a terminal, a rich live
-table shows each replica's state, pid, attempt, CPU and memory; elsewhere (CI, pipes) plain lines,
-written without rich, which is then never imported (it costs a run's start-up a tenth of what
-a no-op run takes: benchmarks/bench_local.py).
+table (laid out by trainstack.texttable) shows each replica's state, pid, attempt, CPU and
+memory; elsewhere (CI, pipes) plain lines, written without rich, which is then never imported
+(it costs a run's start-up a tenth of what a no-op run takes: benchmarks/bench_local.py).
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 from trainstack.local.logtail import Tail
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
     from rich.live import Live
-    from rich.table import Table
 
 _TICK_S = 0.1
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "red")
@@ -202,24 +201,23 @@ class LiveView:
                 Text(prefix, style=self._styles[key]) + Text(line.decode("utf-8", "replace"))
             )
 
-    def _table(self) -> Table:
-        from rich.table import Table
-        from rich.text import Text
+    def _table(self) -> RenderableType:
+        from trainstack.texttable import Styled, live, table
 
-        table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-        for column in ("replica", "state", "pid", "attempt", "cpu %", "memory"):
-            table.add_column(column)
         usage = self._usage() if self._usage else {}
+        rows = []
         for key, state in self._state.items():
             sample = usage.get(key, {})
             cpu = sample.get("cpu_percent")
             rss = sample.get("rss_bytes")
-            table.add_row(
-                Text(key, style=self._styles.get(key, "")),
-                str(state.get("state", "")),
-                str(state.get("pid", "")),
-                str(state.get("attempt", "")),
-                "" if cpu is None else f"{cpu:.0f}",
-                "" if rss is None else f"{int(rss) / 2**20:.0f} MiB",
+            rows.append(
+                (
+                    Styled(key, self._styles.get(key, "")),
+                    str(state.get("state", "")),
+                    str(state.get("pid", "")),
+                    str(state.get("attempt", "")),
+                    "" if cpu is None else f"{cpu:.0f}",
+                    "" if rss is None else f"{int(rss) / 2**20:.0f} MiB",
+                )
             )
-        return table
+        return live(table(("replica", "state", "pid", "attempt", "cpu %", "memory"), rows))

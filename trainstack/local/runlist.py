@@ -10,9 +10,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from trainstack import texttable
 from trainstack.humanize import human_seconds
 from trainstack.registry.model import RunRecord
-from trainstack.texttable import aligned
 
 
 @dataclass(frozen=True)
@@ -82,23 +82,23 @@ def to_json(found: Listing) -> list[dict[str, Any]]:
 
 def table(found: Listing) -> str:
     metric = found.metric
+    columns = (
+        ("id", "status", "component", "experiment", "created", "duration", "restarts")
+        + ((metric,) if metric else ())
+        + (("resource-time", "cost", "idle") if found.costs is not None else ())
+    )
     rows = [
-        ("ID", "STATUS", "COMPONENT", "EXPERIMENT", "CREATED", "DURATION", "RESTARTS")
-        + ((metric.upper(),) if metric else ())
-        + (("RESOURCE-TIME", "COST", "IDLE") if found.costs is not None else ())
-    ]
-    for r in found.records:
-        rows.append(
-            (
-                r.id,
-                str(r.status),
-                f"{r.component}@{r.component_version}",
-                r.experiment or "-",
-                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
-                human_seconds(r.duration),
-                str(r.restarts),
-            )
-            + ((found.best[r.id],) if metric else ())
-            + (found.costs[r.id] if found.costs is not None else ())
+        (
+            r.id,
+            str(r.status),
+            f"{r.component}@{r.component_version}",
+            r.experiment or "-",
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.created_at)),
+            human_seconds(r.duration),
+            str(r.restarts),
         )
-    return aligned(rows)
+        + ((found.best[r.id],) if metric else ())
+        + (found.costs[r.id] if found.costs is not None else ())
+        for r in found.records
+    ]
+    return texttable.plain(texttable.table(columns, rows))

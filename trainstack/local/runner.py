@@ -12,7 +12,7 @@ import os
 import shutil
 import signal
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, MappingProxyType
@@ -28,7 +28,7 @@ from trainstack.local.gpus import machine_gpus
 from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
 from trainstack.local.sandbox import Committed, Layout
-from trainstack.local.supervisor import Supervisor
+from trainstack.local.supervisor import Outcome, Supervisor
 from trainstack.local.usage import Sampler
 from trainstack.registry import (
     NewRun,
@@ -147,28 +147,8 @@ def _supervise(
     secrets: Mapping[str, str],
 ) -> LocalRunResult:
     limits = logcap.LogLimits.from_env()
-    sandbox.prepare(layout, run, resume_from=resume)
     reserve = _Reserve(layout.root)
-    reserve.take()
-    sandbox.save_commit_targets(layout, run)
-    deadman.commit_targets(sandbox.commit_targets(run))
-    venv = None
-    requirements = pyenv.requirements_file(layout.usercode) if req.install else None
-    if requirements is not None:
-        venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
-    plan = jobplan.plan_job(
-        run,
-        layout,
-        run_id=record.id,
-        venv=venv,
-        grace_seconds=req.grace_seconds,
-        available_gpus=machine_gpus() if run.uses_gpu else (),
-        secret_env=secrets,
-    )
-    for name, content in plan.config.items():
-        (layout.config / name).write_text(content, encoding="utf-8")
-
-    keys = [launch.key for launch in plan.launches]
+    plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve)
     sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
     view = LiveView(
         {launch.key: launch.log_path for launch in plan.launches},
@@ -195,48 +175,13 @@ def _supervise(
         tag=record.id,
         memory=MemoryWatch(plan.limits),
     )
-
-    view.event(
-        f"run {record.id}: {run.component.ref} ({run.job_type}), "
-        f"{len(keys)} replica(s): {', '.join(keys)}"
-    )
-    view.event(f"run directory {layout.root}")
-    if plan.gpus.note:
-        view.event(plan.gpus.note)
+    _announce(view, record.id, run, plan, layout, req.preempt)
     reg.mark_running(
         record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
     )
-    drill = drills.Drill(supervisor, req.preempt)
-    for p in req.preempt:
-        view.event(f"preemption drill: {p.key}'s pod is deleted {p.seconds:g}s after the start")
-    sampler.start()
-    rotator.start()
-    view.start()
-    drill.start()
-    try:
-        with stop_on_signals(supervisor.request_stop):
-            outcome = supervisor.run()
-    finally:
-        drill.stop()
-        sampler.stop()
-        rotator.stop()
-        view.stop()
-    status, reason = outcome.status, outcome.reason
-    try:
-        committed = tuple(sandbox.commit_outputs(layout, run))
-    except OSError as err:
-        # A full disk, or a target that cannot be written (a read-only or missing place, a file
-        # where a folder belongs): the run ended, its outputs are still in the run directory.
-        committed = ()
-        status = RunStatus.FAILED
-        if logcap.disk_full(err):
-            why = str(err)
-        else:
-            where = f"{err.filename}: " if err.filename else ""
-            why = f"{where}{err.strerror or err}; they are in {layout.root / OUTPUT}"
-        reason = "; ".join(x for x in (reason, f"outputs not committed: {why}") if x)
-    full = observer.disk_full or _nearly_full(layout.root)
-    if status is RunStatus.FAILED and full:
+    outcome = _watch(supervisor, drills.Drill(supervisor, req.preempt), sampler, rotator, view)
+    committed, status, reason = _commit(layout, run, outcome.status, outcome.reason)
+    if status is RunStatus.FAILED and (observer.disk_full or _nearly_full(layout.root)):
         reason = "; ".join(x for x in (reason, _disk_full_reason(layout.root, None)) if x)
     reserve.release()
     final = _record_end(
@@ -248,6 +193,112 @@ def _supervise(
         restarts=max(outcome.restarts, len(supervisor.history)),
         reason=reason or None,
     )
+    _registry_changes(reg, view)
+    source = run.component.source
+    return LocalRunResult(final, layout, committed, source.parent if source else None)
+
+
+def _prepare(
+    req: LocalRunRequest,
+    run_id: str,
+    run: Run,
+    layout: Layout,
+    resume: Layout | None,
+    deadman: DeadmanSwitch,
+    secrets: Mapping[str, str],
+    reserve: _Reserve,
+) -> jobplan.JobPlan:
+    """The run directory (the reserve taken in it), the requirements' venv, and the job's plan
+    with its config files written."""
+    sandbox.prepare(layout, run, resume_from=resume)
+    reserve.take()
+    sandbox.save_commit_targets(layout, run)
+    deadman.commit_targets(sandbox.commit_targets(run))
+    venv = None
+    requirements = pyenv.requirements_file(layout.usercode) if req.install else None
+    if requirements is not None:
+        venv = pyenv.ensure_env(requirements, venvs_root(req.home), layout.logs / "install.log")
+    plan = jobplan.plan_job(
+        run,
+        layout,
+        run_id=run_id,
+        venv=venv,
+        grace_seconds=req.grace_seconds,
+        available_gpus=machine_gpus() if run.uses_gpu else (),
+        secret_env=secrets,
+    )
+    for name, content in plan.config.items():
+        (layout.config / name).write_text(content, encoding="utf-8")
+    return plan
+
+
+def _announce(
+    view: LiveView,
+    run_id: str,
+    run: Run,
+    plan: jobplan.JobPlan,
+    layout: Layout,
+    preempt: Sequence[drills.Preemption],
+) -> None:
+    keys = [launch.key for launch in plan.launches]
+    view.event(
+        f"run {run_id}: {run.component.ref} ({run.job_type}), "
+        f"{len(keys)} replica(s): {', '.join(keys)}"
+    )
+    view.event(f"run directory {layout.root}")
+    if plan.gpus.note:
+        view.event(plan.gpus.note)
+    for p in preempt:
+        view.event(f"preemption drill: {p.key}'s pod is deleted {p.seconds:g}s after the start")
+
+
+def _watch(
+    supervisor: Supervisor,
+    drill: drills.Drill,
+    sampler: Sampler,
+    rotator: logcap.Rotator,
+    view: LiveView,
+) -> Outcome:
+    """The replicas supervised to their end, with the threads that watch them (usage samples,
+    log rotation, the terminal, a preemption drill) running meanwhile and always stopped."""
+    sampler.start()
+    rotator.start()
+    view.start()
+    drill.start()
+    try:
+        with stop_on_signals(supervisor.request_stop):
+            return supervisor.run()
+    finally:
+        drill.stop()
+        sampler.stop()
+        rotator.stop()
+        view.stop()
+
+
+def _commit(
+    layout: Layout, run: Run, status: RunStatus, reason: str
+) -> tuple[tuple[Committed, ...], RunStatus, str]:
+    """The outputs committed to their targets; a run whose outputs could not be committed
+    failed, and its reason says why and where they still are."""
+    try:
+        return tuple(sandbox.commit_outputs(layout, run)), status, reason
+    except OSError as err:
+        # A full disk, or a target that cannot be written (a read-only or missing place, a file
+        # where a folder belongs): the run ended, its outputs are still in the run directory.
+        if logcap.disk_full(err):
+            why = str(err)
+        else:
+            where = f"{err.filename}: " if err.filename else ""
+            why = f"{where}{err.strerror or err}; they are in {layout.root / OUTPUT}"
+        return (
+            (),
+            RunStatus.FAILED,
+            "; ".join(x for x in (reason, f"outputs not committed: {why}") if x),
+        )
+
+
+def _registry_changes(reg: Registry, view: LiveView) -> None:
+    """What happened to the registry file while the run went on, said at its end."""
     if reg.damage is not None:
         view.event(
             f"{reg.damage}: something replaced it during the run, and trainstack writes "
@@ -259,8 +310,6 @@ def _supervise(
             f"the run registry {reg.path} was deleted during the run: recreated it and "
             "recorded this run in it again (earlier runs' records are gone)"
         )
-    source = run.component.source
-    return LocalRunResult(final, layout, committed, source.parent if source else None)
 
 
 class _Reserve:

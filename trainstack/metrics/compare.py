@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from trainstack.errors import UserError
 from trainstack.humanize import human_seconds
 from trainstack.metrics.runview import RunView
-from trainstack.metrics.table import aligned, value_text
+from trainstack.metrics.table import value_text
 from trainstack.metrics.values import find, require
+from trainstack.texttable import aligned
 
 
 def side_by_side(

@@ -1,15 +1,16 @@
-"""Plain-text tables for the terminal: left-aligned columns two spaces apart."""
+"""What `trainstack metrics` shows of each series, as a table (laid out by trainstack.texttable),
+and one value as `runs show` and comparisons word it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from trainstack.metrics.values import MetricValue, number
-from trainstack.texttable import aligned as aligned
+from trainstack.texttable import plain, table
 
 
 def values_table(found: Sequence[MetricValue]) -> str:
-    rows = [("METRIC", "LAST", "AT", "BEST", "AT", "GOAL", "POINTS")]
+    rows = []
     for v in found:
         rows.append(
             (
@@ -22,7 +23,7 @@ def values_table(found: Sequence[MetricValue]) -> str:
                 str(v.points),
             )
         )
-    return aligned(rows)
+    return plain(table(("metric", "last", "at", "best", "at", "goal", "points"), rows))
 
 
 def value_text(v: MetricValue) -> str:

@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import NotFoundError, UserError
+from trainstack.metrics.values import number
 from trainstack.spec.sweepmodel import Goal
 from trainstack.suggest import did_you_mean
 from trainstack.sweep import study as studies
 from trainstack.sweep.engine import rows
 from trainstack.sweep.summary import HISTORY_PNG, best
 from trainstack.sweep.view import TrialRow
+from trainstack.texttable import Table, table
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,35 @@ class SweepInfo:
         return best(list(self.trials), self.goal)
 
     @property
+    def counts(self) -> dict[str, int]:
+        """How many trials are in each state, in the order first met."""
+        out: dict[str, int] = {}
+        for r in self.trials:
+            out[r.state.value] = out.get(r.state.value, 0) + 1
+        return out
+
+    @property
     def history(self) -> Path | None:
         png = self.directory / HISTORY_PNG
         return png if png.is_file() else None
+
+
+def listing(found: list[SweepInfo]) -> Table:
+    """`sweeps list`'s table: one sweep a row."""
+    rows = []
+    for s in found:
+        top = s.best
+        rows.append(
+            (
+                s.name,
+                s.experiment,
+                f"{s.goal.value} {s.objective}",
+                ", ".join(f"{n} {k}" for k, n in s.counts.items()),
+                number(top.value) if top else "-",
+                top.run_id or top.name if top else "-",
+            )
+        )
+    return table(("sweep", "experiment", "objective", "trials", "best", "best trial"), rows)
 
 
 def names(home: Path) -> list[str]:

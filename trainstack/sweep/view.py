@@ -1,5 +1,5 @@
-"""The sweep's table of trials: redrawn in place on a terminal (rich), one line per change
-otherwise (logs, pipes, tests)."""
+"""The sweep's table of trials (laid out by trainstack.texttable): redrawn in place on a terminal
+(rich), one line per change otherwise (logs, pipes, tests); `sweeps show` prints it plain."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from trainstack import texttable
 from trainstack.metrics.values import number
 from trainstack.spec.model import ParamValue
+from trainstack.texttable import Table, live
 
 if TYPE_CHECKING:
     from trainstack.spec.sweepmodel import Sweep
@@ -91,7 +93,7 @@ class View:
         print(text, file=self.stream, flush=True)
 
     def _table(self) -> Any:
-        return table(list(self._rows.values()), title=self._title)
+        return live(table(list(self._rows.values()), title=self._title))
 
 
 def table(
@@ -99,27 +101,17 @@ def table(
     *,
     title: str = "",
     costs: Mapping[str, tuple[str, str, str]] | None = None,
-) -> Any:
+) -> Table:
     """`costs`: run id -> (resource-time, cost, idle share) (trainstack.metrics.cost.Priced),
     shown as two more columns, cost and idle."""
-    from rich.table import Table
-
-    t = Table(title=title or None)
-    for col in ("trial", "state", "objective", "parameters", "run"):
-        t.add_column(col)
+    columns = ["trial", "state", "objective", "parameters", "run"]
     if costs is not None:
-        t.add_column("cost")
-        t.add_column("idle")
+        columns += ["cost", "idle"]
+    cells = []
     for r in sorted(rows, key=lambda r: r.number):
-        cells = [
-            str(r.number),
-            r.state.value,
-            number(r.value),
-            params_text(r.params),
-            r.run_id or "",
-        ]
+        row = [str(r.number), r.state.value, number(r.value), params_text(r.params), r.run_id or ""]
         if costs is not None:
             _, money, idle = costs.get(r.run_id or "", ("-", "-", "-"))
-            cells += [money, idle]
-        t.add_row(*cells)
-    return t
+            row += [money, idle]
+        cells.append(row)
+    return texttable.table(columns, cells, title=title)

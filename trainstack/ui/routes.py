@@ -37,11 +37,19 @@ def _png(data: bytes | None) -> Response:
 
 
 def register(app: Flask, config: UiConfig) -> None:
-    home = config.home
+    _run_pages(app, config)
+    _run_files(app, config)
+    _across_runs(app, config)
 
-    def record(run_id: str) -> RunRecord:
-        with queries.reading(home) as conn:
-            return queries.get(conn, run_id)
+
+def _record(config: UiConfig, run_id: str) -> RunRecord:
+    with queries.reading(config.home) as conn:
+        return queries.get(conn, run_id)
+
+
+def _run_pages(app: Flask, config: UiConfig) -> None:
+    """The runs page, a run's page, the experiments page."""
+    home = config.home
 
     @app.get("/")
     def runs() -> str:
@@ -62,44 +70,6 @@ def register(app: Flask, config: UiConfig) -> None:
             "run.html.j2", page=build(home, config.project, r, history, request.args)
         )
 
-    @app.get("/runs/<run_id>/charts/<int:number>.png")
-    def chart(run_id: str, number: int) -> Response:
-        from trainstack.ui.charts import chart_png
-
-        return _png(chart_png(_local(record(run_id)), number))
-
-    @app.get("/runs/<run_id>/usage/<replica>.png")
-    def usage(run_id: str, replica: str) -> Response:
-        from trainstack.ui.charts import usage_png
-
-        return _png(usage_png(_local(record(run_id)), replica))
-
-    @app.get("/runs/<run_id>/logs/<replica>.log")
-    def log_file(run_id: str, replica: str) -> Response:
-        r = _local(record(run_id))
-        chunks: Iterator[bytes] = logs.whole(r, replica)
-        out = Response(chunks, content_type="text/plain; charset=utf-8")
-        if request.args.get("download"):
-            name = _filename(f"{r.id}-{replica}.log")
-            out.headers["Content-Disposition"] = f'attachment; filename="{name}"'
-        return out
-
-    @app.get("/runs/<run_id>/logs/<replica>/since")
-    def log_since(run_id: str, replica: str) -> Response:
-        r = _local(record(run_id))
-        offset = request.args.get("offset", "0")
-        start = int(offset) if offset.isdigit() and len(offset) < 19 else 0
-        lines, end = logs.since(r, replica, start)
-        doc = {"lines": list(lines), "offset": end, "running": not status_of(r).finished}
-        return Response(json.dumps(doc), mimetype="application/json")
-
-    @app.get("/runs/<run_id>/logs.zip")
-    def log_zip(run_id: str) -> Response:
-        r = _local(record(run_id))
-        out = Response(logs.archive(r), mimetype="application/zip")
-        out.headers["Content-Disposition"] = f'attachment; filename="{_filename(r.id)}-logs.zip"'
-        return out
-
     @app.get("/experiments")
     def experiments() -> str:
         from trainstack.ui.views import url, when
@@ -118,6 +88,55 @@ def register(app: Flask, config: UiConfig) -> None:
             for e in found
         )
         return render_template("experiments.html.j2", page=ExperimentsPage("experiments", rows))
+
+
+def _run_files(app: Flask, config: UiConfig) -> None:
+    """A local run's files: its charts, usage charts and replica logs (whole, followed, zipped);
+    only what the registry records of that run."""
+
+    @app.get("/runs/<run_id>/charts/<int:number>.png")
+    def chart(run_id: str, number: int) -> Response:
+        from trainstack.ui.charts import chart_png
+
+        return _png(chart_png(_local(_record(config, run_id)), number))
+
+    @app.get("/runs/<run_id>/usage/<replica>.png")
+    def usage(run_id: str, replica: str) -> Response:
+        from trainstack.ui.charts import usage_png
+
+        return _png(usage_png(_local(_record(config, run_id)), replica))
+
+    @app.get("/runs/<run_id>/logs/<replica>.log")
+    def log_file(run_id: str, replica: str) -> Response:
+        r = _local(_record(config, run_id))
+        chunks: Iterator[bytes] = logs.whole(r, replica)
+        out = Response(chunks, content_type="text/plain; charset=utf-8")
+        if request.args.get("download"):
+            name = _filename(f"{r.id}-{replica}.log")
+            out.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+        return out
+
+    @app.get("/runs/<run_id>/logs/<replica>/since")
+    def log_since(run_id: str, replica: str) -> Response:
+        r = _local(_record(config, run_id))
+        offset = request.args.get("offset", "0")
+        start = int(offset) if offset.isdigit() and len(offset) < 19 else 0
+        lines, end = logs.since(r, replica, start)
+        doc = {"lines": list(lines), "offset": end, "running": not status_of(r).finished}
+        return Response(json.dumps(doc), mimetype="application/json")
+
+    @app.get("/runs/<run_id>/logs.zip")
+    def log_zip(run_id: str) -> Response:
+        r = _local(_record(config, run_id))
+        out = Response(logs.archive(r), mimetype="application/zip")
+        out.headers["Content-Disposition"] = f'attachment; filename="{_filename(r.id)}-logs.zip"'
+        return out
+
+
+def _across_runs(app: Flask, config: UiConfig) -> None:
+    """Pages over several runs: a comparison and its chart, the sweeps, a sweep and its
+    history chart."""
+    home = config.home
 
     @app.get("/compare")
     def compare() -> str:

@@ -191,69 +191,13 @@ def _install(
         opts=opts,
     )
     crds = [_crd(crd, labels, opts) for crd in cfg.crds]
-    account = k8s.core.v1.ServiceAccount(
-        "kubedl-service-account",
-        metadata={"name": SERVICE_ACCOUNT, "namespace": namespace.metadata.name, "labels": labels},
-        opts=opts,
-    )
-    role = k8s.rbac.v1.ClusterRole(
-        "kubedl-role",
-        metadata={"name": "kubedl-manager", "labels": labels},
-        rules=_RULES,
-        opts=opts,
-    )
-    binding = k8s.rbac.v1.ClusterRoleBinding(
-        "kubedl-role-binding",
-        metadata={"name": "kubedl-manager", "labels": labels},
-        role_ref={
-            "api_group": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": role.metadata.name,
-        },
-        subjects=[
-            {
-                "kind": "ServiceAccount",
-                "name": account.metadata.name,
-                "namespace": namespace.metadata.name,
-            }
-        ],
-        opts=opts,
-    )
+    binding = _rights(namespace, labels, opts)
     if cfg.image is None:
         pulumi.log.warn(
             "kubedl:image is not set: KubeDL's controller is not deployed. " + KUBEDL_IMAGE_HOW
         )
         return crds, None
-    pod: k8s.core.v1.PodSpecArgsDict = {
-        "service_account_name": SERVICE_ACCOUNT,
-        # Platform software: it may run on the system pool (config_ack.SYSTEM_TAINT).
-        "tolerations": [{"key": SYSTEM_TAINT[0], "operator": "Exists"}],
-        "containers": [
-            {
-                "name": "kubedl-manager",
-                "image": cfg.image,
-                "image_pull_policy": "IfNotPresent",
-                "args": controller_args(cfg),
-                "env": [{"name": WORKLOADS_ENV, "value": ",".join(cfg.workloads)}],
-                "ports": [{"name": "metrics", "container_port": 8080}],
-                "resources": {
-                    "requests": {"cpu": "500m", "memory": "512Mi"},
-                    "limits": {"cpu": "2", "memory": "2Gi"},
-                },
-            }
-        ],
-    }
-    if cfg.image.split("/", 1)[0] == registry.server:
-        # The ACR repositories are PRIVATE (registry.py; pulumi_alicloud
-        # cs/registry_enterprise_repo.py, repo_type), and the team namespaces' copies of the pull
-        # secret are out of this pod's reach.
-        secret = pull_secret(
-            "kubedl-pull-secret",
-            namespace.metadata.name,
-            pull_secret_payload(registry, registry_password),
-            opts,
-        )
-        pod["image_pull_secrets"] = [{"name": secret.metadata.name}]
+    pod = _pod(cfg, cfg.image, registry, registry_password, namespace, opts)
     selector = {"app.kubernetes.io/name": "kubedl"}
     controller = k8s.apps.v1.Deployment(
         "kubedl-controller",
@@ -272,3 +216,80 @@ def _install(
         ),
     )
     return crds, controller
+
+
+def _rights(
+    namespace: k8s.core.v1.Namespace, labels: dict[str, str], opts: pulumi.ResourceOptions
+) -> k8s.rbac.v1.ClusterRoleBinding:
+    """The controller's ServiceAccount and its cluster-wide rights (`_RULES`)."""
+    account = k8s.core.v1.ServiceAccount(
+        "kubedl-service-account",
+        metadata={"name": SERVICE_ACCOUNT, "namespace": namespace.metadata.name, "labels": labels},
+        opts=opts,
+    )
+    role = k8s.rbac.v1.ClusterRole(
+        "kubedl-role",
+        metadata={"name": "kubedl-manager", "labels": labels},
+        rules=_RULES,
+        opts=opts,
+    )
+    return k8s.rbac.v1.ClusterRoleBinding(
+        "kubedl-role-binding",
+        metadata={"name": "kubedl-manager", "labels": labels},
+        role_ref={
+            "api_group": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": role.metadata.name,
+        },
+        subjects=[
+            {
+                "kind": "ServiceAccount",
+                "name": account.metadata.name,
+                "namespace": namespace.metadata.name,
+            }
+        ],
+        opts=opts,
+    )
+
+
+def _pod(
+    cfg: KubeDLConfig,
+    image: str,
+    registry: RegistryConfig,
+    registry_password: pulumi.Input[str],
+    namespace: k8s.core.v1.Namespace,
+    opts: pulumi.ResourceOptions,
+) -> k8s.core.v1.PodSpecArgsDict:
+    """The controller's pod, with a pull secret of its own when its image is in the
+    platform's registry."""
+    pod: k8s.core.v1.PodSpecArgsDict = {
+        "service_account_name": SERVICE_ACCOUNT,
+        # Platform software: it may run on the system pool (config_ack.SYSTEM_TAINT).
+        "tolerations": [{"key": SYSTEM_TAINT[0], "operator": "Exists"}],
+        "containers": [
+            {
+                "name": "kubedl-manager",
+                "image": image,
+                "image_pull_policy": "IfNotPresent",
+                "args": controller_args(cfg),
+                "env": [{"name": WORKLOADS_ENV, "value": ",".join(cfg.workloads)}],
+                "ports": [{"name": "metrics", "container_port": 8080}],
+                "resources": {
+                    "requests": {"cpu": "500m", "memory": "512Mi"},
+                    "limits": {"cpu": "2", "memory": "2Gi"},
+                },
+            }
+        ],
+    }
+    if image.split("/", 1)[0] == registry.server:
+        # The ACR repositories are PRIVATE (registry.py; pulumi_alicloud
+        # cs/registry_enterprise_repo.py, repo_type), and the team namespaces' copies of the pull
+        # secret are out of this pod's reach.
+        secret = pull_secret(
+            "kubedl-pull-secret",
+            namespace.metadata.name,
+            pull_secret_payload(registry, registry_password),
+            opts,
+        )
+        pod["image_pull_secrets"] = [{"name": secret.metadata.name}]
+    return pod
