@@ -304,8 +304,8 @@ def test_the_workflow_runs_the_checks_deploys_on_main_and_checks_drift_nightly()
     for command in (
         'trainstack validate components --since "$BASE" --format github',
         'trainstack changed --since "$BASE"',
-        'trainstack policy check "$run" --env "$TRAINSTACK_ENV" --format github',
-        'trainstack plan "$run"',
+        'trainstack policy check --env "$TRAINSTACK_ENV" --format github -- "${runs[@]}"',
+        'trainstack plan --env "$TRAINSTACK_ENV" --format github -- "${runs[@]}"',
         "GITHUB_STEP_SUMMARY",
         'pulumi preview --stack "$TRAINSTACK_ENV" --diff --policy-pack policies',
     ):

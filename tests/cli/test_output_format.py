@@ -28,7 +28,7 @@ FORMATS = {
     "policy check": ("text", "json", "github"),
     "changed": ("text", "json"),
     "env": ("sh", "json"),
-    "plan": ("text", "json"),
+    "plan": ("text", "json", "github"),
     "runs list": ("text", "json"),
     "runs show": ("text", "json"),
     "status": ("text", "json"),

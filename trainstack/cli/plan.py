@@ -2,22 +2,85 @@
 
 from __future__ import annotations
 
+import io
+import json
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
 from trainstack.cli.options import environment, output_format, project_option
+from trainstack.errors import UserError
 
 
 @click.command()
-@click.argument("run_file", required=False, type=click.Path(path_type=Path))
+@click.argument("run_files", nargs=-1, type=click.Path(path_type=Path))
 @environment("environment: Pulumi.<ENV>.yaml", required=True)
-@output_format("text", "json", help="json: the plan as data", json_alias=True)
+@output_format(
+    "text",
+    "json",
+    "github",
+    help="json: the plan as data (a list of {file, plan} for several files); github: Markdown "
+    "for a workflow's step summary, a section per file",
+    json_alias=True,
+)
 @project_option
-def plan(run_file: Path | None, env: str, fmt: str, project: Path | None) -> None:
-    """Plan the platform (no RUN_FILE) or one run's stack (RUN_FILE), offline under mocks. A
-    Sweep file plans the run stacks of the sweep's first batch of trials."""
+def plan(run_files: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> None:
+    """Plan the platform (no RUN_FILE) or each RUN_FILE's stack, offline under mocks. A Sweep
+    file plans the run stacks of the sweep's first batch of trials.
+
+    Several files are planned in one process (the platform once, not once per file), each
+    whatever the one before it did; the exit status is 2 when one could not be planned."""
+    if len(run_files) <= 1 and fmt != "github":
+        _plan_one(run_files[0] if run_files else None, env, fmt, project, sys.stdout)
+        return
+    failed = False
+    documents: list[dict[str, object]] = []
+    for path in run_files or (None,):
+        out = io.StringIO()
+        try:
+            _plan_one(path, env, fmt if fmt == "json" else "text", project, out)
+        except UserError as err:
+            failed = True
+            _report_failure(path, err, fmt, documents)
+            continue
+        _report_plan(path, out.getvalue(), fmt, documents)
+    if fmt == "json":
+        click.echo(json.dumps(documents, indent=2))
+    if failed:
+        raise click.exceptions.Exit(UserError.exit_code)
+
+
+def _report_plan(
+    path: Path | None, text: str, fmt: str, documents: list[dict[str, object]]
+) -> None:
+    from trainstack.plan.report import markdown_section
+
+    if fmt == "json":
+        documents.append({"file": str(path or "platform"), "plan": json.loads(text)})
+    elif fmt == "github":
+        click.echo(markdown_section(str(path or "platform"), text), nl=False)
+    else:
+        click.echo(f"{path}:\n{text}")
+
+
+def _report_failure(
+    path: Path | None, err: UserError, fmt: str, documents: list[dict[str, object]]
+) -> None:
+    from trainstack.plan.report import markdown_section
+
+    if fmt == "json":
+        documents.append({"file": str(path or "platform"), "error": err.render()})
+    if fmt == "github":
+        click.echo(markdown_section(str(path or "platform"), f"error: {err.render()}\n"), nl=False)
+    else:
+        if fmt == "text":
+            click.echo(f"{path}:")
+        click.echo(f"error: {err.render()}", err=True)
+
+
+def _plan_one(path: Path | None, env: str, fmt: str, project: Path | None, out: TextIO) -> None:
     from rich.console import Console
 
     from trainstack.envfile import find_project
@@ -26,24 +89,24 @@ def plan(run_file: Path | None, env: str, fmt: str, project: Path | None) -> Non
     from trainstack.policy.check import check_plan
     from trainstack.policy.report import text
 
-    if run_file is not None and _is_sweep(run_file):
-        _plan_sweep(run_file, env, fmt == "json", project)
+    if path is not None and _is_sweep(path):
+        _plan_sweep(path, env, fmt == "json", project, out)
         return
-    if run_file is None:
+    if path is None:
         result, kind = service.plan_platform(env, project), "platform"
         outputs = result.outputs
     else:
-        result, kind = service.plan_run(run_file, env, project), "run"
+        result, kind = service.plan_run(path, env, project), "run"
         outputs = service.platform_outputs(find_project(project), env)[0]
     if fmt == "json":
         # one document for machines; `trainstack policy check --format json` has the violations
-        click.echo(plan_json(result, kind=kind, env=env))
+        click.echo(plan_json(result, kind=kind, env=env), file=out)
         return
     # Piped or captured output gets a wide table rather than rich's 80-column default.
-    width = console_width(sys.stdout.isatty())
-    print_plan(result, Console(file=sys.stdout, width=width), kind=kind, env=env)
-    report = check_plan(result, env, str(run_file or "platform"), outputs, project)
-    click.echo("policy: " + text([report]))
+    width = console_width(out.isatty())
+    print_plan(result, Console(file=out, width=width), kind=kind, env=env)
+    report = check_plan(result, env, str(path or "platform"), outputs, project)
+    click.echo("policy: " + text([report]), file=out)
 
 
 def _is_sweep(path: Path) -> bool:
@@ -54,9 +117,7 @@ def _is_sweep(path: Path) -> bool:
     return isinstance(data, dict) and data.get("kind") == "Sweep"
 
 
-def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None) -> None:
-    import json
-
+def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None, out: TextIO) -> None:
     from rich.console import Console
 
     from trainstack.plan.report import console_width, plan_json, print_plan
@@ -78,12 +139,15 @@ def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None) -> No
                     for p in plans
                 ],
                 indent=2,
-            )
+            ),
+            file=out,
         )
         return
-    width = console_width(sys.stdout.isatty())
-    console = Console(file=sys.stdout, width=width)
-    click.echo(f"the first batch: {len(plans)} trial(s), one run stack each")
+    width = console_width(out.isatty())
+    console = Console(file=out, width=width)
+    click.echo(f"the first batch: {len(plans)} trial(s), one run stack each", file=out)
     for p in plans:
-        click.echo(f"\ntrial {p.number}: {p.name} ({params_text(p.params)}) -> stack {p.stack}")
+        click.echo(
+            f"\ntrial {p.number}: {p.name} ({params_text(p.params)}) -> stack {p.stack}", file=out
+        )
         print_plan(p.plan, console, kind="run", env=env)

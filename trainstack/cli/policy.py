@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from trainstack.cli.options import environment, output_format, project_option
+from trainstack.errors import UserError
 
 
 @click.group()
@@ -22,15 +23,33 @@ def policy() -> None:
 def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> None:
     """Check RUN files (or, with none, the platform) against ENV's rules.
 
-    Exit 0 when no mandatory rule fires (advisory ones are printed), 1 when one does.
+    Exit 0 when no mandatory rule fires (advisory ones are printed), 1 when one does, 2 when a
+    RUN file could not be checked; each file is checked whatever the one before it did.
     """
     from trainstack.policy.check import check_platform, check_run
-    from trainstack.policy.report import as_json, github, text
+    from trainstack.policy.report import as_json, github, github_error, text
 
-    reports = [check_run(r, env, project) for r in runs] if runs else [check_platform(env, project)]
+    if not runs:
+        reports = [check_platform(env, project)]
+        failed: list[tuple[Path, UserError]] = []
+    elif len(runs) == 1:
+        reports, failed = [check_run(runs[0], env, project)], []  # an error: as any verb's
+    else:
+        reports, failed = [], []
+        for run in runs:
+            try:
+                reports.append(check_run(run, env, project))
+            except UserError as err:
+                failed.append((run, err))
     out = {"text": text, "json": as_json, "github": github}[fmt](reports)
     if out:
         click.echo(out)
+    for run, err in failed:
+        if fmt == "github":
+            click.echo(github_error(str(run), err.render()))
+        click.echo(f"error: {run}: {err.render()}", err=True)
+    if failed:
+        raise click.exceptions.Exit(UserError.exit_code)
     if any(r.mandatory for r in reports):
         raise click.exceptions.Exit(1)
 

@@ -133,3 +133,15 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
         + " (offline plan: nothing was contacted, secrets shown as [secret])",
         markup=False,
     )
+
+
+def markdown_section(target: str, text: str) -> str:
+    """A file's plan as a section of a workflow's step summary: its heading, then the text in a
+    fence longer than any run of backticks inside it (a command or a ConfigMap may hold
+    three), so nothing in the text can end the block."""
+    import re
+
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text if text.endswith("\n") else text + "\n"
+    return f"### {target}\n\n{fence}\n{body}{fence}\n\n"

@@ -45,6 +45,11 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def github_error(target: str, message: str) -> str:
+    """A file that could not be checked, as an error annotation on it."""
+    return f"::error file={escape_property(target)},title=not checked::" + escape_data(message)
+
+
 def github(reports: Sequence[Report]) -> str:
     lines: list[str] = []
     for r in reports:
