@@ -44,10 +44,10 @@ def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> N
     out = {"text": text, "json": as_json, "github": github}[fmt](reports)
     if out:
         click.echo(out)
-    for run, err in failed:
+    for run, problem in failed:
         if fmt == "github":
-            click.echo(github_error(str(run), err.render()))
-        click.echo(f"error: {run}: {err.render()}", err=True)
+            click.echo(github_error(str(run), problem.render()))
+        click.echo(f"error: {run}: {problem.render()}", err=True)
     if failed:
         raise click.exceptions.Exit(UserError.exit_code)
     if any(r.mandatory for r in reports):
