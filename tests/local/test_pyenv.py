@@ -53,17 +53,6 @@ def requirements(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_environment_uses_the_parents_pip_and_installs_into_itself(
-    tmp_path: Path, requirements: Path
-) -> None:
-    env = pyenv.ensure_env(requirements, tmp_path / "venvs", tmp_path / "install.log")
-    assert not list(_site(env).glob("pip*")), "the environment got a pip of its own"
-    assert _imports(env, "tsprobe_env").startswith(str(_site(env)))
-    # and the parent, whose pip did the install, did not get the package
-    assert subprocess.run([sys.executable, "-c", "import tsprobe_env"], check=False).returncode
-    assert "Successfully installed tsprobe-env-0.1" in (tmp_path / "install.log").read_text()
-
-
 def test_without_a_pip_to_borrow_the_environment_gets_its_own(
     tmp_path: Path, requirements: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

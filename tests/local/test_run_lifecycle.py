@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -269,6 +270,9 @@ def test_requirements_are_installed_into_a_cached_environment(tmp_path: Path, cl
     assert second.returncode == 0
     envs = [p for p in (cli.home / "venvs").iterdir() if p.is_dir()]
     assert len(envs) == 1  # built once, reused
+    # with no pip of its own: the parent's pip installed into it (ensurepip is ~7 s of a build)
+    site = envs[0] / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    assert (site / "tsprobe_extra.py").is_file() and not list(site.glob("pip*"))
     skipped = cli("run", spec, "--local", "--no-install")
     assert skipped.returncode == 1
     with Registry.open(cli.home) as reg:
