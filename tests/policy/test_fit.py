@@ -386,3 +386,33 @@ def test_the_platform_exports_what_the_fit_rules_read(
     assert local.gang_scheduler is None and set(local.team_defaults) == {"vision", "nlp"}
     for ctx in (ack, local):
         assert Context.from_json(ctx.to_json()) == ctx
+
+
+def test_the_crossguard_pack_reports_the_same_fit_violations(
+    tmp_path: Path, outputs: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """The pack reads the Context as JSON: maxSize, the gang scheduler and the teams' defaults
+    must survive it, or the pack and `policy check` would disagree on these runs."""
+    from tests.policy.test_check import crossguard
+    from trainstack.policy.check import context_for
+
+    ctx, _ = context_for("ack-dev", outputs["ack-dev"], REPO)
+    runs = {
+        "pools": "    master: {replicas: 1, cpu: 6, memory: 8Gi}\n"
+        "    worker: {replicas: 5, cpu: 6, memory: 8Gi}\n",
+        "shm": "    master: {replicas: 1, cpu: 2, gpu: 1, sharedMemory: 8Gi}\n",
+    }
+    compared = 0
+    for name, resources in runs.items():
+        path = write_run(tmp_path, "mnist-ddp", "{team: nlp}", resources, name=name)
+        plan = plan_run(path, "ack-dev", REPO)
+        offline = {
+            (v.rule, v.resource, f"{v.field}: {v.found}. fix: {v.fix}")
+            for v in check_plan(plan, "ack-dev", str(path), outputs["ack-dev"], REPO).violations
+        }
+        assert {rule for rule, _, _ in offline} & set(FIT_RULES)
+        assert crossguard([r for r in plan.resources if r.op == "create"], ctx, plan.project) == (
+            offline
+        )
+        compared += len(offline)
+    assert compared >= 2
