@@ -83,9 +83,18 @@ OUT_TEAM_KUBECONFIGS = "teamKubeconfigs"
 ServiceAccount token). Run stacks and ``status``/``logs``/``wait`` prefer it to the admin
 ``kubeconfig`` when the platform exports one for the run's namespace."""
 OUT_NODE_POOLS = "nodePools"
-"""ack only: each node pool's ``name``, ``labels``, ``taints`` ({key, value, effect}), and one
-node's ``cpu`` (vCPUs), ``memory`` (a quantity) and ``gpus`` (``None`` when the instance type's
-shape is unknown). The policy ``pod-fits-node-pool`` reads it."""
+"""ack only: each node pool's ``name``, ``labels``, ``taints`` ({key, value, effect}),
+``instanceTypes``, ``maxSize`` (the most nodes it may have: the autoscaler's bound, or the fixed
+pool's size), and one node's ``cpu`` (vCPUs), ``memory`` (a quantity) and ``gpus`` (``None`` when
+an instance type's shape is unknown). The fit rules ``pod-fits-node-pool`` and ``job-fits-pools``
+read it."""
+OUT_TEAM_DEFAULTS = "teamDefaults"
+"""Team name -> what its namespace's LimitRange gives a container that states no requests or
+limits: ``{cpu, memory, limitCpu, limitMemory}`` (quantities). The fit rules count a rendered
+role without requests at these, as the API server's LimitRanger admits it."""
+OUT_GANG_SCHEDULER = "kubedlGangScheduler"
+"""The gang scheduler KubeDL hands its jobs to (``kubedl:gangScheduler``), "" when none: with one,
+a job none of whose pods start until all fit."""
 OSS_AUTH_RRSA = "rrsa"
 OSS_AUTH_SECRET = "secret"
 OSS_AUTH_NONE = "none"

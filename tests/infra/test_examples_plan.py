@@ -16,14 +16,17 @@ import pytest
 
 from tests.spec.clirun import trainstack
 from trainstack.envfile import find_project
-from trainstack.infra.fit import load_environment, run_misfits, team_of
 from trainstack.plan.service import plan_run, platform_outputs
+from trainstack.policy.check import check_plan, context_for
 from trainstack.platformnames import ENV_TAG, PV_NAMESPACE_SEPARATOR
 from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_FILES = sorted(REPO.glob("components/*/runs/*.yaml"))
 SHIPPED_ENVS = ("local", "ack-dev")
+# The one fit check (docs/policies.md): each pod on a node of a pool, all of them within the
+# pools' maxSize, the team's quota.
+FIT_RULES = {"pod-fits-node-pool", "job-fits-pools", "team-quota"}
 
 
 def _id(path: Path) -> str:
@@ -87,23 +90,25 @@ def test_the_run_plans_and_fits_on_its_environment(run_file: Path, env: str) -> 
         if r.type.startswith(("kubernetes:training.kubedl.io", "kubernetes:inference.kubedl.io"))
     ]
     assert len(jobs) == 1, [r.type for r in plan.resources]
-    cfg = load_environment(REPO, env)
-    team = team_of(run, cfg)
+    ctx, _ = context_for(env, outputs, REPO)
+    namespace = jobs[0].inputs["metadata"]["namespace"]
+    team = ctx.team_of(namespace)
     assert team is not None, f"{run_file}: tags.team names no team of {env}"
-    namespace = outputs["namespaces"][team.name]
-    assert jobs[0].inputs["metadata"]["namespace"] == namespace
+    assert run.tags.get("team") in (None, team) and run.namespace in (None, namespace)
     # the team's PV guard (teamaccess.py) admits only PVs named after its namespace, pre-bound
     # to a claim in it
     for pv in (r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolume"):
         prefix = namespace + PV_NAMESPACE_SEPARATOR
         assert pv.inputs["metadata"]["name"].startswith(prefix), pv.inputs["metadata"]
         assert pv.inputs["spec"]["claimRef"]["namespace"] == namespace
-    assert [m.render() for m in run_misfits(run, cfg, team)] == []
+    # advisory findings too: a shipped example fits outright
+    report = check_plan(plan, env, str(run_file), outputs, REPO)
+    assert [v.message for v in report.violations if v.rule in FIT_RULES] == []
     if run.priority is not None:
-        assert run.priority <= outputs["teamMaxPriority"][team.name]
+        assert run.priority <= outputs["teamMaxPriority"][team]
     image = run.component.image
     assert not image.endswith(":latest") and (":" in image.rsplit("/", 1)[-1] or "@" in image)
-    if cfg.mode == "ack":
+    if ctx.mode == "ack":
         # the platform's registry, and buckets the jobs role may use
         assert image.startswith(f"{outputs['registry']}/{outputs['registryNamespace']}/"), image
         buckets = set(outputs["buckets"].values())

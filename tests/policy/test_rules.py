@@ -143,7 +143,7 @@ def one(found: list[Violation], field_end: str, words: str) -> Violation:
 
 
 def test_every_rule_has_an_id_description_level_and_passes_the_good_job() -> None:
-    assert len({r.id for r in RULES}) == len(RULES) == 10
+    assert len({r.id for r in RULES}) == len(RULES) == 11
     for rule in RULES:
         assert rule.description and rule.level in (Level.ADVISORY, Level.MANDATORY)
     assert evaluate([job()], ACK, settings({}, "x")) == ()
@@ -284,8 +284,8 @@ def test_all_replicas_together_within_the_team_quota() -> None:
     v = one(run_rule("team-quota", job(many)), "spec", "gpus 4 > 2")
     assert "cpu=16" in v.found and "Pulumi.ack-dev.yaml" in v.fix
     assert run_rule("team-quota", job()) == []
-    # the quota's pod count too (issue 22 item 3: only infra/fit.py, which no product code
-    # used, checked it)
+    # the quota's pod count too (issue 22 item 3: only the deleted infra/fit.py, which no
+    # product code used, checked it)
     two_pods = dataclasses.replace(
         ACK, quotas={"vision": TeamQuota(cpu=64, memory=256 * GIB, gpus=8, pods=2)}
     )

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainstack import platformnames as names
-from trainstack.policy.model import Context, NodePool, TeamQuota
+from trainstack.policy.model import ContainerDefaults, Context, NodePool, TeamQuota
 from trainstack.policy.pods import amount
 
 UNKNOWN = "(known after apply)"
@@ -62,6 +62,8 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
                 memory=amount(p.get("memory") or 0),
                 gpus=int(p.get("gpus") or 0),
                 sized=p.get("cpu") is not None,
+                max_size=None if p.get("maxSize") is None else int(p["maxSize"]),
+                instance_types=tuple(str(t) for t in p.get("instanceTypes") or ()),
             )
             for p in pools
         ),
@@ -70,4 +72,23 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
         quotas=quotas,
         host_path_volumes=platform.host_path_volumes,
         team_roles=dict(platform.oss_auth.team_roles),
+        team_defaults=_team_defaults(outputs.get(names.OUT_TEAM_DEFAULTS)),
+        gang_scheduler=_known(outputs.get(names.OUT_GANG_SCHEDULER)),
     )
+
+
+def _team_defaults(raw: Any) -> dict[str, ContainerDefaults]:
+    """``teamDefaults``; {} from a platform stack that predates the output (a role without
+    requests then counts as asking for nothing, as before)."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {
+        str(team): ContainerDefaults(
+            amount(d.get("cpu", 0)),
+            amount(d.get("memory", 0)),
+            amount(d.get("limitCpu", 0)),
+            amount(d.get("limitMemory", 0)),
+        )
+        for team, d in raw.items()
+        if isinstance(d, Mapping)
+    }

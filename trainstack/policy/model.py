@@ -49,7 +49,9 @@ class NodePool:
     cpu: float  # cores per node
     memory: float  # bytes per node
     gpus: int  # GPUs per node
-    sized: bool = True  # False: the instance type's shape is unknown; any request fits
+    sized: bool = True  # False: an instance type's shape is unknown; any request fits
+    max_size: int | None = None  # the most nodes the pool may have; None: not exported
+    instance_types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,16 @@ class TeamQuota:
     memory: float  # bytes
     gpus: int
     pods: int | None = None  # the quota's `pods`, when the team sets one
+
+
+@dataclass(frozen=True)
+class ContainerDefaults:
+    """What a team's LimitRange gives a container that states no requests or limits."""
+
+    cpu: float  # cores requested
+    memory: float  # bytes requested
+    limit_cpu: float
+    limit_memory: float
 
 
 # The fit check's figure (trainstack.infra.headroom): one source.
@@ -81,6 +93,9 @@ class Context:
     # Team namespaces admit hostPath volumes (the platform's hostPathVolumes output).
     host_path_volumes: bool = False
     team_roles: Mapping[str, str] = field(default_factory=dict)  # team -> its OSS RAM role
+    # team -> its LimitRange's container defaults (teamDefaults); absent: counted as none
+    team_defaults: Mapping[str, ContainerDefaults] = field(default_factory=dict)
+    gang_scheduler: str | None = None  # KubeDL's gang scheduler, None when none (or unknown)
 
     @property
     def local(self) -> bool:
@@ -92,6 +107,11 @@ class Context:
             if ns == namespace:
                 return team
         return None
+
+    def defaults_of(self, namespace: str | None) -> ContainerDefaults | None:
+        """The LimitRange defaults of the team owning ``namespace``."""
+        team = self.team_of(namespace)
+        return self.team_defaults.get(team) if team else None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -118,6 +138,8 @@ class Context:
                     memory=float(p["memory"]),
                     gpus=int(p["gpus"]),
                     sized=bool(p.get("sized", True)),
+                    max_size=None if p.get("max_size") is None else int(p["max_size"]),
+                    instance_types=tuple(str(t) for t in p.get("instance_types", ())),
                 )
                 for p in pools
             ),
@@ -134,6 +156,16 @@ class Context:
             },
             host_path_volumes=bool(raw.get("host_path_volumes", raw["mode"] != "ack")),
             team_roles=dict(raw.get("team_roles", {})),
+            team_defaults={
+                k: ContainerDefaults(
+                    float(d["cpu"]),
+                    float(d["memory"]),
+                    float(d["limit_cpu"]),
+                    float(d["limit_memory"]),
+                )
+                for k, d in raw.get("team_defaults", {}).items()
+            },
+            gang_scheduler=raw.get("gang_scheduler") or None,
         )
 
 

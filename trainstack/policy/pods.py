@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainstack.policy.model import ContainerDefaults
 from trainstack.spec.values import quantity
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -91,29 +92,69 @@ def containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]
                 yield f"{key}[{i}]", c
 
 
-def container_requests(c: Mapping[str, Any]) -> Requests:
+def container_requests(c: Mapping[str, Any], defaults: ContainerDefaults | None = None) -> Requests:
+    """What the scheduler counts for one container as the API server admits it: a missing request
+    is the limit (the API's defaulting), else the namespace's LimitRange ``defaultRequest``
+    (Kubernetes plugin/pkg/admission/limitranger: it fills what the container leaves unset)."""
     res = c.get("resources") if isinstance(c.get("resources"), Mapping) else {}
     assert isinstance(res, Mapping)
     requests = res.get("requests") or {}
     limits = res.get("limits") or {}
+    fallback = {"cpu": defaults.cpu, "memory": defaults.memory} if defaults else {}
 
     def pick(name: str) -> Any:
-        # Kubernetes defaults a missing request to the limit.
-        return requests.get(name, limits.get(name, 0))
+        return requests.get(name, limits.get(name, fallback.get(name, 0)))
 
     return Requests(amount(pick("cpu")), amount(pick("memory")), int(amount(pick(GPU_RESOURCE))))
 
 
-def pod_requests(pod: Mapping[str, Any]) -> Requests:
-    """What the scheduler reserves: the sum of containers, or the largest init container."""
+def pod_requests(pod: Mapping[str, Any], defaults: ContainerDefaults | None = None) -> Requests:
+    """What the scheduler reserves: the sum of containers, or the largest init container;
+    ``defaults``: the LimitRange's, for containers that state no request."""
     total = Requests(0.0, 0.0, 0)
     for c in pod.get("containers") or ():
         if isinstance(c, Mapping):
-            total = total + container_requests(c)
+            total = total + container_requests(c, defaults)
     for c in pod.get("initContainers") or ():
         if isinstance(c, Mapping):
-            r = container_requests(c)
+            r = container_requests(c, defaults)
             total = Requests(
                 max(total.cpu, r.cpu), max(total.memory, r.memory), max(total.gpus, r.gpus)
             )
+    return total
+
+
+def memory_limit(pod: Mapping[str, Any], defaults: ContainerDefaults | None = None) -> float | None:
+    """The pod's memory limit as the kubelet sizes a memory-backed emptyDir by it: containers
+    summed, or the largest init container (a limit left unset is the LimitRange's ``default``);
+    None when a container has none at all (bounded only by its node)."""
+    total = 0.0
+    largest_init = 0.0
+    for key in ("containers", "initContainers"):
+        for c in pod.get(key) or ():
+            if not isinstance(c, Mapping):
+                continue
+            res = c.get("resources") if isinstance(c.get("resources"), Mapping) else {}
+            limit = (res.get("limits") or {}).get("memory") if isinstance(res, Mapping) else None
+            if limit is not None:
+                value = amount(limit)
+            elif defaults is not None:
+                value = defaults.limit_memory
+            else:
+                return None
+            if key == "containers":
+                total += value
+            else:
+                largest_init = max(largest_init, value)
+    return max(total, largest_init)
+
+
+def memory_volumes(pod: Mapping[str, Any]) -> float:
+    """Bytes of the pod's memory-backed emptyDirs (``/dev/shm``): tmpfs pages are charged to the
+    memory of the container that writes them (Kubernetes "Volumes", emptyDir)."""
+    total = 0.0
+    for v in pod.get("volumes") or ():
+        empty = v.get("emptyDir") if isinstance(v, Mapping) else None
+        if isinstance(empty, Mapping) and empty.get("medium") == "Memory":
+            total += amount(empty.get("sizeLimit", 0))
     return total

@@ -62,8 +62,9 @@ def pool_taints(pool: PoolConfig) -> list[alicloud.cs.NodePoolTaintArgsDict]:
 
 
 def pool_shapes(ack: AckConfig) -> list[dict[str, object]]:
-    """The ``nodePools`` output: per pool its labels, taints and one node's CPU, memory and GPUs
-    (the smallest of its instance types; ``None`` when a type's shape is not known)."""
+    """The ``nodePools`` output: per pool its labels, taints, instance types, the most nodes it
+    may have, and one node's CPU, memory and GPUs (the smallest of its instance types; ``None``
+    when a type's shape is not known)."""
     out: list[dict[str, object]] = []
     for pool in ack.pools:
         s = smallest(pool.instance_types)
@@ -73,6 +74,7 @@ def pool_shapes(ack: AckConfig) -> list[dict[str, object]]:
                 "labels": pool_labels(pool),
                 "taints": [dict(t) for t in pool_taints(pool)],
                 "instanceTypes": list(pool.instance_types),
+                "maxSize": pool.max_size if pool.fixed_size is None else pool.fixed_size,
                 "cpu": s.cpu if s else None,
                 "memory": f"{s.memory_gib}Gi" if s else None,
                 "gpus": s.gpus if s else None,

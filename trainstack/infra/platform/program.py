@@ -28,7 +28,7 @@ from trainstack.infra.platform.pullsecret import registry_password
 from trainstack.infra.platform.storage import Storage
 from trainstack.infra.platform.storageclasses import oss_internal_endpoint
 from trainstack.infra.platform.teamaccess import TeamAccess, team_kubeconfigs
-from trainstack.infra.platform.tenancy import Tenancy
+from trainstack.infra.platform.tenancy import Tenancy, container_defaults
 from trainstack.infra.platform.volumeguard import TeamVolumes
 
 if TYPE_CHECKING:
@@ -236,6 +236,8 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         "kubedlController": kubedl.controller.metadata.name if kubedl.controller else "",
         names.OUT_PRIORITY_CLASSES: [pc.metadata.name for pc in tenancy.priority_classes],
         names.OUT_TEAM_MAX_PRIORITY: {t.name: t.max_priority for t in cfg.teams},
+        names.OUT_TEAM_DEFAULTS: {t.name: container_defaults(t) for t in cfg.teams},
+        names.OUT_GANG_SCHEDULER: cfg.kubedl.gang_scheduler or "",
         names.OUT_OSS_AUTH: oss_auth,
         names.OUT_HOST_PATH_VOLUMES: cfg.cluster is not None and cfg.cluster.host_path_volumes,
         names.OUT_OSS_ENDPOINT: oss_endpoint or "",

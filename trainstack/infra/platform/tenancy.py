@@ -27,6 +27,18 @@ COMPONENT = "trainstack:platform:Tenancy"
 TEAM_LABEL = TEAM_NAMESPACE_LABEL
 
 
+def container_defaults(team: Team) -> dict[str, str]:
+    """The ``teamDefaults`` output: what the team's LimitRange gives a container that states no
+    requests or limits, for the fit rules to count such a container as admitted."""
+    d = team.defaults
+    return {
+        "cpu": d.cpu,
+        "memory": d.memory,
+        "limitCpu": d.limit_cpu,
+        "limitMemory": d.limit_memory,
+    }
+
+
 def forbidden_priority_classes(team: Team) -> list[str]:
     return [names.priority_class_name(p) for p in names.PRIORITIES if p > team.max_priority]
 

@@ -8,6 +8,7 @@ from trainstack.policy.rules import (
     hostaccess,
     images,
     placement,
+    poolsize,
     priority,
     protection,
     quota,
@@ -22,6 +23,7 @@ RULES: tuple[Rule, ...] = tuple(
     for m in (
         images,
         placement,
+        poolsize,
         storage,
         hostaccess,
         quota,

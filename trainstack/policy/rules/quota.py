@@ -15,7 +15,8 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
     namespace: str | None = None
     count = 0
     for pod in pod_templates(resource.props):
-        total = total + pod_requests(pod.spec).times(pod.replicas)
+        # a container without requests is admitted at its team's LimitRange defaults
+        total = total + pod_requests(pod.spec, ctx.defaults_of(pod.namespace)).times(pod.replicas)
         count += pod.replicas
         namespace = pod.namespace
     team = ctx.team_of(namespace)
@@ -28,8 +29,7 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
             (f"cpu {total.cpu:g} > {quota.cpu:g}", total.cpu <= quota.cpu),
             (f"memory {gib(total.memory)} > {gib(quota.memory)}", total.memory <= quota.memory),
             (f"gpus {total.gpus} > {quota.gpus}", total.gpus <= quota.gpus),
-            # the quota's pod count refuses the pods past it just the same (infra/fit.py had
-            # this check; the rule, which plan and deploy run, did not)
+            # the quota's pod count refuses the pods past it just the same
             (
                 f"pods {count} > {quota.pods}",
                 quota.pods is None or count <= quota.pods,
