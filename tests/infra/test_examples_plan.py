@@ -17,8 +17,8 @@ import pytest
 from tests.spec.clirun import trainstack
 from trainstack.envfile import find_project
 from trainstack.plan.service import plan_run, platform_outputs
-from trainstack.policy.check import check_plan, context_for
 from trainstack.platformnames import ENV_TAG, PV_NAMESPACE_SEPARATOR
+from trainstack.policy.check import check_plan, context_for
 from trainstack.spec import load_run
 
 REPO = Path(__file__).resolve().parents[2]

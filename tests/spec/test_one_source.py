@@ -75,3 +75,30 @@ def test_kubernetes_name_rules_the_api_version_and_the_contract_pattern_are_spel
         for spelled, allowed in owners.items():
             if spelled in text and path.name not in allowed:
                 raise AssertionError(f"{path.relative_to(root)} spells out {spelled!r}")
+
+
+def test_the_contracts_prefixes_are_spelled_once() -> None:
+    """`PAI_INPUT_`, `PAI_OUTPUT_`, `PAI_HPS_` and `PAI_` were spelled in contract/env.py, the
+    spec's command-reference rule, the command's rewrite and the reserved-name check:
+    trainstack/contractnames.py owns them. A string that *is* a prefix, or starts an f-string,
+    anywhere else is a copy (a whole variable's name, as in the scaffold's generated code, is
+    not)."""
+    import ast
+
+    from trainstack import contractnames
+
+    prefixes = {v for k, v in vars(contractnames).items() if k.endswith("_PREFIX")}
+    assert prefixes == {"PAI_", "PAI_INPUT_", "PAI_OUTPUT_", "PAI_HPS_"}
+    root = Path(contractnames.__file__).parent
+    copies = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "contractnames.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.JoinedStr) and node.values:
+                first = node.values[0]
+                if isinstance(first, ast.Constant) and first.value in prefixes:
+                    copies.append(f"{path.relative_to(root)}:{node.lineno}")
+            elif isinstance(node, ast.Constant) and node.value in prefixes:
+                copies.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert copies == []

@@ -18,6 +18,7 @@ from trainstack.contract.hyper import hps_json, user_args_text, value_text
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
 from trainstack.contract.shell import POD_IP_ENV
 from trainstack.contract.topology import LOCALHOST, Topology, custom_ports
+from trainstack.contractnames import INPUT_PREFIX, OUTPUT_PREFIX, PARAMETER_PREFIX
 from trainstack.kubedl import (
     CONTRACT_NAMES,
     is_contract_env,
@@ -62,14 +63,14 @@ def base_env(
         "PAI_HPS": hps_json(run),
     }
     for name, value in run.parameters.items():
-        env[f"PAI_HPS_{env_name(name)}"] = value_text(value)
+        env[PARAMETER_PREFIX + env_name(name)] = value_text(value)
     for name, binding in run.inputs.items():
-        env[f"PAI_INPUT_{env_name(name)}"] = lay.input_path(name, binding)
+        env[INPUT_PREFIX + env_name(name)] = lay.input_path(name, binding)
     # Every output the component declares, bound or not: an unbound one is still a directory
     # the command writes to (a run directory locally, an emptyDir in a plain render, the artifact
     # store for an environment), and `--model $PAI_OUTPUT_MODEL` must never expand to nothing.
     for channel in run.component.outputs:
-        env[f"PAI_OUTPUT_{env_name(channel.name)}"] = lay.output_dir(channel.name)
+        env[OUTPUT_PREFIX + env_name(channel.name)] = lay.output_dir(channel.name)
     if run.models:
         # Octopus: ${MODEL} is the model version to continue from; with several, the first.
         env["MODEL"] = lay.model_path(run.models[0].name, run.models[0].binding)

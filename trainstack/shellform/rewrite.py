@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from trainstack.contractnames import PAI_PREFIX
 from trainstack.errors import UserError
 from trainstack.shellform.reeval import CONTRACT_REF as _CONTRACT_REF
 from trainstack.shellform.reeval import reevaluations
@@ -30,7 +31,7 @@ class ShellRewriteError(UserError):
 
 
 def _quoted_var(name: str) -> bool:
-    return name.startswith("PAI_") or name in ("MODEL", "METRICS") or name.startswith("MODEL_")
+    return name.startswith(PAI_PREFIX) or name in ("MODEL", "METRICS") or name.startswith("MODEL_")
 
 
 def _skip_backquote(cmd: str, i: int) -> int:

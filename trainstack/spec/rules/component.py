@@ -10,14 +10,17 @@ from typing import Any
 
 from trainstack import suggest
 from trainstack.codetree import CodeTreeError, code_files, inside
+from trainstack.contractnames import INPUT_PREFIX, OUTPUT_PREFIX, PARAMETER_PREFIX
 from trainstack.errors import Diagnostic
 from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules.raw import is_int, is_number, items, section
 from trainstack.spec.values import env_name
 from trainstack.yamlsource import SourceDoc
 
-_GROUPS = (("inputs", "PAI_INPUT_"), ("outputs", "PAI_OUTPUT_"), ("parameters", "PAI_HPS_"))
-_COMMAND_REF = re.compile(r"\$\{?PAI_(INPUT|OUTPUT|HPS)_([A-Za-z0-9_]+)\}?")
+_GROUPS = (("inputs", INPUT_PREFIX), ("outputs", OUTPUT_PREFIX), ("parameters", PARAMETER_PREFIX))
+_COMMAND_REF = re.compile(
+    r"\$\{?(" + "|".join(re.escape(p) for _, p in _GROUPS) + r")([A-Za-z0-9_]+)\}?"
+)
 _OSS = re.compile(r"^oss://[a-z0-9][a-z0-9.-]{1,254}(/.*)?$")
 
 
@@ -313,20 +316,21 @@ def _command_refs(doc: SourceDoc) -> list[Diagnostic]:
     command = section(doc.data, "spec").get("command")
     if not isinstance(command, str):
         return []
-    known: dict[str, set[str]] = {"INPUT": set(), "OUTPUT": set(), "HPS": set()}
+    known: dict[str, set[str]] = {prefix: set() for _, prefix in _GROUPS}
+    group_of = {prefix: group for group, prefix in _GROUPS}
     for group, prefix in _GROUPS:
         for _, item in items(doc.data, "spec", group):
             if isinstance(item.get("name"), str):
-                known[prefix[4:-1]].add(env_name(item["name"]))
+                known[prefix].add(env_name(item["name"]))
     out: list[Diagnostic] = []
-    for kind, name in sorted(set(_COMMAND_REF.findall(command))):
-        if name not in known[kind]:
-            group = {"INPUT": "inputs", "OUTPUT": "outputs", "HPS": "parameters"}[kind]
-            near = suggest.hint(name, known[kind], show=f"$PAI_{kind}_{{}}".format)
+    for prefix, name in sorted(set(_COMMAND_REF.findall(command))):
+        if name not in known[prefix]:
+            group = group_of[prefix]
+            near = suggest.hint(name, known[prefix], show=f"${prefix}{{}}".format)
             out.append(
                 doc.diag(
                     ("spec", "command"),
-                    f"$PAI_{kind}_{name} refers to no declared {group[:-1]}",
+                    f"${prefix}{name} refers to no declared {group[:-1]}",
                     hint=near or f"declare it under spec.{group}",
                     code="command-ref",
                 )
