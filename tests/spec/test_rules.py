@@ -705,3 +705,26 @@ def test_a_name_at_version_is_defined_once(tmp_path: Path) -> None:
         f"{root / 'b' / 'component.yaml'}); which one is meant is ambiguous",
     ) in got
     assert len(got) == 2
+
+
+def test_a_name_reference_builds_only_the_components_of_that_name(tmp_path: Path) -> None:
+    """Resolving `name@version` used to check and build every component in the tree (a new
+    Loader per spec does it again); only the files whose metadata names it are built now, and
+    what is found, refused and suggested is the same."""
+    from trainstack.spec.model import Run
+
+    root = tmp_path / "components"
+    write_yaml(root / "a" / "component.yaml", COMPONENT)
+    write_yaml(root / "b" / "component.yaml", component({"metadata": {"name": "other"}}))
+    write_yaml(root / "c" / "component.yaml", {"metadata": {"name": "rules"}, "spec": 1})
+    write_yaml(root / "a" / "runs" / "r.yaml", run(component="rules@1.0.0"))
+    loader = Loader()
+    loaded = loader.load(root / "a" / "runs" / "r.yaml")
+    assert isinstance(loaded, Run) and loaded.component.name == "rules"
+    built = sorted(p.parent.name for p in loader._components)
+    assert built == ["a", "c"]  # c says "rules" and does not build: passed over, as before
+    write_yaml(root / "a" / "runs" / "s.yaml", run(component="rulez@1.0.0"))
+    with pytest.raises(SpecError) as err:
+        Loader().load(root / "a" / "runs" / "s.yaml")
+    assert "no component named 'rulez'" in err.value.render()
+    assert "did you mean 'rules'?" in err.value.render()

@@ -6,6 +6,7 @@ together as one SpecError; only Component and Run objects leave this module.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from trainstack import suggest
 from trainstack.envnames import COMPONENTS_ENV as COMPONENTS_ENV
-from trainstack.errors import Diagnostic, SpecError
+from trainstack.errors import Diagnostic, SpecError, UserError
 from trainstack.spec import normalize, structure
 from trainstack.spec.model import Component, Run
 from trainstack.spec.pathlimits import too_long
@@ -43,7 +44,7 @@ class Loader:
         env_dir = os.environ.get(COMPONENTS_ENV)
         self.components_dir = components_dir or (Path(env_dir) if env_dir else None)
         self._components: dict[Path, _Cached] = {}
-        self._index: dict[Path, list[Component]] = {}
+        self._index: dict[Path, list[tuple[Path, str]]] = {}
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -216,9 +217,9 @@ class Loader:
                     )
                 ]
             )
-        found = [c for c in self._scan(root) if c.name == name]
+        found = self._named(root, name)
         if not found:
-            names = {c.name for c in self._scan(root)}
+            names = {c.name for c in self._valid(root, lambda _: True)}
             raise SpecError(
                 [
                     doc.diag(
@@ -271,17 +272,41 @@ class Loader:
                 return parent / "components"
         return None
 
-    def _scan(self, root: Path) -> list[Component]:
+    def _named(self, root: Path, name: str) -> list[Component]:
+        """The valid components under `root` named `name`. Only the files whose
+        `metadata.name` says so are checked and built: a tree of many components resolves one
+        reference without validating all of them (a component that does not build is passed
+        over here, and reported when that file itself is validated)."""
+        found = self._valid(root, lambda said: said == name)
+        return [c for c in found if c.name == name]
+
+    def _valid(self, root: Path, wanted: Callable[[str], bool]) -> list[Component]:
+        comps: list[Component] = []
+        for path, said in self._scan(root):
+            if wanted(said):
+                with contextlib.suppress(SpecError):
+                    comps.append(self.component(path))
+        return comps
+
+    def _scan(self, root: Path) -> list[tuple[Path, str]]:
+        """Each component file under `root` with the name its metadata gives ("" when it gives
+        none that can be read)."""
         key = root.resolve()
         if key not in self._index:
-            comps: list[Component] = []
-            for path in sorted(key.rglob(COMPONENT_FILE)):
-                try:
-                    comps.append(self.component(path))
-                except SpecError:
-                    continue  # reported when that file itself is validated
-            self._index[key] = comps
+            self._index[key] = [
+                (path, _said_name(path)) for path in sorted(key.rglob(COMPONENT_FILE))
+            ]
         return self._index[key]
+
+
+def _said_name(path: Path) -> str:
+    try:
+        data = load(shown(path)).data
+    except UserError:
+        return ""
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _merge(structural: list[Diagnostic], rules: list[Diagnostic]) -> list[Diagnostic]:
