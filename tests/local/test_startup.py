@@ -58,6 +58,20 @@ def test_a_run_off_a_terminal_imports_neither_rich_nor_numpy_nor_plotting(tmp_pa
     assert any(line.strip().startswith("metrics:") for line in lines)
 
 
+def test_a_short_run_with_usage_samples_ends_without_numpy(tmp_path: Path) -> None:
+    """The idle check at a run's end built numpy series of its usage samples: ~0.3 s of every
+    run that lived long enough to be sampled, although no stretch shorter than the threshold
+    (300 s by default) can be idle. Its samples are read; the series are not built."""
+    run = _noop_run(tmp_path)
+    (tmp_path / "noop" / "src" / "main.py").write_text("import time\ntime.sleep(2.5)\n")
+    imported, out = imported_by(
+        ["run", str(run), "--local"], {"numpy"}, TRAINSTACK_HOME=str(tmp_path / "h")
+    )
+    assert imported == set(), out
+    (usage,) = (tmp_path / "h" / "runs").glob("*/usage.jsonl")
+    assert len(usage.read_text().splitlines()) >= 2  # it was sampled
+
+
 def test_plain_event_lines_are_what_rich_printed_off_a_terminal(tmp_path: Path) -> None:
     texts = [
         "run noop-1: noop@1.0.0 (custom), 1 replica(s): worker-0",

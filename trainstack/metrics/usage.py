@@ -57,8 +57,22 @@ def with_unsampled(
 def read(path: Path, *, root: Path | None = None) -> tuple[ReplicaUsage, ...]:
     """`path`, a usage.jsonl below run directory `root` (by default its folder), read without
     following a link out of `root`."""
+    return series(samples(path, root=root))
+
+
+Samples = dict[str, list[dict[str, object]]]
+
+
+def span(found: Samples) -> float:
+    """Seconds from the first sample to the last, over every replica (0 without samples)."""
+    times = [float(str(s["t"])) for rows in found.values() for s in rows]
+    return max(times) - min(times) if times else 0.0
+
+
+def samples(path: Path, *, root: Path | None = None) -> Samples:
+    """The file's readable samples by replica, as parsed (no numpy yet)."""
     root = path.parent if root is None else root
-    samples: dict[str, list[dict[str, object]]] = {}
+    samples: Samples = {}
     try:
         with open_within(root, path) as fh:
             for line in bounded_lines(fh):  # a piece of an over-long line is not JSON: skipped
@@ -68,7 +82,12 @@ def read(path: Path, *, root: Path | None = None) -> tuple[ReplicaUsage, ...]:
                     float(sample["t"]), float(sample["cpu_percent"]), int(sample["rss_bytes"])
                     samples.setdefault(str(sample["replica"]), []).append(sample)
     except OSError:  # missing, or not a file at all (a directory, a FIFO): no usage to show
-        return ()
+        return {}
+    return samples
+
+
+def series(samples: Samples) -> tuple[ReplicaUsage, ...]:
+    """Samples as time series per replica, times in seconds since the first sample."""
     if not samples:
         return ()
     import numpy as np
