@@ -59,9 +59,9 @@ class Planned:
     logged: list[tuple[int, str]]
 
 
-# (project root, env) -> (the inputs' stat fingerprint, the entry): planning many runs in one
-# process reads and hashes the inputs once, then only stats them.
-_MEMO: dict[tuple[str, str], tuple[tuple[Any, ...], Planned]] = {}
+# (project root, env) -> (the input paths, their stat fingerprint, the entry): planning many runs
+# in one process reads and hashes the inputs once, then only stats them.
+_MEMO: dict[tuple[str, str], tuple[tuple[Path, ...], tuple[Any, ...], Planned]] = {}
 
 
 def platform_outputs(project: Project, env: str, plan: Callable[[], Planned]) -> Planned:
@@ -71,11 +71,14 @@ def platform_outputs(project: Project, env: str, plan: Callable[[], Planned]) ->
     if inputs.config_in_environment(environ):
         return plan()
     memo_key = (str(project.root), env)
-    paths = _input_paths(project, env)
-    fingerprint = (_stat_fingerprint(paths), inputs.environment_inputs(environ))
     memo = _MEMO.get(memo_key)
-    if memo is not None and memo[0] == fingerprint:
-        return memo[1]
+    if memo is not None and memo[1] == _fingerprint(memo[0], environ):
+        return memo[2]
+    # Stat first, then read: a file edited after its stat was taken fails the next comparison.
+    fixed = _input_paths(project, env, read=False)
+    stat_fixed = _stat_fingerprint(fixed)
+    paths = _input_paths(project, env)
+    fingerprint = (*stat_fixed, *_fingerprint(paths[len(fixed) :], environ))
     use_disk = os.environ.get(PLAN_CACHE_ENV, "").strip().lower() not in {"off", "0", "no"}
     key = _digest(project, env, paths, environ) if use_disk else None
     found = _read(entry_path(project, env), key) if key is not None else None
@@ -88,7 +91,7 @@ def platform_outputs(project: Project, env: str, plan: Callable[[], Planned]) ->
         # would otherwise file these outputs under a key that describes the edited file.
         if key is not None and key == _digest(project, env, _input_paths(project, env), environ):
             _write(entry_path(project, env), key, found)
-    _MEMO[memo_key] = (fingerprint, found)
+    _MEMO[memo_key] = (paths, fingerprint, found)
     return found
 
 
@@ -126,11 +129,14 @@ def entry_path(project: Project, env: str) -> Path:
 # --- the key ------------------------------------------------------------------------------
 
 
-def _input_paths(project: Project, env: str) -> tuple[Path, ...]:
+def _input_paths(project: Project, env: str, *, read: bool = True) -> tuple[Path, ...]:
     """Every file the program may read for this environment (present or not): the project's
-    two files, the admin kubeconfig and the CRD folder with each file in it."""
+    two files, then (``read``: from what the environment file names) the admin kubeconfig and
+    the CRD folder with each file in it."""
     root = project.root
     fixed = (root / "Pulumi.yaml", root / f"Pulumi.{env}.yaml")
+    if not read:
+        return fixed
     try:
         values = read_env(project, env).values
     except UserError:  # the plan itself reports a bad environment file; its bytes key it here
@@ -145,6 +151,13 @@ def _input_paths(project: Project, env: str) -> tuple[Path, ...]:
     if kubeconfig is not None:
         paths.append(kubeconfig.absolute())
     return tuple(paths)
+
+
+def _fingerprint(paths: Iterable[Path], environ: dict[str, str]) -> tuple[Any, ...]:
+    """Each path's stat, then the variables and the working directory (a relative kubeconfig
+    path is read from there): equal only while no input can have changed."""
+    env_part = (inputs.environment_inputs(environ), os.getcwd())
+    return (*_stat_fingerprint(paths), env_part)
 
 
 def _stat_fingerprint(paths: Iterable[Path]) -> tuple[Any, ...]:
