@@ -114,7 +114,7 @@ def logged_records() -> Iterator[list[tuple[int, str]]]:
 
 
 def cache_folder() -> Path:
-    from trainstack.registry.home import state_home
+    from trainstack.statehome import state_home
 
     return state_home() / "cache" / "platform-outputs"
 
