@@ -339,6 +339,28 @@ def test_switched_off_or_config_in_the_environment_is_never_cached(
     assert not _entry(project).exists()
 
 
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('  trainstack:kubeconfig: "/tmp/a\\0b"\n', "control character"),
+        ('  kubedl:crdSource: "platform/a\\0b"\n', "control character"),
+        ("  trainstack:kubeconfig: ~no-such-user-here/config\n", "no such user's home"),
+    ],
+)
+def test_odd_paths_in_the_environment_file_are_the_program_s_to_report(
+    project: Path, plans: list[str], line: str, message: str
+) -> None:
+    """The key is taken before the program runs: whatever the program refuses in a path, taking
+    the key neither fails first nor differently; and nothing is cached."""
+    from trainstack.errors import ConfigError
+
+    path = project / "Pulumi.local.yaml"
+    path.write_text(path.read_text().replace("config:\n", "config:\n" + line, 1))
+    with pytest.raises(ConfigError, match=message):
+        _outputs(project)
+    assert plans == ["local"] and not _entry(project).exists()
+
+
 def test_an_input_edited_while_the_platform_is_planned_is_not_filed(
     project: Path, plans: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

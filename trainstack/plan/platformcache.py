@@ -141,13 +141,16 @@ def _input_paths(project: Project, env: str, *, read: bool = True) -> tuple[Path
         values = read_env(project, env).values
     except UserError:  # the plan itself reports a bad environment file; its bytes key it here
         return fixed
-    kubeconfig = inputs.admin_kubeconfig_path(values.get(inputs.KUBECONFIG_KEY))
     folder = inputs.crd_folder(values, root)
     try:
         names = sorted(os.listdir(folder))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name, which the program refuses
         names = []
     paths = [*fixed, folder, *(folder / name for name in names)]
+    try:
+        kubeconfig = inputs.admin_kubeconfig_path(values.get(inputs.KUBECONFIG_KEY))
+    except RuntimeError:  # ~user that does not exist: the program fails on it the same way
+        kubeconfig = None
     if kubeconfig is not None:
         paths.append(kubeconfig.absolute())
     return tuple(paths)
@@ -165,8 +168,8 @@ def _stat_fingerprint(paths: Iterable[Path]) -> tuple[Any, ...]:
     for path in paths:
         try:
             st = os.stat(path)
-        except OSError as err:
-            out.append((str(path), err.errno))
+        except (OSError, ValueError) as err:
+            out.append((str(path), getattr(err, "errno", None) or str(err)))
             continue
         when = (st.st_mtime_ns, st.st_ctime_ns)
         out.append((str(path), st.st_mode, st.st_dev, st.st_ino, st.st_size, when))
@@ -199,6 +202,8 @@ def _content_state(path: Path) -> str | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
         return f"error {err.errno}"
+    except ValueError:  # a NUL in the path
+        return "error nul"
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, a device: never read

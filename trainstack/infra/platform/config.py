@@ -169,6 +169,10 @@ def _kubeconfig(main: Section) -> str | None:
         raise main.error(
             "kubeconfig", "a path to a kubeconfig file", f"{value!r} ({err.strerror})"
         ) from None
+    except RuntimeError:  # expanduser: `~name/...` for a user this machine does not have
+        raise main.error(
+            "kubeconfig", "a path to a kubeconfig file", f"{value!r} (no such user's home)"
+        ) from None
     if not stat.S_ISREG(info.st_mode):
         raise main.error(
             "kubeconfig",
