@@ -281,7 +281,7 @@ def _isolated(cwd: Path, env: Mapping[str, str]) -> Iterator[None]:
 
 
 # Module-level dicts that remember what was read from files or a cluster.
-_MEMOS = (("trainstack.plan.service", "_PLATFORM_OUTPUTS"), ("trainstack.ui.deployed", "_CACHE"))
+_MEMOS = (("trainstack.plan.platformcache", "_MEMO"), ("trainstack.ui.deployed", "_CACHE"))
 
 
 def _trainstack_modules() -> list[Any]:

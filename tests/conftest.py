@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def update_golden(config: pytest.Config) -> bool:
     return bool(config.getoption("--update-golden")) or os.environ.get(UPDATE_GOLDEN_ENV) == "1"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Code a test calls directly (not through `cli`) keeps its state, the plan cache of the
+    platform's outputs among it, in a folder of the session's, never in the user's home."""
+    if os.environ.get("TRAINSTACK_HOME"):
+        yield
+        return
+    os.environ["TRAINSTACK_HOME"] = str(tmp_path_factory.mktemp("state-home"))
+    try:
+        yield
+    finally:
+        os.environ.pop("TRAINSTACK_HOME", None)
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_several_runs_plan_the_platform_once_and_print_a_section_each(
-    runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+    runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     planned: list[str] = []
     real = service.plan_platform
@@ -38,7 +38,8 @@ def test_several_runs_plan_the_platform_once_and_print_a_section_each(
         return real(env, start)
 
     monkeypatch.setattr(service, "plan_platform", counting)
-    done = Cli()(
+    # A state home of its own: an empty plan cache, so the platform is planned here, once.
+    done = Cli(tmp_path / "home")(
         "plan", "--env", "ack-dev", "--format", "github", "--project", REPO,
         "--", runs["good"], runs["hub"], timeout=300,
     )  # fmt: skip

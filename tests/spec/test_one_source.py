@@ -41,7 +41,7 @@ def test_environment_variable_names_are_named_once() -> None:
     from trainstack import envnames
 
     names = [v for k, v in vars(envnames).items() if k.endswith("_ENV")]
-    assert len(names) == 4
+    assert len(names) == 5
     root = Path(envnames.__file__).parent
     for path in root.rglob("*.py"):
         if path.name == "envnames.py":

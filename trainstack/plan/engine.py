@@ -158,8 +158,24 @@ class _Mocks(pmocks.Mocks):
     ) -> None:
         self._reads = reads
         self._invokes = invokes
+        # Per registration being answered (innermost last: answering one runs the event loop,
+        # which may register another), a place for its inputs as the monitor deserialized them.
+        self._frames = threading.local()
+
+    @contextmanager
+    def answering(self) -> Iterator[list[Any]]:
+        frames: list[list[Any]] = self._frames.__dict__.setdefault("stack", [])
+        frame: list[Any] = []
+        frames.append(frame)
+        try:
+            yield frame
+        finally:
+            frames.pop()
 
     def new_resource(self, args: pmocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        frames = self._frames.__dict__.get("stack")
+        if frames:
+            frames[-1].append(args.inputs)
         if args.typ == "pulumi:pulumi:StackReference":
             stack = str(args.inputs.get("name", args.name))  # the referenced stack, not our name
             return stack, self._reads.get(stack, {"name": stack, "outputs": {}})
@@ -173,49 +189,59 @@ class _Mocks(pmocks.Mocks):
 class _RecordingMonitor(pmocks.MockMonitor):
     """The mock monitor, plus a record of every registration with its parent and provider."""
 
-    def __init__(self, mocks: pmocks.Mocks) -> None:
+    def __init__(self, mocks: _Mocks) -> None:
         super().__init__(mocks)
-        self.records: list[PlannedResource] = []
+        self._mocks = mocks
+        self._records: list[PlannedResource | None] = []
         self._lock = threading.Lock()  # in case registrations arrive on worker threads
 
-    def _record(self, op: str, request: Any, props: Any) -> None:
-        inputs = rpc.deserialize_properties(props)
-        record = PlannedResource(
-            op=op,
-            type=request.type,
-            name=request.name,
-            parent=_short_urn(request.parent) if request.parent else None,
-            provider=_provider_name(request.provider) if request.provider else None,
-            custom=bool(getattr(request, "custom", True)),
-            inputs=_mask_credentials(request.type, mask(inputs))
-            if isinstance(inputs, dict)
-            else {},
-            protect=bool(getattr(request, "protect", False)),
-            retain_on_delete=bool(getattr(request, "retainOnDelete", False)),
-            depends_on=tuple(
-                sorted(
-                    short
-                    for short in (_short_urn(u) for u in getattr(request, "dependencies", ()))
-                    if short is not None
-                )
-            ),
-            delete_before_replace=bool(getattr(request, "deleteBeforeReplace", False)),
-            replace_on_changes=tuple(getattr(request, "replaceOnChanges", ())),
-        )
-        with self._lock:
-            self.records.append(record)
+    @property
+    def records(self) -> list[PlannedResource]:
+        return [r for r in self._records if r is not None]
 
-    # gRPC method names. Deserializing needs an event loop on the calling worker thread.
+    def _recorded(self, op: str, request: Any, answer: Callable[[Any], Any]) -> Any:
+        """``answer(request)``, recorded in the order registrations arrive (a slot taken before
+        answering, which may register others) with the inputs the mock monitor deserialized
+        for ``new_resource`` (deserializing them here again was a tenth of a run's plan)."""
+        with self._lock:
+            slot = len(self._records)
+            self._records.append(None)
+        with self._mocks.answering() as inputs:
+            response = answer(request)
+        self._records[slot] = _record(op, request, inputs[0] if inputs else None)
+        return response
+
+    # gRPC method names.
     def RegisterResource(self, request: Any) -> Any:
-        if request.type != "pulumi:pulumi:Stack":
-            _ensure_event_loop()  # type: ignore[no-untyped-call]
-            self._record("create", request, request.object)
-        return super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        if request.type == "pulumi:pulumi:Stack":
+            return super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        return self._recorded("create", request, super().RegisterResource)
 
     def ReadResource(self, request: Any) -> Any:
-        _ensure_event_loop()  # type: ignore[no-untyped-call]
-        self._record("read", request, request.properties)
-        return super().ReadResource(request)  # type: ignore[no-untyped-call]
+        return self._recorded("read", request, super().ReadResource)
+
+
+def _record(op: str, request: Any, inputs: Any) -> PlannedResource:
+    return PlannedResource(
+        op=op,
+        type=request.type,
+        name=request.name,
+        parent=_short_urn(request.parent) if request.parent else None,
+        provider=_provider_name(request.provider) if request.provider else None,
+        custom=bool(getattr(request, "custom", True)),
+        inputs=_mask_credentials(request.type, mask(inputs)) if isinstance(inputs, dict) else {},
+        protect=bool(getattr(request, "protect", False)),
+        retain_on_delete=bool(getattr(request, "retainOnDelete", False)),
+        depends_on=tuple(
+            sorted(
+                short
+                for short in (_short_urn(u) for u in getattr(request, "dependencies", ()))
+                if short is not None
+            )
+        ),
+        delete_before_replace=bool(getattr(request, "deleteBeforeReplace", False)),
+        replace_on_changes=tuple(getattr(request, "replaceOnChanges", ())),
+    )
 
 
 _P = ParamSpec("_P")

@@ -82,19 +82,20 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     return plan
 
 
-# (project root, env, mtime of Pulumi.<env>.yaml) -> the platform's outputs, as a StackReference
-# would return them. Planning many runs in one process plans the platform once.
-_PLATFORM_OUTPUTS: dict[tuple[str, str, int], tuple[dict[str, Any], list[str]]] = {}
-
-
 def platform_outputs(project: Project, env: str) -> tuple[dict[str, Any], list[str]]:
-    from trainstack.plan.engine import SECRET
+    """The platform's outputs for ENV as a StackReference would return them (secret ones as the
+    placeholder) and the names of the secret ones: from the platform's offline plan, kept in
+    this process and across processes while its inputs stay the same (``platformcache``)."""
+    from trainstack.plan import platformcache
 
-    path = project.root / f"Pulumi.{env}.yaml"
-    key = (str(project.root), env, path.stat().st_mtime_ns if path.exists() else 0)
-    if key not in _PLATFORM_OUTPUTS:
-        planned = plan_platform(env, project.root).outputs
+    def plan() -> platformcache.Planned:
+        from trainstack.plan.engine import SECRET
+
+        with platformcache.logged_records() as logged:
+            planned = plan_platform(env, project.root).outputs
         secret = sorted(k for k, v in planned.items() if v == SECRET)
         outputs = {k: SECRET_PLACEHOLDER if k in secret else v for k, v in planned.items()}
-        _PLATFORM_OUTPUTS[key] = (outputs, secret)
-    return _PLATFORM_OUTPUTS[key]
+        return platformcache.Planned(outputs, secret, logged)
+
+    found = platformcache.platform_outputs(project, env, plan)
+    return found.outputs, found.secret

@@ -9,23 +9,11 @@ one variable.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from trainstack.envnames import HOME_ENV as HOME_ENV
-
-XDG_STATE_ENV = "XDG_STATE_HOME"
-
-
-def state_home(override: str | Path | None = None) -> Path:
-    """The state root: `override`, else `$TRAINSTACK_HOME`, else the XDG state dir, absolute."""
-    chosen = override or os.environ.get(HOME_ENV)
-    if not chosen:
-        # XDG Base Directory spec: a relative $XDG_STATE_HOME is invalid and must be ignored.
-        xdg = os.environ.get(XDG_STATE_ENV, "")
-        base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path("~/.local/state")
-        chosen = base / "trainstack"
-    return Path(chosen).expanduser().absolute()
+from trainstack.statehome import XDG_STATE_ENV as XDG_STATE_ENV
+from trainstack.statehome import state_home as state_home
 
 
 def registry_path(home: Path) -> Path:

@@ -12,10 +12,12 @@ FIFO waited on, no file of unbounded size, every failure one `TemplateError` nam
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from trainstack.excerpt import printable
@@ -51,9 +53,15 @@ def packaged(name: str) -> str | None:
     if not is_template_name(name):
         return None
     try:
-        return resources.files(PACKAGE).joinpath(name).read_text(encoding="utf-8")
+        return _package().joinpath(name).read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+
+
+@functools.cache
+def _package() -> Traversable:
+    """Where the packaged templates are (fixed for the process; their text is read each time)."""
+    return resources.files(PACKAGE)
 
 
 def packaged_names() -> tuple[str, ...]:
@@ -126,25 +134,30 @@ def load(folder: Path) -> Overrides | None:
 
 
 def _read(folder: Path, name: str) -> str:
-    where = printable(str(shown(folder / name)))
+    """The template's text; every failure one TemplateError naming it (the name is worked out
+    only then: for every file of every run's plan it was a sixth of reading the folder)."""
+
+    def where() -> str:
+        return printable(str(shown(folder / name)))
+
     try:
         # read_within: a link that stays in the folder is followed, one that leaves it is not
         # (it is refused when opened, so a link swapped in after a check is refused too).
         data = read_within(folder, folder / name, limit=MAX_BYTES)
     except OutsideRootError:
         raise TemplateError(
-            f"{where}: a link to a place outside {shown(folder)}: not followed",
+            f"{where()}: a link to a place outside {shown(folder)}: not followed",
             hint="templates are files in the folder itself; copy the file there",
         ) from None
     except OSError as err:
-        raise TemplateError(f"{where}: cannot be read: {describe(err)}") from None
+        raise TemplateError(f"{where()}: cannot be read: {describe(err)}") from None
     if len(data) > MAX_BYTES:
         raise TemplateError(
-            f"{where}: over {MAX_BYTES >> 10} KiB; a template is a few KiB of YAML",
+            f"{where()}: over {MAX_BYTES >> 10} KiB; a template is a few KiB of YAML",
         )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise TemplateError(
-            f"{where}: not UTF-8 text (at byte {err.start})", hint="save it as UTF-8"
+            f"{where()}: not UTF-8 text (at byte {err.start})", hint="save it as UTF-8"
         ) from None

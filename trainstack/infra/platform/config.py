@@ -20,6 +20,9 @@ from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section, split_namespace
 from trainstack.infra.platform.config_ack import ACK_KEYS, AckConfig, load_ack
+from trainstack.infra.platform.inputs import KUBEDL_VERSION as KUBEDL_VERSION
+from trainstack.infra.platform.inputs import default_crd_source
+from trainstack.infra.platform.inputs import is_kubeconfig_contents as is_kubeconfig_contents
 from trainstack.infra.platform.kubedl_source import DEFAULT_WORKLOADS as DEFAULT_WORKLOADS
 from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS as KUBEDL_CRDS
 from trainstack.infra.platform.kubedl_source import CrdFile, load_crds, mirror_command
@@ -30,7 +33,6 @@ DNS_LABEL = k8snames.LABEL_63
 
 # Plugin names KubeDL's gang-scheduler registry knows; "" (unset) disables gang scheduling.
 GANG_SCHEDULERS = ("kube-coscheduler", "volcano", "kube-batch")
-KUBEDL_VERSION = "v0.5.0"
 # The image KubeDL v0.5.0's own manifests deploy (config/manager/all_in_one.yaml and the Helm
 # chart reference tag 0.4.2; no 0.5.0 tag is referenced anywhere). kubeconfig mode only: ack
 # nodes in China regions generally cannot reach Docker Hub, so ack requires a mirrored digest.
@@ -151,11 +153,6 @@ class PlatformConfig:
 MAX_KUBECONFIG_BYTES = 1 << 20
 
 
-def is_kubeconfig_contents(value: str) -> bool:
-    """A kubeconfig's text (YAML or one-line JSON) rather than a path to one."""
-    return "\n" in value or value.lstrip().startswith("{") or "apiVersion" in value
-
-
 def _kubeconfig(main: Section) -> str | None:
     """`trainstack:kubeconfig`, contents or a path; a path must name a regular file of at most
     MAX_KUBECONFIG_BYTES. `/dev/zero` there was read until memory ran out, a FIFO forever."""
@@ -171,6 +168,10 @@ def _kubeconfig(main: Section) -> str | None:
     except OSError as err:
         raise main.error(
             "kubeconfig", "a path to a kubeconfig file", f"{value!r} ({err.strerror})"
+        ) from None
+    except RuntimeError:  # expanduser: `~name/...` for a user this machine does not have
+        raise main.error(
+            "kubeconfig", "a path to a kubeconfig file", f"{value!r} (no such user's home)"
         ) from None
     if not stat.S_ISREG(info.st_mode):
         raise main.error(
@@ -486,7 +487,7 @@ def _kubedl(sec: Section, ack: bool, root: Path | None, pending: Pending) -> Kub
     gang = sec.string("gangScheduler", "none", choices=("none", *GANG_SCHEDULERS))
     crd_source = sec.string(
         "crdSource",
-        f"platform/kubedl/{version}",
+        default_crd_source(version),
         pattern=r"[A-Za-z0-9._/-]+",
         what="a folder of the repository such as platform/kubedl/v0.5.0",
     )

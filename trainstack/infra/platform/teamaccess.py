@@ -18,7 +18,6 @@ team's own folder of the platform's storage. docs/tenancy.md says what stays vis
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +27,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from trainstack.infra.platform.config import (
-    KUBEDL_CRDS,
-    MAX_KUBECONFIG_BYTES,
-    is_kubeconfig_contents,
-)
+from trainstack.infra.platform.config import KUBEDL_CRDS, MAX_KUBECONFIG_BYTES
+from trainstack.infra.platform.inputs import admin_kubeconfig_path
 from trainstack.infra.platform.volumeguard import TeamVolumes, validations
 from trainstack.regularfile import read_regular
 
@@ -190,14 +186,10 @@ def admin_kubeconfig_text(kubeconfig: str | None) -> tuple[str, Path | None] | N
     """kubeconfig mode: the admin kubeconfig's text — ``trainstack:kubeconfig`` as contents or a
     path, else ``$KUBECONFIG`` (its first file) or ``~/.kube/config``, as the provider reads it.
     None when there is no such file (an offline plan on a machine without one)."""
-    if kubeconfig is not None and is_kubeconfig_contents(kubeconfig):
+    path = admin_kubeconfig_path(kubeconfig)
+    if path is None:
+        assert kubeconfig is not None
         return kubeconfig, None
-    if kubeconfig is not None:
-        path = Path(kubeconfig).expanduser()
-    else:
-        env = os.environ.get("KUBECONFIG", "")
-        first = next((p for p in env.split(os.pathsep) if p), "")
-        path = Path(first).expanduser() if first else Path.home() / ".kube" / "config"
     try:
         # Never blocks on a FIFO nor reads a device without end ($KUBECONFIG is not checked
         # by the config loader); a file over the limit is not a kubeconfig.
