@@ -98,6 +98,8 @@ class Cli:
 
     def _env(self, env: Mapping[str, str] | None, inherit: bool) -> dict[str, str]:
         base = dict(self.env) if inherit else {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+        if not inherit and "TRAINSTACK_HOME" in self.env:
+            base["TRAINSTACK_HOME"] = self.env["TRAINSTACK_HOME"]  # never the user's home
         return {**base, **(env or {})}
 
     def __call__(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ import pytest
 from tests.clirunner import Cli
 
 UPDATE_GOLDEN_ENV = "TRAINSTACK_UPDATE_GOLDEN"
+_HOME_ENV = "TRAINSTACK_HOME"
+_SESSION_HOME: dict[str, str] = {}
 
 
 MARKERS = {
@@ -26,6 +29,17 @@ MARKERS = {
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    # Code a test calls directly, and a `Cli` made when its module is imported, keep their state
+    # (the plan cache of the platform's outputs among it) in a folder of this session's, never
+    # in the user's home, whatever TRAINSTACK_HOME the shell had. Set before collection, so
+    # every module sees it; each xdist worker gets its own.
+    os.environ[_HOME_ENV] = _SESSION_HOME.setdefault("home", tempfile.mkdtemp(prefix="ts-home-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    home = _SESSION_HOME.pop("home", None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -46,20 +60,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def update_golden(config: pytest.Config) -> bool:
     return bool(config.getoption("--update-golden")) or os.environ.get(UPDATE_GOLDEN_ENV) == "1"
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Code a test calls directly (not through `cli`) keeps its state, the plan cache of the
-    platform's outputs among it, in a folder of the session's, never in the user's home."""
-    if os.environ.get("TRAINSTACK_HOME"):
-        yield
-        return
-    os.environ["TRAINSTACK_HOME"] = str(tmp_path_factory.mktemp("state-home"))
-    try:
-        yield
-    finally:
-        os.environ.pop("TRAINSTACK_HOME", None)
 
 
 @pytest.fixture

@@ -56,9 +56,11 @@ def plans(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return real(env, start)
 
     monkeypatch.setattr(service, "plan_platform", counting)
-    platformcache._MEMO.clear()
+    # every memo and cached digest, before and after: a test that edits the source digest
+    # must not leave its value to the next test in this worker
+    _new_process()
     yield made
-    platformcache._MEMO.clear()
+    _new_process()
 
 
 def _new_process() -> None:
