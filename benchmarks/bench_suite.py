@@ -21,12 +21,24 @@ went: load average 0.5-4.5), so the wall times are high and noisy; issue 22 item
   after: this branch on main at 5c9d5ce,           556 s    2,175   910 s
     -n auto, cold mypy cache (a clean clone),
     load 0.5 at the start, 1.6 at the end
+  main at e90718b (the next session: mypy's         445 s    2,296   741 s
+    scope, the workflow's runs in two processes,
+    requirements environments without ensurepip,
+    name references without building the tree),
+    -n auto, cold mypy cache, load 1.8 -> 3.0
 
 The in-process CLI alone, the same 149 CLI-heavy tests run serially one after the other on a
 quiet machine (load 0.7-1.0; tests/metrics, tests/policy, test_registry_damage, test_init_verb,
 without the browser tests): main at 5c9d5ce 198 s (188 s CPU), this branch 76 s (60 s CPU).
 
-Where the time goes now (that last run, per test, seconds): strict mypy with a cold cache 126
+At e90718b, the floor: 741 s of CPU on 2 cores is ~370 s of wall at best. Most of it is real
+work the issue keeps: real training processes (torch elastic 2 tests, the local sweeps, DDP,
+third-party scripts, hang restarts, the README's main job, credit-xgb: each replica imports
+torch), a 3 GiB damaged usage.jsonl read six times (~2 s a read), 1,200 property examples, the
+platform program built per infra test (~2 s each). Strict mypy cold is now ~37 s of CPU
+(tests/test_mypy_scope.py), the workflow's "environment changed" job ~26 s.
+
+Where the time went at 5c9d5ce (that run, per test, seconds): strict mypy with a cold cache 126
 (its floor: ~100 s alone on a quiet machine, the longest test, so it is scheduled first), torch
 elastic resume 66, the workflow replay's "environment changed" job 63 (every run planned by
 three real `trainstack` processes, ~4 s each in Pulumi's imports), usage.jsonl of 3 GiB 40.
