@@ -73,20 +73,26 @@ def job_lines(state: JobState, restarts: Sequence[Restart]) -> list[str]:
     return lines
 
 
-def replicas(state: JobState) -> str:
-    rows = [
+REPLICA_COLUMNS = ("replica", "phase", "restarts", "exit", "reason", "pod")
+
+
+def replica_rows(state: JobState, *, no_reason: str = "-") -> tuple[tuple[str, ...], ...]:
+    """Each replica's cells under REPLICA_COLUMNS: for `status` and the console's run page."""
+    return tuple(
         (
             f"{r.role}-{r.index}",
             r.phase,
             str(r.restarts),
             "-" if r.exit_code is None else str(r.exit_code),
-            r.reason or "-",
+            r.reason or no_reason,
             r.pod,
         )
         for r in state.replicas
-    ]
-    columns = ("replica", "phase", "restarts", "exit", "reason", "pod")
-    return plain(table(columns, rows), indent="  ")
+    )
+
+
+def replicas(state: JobState) -> str:
+    return plain(table(REPLICA_COLUMNS, list(replica_rows(state))), indent="  ")
 
 
 def deployed(entries: Sequence[StackEntry]) -> str:

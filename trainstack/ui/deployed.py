@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack.deploy.statusview import replica_rows
 from trainstack.errors import UserError
 from trainstack.registry.model import RunRecord
 
@@ -112,18 +113,7 @@ def _read(home: Path, record: RunRecord) -> Live:
         for c in state.conditions
     )
     job.extend(("waiting", why) for why in state.waiting)
-    replicas = tuple(
-        (
-            f"{r.role}-{r.index}",
-            r.phase,
-            str(r.restarts),
-            "-" if r.exit_code is None else str(r.exit_code),
-            r.reason or "",
-            r.pod,
-        )
-        for r in state.replicas
-    )
-    return Live(where, tuple(job), replicas, outputs, "")
+    return Live(where, tuple(job), replica_rows(state, no_reason=""), outputs, "")
 
 
 def _note(err: UserError) -> str:
