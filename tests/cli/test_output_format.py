@@ -6,12 +6,12 @@ had it; a format a verb does not have is one clear error; no verb defines these 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
 
+from tests.cli.test_shared_options import _commands
 from tests.clirunner import ROOT, Cli
 from trainstack.cli import main as cli_main
 from trainstack.cli import options
@@ -47,17 +47,6 @@ ARGV = {
     "sweeps list": ["sweeps", "list"],
     "sweeps show": ["sweeps", "show", "mnist-lr-optimizer"],
 }
-
-
-def _commands() -> Iterator[tuple[str, click.Command]]:
-    ctx = click.Context(cli_main.cli)
-    for name in cli_main.VERBS:
-        command = cli_main.cli.get_command(ctx, name)
-        assert command is not None
-        if isinstance(command, click.Group):
-            yield from ((f"{name} {sub}", c) for sub, c in command.commands.items())
-        else:
-            yield name, command
 
 
 def _option(command: click.Command, flag: str) -> click.Option | None:
