@@ -35,49 +35,41 @@ def plan(run_files: tuple[Path, ...], env: str, fmt: str, project: Path | None) 
     if len(run_files) <= 1 and fmt != "github":
         _plan_one(run_files[0] if run_files else None, env, fmt, project, sys.stdout)
         return
-    failed = False
+    code = 0
     documents: list[dict[str, object]] = []
     for path in run_files or (None,):
+        target = str(path or "platform")
         out = io.StringIO()
         try:
             _plan_one(path, env, fmt if fmt == "json" else "text", project, out)
         except UserError as err:
-            failed = True
-            _report_failure(path, err, fmt, documents)
-            continue
-        _report_plan(path, out.getvalue(), fmt, documents)
+            code = max(code, err.exit_code)  # the worst, as a lone file would exit with it
+            _report(target, fmt, documents, error=err.render())
+        else:
+            _report(target, fmt, documents, text=out.getvalue())
     if fmt == "json":
         click.echo(json.dumps(documents, indent=2))
-    if failed:
-        raise click.exceptions.Exit(UserError.exit_code)
+    if code:
+        raise click.exceptions.Exit(code)
 
 
-def _report_plan(
-    path: Path | None, text: str, fmt: str, documents: list[dict[str, object]]
+def _report(
+    target: str, fmt: str, documents: list[dict[str, object]], *, text: str = "", error: str = ""
 ) -> None:
+    """One file's plan (`text`) or why it has none (`error`), in the chosen format; errors go
+    to stderr except in the step summary, where the reviewer reads them in place."""
     from trainstack.plan.report import markdown_section
 
     if fmt == "json":
-        documents.append({"file": str(path or "platform"), "plan": json.loads(text)})
+        documents.append(
+            {"file": target, **({"error": error} if error else {"plan": json.loads(text)})}
+        )
     elif fmt == "github":
-        click.echo(markdown_section(str(path or "platform"), text), nl=False)
+        click.echo(markdown_section(target, f"error: {error}\n" if error else text), nl=False)
     else:
-        click.echo(f"{path}:\n{text}")
-
-
-def _report_failure(
-    path: Path | None, err: UserError, fmt: str, documents: list[dict[str, object]]
-) -> None:
-    from trainstack.plan.report import markdown_section
-
-    if fmt == "json":
-        documents.append({"file": str(path or "platform"), "error": err.render()})
-    if fmt == "github":
-        click.echo(markdown_section(str(path or "platform"), f"error: {err.render()}\n"), nl=False)
-    else:
-        if fmt == "text":
-            click.echo(f"{path}:")
-        click.echo(f"error: {err.render()}", err=True)
+        click.echo(f"{target}:" + ("" if error else f"\n{text}"))
+    if error and fmt != "github":
+        click.echo(f"error: {error}", err=True)
 
 
 def _plan_one(path: Path | None, env: str, fmt: str, project: Path | None, out: TextIO) -> None:

@@ -49,7 +49,7 @@ def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> N
             click.echo(github_error(str(run), problem.render()))
         click.echo(f"error: {run}: {problem.render()}", err=True)
     if failed:
-        raise click.exceptions.Exit(UserError.exit_code)
+        raise click.exceptions.Exit(max(err.exit_code for _, err in failed))
     if any(r.mandatory for r in reports):
         raise click.exceptions.Exit(1)
 
