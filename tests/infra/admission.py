@@ -1,0 +1,123 @@
+"""Evaluate a ValidatingAdmissionPolicy as the API server does, with cel-python.
+
+cel-python implements the CEL specification the API server follows; this module adds what the
+API server wraps around the expressions (Kubernetes "Validating Admission Policy"): the
+activation's names (``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject``,
+``variables``), ``matchConditions`` (all must hold, else the policy does not apply), the
+``variables`` evaluated in order and each visible to the ones after it, and the validations'
+messages. Objects arrive as the API server holds them: a field set to null is absent.
+
+A policy is given as the plugin registered it (camelCase keys: ``matchConditions``,
+``variables``, ``validations``), so tests evaluate exactly what ``pulumi up`` would create.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import celpy
+from celpy import celtypes
+
+
+def without_nulls(value: Any) -> Any:
+    """What the API server stores: null fields dropped (they read as absent to ``has()``)."""
+    if isinstance(value, Mapping):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [without_nulls(v) for v in value]
+    return value
+
+
+@dataclass
+class Request:
+    """One admission request: the operation, the object (null on DELETE), the user."""
+
+    operation: str = "CREATE"
+    object: Mapping[str, Any] | None = None
+    old_object: Mapping[str, Any] | None = None
+    username: str = "system:serviceaccount:kube-system:job-controller"
+    namespace: str | None = None
+    kind: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, Any] | None = None
+    namespace_object: Mapping[str, Any] | None = None
+
+    def activation(self) -> dict[str, Any]:
+        obj = self.object
+        namespace = self.namespace
+        if namespace is None and obj is not None:
+            namespace = (obj.get("metadata") or {}).get("namespace")
+        return {
+            "request": {
+                "operation": self.operation,
+                "userInfo": {"username": self.username},
+                "namespace": namespace or "",
+                "kind": dict(self.kind),
+            },
+            "object": without_nulls(obj),
+            "oldObject": without_nulls(self.old_object),
+            "params": without_nulls(self.params),
+            "namespaceObject": without_nulls(self.namespace_object),
+        }
+
+
+class Evaluator:
+    """Compiles each expression once; ``failures`` evaluates a policy on a request."""
+
+    def __init__(self) -> None:
+        self._env = celpy.Environment()
+        self._programs: dict[str, Any] = {}
+
+    def value(self, expression: str, activation: Mapping[str, Any]) -> Any:
+        program = self._programs.get(expression)
+        if program is None:
+            program = self._env.program(self._env.compile(expression))
+            self._programs[expression] = program
+        result = program.evaluate(dict(activation))
+        if isinstance(result, celpy.CELEvalError):
+            raise result
+        return result
+
+    def failures(self, policy: Mapping[str, Any], request: Request) -> list[str] | None:
+        """None when a match condition leaves the request alone; else the message of each
+        validation that does not hold (an expression that errors counts as refused, as under
+        ``failurePolicy: Fail``)."""
+        base = celpy.json_to_cel(request.activation())
+        activation: dict[str, Any] = dict(base)
+        for condition in policy.get("matchConditions") or ():
+            if not bool(self.value(condition["expression"], activation)):
+                return None
+        variables: dict[Any, Any] = {}
+        for variable in policy.get("variables") or ():
+            activation["variables"] = celtypes.MapType(variables)
+            variables[celtypes.StringType(variable["name"])] = self.value(
+                variable["expression"], activation
+            )
+        activation["variables"] = celtypes.MapType(variables)
+        failed: list[str] = []
+        for validation in policy.get("validations") or ():
+            try:
+                holds = bool(self.value(validation["expression"], activation))
+            except Exception as err:  # noqa: BLE001 - an evaluation error is a refusal
+                failed.append(f"{validation.get('message', '')} (error: {err})")
+                continue
+            if not holds:
+                failed.append(str(validation.get("message", validation["expression"])))
+        return failed
+
+
+def admits(policy: Mapping[str, Any], request: Request, evaluator: Evaluator | None = None) -> bool:
+    """The policy lets the request through (it does not apply, or every validation holds)."""
+    failed = (evaluator or Evaluator()).failures(policy, request)
+    return not failed
+
+
+def policies_named(registered: Sequence[Any], prefix: str) -> dict[str, Mapping[str, Any]]:
+    """``{metadata.name: spec}`` of the registered ValidatingAdmissionPolicies whose name starts
+    with ``prefix`` (``mocks.of_type(...)``'s resources)."""
+    return {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]
+        for r in registered
+        if str(r.inputs["metadata"]["name"]).startswith(prefix)
+    }
