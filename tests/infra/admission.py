@@ -40,6 +40,8 @@ class Request:
     username: str = "system:serviceaccount:kube-system:job-controller"
     namespace: str | None = None
     kind: Mapping[str, str] = field(default_factory=dict)
+    # group, version, resource: what a policy's variables dispatch on
+    resource: Mapping[str, str] = field(default_factory=dict)
     params: Mapping[str, Any] | None = None
     namespace_object: Mapping[str, Any] | None = None
 
@@ -54,6 +56,7 @@ class Request:
                 "userInfo": {"username": self.username},
                 "namespace": namespace or "",
                 "kind": dict(self.kind),
+                "resource": dict(self.resource),
             },
             "object": without_nulls(obj),
             "oldObject": without_nulls(self.old_object),
@@ -99,7 +102,7 @@ class Evaluator:
         for validation in policy.get("validations") or ():
             try:
                 holds = bool(self.value(validation["expression"], activation))
-            except Exception as err:  # noqa: BLE001 - an evaluation error is a refusal
+            except Exception as err:  # an evaluation error is a refusal under failurePolicy Fail
                 failed.append(f"{validation.get('message', '')} (error: {err})")
                 continue
             if not holds:
@@ -121,3 +124,64 @@ def policies_named(registered: Sequence[Any], prefix: str) -> dict[str, Mapping[
         for r in registered
         if str(r.inputs["metadata"]["name"]).startswith(prefix)
     }
+
+
+def _selected(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    if not selector:
+        return True
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or ():
+        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
+        held = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+        if not held:
+            return False
+    return True
+
+
+def matches(
+    policy: Mapping[str, Any], request: Request, namespace_labels: Mapping[str, str]
+) -> bool:
+    """The policy's matchConstraints select the request: one of its resourceRules names the
+    request's group, version, resource and operation, and its namespaceSelector the request's
+    namespace (whose labels include ``kubernetes.io/metadata.name``, as the API server sets)."""
+    constraints = policy.get("matchConstraints") or {}
+    resource = request.resource
+
+    def fits(values: Sequence[str], value: str) -> bool:
+        return "*" in values or value in values
+
+    ruled = any(
+        fits(rule.get("apiGroups", []), resource.get("group", ""))
+        and fits(rule.get("apiVersions", []), resource.get("version", ""))
+        and fits(rule.get("resources", []), resource.get("resource", ""))
+        and fits(rule.get("operations", []), request.operation)
+        for rule in constraints.get("resourceRules") or ()
+    )
+    return ruled and _selected(constraints.get("namespaceSelector"), namespace_labels)
+
+
+def refusals(
+    policies: Mapping[str, Mapping[str, Any]],
+    request: Request,
+    namespace_labels: Mapping[str, str] | None = None,
+    evaluator: Evaluator | None = None,
+) -> list[str]:
+    """What the API server answers: the messages of every selected policy's failed validations
+    (an empty list: admitted)."""
+    evaluator = evaluator or Evaluator()
+    namespace = request.activation()["request"]["namespace"]
+    labels = dict(namespace_labels or {})
+    if namespace:
+        labels.setdefault("kubernetes.io/metadata.name", namespace)
+    out: list[str] = []
+    for spec in policies.values():
+        if matches(spec, request, labels):
+            out += evaluator.failures(spec, request) or []
+    return out

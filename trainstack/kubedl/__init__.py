@@ -15,6 +15,7 @@ from trainstack.kubedl.kinds import (
 from trainstack.kubedl.pods import (
     CLEAN_POD_POLICY,
     COMPLETION_INDEX_ANNOTATION,
+    KUBEDL_NETWORK_MODE_ANNOTATION,
     MPI_CONFIG_DIR,
     MPI_HOSTFILE,
     MPI_KUBEXEC,
@@ -42,6 +43,7 @@ __all__ = [
     "CONTRACT_NAMES",
     "CONTRACT_PREFIXES",
     "KINDS",
+    "KUBEDL_NETWORK_MODE_ANNOTATION",
     "MPI_CONFIG_DIR",
     "MPI_HOSTFILE",
     "MPI_KUBEXEC",

@@ -45,6 +45,9 @@ def deleted_when_job_ends(clean_pod_policy: str, phase: str) -> bool:
 REPLICA_TYPE_LABEL = "replica-type"  # the lower-cased replica type
 REPLICA_INDEX_LABEL = "replica-index"
 # Kubernetes' own: an Indexed Job's pod carries its index here.
+# A job annotated so runs its pods on the node's network (KubeDL v0.5.0
+# pkg/job_controller/hostnetwork.go:30-31, pkg/job_controller/api/v1/constants.go:34,83).
+KUBEDL_NETWORK_MODE_ANNOTATION = "kubedl.io/network-mode"
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 
 # MPI (KubeDL v0.5.0 controllers/mpi/mpi_config.go, controllers/mpi/mpijob_controller.go):

@@ -39,19 +39,35 @@ def packs(run: Run) -> bool:
     return run.scheduling is Scheduling.CENTRALIZED
 
 
+def gpu_tolerations() -> list[dict[str, Any]]:
+    """What a pod that asks for GPUs tolerates: the GPU pools' taint."""
+    return [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def spot_tolerations(options: RenderOptions) -> list[dict[str, Any]]:
+    """What a preemptible run's pods tolerate: the spot pool's taint."""
+    return [
+        {"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}
+        for key, value in options.spot_node_selector.items()
+    ]
+
+
+def rendered_tolerations(options: RenderOptions) -> list[dict[str, Any]]:
+    """Every toleration a rendered pod can carry: the platform's pod admission policy admits
+    these and no other (trainstack/infra/platform/podguard.py)."""
+    return gpu_tolerations() + spot_tolerations(options)
+
+
 def placement(run: Run, job: str, gpu: int, options: RenderOptions) -> Placement:
     selector: dict[str, str] = {}
     tolerations: list[dict[str, Any]] = []
     if gpu > 0:
         selector.update(options.gpu_node_selector)
-        tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
+        tolerations += gpu_tolerations()
     node_affinity: dict[str, Any] | None = None
     if run.spot is not None:
         selector.update(options.spot_node_selector)
-        for key, value in options.spot_node_selector.items():
-            tolerations.append(
-                {"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}
-            )
+        tolerations += spot_tolerations(options)
     elif options.spot_node_selector:
         # Not preemptible: keep off spot nodes (NotIn also matches nodes without the label).
         node_affinity = {

@@ -23,6 +23,7 @@ from trainstack.infra.configread import raw_stack_config
 from trainstack.infra.platform.config import PlatformConfig, Team, load
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES
 from trainstack.infra.platform.kubedl import KubeDL
+from trainstack.infra.platform.podguard import PodGuards
 from trainstack.infra.platform.protection import component_opts
 from trainstack.infra.platform.pullsecret import registry_password
 from trainstack.infra.platform.storage import Storage
@@ -216,6 +217,14 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         provider,
         component_opts(),
         team_volumes=team_volumes(cfg, storage),
+    )
+    PodGuards(
+        "pod-guards",
+        cfg.teams,
+        cfg.kubedl.workloads,
+        cfg.cluster is not None and cfg.cluster.host_path_volumes,
+        provider,
+        component_opts(),
     )
     team_namespaces = {team: ns.metadata.name for team, ns in tenancy.namespaces.items()}
 

@@ -1,0 +1,354 @@
+"""Deny by default for pods: a team namespace admits only the pod shapes trainstack renders
+(trainstack/infra/platform/podguard.py), whoever creates the pod — the team, KubeDL or the Job
+controller — and refuses a job whose pod templates would make anything else when it is submitted.
+
+Pod Security ``baseline`` (what team namespaces enforce) refuses hostPath among volume types and
+nothing else of what follows: an inline NFS volume on the platform NAS's root, any other inline
+source, ``nodeName``, a toleration of the system pool's taint, the system PriorityClasses. Until
+the pod guard, every route below was admitted by every policy the platform registered.
+
+The policies are evaluated as the plugin registered them, by tests/infra/admission.py (cel-python
+with the API server's matchConstraints, matchConditions and variables), on objects shaped as the
+API server holds them after its mutating admission (the ServiceAccount plugin's projected volume,
+DefaultTolerationSeconds' tolerations).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.infra.admission import Evaluator, Request, policies_named, refusals
+from tests.infra.test_team_access import build
+from trainstack.platformnames import ENV_TAG
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+POLICY_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+NAS = "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com"  # what the mocks give the mount target
+EVALUATOR = Evaluator()
+
+PODS = {"group": "", "version": "v1", "resource": "pods"}
+JOBS = {"group": "batch", "version": "v1", "resource": "jobs"}
+PYTORCHJOBS = {"group": "training.kubedl.io", "version": "v1alpha1", "resource": "pytorchjobs"}
+
+
+def admission_additions(spec: dict[str, Any]) -> dict[str, Any]:
+    """What the API server's mutating admission adds to a pod before validating admission runs:
+    the ServiceAccount plugin's token volume (plugin/pkg/admission/serviceaccount/admission.go)
+    and DefaultTolerationSeconds' two tolerations (plugin/pkg/admission/
+    defaulttolerationseconds/admission.go)."""
+    out = copy.deepcopy(spec)
+    out.setdefault("volumes", []).append(
+        {
+            "name": "kube-api-access-x7k2p",
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {
+                        "configMap": {
+                            "name": "kube-root-ca.crt",
+                            "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                        }
+                    },
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "path": "namespace",
+                                    "fieldRef": {
+                                        "apiVersion": "v1",
+                                        "fieldPath": "metadata.namespace",
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                ],
+            },
+        }
+    )
+    tolerations = out.get("tolerations") or []
+    keys = {t.get("key") for t in tolerations}
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if key not in keys:
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+    out["tolerations"] = tolerations
+    return out
+
+
+def pod_spec(**extra: Any) -> dict[str, Any]:
+    """A pod spec as trainstack renders one (then admission's additions), plus ``extra``."""
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "pytorch",
+                "image": "registry.example.com/acme/torch:2.3",
+                "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+            }
+        ],
+        "volumes": [
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+            {"name": "config", "configMap": {"name": "run-config"}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "run-in-train"}},
+        ],
+        "priorityClassName": "trainstack-priority-3",
+        "securityContext": {"runAsUser": 1000, "runAsNonRoot": True},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    }
+    spec = admission_additions(spec)
+    spec.update(extra)
+    return spec
+
+
+def pod(namespace: str, spec: dict[str, Any]) -> Request:
+    return Request(
+        operation="CREATE",
+        object={"metadata": {"name": "x-worker-0", "namespace": namespace}, "spec": spec},
+        resource=PODS,
+    )
+
+
+def job(namespace: str, spec: dict[str, Any]) -> Request:
+    return Request(
+        operation="CREATE",
+        object={
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "x", "namespace": namespace},
+            "spec": {"template": {"spec": spec}},
+        },
+        resource=JOBS,
+        username=f"system:serviceaccount:{namespace}:trainstack-runner",
+    )
+
+
+def pytorchjob(namespace: str, spec: dict[str, Any], **annotations: str) -> Request:
+    meta: dict[str, Any] = {"name": "x", "namespace": namespace}
+    if annotations:
+        meta["annotations"] = annotations
+    replica = {"replicas": 1, "restartPolicy": "ExitCode", "template": {"spec": spec}}
+    return Request(
+        operation="CREATE",
+        object={
+            "apiVersion": "training.kubedl.io/v1alpha1",
+            "kind": "PyTorchJob",
+            "metadata": meta,
+            "spec": {"pytorchReplicaSpecs": {"Master": replica, "Worker": copy.deepcopy(replica)}},
+        },
+        resource=PYTORCHJOBS,
+        username=f"system:serviceaccount:{namespace}:trainstack-runner",
+    )
+
+
+def registered(mocks: Any, env: str) -> dict[str, Any]:
+    build(mocks, env)
+    return policies_named(mocks.of_type(POLICY), "")
+
+
+def _volume(name: str, source: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*pod_spec()["volumes"], {"name": name, **source}]
+
+
+CRITICAL_ADDONS = {"key": "CriticalAddonsOnly", "operator": "Exists"}
+HOSTILE: dict[str, dict[str, Any]] = {
+    # the platform NAS's root, read-write as root: every team's folder
+    "inline nfs on the NAS root": {
+        "volumes": _volume("nas", {"nfs": {"server": NAS, "path": "/"}})
+    },
+    "inline iscsi": {
+        "volumes": _volume(
+            "d", {"iscsi": {"targetPortal": "10.0.0.9:3260", "iqn": "iqn.x:y", "lun": 0}}
+        )
+    },
+    "inline cephfs": {"volumes": _volume("c", {"cephfs": {"monitors": ["10.0.0.9:6789"]}})},
+    "inline rbd": {"volumes": _volume("r", {"rbd": {"monitors": ["10.0.0.9:6789"], "image": "x"}})},
+    "inline glusterfs": {
+        "volumes": _volume("g", {"glusterfs": {"endpoints": "gluster", "path": "vol"}})
+    },
+    "inline csi (OSS driver, whole bucket)": {
+        "volumes": _volume(
+            "o",
+            {
+                "csi": {
+                    "driver": "ossplugin.csi.alibabacloud.com",
+                    "volumeAttributes": {"bucket": "acme-trainstack-dev-data", "path": "/"},
+                }
+            },
+        )
+    },
+    "hostPath": {"volumes": _volume("h", {"hostPath": {"path": "/"}})},
+    "a memory emptyDir without a size limit": {
+        "volumes": _volume("m", {"emptyDir": {"medium": "Memory"}})
+    },
+    "a projected cluster trust bundle": {
+        "volumes": _volume(
+            "p", {"projected": {"sources": [{"clusterTrustBundle": {"signerName": "x"}}]}}
+        )
+    },
+    "nodeName": {"nodeName": "cn-hangzhou.10.1.0.7"},
+    "the system pool's toleration": {"tolerations": [*pod_spec()["tolerations"], CRITICAL_ADDONS]},
+    "a toleration of every taint": {"tolerations": [{"operator": "Exists"}]},
+    "the GPU toleration widened to every effect": {
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    },
+    "system-node-critical": {"priorityClassName": "system-node-critical"},
+    "system-cluster-critical": {"priorityClassName": "system-cluster-critical"},
+    "a class above the team's maxPriority": {"priorityClassName": "trainstack-priority-9"},
+    "hostNetwork": {"hostNetwork": True},
+    "hostPID": {"hostPID": True},
+    "hostAliases": {"hostAliases": [{"ip": "100.100.100.200", "hostnames": ["oss"]}]},
+    "runtimeClassName": {"runtimeClassName": "runc-privileged"},
+    "a privileged container": {
+        "containers": [{"name": "pytorch", "image": "x", "securityContext": {"privileged": True}}]
+    },
+    "an added capability": {
+        "containers": [
+            {
+                "name": "pytorch",
+                "image": "x",
+                "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}},
+            }
+        ]
+    },
+    "a host port": {
+        "containers": [
+            {"name": "pytorch", "image": "x", "ports": [{"containerPort": 80, "hostPort": 80}]}
+        ]
+    },
+    "an init container with a raw block device": {
+        "initContainers": [
+            {"name": "prep", "image": "x", "volumeDevices": [{"name": "d", "devicePath": "/dev/x"}]}
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("env", ["ack-dev", "local"])
+@pytest.mark.parametrize("what", sorted(HOSTILE))
+def test_every_route_out_of_a_team_is_refused_as_pod_job_and_kubedl_job(
+    mocks: Any, env: str, what: str
+) -> None:
+    policies = registered(mocks, env)
+    spec = pod_spec(**HOSTILE[what])
+    if env == "local" and what == "hostPath":
+        # The shipped local environment is one user's kind (hostPathVolumes: true): its file://
+        # bindings are hostPath volumes. Its other checks still hold (below).
+        assert not refusals(policies, pod("nlp", spec), evaluator=EVALUATOR)
+        return
+    for request in (pod("nlp", spec), job("nlp", spec), pytorchjob("nlp", spec)):
+        refused = refusals(policies, request, evaluator=EVALUATOR)
+        assert refused, f"{what} admitted as a {request.resource['resource']} on {env}"
+        assert all(m.startswith("team namespace nlp: ") for m in refused), refused
+
+
+def test_a_kubedl_job_asking_for_host_networking_is_refused_when_submitted(mocks: Any) -> None:
+    policies = registered(mocks, "ack-dev")
+    hostile = pytorchjob("vision", pod_spec(), **{"kubedl.io/network-mode": "host"})
+    assert refusals(policies, hostile, evaluator=EVALUATOR) == [
+        "team namespace vision: annotation kubedl.io/network-mode: host would run the job's "
+        "pods on the node's network"
+    ]
+    assert not refusals(policies, pytorchjob("vision", pod_spec()), evaluator=EVALUATOR)
+
+
+def test_a_pod_shaped_as_trainstack_renders_it_is_admitted(mocks: Any) -> None:
+    policies = registered(mocks, "ack-dev")
+    for request in (pod("nlp", pod_spec()), job("nlp", pod_spec()), pytorchjob("nlp", pod_spec())):
+        assert refusals(policies, request, evaluator=EVALUATOR) == []
+
+
+def test_the_priority_allow_list_is_the_teams_own(mocks: Any) -> None:
+    """vision's maxPriority is 7, nlp's 5 (Pulumi.ack-dev.yaml)."""
+    policies = registered(mocks, "ack-dev")
+    for p, vision, nlp in ((5, True, True), (6, True, False), (7, True, False), (8, False, False)):
+        spec = pod_spec(priorityClassName=f"trainstack-priority-{p}")
+        for namespace, allowed in (("vision", vision), ("nlp", nlp)):
+            refused = refusals(policies, pod(namespace, spec), evaluator=EVALUATOR)
+            assert (refused == []) is allowed, (namespace, p, refused)
+
+
+def test_each_team_gets_one_pod_guard_bound_to_deny_on_its_namespace(mocks: Any) -> None:
+    build(mocks, "ack-dev")
+    policies = policies_named(mocks.of_type(POLICY), "trainstack-team-pods-")
+    assert sorted(policies) == ["trainstack-team-pods-nlp", "trainstack-team-pods-vision"]
+    for name, spec in policies.items():
+        namespace = name.removeprefix("trainstack-team-pods-")
+        constraints = spec["matchConstraints"]
+        assert constraints["namespaceSelector"] == {
+            "matchLabels": {"kubernetes.io/metadata.name": namespace}
+        }
+        resources = {(r["apiGroups"][0], r["resources"][0]) for r in constraints["resourceRules"]}
+        assert resources == {
+            ("", "pods"),
+            ("batch", "jobs"),
+            *(
+                ("training.kubedl.io", p)
+                for p in ("tfjobs", "pytorchjobs", "xgboostjobs", "mpijobs")
+            ),
+            ("inference.kubedl.io", "elasticbatchjobs"),
+        }
+        assert spec["failurePolicy"] == "Fail"
+    bindings = policies_named(mocks.of_type(POLICY_BINDING), "trainstack-team-pods-")
+    assert bindings == {
+        name: {"policyName": name, "validationActions": ["Deny"]} for name in policies
+    }
+
+
+def test_another_namespace_is_left_alone(mocks: Any) -> None:
+    policies = registered(mocks, "ack-dev")
+    hostile = pod_spec(nodeName="n1", priorityClassName="system-node-critical")
+    assert refusals(policies, pod("kube-system", hostile), evaluator=EVALUATOR) == []
+
+
+def _targeted() -> list[tuple[Path, str]]:
+    from trainstack.spec import load_run
+
+    return [
+        (path, env)
+        for path in sorted(REPO.glob("components/*/runs/*.yaml"))
+        if (env := load_run(path).tags.get(ENV_TAG)) is not None
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "env"), _targeted(), ids=lambda v: v if isinstance(v, str) else v.parent.parent.name
+)
+def test_every_shipped_run_renders_jobs_and_pods_its_teams_guard_admits(
+    mocks: Any, path: Path, env: str
+) -> None:
+    """The renderer and the policy cannot drift: every shipped run, rendered for the
+    environment it is written for, submits a job its team's namespace admits, and every pod the
+    operator (or the Job controller) then makes from it is admitted too."""
+    from trainstack.infra.run.rendered import for_environment
+    from trainstack.kubedl.expand import expand, find_job
+    from trainstack.render import render_run
+    from trainstack.spec import load_run
+
+    outputs = build(mocks, env)
+    policies = policies_named(mocks.of_type(POLICY), "")
+    settled = {k: mocks.resolve(v)[0] for k, v in outputs.items()}
+    completed, options = for_environment(settled, load_run(path), env)
+    manifests = render_run(completed, options=options)
+    the_job = find_job(manifests)
+    namespace = the_job["metadata"]["namespace"]
+    group, _, version = the_job["apiVersion"].rpartition("/")
+    submitted = Request(
+        operation="CREATE",
+        object=the_job,
+        resource={"group": group, "version": version, "resource": the_job["kind"].lower() + "s"},
+        username=f"system:serviceaccount:{namespace}:trainstack-runner",
+    )
+    assert refusals(policies, submitted, evaluator=EVALUATOR) == []
+    pods = expand(manifests).pods
+    assert pods
+    for made in pods:
+        spec = admission_additions(made.spec)
+        request = pod(namespace, spec)
+        assert refusals(policies, request, evaluator=EVALUATOR) == [], made.name
