@@ -95,6 +95,10 @@ role without requests at these, as the API server's LimitRanger admits it."""
 OUT_GANG_SCHEDULER = "kubedlGangScheduler"
 """The gang scheduler KubeDL hands its jobs to (``kubedl:gangScheduler``), "" when none: with one,
 a job none of whose pods start until all fit."""
+# ack with the platform's ACR: per team the registry namespace it pushes to and the RAM policy
+# that may push there only (registry.py).
+OUT_TEAM_REGISTRY_NAMESPACES = "teamRegistryNamespaces"
+OUT_TEAM_PUSH_POLICIES = "teamRegistryPushPolicies"
 OSS_AUTH_RRSA = "rrsa"
 OSS_AUTH_SECRET = "secret"
 OSS_AUTH_NONE = "none"

@@ -89,7 +89,9 @@ def test_plan_masks_secrets(in_repo: None) -> None:
         assert "cGxhY2Vob2xkZXI" not in text  # nor the ciphertext from the file
         secrets = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:Secret"]
         filled = [r for r in secrets if r["inputs"].get("type") != TOKEN_TYPE]
-        assert filled and all(r["inputs"]["stringData"] == "[secret]" for r in filled)
+        # ack-dev's pods pull the platform's ACR without a Secret; local's registry needs one
+        assert bool(filled) is (env == "local")
+        assert all(r["inputs"]["stringData"] == "[secret]" for r in filled)
         # the team token Secrets carry no input data (Kubernetes fills in the token)
         assert all(
             "data" not in r["inputs"] and "stringData" not in r["inputs"]

@@ -232,7 +232,8 @@ def test_node_pools_carry_no_jobs_role_and_no_oss_secret_exists(mocks: Any) -> N
         "nodes keep ACK's worker role; the jobs role is reached through RRSA only"
     )
     secrets = {r.inputs["metadata"]["name"] for r in mocks.of_type("kubernetes:core/v1:Secret")}
-    assert secrets == {"trainstack-registry", "trainstack-runner-token"}  # no OSS AccessKey
+    # no OSS AccessKey, and no registry password: pods pull with the credential helper's tokens
+    assert secrets == {"trainstack-runner-token"}
 
 
 def test_rendered_oss_volumes_use_the_role_and_scheme_of_the_storage_class(mocks: Any) -> None:

@@ -634,6 +634,7 @@ COMPONENTS = {
     "KubeDL",
     "Tenancy",
     "TeamAccess",
+    "PodGuards",
 }
 
 
@@ -777,6 +778,11 @@ def test_plan_json_shows_each_resources_options(ack: dict[str, Any]) -> None:
     controller = named(ack, "kubedl-controller")["options"]
     assert (
         "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition::crd-tfjob"
+        in controller["dependsOn"]
+    )
+    # its image is pulled with the credential helper's tokens: the helper comes first
+    assert (
+        "alicloud:cs/kubernetesAddon:KubernetesAddon::acr-credential-helper"
         in controller["dependsOn"]
     )
 

@@ -37,10 +37,29 @@ def refused(mocks: RecordingMocks, **overrides: str) -> str:
 # --- KubeDL's controller pulls from the private registry -----------------------------------------
 
 
-def test_the_kubedl_controller_pulls_with_a_secret_in_its_own_namespace(
+def test_the_kubedl_controller_pulls_the_platforms_acr_without_a_password(
     mocks: RecordingMocks,
 ) -> None:
+    """The instance's login password can push: it stays out of the cluster. The controller
+    pulls with the credential helper's pull-only tokens, which watches its namespace, and is
+    created after the helper."""
     mocks.use_env("ack-dev", **{"kubedl:image": f"{SERVER}/acme/kubedl{DIGEST}"})
+    mocks.build()
+    controller = mocks.one("kubernetes:apps/v1:Deployment", "kubedl-controller")
+    namespace = controller["metadata"]["namespace"]
+    assert "imagePullSecrets" not in controller["spec"]["template"]["spec"]
+    assert not [
+        r for r in mocks.of_type("kubernetes:core/v1:Secret") if r.name == "kubedl-pull-secret"
+    ]
+    helper = mocks.one("alicloud:cs/kubernetesAddon:KubernetesAddon", "acr-credential-helper")
+    assert namespace in json.loads(helper["config"])["watchNamespace"].split(",")
+
+
+def test_the_kubedl_controller_pulls_an_external_registry_with_a_secret_of_its_own(
+    mocks: RecordingMocks,
+) -> None:
+    server = "registry.example.com"
+    mocks.use_env("local", **{"kubedl:image": f"{server}/acme/kubedl{DIGEST}"})
     mocks.build()
     controller = mocks.one("kubernetes:apps/v1:Deployment", "kubedl-controller")
     namespace = controller["metadata"]["namespace"]
@@ -50,8 +69,7 @@ def test_the_kubedl_controller_pulls_with_a_secret_in_its_own_namespace(
     assert secret["metadata"] == {"name": "trainstack-registry", "namespace": namespace}
     assert secret["type"] == "kubernetes.io/dockerconfigjson"
     payload = json.loads(unwrap_rpc_secret(secret["stringData"])[".dockerconfigjson"])
-    (server,) = payload["auths"]
-    assert pod["containers"][0]["image"].startswith(server + "/"), "the registry it pulls from"
+    assert list(payload["auths"]) == [server]
 
 
 def test_kubedl_gets_no_pull_secret_without_a_controller_or_for_another_registry(

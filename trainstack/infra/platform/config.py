@@ -19,7 +19,12 @@ from trainstack import k8snames
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section, split_namespace
-from trainstack.infra.platform.config_ack import ACK_KEYS, AckConfig, load_ack
+from trainstack.infra.platform.config_ack import (
+    ACK_KEYS,
+    AckConfig,
+    check_team_registry_namespaces,
+    load_ack,
+)
 from trainstack.infra.platform.inputs import KUBEDL_VERSION as KUBEDL_VERSION
 from trainstack.infra.platform.inputs import default_crd_source
 from trainstack.infra.platform.inputs import is_kubeconfig_contents as is_kubeconfig_contents
@@ -100,6 +105,9 @@ class KubeDLConfig:
 
 
 REGISTRY_KINDS = ("acr-enterprise", "external")
+# The registry the platform creates (ack): nodes pull with short-lived, pull-only tokens
+# (registry.py), so no registry password is ever written into the cluster.
+ACR_ENTERPRISE = REGISTRY_KINDS[0]
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,11 @@ class RegistryConfig:
     # ack: "acr-enterprise" (the platform creates an ACR Enterprise instance: no console steps)
     # or "external" (bring your own registry); kubeconfig mode: always "external".
     kind: str = "external"
+
+    @property
+    def pulls_without_secret(self) -> bool:
+        """Pods pull with the credential helper's tokens, not a pull Secret (registry.py)."""
+        return self.kind == ACR_ENTERPRISE
 
 
 @dataclass(frozen=True)
@@ -275,6 +288,8 @@ def load(
     kubedl = _kubedl(kubedl_sec, ack is not None, root, pending)
     if ack is not None and kubedl.gang_scheduler is not None:
         _check_ack_gang_scheduler(kubedl_sec, kubedl.gang_scheduler, ack)
+    if ack is not None and registry.kind == ACR_ENTERPRISE:
+        check_team_registry_namespaces(main, ack, [t.name for t in teams])
     if ack is not None and registry.kind == "acr-enterprise" and kubedl.image is not None:
         _check_platform_registry_image(kubedl_sec, kubedl.image, registry.server, ack)
     # trainstack:costs: the rates `runs list --cost` prices runs at (trainstack.metrics.cost);

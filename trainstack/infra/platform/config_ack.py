@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trainstack import k8snames
@@ -81,6 +83,27 @@ _CLUSTER_NAME = r"[a-z]([-a-z0-9]{0,30}[a-z0-9])?"
 # An ACR Enterprise namespace name "cannot start or end with a delimiter" (_ - .)
 # (pulumi_alicloud cs/registry_enterprise_namespace.py, name).
 _ACR_NAMESPACE = r"[a-z0-9][a-z0-9_.-]{0,28}[a-z0-9]"
+
+
+def team_registry_namespace(base: str, team: str) -> str:
+    """The ACR namespace a team pushes its own images to (registry.py)."""
+    return f"{base}-{team}"
+
+
+def check_team_registry_namespaces(sec: Section, ack: AckConfig, teams: Sequence[str]) -> None:
+    """Every team's ACR namespace is a name ACR takes."""
+    for team in teams:
+        name = team_registry_namespace(ack.registry_namespace, team)
+        if re.fullmatch(_ACR_NAMESPACE, name) is None:
+            raise sec.error(
+                "registryNamespace",
+                f"a namespace short enough that <namespace>-<team> is an ACR namespace "
+                f"([a-z0-9_.-], 2-30); team {team!r} makes {name!r}",
+                ack.registry_namespace,
+                hint="shorten trainstack:registryNamespace or the team's name",
+            )
+
+
 # pulumi_alicloud vpc/network.py, cidr_block: "The subnet mask must be 8 to 28 bits in length",
 # and not one of these blocks or inside them.
 VPC_PREFIX = (8, 28)

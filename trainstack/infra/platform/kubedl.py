@@ -11,6 +11,8 @@ ACR repository of ``registryRepos``); a pod can only use a pull secret of its ow
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -164,10 +166,11 @@ class KubeDL(pulumi.ComponentResource):
         *,
         registry: RegistryConfig,
         registry_password: pulumi.Input[str],
+        image_pull: Sequence[pulumi.Resource] = (),
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        self.crds, self.controller = _install(cfg, registry, registry_password, child)
+        self.crds, self.controller = _install(cfg, registry, registry_password, child, image_pull)
         self.register_outputs({})
 
 
@@ -176,6 +179,7 @@ def _install(
     registry: RegistryConfig,
     registry_password: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
+    image_pull: Sequence[pulumi.Resource],
 ) -> tuple[list[k8s.apiextensions.v1.CustomResourceDefinition], k8s.apps.v1.Deployment | None]:
     labels = {
         "app.kubernetes.io/name": "kubedl",
@@ -210,9 +214,10 @@ def _install(
                 "spec": pod,
             },
         },
-        # The controller looks its CRDs up at start; create them (and its rights) first.
+        # The controller looks its CRDs up at start; create them (and its rights) first, and
+        # whatever its pod needs to pull its image (the credential helper).
         opts=pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(depends_on=[*crds, binding])
+            opts, pulumi.ResourceOptions(depends_on=[*crds, binding, *image_pull])
         ),
     )
     return crds, controller
@@ -260,8 +265,9 @@ def _pod(
     namespace: k8s.core.v1.Namespace,
     opts: pulumi.ResourceOptions,
 ) -> k8s.core.v1.PodSpecArgsDict:
-    """The controller's pod, with a pull secret of its own when its image is in the
-    platform's registry."""
+    """The controller's pod, with a pull secret of its own when its image is in an external
+    registry trainstack was given a password for; the platform's ACR is pulled through the
+    credential helper, which watches this namespace (registry.py)."""
     pod: k8s.core.v1.PodSpecArgsDict = {
         "service_account_name": SERVICE_ACCOUNT,
         # Platform software: it may run on the system pool (config_ack.SYSTEM_TAINT).
@@ -281,7 +287,7 @@ def _pod(
             }
         ],
     }
-    if image.split("/", 1)[0] == registry.server:
+    if image.split("/", 1)[0] == registry.server and not registry.pulls_without_secret:
         # The ACR repositories are PRIVATE (registry.py; pulumi_alicloud
         # cs/registry_enterprise_repo.py, repo_type), and the team namespaces' copies of the pull
         # secret are out of this pod's reach.

@@ -20,8 +20,8 @@ import pulumi_kubernetes as k8s
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import raw_stack_config
-from trainstack.infra.platform.config import PlatformConfig, Team, load
-from trainstack.infra.platform.config_ack import BUCKET_PURPOSES
+from trainstack.infra.platform.config import ACR_ENTERPRISE, PlatformConfig, Team, load
+from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, team_registry_namespace
 from trainstack.infra.platform.kubedl import KubeDL
 from trainstack.infra.platform.podguard import PodGuards
 from trainstack.infra.platform.protection import component_opts
@@ -89,6 +89,8 @@ class _Cluster:
     oss_auth: dict[str, Any]
     oss_endpoint: str | None
     outputs: dict[str, Any]
+    # What must exist before a pod on the cluster can pull the platform's images.
+    image_pull: tuple[pulumi.Resource, ...] = ()
 
 
 def _ack_cluster(cfg: PlatformConfig, ack: AckConfig, password: pulumi.Input[str]) -> _Cluster:
@@ -109,9 +111,28 @@ def _ack_cluster(cfg: PlatformConfig, ack: AckConfig, password: pulumi.Input[str
     cluster = Cluster("cluster", ack, net, cloud, component_opts())
     pools = NodePools("pools", ack, cluster.resource.id, net.vswitch_ids, cloud, component_opts())
     registry_namespace: pulumi.Input[str] = ""
-    if cfg.registry.kind == "acr-enterprise":
-        registry = Registry("registry", ack, net, password, cloud, component_opts())
+    registry_outputs: dict[str, Any] = {}
+    image_pull: list[pulumi.Resource] = []
+    if cfg.registry.kind == ACR_ENTERPRISE:
+        registry = Registry(
+            "registry",
+            ack,
+            net,
+            password,
+            cloud,
+            component_opts(),
+            cluster_id=cluster.resource.id,
+            teams=[t.name for t in cfg.teams],
+            pulling_namespaces=[*(t.namespace for t in cfg.teams), cfg.kubedl.namespace],
+        )
         registry_namespace = registry.namespace
+        image_pull.append(registry.credential_helper)
+        registry_outputs = {
+            names.OUT_TEAM_REGISTRY_NAMESPACES: {
+                t.name: team_registry_namespace(ack.registry_namespace, t.name) for t in cfg.teams
+            },
+            names.OUT_TEAM_PUSH_POLICIES: registry.team_push_policies,
+        }
     # Nodes, the deployer's RBAC rights and the API allow-list's binding, before anything is
     # created on the cluster.
     provider = k8s.Provider(
@@ -143,6 +164,7 @@ def _ack_cluster(cfg: PlatformConfig, ack: AckConfig, password: pulumi.Input[str
         "buckets": storage.buckets,
         "nasServer": storage.nas_server,
         "registryNamespace": registry_namespace,
+        **registry_outputs,
         names.OUT_JOBS_ROLE: storage.jobs_role,
         names.OUT_NODE_POOLS: pool_shapes(ack),
     }
@@ -162,6 +184,7 @@ def _ack_cluster(cfg: PlatformConfig, ack: AckConfig, password: pulumi.Input[str
         },
         oss_internal_endpoint(ack.region),
         outputs,
+        tuple(image_pull),
     )
 
 
@@ -208,6 +231,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         component_opts(),
         registry=cfg.registry,
         registry_password=password,
+        image_pull=base.image_pull,
     )
     # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
     team_access = TeamAccess(

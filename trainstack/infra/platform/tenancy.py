@@ -7,6 +7,8 @@ OSS Secret — and the run PriorityClasses.
   admitted, and a container without limits is bounded rather than free to take its whole node.
 - Pod Security labels (``podsecurity.py``): ``baseline`` enforced, ``restricted`` audited and
   warned, so a team credential cannot run privileged or hostPath pods.
+- The image pull secret, only where the registry is one the platform does not create (its
+  password should then be a pull-only robot's: docs/tenancy.md); the platform's ACR needs none.
 - ResourceQuota ``trainstack-priority-cap``: zero pods of the classes above the team's
   ``maxPriority`` (a quota scoped by PriorityClass), so one team cannot preempt all the others.
 """
@@ -62,8 +64,11 @@ class Tenancy(pulumi.ComponentResource):
         level = podsecurity.team_level(cfg.cluster is not None and cfg.cluster.host_path_volumes)
         self.namespaces = {team.name: _team(team, level, child) for team in cfg.teams}
         self.priority_classes = build_priority_classes(child)
-        self.pull_secret = build_pull_secrets(
-            cfg.registry, registry_password, self.namespaces, child
+        # "": pods pull without one (the platform's ACR: registry.py), and render none.
+        self.pull_secret = (
+            ""
+            if cfg.registry.pulls_without_secret
+            else build_pull_secrets(cfg.registry, registry_password, self.namespaces, child)
         )
         self.oss_secret = build_oss_secrets(self.namespaces, child) if cfg.oss_access_key else None
         self.register_outputs({})

@@ -87,7 +87,9 @@ class PlatformOutputs:
                     for k, v in dict(outputs.get(names.OUT_TEAM_MAX_PRIORITY) or {}).items()
                 }
             ),
-            pull_secret=_text(outputs.get(names.OUT_PULL_SECRET)),
+            # "": the platform's pods pull without a Secret; absent (an older platform): its
+            # default name.
+            pull_secret=_text(outputs.get(names.OUT_PULL_SECRET, names.PULL_SECRET_NAME)),
             artifact_store=_text(outputs.get(names.OUT_ARTIFACT_STORE)),
             host_path_volumes=bool(
                 outputs.get(names.OUT_HOST_PATH_VOLUMES, mode is PlatformMode.KUBECONFIG)
@@ -188,7 +190,7 @@ def render_options(
         oss_secret=oss_secret,
         oss_ram_role=oss_role,
         oss_credentials_hint=oss_hint,
-        pull_secret=platform.pull_secret or defaults.pull_secret,
+        pull_secret=platform.pull_secret,
     )
 
 
