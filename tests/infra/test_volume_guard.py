@@ -563,3 +563,25 @@ def test_a_kubernetes_version_without_admission_policies_is_refused(mocks: Any) 
     with pytest.raises(ConfigError, match=r"kubernetesVersion: expected Kubernetes 1\.30 or later"):
         build(mocks, "ack-dev", **{"trainstack:kubernetesVersion": "1.28.3-aliyun.1"})
     build(mocks, "ack-dev", **{"trainstack:kubernetesVersion": "1.31.1-aliyun.1"})
+
+
+@pytest.mark.parametrize("env", ["local", "ack-dev"])
+def test_the_plan_shows_every_admission_policy_in_full(
+    env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a platform team reviews is what the API server runs: no expression of an admission
+    policy is "(known after apply)" in `trainstack plan --format json`."""
+    from tests.infra.test_plan import plan_json
+
+    monkeypatch.chdir(REPO)
+    doc = plan_json("--env", env)
+    policies = [r for r in doc["resources"] if r["type"] == POLICY]
+    assert policies
+    for policy in policies:
+        spec = policy["inputs"]["spec"]
+        assert isinstance(spec["validations"], list), policy["name"]
+        expressions = [*spec["validations"], *spec.get("variables", [])]
+        expressions += spec.get("matchConditions", [])
+        for item in expressions:
+            assert isinstance(item["expression"], str), (policy["name"], item)
+            assert "known after apply" not in json.dumps(item), (policy["name"], item)
