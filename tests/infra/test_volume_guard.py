@@ -10,7 +10,7 @@ The shape is an allow-list because of how the Alibaba Cloud CSI driver reads an 
 - pkg/oss/utils.go:176-181 (parseOptions) and :355-360 (parseVolumeAsOptions): every
   `volumeAttributes` key is trimmed and lower-cased (`strings.TrimSpace(strings.ToLower(k))`),
   every value trimmed, and an empty value skipped, so `Path`, `PATH` or ` path` set the path;
-  with two of them, Go's random map order picks. A PV with no path mounts `/` (utils.go:353).
+  with two of them, Go's random map order picks. A PV with no path mounts `/` (utils.go:352).
 - utils.go:205: `ramRole` is read as `roleName`; utils.go:233 `credentialProviderName` as
   `sandboxCredProviderName`.
 - utils.go:207-210 and pkg/mounter/fuse_pod_manager/oss/utils.go:59 and :80 (CheckRRSAParams,
