@@ -163,3 +163,8 @@ SCOPE_STACK_ENV = "TRAINSTACK_SCOPE_STACK"  # a template with {env} and {team}
 def scope_stack_name(env: str, team: str) -> str:
     template = os.environ.get(SCOPE_STACK_ENV, f"organization/{SCOPES_PROJECT}/{{env}}.{{team}}")
     return template.format(env=env, team=team)
+
+
+ADMISSION_NAMESPACE = "trainstack-admission"
+"""Where the platform keeps its admission policies' parameters (ConfigMaps): a namespace no team
+holds a right in, so no team can loosen its own guard; no team namespace may take its name."""

@@ -107,10 +107,11 @@ def test_plan_table_for_people(in_repo: None) -> None:
     assert result.code == 0, result.output
     assert "kubernetes:core/v1:ResourceQuota" in result.output
     assert "quota-vision" in result.output
-    # 36, plus team access: a component, the PV ClusterRole, 7 per team (teamaccess.py: account,
-    # role, two bindings, token, and the PV guard's policy and binding); the pod guards: a
-    # component, 2 per team (podguard.py: policy and binding)
-    assert "57 to create" in result.output
+    # 36, plus team access: a component, the PV ClusterRole, the admission namespace, 8 per team
+    # (teamaccess.py: account, role, two bindings, token; volumepolicy.py: the PV guard's
+    # policy, binding and parameters); the pod guards: a component, 2 per team (podguard.py:
+    # policy and binding)
+    assert "60 to create" in result.output
     assert "plan-secret-placeholder" not in result.output
 
 
@@ -220,7 +221,7 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
     platform = plan_json("--env", "local")
     again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 57 + 2}, "plus the OSS Secret of both teams"
+    assert platform["summary"] == {"create": 60 + 2}, "plus the OSS Secret of both teams"
 
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:

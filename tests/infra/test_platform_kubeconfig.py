@@ -9,6 +9,8 @@ from typing import Any
 import pulumi
 import pytest
 
+from trainstack import platformnames as names
+
 PC = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 SC = "kubernetes:storage.k8s.io/v1:StorageClass"
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -32,10 +34,10 @@ def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> N
     k8s_resources = [r for r in mocks.resources if r.typ.startswith("kubernetes:")]
     # 2 teams x (namespace, quota, limits, priority cap, pull secret, artifact claim) + 9
     # priority classes + KubeDL (namespace, 5 CRDs, account, role, binding, controller) + 1 class
-    # + team access (the PV ClusterRole; per team account, role, binding, PV binding, token, and
-    # the PV guard's admission policy and its binding) + per team the pod guard's policy and
-    # binding.
-    assert len(k8s_resources) == 12 + 9 + 10 + 1 + 1 + 2 * 7 + 2 * 2
+    # + team access (the PV ClusterRole, the admission namespace; per team account, role,
+    # binding, PV binding, token, and the PV guard's admission policy, binding and parameters) + per
+    # team the pod guard's policy and binding.
+    assert len(k8s_resources) == 12 + 9 + 10 + 1 + 2 + 2 * 8 + 2 * 2
     assert all(r.provider and "::k8s::" in r.provider for r in k8s_resources)
 
 
@@ -87,7 +89,7 @@ def test_one_namespace_and_quota_per_team(mocks: Any) -> None:
     namespaces = {
         r.inputs["metadata"]["name"] for r in mocks.of_type("kubernetes:core/v1:Namespace")
     }
-    assert namespaces == {"vision", "nlp", "kubedl-system"}
+    assert namespaces == {"vision", "nlp", "kubedl-system", names.ADMISSION_NAMESPACE}
     quota = mocks.one("kubernetes:core/v1:ResourceQuota", "quota-vision")
     assert quota["metadata"]["namespace"] == "vision"
     assert quota["spec"]["hard"] == {

@@ -18,9 +18,10 @@ ENFORCE = "pod-security.kubernetes.io/enforce"
 def test_every_namespace_the_platform_creates_enforces_pod_security(mocks: Any, env: str) -> None:
     build(mocks, env, **{"trainstack:hostPathVolumes": "false"} if env == "local" else {})
     namespaces = {r.name: r.inputs["metadata"]["labels"] for r in mocks.of_type(NS)}
-    assert set(namespaces) == {"ns-vision", "ns-nlp", "kubedl-namespace"}
+    assert set(namespaces) == {"ns-vision", "ns-nlp", "kubedl-namespace", "admission-namespace"}
     for name, labels in namespaces.items():
-        assert labels[ENFORCE] == "baseline", name
+        # nothing runs where the admission policies' parameters are kept
+        assert labels[ENFORCE] == ("restricted" if name == "admission-namespace" else "baseline")
         assert labels["pod-security.kubernetes.io/audit"] == "restricted", name
         assert labels["pod-security.kubernetes.io/warn"] == "restricted", name
         assert labels[f"{ENFORCE}-version"] == "v1.30", name

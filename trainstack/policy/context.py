@@ -34,7 +34,7 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
             gpus=int(amount(q.get("gpu", 0))),
             pods=None if q.get("pods") is None else int(amount(q["pods"])),
         )
-    from trainstack.infra.run.options import PlatformOutputs
+    from trainstack.infra.run.options import PlatformOutputs, oss_endpoint_of
 
     platform = PlatformOutputs.read(outputs, env)
     pools = outputs.get(names.OUT_NODE_POOLS)
@@ -72,6 +72,8 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
         quotas=quotas,
         host_path_volumes=platform.host_path_volumes,
         team_roles=dict(platform.oss_auth.team_roles),
+        oss_endpoint=oss_endpoint_of(platform),
+        oss_secret=platform.oss_auth.secret_name,
         team_defaults=_team_defaults(outputs.get(names.OUT_TEAM_DEFAULTS)),
         gang_scheduler=_known(outputs.get(names.OUT_GANG_SCHEDULER)),
     )

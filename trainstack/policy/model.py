@@ -93,6 +93,8 @@ class Context:
     # Team namespaces admit hostPath volumes (the platform's hostPathVolumes output).
     host_path_volumes: bool = False
     team_roles: Mapping[str, str] = field(default_factory=dict)  # team -> its OSS RAM role
+    oss_endpoint: str | None = None  # the endpoint OSS volumes render with; None: unknown
+    oss_secret: str | None = None  # kubeconfig mode: the AccessKey Secret OSS volumes name
     # team -> its LimitRange's container defaults (teamDefaults); absent: counted as none
     team_defaults: Mapping[str, ContainerDefaults] = field(default_factory=dict)
     gang_scheduler: str | None = None  # KubeDL's gang scheduler, None when none (or unknown)
@@ -156,6 +158,8 @@ class Context:
             },
             host_path_volumes=bool(raw.get("host_path_volumes", raw["mode"] != "ack")),
             team_roles=dict(raw.get("team_roles", {})),
+            oss_endpoint=raw.get("oss_endpoint") or None,
+            oss_secret=raw.get("oss_secret") or None,
             team_defaults={
                 k: ContainerDefaults(
                     float(d["cpu"]),

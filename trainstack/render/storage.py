@@ -39,7 +39,28 @@ from trainstack.spec.model import Binding, BindingMode, Run, Scheme
 
 OSS_DRIVER = OSS_CSI_DRIVER
 OSS_OPTS = "-o max_stat_cache_size=0 -o allow_other"
+OSS_READ_ONLY_OPT = "-o ro"
 NAS_MOUNT_OPTIONS = ["nolock", "tcp", "noresvport", "vers=3"]
+
+# What an OSS PV's CSI source holds, written only through these names: the volume admission
+# policy and the platform-storage rule admit exactly these keys and values
+# (infra/platform/volumeguard.py), so a key the renderer starts writing is one the guard knows.
+OSS_ATTRIBUTES = ("bucket", "url", "path", "otherOpts")
+"""The volumeAttributes of every OSS PV, in the order `_oss_csi` fills them."""
+OSS_RRSA_ATTRIBUTES = ("authType", "roleName")
+"""The volumeAttributes an OSS PV adds when it mounts with a RAM role (RRSA)."""
+OSS_AUTH_TYPE_RRSA = "rrsa"
+OSS_SECRET_REF = "nodePublishSecretRef"
+"""The one secret reference an OSS PV names (kubeconfig mode's AccessKey Secret)."""
+
+
+def oss_other_opts(read_only: bool) -> str:
+    """The ossfs options of an OSS PV (its ``otherOpts``)."""
+    return f"{OSS_OPTS} {OSS_READ_ONLY_OPT}" if read_only else OSS_OPTS
+
+
+OSS_OTHER_OPTS = tuple(oss_other_opts(read_only) for read_only in (False, True))
+"""Every ``otherOpts`` value the renderer writes."""
 
 
 # Node paths a hostPath must never be: the root (a writable `/` is the whole node), and system
@@ -276,21 +297,17 @@ class Storage:
         """The CSI source of an oss:// binding, without its volumeHandle (the PV's name, which
         is derived from this)."""
         bucket, _, endpoint = b.location.partition(".")
-        attrs: dict[str, str] = {
-            "bucket": bucket,
-            "url": endpoint or self.options.oss_endpoint,
-            "path": path,
-            "otherOpts": OSS_OPTS + (" -o ro" if read_only else ""),
-        }
+        values = (bucket, endpoint or self.options.oss_endpoint, path, oss_other_opts(read_only))
+        attrs = dict(zip(OSS_ATTRIBUTES, values, strict=True))
         csi: dict[str, object] = {"driver": OSS_DRIVER, "volumeAttributes": attrs}
         if self.options.oss_ram_role:
             # RRSA: the CSI driver's ossfs pods assume the role with their service-account
             # token; no credential on the node, in a Secret or in this manifest.
-            attrs["authType"] = "rrsa"
-            attrs["roleName"] = self.options.oss_ram_role
+            rrsa = (OSS_AUTH_TYPE_RRSA, self.options.oss_ram_role)
+            attrs.update(zip(OSS_RRSA_ATTRIBUTES, rrsa, strict=True))
         elif self.options.oss_secret:
             # The Secret holds akId/akSecret; the manifest names it, never its content.
-            csi["nodePublishSecretRef"] = {"name": self.options.oss_secret, "namespace": self.ns}
+            csi[OSS_SECRET_REF] = {"name": self.options.oss_secret, "namespace": self.ns}
         else:
             raise RenderError(
                 f"run {self.run.name!r}: {b.uri} needs OSS credentials for the CSI driver",

@@ -439,7 +439,9 @@ def _teams(main: Section) -> tuple[Team, ...]:
         namespace = item.string(
             "namespace", name, pattern=DNS_LABEL, what="a DNS label ([a-z0-9-], ≤ 63)"
         )
-        if namespace in ("default", "kubedl-system") or namespace.startswith("kube-"):
+        if namespace in ("default", "kubedl-system", names.ADMISSION_NAMESPACE) or (
+            namespace.startswith("kube-")
+        ):
             raise item.error("namespace", "a namespace of its own, not a system one", namespace)
         q = item.section("quota")
         quota = Quota(

@@ -16,6 +16,8 @@ pods, and one team's pod could read every other team's volumes on its node.
   as kind, where ``file://`` bindings render hostPath volumes) makes team namespaces
   ``privileged``; the ``no-host-access`` policy rule follows the same setting.
 - KubeDL's namespace: ``baseline`` as well; its controller needs nothing from the node.
+- the admission namespace (``platformnames.ADMISSION_NAMESPACE``, volumepolicy.py): ``restricted``;
+  it holds the admission policies' parameters and no pod of the platform's.
 
 The version is pinned to the Kubernetes minor the platform's objects are checked against, so a
 cluster upgrade does not tighten the rules under running teams unannounced.

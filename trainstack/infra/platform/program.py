@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import raw_stack_config
-from trainstack.infra.platform.config import ACR_ENTERPRISE, PlatformConfig, Team, load
+from trainstack.infra.platform.config import ACR_ENTERPRISE, PlatformConfig, load
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, team_registry_namespace
 from trainstack.infra.platform.kubedl import KubeDL
 from trainstack.infra.platform.podguard import PodGuards
@@ -30,7 +30,8 @@ from trainstack.infra.platform.storage import Storage
 from trainstack.infra.platform.storageclasses import oss_internal_endpoint
 from trainstack.infra.platform.teamaccess import TeamAccess, team_kubeconfigs
 from trainstack.infra.platform.tenancy import Tenancy, container_defaults
-from trainstack.infra.platform.volumeguard import TeamVolumes
+from trainstack.infra.platform.volumeguard import GuardShape, TeamVolumes
+from trainstack.render.options import RenderOptions
 
 if TYPE_CHECKING:
     from trainstack.infra.platform.config_ack import AckConfig
@@ -54,24 +55,33 @@ def load_stack_config(*, offline: bool = False, root: Path | None = None) -> Pla
     )
 
 
-def team_volumes(cfg: PlatformConfig, storage: Storage) -> dict[str, pulumi.Output[TeamVolumes]]:
+def team_volumes(
+    cfg: PlatformConfig, storage: Storage, oss_secret: str | None, oss_endpoint: str | None
+) -> dict[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]]:
     """Per team, what its PVs may point at (volumeguard.py): on ack the platform's buckets, NAS
-    and the team's RAM role; in kubeconfig mode any bucket or server (the platform owns none)."""
-    out: dict[str, pulumi.Output[TeamVolumes]] = {}
+    and the team's RAM role; in kubeconfig mode any bucket or server (the platform owns none)
+    with the platform's AccessKey Secret. Either way the OSS endpoint runs render with."""
+    # A platform with no endpoint of its own leaves runs at the renderer's default
+    # (infra/run/options.render_options).
+    endpoint = oss_endpoint or RenderOptions().oss_endpoint
+    out: dict[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]] = {}
     for team in cfg.teams:
+        shape = GuardShape.of(team.name, team.namespace, cfg.ack is not None, oss_secret)
         if cfg.ack is None:
-            out[team.name] = pulumi.Output.from_input(
-                TeamVolumes(team.name, team.namespace, None, None, None)
-            )
+            values = TeamVolumes(shape, None, None, None, endpoint)
+            out[team.name] = (shape, pulumi.Output.from_input(values))
             continue
         buckets = tuple(sorted(cfg.ack.bucket(p) for p in BUCKET_PURPOSES))
 
-        def typed(values: list[Any], t: Team = team, b: tuple[str, ...] = buckets) -> TeamVolumes:
+        def typed(
+            values: list[Any], s: GuardShape = shape, b: tuple[str, ...] = buckets
+        ) -> TeamVolumes:
             nas, role = values
-            return TeamVolumes(t.name, t.namespace, b, (str(nas),), str(role))
+            return TeamVolumes(s, b, (str(nas),), str(role), endpoint)
 
-        out[team.name] = pulumi.Output.all(storage.nas_server, storage.team_roles[team.name]).apply(
-            typed
+        out[team.name] = (
+            shape,
+            pulumi.Output.all(storage.nas_server, storage.team_roles[team.name]).apply(typed),
         )
     return out
 
@@ -240,7 +250,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         cfg.kubedl.workloads,
         provider,
         component_opts(),
-        team_volumes=team_volumes(cfg, storage),
+        team_volumes=team_volumes(cfg, storage, tenancy.oss_secret, oss_endpoint),
     )
     PodGuards(
         "pod-guards",

@@ -10,9 +10,10 @@ admin kubeconfig, plus that token. The run program and the ``kubernetes`` client
 PersistentVolumes are cluster-scoped, and a run's ``oss://``/``nas://`` bindings render static
 PVs: one ClusterRole ``trainstack-runner-volumes`` (persistentvolumes only) is bound to every
 team's ServiceAccount with a ClusterRoleBinding. That is the one cluster-wide right a team holds,
-and a ValidatingAdmissionPolicy per team narrows it (volumeguard.py): a team's runner may manage
-only PVs named ``<namespace>.…``, pre-bound to a claim in its namespace, whose source is the
-team's own folder of the platform's storage. docs/tenancy.md says what stays visible.
+and a ValidatingAdmissionPolicy per team narrows it (volumeguard.py, volumepolicy.py): a team's
+runner may manage only PVs named ``<namespace>.…``, pre-bound to a claim in its namespace, whose
+source has exactly the renderer's shape on the team's own folder of the platform's storage.
+docs/tenancy.md says what stays visible.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import yaml
 
 from trainstack.infra.platform.config import KUBEDL_CRDS, MAX_KUBECONFIG_BYTES
 from trainstack.infra.platform.inputs import admin_kubeconfig_path
-from trainstack.infra.platform.volumeguard import TeamVolumes, validations
+from trainstack.infra.platform.volumeguard import GuardShape, TeamVolumes
+from trainstack.infra.platform.volumepolicy import admission_namespace, volume_guard
 from trainstack.regularfile import read_regular
 
 COMPONENT = "trainstack:platform:TeamAccess"
@@ -96,7 +98,6 @@ def runner_rules(workloads: Sequence[str]) -> list[k8s.rbac.v1.PolicyRuleArgsDic
 VOLUME_RULES: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
     {"api_groups": [""], "resources": ["persistentvolumes"], "verbs": _CRUD}
 ]
-VOLUME_GUARD = "trainstack-team-volumes"
 
 
 def guard_match(namespace: str) -> str:
@@ -214,7 +215,7 @@ class TeamAccess(pulumi.ComponentResource):
         provider: pulumi.ProviderResource,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        team_volumes: Mapping[str, pulumi.Output[TeamVolumes]],
+        team_volumes: Mapping[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]],
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -225,6 +226,7 @@ class TeamAccess(pulumi.ComponentResource):
             opts=child,
         )
         rules = runner_rules(workloads)
+        params_home = admission_namespace(child)
         self.tokens = {}
         for team, ns in namespaces.items():
             namespace = ns.metadata.name
@@ -260,7 +262,8 @@ class TeamAccess(pulumi.ComponentResource):
                 },
                 opts=child,
             )
-            _volume_guard(team, namespace, team_volumes[team], child)
+            shape, values = team_volumes[team]
+            volume_guard(team, shape, guard_match(shape.namespace), values, params_home, child)
             # pulumi-kubernetes waits until the token controller has filled in a token Secret
             # (pulumi/pulumi-kubernetes#2048), so ``data.token`` is known once it is created.
             # Its data is a credential: encrypted in state, never plain.
@@ -315,52 +318,4 @@ def team_kubeconfigs(
         pulumi.Output.all(
             admin_out, *[namespaces[t] for t in teams], *[tokens[t] for t in teams]
         ).apply(build)
-    )
-
-
-def _validation_args(
-    volumes: TeamVolumes,
-) -> list[k8s.admissionregistration.v1.ValidationArgsDict]:
-    return [{"expression": v["expression"], "message": v["message"]} for v in validations(volumes)]
-
-
-def _volume_guard(
-    team: str,
-    namespace: pulumi.Output[str],
-    volumes: pulumi.Output[TeamVolumes],
-    opts: pulumi.ResourceOptions,
-) -> None:
-    """The team's ValidatingAdmissionPolicy on PVs and its binding (Deny). Only requests by the
-    team's runner match; the PV binder and admins are unaffected."""
-    adm = k8s.admissionregistration.v1
-    meta: k8s.meta.v1.ObjectMetaArgsDict = {
-        "name": namespace.apply(lambda n: f"{VOLUME_GUARD}-{n}"),
-        "labels": _LABELS,
-    }
-    spec: adm.ValidatingAdmissionPolicySpecArgsDict = {
-        "failure_policy": "Fail",
-        "match_constraints": {
-            "resource_rules": [
-                {
-                    "api_groups": [""],
-                    "api_versions": ["v1"],
-                    "operations": ["CREATE", "UPDATE", "DELETE"],
-                    "resources": ["persistentvolumes"],
-                }
-            ]
-        },
-        "match_conditions": [{"name": "team-runner", "expression": namespace.apply(guard_match)}],
-        "validations": volumes.apply(_validation_args),
-    }
-    policy = adm.ValidatingAdmissionPolicy(
-        f"volume-guard-{team}",
-        metadata=meta,
-        spec=spec,
-        opts=opts,
-    )
-    adm.ValidatingAdmissionPolicyBinding(
-        f"volume-guard-{team}",
-        metadata=meta,
-        spec={"policy_name": policy.metadata.name, "validation_actions": ["Deny"]},
-        opts=opts,
     )

@@ -169,8 +169,6 @@ def render_options(
 ) -> RenderOptions:
     """The options a run of ``env`` renders with, read off the platform's outputs."""
     platform = PlatformOutputs.read(outputs, env)
-    defaults = RenderOptions()
-    region = platform.region
     namespace = run_namespace(platform, run, env)
     team = next((t for t, ns in sorted(platform.namespaces.items()) if ns == namespace), None)
     oss_secret, oss_role, oss_hint = oss_credentials(platform, env, team)
@@ -180,18 +178,22 @@ def render_options(
         # file:// bindings only make sense on a cluster that runs on this machine, and only
         # where the team namespace's Pod Security level admits hostPath volumes.
         local_cluster=platform.host_path_volumes and not platform.cloud,
-        # The platform names its endpoint (ossEndpoint); older platforms exported only region.
-        oss_endpoint=platform.oss_endpoint
-        or (
-            f"oss-{region}-internal.aliyuncs.com"
-            if platform.cloud and region
-            else defaults.oss_endpoint
-        ),
+        oss_endpoint=oss_endpoint_of(platform),
         oss_secret=oss_secret,
         oss_ram_role=oss_role,
         oss_credentials_hint=oss_hint,
         pull_secret=platform.pull_secret,
     )
+
+
+def oss_endpoint_of(platform: PlatformOutputs) -> str:
+    """The OSS endpoint a run's volumes name when their URI names none: the platform's
+    (ossEndpoint; older platforms exported only region), else the renderer's default."""
+    if platform.oss_endpoint:
+        return platform.oss_endpoint
+    if platform.cloud and platform.region:
+        return f"oss-{platform.region}-internal.aliyuncs.com"
+    return RenderOptions().oss_endpoint
 
 
 def check_priority(

@@ -1,8 +1,9 @@
 """platform-storage: OSS and NAS volumes bind only the platform's buckets and file systems, the
 ones its RAM roles can read (a foreign bucket mounts, then fails with 403 inside the job); and a
-team's PersistentVolumes only its own folder of them, with its own role — the rule the cluster's
-volume admission policy enforces, from the same source (infra/platform/volumeguard.py), so a plan
-fails here before `pulumi up` is refused there."""
+team's PersistentVolumes only its own folder of them, with exactly the shape the renderer writes
+(its volume attribute keys, endpoint, options and credentials) — the rule the cluster's volume
+admission policy enforces, from the same source (infra/platform/volumeguard.py), so a plan fails
+here before `pulumi up` is refused there."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from trainstack import platformnames as names
-from trainstack.infra.platform.volumeguard import PV_SEPARATOR, TeamVolumes, pv_problem
+from trainstack.infra.platform.volumeguard import (
+    PV_SEPARATOR,
+    GuardShape,
+    TeamVolumes,
+    pv_problem,
+)
 from trainstack.policy.model import Context, Finding, Level, Resource, Rule
 from trainstack.policy.pods import pod_templates
 
@@ -45,21 +51,22 @@ def _team_volume(resource: Resource, ctx: Context) -> Iterator[Finding]:
     team = ctx.team_of(namespace)
     if team is None:
         return
+    ack = ctx.mode == "ack"
+    shape = GuardShape.of(team, str(namespace), ack, ctx.oss_secret)
+    # the platform's buckets and NAS are checked below, with their own settings
     guard = TeamVolumes(
-        team,
-        str(namespace),
-        None,  # the platform's buckets and NAS are checked below, with their own settings
-        None,
-        ctx.team_roles.get(team) if ctx.mode == "ack" else None,
+        shape, None, None, ctx.team_roles.get(team) if ack else None, ctx.oss_endpoint
     )
-    problem = pv_problem(spec, guard)
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    problem = pv_problem(spec, guard, None if name is None else str(name))
     if problem is not None:
         where, what = problem
         yield Finding(
             f"spec.{where}",
             what,
             f"bind data under /{team}/ of the platform's storage (oss://<bucket>/{team}/…, "
-            f"nas://<server>/{team}/…): team {team}'s volumes may reach nothing else",
+            f"nas://<server>/{team}/…) and keep the PersistentVolume as trainstack renders it: "
+            f"team {team}'s volumes may reach nothing else",
         )
 
 
