@@ -143,3 +143,34 @@ def test_gang_scheduling_on_ack_is_ack_pros_coscheduling_only(mocks: Any) -> Non
         "ack-dev",
         **{"trainstack:clusterSpec": "ack.standard", "kubedl:gangScheduler": "none"},
     )
+
+
+@pytest.mark.parametrize("env", ["local", "ack-dev"])
+def test_no_team_may_schedule_pods_at_kubernetes_system_priorities(mocks: Any, env: str) -> None:
+    # Kubernetes admits system-node-critical and system-cluster-critical in any namespace
+    # (Kubernetes docs, "Pod Priority and Preemption"); at 2e9 they preempt every team and
+    # CoreDNS. Every team's cap quota counts them at 0 pods, whatever its maxPriority.
+    build(
+        mocks,
+        env,
+        **{
+            "trainstack:teams": '[{"name": "top", "quota": {"cpu": "4", '
+            '"memory": "8Gi"}, "maxPriority": 9}, {"name": "low", "quota": '
+            '{"cpu": "4", "memory": "8Gi"}, "maxPriority": 1}]'
+        },
+    )
+    caps = {
+        r.inputs["metadata"]["namespace"]: r.inputs["spec"]
+        for r in mocks.of_type("kubernetes:core/v1:ResourceQuota")
+        if r.inputs["metadata"]["name"] == "trainstack-priority-cap"
+    }
+    assert set(caps) == {"top", "low"}
+    for spec in caps.values():
+        assert spec["hard"] == {"pods": "0"}
+        (expr,) = spec["scopeSelector"]["matchExpressions"]
+        assert (expr["scopeName"], expr["operator"]) == ("PriorityClass", "In")
+        assert {"system-node-critical", "system-cluster-critical"} <= set(expr["values"])
+    assert (
+        "trainstack-priority-9" not in caps["top"]["scopeSelector"]["matchExpressions"][0]["values"]
+    )
+    assert "trainstack-priority-2" in caps["low"]["scopeSelector"]["matchExpressions"][0]["values"]

@@ -309,6 +309,19 @@ def test_priority_above_the_team_cap() -> None:
     assert run_rule("priority-cap", job()) == []
 
 
+@pytest.mark.parametrize("system", ["system-node-critical", "system-cluster-critical"])
+def test_kubernetes_system_priorities_are_above_every_team_cap(system: str) -> None:
+    def critical(p: dict[str, Any]) -> None:
+        pod_of(p)["priorityClassName"] = system
+
+    one(run_rule("priority-cap", job(critical)), "priorityClassName", f"{system} is Kubernetes'")
+    one(
+        run_rule("priority-cap", job(critical), maxPriority={"vision": 9}),
+        "priorityClassName",
+        "above every team",
+    )
+
+
 # --- secret-refs --------------------------------------------------------------------------------
 
 

@@ -8,7 +8,8 @@ OSS Secret — and the run PriorityClasses.
 - Pod Security labels (``podsecurity.py``): ``baseline`` enforced, ``restricted`` audited and
   warned, so a team credential cannot run privileged or hostPath pods.
 - ResourceQuota ``trainstack-priority-cap``: zero pods of the classes above the team's
-  ``maxPriority`` (a quota scoped by PriorityClass), so one team cannot preempt all the others.
+  ``maxPriority`` and of Kubernetes' ``system-*-critical`` classes (a quota scoped by
+  PriorityClass), so one team cannot preempt all the others, nor CoreDNS.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ def container_defaults(team: Team) -> dict[str, str]:
 
 
 def forbidden_priority_classes(team: Team) -> list[str]:
-    return [names.priority_class_name(p) for p in names.PRIORITIES if p > team.max_priority]
+    """The classes the team's cap quota holds at 0 pods: the run priorities above its
+    ``maxPriority`` and, for every team, Kubernetes' own system classes."""
+    above = [names.priority_class_name(p) for p in names.PRIORITIES if p > team.max_priority]
+    return [*above, *names.SYSTEM_PRIORITY_CLASSES]
 
 
 class Tenancy(pulumi.ComponentResource):
@@ -115,25 +119,27 @@ def _team(
         },
         opts=opts,
     )
-    forbidden = forbidden_priority_classes(team)
-    if forbidden:
-        k8s.core.v1.ResourceQuota(
-            f"priority-cap-{team.name}",
-            metadata={
-                "name": "trainstack-priority-cap",
-                "namespace": ns.metadata.name,
-                "labels": labels,
+    k8s.core.v1.ResourceQuota(
+        f"priority-cap-{team.name}",
+        metadata={
+            "name": "trainstack-priority-cap",
+            "namespace": ns.metadata.name,
+            "labels": labels,
+        },
+        spec={
+            "hard": {"pods": "0"},
+            "scope_selector": {
+                "match_expressions": [
+                    {
+                        "scope_name": "PriorityClass",
+                        "operator": "In",
+                        "values": forbidden_priority_classes(team),
+                    }
+                ]
             },
-            spec={
-                "hard": {"pods": "0"},
-                "scope_selector": {
-                    "match_expressions": [
-                        {"scope_name": "PriorityClass", "operator": "In", "values": forbidden}
-                    ]
-                },
-            },
-            opts=opts,
-        )
+        },
+        opts=opts,
+    )
     return ns
 
 
