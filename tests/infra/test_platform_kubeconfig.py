@@ -30,11 +30,12 @@ def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> N
     assert providers[0].inputs == {"context": "kind-trainstack"}
     assert not [r for r in mocks.resources if r.typ.startswith("alicloud:")]
     k8s_resources = [r for r in mocks.resources if r.typ.startswith("kubernetes:")]
-    # 2 teams x (namespace, quota, limits, priority cap, pull secret, artifact claim) + 9
+    # 2 teams x (namespace, quota, limits, priority cap, network policy, pull secret, artifact
+    # claim) + 9
     # priority classes + KubeDL (namespace, 5 CRDs, account, role, binding, controller) + 1 class
     # + team access (the PV ClusterRole; per team account, role, binding, PV binding, token, and
     # the PV guard's admission policy and its binding).
-    assert len(k8s_resources) == 12 + 9 + 10 + 1 + 1 + 2 * 7
+    assert len(k8s_resources) == 14 + 9 + 10 + 1 + 1 + 2 * 7
     assert all(r.provider and "::k8s::" in r.provider for r in k8s_resources)
 
 

@@ -7,6 +7,8 @@ OSS Secret — and the run PriorityClasses.
   admitted, and a container without limits is bounded rather than free to take its whole node.
 - Pod Security labels (``podsecurity.py``): ``baseline`` enforced, ``restricted`` audited and
   warned, so a team credential cannot run privileged or hostPath pods.
+- NetworkPolicy ``trainstack-isolation`` (``netpolicy.py``): in from the namespace only; out to
+  it, DNS and everything but the metadata endpoints and the pod network.
 - ResourceQuota ``trainstack-priority-cap``: zero pods of the classes above the team's
   ``maxPriority`` and of Kubernetes' ``system-*-critical`` classes (a quota scoped by
   PriorityClass), so one team cannot preempt all the others, nor CoreDNS.
@@ -20,6 +22,7 @@ import pulumi_kubernetes as k8s
 from trainstack import platformnames as names
 from trainstack.infra.platform import podsecurity
 from trainstack.infra.platform.config import PlatformConfig, Team
+from trainstack.infra.platform.netpolicy import build_isolation
 from trainstack.infra.platform.osssecret import build_oss_secrets
 from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
 from trainstack.infra.platform.pullsecret import build_pull_secrets
@@ -65,6 +68,13 @@ class Tenancy(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         level = podsecurity.team_level(cfg.cluster is not None and cfg.cluster.host_path_volumes)
         self.namespaces = {team.name: _team(team, level, child) for team in cfg.teams}
+        # ack: Terway's pod vSwitches; kubeconfig mode: the cluster's pod CIDR is not ours to know
+        pod_network = cfg.ack.pod_vswitch_cidrs if cfg.ack is not None else ()
+        for team in cfg.teams:
+            ns = self.namespaces[team.name]
+            build_isolation(
+                team.name, ns.metadata.name, {TEAM_LABEL: team.name}, pod_network, child
+            )
         self.priority_classes = build_priority_classes(child)
         self.pull_secret = build_pull_secrets(
             cfg.registry, registry_password, self.namespaces, child
