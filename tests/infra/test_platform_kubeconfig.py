@@ -34,8 +34,8 @@ def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> N
     # claim) + 9
     # priority classes + KubeDL (namespace, 5 CRDs, account, role, binding, controller) + 1 class
     # + team access (the PV ClusterRole; per team account, role, binding, PV binding, token, and
-    # the PV guard's admission policy and its binding).
-    assert len(k8s_resources) == 14 + 9 + 10 + 1 + 1 + 2 * 7
+    # the PV guard's admission policy and its binding) + the Service guard and its binding.
+    assert len(k8s_resources) == 14 + 9 + 10 + 1 + 1 + 2 * 7 + 2
     assert all(r.provider and "::k8s::" in r.provider for r in k8s_resources)
 
 

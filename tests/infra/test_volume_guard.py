@@ -17,6 +17,7 @@ from typing import Any
 import celpy
 import pytest
 
+from tests.infra.admission import policies_named
 from tests.infra.test_team_access import build
 from trainstack.errors import ConfigError
 from trainstack.infra.platform.teamaccess import guard_match
@@ -31,7 +32,7 @@ RUNNER = "system:serviceaccount:{}:trainstack-runner"
 @pytest.mark.parametrize("env", ["local", "ack-dev"])
 def test_each_team_gets_a_pv_guard_bound_to_deny(mocks: Any, env: str) -> None:
     build(mocks, env)
-    policies = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in mocks.of_type(POLICY)}
+    policies = policies_named(mocks.of_type(POLICY), "trainstack-team-volumes-")
     assert sorted(policies) == ["trainstack-team-volumes-nlp", "trainstack-team-volumes-vision"]
     for namespace in ("nlp", "vision"):
         spec = policies[f"trainstack-team-volumes-{namespace}"]
@@ -52,9 +53,7 @@ def test_each_team_gets_a_pv_guard_bound_to_deny(mocks: Any, env: str) -> None:
         assert [v["expression"] for v in spec["validations"]] == [
             v["expression"] for v in validations(volumes(env, namespace))
         ]
-    bindings = {
-        r.inputs["metadata"]["name"]: r.inputs["spec"] for r in mocks.of_type(POLICY_BINDING)
-    }
+    bindings = policies_named(mocks.of_type(POLICY_BINDING), "trainstack-team-volumes-")
     assert bindings == {
         name: {"policyName": name, "validationActions": ["Deny"]} for name in policies
     }

@@ -9,6 +9,8 @@ OSS Secret — and the run PriorityClasses.
   warned, so a team credential cannot run privileged or hostPath pods.
 - NetworkPolicy ``trainstack-isolation`` (``netpolicy.py``): in from the namespace only; out to
   it, DNS and everything but the metadata endpoints and the pod network.
+- ValidatingAdmissionPolicy ``trainstack-team-services`` (``serviceguard.py``, one for all team
+  namespaces): ClusterIP Services only, no ``externalIPs``.
 - ResourceQuota ``trainstack-priority-cap``: zero pods of the classes above the team's
   ``maxPriority`` and of Kubernetes' ``system-*-critical`` classes (a quota scoped by
   PriorityClass), so one team cannot preempt all the others, nor CoreDNS.
@@ -26,6 +28,7 @@ from trainstack.infra.platform.netpolicy import build_isolation
 from trainstack.infra.platform.osssecret import build_oss_secrets
 from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
 from trainstack.infra.platform.pullsecret import build_pull_secrets
+from trainstack.infra.platform.serviceguard import build_service_guard
 
 COMPONENT = "trainstack:platform:Tenancy"
 TEAM_LABEL = TEAM_NAMESPACE_LABEL
@@ -76,6 +79,7 @@ class Tenancy(pulumi.ComponentResource):
                 team.name, ns.metadata.name, {TEAM_LABEL: team.name}, pod_network, child
             )
         self.priority_classes = build_priority_classes(child)
+        build_service_guard({"app.kubernetes.io/managed-by": "trainstack"}, child)
         self.pull_secret = build_pull_secrets(
             cfg.registry, registry_password, self.namespaces, child
         )
