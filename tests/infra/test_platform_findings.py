@@ -591,7 +591,7 @@ def test_every_team_namespace_gives_containers_default_requests(in_repo: None) -
             assert limits["metadata"]["namespace"] == team
             (item,) = limits["spec"]["limits"]
             assert item["type"] == "Container"
-            assert set(item["defaultRequest"]) == {"cpu", "memory"}
+            assert set(item["defaultRequest"]) == {"cpu", "memory", "ephemeral-storage"}
 
 
 def test_each_team_is_capped_at_its_priority(in_repo: None) -> None:
