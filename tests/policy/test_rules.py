@@ -11,7 +11,15 @@ import pytest
 
 from trainstack.platformnames import PLATFORM_PROJECT, RUNS_PROJECT
 from trainstack.policy.check import evaluate
-from trainstack.policy.model import Context, Level, NodePool, Resource, TeamQuota, Violation
+from trainstack.policy.model import (
+    ContainerDefaults,
+    Context,
+    Level,
+    NodePool,
+    Resource,
+    TeamQuota,
+    Violation,
+)
 from trainstack.policy.rules import RULES
 from trainstack.policy.settings import RuleSetting, settings
 
@@ -295,6 +303,57 @@ def test_all_replicas_together_within_the_team_quota() -> None:
 
     one(run_rule("team-quota", job(four), two_pods), "spec", "pods 4 > 2")
     assert run_rule("team-quota", job(), two_pods) == []
+
+
+STORAGE_QUOTA = dataclasses.replace(
+    ACK,
+    quotas={
+        "vision": TeamQuota(
+            cpu=64,
+            memory=256 * GIB,
+            gpus=8,
+            storage=100 * GIB,
+            claims=10,
+            ephemeral_storage=10 * GIB,
+            limit_ephemeral_storage=40 * GIB,
+        )
+    },
+    team_defaults={"vision": ContainerDefaults(0.5, GIB, 2, 4 * GIB, 1 * GIB, 20 * GIB)},
+)
+
+
+def claim(size: str) -> Resource:
+    props = {
+        "metadata": {"name": "in-data", "namespace": "vision"},
+        "spec": {"volumeName": "vision.in-data", "resources": {"requests": {"storage": size}}},
+    }
+    return Resource("kubernetes:core/v1:PersistentVolumeClaim", "in-data", props)
+
+
+def test_a_claim_fits_the_team_storage_and_claim_quota() -> None:
+    assert run_rule("team-quota", claim("20Gi"), STORAGE_QUOTA) == []
+    one(run_rule("team-quota", claim("200Gi"), STORAGE_QUOTA), "requests.storage", "over team")
+    none = dataclasses.replace(
+        STORAGE_QUOTA,
+        quotas={"vision": dataclasses.replace(STORAGE_QUOTA.quotas["vision"], claims=0)},
+    )
+    one(run_rule("team-quota", claim("1Gi"), none), "spec", "admits no claims")
+
+
+def test_ephemeral_storage_counts_containers_at_their_limit_range_defaults() -> None:
+    # two pods, one container each, none stating ephemeral storage: 2 x 1Gi requested and
+    # 2 x 20Gi limited, within 10Gi / 40Gi
+    assert run_rule("team-quota", job(), STORAGE_QUOTA) == []
+
+    def three(p: dict[str, Any]) -> None:
+        p["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 2
+
+    one(run_rule("team-quota", job(three), STORAGE_QUOTA), "spec", "ephemeral-storage limits")
+
+    def big(p: dict[str, Any]) -> None:
+        pod_of(p)["containers"][0]["resources"]["requests"]["ephemeral-storage"] = "10Gi"
+
+    one(run_rule("team-quota", job(big), STORAGE_QUOTA), "spec", "ephemeral-storage requests")
 
 
 # --- priority-cap -------------------------------------------------------------------------------
