@@ -305,21 +305,22 @@ def test_all_replicas_together_within_the_team_quota() -> None:
     assert run_rule("team-quota", job(), two_pods) == []
 
 
-STORAGE_QUOTA = dataclasses.replace(
-    ACK,
-    quotas={
-        "vision": TeamQuota(
-            cpu=64,
-            memory=256 * GIB,
-            gpus=8,
-            storage=100 * GIB,
-            claims=10,
-            ephemeral_storage=10 * GIB,
-            limit_ephemeral_storage=40 * GIB,
-        )
-    },
-    team_defaults={"vision": ContainerDefaults(0.5, GIB, 2, 4 * GIB, 1 * GIB, 20 * GIB)},
-)
+def storage_quota() -> Context:
+    return dataclasses.replace(
+        ACK,
+        quotas={
+            "vision": TeamQuota(
+                cpu=64,
+                memory=256 * GIB,
+                gpus=8,
+                storage=100 * GIB,
+                claims=10,
+                ephemeral_storage=10 * GIB,
+                limit_ephemeral_storage=40 * GIB,
+            )
+        },
+        team_defaults={"vision": ContainerDefaults(0.5, GIB, 2, 4 * GIB, 1 * GIB, 20 * GIB)},
+    )
 
 
 def claim(size: str) -> Resource:
@@ -331,29 +332,31 @@ def claim(size: str) -> Resource:
 
 
 def test_a_claim_fits_the_team_storage_and_claim_quota() -> None:
-    assert run_rule("team-quota", claim("20Gi"), STORAGE_QUOTA) == []
-    one(run_rule("team-quota", claim("200Gi"), STORAGE_QUOTA), "requests.storage", "over team")
+    quota = storage_quota()
+    assert run_rule("team-quota", claim("20Gi"), quota) == []
+    one(run_rule("team-quota", claim("200Gi"), quota), "requests.storage", "over team")
     none = dataclasses.replace(
-        STORAGE_QUOTA,
-        quotas={"vision": dataclasses.replace(STORAGE_QUOTA.quotas["vision"], claims=0)},
+        quota,
+        quotas={"vision": dataclasses.replace(quota.quotas["vision"], claims=0)},
     )
     one(run_rule("team-quota", claim("1Gi"), none), "spec", "admits no claims")
 
 
 def test_ephemeral_storage_counts_containers_at_their_limit_range_defaults() -> None:
+    quota = storage_quota()
     # two pods, one container each, none stating ephemeral storage: 2 x 1Gi requested and
     # 2 x 20Gi limited, within 10Gi / 40Gi
-    assert run_rule("team-quota", job(), STORAGE_QUOTA) == []
+    assert run_rule("team-quota", job(), quota) == []
 
     def three(p: dict[str, Any]) -> None:
         p["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 2
 
-    one(run_rule("team-quota", job(three), STORAGE_QUOTA), "spec", "ephemeral-storage limits")
+    one(run_rule("team-quota", job(three), quota), "spec", "ephemeral-storage limits")
 
     def big(p: dict[str, Any]) -> None:
         pod_of(p)["containers"][0]["resources"]["requests"]["ephemeral-storage"] = "10Gi"
 
-    one(run_rule("team-quota", job(big), STORAGE_QUOTA), "spec", "ephemeral-storage requests")
+    one(run_rule("team-quota", job(big), quota), "spec", "ephemeral-storage requests")
 
 
 # --- priority-cap -------------------------------------------------------------------------------
