@@ -106,8 +106,9 @@ def test_plan_table_for_people(in_repo: None) -> None:
     assert "kubernetes:core/v1:ResourceQuota" in result.output
     assert "quota-vision" in result.output
     # 36, plus team access: a component, the PV ClusterRole, 7 per team (teamaccess.py: account,
-    # role, two bindings, token, and the PV guard's policy and binding)
-    assert "52 to create" in result.output
+    # role, two bindings, token, and the PV guard's policy and binding), plus a NetworkPolicy
+    # per team and the Service guard's policy and binding (tenancy.py)
+    assert "56 to create" in result.output
     assert "plan-secret-placeholder" not in result.output
 
 
@@ -217,7 +218,7 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
     platform = plan_json("--env", "local")
     again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 52 + 2}, "plus the OSS Secret of both teams"
+    assert platform["summary"] == {"create": 56 + 2}, "plus the OSS Secret of both teams"
 
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:
