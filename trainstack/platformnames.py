@@ -38,6 +38,10 @@ provisioners, the renderer's OSS PVs, the volume admission policy and the storag
 PRIORITIES = range(1, 10)
 """Run priorities 1..9 (PAI DLC's quota priorities); higher runs first."""
 
+# The classes Kubernetes creates itself and admits in any namespace (Kubernetes docs, "Pod
+# Priority and Preemption": since 1.17 not limited to kube-system); above every run priority.
+SYSTEM_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+
 PULL_SECRET_NAME = "trainstack-registry"
 """The image pull secret created in every team namespace."""
 

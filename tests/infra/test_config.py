@@ -162,7 +162,10 @@ def test_workload_typo_suggests_the_kind() -> None:
             "exactly 2 CIDR blocks",
         ),
         ({"trainstack__vswitchCidrs": ["10.1.0.0/16", "192.168.0.0/16"]}, "inside vpcCidr"),
-        ({"trainstack__podCidr": "10.9.0.0/16"}, "trainstack:podCidr: expected a block outside"),
+        (
+            {"trainstack__serviceCidr": "10.9.0.0/20"},
+            "trainstack:serviceCidr: expected a block outside",
+        ),
         (
             {
                 "trainstack__gpuPools": [

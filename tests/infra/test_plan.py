@@ -110,8 +110,9 @@ def test_plan_table_for_people(in_repo: None) -> None:
     # 36, plus team access: a component, the PV ClusterRole, the admission namespace, 8 per team
     # (teamaccess.py: account, role, two bindings, token; volumepolicy.py: the PV guard's
     # policy, binding and parameters); the pod guards: a component, 2 per team (podguard.py:
-    # policy and binding)
-    assert "60 to create" in result.output
+    # policy and binding); a NetworkPolicy per team and the Service guard's policy and
+    # binding (tenancy.py)
+    assert "64 to create" in result.output
     assert "plan-secret-placeholder" not in result.output
 
 
@@ -221,7 +222,7 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
     platform = plan_json("--env", "local")
     again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 60 + 2}, "plus the OSS Secret of both teams"
+    assert platform["summary"] == {"create": 64 + 2}, "plus the OSS Secret of both teams"
 
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:

@@ -591,7 +591,7 @@ def test_every_team_namespace_gives_containers_default_requests(in_repo: None) -
             assert limits["metadata"]["namespace"] == team
             (item,) = limits["spec"]["limits"]
             assert item["type"] == "Container"
-            assert set(item["defaultRequest"]) == {"cpu", "memory"}
+            assert set(item["defaultRequest"]) == {"cpu", "memory", "ephemeral-storage"}
 
 
 def test_each_team_is_capped_at_its_priority(in_repo: None) -> None:
@@ -602,7 +602,11 @@ def test_each_team_is_capped_at_its_priority(in_repo: None) -> None:
         assert cap["spec"]["hard"] == {"pods": "0"}
         (expr,) = cap["spec"]["scopeSelector"]["matchExpressions"]
         assert (expr["scopeName"], expr["operator"]) == ("PriorityClass", "In")
-        assert expr["values"] == [f"trainstack-priority-{p}" for p in range(allowed + 1, 10)]
+        assert expr["values"] == [
+            *(f"trainstack-priority-{p}" for p in range(allowed + 1, 10)),
+            "system-node-critical",
+            "system-cluster-critical",
+        ]
 
 
 def test_a_run_above_its_teams_cap_is_refused_before_deploy() -> None:

@@ -32,12 +32,13 @@ def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> N
     assert providers[0].inputs == {"context": "kind-trainstack"}
     assert not [r for r in mocks.resources if r.typ.startswith("alicloud:")]
     k8s_resources = [r for r in mocks.resources if r.typ.startswith("kubernetes:")]
-    # 2 teams x (namespace, quota, limits, priority cap, pull secret, artifact claim) + 9
-    # priority classes + KubeDL (namespace, 5 CRDs, account, role, binding, controller) + 1 class
-    # + team access (the PV ClusterRole, the admission namespace; per team account, role,
-    # binding, PV binding, token, and the PV guard's admission policy, binding and parameters) + per
-    # team the pod guard's policy and binding.
-    assert len(k8s_resources) == 12 + 9 + 10 + 1 + 2 + 2 * 8 + 2 * 2
+    # 2 teams x (namespace, quota, limits, priority cap, network policy, pull secret, artifact
+    # claim) + 9 priority classes + KubeDL (namespace, 5 CRDs, account, role, binding,
+    # controller) + 1 class + team access (the PV ClusterRole, the admission namespace; per team
+    # account, role, binding, PV binding, token, and the PV guard's admission policy, binding and
+    # parameters) + per team the pod guard's policy and binding + the Service guard and its
+    # binding.
+    assert len(k8s_resources) == 14 + 9 + 10 + 1 + 2 + 2 * 8 + 2 * 2 + 2
     assert all(r.provider and "::k8s::" in r.provider for r in k8s_resources)
 
 
@@ -93,6 +94,7 @@ def test_one_namespace_and_quota_per_team(mocks: Any) -> None:
     quota = mocks.one("kubernetes:core/v1:ResourceQuota", "quota-vision")
     assert quota["metadata"]["namespace"] == "vision"
     assert quota["spec"]["hard"] == {
+        **quota["spec"]["hard"],  # storage, Service types, objects: tests/infra/test_tenancy.py
         "requests.cpu": "16",
         "requests.memory": "64Gi",
         "requests.nvidia.com/gpu": "0",

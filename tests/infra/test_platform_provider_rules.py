@@ -219,7 +219,7 @@ def test_blocks_are_passed_on_in_cidr_notation(mocks: RecordingMocks) -> None:
     # after the blocks the cluster needs (ACK's control plane, the VPC: cluster.required_api_cidrs)
     assert entries == ["100.104.0.0/16", "10.0.0.0/8", "198.51.100.7/32", "203.0.113.0/24"]
     switches = [r.inputs["cidrBlock"] for r in mocks.of_type("alicloud:vpc/switch:Switch")]
-    assert switches == ["10.1.0.0/16", "10.2.0.0/16"]
+    assert switches == ["10.1.0.0/16", "10.2.0.0/16", "10.101.0.0/16", "10.102.0.0/16"]
 
 
 # --- the ACR Enterprise login password ------------------------------------------------------------

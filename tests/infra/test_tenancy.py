@@ -48,8 +48,12 @@ def test_limit_ranges_set_default_limits_too(mocks: Any, env: str) -> None:
     assert len(ranges) == 2
     for r in ranges:
         (limit,) = r.inputs["spec"]["limits"]
-        assert limit["defaultRequest"] == {"cpu": "500m", "memory": "1Gi"}
-        assert limit["default"] == {"cpu": "2", "memory": "4Gi"}
+        assert limit["defaultRequest"] == {
+            "cpu": "500m",
+            "memory": "1Gi",
+            "ephemeral-storage": "1Gi",
+        }
+        assert limit["default"] == {"cpu": "2", "memory": "4Gi", "ephemeral-storage": "50Gi"}
 
 
 def test_a_default_limit_below_the_default_request_is_refused(mocks: Any) -> None:
@@ -144,3 +148,134 @@ def test_gang_scheduling_on_ack_is_ack_pros_coscheduling_only(mocks: Any) -> Non
         "ack-dev",
         **{"trainstack:clusterSpec": "ack.standard", "kubedl:gangScheduler": "none"},
     )
+
+
+@pytest.mark.parametrize("env", ["local", "ack-dev"])
+def test_no_team_may_schedule_pods_at_kubernetes_system_priorities(mocks: Any, env: str) -> None:
+    # Kubernetes admits system-node-critical and system-cluster-critical in any namespace
+    # (Kubernetes docs, "Pod Priority and Preemption"); at 2e9 they preempt every team and
+    # CoreDNS. Every team's cap quota counts them at 0 pods, whatever its maxPriority.
+    build(
+        mocks,
+        env,
+        **{
+            "trainstack:teams": '[{"name": "top", "quota": {"cpu": "4", '
+            '"memory": "8Gi"}, "maxPriority": 9}, {"name": "low", "quota": '
+            '{"cpu": "4", "memory": "8Gi"}, "maxPriority": 1}]'
+        },
+    )
+    caps = {
+        r.inputs["metadata"]["namespace"]: r.inputs["spec"]
+        for r in mocks.of_type("kubernetes:core/v1:ResourceQuota")
+        if r.inputs["metadata"]["name"] == "trainstack-priority-cap"
+    }
+    assert set(caps) == {"top", "low"}
+    for spec in caps.values():
+        assert spec["hard"] == {"pods": "0"}
+        (expr,) = spec["scopeSelector"]["matchExpressions"]
+        assert (expr["scopeName"], expr["operator"]) == ("PriorityClass", "In")
+        assert {"system-node-critical", "system-cluster-critical"} <= set(expr["values"])
+    assert (
+        "trainstack-priority-9" not in caps["top"]["scopeSelector"]["matchExpressions"][0]["values"]
+    )
+    assert "trainstack-priority-2" in caps["low"]["scopeSelector"]["matchExpressions"][0]["values"]
+
+
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+
+
+def team_quotas(mocks: Any) -> dict[str, dict[str, str]]:
+    return {
+        r.inputs["metadata"]["namespace"]: r.inputs["spec"]["hard"]
+        for r in mocks.of_type(QUOTA)
+        if r.inputs["metadata"]["name"] == "trainstack-quota"
+    }
+
+
+@pytest.mark.parametrize("env", ["local", "ack-dev"])
+def test_quotas_bound_storage_claims_service_types_ephemeral_storage_and_objects(
+    mocks: Any, env: str
+) -> None:
+    build(mocks, env)
+    quotas = team_quotas(mocks)
+    assert set(quotas) == {"vision", "nlp"}
+    for hard in quotas.values():
+        assert hard["services.loadbalancers"] == "0"
+        assert hard["services.nodeports"] == "0"
+        assert hard["requests.storage"] == "2Ti"
+        assert hard["persistentvolumeclaims"] == "100"
+        assert hard["requests.ephemeral-storage"] == "500Gi"
+        assert hard["limits.ephemeral-storage"] == "10Ti"
+        for objects in ("configmaps", "secrets", "services", "jobs.batch"):
+            assert int(hard[f"count/{objects}"]) > 0, objects
+        # every KubeDL kind the platform enables, as count/<plural>.<group>
+        kubedl = {k for k in hard if k.startswith("count/") and "kubedl.io" in k}
+        assert kubedl == {
+            "count/tfjobs.training.kubedl.io",
+            "count/pytorchjobs.training.kubedl.io",
+            "count/xgboostjobs.training.kubedl.io",
+            "count/mpijobs.training.kubedl.io",
+            "count/elasticbatchjobs.inference.kubedl.io",
+        }
+
+
+@pytest.mark.parametrize("env", ["local", "ack-dev"])
+def test_every_container_resource_the_quota_counts_has_a_limit_range_default(
+    mocks: Any, env: str
+) -> None:
+    # A rendered container states no ephemeral-storage: the LimitRange gives it a request (what
+    # the quota counts) and a limit (where the kubelet evicts it), so it is admitted and bounded.
+    build(mocks, env)
+    ranges = {
+        r.inputs["metadata"]["namespace"]: r.inputs["spec"]["limits"][0]
+        for r in mocks.of_type("kubernetes:core/v1:LimitRange")
+    }
+    for namespace, hard in team_quotas(mocks).items():
+        for key in hard:
+            kind, _, resource = key.partition(".")
+            if kind == "requests" and resource in ("cpu", "memory", "ephemeral-storage"):
+                assert resource in ranges[namespace]["defaultRequest"], key
+            if kind == "limits":
+                assert resource in ranges[namespace]["default"], key
+
+
+def test_a_team_sets_its_own_storage_services_and_object_counts(mocks: Any) -> None:
+    teams = (
+        '[{"name": "a", "quota": {"cpu": "4", "memory": "8Gi", "storage": "500Gi", '
+        '"persistentVolumeClaims": 10, "loadBalancers": 1, "nodePorts": 2, '
+        '"ephemeralStorage": "50Gi", "limitEphemeralStorage": "200Gi", '
+        '"objects": {"secrets": 20, "pytorchjobs.training.kubedl.io": 5}}, '
+        '"defaults": {"ephemeralStorage": "2Gi", "limitEphemeralStorage": "8Gi"}}]'
+    )
+    build(mocks, "local", **{"trainstack:teams": teams})
+    hard = team_quotas(mocks)["a"]
+    assert hard["requests.storage"] == "500Gi" and hard["persistentvolumeclaims"] == "10"
+    assert hard["services.loadbalancers"] == "1" and hard["services.nodeports"] == "2"
+    assert hard["requests.ephemeral-storage"] == "50Gi"
+    assert hard["limits.ephemeral-storage"] == "200Gi"
+    assert hard["count/secrets"] == "20" and hard["count/configmaps"] == "500"
+    assert hard["count/pytorchjobs.training.kubedl.io"] == "5"
+    (limits,) = mocks.of_type("kubernetes:core/v1:LimitRange")
+    assert limits.inputs["spec"]["limits"][0]["default"]["ephemeral-storage"] == "8Gi"
+
+
+@pytest.mark.parametrize(
+    ("quota", "needle"),
+    [
+        ('"objects": {"secret": 3}', r"quota\.objects\.secret: unknown key"),
+        ('"loadBalancers": -1', "loadBalancers"),
+    ],
+)
+def test_a_wrong_quota_entry_is_one_clear_error(mocks: Any, quota: str, needle: str) -> None:
+    teams = f'[{{"name": "a", "quota": {{"cpu": "4", "memory": "8Gi", {quota}}}}}]'
+    with pytest.raises(ConfigError, match=needle):
+        build(mocks, "local", **{"trainstack:teams": teams})
+
+
+def test_an_ephemeral_default_limit_below_its_request_is_refused(mocks: Any) -> None:
+    teams = (
+        '[{"name": "a", "quota": {"cpu": "4", "memory": "8Gi"}, '
+        '"defaults": {"ephemeralStorage": "4Gi", "limitEphemeralStorage": "1Gi"}}]'
+    )
+    with pytest.raises(ConfigError, match=r"limitEphemeralStorage: expected a limit at least"):
+        build(mocks, "local", **{"trainstack:teams": teams})

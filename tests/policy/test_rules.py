@@ -11,7 +11,15 @@ import pytest
 
 from trainstack.platformnames import PLATFORM_PROJECT, RUNS_PROJECT
 from trainstack.policy.check import evaluate
-from trainstack.policy.model import Context, Level, NodePool, Resource, TeamQuota, Violation
+from trainstack.policy.model import (
+    ContainerDefaults,
+    Context,
+    Level,
+    NodePool,
+    Resource,
+    TeamQuota,
+    Violation,
+)
 from trainstack.policy.rules import RULES
 from trainstack.policy.settings import RuleSetting, settings
 
@@ -297,6 +305,60 @@ def test_all_replicas_together_within_the_team_quota() -> None:
     assert run_rule("team-quota", job(), two_pods) == []
 
 
+def storage_quota() -> Context:
+    return dataclasses.replace(
+        ACK,
+        quotas={
+            "vision": TeamQuota(
+                cpu=64,
+                memory=256 * GIB,
+                gpus=8,
+                storage=100 * GIB,
+                claims=10,
+                ephemeral_storage=10 * GIB,
+                limit_ephemeral_storage=40 * GIB,
+            )
+        },
+        team_defaults={"vision": ContainerDefaults(0.5, GIB, 2, 4 * GIB, 1 * GIB, 20 * GIB)},
+    )
+
+
+def claim(size: str) -> Resource:
+    props = {
+        "metadata": {"name": "in-data", "namespace": "vision"},
+        "spec": {"volumeName": "vision.in-data", "resources": {"requests": {"storage": size}}},
+    }
+    return Resource("kubernetes:core/v1:PersistentVolumeClaim", "in-data", props)
+
+
+def test_a_claim_fits_the_team_storage_and_claim_quota() -> None:
+    quota = storage_quota()
+    assert run_rule("team-quota", claim("20Gi"), quota) == []
+    one(run_rule("team-quota", claim("200Gi"), quota), "requests.storage", "over team")
+    none = dataclasses.replace(
+        quota,
+        quotas={"vision": dataclasses.replace(quota.quotas["vision"], claims=0)},
+    )
+    one(run_rule("team-quota", claim("1Gi"), none), "spec", "admits no claims")
+
+
+def test_ephemeral_storage_counts_containers_at_their_limit_range_defaults() -> None:
+    quota = storage_quota()
+    # two pods, one container each, none stating ephemeral storage: 2 x 1Gi requested and
+    # 2 x 20Gi limited, within 10Gi / 40Gi
+    assert run_rule("team-quota", job(), quota) == []
+
+    def three(p: dict[str, Any]) -> None:
+        p["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 2
+
+    one(run_rule("team-quota", job(three), quota), "spec", "ephemeral-storage limits")
+
+    def big(p: dict[str, Any]) -> None:
+        pod_of(p)["containers"][0]["resources"]["requests"]["ephemeral-storage"] = "10Gi"
+
+    one(run_rule("team-quota", job(big), quota), "spec", "ephemeral-storage requests")
+
+
 # --- priority-cap -------------------------------------------------------------------------------
 
 
@@ -307,6 +369,19 @@ def test_priority_above_the_team_cap() -> None:
     one(run_rule("priority-cap", job(nine)), "priorityClassName", "priority 9 is above team")
     assert run_rule("priority-cap", job(nine), maxPriority={"vision": 9}) == []
     assert run_rule("priority-cap", job()) == []
+
+
+@pytest.mark.parametrize("system", ["system-node-critical", "system-cluster-critical"])
+def test_kubernetes_system_priorities_are_above_every_team_cap(system: str) -> None:
+    def critical(p: dict[str, Any]) -> None:
+        pod_of(p)["priorityClassName"] = system
+
+    one(run_rule("priority-cap", job(critical)), "priorityClassName", f"{system} is Kubernetes'")
+    one(
+        run_rule("priority-cap", job(critical), maxPriority={"vision": 9}),
+        "priorityClassName",
+        "above every team",
+    )
 
 
 # --- secret-refs --------------------------------------------------------------------------------

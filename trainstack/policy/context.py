@@ -25,6 +25,8 @@ def _teams(values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any]) -> Context:
+    from trainstack.infra.platform import config as cfg
+
     quotas: dict[str, TeamQuota] = {}
     for team in _teams(values):
         q = team.get("quota") or {}
@@ -33,6 +35,12 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
             memory=amount(q.get("memory", 0)),
             gpus=int(amount(q.get("gpu", 0))),
             pods=None if q.get("pods") is None else int(amount(q["pods"])),
+            storage=amount(q.get("storage", cfg.DEFAULT_STORAGE)),
+            claims=int(amount(q.get("persistentVolumeClaims", cfg.DEFAULT_CLAIMS))),
+            ephemeral_storage=amount(q.get("ephemeralStorage", cfg.DEFAULT_EPHEMERAL_STORAGE)),
+            limit_ephemeral_storage=amount(
+                q.get("limitEphemeralStorage", cfg.DEFAULT_LIMIT_EPHEMERAL_STORAGE)
+            ),
         )
     from trainstack.infra.run.options import PlatformOutputs, oss_endpoint_of
 
@@ -90,6 +98,8 @@ def _team_defaults(raw: Any) -> dict[str, ContainerDefaults]:
             amount(d.get("memory", 0)),
             amount(d.get("limitCpu", 0)),
             amount(d.get("limitMemory", 0)),
+            amount(d.get("ephemeralStorage", 0)),
+            amount(d.get("limitEphemeralStorage", 0)),
         )
         for team, d in raw.items()
         if isinstance(d, Mapping)

@@ -60,6 +60,12 @@ class TeamQuota:
     memory: float  # bytes
     gpus: int
     pods: int | None = None  # the quota's `pods`, when the team sets one
+    # requests.storage and persistentvolumeclaims, requests/limits.ephemeral-storage (bytes);
+    # None: not known (a Context from before they were quoted)
+    storage: float | None = None
+    claims: int | None = None
+    ephemeral_storage: float | None = None
+    limit_ephemeral_storage: float | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,8 @@ class ContainerDefaults:
     memory: float  # bytes requested
     limit_cpu: float
     limit_memory: float
+    ephemeral_storage: float = 0.0  # requested
+    limit_ephemeral_storage: float = 0.0
 
 
 # The fit check's figure (trainstack.infra.headroom): one source.
@@ -153,6 +161,11 @@ class Context:
                     memory=float(q["memory"]),
                     gpus=int(q["gpus"]),
                     pods=None if q.get("pods") is None else int(q["pods"]),
+                    **{
+                        f: None if q.get(f) is None else float(q[f])
+                        for f in ("storage", "ephemeral_storage", "limit_ephemeral_storage")
+                    },
+                    claims=None if q.get("claims") is None else int(q["claims"]),
                 )
                 for k, q in raw.get("quotas", {}).items()
             },
@@ -166,6 +179,8 @@ class Context:
                     float(d["memory"]),
                     float(d["limit_cpu"]),
                     float(d["limit_memory"]),
+                    float(d.get("ephemeral_storage", 0.0)),
+                    float(d.get("limit_ephemeral_storage", 0.0)),
                 )
                 for k, d in raw.get("team_defaults", {}).items()
             },

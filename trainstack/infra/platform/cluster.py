@@ -10,6 +10,8 @@ not the account owner has no RBAC rights on a new cluster, and its kubeconfig wo
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pulumi_alicloud as alicloud
 
@@ -21,7 +23,31 @@ COMPONENT = "trainstack:platform:Cluster"
 # default storage plugins at creation, and a second resource for the same add-on would fight it
 # (pulumi_alicloud cs/managed_kubernetes.py: addons "only works for Create").
 # csi-plugin + csi-provisioner provide the disk, NAS and OSS provisioners our StorageClasses use.
-CLUSTER_ADDONS = ("flannel", "csi-plugin", "csi-provisioner")
+# The CNI is Terway with NetworkPolicy on: flannel enforces no NetworkPolicy and a cluster's CNI
+# cannot be changed after creation (ACK, "ACK managed cluster network planning",
+# https://www.alibabacloud.com/help/en/doc-detail/86500.htm). "terway-eniip" is Terway's add-on
+# (pulumi_alicloud 4.0 cs/_inputs.py:1831, ManagedKubernetesAddonArgs: "Network-terway is
+# required, Conflicts With Network-flannel"); its config key NetworkPolicy (the docstring's
+# example sets it, cs/managed_kubernetes.py:2183) is what ACK's Terraform guide sets to "true"
+# to enforce Kubernetes network policies (https://www.alibabacloud.com/help/en/ack/
+# ack-managed-and-ack-dedicated/developer-reference/use-terraform-to-manage-plug-ins,
+# "Configure network add-ons").
+TERWAY = "terway-eniip"
+TERWAY_CONFIG = {"NetworkPolicy": "true"}
+CLUSTER_ADDONS: tuple[tuple[str, dict[str, str] | None], ...] = (
+    (TERWAY, TERWAY_CONFIG),
+    ("csi-plugin", None),
+    ("csi-provisioner", None),
+)
+
+
+def addon_args() -> list[alicloud.cs.ManagedKubernetesAddonArgs]:
+    return [
+        alicloud.cs.ManagedKubernetesAddonArgs(
+            name=name, config=None if config is None else json.dumps(config, sort_keys=True)
+        )
+        for name, config in CLUSTER_ADDONS
+    ]
 
 
 class Cluster(pulumi.ComponentResource):
@@ -46,7 +72,10 @@ class Cluster(pulumi.ComponentResource):
             cluster_spec=ack.cluster_spec,
             version=ack.kubernetes_version,
             vswitch_ids=net.vswitch_ids,
-            pod_cidr=ack.pod_cidr,
+            # "[Terway Specific] The vswitches for the pod network when using Terway ... Only
+            # works for Create" (cs/managed_kubernetes.py:118, pod_vswitch_ids); pod_cidr is
+            # "[Flannel Specific]" (:117) and left unset.
+            pod_vswitch_ids=net.pod_vswitch_ids,
             service_cidr=ack.service_cidr,
             new_nat_gateway=True,  # nodes pull images and pip packages from outside the VPC
             # "Whether to create internet load balancer for API Server ... Only works for Create"
@@ -54,7 +83,7 @@ class Cluster(pulumi.ComponentResource):
             slb_internet_enabled=ack.api_public,
             enable_rrsa=True,  # OSS volumes assume the jobs RAM role (iam.py) without node keys
             deletion_protection=True,
-            addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a) for a in CLUSTER_ADDONS],
+            addons=addon_args(),
             opts=child,
         )
         self.api_acl = None

@@ -30,7 +30,12 @@ from trainstack.infra.platform.inputs import default_crd_source
 from trainstack.infra.platform.inputs import is_kubeconfig_contents as is_kubeconfig_contents
 from trainstack.infra.platform.kubedl_source import DEFAULT_WORKLOADS as DEFAULT_WORKLOADS
 from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS as KUBEDL_CRDS
-from trainstack.infra.platform.kubedl_source import CrdFile, load_crds, mirror_command
+from trainstack.infra.platform.kubedl_source import (
+    CrdFile,
+    crd_resource,
+    load_crds,
+    mirror_command,
+)
 from trainstack.spec.values import quantity
 
 MODES = ("ack", "kubeconfig")
@@ -60,12 +65,37 @@ OSS_ACCESS_KEY_KEYS = ("ossAccessKeyId", "ossAccessKeySecret")
 DEFAULT_MAX_PRIORITY = 5
 
 
+# What a team's quota holds besides CPU, memory, GPUs and pods, unless the team sets its own
+# (trainstack:teams[].quota). Claims and storage: a run's static OSS/NAS claims request a nominal
+# 20Gi each (render/parts.py), an ESSD claim its real size. Load balancers and node ports: 0, as
+# no run needs a Service of those types (serviceguard.py refuses them anyway). Ephemeral storage:
+# what the containers' requests and limits add up to (the LimitRange gives each one that states
+# none its default, ContainerDefaults).
+DEFAULT_STORAGE = "2Ti"
+DEFAULT_CLAIMS = 100
+DEFAULT_EPHEMERAL_STORAGE = "500Gi"
+DEFAULT_LIMIT_EPHEMERAL_STORAGE = "10Ti"
+# ResourceQuota `count/<resource>` objects a team may hold, so that no team fills etcd: what a run
+# stack creates and what KubeDL creates for it (a headless Service per replica, MPI's ConfigMap).
+# Every enabled KubeDL kind gets DEFAULT_KUBEDL_JOBS, as `count/<plural>.<group>`.
+DEFAULT_OBJECT_COUNTS = {"configmaps": 500, "secrets": 200, "services": 1000, "jobs.batch": 200}
+DEFAULT_KUBEDL_JOBS = 200
+
+
 @dataclass(frozen=True)
 class Quota:
     cpu: str
     memory: str
     gpu: int
     pods: int | None
+    storage: str = DEFAULT_STORAGE  # requests.storage
+    claims: int = DEFAULT_CLAIMS  # persistentvolumeclaims
+    load_balancers: int = 0  # services.loadbalancers
+    node_ports: int = 0  # services.nodeports
+    ephemeral_storage: str = DEFAULT_EPHEMERAL_STORAGE  # requests.ephemeral-storage
+    limit_ephemeral_storage: str = DEFAULT_LIMIT_EPHEMERAL_STORAGE  # limits.ephemeral-storage
+    # count/<resource> the team sets itself (the rest: DEFAULT_OBJECT_COUNTS, DEFAULT_KUBEDL_JOBS)
+    objects: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +107,10 @@ class ContainerDefaults:
     memory: str
     limit_cpu: str = "2"
     limit_memory: str = "4Gi"
+    # Rendered containers state none: the request is what the quota counts them at, the limit
+    # where the kubelet evicts one filling its node's disk (a `download` binding's copy counts).
+    ephemeral_storage: str = "1Gi"
+    limit_ephemeral_storage: str = "50Gi"
 
 
 @dataclass(frozen=True)
@@ -443,14 +477,7 @@ def _teams(main: Section) -> tuple[Team, ...]:
             namespace.startswith("kube-")
         ):
             raise item.error("namespace", "a namespace of its own, not a system one", namespace)
-        q = item.section("quota")
-        quota = Quota(
-            cpu=q.quantity("cpu"),
-            memory=q.quantity("memory"),
-            gpu=q.integer("gpu", 0, minimum=0),
-            pods=q.integer("pods", minimum=1) if q.has("pods") else None,
-        )
-        q.finish()
+        quota = _quota(item.section("quota"))
         max_priority = item.integer(
             "maxPriority",
             DEFAULT_MAX_PRIORITY,
@@ -463,11 +490,20 @@ def _teams(main: Section) -> tuple[Team, ...]:
             memory=d.quantity("memory", "1Gi"),
             limit_cpu=d.quantity("limitCpu", "2"),
             limit_memory=d.quantity("limitMemory", "4Gi"),
+            ephemeral_storage=d.quantity("ephemeralStorage", ContainerDefaults.ephemeral_storage),
+            limit_ephemeral_storage=d.quantity(
+                "limitEphemeralStorage", ContainerDefaults.limit_ephemeral_storage
+            ),
         )
         # The API server refuses a LimitRange whose default request exceeds its default limit.
         for request, limit, key in (
             (defaults.cpu, defaults.limit_cpu, "limitCpu"),
             (defaults.memory, defaults.limit_memory, "limitMemory"),
+            (
+                defaults.ephemeral_storage,
+                defaults.limit_ephemeral_storage,
+                "limitEphemeralStorage",
+            ),
         ):
             if quantity(limit).value < quantity(request).value:
                 raise d.error(key, f"a limit at least the default request ({request})", limit)
@@ -485,6 +521,42 @@ def _teams(main: Section) -> tuple[Team, ...]:
             )
         )
     return tuple(teams)
+
+
+def object_count_keys() -> tuple[str, ...]:
+    """The `count/<resource>` names a team's quota may set: DEFAULT_OBJECT_COUNTS' and every
+    KubeDL kind's (`<plural>.<group>`, from its CRD file name), enabled or not."""
+    return (*DEFAULT_OBJECT_COUNTS, *sorted(kubedl_count_key(kind) for kind in KUBEDL_CRDS))
+
+
+def kubedl_count_key(kind: str) -> str:
+    group, plural = crd_resource(kind)
+    return f"{plural}.{group}"
+
+
+def _quota(q: Section) -> Quota:
+    objects = q.section("objects", {})
+    counts = tuple(
+        (key, objects.integer(key, minimum=0)) for key in object_count_keys() if objects.has(key)
+    )
+    objects.finish()
+    quota = Quota(
+        cpu=q.quantity("cpu"),
+        memory=q.quantity("memory"),
+        gpu=q.integer("gpu", 0, minimum=0),
+        pods=q.integer("pods", minimum=1) if q.has("pods") else None,
+        storage=q.quantity("storage", DEFAULT_STORAGE),
+        claims=q.integer("persistentVolumeClaims", DEFAULT_CLAIMS, minimum=0),
+        load_balancers=q.integer("loadBalancers", 0, minimum=0),
+        node_ports=q.integer("nodePorts", 0, minimum=0),
+        ephemeral_storage=q.quantity("ephemeralStorage", DEFAULT_EPHEMERAL_STORAGE),
+        limit_ephemeral_storage=q.quantity(
+            "limitEphemeralStorage", DEFAULT_LIMIT_EPHEMERAL_STORAGE
+        ),
+        objects=counts,
+    )
+    q.finish()
+    return quota
 
 
 def _kubedl(sec: Section, ack: bool, root: Path | None, pending: Pending) -> KubeDLConfig:

@@ -51,7 +51,7 @@ ACK_KEYS = (
     "zones",
     "vpcCidr",
     "vswitchCidrs",
-    "podCidr",
+    "podVswitchCidrs",
     "serviceCidr",
     "clusterName",
     "clusterSpec",
@@ -145,7 +145,8 @@ class AckConfig:
     zones: tuple[str, ...]
     vpc_cidr: str
     vswitch_cidrs: tuple[str, ...]
-    pod_cidr: str
+    # Terway's pod vSwitches, one per zone: pods take VPC addresses from these (no pod CIDR)
+    pod_vswitch_cidrs: tuple[str, ...]
     service_cidr: str
     cluster_name: str
     cluster_spec: str
@@ -186,7 +187,7 @@ class AckConfig:
 def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckConfig:
     """The ack keys of one stack, checked and typed, a section at a time (the order in which
     they are read is the order in which their errors are reported)."""
-    region, zones, vpc, vswitches, pod, service = _network(main)
+    region, zones, vpc, vswitches, pods, service = _network(main)
     pending = pending or Pending(False)
     system, cpu, gpus, spot = _pools(main)
     api, allowed = _api_endpoint(main, stack, pending)
@@ -203,7 +204,7 @@ def load_ack(main: Section, stack: str, pending: Pending | None = None) -> AckCo
         zones=zones,
         vpc_cidr=str(vpc),
         vswitch_cidrs=vswitches,
-        pod_cidr=str(pod),
+        pod_vswitch_cidrs=pods,
         service_cidr=str(service),
         cluster_name=main.string(
             "clusterName",
@@ -263,10 +264,11 @@ def _network(
     tuple[str, ...],
     ipaddress.IPv4Network,
     tuple[str, ...],
-    ipaddress.IPv4Network,
+    tuple[str, ...],
     ipaddress.IPv4Network,
 ]:
-    """Region, zones and the address blocks: the VPC, one vSwitch per zone, pods and Services."""
+    """Region, zones and the address blocks: the VPC, per zone a node and a pod vSwitch, and
+    the Services."""
     region = main.string("region", choices=REGIONS)
     zones = main.string_list(
         "zones",
@@ -287,37 +289,51 @@ def _network(
             "192.168.0.0/16)",
             str(vpc),
         )
-    default_vsw = [f"10.{i + 1}.0.0/16" for i in range(len(zones))]
-    vswitches = main.string_list(
-        "vswitchCidrs", default_vsw, min_items=len(zones), what="CIDR blocks, one per zone"
-    )
+    if main.has("podCidr"):
+        raise ConfigError(
+            f"{main.key('podCidr')}: no longer read: the cluster's CNI is Terway with "
+            "NetworkPolicy (flannel enforces none), which gives pods addresses from pod "
+            "vSwitches, not a pod CIDR; a cluster created with flannel cannot change its CNI, "
+            "so this takes a new cluster",
+            hint="remove podCidr, set trainstack:podVswitchCidrs (one block per zone, inside "
+            'vpcCidr) and create a new cluster (docs/platform.md, "Network isolation")',
+        )
+    vswitches = _zone_blocks(main, "vswitchCidrs", zones, vpc, 1)
+    pods = _zone_blocks(main, "podVswitchCidrs", zones, vpc, 101)
+    for block in pods:
+        net = ipaddress.IPv4Network(block)
+        if any(net.overlaps(ipaddress.IPv4Network(b)) for b in vswitches):
+            raise main.error("podVswitchCidrs", "blocks apart from vswitchCidrs", block)
+        if sum(net.overlaps(ipaddress.IPv4Network(b)) for b in pods) > 1:
+            raise main.error("podVswitchCidrs", "blocks apart from each other", block)
+    service = _cidr(main, "serviceCidr", "172.21.0.0/20")
+    if service.overlaps(vpc):
+        raise main.error("serviceCidr", f"a block outside vpcCidr {vpc}", str(service))
+    return region, zones, vpc, vswitches, pods, service
+
+
+def _zone_blocks(
+    main: Section, key: str, zones: tuple[str, ...], vpc: ipaddress.IPv4Network, first: int
+) -> tuple[str, ...]:
+    """One vSwitch block per zone, inside the VPC (default 10.<first + i>.0.0/16)."""
+    default = [f"10.{first + i}.0.0/16" for i in range(len(zones))]
+    blocks = main.string_list(key, default, min_items=len(zones), what="CIDR blocks, one per zone")
     # ipaddress also reads "10.1.0.0/255.255.0.0" and a bare address; the APIs take a.b.c.d/n
     # (e.g. SLB AddAccessControlListEntry: IP entries must be CIDR blocks, https://help.aliyun.com/
     # zh/slb/classic-load-balancer/developer-reference/api-slb-2014-05-15-addaccesscontrollistentry)
     # so every block is passed on as ipaddress writes it.
-    vswitches = tuple(str(_parse_cidr(main, "vswitchCidrs", b)) for b in vswitches)
-    if len(vswitches) != len(zones):
-        raise main.error(
-            "vswitchCidrs", f"exactly {len(zones)} CIDR blocks (one per zone)", list(vswitches)
-        )
-    for block in vswitches:
-        net = _parse_cidr(main, "vswitchCidrs", block)
+    blocks = tuple(str(_parse_cidr(main, key, b)) for b in blocks)
+    if len(blocks) != len(zones):
+        raise main.error(key, f"exactly {len(zones)} CIDR blocks (one per zone)", list(blocks))
+    for block in blocks:
+        net = _parse_cidr(main, key, block)
         if not VSWITCH_PREFIX[0] <= net.prefixlen <= VSWITCH_PREFIX[1]:
             raise main.error(
-                "vswitchCidrs",
-                f"blocks with a /{VSWITCH_PREFIX[0]} to /{VSWITCH_PREFIX[1]} mask",
-                block,
+                key, f"blocks with a /{VSWITCH_PREFIX[0]} to /{VSWITCH_PREFIX[1]} mask", block
             )
         if not net.subnet_of(vpc):
-            raise main.error("vswitchCidrs", f"blocks inside vpcCidr {vpc}", block)
-    pod = _cidr(main, "podCidr", "172.20.0.0/16")
-    service = _cidr(main, "serviceCidr", "172.21.0.0/20")
-    for key, net in (("podCidr", pod), ("serviceCidr", service)):
-        if net.overlaps(vpc):
-            raise main.error(key, f"a block outside vpcCidr {vpc}", str(net))
-    if pod.overlaps(service):
-        raise main.error("serviceCidr", f"a block outside podCidr {pod}", str(service))
-    return region, zones, vpc, vswitches, pod, service
+            raise main.error(key, f"blocks inside vpcCidr {vpc}", block)
+    return blocks
 
 
 def _pools(

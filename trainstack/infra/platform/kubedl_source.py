@@ -43,6 +43,14 @@ _KUBEDL_KINDS = (
 KUBEDL_CRDS: dict[str, str] = {
     kind: f"{group}_{kind.lower()}s.yaml" for kind, group in _KUBEDL_KINDS
 }
+
+
+def crd_resource(kind: str) -> tuple[str, str]:
+    """A KubeDL kind's API group and plural, as its CRD file is named (`<group>_<plural>.yaml`)."""
+    group, _, rest = KUBEDL_CRDS[kind].partition("_")
+    return group, rest.removesuffix(".yaml")
+
+
 # What a platform installs unless kubedl:workloads says otherwise: every KubeDL kind trainstack
 # renders (trainstack.kubedl.KINDS; a custom batch/v1 Job needs no CRD).
 DEFAULT_WORKLOADS = tuple(kind for kind in KUBEDL_CRDS if kind in {k.kind for k in KINDS.values()})

@@ -28,8 +28,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from trainstack.infra.platform.config import KUBEDL_CRDS, MAX_KUBECONFIG_BYTES
+from trainstack.infra.platform.config import MAX_KUBECONFIG_BYTES
 from trainstack.infra.platform.inputs import admin_kubeconfig_path
+from trainstack.infra.platform.kubedl_source import crd_resource
 from trainstack.infra.platform.volumeguard import GuardShape, TeamVolumes
 from trainstack.infra.platform.volumepolicy import admission_namespace, volume_guard
 from trainstack.regularfile import read_regular
@@ -50,8 +51,8 @@ def kubedl_resources(workloads: Sequence[str]) -> dict[str, list[str]]:
     """API group -> the plurals of the enabled KubeDL kinds (from their CRD file names)."""
     groups: dict[str, list[str]] = {}
     for kind in workloads:
-        group, _, rest = KUBEDL_CRDS[kind].partition("_")
-        groups.setdefault(group, []).append(rest.removesuffix(".yaml"))
+        group, plural = crd_resource(kind)
+        groups.setdefault(group, []).append(plural)
     return {g: sorted(p) for g, p in sorted(groups.items())}
 
 

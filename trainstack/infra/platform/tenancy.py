@@ -1,7 +1,9 @@
 """Both modes: one namespace per team — quota, container defaults, priority cap, pull secret,
 OSS Secret — and the run PriorityClasses.
 
-- ResourceQuota ``trainstack-quota``: the team's share of CPU, memory, GPUs (and pods).
+- ResourceQuota ``trainstack-quota``: the team's share of CPU, memory, GPUs (and pods), of
+  storage and claims, ephemeral storage, load balancers and node ports (0 by default), and counts
+  of the objects a run and KubeDL create (config.py's defaults).
 - LimitRange ``trainstack-defaults``: requests and limits for containers that set none. A quota
   on ``requests.*`` refuses every pod that does not state them; with the defaults they are
   admitted, and a container without limits is bounded rather than free to take its whole node.
@@ -9,21 +11,36 @@ OSS Secret — and the run PriorityClasses.
   warned, so a team credential cannot run privileged or hostPath pods.
 - The image pull secret, only where the registry is one the platform does not create (its
   password should then be a pull-only robot's: docs/tenancy.md); the platform's ACR needs none.
+- NetworkPolicy ``trainstack-isolation`` (``netpolicy.py``): in from the namespace only; out to
+  it, DNS and everything but the metadata endpoints and the pod network.
+- ValidatingAdmissionPolicy ``trainstack-team-services`` (``serviceguard.py``, one for all team
+  namespaces): ClusterIP Services only, no ``externalIPs``.
 - ResourceQuota ``trainstack-priority-cap``: zero pods of the classes above the team's
-  ``maxPriority`` (a quota scoped by PriorityClass), so one team cannot preempt all the others.
+  ``maxPriority`` and of Kubernetes' ``system-*-critical`` classes (a quota scoped by
+  PriorityClass), so one team cannot preempt all the others, nor CoreDNS.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack import platformnames as names
 from trainstack.infra.platform import podsecurity
-from trainstack.infra.platform.config import PlatformConfig, Team
+from trainstack.infra.platform.config import (
+    DEFAULT_KUBEDL_JOBS,
+    DEFAULT_OBJECT_COUNTS,
+    PlatformConfig,
+    Team,
+    kubedl_count_key,
+)
+from trainstack.infra.platform.netpolicy import build_isolation
 from trainstack.infra.platform.osssecret import build_oss_secrets
 from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
 from trainstack.infra.platform.pullsecret import build_pull_secrets
+from trainstack.infra.platform.serviceguard import build_service_guard
 
 COMPONENT = "trainstack:platform:Tenancy"
 TEAM_LABEL = TEAM_NAMESPACE_LABEL
@@ -38,11 +55,41 @@ def container_defaults(team: Team) -> dict[str, str]:
         "memory": d.memory,
         "limitCpu": d.limit_cpu,
         "limitMemory": d.limit_memory,
+        "ephemeralStorage": d.ephemeral_storage,
+        "limitEphemeralStorage": d.limit_ephemeral_storage,
     }
 
 
+def quota_hard(team: Team, workloads: Sequence[str]) -> dict[str, str]:
+    """The team's ``trainstack-quota``: compute, storage, Service types and object counts."""
+    q = team.quota
+    hard = {
+        "requests.cpu": q.cpu,
+        "requests.memory": q.memory,
+        "requests.nvidia.com/gpu": str(q.gpu),
+        "requests.storage": q.storage,
+        "persistentvolumeclaims": str(q.claims),
+        "services.loadbalancers": str(q.load_balancers),
+        "services.nodeports": str(q.node_ports),
+        "requests.ephemeral-storage": q.ephemeral_storage,
+        "limits.ephemeral-storage": q.limit_ephemeral_storage,
+    }
+    if q.pods is not None:
+        hard["pods"] = str(q.pods)
+    counts = {
+        **DEFAULT_OBJECT_COUNTS,
+        **{kubedl_count_key(kind): DEFAULT_KUBEDL_JOBS for kind in workloads},
+        **dict(q.objects),
+    }
+    hard |= {f"count/{name}": str(n) for name, n in counts.items()}
+    return hard
+
+
 def forbidden_priority_classes(team: Team) -> list[str]:
-    return [names.priority_class_name(p) for p in names.PRIORITIES if p > team.max_priority]
+    """The classes the team's cap quota holds at 0 pods: the run priorities above its
+    ``maxPriority`` and, for every team, Kubernetes' own system classes."""
+    above = [names.priority_class_name(p) for p in names.PRIORITIES if p > team.max_priority]
+    return [*above, *names.SYSTEM_PRIORITY_CLASSES]
 
 
 class Tenancy(pulumi.ComponentResource):
@@ -62,8 +109,18 @@ class Tenancy(pulumi.ComponentResource):
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         level = podsecurity.team_level(cfg.cluster is not None and cfg.cluster.host_path_volumes)
-        self.namespaces = {team.name: _team(team, level, child) for team in cfg.teams}
+        self.namespaces = {
+            team.name: _team(team, level, cfg.kubedl.workloads, child) for team in cfg.teams
+        }
+        # ack: Terway's pod vSwitches; kubeconfig mode: the cluster's pod CIDR is not ours to know
+        pod_network = cfg.ack.pod_vswitch_cidrs if cfg.ack is not None else ()
+        for team in cfg.teams:
+            ns = self.namespaces[team.name]
+            build_isolation(
+                team.name, ns.metadata.name, {TEAM_LABEL: team.name}, pod_network, child
+            )
         self.priority_classes = build_priority_classes(child)
+        build_service_guard({"app.kubernetes.io/managed-by": "trainstack"}, child)
         # "": pods pull without one (the platform's ACR: registry.py), and render none.
         self.pull_secret = (
             ""
@@ -75,7 +132,7 @@ class Tenancy(pulumi.ComponentResource):
 
 
 def _team(
-    team: Team, level: podsecurity.Level, opts: pulumi.ResourceOptions
+    team: Team, level: podsecurity.Level, workloads: Sequence[str], opts: pulumi.ResourceOptions
 ) -> k8s.core.v1.Namespace:
     ns = k8s.core.v1.Namespace(
         f"ns-{team.name}",
@@ -90,17 +147,10 @@ def _team(
         opts=opts,
     )
     labels = {TEAM_LABEL: team.name}
-    hard = {
-        "requests.cpu": team.quota.cpu,
-        "requests.memory": team.quota.memory,
-        "requests.nvidia.com/gpu": str(team.quota.gpu),
-    }
-    if team.quota.pods is not None:
-        hard["pods"] = str(team.quota.pods)
     k8s.core.v1.ResourceQuota(
         f"quota-{team.name}",
         metadata={"name": "trainstack-quota", "namespace": ns.metadata.name, "labels": labels},
-        spec={"hard": hard},
+        spec={"hard": quota_hard(team, workloads)},
         opts=opts,
     )
     k8s.core.v1.LimitRange(
@@ -110,35 +160,42 @@ def _team(
             "limits": [
                 {
                     "type": "Container",
-                    "default_request": {"cpu": team.defaults.cpu, "memory": team.defaults.memory},
+                    "default_request": {
+                        "cpu": team.defaults.cpu,
+                        "memory": team.defaults.memory,
+                        "ephemeral-storage": team.defaults.ephemeral_storage,
+                    },
                     "default": {
                         "cpu": team.defaults.limit_cpu,
                         "memory": team.defaults.limit_memory,
+                        "ephemeral-storage": team.defaults.limit_ephemeral_storage,
                     },
                 }
             ]
         },
         opts=opts,
     )
-    forbidden = forbidden_priority_classes(team)
-    if forbidden:
-        k8s.core.v1.ResourceQuota(
-            f"priority-cap-{team.name}",
-            metadata={
-                "name": "trainstack-priority-cap",
-                "namespace": ns.metadata.name,
-                "labels": labels,
+    k8s.core.v1.ResourceQuota(
+        f"priority-cap-{team.name}",
+        metadata={
+            "name": "trainstack-priority-cap",
+            "namespace": ns.metadata.name,
+            "labels": labels,
+        },
+        spec={
+            "hard": {"pods": "0"},
+            "scope_selector": {
+                "match_expressions": [
+                    {
+                        "scope_name": "PriorityClass",
+                        "operator": "In",
+                        "values": forbidden_priority_classes(team),
+                    }
+                ]
             },
-            spec={
-                "hard": {"pods": "0"},
-                "scope_selector": {
-                    "match_expressions": [
-                        {"scope_name": "PriorityClass", "operator": "In", "values": forbidden}
-                    ]
-                },
-            },
-            opts=opts,
-        )
+        },
+        opts=opts,
+    )
     return ns
 
 
