@@ -172,3 +172,6 @@ def scope_stack_name(env: str, team: str) -> str:
 ADMISSION_NAMESPACE = "trainstack-admission"
 """Where the platform keeps its admission policies' parameters (ConfigMaps): a namespace no team
 holds a right in, so no team can loosen its own guard; no team namespace may take its name."""
+# Set by the API server on every namespace since Kubernetes 1.21 (Kubernetes docs, "Namespaces"):
+# what selects one namespace by its name (the pod guard, the NetworkPolicy's DNS rule).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"

@@ -32,10 +32,12 @@ enforces NetworkPolicy makes any of this true (docs/platform.md, "Network isolat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
+
+from trainstack.platformnames import NAMESPACE_NAME_LABEL
 
 POLICY_NAME = "trainstack-isolation"
 METADATA_ENDPOINTS = ("100.100.100.200/32", "169.254.169.254/32")
@@ -43,15 +45,13 @@ DNS_NAMESPACE = "kube-system"
 # The label CoreDNS's pods carry (Kubernetes docs, "Debugging DNS Resolution":
 # `kubectl get pods --namespace=kube-system -l k8s-app=kube-dns`).
 DNS_POD_LABELS = {"k8s-app": "kube-dns"}
-# Set by the API server on every namespace since Kubernetes 1.21 (Kubernetes docs, "Namespaces").
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 ANYWHERE = "0.0.0.0/0"
 
 
 def isolation_spec(pod_network: Sequence[str]) -> dict[str, Any]:
     """The policy's spec (camelCase, as the API server reads it); ``pod_network``: the blocks
     pods take their addresses from, where the platform knows them (ack's pod vSwitches)."""
-    same_namespace = {"podSelector": {}}
+    same_namespace: dict[str, Any] = {"podSelector": {}}
     dns = {
         "to": [
             {
@@ -80,6 +80,7 @@ def build_isolation(
     return k8s.networking.v1.NetworkPolicy(
         f"isolation-{team}",
         metadata={"name": POLICY_NAME, "namespace": namespace, "labels": labels},
-        spec=isolation_spec(pod_network),  # type: ignore[arg-type]
+        # camelCase keys, as the API server reads them: the provider passes them through
+        spec=cast(k8s.networking.v1.NetworkPolicySpecArgsDict, isolation_spec(pod_network)),
         opts=opts,
     )

@@ -48,7 +48,6 @@ from trainstack.render.podshape import HOST_PATH_SOURCE, RENDERED_VOLUME_SOURCES
 
 COMPONENT = "trainstack:platform:PodGuards"
 POD_GUARD = "trainstack-team-pods"
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
 _LABELS = {"app.kubernetes.io/managed-by": "trainstack"}
 
 # Added by the API server or reaching nothing outside the pod's namespace.
@@ -250,7 +249,7 @@ def match_constraints(
     namespace: str, loads: Sequence[Workload]
 ) -> k8s.admissionregistration.v1.MatchResourcesArgsDict:
     return {
-        "namespace_selector": {"match_labels": {NAMESPACE_NAME_LABEL: namespace}},
+        "namespace_selector": {"match_labels": {names.NAMESPACE_NAME_LABEL: namespace}},
         "resource_rules": [
             {
                 "api_groups": [w.group],

@@ -14,7 +14,7 @@ at 0 besides. The policy matches by the team label on the namespace, which only 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -68,7 +68,8 @@ def build_service_guard(labels: dict[str, str], opts: pulumi.ResourceOptions) ->
     policy = adm.ValidatingAdmissionPolicy(
         "service-guard",
         metadata=meta,
-        spec=policy_spec(),  # type: ignore[arg-type]
+        # camelCase keys, as the API server reads them: the provider passes them through
+        spec=cast(adm.ValidatingAdmissionPolicySpecArgsDict, policy_spec()),
         opts=opts,
     )
     adm.ValidatingAdmissionPolicyBinding(
