@@ -12,6 +12,7 @@ def test_render_stdout_is_a_multi_document_stream(capsys) -> None:
     docs = list(yaml.safe_load_all(done.out))
     assert [d["kind"] for d in docs] == [
         "ConfigMap",
+        "ConfigMap",
         "ServiceAccount",
         "Role",
         "RoleBinding",

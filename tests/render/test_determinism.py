@@ -43,7 +43,8 @@ def test_output_directory_is_stable(tmp_path: Path, capsys) -> None:
     assert list(a) == [
         "00-configmap-torch-ddp-01-trainstack-config.yaml",
         "01-configmap-torch-ddp-01-code.yaml",
-        "02-pytorchjob-torch-ddp-01.yaml",
+        "02-configmap-torch-ddp-01-trainstack-launcher.yaml",
+        "03-pytorchjob-torch-ddp-01.yaml",
     ]
     done = Cli().invoke("render", run)
     assert done.code == 0, done.err

@@ -91,7 +91,7 @@ def test_pytorch_fields() -> None:
     expanded_env = {k: kubelet_expand(v, {}) for k, v in env.items()}
     assert expanded_env["LITERAL"] == "$(JOB_NAME) stays $HOME"
     argv = [kubelet_expand(a, expanded_env) for a in main["command"] + main["args"]]
-    assert argv == launch_command(run, "worker")
+    assert argv == launch_command(run, "worker", in_pod=True)
     assert "a b; touch x $(id)" in argv
 
 

@@ -52,7 +52,11 @@ def test_each_pod_runs_the_command_behind_the_shipped_launcher() -> None:
     assert containers["Worker"]["command"][:2] == ["sh", "-c"]
 
 
-def test_without_hang_timeout_nothing_changes() -> None:
+def test_without_hang_timeout_the_launcher_only_forwards_signals() -> None:
+    """Every command-running pod's PID 1 is the launcher (tests/render/test_pid1_signals.py);
+    without hangTimeout it watches for no hang."""
     docs = render_run(_run("mpi.run.yaml", None))
-    assert not [d for d in docs if d["metadata"]["name"].endswith("-trainstack-launcher")]
-    assert _containers(docs[-1])["Launcher"]["command"][:2] == ["sh", "-c"]
+    assert [d for d in docs if d["metadata"]["name"].endswith("-trainstack-launcher")]
+    command = _containers(docs[-1])["Launcher"]["command"]
+    assert command[:3] == ["python3", "-S", "/ml/launcher/launcher.py"]
+    assert not [a for a in command if a.startswith("--hang-timeout")]

@@ -154,9 +154,11 @@ def launch_command(
     termination_log: str | None = launcher.TERMINATION_LOG,
     grace_seconds: float = DEFAULT_LAUNCHER_GRACE_SECONDS,
     log_dir: str | None = None,
+    in_pod: bool = False,
 ) -> list[str]:
     """The argv a replica runs: `sh -c SCRIPT sh ARGS...` (ARGS = the hyperparameters as argv),
-    behind trainstack's in-container launcher when the run needs it (`uses_launcher`).
+    behind trainstack's in-container launcher when the run needs it (`uses_launcher`; `in_pod`:
+    the argv is a container's first process).
 
     `role` matters only for MPI, whose workers wait for the launcher instead of running the
     command. The renderer escapes `$` for Kubernetes; this argv is the one the process gets.
@@ -172,7 +174,7 @@ def launch_command(
         SHELL,
         *user_args(run),
     ]
-    if not uses_launcher(run, role, ships_logs=log_dir is not None):
+    if not uses_launcher(run, role, ships_logs=log_dir is not None, in_pod=in_pod):
         return argv
     ft = run.fault_tolerance
     options = []
@@ -189,13 +191,22 @@ def launch_command(
     return [*LAUNCHER_PYTHON, program, *options, "--", *argv]
 
 
-def uses_launcher(run: Run, role: str | None = None, *, ships_logs: bool = False) -> bool:
-    """Whether a replica runs behind the in-container launcher: where the run asks for hang
-    detection (`faultTolerance.hangTimeout`) or its logs are shipped to an artifact store
-    (`ships_logs`), except in a role that never runs the command (an MPI worker waits, silent
-    by design, for the launcher's ranks)."""
+def uses_launcher(
+    run: Run, role: str | None = None, *, ships_logs: bool = False, in_pod: bool = False
+) -> bool:
+    """Whether a replica runs behind the in-container launcher: in every pod (`in_pod`), where
+    the run asks for hang detection (`faultTolerance.hangTimeout`) or its logs are shipped to an
+    artifact store (`ships_logs`), except in a role that never runs the command (an MPI worker
+    waits, silent by design, for the launcher's ranks).
+
+    In a pod the launcher is the container's PID 1 because `sh -c` is not fit for it: the runtime
+    sends SIGTERM to PID 1 from outside its PID namespace, which the kernel delivers to a
+    namespace's init only when the init handles it (pid_namespaces(7)); `sh` installs no handler
+    and does not exec the script's last command, so the command would never hear of a deletion
+    and be SIGKILLed after the grace period. The launcher handles it and forwards it to the
+    command's process group, as a local run's supervisor signals the command directly."""
     ft = run.fault_tolerance
-    if not ships_logs and (ft is None or ft.hang_timeout_seconds is None):
+    if not (in_pod or ships_logs or (ft is not None and ft.hang_timeout_seconds is not None)):
         return False
     kind = job_kind(run.job_type)
     return not (role is not None and kind.has_role(role) and not kind.role(role).runs_command)

@@ -53,10 +53,13 @@ EXEC_RULES = [
 def _launcher_parts(
     run: Run, job: str, ns: str, labels: dict[str, str], *, ships_logs: bool
 ) -> PodParts:
-    """trainstack's in-container launcher (trainstack.launcher), where the run needs it: one
-    ConfigMap beside the job holding `launcher.py` and the module it imports, mounted read-only
-    at /ml/launcher/, run by the image's python3 (contract.shell.launch_command)."""
-    if not any(uses_launcher(run, role, ships_logs=ships_logs) for role in run.resources):
+    """trainstack's in-container launcher (trainstack.launcher), every command-running pod's
+    first process: one ConfigMap beside the job holding `launcher.py` and the module it imports,
+    mounted read-only at /ml/launcher/, run by the image's python3
+    (contract.shell.launch_command, uses_launcher)."""
+    if not any(
+        uses_launcher(run, role, ships_logs=ships_logs, in_pod=True) for role in run.resources
+    ):
         return PodParts()
     cm = ConfigMap(job + LAUNCHER_MAP_SUFFIX, ns, dict(labels), data=launcher.program_files())
     return PodParts(

@@ -106,7 +106,8 @@ def replica(
     # With the logs shipped, the launcher's restart records go beside them, so a deployed run's
     # hang restarts in place (which never reach the API) outlive the pod too.
     argv = [
-        kubelet_escape(a) for a in launch_command(run, role, log_dir=log_dir, events_dir=log_dir)
+        kubelet_escape(a)
+        for a in launch_command(run, role, log_dir=log_dir, events_dir=log_dir, in_pod=True)
     ]
     split = len(argv) - 1 - len(user_args(run))
     mine = role_env(role)
