@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pulumi import automation as auto
 
     from trainstack.deploy.kube import ClusterAccess
+    from trainstack.deploy.scopetoken import Minted
     from trainstack.deploy.settings import DeploySettings
 
 TEAM_PASSPHRASE_ENV = "TRAINSTACK_TEAM_PASSPHRASE"
@@ -158,6 +159,21 @@ def team_passphrase() -> str:
     return phrase
 
 
+def mint_scope(
+    platform: Mapping[str, Any], team: str, env: str
+) -> tuple[dict[str, Any], Minted, int]:
+    """``team``'s scope from the platform's outputs (secrets shown), with a token minted for it
+    now; also the token and the hours asked."""
+    from trainstack.deploy import scopetoken
+
+    namespace = team_namespace(platform, team, env)
+    hours = token_hours(platform, env)
+    minted = scopetoken.mint(admin_access(platform, env), namespace, hours)
+    kubeconfig = team_kubeconfig(platform, namespace, minted.token)
+    record = scopetoken.token_record(team, namespace, minted)
+    return scope_outputs(platform, team, env, kubeconfig, record), minted, hours
+
+
 def publish(
     env: str,
     team: str,
@@ -171,7 +187,6 @@ def publish(
     write then fail the team waits for the next publish."""
     from pulumi import automation as auto
 
-    from trainstack.deploy import scopetoken
     from trainstack.deploy.platform import read_stack_outputs
     from trainstack.deploy.settings import PASSPHRASE_ENV, platform_stack_name
 
@@ -184,13 +199,7 @@ def publish(
     platform = read_stack_outputs(
         settings, platform_stack_name(env), env, command, show_secrets=True
     )
-    namespace = team_namespace(platform, team, env)
-    hours = token_hours(platform, env)
-    minted = scopetoken.mint(admin_access(platform, env), namespace, hours)
-    kubeconfig = team_kubeconfig(platform, namespace, minted.token)
-    outputs = scope_outputs(
-        platform, team, env, kubeconfig, scopetoken.token_record(team, namespace, minted)
-    )
+    outputs, minted, hours = mint_scope(platform, team, env)
     name = scope_stack_name(env, team)
 
     def program() -> None:
