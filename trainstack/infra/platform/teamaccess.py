@@ -1,11 +1,13 @@
 """Both modes: credentials scoped to one team namespace, so run stacks need no admin kubeconfig.
 
 Per team: a ServiceAccount ``trainstack-runner``, a namespaced Role and RoleBinding with exactly
-what a run stack and ``status``/``logs``/``wait`` do there, and a long-lived token Secret
-(``kubernetes.io/service-account-token``). The platform exports ``teamKubeconfigs``
-(``{namespace: kubeconfig}``, a secret output): the cluster's endpoint and CA, read from the
-admin kubeconfig, plus that token. The run program and the ``kubernetes`` client prefer it
-(``trainstack/infra/run/program.py``, ``trainstack/deploy/kube.py``).
+what a run stack and ``status``/``logs``/``wait`` do there. Its tokens are minted, bound and
+expiring, by ``trainstack scope publish`` (deploy/scopetoken.py). Unless
+``trainstack:legacyTeamTokens`` is false, also a non-expiring token Secret
+(``kubernetes.io/service-account-token``) for platforms that publish no scopes, and the output
+``teamKubeconfigs`` (``{namespace: kubeconfig}``, a secret output): the cluster's endpoint and CA,
+read from the admin kubeconfig, plus that token. The run program and the ``kubernetes`` client
+prefer it (``trainstack/infra/run/program.py``, ``trainstack/deploy/kube.py``).
 
 PersistentVolumes are cluster-scoped, and a run's ``oss://``/``nas://`` bindings render static
 PVs: one ClusterRole ``trainstack-runner-volumes`` (persistentvolumes only) is bound to every
@@ -105,7 +107,8 @@ def guard_match(namespace: str) -> str:
 
 
 class TeamAccess(pulumi.ComponentResource):
-    """Per team: ServiceAccount, Role, RoleBinding, token Secret; one ClusterRole for PVs."""
+    """Per team: ServiceAccount, Role, RoleBinding, (legacy) token Secret; one ClusterRole for
+    PVs."""
 
     tokens: dict[str, pulumi.Output[str | None]]  # namespace -> the decoded token (secret)
 
