@@ -86,6 +86,14 @@ OUT_TEAM_KUBECONFIGS = "teamKubeconfigs"
 """Optional, secret: {namespace: kubeconfig} with credentials scoped to that team namespace (a
 ServiceAccount token). Run stacks and ``status``/``logs``/``wait`` prefer it to the admin
 ``kubeconfig`` when the platform exports one for the run's namespace."""
+OUT_TEAM_TOKEN_HOURS = "teamTokenHours"
+"""How long a team's token lasts when ``trainstack scope publish`` mints it
+(``trainstack:teamTokenHours``); the API server may shorten it, and the scope records what it
+granted (``OUT_TEAM_TOKEN``)."""
+OUT_TEAM_TOKEN = "teamToken"
+"""A team scope's only: its credential's non-secret facts, ``{team, namespace, serviceAccount,
+expires}`` (``expires``: the TokenRequest's ``status.expirationTimestamp``, RFC 3339), which every
+reader of the scope checks before using it (deploy/scopetoken.py)."""
 OUT_NODE_POOLS = "nodePools"
 """ack only: each node pool's ``name``, ``labels``, ``taints`` ({key, value, effect}),
 ``instanceTypes``, ``maxSize`` (the most nodes it may have: the autoscaler's bound, or the fixed
@@ -158,6 +166,14 @@ def platform_stack_name(env: str) -> str:
     template = os.environ.get(PLATFORM_STACK_ENV, f"organization/{PLATFORM_PROJECT}/{{env}}")
     return template.format(env=env)
 
+
+RUNNER_ACCOUNT = "trainstack-runner"
+"""Each team namespace's ServiceAccount, whose Role is what the team may do there
+(infra/platform/teamaccess.py); the scoped kubeconfigs log in as it."""
+SCOPE_TOKEN_ANCHOR = "trainstack-runner-scope"
+"""The Secret (no data) in each team namespace that a published scope's token is bound to: the
+API server accepts the token only while this very object exists, so ``scope publish`` deleting
+and recreating it revokes the previous scope's token at once (deploy/scopetoken.py)."""
 
 # A team's secrets scope (deploy/scope.py): a stack of its own per environment and team.
 SCOPES_PROJECT = "trainstack-scopes"

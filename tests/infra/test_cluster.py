@@ -41,6 +41,8 @@ class RecordedAPI(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.routes: dict[str, list[tuple[int, bytes]]] = {}
         self.requests: list[tuple[str, dict[str, list[str]], str]] = []  # path, query, auth
+        # what was written: method, path, JSON body (None when empty), auth
+        self.writes: list[tuple[str, str, Any, str]] = []
 
     def serve(self, path: str, *responses: str | tuple[int, bytes]) -> None:
         self.routes[path] = [
@@ -83,6 +85,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _write(self) -> None:
+        """POST and DELETE: recorded with their body, answered from the routes served as
+        ``"<METHOD> <path>"`` (404 when none)."""
+        url = urlsplit(self.path)
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.loads(raw) if raw else None
+        auth = self.headers.get("Authorization", "")
+        self.server.writes.append((self.command, url.path, body, auth))
+        code, answer = self.server.answer(f"{self.command} {url.path}")
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    do_POST = _write
+    do_DELETE = _write
 
     def log_message(self, *args: Any) -> None:  # keep pytest's output clean
         pass

@@ -281,3 +281,47 @@ def test_a_team_may_read_its_jobs_podgroups(mocks: Any, group: str) -> None:
     role = next(r.inputs for r in mocks.of_type("kubernetes:rbac.authorization.k8s.io/v1:Role"))
     assert allows(role["rules"], group, "podgroups", "get")
     assert not allows(role["rules"], group, "podgroups", "create")
+
+
+def test_legacy_team_tokens_false_drops_the_token_secrets_and_team_kubeconfigs(
+    mocks: Any,
+) -> None:
+    """A platform whose every team deploys from a published scope (bound, expiring tokens that
+    `trainstack scope publish` mints) keeps no non-expiring token in the cluster or in state."""
+    outputs = build(mocks, "ack-dev", **{"trainstack:legacyTeamTokens": "false"})
+    assert names.OUT_TEAM_KUBECONFIGS not in outputs
+    assert not [
+        r
+        for r in mocks.of_type(SECRET)
+        if r.inputs.get("type") == "kubernetes.io/service-account-token"
+    ]
+    # the accounts, their roles and guards stay: the scopes' tokens log in as them
+    accounts = mocks.of_type("kubernetes:core/v1:ServiceAccount")
+    assert {r.inputs["metadata"]["namespace"] for r in accounts} >= {"vision", "nlp"}
+    assert mocks.resolve(outputs[names.OUT_TEAM_TOKEN_HOURS])[0] == 168
+
+
+def test_by_default_the_legacy_tokens_stay_and_the_token_lifetime_is_exported(
+    mocks: Any,
+) -> None:
+    outputs = build(mocks, "local", **{"trainstack:teamTokenHours": "24"})
+    assert names.OUT_TEAM_KUBECONFIGS in outputs
+    assert mocks.resolve(outputs[names.OUT_TEAM_TOKEN_HOURS])[0] == 24
+
+
+@pytest.mark.parametrize("hours", ["0", "8761", "a week"])
+def test_a_team_token_lifetime_outside_one_hour_to_a_year_is_refused(
+    mocks: Any, hours: str
+) -> None:
+    from trainstack.errors import ConfigError
+    from trainstack.infra.platform.config import load
+
+    values = mocks.use_env("local", **{"trainstack:teamTokenHours": hours})
+    with pytest.raises(ConfigError, match="teamTokenHours"):
+        load(
+            values,
+            stack="local",
+            source="Pulumi.local.yaml",
+            secret_keys=frozenset({"trainstack:registryPassword"}),
+            offline=True,
+        )

@@ -20,18 +20,22 @@ def scope() -> None:
 @home_option
 @backend_option
 def publish(env: str, team: str, home: Path | None, backend: str | None) -> None:
-    """Write TEAM's scope of ENV from the platform stack (run with the platform's passphrase;
-    the team's is read from $TRAINSTACK_TEAM_PASSPHRASE)."""
+    """Mint TEAM's expiring token and write its scope of ENV from the platform stack (run with
+    the platform's passphrase; the team's is read from $TRAINSTACK_TEAM_PASSPHRASE)."""
     from trainstack.deploy import scope as scopes
     from trainstack.deploy.settings import load_settings
     from trainstack.deploy.workspace import find_pulumi
 
     command = find_pulumi()
     passphrase = scopes.team_passphrase()
-    name = scopes.publish(
+    done = scopes.publish(
         env, team, command=command, settings=load_settings(home, backend), passphrase=passphrase
     )
     click.echo(
-        f"published team {team}'s scope of {env}: stack {name}; its members deploy with "
+        f"published team {team}'s scope of {env}: stack {done.stack}; its members deploy with "
         f"PULUMI_CONFIG_PASSPHRASE set to the team's passphrase"
+    )
+    click.echo(
+        f"its token expires at {done.expires} ({done.hours_asked}h asked; the API server may "
+        f"grant less); the previous one is revoked. Publish again before then."
     )

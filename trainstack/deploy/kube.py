@@ -56,6 +56,9 @@ class ClusterAccess:
     kubeconfig: str | None = field(repr=False)
     context: str | None
     source: str
+    # What renews these credentials when the cluster refuses them (a team scope's token is
+    # renewed by publishing the scope again, not by `pulumi up`).
+    renew: str = "`pulumi up` the platform stack"
 
 
 class Cluster:
@@ -197,6 +200,17 @@ class Cluster:
         finally:
             response.release_conn()
 
+    def call(
+        self,
+        what: str,
+        request: Callable[[ApiClient, tuple[float, float]], Any],
+        *,
+        missing_ok: bool = False,
+    ) -> dict[str, Any] | None:
+        """Any other request (``scope publish``'s Secret and TokenRequest), made with the client
+        and (connect, read) timeouts given, answered as JSON within this cluster's deadline."""
+        return self._json(what, lambda: request(self._api, self._timeouts), missing_ok=missing_ok)
+
     # --- plumbing ----------------------------------------------------------------------------
 
     def _json(
@@ -292,7 +306,7 @@ class Cluster:
                 raise ClusterError(
                     f"{what}: the cluster at {self.host} refused the credentials from "
                     f"{self.access.source} (HTTP {err.status})",
-                    hint="credentials may have been rotated: `pulumi up` the platform stack, "
+                    hint=f"credentials may have expired or been rotated: {self.access.renew}, "
                     "then try again",
                 ) from None
             if err.status == 404 and what.startswith("the log of"):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
 from trainstack.deploy.kube import ClusterAccess
+from trainstack.deploy.scopetoken import check_scope, renew_command
 from trainstack.deploy.settings import (
     DeploySettings,
     is_passphrase_error,
@@ -49,9 +50,12 @@ def read_source_outputs(
 
         scope = scope_stack_name(env, team)
         try:
-            return read_stack_outputs(settings, scope, env, command, show_secrets=False), scope
+            outputs = read_stack_outputs(settings, scope, env, command, show_secrets=False)
         except NotFoundError:
             pass  # no scope published: the platform stack, as before scopes existed
+        else:
+            check_scope(outputs, env=env, stack=scope, team=team)
+            return outputs, scope
     return read_platform_outputs(settings, env, command), platform_stack_name(env)
 
 
@@ -71,26 +75,43 @@ def entry_source(settings: DeploySettings, entry: StackEntry, command: auto.Pulu
     return source_stack(settings, entry.env, entry.team, command)
 
 
+def checked_source(settings: DeploySettings, entry: StackEntry, command: auto.PulumiCommand) -> str:
+    """``entry_source``, a team scope's token checked as every reader of a scope checks it
+    (destroy, whose run program reads the scope inside the engine)."""
+    source = entry_source(settings, entry, command)
+    if source != platform_stack_name(entry.env):
+        outputs = read_stack_outputs(settings, source, entry.env, command, show_secrets=False)
+        check_scope(outputs, env=entry.env, stack=source, team=entry.team)
+    return source
+
+
 def cluster_access(
     settings: DeploySettings,
     env: str,
     namespace: str,
     command: auto.PulumiCommand,
     source: str | None = None,
+    team: str | None = None,
 ) -> ClusterAccess:
     """How ``status``/``logs``/``wait`` reach the cluster: read from the platform's (or the team's
     scope's) *current* outputs each time (so rotated credentials are picked up), preferring
     credentials scoped to the run's namespace (``teamKubeconfigs``) to the admin kubeconfig. The
     decrypted kubeconfig stays in this process's memory."""
     name = source or platform_stack_name(env)
-    what = "platform stack" if name == platform_stack_name(env) else "team scope stack"
+    scope = name != platform_stack_name(env)
+    what = "team scope stack" if scope else "platform stack"
     outputs = read_stack_outputs(settings, name, env, command, show_secrets=True)
+    renew = ClusterAccess.renew
+    if scope:
+        check_scope(outputs, env=env, stack=name, team=team)
+        renew = f"a platform admin runs `{renew_command(env, team or namespace)}`"
     scoped = outputs.get(names.OUT_TEAM_KUBECONFIGS)
     if isinstance(scoped, dict) and scoped.get(namespace):
         return ClusterAccess(
             kubeconfig=str(scoped[namespace]),
             context=None,
             source=f"{what} {name!r} output {names.OUT_TEAM_KUBECONFIGS}[{namespace}]",
+            renew=renew,
         )
     kubeconfig = outputs.get(names.OUT_KUBECONFIG) or None
     return ClusterAccess(

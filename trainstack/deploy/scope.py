@@ -6,8 +6,10 @@ directly, so whoever could deploy a run had to hold that passphrase and could de
 
 A *scope* is one small stack per team, ``organization/trainstack-scopes/<env>.<team>``, in the same
 backend. ``trainstack scope publish`` (run by a platform admin, with the platform's passphrase,
-after each ``pulumi up`` that changes outputs) writes into it the platform's non-secret outputs and
-exactly one secret, the team's scoped kubeconfig, encrypted with the *team's* passphrase
+after each ``pulumi up`` that changes outputs, and before the team's token expires) mints the team's
+bound, expiring token (deploy/scopetoken.py) and writes into the scope the platform's non-secret
+outputs, when that token expires, and exactly one secret, the team's kubeconfig with that token,
+encrypted with the *team's* passphrase
 (``$TRAINSTACK_TEAM_PASSPHRASE`` at publish; the team's members export it as their
 ``PULUMI_CONFIG_PASSPHRASE``). Run stacks, ``deploy``, ``status``, ``logs``, ``wait`` and
 ``destroy`` of that team's runs read the scope instead of the platform stack when it exists, so
@@ -19,10 +21,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError, UserError
+from trainstack.infra.platform.inputs import is_kubeconfig_contents
 from trainstack.platformnames import SCOPE_STACK_ENV as SCOPE_STACK_ENV
 from trainstack.platformnames import SCOPES_PROJECT as SCOPES_PROJECT
 from trainstack.platformnames import scope_stack_name as scope_stack_name
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
     import pulumi
     from pulumi import automation as auto
 
+    from trainstack.deploy.kube import ClusterAccess
+    from trainstack.deploy.scopetoken import Minted
     from trainstack.deploy.settings import DeploySettings
 
 TEAM_PASSPHRASE_ENV = "TRAINSTACK_TEAM_PASSPHRASE"
@@ -38,31 +44,96 @@ TEAM_PASSPHRASE_ENV = "TRAINSTACK_TEAM_PASSPHRASE"
 SECRET_OUTPUTS = frozenset({names.OUT_KUBECONFIG, names.OUT_TEAM_KUBECONFIGS})
 
 
-def scope_outputs(platform: Mapping[str, Any], team: str, env: str) -> dict[str, Any]:
-    """The scope of ``team`` from the platform's outputs (secrets shown): every non-secret output,
-    and the team's scoped kubeconfig as both ``kubeconfig`` and its one ``teamKubeconfigs`` entry.
-    The admin kubeconfig and the other teams' credentials are left out."""
+@dataclass(frozen=True)
+class Published:
+    """A scope written: its stack, when its token expires (as the API server granted it) and
+    how many hours were asked."""
+
+    stack: str
+    expires: str
+    hours_asked: int
+
+
+def scope_outputs(
+    platform: Mapping[str, Any], team: str, env: str, kubeconfig: str, token: Mapping[str, str]
+) -> dict[str, Any]:
+    """The scope of ``team`` from the platform's outputs: every non-secret output, the team's
+    scoped ``kubeconfig`` (its bound token) as both ``kubeconfig`` and its one
+    ``teamKubeconfigs`` entry, and ``token`` (when it expires) as ``teamToken``. The admin
+    kubeconfig and every team's legacy token are left out."""
+    namespace = team_namespace(platform, team, env)
+    out = {k: v for k, v in platform.items() if k not in SECRET_OUTPUTS}
+    out[names.OUT_KUBECONFIG] = kubeconfig
+    out[names.OUT_KUBE_CONTEXT] = ""
+    out[names.OUT_TEAM_KUBECONFIGS] = {namespace: kubeconfig}
+    out[names.OUT_TEAM_TOKEN] = dict(token)
+    return out
+
+
+def team_namespace(platform: Mapping[str, Any], team: str, env: str) -> str:
     from trainstack.infra.run.options import PlatformOutputs
 
     namespaces = PlatformOutputs.read(platform, env).namespaces
     if team not in namespaces:
         known = ", ".join(sorted(namespaces)) or "none"
         raise UserError(f"environment {env!r} has no team {team!r}", hint=f"its teams: {known}")
-    namespace = namespaces[team]
-    scoped = platform.get(names.OUT_TEAM_KUBECONFIGS)
-    kubeconfig = scoped.get(namespace) if isinstance(scoped, Mapping) else None
-    if not kubeconfig:
+    return namespaces[team]
+
+
+def token_hours(platform: Mapping[str, Any], env: str) -> int:
+    """``trainstack:teamTokenHours`` as the platform exports it; its default for a platform
+    from before that output."""
+    from trainstack.infra.platform.config import DEFAULT_TEAM_TOKEN_HOURS, MAX_TEAM_TOKEN_HOURS
+
+    hours = platform.get(names.OUT_TEAM_TOKEN_HOURS, DEFAULT_TEAM_TOKEN_HOURS)
+    # JSON numbers may arrive as floats (8.0); a bool is not a number of hours
+    whole = isinstance(hours, (int, float)) and not isinstance(hours, bool) and hours == int(hours)
+    if not whole or not 1 <= int(hours) <= MAX_TEAM_TOKEN_HOURS:
         raise UserError(
-            f"the platform of {env!r} exports no scoped kubeconfig for team {team!r} "
-            f"(namespace {namespace})",
-            hint="its teamKubeconfigs output is filled once the platform can read its admin "
-            "kubeconfig (docs/platform.md, 'Team credentials'); `pulumi up` it again",
+            f"the platform of {env!r} exports {names.OUT_TEAM_TOKEN_HOURS}={hours!r}: expected "
+            f"whole hours from 1 to {MAX_TEAM_TOKEN_HOURS}",
+            hint="set trainstack:teamTokenHours and `pulumi up` the platform",
         )
-    out = {k: v for k, v in platform.items() if k not in SECRET_OUTPUTS}
-    out[names.OUT_KUBECONFIG] = str(kubeconfig)
-    out[names.OUT_KUBE_CONTEXT] = ""
-    out[names.OUT_TEAM_KUBECONFIGS] = {namespace: str(kubeconfig)}
-    return out
+    return int(hours)
+
+
+def team_kubeconfig(platform: Mapping[str, Any], namespace: str, token: str) -> str:
+    """A kubeconfig for the team's runner with ``token``, on the cluster the platform's admin
+    kubeconfig names (as the platform program builds its legacy ``teamKubeconfigs``)."""
+    from trainstack.infra.platform.kubeconfigs import (
+        admin_kubeconfig_text,
+        endpoint_of,
+        scoped_kubeconfig,
+    )
+
+    admin = admin_kubeconfig_text(str(platform.get(names.OUT_KUBECONFIG) or "") or None)
+    context = str(platform.get(names.OUT_KUBE_CONTEXT) or "") or None
+    found = None if admin is None else endpoint_of(admin[0], context, admin[1])
+    if found is None:
+        raise UserError(
+            "the platform's admin kubeconfig names no cluster endpoint to give the team "
+            "(its kubeconfig output, else $KUBECONFIG or ~/.kube/config here)",
+            hint="run scope publish where the platform's kubeconfig is readable, as for "
+            "`pulumi up`",
+        )
+    return scoped_kubeconfig(found, namespace, token)
+
+
+def admin_access(platform: Mapping[str, Any], env: str) -> ClusterAccess:
+    """The platform admin's credentials, from the platform's outputs (secrets shown)."""
+    from trainstack.deploy.kube import ClusterAccess
+
+    kubeconfig = str(platform.get(names.OUT_KUBECONFIG) or "") or None
+    if kubeconfig is not None and not is_kubeconfig_contents(kubeconfig):
+        from trainstack.infra.platform.kubeconfigs import admin_kubeconfig_text
+
+        read = admin_kubeconfig_text(kubeconfig)
+        kubeconfig = read[0] if read is not None else None
+    return ClusterAccess(
+        kubeconfig=kubeconfig,
+        context=str(platform.get(names.OUT_KUBE_CONTEXT) or "") or None,
+        source=f"the platform stack of {env!r} (its admin kubeconfig)",
+    )
 
 
 def scope_program(outputs: Mapping[str, Any]) -> dict[str, pulumi.Output[Any]]:
@@ -88,6 +159,21 @@ def team_passphrase() -> str:
     return phrase
 
 
+def mint_scope(
+    platform: Mapping[str, Any], team: str, env: str
+) -> tuple[dict[str, Any], Minted, int]:
+    """``team``'s scope from the platform's outputs (secrets shown), with a token minted for it
+    now; also the token and the hours asked."""
+    from trainstack.deploy import scopetoken
+
+    namespace = team_namespace(platform, team, env)
+    hours = token_hours(platform, env)
+    minted = scopetoken.mint(admin_access(platform, env), namespace, hours)
+    kubeconfig = team_kubeconfig(platform, namespace, minted.token)
+    record = scopetoken.token_record(team, namespace, minted)
+    return scope_outputs(platform, team, env, kubeconfig, record), minted, hours
+
+
 def publish(
     env: str,
     team: str,
@@ -95,9 +181,10 @@ def publish(
     command: auto.PulumiCommand,
     settings: DeploySettings,
     passphrase: str,
-) -> str:
-    """Write ``team``'s scope of ``env`` (the caller holds the platform's passphrase in
-    ``settings``); returns the scope stack's name."""
+) -> Published:
+    """Mint ``team``'s token and write its scope of ``env`` (the caller holds the platform's
+    passphrase in ``settings``). Minting revokes the team's previous scope token, so should the
+    write then fail the team waits for the next publish."""
     from pulumi import automation as auto
 
     from trainstack.deploy.platform import read_stack_outputs
@@ -112,7 +199,7 @@ def publish(
     platform = read_stack_outputs(
         settings, platform_stack_name(env), env, command, show_secrets=True
     )
-    outputs = scope_outputs(platform, team, env)
+    outputs, minted, hours = mint_scope(platform, team, env)
     name = scope_stack_name(env, team)
 
     def program() -> None:
@@ -142,4 +229,4 @@ def publish(
         name, project_name=SCOPES_PROJECT, program=program, opts=opts
     )
     stack.up(show_secrets=False)
-    return name
+    return Published(name, minted.expires, hours)

@@ -503,9 +503,9 @@ def destroy(
     """
     found = locate(run, env, team=team, command=command, home=home, backend=backend)
     entry, settings = found.entry, found.settings
-    from trainstack.deploy.platform import entry_source
+    from trainstack.deploy.platform import checked_source
 
-    platform = entry_source(settings, entry, found.command)
+    platform = checked_source(settings, entry, found.command)
     namespace = str(entry.outputs.get("namespace") or "default")
 
     def provider_only() -> None:

@@ -80,7 +80,8 @@ def connect(entry: StackEntry, settings: DeploySettings, command: auto.PulumiCom
     from trainstack.deploy.platform import cluster_access, entry_source
 
     source = entry_source(settings, entry, command)
-    return Cluster(cluster_access(settings, entry.env, JobRef.of(entry).namespace, command, source))
+    namespace = JobRef.of(entry).namespace
+    return Cluster(cluster_access(settings, entry.env, namespace, command, source, entry.team))
 
 
 def read_state(cluster: Cluster, job: JobRef) -> JobState:

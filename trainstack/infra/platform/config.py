@@ -63,6 +63,13 @@ _KUBECONFIG_ONLY = (
 # keys or neither, each a secret. ack mode never takes one (its OSS volumes use RRSA).
 OSS_ACCESS_KEY_KEYS = ("ossAccessKeyId", "ossAccessKeySecret")
 DEFAULT_MAX_PRIORITY = 5
+# A team's token, as `trainstack scope publish` mints it (deploy/scopetoken.py): a week by default,
+# so a weekly re-publish keeps teams working while a leaked token is good for days, not forever.
+# The TokenRequest API refuses less than 10 minutes (one hour is the least whole hour); a year is
+# the most trainstack asks, and the API server may cap it lower
+# (--service-account-max-token-expiration).
+DEFAULT_TEAM_TOKEN_HOURS = 168
+MAX_TEAM_TOKEN_HOURS = 24 * 365
 
 
 # What a team's quota holds besides CPU, memory, GPUs and pods, unless the team sets its own
@@ -193,6 +200,11 @@ class PlatformConfig:
     # kubedl:image on ack (the first run creates the registry it is mirrored into), a warning.
     pending: tuple[str, ...] = ()
     offline: bool = False
+    # How long a scope's bound token lasts (trainstack:teamTokenHours), and whether the platform
+    # still makes each team's non-expiring token Secret and `teamKubeconfigs`
+    # (trainstack:legacyTeamTokens: false once every team deploys from a published scope).
+    team_token_hours: int = DEFAULT_TEAM_TOKEN_HOURS
+    legacy_team_tokens: bool = True
 
 
 # The spec reader's size rule (trainstack.yamlsource.MAX_BYTES): a kubeconfig with a few
@@ -326,12 +338,11 @@ def load(
         check_team_registry_namespaces(main, ack, [t.name for t in teams])
     if ack is not None and registry.kind == "acr-enterprise" and kubedl.image is not None:
         _check_platform_registry_image(kubedl_sec, kubedl.image, registry.server, ack)
-    # trainstack:costs: the rates `runs list --cost` prices runs at (trainstack.metrics.cost);
-    # the platform itself does not use them, but checks them where the environment is checked
-    if main.has("costs"):
-        from trainstack.metrics.cost import parse_rates
-
-        parse_rates(split_namespace(values, names.PLATFORM_PROJECT)["costs"], stack, source)
+    _check_costs(main, values, stack, source)
+    token_hours = main.integer(
+        "teamTokenHours", DEFAULT_TEAM_TOKEN_HOURS, minimum=1, maximum=MAX_TEAM_TOKEN_HOURS
+    )
+    legacy_tokens = main.boolean("legacyTeamTokens", True)
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -344,7 +355,18 @@ def load(
         oss_access_key=oss_access_key,
         pending=tuple(pending.items),
         offline=offline,
+        team_token_hours=token_hours,
+        legacy_team_tokens=legacy_tokens,
     )
+
+
+def _check_costs(main: Section, values: Mapping[str, Any], stack: str, source: str) -> None:
+    """trainstack:costs: the rates `runs list --cost` prices runs at (trainstack.metrics.cost);
+    the platform itself does not use them, but checks them where the environment is checked."""
+    if main.has("costs"):
+        from trainstack.metrics.cost import parse_rates
+
+        parse_rates(split_namespace(values, names.PLATFORM_PROJECT)["costs"], stack, source)
 
 
 def _check_ack_gang_scheduler(sec: Section, gang: str, ack: AckConfig) -> None:

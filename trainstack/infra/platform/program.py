@@ -251,6 +251,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         provider,
         component_opts(),
         team_volumes=team_volumes(cfg, storage, tenancy.oss_secret, oss_endpoint),
+        legacy_tokens=cfg.legacy_team_tokens,
     )
     PodGuards(
         "pod-guards",
@@ -267,10 +268,8 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         names.OUT_KUBECONFIG: pulumi.Output.secret(kubeconfig or ""),
         names.OUT_KUBE_CONTEXT: context or "",
         names.OUT_NAMESPACES: team_namespaces,
-        # Secret: {namespace: kubeconfig} logging in as the team's ServiceAccount.
-        names.OUT_TEAM_KUBECONFIGS: team_kubeconfigs(
-            team_namespaces, team_access.tokens, kubeconfig, context
-        ),
+        # `scope publish` mints each team's expiring token for this long (deploy/scopetoken.py).
+        names.OUT_TEAM_TOKEN_HOURS: cfg.team_token_hours,
         names.OUT_STORAGE_CLASSES: storage.storage_classes,
         names.OUT_REGISTRY: cfg.registry.server,
         names.OUT_PULL_SECRET: tenancy.pull_secret,
@@ -286,6 +285,12 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         names.OUT_OSS_ENDPOINT: oss_endpoint or "",
         names.OUT_ARTIFACT_STORE: storage.artifact_store,
     }
+    if cfg.legacy_team_tokens:
+        # Secret: {namespace: kubeconfig} logging in as the team's ServiceAccount with its
+        # non-expiring token; gone with trainstack:legacyTeamTokens: false.
+        outputs[names.OUT_TEAM_KUBECONFIGS] = team_kubeconfigs(
+            team_namespaces, team_access.tokens, kubeconfig, context
+        )
     return outputs
 
 

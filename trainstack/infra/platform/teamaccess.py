@@ -1,11 +1,13 @@
 """Both modes: credentials scoped to one team namespace, so run stacks need no admin kubeconfig.
 
 Per team: a ServiceAccount ``trainstack-runner``, a namespaced Role and RoleBinding with exactly
-what a run stack and ``status``/``logs``/``wait`` do there, and a long-lived token Secret
-(``kubernetes.io/service-account-token``). The platform exports ``teamKubeconfigs``
-(``{namespace: kubeconfig}``, a secret output): the cluster's endpoint and CA, read from the
-admin kubeconfig, plus that token. The run program and the ``kubernetes`` client prefer it
-(``trainstack/infra/run/program.py``, ``trainstack/deploy/kube.py``).
+what a run stack and ``status``/``logs``/``wait`` do there. Its tokens are minted, bound and
+expiring, by ``trainstack scope publish`` (deploy/scopetoken.py). Unless
+``trainstack:legacyTeamTokens`` is false, also a non-expiring token Secret
+(``kubernetes.io/service-account-token``) for platforms that publish no scopes, and the output
+``teamKubeconfigs`` (``{namespace: kubeconfig}``, a secret output): the cluster's endpoint and CA,
+read from the admin kubeconfig, plus that token. The run program and the ``kubernetes`` client
+prefer it (``trainstack/infra/run/program.py``, ``trainstack/deploy/kube.py``).
 
 PersistentVolumes are cluster-scoped, and a run's ``oss://``/``nas://`` bindings render static
 PVs: one ClusterRole ``trainstack-runner-volumes`` (persistentvolumes only) is bound to every
@@ -20,23 +22,21 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 
-from trainstack.infra.platform.config import MAX_KUBECONFIG_BYTES
-from trainstack.infra.platform.inputs import admin_kubeconfig_path
+from trainstack.infra.platform.kubeconfigs import Endpoint as Endpoint
+from trainstack.infra.platform.kubeconfigs import admin_kubeconfig_text, scoped_kubeconfig
+from trainstack.infra.platform.kubeconfigs import endpoint_of as endpoint_of
 from trainstack.infra.platform.kubedl_source import crd_resource
 from trainstack.infra.platform.volumeguard import GuardShape, TeamVolumes
 from trainstack.infra.platform.volumepolicy import admission_namespace, volume_guard
-from trainstack.regularfile import read_regular
+from trainstack.platformnames import RUNNER_ACCOUNT
 
 COMPONENT = "trainstack:platform:TeamAccess"
-RUNNER = "trainstack-runner"
+RUNNER = RUNNER_ACCOUNT
 VOLUMES_ROLE = "trainstack-runner-volumes"
 TOKEN_SECRET = "trainstack-runner-token"
 TOKEN_TYPE = "kubernetes.io/service-account-token"
@@ -106,105 +106,9 @@ def guard_match(namespace: str) -> str:
     return f"request.userInfo.username == 'system:serviceaccount:{namespace}:{RUNNER}'"
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """Where the API server is and how to trust it, read from an admin kubeconfig."""
-
-    server: str
-    ca_data: str | None  # base64 PEM, as kubeconfig's certificate-authority-data
-    insecure: bool = False
-
-
-def endpoint_of(
-    kubeconfig: str, context: str | None = None, base: Path | None = None
-) -> Endpoint | None:
-    """The cluster of ``context`` (default: current-context, else the only cluster) in a
-    kubeconfig's text; None when it names none. A ``certificate-authority`` file is read (relative
-    to ``base``, the kubeconfig's folder) so the scoped kubeconfig stands alone."""
-    try:
-        doc = yaml.safe_load(kubeconfig)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(doc, dict):
-        return None
-    clusters = {
-        c.get("name"): c.get("cluster") or {}
-        for c in doc.get("clusters") or []
-        if isinstance(c, dict)
-    }
-    contexts = {
-        c.get("name"): c.get("context") or {}
-        for c in doc.get("contexts") or []
-        if isinstance(c, dict)
-    }
-    chosen = context or doc.get("current-context")
-    cluster: Mapping[str, Any] | None = None
-    if chosen in contexts:
-        cluster = clusters.get(contexts[chosen].get("cluster"))
-    elif len(clusters) == 1:
-        cluster = next(iter(clusters.values()))
-    if not cluster or not cluster.get("server"):
-        return None
-    ca = cluster.get("certificate-authority-data")
-    if ca is None and cluster.get("certificate-authority"):
-        path = Path(str(cluster["certificate-authority"]))
-        path = path if path.is_absolute() or base is None else base / path
-        try:
-            ca = base64.b64encode(read_regular(path, MAX_KUBECONFIG_BYTES)).decode()
-        except OSError:
-            return None
-    return Endpoint(
-        str(cluster["server"]),
-        str(ca) if ca else None,
-        bool(cluster.get("insecure-skip-tls-verify", False)),
-    )
-
-
-def scoped_kubeconfig(endpoint: Endpoint, namespace: str, token: str) -> str:
-    """A kubeconfig that logs in as the team's ServiceAccount, defaulting to its namespace."""
-    cluster: dict[str, Any] = {"server": endpoint.server}
-    if endpoint.ca_data:
-        cluster["certificate-authority-data"] = endpoint.ca_data
-    if endpoint.insecure:
-        cluster["insecure-skip-tls-verify"] = True
-    name = f"{RUNNER}@{namespace}"
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "current-context": name,
-        "clusters": [{"name": "trainstack", "cluster": cluster}],
-        "users": [{"name": name, "user": {"token": token}}],
-        "contexts": [
-            {
-                "name": name,
-                "context": {"cluster": "trainstack", "user": name, "namespace": namespace},
-            }
-        ],
-    }
-    return yaml.safe_dump(doc, sort_keys=True)
-
-
-def admin_kubeconfig_text(kubeconfig: str | None) -> tuple[str, Path | None] | None:
-    """kubeconfig mode: the admin kubeconfig's text — ``trainstack:kubeconfig`` as contents or a
-    path, else ``$KUBECONFIG`` (its first file) or ``~/.kube/config``, as the provider reads it.
-    None when there is no such file (an offline plan on a machine without one)."""
-    path = admin_kubeconfig_path(kubeconfig)
-    if path is None:
-        assert kubeconfig is not None
-        return kubeconfig, None
-    try:
-        # Never blocks on a FIFO nor reads a device without end ($KUBECONFIG is not checked
-        # by the config loader); a file over the limit is not a kubeconfig.
-        raw = read_regular(path, MAX_KUBECONFIG_BYTES)
-    except OSError:
-        return None
-    if len(raw) > MAX_KUBECONFIG_BYTES:
-        return None
-    return raw.decode("utf-8", errors="replace"), path.parent
-
-
 class TeamAccess(pulumi.ComponentResource):
-    """Per team: ServiceAccount, Role, RoleBinding, token Secret; one ClusterRole for PVs."""
+    """Per team: ServiceAccount, Role, RoleBinding, (legacy) token Secret; one ClusterRole for
+    PVs."""
 
     tokens: dict[str, pulumi.Output[str | None]]  # namespace -> the decoded token (secret)
 
@@ -217,6 +121,7 @@ class TeamAccess(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         team_volumes: Mapping[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]],
+        legacy_tokens: bool = True,
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -265,27 +170,38 @@ class TeamAccess(pulumi.ComponentResource):
             )
             shape, values = team_volumes[team]
             volume_guard(team, shape, guard_match(shape.namespace), values, params_home, child)
-            # pulumi-kubernetes waits until the token controller has filled in a token Secret
-            # (pulumi/pulumi-kubernetes#2048), so ``data.token`` is known once it is created.
-            # Its data is a credential: encrypted in state, never plain.
-            secret = k8s.core.v1.Secret(
-                f"runner-token-{team}",
-                metadata={
-                    "name": TOKEN_SECRET,
-                    "namespace": namespace,
-                    "labels": _LABELS,
-                    "annotations": {SA_NAME_ANNOTATION: RUNNER},
-                },
-                type=TOKEN_TYPE,
-                opts=pulumi.ResourceOptions.merge(
-                    child,
-                    pulumi.ResourceOptions(
-                        depends_on=[account], additional_secret_outputs=["data"]
-                    ),
-                ),
-            )
-            self.tokens[team] = pulumi.Output.secret(secret.data.apply(_token))
+            if legacy_tokens:
+                self.tokens[team] = _legacy_token(team, namespace, account, child)
         self.register_outputs({})
+
+
+def _legacy_token(
+    team: str,
+    namespace: pulumi.Output[str],
+    account: k8s.core.v1.ServiceAccount,
+    child: pulumi.ResourceOptions,
+) -> pulumi.Output[str | None]:
+    """The team's non-expiring token: a ``kubernetes.io/service-account-token`` Secret, kept for
+    platforms whose teams do not deploy from published scopes (trainstack:legacyTeamTokens).
+    Deleting the Secret invalidates the token at once; ``pulumi up`` then makes a new one."""
+    # pulumi-kubernetes waits until the token controller has filled in a token Secret
+    # (pulumi/pulumi-kubernetes#2048), so ``data.token`` is known once it is created.
+    # Its data is a credential: encrypted in state, never plain.
+    secret = k8s.core.v1.Secret(
+        f"runner-token-{team}",
+        metadata={
+            "name": TOKEN_SECRET,
+            "namespace": namespace,
+            "labels": _LABELS,
+            "annotations": {SA_NAME_ANNOTATION: RUNNER},
+        },
+        type=TOKEN_TYPE,
+        opts=pulumi.ResourceOptions.merge(
+            child,
+            pulumi.ResourceOptions(depends_on=[account], additional_secret_outputs=["data"]),
+        ),
+    )
+    return pulumi.Output.secret(secret.data.apply(_token))
 
 
 def _token(data: Mapping[str, str] | None) -> str | None:
