@@ -243,7 +243,7 @@ def validations(s: GuardShape) -> list[dict[str, str]]:
         if s.rrsa
         else f"{OSS_SECRET_REF} {s.oss_secret} in {ns}"
         if s.oss_secret
-        else "none: this platform has no OSS credentials"
+        else f"none: team {team} has no OSS AccessKey"
     )
     return [
         {
@@ -308,7 +308,7 @@ def _oss_problem(
     if csi.get("driver") != OSS_DRIVER:
         return "csi.driver", f"driver {csi.get('driver')!r} is not {OSS_DRIVER}"
     if not s.rrsa and s.oss_secret is None:
-        return "csi", "this platform has no OSS credentials for a PersistentVolume to name"
+        return "csi", f"team {t.team} has no OSS AccessKey for a PersistentVolume to name"
     if name is not None and csi.get("volumeHandle") != name:
         return "csi.volumeHandle", f"volumeHandle {csi.get('volumeHandle')!r} is not {name!r}"
     for field in CSI_NOT_RENDERED:
