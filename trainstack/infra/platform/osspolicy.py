@@ -7,8 +7,8 @@ Syntax: OSS "Authorization syntax and elements"
 (https://www.alibabacloud.com/help/en/oss/user-guide/authorization-syntax-and-elements): object
 actions on ``acs:oss:*:*:<bucket>/<key pattern>``, bucket actions on ``acs:oss:*:*:<bucket>``;
 listing one folder with ``oss:ListObjects`` on the bucket under a ``StringLike`` ``oss:Prefix``
-condition, as the "access a specified directory" example does
-(https://www.alibabacloud.com/help/ja/doc-detail/142249.htm).
+condition, as RAM's example policy for one directory does (its Japanese edition:
+https://www.alibabacloud.com/help/ja/doc-detail/142249.htm).
 """
 
 from __future__ import annotations
