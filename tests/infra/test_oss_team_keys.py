@@ -273,7 +273,7 @@ def test_named_buckets_are_pinned_in_each_teams_volume_guard(mocks: Any) -> None
         )
     shape = GuardShape.of("vision", "vision", False, names.OSS_SECRET_NAME, named_buckets=True)
     volumes = TeamVolumes(shape, tuple(BUCKETS), None, None, OSS_ENDPOINT)
-    spec = {
+    spec: dict[str, Any] = {
         "csi": {
             "driver": names.OSS_CSI_DRIVER,
             "volumeHandle": "vision.x",
