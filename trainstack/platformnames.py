@@ -71,8 +71,10 @@ OUT_HOST_PATH_VOLUMES = "hostPathVolumes"
 """Whether team namespaces admit hostPath volumes (Pod Security ``privileged``: a single-user local
 cluster that set ``trainstack:hostPathVolumes``), hence whether file:// bindings render."""
 """How OSS volumes authenticate on this platform; names only, never a credential:
-``{"type": "rrsa", "roleName": ...}`` (ack), ``{"type": "secret", "secretName": ...}`` (kubeconfig
-mode with an AccessKey) or ``{"type": "none"}`` (kubeconfig mode without one)."""
+``{"type": "rrsa", "roleName": ...}`` (ack), ``{"type": "secret", "secretName": ...,
+"teams": [...]}`` (kubeconfig mode: the Secret in the namespace of each team listed, holding that
+team's AccessKey; a platform that lists no teams put one in every team namespace) or
+``{"type": "none"}`` (kubeconfig mode without keys)."""
 OUT_OSS_ENDPOINT = "ossEndpoint"
 """The OSS endpoint volumes mount from: the region's internal endpoint on ack, the configured
 ``trainstack:ossEndpoint`` in kubeconfig mode ("" when none is configured)."""
@@ -111,6 +113,9 @@ a job none of whose pods start until all fit."""
 # that may push there only (registry.py).
 OUT_TEAM_REGISTRY_NAMESPACES = "teamRegistryNamespaces"
 OUT_TEAM_PUSH_POLICIES = "teamRegistryPushPolicies"
+# kubeconfig mode with trainstack:ossBuckets: team -> the RAM policy (JSON) its AccessKey's RAM
+# user needs, naming only <bucket>/<team>/ of those buckets (infra/platform/osspolicy.py).
+OUT_TEAM_OSS_POLICIES = "teamOssPolicies"
 OSS_AUTH_RRSA = "rrsa"
 OSS_AUTH_SECRET = "secret"
 OSS_AUTH_NONE = "none"

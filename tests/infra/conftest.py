@@ -9,6 +9,7 @@ silently.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +38,22 @@ READY: dict[str, dict[str, str]] = {
         "kubedl:image": KUBEDL_DIGEST_IMAGE,
     },
 }
+
+# kubeconfig mode's per-team OSS AccessKeys (trainstack:ossAccessKeys), as a program receives them
+# after `pulumi config set --secret --path 'trainstack:ossAccessKeys.<team>.id' ...`: one JSON
+# value, the whole key secret (Pulumi marks an object secret when any value inside it is).
+OSS_TEAM_KEYS = "trainstack:ossAccessKeys"
+OSS_ENDPOINT = "oss-cn-beijing.aliyuncs.com"
+
+
+def oss_key_of(team: str) -> dict[str, str]:
+    return {"id": f"LTAI5tKeyIdOf{team.title()}", "secret": f"S3cretOf{team.title()}ForTests0nly"}
+
+
+def team_oss_keys(*teams: str) -> dict[str, str]:
+    """The config values of per-team keys for ``teams`` (and the endpoint they require)."""
+    keys = json.dumps({team: oss_key_of(team) for team in teams})
+    return {OSS_TEAM_KEYS: keys, "trainstack:ossEndpoint": OSS_ENDPOINT}
 
 
 def fake_crd(kind: str, file: str) -> str:
@@ -160,6 +177,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         cfg = read_env(find_project(REPO), env)
         values = {**cfg.values, **READY.get(env, {}), **overrides}
         self.configure(values, sorted(cfg.secret_keys | {"trainstack:registryPassword"}))
+        return values
+
+    def use_team_keys(self, env: str, *teams: str, **overrides: str) -> dict[str, str]:
+        """``use_env`` plus a per-team OSS AccessKey for ``teams``, set as a secret."""
+        values = self.use_env(env, **team_oss_keys(*teams), **overrides)
+        self.configure(values, ["trainstack:registryPassword", OSS_TEAM_KEYS])
         return values
 
     def build(self) -> Any:

@@ -195,21 +195,26 @@ def test_numbers_may_arrive_as_strings_or_floats() -> None:
 
 
 OSS_KEYS = ("trainstack:ossAccessKeyId", "trainstack:ossAccessKeySecret")
+# The one shared key is a single team's: Pulumi.local.yaml with only its first team.
+ONE_TEAM = json.dumps([{"name": "vision", "quota": {"cpu": "16", "memory": "64Gi"}}])
 
 
 def load_oss(env: str, keys: tuple[str, ...], secret: tuple[str, ...]) -> PlatformConfig:
     values, secret_keys = shipped(env)
     values |= {k: f"value-of-{k}" for k in keys}
-    if env == "local" and keys:
-        values["trainstack:ossEndpoint"] = "oss-cn-beijing.aliyuncs.com"
+    if env == "local":
+        values["trainstack:teams"] = ONE_TEAM
+        if keys:
+            values["trainstack:ossEndpoint"] = "oss-cn-beijing.aliyuncs.com"
     return load(
         values, stack=env, source=f"Pulumi.{env}.yaml", secret_keys=secret_keys | frozenset(secret)
     )
 
 
 def test_oss_access_key_is_optional_and_both_secret_keys_enable_it() -> None:
-    assert load_with("local").oss_access_key is False
-    assert load_oss("local", OSS_KEYS, OSS_KEYS).oss_access_key is True
+    assert load_with("local").oss_keys is None
+    keys = load_oss("local", OSS_KEYS, OSS_KEYS).oss_keys
+    assert keys is not None and keys.teams == ("vision",) and keys.shared
 
 
 def test_half_an_oss_access_key_names_the_missing_key() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
+from tests.infra.conftest import OSS_TEAM_KEYS, oss_key_of, team_oss_keys
 from trainstack.infra.platform.teamaccess import TOKEN_TYPE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,22 +28,27 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
 
 
-# What `pulumi config set --secret trainstack:ossAccessKeyId ...` leaves in Pulumi.local.yaml.
+# What `pulumi config set --secret --path 'trainstack:ossAccessKeys.<team>.<field>' ...` leaves
+# in Pulumi.local.yaml: an object whose values are each a ciphertext.
 OSS_CIPHERTEXT = {
-    "ossAccessKeyId": "v1:T1NTSUQ=:b3NzLWtleS1pZC1jaXBoZXJ0ZXh0",
-    "ossAccessKeySecret": "v1:T1NTU0VDUkVU:b3NzLWtleS1zZWNyZXQtY2lwaGVydGV4dA==",
+    team: {
+        "id": f"v1:T1NTSUQ=:{team}LWtleS1pZC1jaXBoZXJ0ZXh0",
+        "secret": f"v1:T1NTU0VDUkVU:{team}LWtleS1zZWNyZXQtY2lwaGVydGV4dA==",
+    }
+    for team in ("vision", "nlp")
 }
 
 
 @pytest.fixture
 def local_with_oss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The platform project with Pulumi.local.yaml plus an OSS AccessKey (secure values)."""
+    """The platform project with Pulumi.local.yaml plus an OSS AccessKey per team (secure)."""
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copytree(REPO / "platform", tmp_path / "platform")
     text = (REPO / "Pulumi.local.yaml").read_text()
-    text += "".join(
-        f"  trainstack:{key}:\n    secure: {value}\n" for key, value in OSS_CIPHERTEXT.items()
-    )
+    text += "  trainstack:ossAccessKeys:\n"
+    for team, fields in OSS_CIPHERTEXT.items():
+        text += f"    {team}:\n"
+        text += "".join(f"      {k}:\n        secure: {v}\n" for k, v in fields.items())
     text += "  trainstack:ossEndpoint: oss-cn-beijing.aliyuncs.com\n"
     (tmp_path / "Pulumi.local.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
@@ -235,10 +241,16 @@ def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: P
         "oss-secret-nlp",
     }
     assert secrets["oss-secret-vision"]["stringData"] == "[secret]"
-    assert doc["outputs"]["ossAuth"] == {"type": "secret", "secretName": "trainstack-oss"}
+    assert secrets["oss-secret-nlp"]["stringData"] == "[secret]"
+    assert doc["outputs"]["ossAuth"] == {
+        "type": "secret",
+        "secretName": "trainstack-oss",
+        "teams": ["nlp", "vision"],
+    }
     text = json.dumps(doc)
     assert "plan-secret-placeholder" not in text
-    assert not any(c in text or c.split(":")[2] in text for c in OSS_CIPHERTEXT.values())
+    ciphertexts = [c for fields in OSS_CIPHERTEXT.values() for c in fields.values()]
+    assert not any(c in text or c.split(":")[2] in text for c in ciphertexts)
     run = plan_json(str(REPO / RUN_FILE), "--env", "local")
     volume = next(r for r in run["resources"] if r["type"] == "kubernetes:core/v1:PersistentVolume")
     assert volume["inputs"]["spec"]["csi"]["nodePublishSecretRef"] == {
@@ -253,23 +265,19 @@ def test_the_access_key_values_never_reach_a_plan() -> None:
     from trainstack.infra.platform.program import build, load_stack_config
     from trainstack.plan.engine import run_program
 
-    key_id, key_secret = "LTAI5tOssKeyIdForTests", "0ssK3ySecretForTests0nly"
-    oss = {
-        "trainstack:ossAccessKeyId": key_id,
-        "trainstack:ossAccessKeySecret": key_secret,
-        "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com",
-    }
+    oss = team_oss_keys("vision", "nlp")
     cfg = read_env(find_project(REPO), "local")
     plan = run_program(
         lambda: build(load_stack_config(offline=True, root=REPO)),
         project="trainstack",
         stack="local",
         config={**cfg.values, **oss},
-        secret_keys=cfg.secret_keys | set(oss) - {"trainstack:ossEndpoint"},
+        secret_keys=cfg.secret_keys | {OSS_TEAM_KEYS},
     )
     text = json.dumps([r.to_json() for r in plan.resources]) + json.dumps(plan.outputs)
-    assert "oss-secret-vision" in text
-    assert key_id not in text and key_secret not in text
+    assert "oss-secret-vision" in text and "oss-secret-nlp" in text
+    for team in ("vision", "nlp"):
+        assert not any(value in text for value in oss_key_of(team).values())
 
 
 def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
@@ -279,7 +287,7 @@ def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
     assert done.code == 2
     err = done.err
     assert "oss://acme-trainstack-dev-data/vision/mnist/ needs OSS credentials" in err
-    assert "pulumi config set --secret trainstack:ossAccessKeyId" in err
+    assert "pulumi config set --secret --path 'trainstack:ossAccessKeys.vision.id'" in err
     assert "Traceback" not in err
 
 

@@ -284,12 +284,11 @@ def test_no_secret_value_reaches_the_cache(
     """Secrets come as ciphertext (a plan never opens it; plain text is refused) or as the admin
     kubeconfig, a file or config in clear: none of it may reach the entry."""
     path = project / "Pulumi.local.yaml"
-    secure = {
-        "trainstack:registryPassword": "v1:CipherRegistry77",
-        "trainstack:ossAccessKeyId": "v1:CipherKeyId88",
-        "trainstack:ossAccessKeySecret": "v1:CipherKeySecret99",
-    }
-    lines = "".join(f"  {k}: {{secure: {v}}}\n" for k, v in secure.items())
+    # vision's own AccessKey, as `pulumi config set --secret --path` writes it
+    keys = {"id": "v1:CipherKeyId88", "secret": "v1:CipherKeySecret99"}
+    lines = "  trainstack:registryPassword: {secure: v1:CipherRegistry77}\n"
+    lines += "  trainstack:ossAccessKeys:\n    vision:\n"
+    lines += "".join(f"      {k}: {{secure: {v}}}\n" for k, v in keys.items())
     lines += "  trainstack:ossEndpoint: oss-cn-hangzhou.aliyuncs.com\n"
     kubeconfig = FAKE_KUBECONFIG.replace("client-key-data: QURNSU4tS0VZ", "token: KubeToken42")
     if kubeconfig_in == "config":
@@ -299,7 +298,13 @@ def test_no_secret_value_reaches_the_cache(
     path.write_text(path.read_text().replace("config:\n", "config:\n" + lines, 1))
     outputs, secret = service.platform_outputs(find_project(project), "local")
     text = _entry(project).read_text()
-    for value in [*secure.values(), "KubeToken42", "QURNSU4tQ0VSVA", "47.96.0.10"]:
+    for value in [
+        "v1:CipherRegistry77",
+        *keys.values(),
+        "KubeToken42",
+        "QURNSU4tQ0VSVA",
+        "47.96.0.10",
+    ]:
         assert value.removeprefix("v1:") not in text
     assert {"kubeconfig", "teamKubeconfigs"} <= set(secret)
     assert all(outputs[name] == SECRET_PLACEHOLDER for name in secret)

@@ -482,8 +482,7 @@ def test_kubeconfig_mode_oss_endpoint_is_configured(
             ready,
             "local",
             **{
-                "trainstack:ossAccessKeyId": key,
-                "trainstack:ossAccessKeySecret": key,
+                "trainstack:ossAccessKeys": {"vision": {"id": key, "secret": key}},
                 "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com",
             },
         )
@@ -500,7 +499,7 @@ def test_kubeconfig_mode_oss_endpoint_is_configured(
             kubedl_root,
             ready,
             "local",
-            **{"trainstack:ossAccessKeyId": key, "trainstack:ossAccessKeySecret": key},
+            **{"trainstack:ossAccessKeys": {"vision": {"id": key, "secret": key}}},
         )
     )
     done = Cli().invoke("plan", "--env", "local")

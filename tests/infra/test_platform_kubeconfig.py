@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from tests.infra.conftest import oss_key_of
 from trainstack import platformnames as names
 
 PC = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
@@ -154,22 +155,14 @@ def test_outputs_for_run_stacks(mocks: Any) -> None:
     assert (value, secret) == ("", True), "the kubeconfig output is a secret even when empty"
 
 
-# --- OSS: the AccessKey Secret the renderer's OSS volumes name ---------------------------------
+# --- OSS: each team's AccessKey Secret, which the renderer's OSS volumes name ---------------------
 
-OSS_KEY_ID = "LTAI5tOssKeyIdForTests"
-OSS_KEY_SECRET = "0ssK3ySecretForTests0nly"
-OSS_CONFIG = {
-    "trainstack:ossAccessKeyId": OSS_KEY_ID,
-    "trainstack:ossAccessKeySecret": OSS_KEY_SECRET,
-}
-OSS_ENDPOINT = {"trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com"}
 RUN_FILE = Path(__file__).resolve().parents[2] / "components/mnist-ddp/runs/baseline.yaml"
 
 
-def build_local_with_oss(mocks: Any) -> dict[str, Any]:
-    """Pulumi.local.yaml plus an AccessKey set with `pulumi config set --secret`."""
-    values = mocks.use_env("local", **OSS_CONFIG, **OSS_ENDPOINT)
-    mocks.configure(values, ["trainstack:registryPassword", *OSS_CONFIG])
+def build_local_with_oss(mocks: Any, *teams: str) -> dict[str, Any]:
+    """Pulumi.local.yaml plus an AccessKey per team (default: both), set as secrets."""
+    mocks.use_team_keys("local", *(teams or ("vision", "nlp")))
     from trainstack.infra.platform.program import build, load_stack_config
 
     return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
@@ -194,26 +187,32 @@ def test_no_oss_secret_unless_an_access_key_is_configured(mocks: Any) -> None:
     assert outputs["ossAuth"] == {"type": "none"}
 
 
-def test_the_access_key_becomes_a_secret_in_every_team_namespace(mocks: Any) -> None:
+def test_each_team_key_becomes_a_secret_in_its_own_namespace(mocks: Any) -> None:
     from pulumi.runtime.rpc import is_rpc_secret, unwrap_rpc_secret
 
     outputs = settled(mocks, build_local_with_oss(mocks))
     secrets = {r.inputs["metadata"]["namespace"]: r for r in oss_secrets(mocks)}
     assert sorted(secrets) == ["nlp", "vision"]
-    for secret in secrets.values():
+    for team, secret in secrets.items():
         assert secret.inputs["type"] == "Opaque"
         # Encrypted in state, [secret] in every preview: the engine gets it wrapped as a secret.
         assert is_rpc_secret(secret.inputs["stringData"])
+        key = oss_key_of(team)
         assert unwrap_rpc_secret(secret.inputs["stringData"]) == {
-            "akId": OSS_KEY_ID,
-            "akSecret": OSS_KEY_SECRET,
+            "akId": key["id"],
+            "akSecret": key["secret"],
         }
         assert secret.provider is not None and "::k8s::" in secret.provider
-    assert outputs["ossAuth"] == {"type": "secret", "secretName": "trainstack-oss"}
-    # Names only leave the platform; the AccessKey is in no output and no other resource.
+    assert outputs["ossAuth"] == {
+        "type": "secret",
+        "secretName": "trainstack-oss",
+        "teams": ["nlp", "vision"],
+    }
+    # Names only leave the platform; no AccessKey is in an output or any other resource.
     others = [r.inputs for r in mocks.resources if r not in oss_secrets(mocks)]
     for text in (json.dumps(outputs), json.dumps(others, default=str)):
-        assert OSS_KEY_ID not in text and OSS_KEY_SECRET not in text
+        for team in ("vision", "nlp"):
+            assert not any(value in text for value in oss_key_of(team).values())
 
 
 def test_rendered_oss_volumes_name_the_secret_the_platform_created(mocks: Any) -> None:
@@ -233,10 +232,12 @@ def test_rendered_oss_volumes_name_the_secret_the_platform_created(mocks: Any) -
     for volume in volumes:
         csi = volume["spec"]["csi"]
         ref = csi["nodePublishSecretRef"]
+        assert ref == {"name": "trainstack-oss", "namespace": "vision"}
         assert (ref["name"], ref["namespace"]) in created, "the Secret the volume names exists"
         assert "authType" not in csi["volumeAttributes"]
     text = dump_yaml(manifests)
-    assert OSS_KEY_ID not in text and OSS_KEY_SECRET not in text
+    for team in ("vision", "nlp"):
+        assert not any(value in text for value in oss_key_of(team).values())
 
 
 def test_without_an_access_key_an_oss_run_says_what_to_set(mocks: Any) -> None:
@@ -252,9 +253,10 @@ def test_without_an_access_key_an_oss_run_says_what_to_set(mocks: Any) -> None:
         "oss://acme-trainstack-dev-data/vision/mnist/ needs OSS credentials" in caught.value.message
     )
     hint = caught.value.hint or ""
-    assert "environment 'local' has no OSS credentials" in hint
+    assert "team 'vision' of environment 'local' has no OSS credentials" in hint
     assert (
-        "pulumi config set --secret trainstack:ossAccessKeyId <ossAccessKeyId> --stack local"
-        in hint
+        "pulumi config set --secret --path 'trainstack:ossAccessKeys.vision.id' <id> "
+        "--stack local" in hint
     )
+    assert "teamOssPolicies" in hint
     assert "pulumi up --stack local" in hint

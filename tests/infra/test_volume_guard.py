@@ -42,6 +42,7 @@ import kubernetes_validate
 import pytest
 
 from tests.infra.admission import Evaluator, Request
+from tests.infra.conftest import team_oss_keys
 from tests.infra.test_team_access import build
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError, UserError
@@ -66,21 +67,15 @@ ENDPOINT = "oss-cn-hangzhou-internal.aliyuncs.com"  # ack-dev's region, internal
 ROLE = "trainstack-test-jobs-nlp"  # the mocks' stack is "test": cluster trainstack-test
 DATA = "acme-trainstack-dev-data"
 NAME = "nlp.census-in-train-1a2b3c4d"
-OSS_KEYS = ("trainstack:ossAccessKeyId", "trainstack:ossAccessKeySecret")
-# kubeconfig mode with an AccessKey: Pulumi.local.yaml's comments say how it is set
-LOCAL_OSS = {
-    "trainstack:ossAccessKeyId": "LTAI5tOssKeyIdForTests",
-    "trainstack:ossAccessKeySecret": "0ssK3ySecretForTests0nly",
-    "trainstack:ossEndpoint": "oss-cn-beijing.aliyuncs.com",
-}
+# kubeconfig mode with an AccessKey per team: Pulumi.local.yaml's comments say how they are set
+LOCAL_OSS = team_oss_keys("vision", "nlp")
 
 
 def use(mocks: Any, env: str) -> dict[str, Any]:
-    """Build a shipped environment; ``local+oss`` is local with an OSS AccessKey."""
+    """Build a shipped environment; ``local+oss`` is local with an OSS AccessKey per team."""
     if env != "local+oss":
         return build(mocks, env)  # type: ignore[no-any-return]
-    values = mocks.use_env("local", **LOCAL_OSS)
-    mocks.configure(values, ["trainstack:registryPassword", *OSS_KEYS])
+    mocks.use_team_keys("local", "vision", "nlp")
     return mocks.build()  # type: ignore[no-any-return]
 
 
@@ -493,6 +488,29 @@ def test_without_an_access_key_kubeconfig_mode_admits_no_oss_volume(mocks: Any) 
         policy, params, without(oss_pv(ack=False), "spec", "csi", "nodePublishSecretRef")
     )
     assert not refused(policy, params, nfs_pv(server="nfs.example.com"))
+
+
+def test_a_team_without_its_own_key_mounts_no_oss_even_with_anothers_secret(mocks: Any) -> None:
+    """Only nlp has a key: vision's guard admits no OSS PV, nlp's Secret named or not."""
+    mocks.use_team_keys("local", "nlp")
+    mocks.build()
+    policy, params = guard(mocks, "vision")
+    mine = oss_pv(ack=False, name="vision.x", path="/vision/data")
+    for ref in (
+        {"name": names.OSS_SECRET_NAME, "namespace": "vision"},
+        {"name": names.OSS_SECRET_NAME, "namespace": "nlp"},
+    ):
+        assert refused(policy, params, with_csi(mine, nodePublishSecretRef=ref))
+
+
+def test_named_buckets_pin_kubeconfig_modes_oss_volumes(mocks: Any) -> None:
+    """With trainstack:ossBuckets, a PV on another bucket is refused (its key could not read
+    it anyway: teamOssPolicies names only those buckets), one on a named bucket admitted."""
+    mocks.use_team_keys("local", "vision", "nlp", **{"trainstack:ossBuckets": json.dumps([DATA])})
+    mocks.build()
+    policy, params = guard(mocks, "nlp")
+    assert not refused(policy, params, oss_pv(ack=False))
+    assert refused(policy, params, oss_pv(ack=False, bucket="anything"))
 
 
 # --- the set itself ---------------------------------------------------------------------------

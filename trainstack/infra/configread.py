@@ -71,12 +71,15 @@ class Section:
         source: str,
         secret_keys: frozenset[str] = frozenset(),
         top_level: bool = False,
+        hide_values: bool = False,
     ) -> None:
         self._data = dict(data)
         self._path = path  # "trainstack:" or "trainstack:gpuPools[0]."
         self._source = source
         self._secret = secret_keys
         self._top = top_level
+        # Inside a secret object (secret_section): an error names the key, never the value.
+        self._hide = hide_values
         self._read: set[str] = set()
 
     # --- errors -----------------------------------------------------------------------------
@@ -87,7 +90,10 @@ class Section:
     def error(
         self, key: str, expected: str, got: Any = REQUIRED, hint: str | None = None
     ) -> ConfigError:
-        what = "is missing" if got is REQUIRED else f"is {_show(got)}"
+        if got is REQUIRED:
+            what = "is missing"
+        else:
+            what = "is not (a secret's value is not shown)" if self._hide else f"is {_show(got)}"
         return ConfigError(
             f"{self._source}: {self.key(key)}: expected {expected}, but it {what}", hint=hint
         )
@@ -218,7 +224,7 @@ class Section:
         value = self._get(key, default, "an object")
         if not isinstance(value, dict):
             raise self.error(key, "an object", value)
-        return Section(value, f"{self.key(key)}.", self._source)
+        return Section(value, f"{self.key(key)}.", self._source, hide_values=self._hide)
 
     def sections(self, key: str, default: Any = REQUIRED, *, min_items: int = 0) -> list[Section]:
         expected = "a list of objects" + (f" (at least {min_items})" if min_items else "")
@@ -229,7 +235,10 @@ class Section:
             or not all(isinstance(v, dict) for v in value)
         ):
             raise self.error(key, expected, value)
-        return [Section(v, f"{self.key(key)}[{i}].", self._source) for i, v in enumerate(value)]
+        return [
+            Section(v, f"{self.key(key)}[{i}].", self._source, hide_values=self._hide)
+            for i, v in enumerate(value)
+        ]
 
     # --- secrets ----------------------------------------------------------------------------
 
@@ -243,6 +252,19 @@ class Section:
             raise ConfigError(
                 f"{self._source}: {full}: is set in plain text; it must be a secret", hint=how
             )
+
+    def secret_section(self, key: str, how: str) -> Section:
+        """An object set as a secret (``pulumi config set --secret --path``): Pulumi marks the
+        whole key secret when any value inside it is. Its values never appear in an error."""
+        self.require_secret_key(key, how)
+        value = self._get(key, REQUIRED, "an object")
+        if not isinstance(value, dict):
+            raise ConfigError(
+                f"{self._source}: {self.key(key)}: expected an object, but it is not "
+                "(a secret's value is not shown)",
+                hint=how,
+            )
+        return Section(value, f"{self.key(key)}.", self._source, hide_values=True)
 
     # --- typos ------------------------------------------------------------------------------
 

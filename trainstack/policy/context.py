@@ -82,6 +82,7 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
         team_roles=dict(platform.oss_auth.team_roles),
         oss_endpoint=oss_endpoint_of(platform),
         oss_secret=platform.oss_auth.secret_name,
+        oss_secret_teams=platform.oss_auth.secret_teams,
         team_defaults=_team_defaults(outputs.get(names.OUT_TEAM_DEFAULTS)),
         gang_scheduler=_known(outputs.get(names.OUT_GANG_SCHEDULER)),
     )

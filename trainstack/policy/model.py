@@ -103,6 +103,8 @@ class Context:
     team_roles: Mapping[str, str] = field(default_factory=dict)  # team -> its OSS RAM role
     oss_endpoint: str | None = None  # the endpoint OSS volumes render with; None: unknown
     oss_secret: str | None = None  # kubeconfig mode: the AccessKey Secret OSS volumes name
+    # kubeconfig mode: the teams whose namespace holds that Secret; None: every team's does
+    oss_secret_teams: tuple[str, ...] | None = None
     # team -> its LimitRange's container defaults (teamDefaults); absent: counted as none
     team_defaults: Mapping[str, ContainerDefaults] = field(default_factory=dict)
     gang_scheduler: str | None = None  # KubeDL's gang scheduler, None when none (or unknown)
@@ -117,6 +119,12 @@ class Context:
             if ns == namespace:
                 return team
         return None
+
+    def oss_secret_of(self, team: str) -> str | None:
+        """The AccessKey Secret team's OSS volumes name (kubeconfig mode); None: it has none."""
+        if self.oss_secret_teams is not None and team not in self.oss_secret_teams:
+            return None
+        return self.oss_secret
 
     def defaults_of(self, namespace: str | None) -> ContainerDefaults | None:
         """The LimitRange defaults of the team owning ``namespace``."""
@@ -173,6 +181,9 @@ class Context:
             team_roles=dict(raw.get("team_roles", {})),
             oss_endpoint=raw.get("oss_endpoint") or None,
             oss_secret=raw.get("oss_secret") or None,
+            oss_secret_teams=None
+            if raw.get("oss_secret_teams") is None
+            else tuple(str(t) for t in raw["oss_secret_teams"]),
             team_defaults={
                 k: ContainerDefaults(
                     float(d["cpu"]),

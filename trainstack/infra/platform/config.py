@@ -25,6 +25,10 @@ from trainstack.infra.platform.config_ack import (
     check_team_registry_namespaces,
     load_ack,
 )
+from trainstack.infra.platform.config_oss import ACK_REFUSALS as OSS_ACK_REFUSALS
+from trainstack.infra.platform.config_oss import KUBECONFIG_ONLY as OSS_KUBECONFIG_ONLY
+from trainstack.infra.platform.config_oss import OSS_ACCESS_KEY_KEYS as OSS_ACCESS_KEY_KEYS
+from trainstack.infra.platform.config_oss import OssKeys, load_buckets, load_oss_keys
 from trainstack.infra.platform.inputs import KUBEDL_VERSION as KUBEDL_VERSION
 from trainstack.infra.platform.inputs import default_crd_source
 from trainstack.infra.platform.inputs import is_kubeconfig_contents as is_kubeconfig_contents
@@ -58,10 +62,8 @@ _KUBECONFIG_ONLY = (
     "artifactClaim",
     "artifactSize",
     "hostPathVolumes",
+    *OSS_KUBECONFIG_ONLY,
 )
-# kubeconfig mode, optional: the AccessKey the OSS CSI driver mounts oss:// volumes with. Both
-# keys or neither, each a secret. ack mode never takes one (its OSS volumes use RRSA).
-OSS_ACCESS_KEY_KEYS = ("ossAccessKeyId", "ossAccessKeySecret")
 DEFAULT_MAX_PRIORITY = 5
 # A team's token, as `trainstack scope publish` mints it (deploy/scopetoken.py): a week by default,
 # so a weekly re-publish keeps teams working while a leaked token is good for days, not forever.
@@ -191,9 +193,11 @@ class PlatformConfig:
     registry: RegistryConfig
     ack: AckConfig | None
     cluster: ClusterAccess | None
-    # kubeconfig mode: the stack config holds an OSS AccessKey (its values are read, as secrets,
-    # only by the program that puts them into the trainstack-oss Secret).
-    oss_access_key: bool = False
+    # kubeconfig mode: which teams hold an OSS AccessKey (its values are read, as secrets, only
+    # by the program that puts them into each team's trainstack-oss Secret); None: no team does.
+    oss_keys: OssKeys | None = None
+    # kubeconfig mode: the buckets team keys may reach (trainstack:ossBuckets); () when not named.
+    oss_buckets: tuple[str, ...] = ()
     # An offline plan (``trainstack plan``) of an environment not yet set up: what ``pulumi up``
     # will refuse until it is done (a secret to set, CRDs to mirror, a login key, ...). For
     # ``pulumi up``/``preview`` each of these is a ConfigError instead, except an unset
@@ -291,29 +295,15 @@ def load(
     )
     ack: AckConfig | None = None
     cluster: ClusterAccess | None = None
-    oss_access_key = False
+    oss: tuple[OssKeys | None, tuple[str, ...]] = (None, ())
     if mode == "ack":
         ack = load_ack(main, stack, pending)
         other = {k: "only used when trainstack:mode is kubeconfig" for k in _KUBECONFIG_ONLY}
-        other |= {
-            k: "not used when trainstack:mode is ack: OSS volumes mount with the "
-            "platform's jobs RAM role (RRSA), no AccessKey"
-            for k in OSS_ACCESS_KEY_KEYS
-        }
+        other |= OSS_ACK_REFUSALS
         registry = _ack_registry(main, ack)
     else:
-        oss_access_key = _oss_access_key(main, stack)
-        cluster = ClusterAccess(
-            kubeconfig=_kubeconfig(main),
-            context=main.optional_string("kubeContext"),
-            local_provisioner=main.string("localProvisioner", "rancher.io/local-path"),
-            artifact_claim=main.optional_string(
-                "artifactClaim", pattern=DNS_LABEL, what="a PersistentVolumeClaim name"
-            ),
-            artifact_size=main.quantity("artifactSize", "50Gi"),
-            oss_endpoint=_oss_endpoint(main, required=oss_access_key),
-            host_path_volumes=main.boolean("hostPathVolumes", False),
-        )
+        oss = (load_oss_keys(main, source, stack, [t.name for t in teams]), load_buckets(main))
+        cluster = _cluster_access(main, oss_keys=oss[0] is not None)
         other = {k: "only used when trainstack:mode is ack" for k in ACK_KEYS}
         registry = RegistryConfig(
             server=main.string(
@@ -352,7 +342,8 @@ def load(
         registry=registry,
         ack=ack,
         cluster=cluster,
-        oss_access_key=oss_access_key,
+        oss_keys=oss[0],
+        oss_buckets=oss[1],
         pending=tuple(pending.items),
         offline=offline,
         team_token_hours=token_hours,
@@ -466,7 +457,7 @@ def _check_acr_password(key: str, source: str, password: Any, how: str) -> None:
 
 def _oss_endpoint(main: Section, *, required: bool) -> str | None:
     """kubeconfig mode: where OSS volumes mount from. Off Alibaba Cloud's VPCs the region's
-    internal endpoint is unreachable, so with an AccessKey the endpoint must be named."""
+    internal endpoint is unreachable, so with AccessKeys the endpoint must be named."""
     pattern = r"[a-z0-9.-]+\.aliyuncs\.com"
     what = "an OSS endpoint such as oss-cn-hangzhou.aliyuncs.com"
     if required:
@@ -474,18 +465,18 @@ def _oss_endpoint(main: Section, *, required: bool) -> str | None:
     return main.optional_string("ossEndpoint", pattern=pattern, what=what)
 
 
-def _oss_access_key(main: Section, stack: str) -> bool:
-    """Whether the stack configures an OSS AccessKey: both keys, as secrets, or neither."""
-    given = [k for k in OSS_ACCESS_KEY_KEYS if main.has(k)]
-    how = "; ".join(
-        f"pulumi config set --secret trainstack:{k} <{k}> --stack {stack}"
-        for k in OSS_ACCESS_KEY_KEYS
+def _cluster_access(main: Section, *, oss_keys: bool) -> ClusterAccess:
+    return ClusterAccess(
+        kubeconfig=_kubeconfig(main),
+        context=main.optional_string("kubeContext"),
+        local_provisioner=main.string("localProvisioner", "rancher.io/local-path"),
+        artifact_claim=main.optional_string(
+            "artifactClaim", pattern=DNS_LABEL, what="a PersistentVolumeClaim name"
+        ),
+        artifact_size=main.quantity("artifactSize", "50Gi"),
+        oss_endpoint=_oss_endpoint(main, required=oss_keys),
+        host_path_volumes=main.boolean("hostPathVolumes", False),
     )
-    if not given:
-        return False
-    for key in OSS_ACCESS_KEY_KEYS:  # the missing one, or one set in plain text, is the error
-        main.require_secret_key(key, how)
-    return True
 
 
 def _teams(main: Section) -> tuple[Team, ...]:

@@ -12,13 +12,13 @@ worker role would take away what the node components need.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
 
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, AckConfig
+from trainstack.infra.platform.osspolicy import oss_policy, policy_json, team_policy
 
 # The only service account allowed to assume the jobs role: the OSS CSI driver's ossfs pods. Since
 # CSI v1.30.4 they run in namespace ack-csi-fuse (ACK "Announcement on CSI OSS driver upgrade":
@@ -62,20 +62,9 @@ def trust_policy(rrsa: Any) -> str:
             },
         }
     ]
-    return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
+    return policy_json({"Version": "1", "Statement": statements})
 
 
-# What ossfs does on a mount: read, write and delete objects, list under its path, and the
-# multipart calls a large write (a checkpoint of GBs) needs — ListParts to resume and
-# AbortMultipartUpload to give up (OSS API reference, "Multipart upload").
-OBJECT_ACTIONS = [
-    "oss:GetObject",
-    "oss:PutObject",
-    "oss:DeleteObject",
-    "oss:AbortMultipartUpload",
-    "oss:ListParts",
-]
-BUCKET_ACTIONS = ["oss:ListObjects", "oss:GetBucketInfo"]
 # ram/role.py: role_name is "at most 64 characters".
 ROLE_NAME_MAX = 64
 
@@ -87,35 +76,6 @@ def team_role_name(ack: AckConfig, team: str) -> str:
         return name
     digest = hashlib.sha256(team.encode()).hexdigest()[:8]
     return f"{jobs_role_name(ack)}-{team}"[: ROLE_NAME_MAX - 9].rstrip("-") + "-" + digest
-
-
-def oss_policy(buckets: list[str], prefix: str) -> dict[str, Any]:
-    """Objects under ``prefix`` (``""``: the whole bucket) of ``buckets``, and listing them."""
-    objects = {
-        "Effect": "Allow",
-        "Action": OBJECT_ACTIONS,
-        "Resource": [f"acs:oss:*:*:{b}/{prefix}*" for b in buckets],
-    }
-    bucket_resources = [f"acs:oss:*:*:{b}" for b in buckets]
-    if not prefix:
-        return {
-            "Version": "1",
-            "Statement": [
-                objects,
-                {"Effect": "Allow", "Action": BUCKET_ACTIONS, "Resource": bucket_resources},
-            ],
-        }
-    # ListObjects is a bucket action; oss:Prefix narrows it to the team's folder (RAM policy
-    # elements for OSS: the oss:Prefix condition key applies to ListObjects). GetBucketInfo
-    # carries no prefix, so under that condition it would be denied: a statement of its own.
-    listing = {
-        "Effect": "Allow",
-        "Action": ["oss:ListObjects"],
-        "Resource": bucket_resources,
-        "Condition": {"StringLike": {"oss:Prefix": [prefix, f"{prefix}*"]}},
-    }
-    info = {"Effect": "Allow", "Action": ["oss:GetBucketInfo"], "Resource": bucket_resources}
-    return {"Version": "1", "Statement": [objects, listing, info]}
 
 
 def _role(
@@ -136,7 +96,7 @@ def _role(
     policy = alicloud.ram.Policy(
         f"{name}-oss-policy" if name != "jobs-role" else "jobs-oss-policy",
         policy_name=f"{role_name}-oss",
-        policy_document=json.dumps(document, sort_keys=True),
+        policy_document=policy_json(document),
         description=description,
         rotate_strategy=ROTATE_STRATEGY,
         opts=opts,
@@ -183,7 +143,7 @@ def build_team_roles(
             f"team-role-{team}",
             team_role_name(ack, team),
             f"trainstack team {team}: OSS volumes under {team}/",
-            oss_policy(buckets, f"{team}/"),
+            team_policy(buckets, team),
             cluster,
             opts,
         ).role_name

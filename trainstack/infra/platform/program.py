@@ -23,6 +23,7 @@ from trainstack.infra.configread import raw_stack_config
 from trainstack.infra.platform.config import ACR_ENTERPRISE, PlatformConfig, load
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, team_registry_namespace
 from trainstack.infra.platform.kubedl import KubeDL
+from trainstack.infra.platform.osspolicy import policy_json, team_policy
 from trainstack.infra.platform.podguard import PodGuards
 from trainstack.infra.platform.protection import component_opts
 from trainstack.infra.platform.pullsecret import registry_password
@@ -56,19 +57,27 @@ def load_stack_config(*, offline: bool = False, root: Path | None = None) -> Pla
 
 
 def team_volumes(
-    cfg: PlatformConfig, storage: Storage, oss_secret: str | None, oss_endpoint: str | None
+    cfg: PlatformConfig, storage: Storage, oss_secrets: dict[str, str], oss_endpoint: str | None
 ) -> dict[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]]:
     """Per team, what its PVs may point at (volumeguard.py): on ack the platform's buckets, NAS
-    and the team's RAM role; in kubeconfig mode any bucket or server (the platform owns none)
-    with the platform's AccessKey Secret. Either way the OSS endpoint runs render with."""
+    and the team's RAM role; in kubeconfig mode the buckets trainstack:ossBuckets names (else any:
+    the platform owns none) and any NAS server, with the team's own AccessKey Secret. Either way
+    the OSS endpoint runs render with."""
     # A platform with no endpoint of its own leaves runs at the renderer's default
     # (infra/run/options.render_options).
     endpoint = oss_endpoint or RenderOptions().oss_endpoint
     out: dict[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]] = {}
     for team in cfg.teams:
-        shape = GuardShape.of(team.name, team.namespace, cfg.ack is not None, oss_secret)
+        shape = GuardShape.of(
+            team.name,
+            team.namespace,
+            cfg.ack is not None,
+            oss_secrets.get(team.name),
+            named_buckets=bool(cfg.oss_buckets),
+        )
         if cfg.ack is None:
-            values = TeamVolumes(shape, None, None, None, endpoint)
+            named = tuple(sorted(cfg.oss_buckets)) or None
+            values = TeamVolumes(shape, named, None, None, endpoint)
             out[team.name] = (shape, pulumi.Output.from_input(values))
             continue
         buckets = tuple(sorted(cfg.ack.bucket(p) for p in BUCKET_PURPOSES))
@@ -212,14 +221,32 @@ def _existing_cluster(cfg: PlatformConfig, password: pulumi.Input[str]) -> _Clus
         namespaces=tenancy.namespaces,
         opts=component_opts(),
     )
-    # kubeconfig mode: the AccessKey Secret the platform created, or no OSS at all.
+    # kubeconfig mode: the AccessKey Secret of each team that has one (the same name in each of
+    # their namespaces), or no OSS at all.
     oss_auth: dict[str, Any] = (
-        {"type": names.OSS_AUTH_SECRET, "secretName": tenancy.oss_secret}
-        if tenancy.oss_secret
+        {
+            "type": names.OSS_AUTH_SECRET,
+            "secretName": names.OSS_SECRET_NAME,
+            "teams": sorted(tenancy.oss_secrets),
+        }
+        if tenancy.oss_secrets
         else {"type": names.OSS_AUTH_NONE}
     )
+    outputs: dict[str, Any] = {}
+    if cfg.oss_buckets:
+        # Not secret: what the admin attaches to each team's RAM user (docs/platform.md).
+        outputs[names.OUT_TEAM_OSS_POLICIES] = {
+            t.name: policy_json(team_policy(cfg.oss_buckets, t.name)) for t in cfg.teams
+        }
     return _Cluster(
-        provider, tenancy, storage, kubeconfig, access.context, oss_auth, access.oss_endpoint, {}
+        provider,
+        tenancy,
+        storage,
+        kubeconfig,
+        access.context,
+        oss_auth,
+        access.oss_endpoint,
+        outputs,
     )
 
 
@@ -250,7 +277,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         cfg.kubedl.workloads,
         provider,
         component_opts(),
-        team_volumes=team_volumes(cfg, storage, tenancy.oss_secret, oss_endpoint),
+        team_volumes=team_volumes(cfg, storage, tenancy.oss_secrets, oss_endpoint),
         legacy_tokens=cfg.legacy_team_tokens,
     )
     PodGuards(

@@ -1,5 +1,5 @@
 """Both modes: one namespace per team — quota, container defaults, priority cap, pull secret,
-OSS Secret — and the run PriorityClasses.
+the team's own OSS Secret — and the run PriorityClasses.
 
 - ResourceQuota ``trainstack-quota``: the team's share of CPU, memory, GPUs (and pods), of
   storage and claims, ephemeral storage, load balancers and node ports (0 by default), and counts
@@ -96,7 +96,7 @@ class Tenancy(pulumi.ComponentResource):
     namespaces: dict[str, k8s.core.v1.Namespace]
     priority_classes: list[k8s.scheduling.v1.PriorityClass]
     pull_secret: str
-    oss_secret: str | None
+    oss_secrets: dict[str, str]  # team -> its OSS AccessKey Secret; a team without one: absent
 
     def __init__(
         self,
@@ -127,7 +127,9 @@ class Tenancy(pulumi.ComponentResource):
             if cfg.registry.pulls_without_secret
             else build_pull_secrets(cfg.registry, registry_password, self.namespaces, child)
         )
-        self.oss_secret = build_oss_secrets(self.namespaces, child) if cfg.oss_access_key else None
+        self.oss_secrets = (
+            build_oss_secrets(self.namespaces, cfg.oss_keys, child) if cfg.oss_keys else {}
+        )
         self.register_outputs({})
 
 

@@ -13,7 +13,7 @@ holds) is narrowed per team by a ValidatingAdmissionPolicy. A request by team ``
 - its source has exactly the shape the renderer writes (render/storage.py), on the team's own
   data: an OSS CSI volume with exactly the renderer's ``volumeAttributes`` keys, on one of the
   platform's buckets under ``/T/``, at the environment's OSS endpoint, with the renderer's
-  ``otherOpts``, with the team's RAM role on ACK and no secret reference, or with the platform's
+  ``otherOpts``, with the team's RAM role on ACK and no secret reference, or with the team's own
   AccessKey Secret in ``N`` in kubeconfig mode; or NFS on the platform's NAS under ``/T/`` with
   the renderer's mount options. Anything else is refused.
 
@@ -112,15 +112,25 @@ class GuardShape:
 
     team: str
     namespace: str
-    pinned: bool  # ack: buckets and NAS servers only the platform's (kubeconfig mode owns none)
+    pinned: bool  # ack: NAS servers only the platform's (kubeconfig mode owns none)
     rrsa: bool  # OSS PVs mount with the team's RAM role (ack)
-    oss_secret: str | None  # kubeconfig mode: the AccessKey Secret OSS PVs name; None: none
+    oss_secret: str | None  # kubeconfig mode: the team's AccessKey Secret OSS PVs name; None: none
+    # buckets only the platform's: ack's, or in kubeconfig mode those trainstack:ossBuckets names
+    pinned_buckets: bool = False
 
     @classmethod
-    def of(cls, team: str, namespace: str, ack: bool, oss_secret: str | None) -> GuardShape:
+    def of(
+        cls,
+        team: str,
+        namespace: str,
+        ack: bool,
+        oss_secret: str | None,
+        named_buckets: bool = False,
+    ) -> GuardShape:
         """ack pins the platform's storage and mounts OSS with the team's role; kubeconfig mode
-        mounts it with the platform's AccessKey Secret, if it has one."""
-        return cls(team, namespace, ack, ack, None if ack else oss_secret)
+        mounts it with the team's own AccessKey Secret, if it has one, and pins the buckets the
+        environment names (``named_buckets``), the only ones that key's policy reaches."""
+        return cls(team, namespace, ack, ack, None if ack else oss_secret, ack or named_buckets)
 
 
 @dataclass(frozen=True)
@@ -187,7 +197,7 @@ def _oss_rules(s: GuardShape) -> list[str]:
         f"{attrs}.otherOpts in {_cel(list(OSS_OTHER_OPTS))}",
         _under(f"{attrs}.path", s.team),
     ]
-    if s.pinned:
+    if s.pinned_buckets:
         rules.append(f"({_cel(PARAM_BUCKET)} + {attrs}.bucket) in {_PARAMS}")
     if s.rrsa:
         rules.append(f"{attrs}.authType == {_cel(OSS_AUTH_TYPE_RRSA)}")
@@ -233,7 +243,7 @@ def validations(s: GuardShape) -> list[dict[str, str]]:
         if s.rrsa
         else f"{OSS_SECRET_REF} {s.oss_secret} in {ns}"
         if s.oss_secret
-        else "none: this platform has no OSS credentials"
+        else f"none: team {team} has no OSS AccessKey"
     )
     return [
         {
@@ -298,7 +308,7 @@ def _oss_problem(
     if csi.get("driver") != OSS_DRIVER:
         return "csi.driver", f"driver {csi.get('driver')!r} is not {OSS_DRIVER}"
     if not s.rrsa and s.oss_secret is None:
-        return "csi", "this platform has no OSS credentials for a PersistentVolume to name"
+        return "csi", f"team {t.team} has no OSS AccessKey for a PersistentVolume to name"
     if name is not None and csi.get("volumeHandle") != name:
         return "csi.volumeHandle", f"volumeHandle {csi.get('volumeHandle')!r} is not {name!r}"
     for field in CSI_NOT_RENDERED:
@@ -329,7 +339,7 @@ def _oss_value_problem(attrs: Mapping[str, Any], t: TeamVolumes) -> tuple[str, s
     checks: list[tuple[str, Any, Sequence[Any] | None]] = [
         ("url", attrs["url"], None if t.oss_endpoint is None else [t.oss_endpoint]),
         ("otherOpts", attrs["otherOpts"], OSS_OTHER_OPTS),
-        ("bucket", attrs["bucket"], t.buckets if t.shape.pinned else None),
+        ("bucket", attrs["bucket"], t.buckets if t.shape.pinned_buckets else None),
     ]
     if t.shape.rrsa:
         checks.append(("authType", attrs["authType"], [OSS_AUTH_TYPE_RRSA]))

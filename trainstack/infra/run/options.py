@@ -18,7 +18,7 @@ from typing import Any
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError
 from trainstack.infra.configread import did_you_mean
-from trainstack.infra.platform.config import OSS_ACCESS_KEY_KEYS
+from trainstack.infra.platform.config_oss import team_key_commands
 from trainstack.render import RenderOptions
 from trainstack.spec.model import Run
 
@@ -45,6 +45,17 @@ class OssAuth:
     secret_name: str | None = None
     # RRSA: team -> the team's own role, which its static PVs must name (volumeguard.py).
     team_roles: Mapping[str, str] = field(default_factory=dict)
+    # SECRET: the teams whose namespace holds the Secret (their own key); None: every team (a
+    # platform from before per-team keys).
+    secret_teams: tuple[str, ...] | None = None
+
+    def secret_of(self, team: str | None) -> str | None:
+        """The AccessKey Secret a team's OSS volumes name; None: the team has none."""
+        if self.type is not OssAuthType.SECRET:
+            return None
+        if self.secret_teams is not None and team not in self.secret_teams:
+            return None
+        return self.secret_name
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,7 @@ def _oss_auth(outputs: Mapping[str, Any], mode: PlatformMode, env: str) -> OssAu
         team_roles=MappingProxyType(
             {str(k): str(v) for k, v in dict(auth.get("teamRoles") or {}).items() if v}
         ),
+        secret_teams=None if auth.get("teams") is None else tuple(str(t) for t in auth["teams"]),
     )
     if (
         kind is None
@@ -221,24 +233,23 @@ def oss_credentials(
     """(Secret name, RAM role, hint) for OSS volumes: exactly what the platform provides.
 
     ack: the team's RAM role through RRSA (on a platform from before per-team roles, the jobs
-    role). kubeconfig mode: the AccessKey Secret the platform created in every team namespace, or
-    nothing — then a run that binds oss:// fails to render with ``hint`` instead of naming a
-    Secret that does not exist.
+    role). kubeconfig mode: the Secret holding the team's own AccessKey, or nothing — then a run
+    that binds oss:// fails to render with ``hint`` instead of naming a Secret that does not exist.
     """
     auth = PlatformOutputs.read(outputs, env).oss_auth  # complete: read() checks it
     if auth.type is OssAuthType.RRSA:
         return None, auth.team_roles.get(team or "", auth.role_name), None
-    if auth.type is OssAuthType.SECRET:
-        return auth.secret_name, None, None
+    secret = auth.secret_of(team)
+    if secret is not None:
+        return secret, None, None
+    whose = f"team {team!r} of environment {env!r}" if team else f"environment {env!r}"
     return (
         None,
         None,
         (
-            f"environment {env!r} has no OSS credentials; give its platform an AccessKey: "
-            + "; ".join(
-                f"pulumi config set --secret trainstack:{k} <{k}> --stack {env}"
-                for k in OSS_ACCESS_KEY_KEYS
-            )
+            f"{whose} has no OSS credentials; give the team an AccessKey of its own (its RAM "
+            "policy: the platform's teamOssPolicies output, docs/platform.md): "
+            + team_key_commands(env, team or "<team>")
             + f"; then `pulumi up --stack {env}` (the cluster needs Alibaba Cloud's OSS CSI "
             "driver), or bind nas://, pvc:// or file:// instead"
         ),

@@ -52,7 +52,7 @@ def _team_volume(resource: Resource, ctx: Context) -> Iterator[Finding]:
     if team is None:
         return
     ack = ctx.mode == "ack"
-    shape = GuardShape.of(team, str(namespace), ack, ctx.oss_secret)
+    shape = GuardShape.of(team, str(namespace), ack, ctx.oss_secret_of(team))
     # the platform's buckets and NAS are checked below, with their own settings
     guard = TeamVolumes(
         shape, None, None, ctx.team_roles.get(team) if ack else None, ctx.oss_endpoint
