@@ -31,7 +31,9 @@ def test_env_verb_json_with_files(capsys):
     assert done.code == 0, done.err
     doc = json.loads(done.out)
     assert doc["env"]["RANK"] == "1"
-    assert doc["argv"][:2] == ["sh", "-c"]
+    # the pod's argv: the launcher as PID 1, in front of the contract's `sh -c`
+    assert doc["argv"][:3] == ["python3", "-S", "/ml/launcher/launcher.py"]
+    assert doc["argv"][doc["argv"].index("--") + 1 : doc["argv"].index("--") + 3] == ["sh", "-c"]
     assert "training_job.json" in doc["files"]
 
 

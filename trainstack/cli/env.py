@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -25,7 +26,8 @@ from trainstack.contract import (
 )
 from trainstack.contract.names import job_name
 from trainstack.errors import UserError
-from trainstack.kubedl import job_kind
+from trainstack.kubedl import JobType, job_kind, replica_hostname
+from trainstack.local.hostenv import passed_env
 from trainstack.spec import load_run
 
 
@@ -48,6 +50,14 @@ from trainstack.spec import load_run
     "platform's artifact store), from the platform's outputs as plan and deploy read them.",
     dest="environment",
 )
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    help="Show this variable of your shell as a local run given --pass-env NAME would pass it "
+    "(repeatable); a pod never gets it.",
+)
 @project_option
 def env(
     run_file: Path,
@@ -60,6 +70,7 @@ def env(
     files: bool,
     environment: str | None,
     project: Path | None,
+    pass_env: tuple[str, ...],
 ) -> None:
     """Print the environment of one replica of RUN_FILE, as it would run on the cluster."""
     run = load_run(run_file, components_dir=components_dir)
@@ -86,24 +97,36 @@ def env(
     kind = job_kind(run.job_type)
     by = "KubeDL" if kind.by_kubedl else "Kubernetes"
     injected = [n for n in operator_names(run, role) if n in variables]
+    # What the container runtime adds: the pod's hostname (KubeDL names the pod).
+    runtime = {
+        "HOSTNAME": replica_hostname(run.job_type is JobType.CUSTOM, topology.job_name, role, index)
+    }
+    passed = passed_env(pass_env, os.environ)
     if fmt == "json":
         doc: dict[str, object] = {
             "env": variables,
             "secretEnv": secrets,
             "injectedBy": {n: by for n in injected},
+            "runtime": runtime,
+            "passedLocally": passed,
         }
         if files:
             doc["files"] = config_files(run, topology)
-            doc["argv"] = launch_command(run, role)
+            doc["argv"] = launch_command(run, role, in_pod=True)
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     for key, value in variables.items():
         mark = f"  # set by {by}" if key in injected else ""
         click.echo(f"{key}={shlex.quote(value)}{mark}")
+    for key, value in runtime.items():
+        click.echo(f"{key}={shlex.quote(value)}  # set by the container runtime")
     for key, text in secrets.items():
         # A comment, so that sourcing the output never sets the placeholder as a value.
         click.echo(f"# {key}={text}")
+    for key, value in passed.items():
+        click.echo(f"{key}={shlex.quote(value)}  # from your shell: local runs with --pass-env")
     if files:
         for name, content in config_files(run, topology).items():
             click.echo(f"\n# $PAI_CONFIG_DIR/{name}\n{content}", nl=False)
-        click.echo("\n# argv\n" + " ".join(shlex.quote(a) for a in launch_command(run, role)))
+        argv = launch_command(run, role, in_pod=True)
+        click.echo("\n# argv\n" + " ".join(shlex.quote(a) for a in argv))

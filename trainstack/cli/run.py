@@ -54,6 +54,15 @@ from trainstack.errors import RunFailedError, UserError
     "preemption or drain would; KubeDL recreates it (repeatable).",
 )
 @click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    help="Also give every replica this variable of your shell (repeatable); a pod gets none of "
+    "your shell's, so a local replica gets only where this machine's programs and libraries "
+    "are, unless named here.",
+)
+@click.option(
     "--no-install",
     is_flag=True,
     help="Do not install the code's requirements.txt; use what is installed.",
@@ -75,6 +84,7 @@ def run(
     models: tuple[str, ...],
     resume: str | None,
     preempt: tuple[str, ...],
+    pass_env: tuple[str, ...],
     no_install: bool,
     home: Path | None,
     grace: float,
@@ -106,6 +116,7 @@ def run(
             install=not no_install,
             grace_seconds=grace,
             preempt=drills.parse(preempt),
+            pass_env=pass_env,
         )
     )
     with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded

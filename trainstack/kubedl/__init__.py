@@ -26,6 +26,7 @@ from trainstack.kubedl.pods import (
     indexed_job_hostname,
     mpi_hostfile,
     pod_name,
+    replica_hostname,
 )
 from trainstack.kubedl.record import (
     DeadlineClock,
@@ -66,5 +67,6 @@ __all__ = [
     "operator_env",
     "operator_wins",
     "pod_name",
+    "replica_hostname",
     "reserved_env",
 ]

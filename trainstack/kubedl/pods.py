@@ -17,6 +17,12 @@ def indexed_job_hostname(job_name: str, index: int) -> str:
     return f"{job_name}-{index}"
 
 
+def replica_hostname(custom: bool, job_name: str, role: str, index: int) -> str:
+    """A replica's pod hostname, which the container runtime also sets as $HOSTNAME: KubeDL's
+    pod name, or an Indexed Job pod's `<job>-<index>` for a custom run."""
+    return indexed_job_hostname(job_name, index) if custom else pod_name(job_name, role, index)
+
+
 # KubeDL's ExitCode restart policy retries these codes (SIGINT, SIGKILL, SIGUSR1 — the user's
 # "please retry" — and SIGTERM) and pods failed as OOMKilled/Killed/Evicted/
 # UnexpectedAdmissionError; every other non-zero code is permanent.

@@ -15,15 +15,10 @@ from trainstack.contract import Topology, config_files, launch_command, replica_
 from trainstack.contract.shell import uses_launcher
 from trainstack.errors import UserError
 from trainstack.kubedl import (
-    CONTRACT_NAMES,
-    CONTRACT_PREFIXES,
-    KINDS,
     JobType,
     SuccessRule,
-    indexed_job_hostname,
     job_kind,
-    operator_env,
-    pod_name,
+    replica_hostname,
 )
 from trainstack.kubedl.restart import (
     NEVER,
@@ -32,6 +27,7 @@ from trainstack.kubedl.restart import (
     replica_restart_policy,
 )
 from trainstack.local import gpus as gpu_alloc
+from trainstack.local.hostenv import machine_env
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
 from trainstack.local.ports import AddressPlan, SharedLoopback
@@ -42,10 +38,6 @@ from trainstack.spec.model import Run
 
 # Variables a user's shell may carry over from an earlier job; the contract and the operator
 # set their own (trainstack.kubedl's names, for every kind), and a GPU list is the runner's.
-_STALE_PREFIXES = (*CONTRACT_PREFIXES, "MODEL_")
-_STALE_NAMES = frozenset(
-    {*CONTRACT_NAMES, *(n for t in KINDS for n in operator_env(t)), "CUDA_VISIBLE_DEVICES"}
-)
 
 
 @dataclass(frozen=True)
@@ -209,9 +201,11 @@ def plan_job(
     available_gpus: tuple[str, ...],
     secret_env: Mapping[str, str] | None = None,
     addresses: AddressPlan | None = None,
+    passed_env: Mapping[str, str] | None = None,
 ) -> JobPlan:
     """`secret_env`: the values of `run.secret_env` (default: `secret_env_values(run)`). They
-    go into the replicas' environment only: not into the config files."""
+    go into the replicas' environment only: not into the config files. `passed_env`: the
+    shell's variables the user passes on (`--pass-env`; trainstack.local.hostenv)."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
     keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
     # Where each replica listens: one shared network namespace today (trainstack.local.ports).
@@ -219,7 +213,7 @@ def plan_job(
     gpus = gpu_alloc.assign(
         [(f"{role}-{i}", run.resources[role].gpu) for role, i in keys], available_gpus
     )
-    base = _base_env(run_id, venv)
+    base = {**_base_env(run_id, venv), **(passed_env or {})}
     launches = []
     for role, index in keys:
         given = gpus.by_replica[f"{role}-{index}"]
@@ -233,10 +227,8 @@ def plan_job(
         # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
         # pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName); a custom run's
         # Indexed Job pod is `<job>-<index>` (Kubernetes sets it from the completion index).
-        env["HOSTNAME"] = (
-            indexed_job_hostname(topology.job_name, index)
-            if run.job_type is JobType.CUSTOM
-            else pod_name(topology.job_name, role, index)
+        env["HOSTNAME"] = replica_hostname(
+            run.job_type is JobType.CUSTOM, topology.job_name, role, index
         )
         # A container sees only its own GPUs; on one machine CUDA_VISIBLE_DEVICES does that.
         # Without GPUs here there is nothing to hide, and a pod without GPUs has no such
@@ -280,14 +272,12 @@ def plan_job(
 
 
 def _base_env(run_id: str, venv: Path | None) -> dict[str, str]:
-    """This machine's environment stands in for the image's: the user's variables without stale
-    contract ones, and the Python running trainstack (or the requirements' environment) first
-    on PATH, so `python` in the command is one that has the packages the user installed."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in _STALE_NAMES and not k.startswith(_STALE_PREFIXES)
-    }
+    """This machine's environment stands in for the image's, as far as it says where programs,
+    libraries and locales are (trainstack.local.hostenv): the user's other variables stay in
+    the shell, as they would on a cluster. The Python running trainstack (or the requirements'
+    environment) is first on PATH, so `python` in the command is one that has the packages the
+    user installed."""
+    env = machine_env(os.environ)
     interpreter_bin = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join(p for p in (interpreter_bin, env.get("PATH", "")) if p)
     if venv is not None:

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
-from trainstack.local import drills, jobplan, logcap, pyenv, sandbox
+from trainstack.local import drills, hostenv, jobplan, logcap, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -63,6 +63,7 @@ class LocalRunRequest:
     usage_interval: float = 1.0
     stream: TextIO | None = None  # where the live view writes; stdout by default
     preempt: tuple[drills.Preemption, ...] = ()  # --preempt: pods deleted during the run
+    pass_env: tuple[str, ...] = ()  # --pass-env: the shell's variables the replicas also get
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
     )
     # Before anything is recorded or started; the values only ever reach the replicas' env.
     secrets = jobplan.secret_env_values(run)
+    hostenv.passed_env(req.pass_env, os.environ)
     with Registry.open(req.home) as reg:
         reg.reap_interrupted()
         resume = _resume_layout(reg, req.resume)
@@ -226,6 +228,7 @@ def _prepare(
         grace_seconds=req.grace_seconds,
         available_gpus=machine_gpus() if run.uses_gpu else (),
         secret_env=secrets,
+        passed_env=hostenv.passed_env(req.pass_env, os.environ),
     )
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
