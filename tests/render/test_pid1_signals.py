@@ -24,12 +24,10 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from trainstack.render import render_run
-from trainstack.spec import load_run
+from tests.render.podrun import init_of, start_container
 
 PROBE = """\
 import os, signal, sys, time, pathlib
@@ -43,88 +41,19 @@ time.sleep(120)
 """
 
 
-def _spec(tmp: Path, job_type: str, role: str) -> Path:
-    (tmp / "src").mkdir()
-    (tmp / "src" / "term.py").write_text(PROBE)
-    (tmp / "component.yaml").write_text(
-        "apiVersion: trainstack.dev/v1\nkind: Component\n"
-        "metadata: {name: term-probe, version: 1.0.0}\n"
-        f"spec:\n  jobType: {job_type}\n  image: registry.example.com/acme/python:3.11\n"
-        "  code: ./src\n  command: python3 term.py\n"
-    )
-    (tmp / "run.yaml").write_text(
-        "apiVersion: trainstack.dev/v1\nkind: Run\nmetadata: {name: term-probe-01}\n"
-        "spec:\n  component: ./component.yaml\n"
-        f"  resources:\n    {role}: {{cpu: 1, memory: 1Gi}}\n"
-    )
-    return tmp / "run.yaml"
-
-
-def _main_container(docs: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    job = docs[-1]
-    spec = job["spec"]
-    key = next((k for k in spec if k.endswith("ReplicaSpecs")), None)
-    template = next(iter(spec[key].values()))["template"] if key else spec["template"]
-    return template["spec"]["containers"][0], [d for d in docs if d["kind"] == "ConfigMap"]
-
-
-def _unescape(text: str, root: Path) -> str:
-    # `$$` is the kubelet's escape for `$`; the pod's /ml tree lives under `root` here.
-    return text.replace("$$", "$").replace("/ml/", f"{root}/ml/")
-
-
-def _start_as_pid1(tmp: Path, job_type: str, role: str) -> tuple[subprocess.Popen[bytes], Path]:
-    docs = render_run(load_run(_spec(tmp, job_type, role)))
-    container, maps = _main_container(docs)
-    root = tmp / "pod"
-    (root / "ml" / "usercode").mkdir(parents=True)
-    (root / "ml" / "usercode" / "term.py").write_text(PROBE)
-    for cm in maps:
-        if cm["metadata"]["name"].endswith("-trainstack-launcher"):
-            (root / "ml" / "launcher").mkdir(parents=True)
-            for name, text in cm["data"].items():
-                (root / "ml" / "launcher" / name).write_text(text)
-    probe = tmp / "probe"
-    probe.mkdir()
-    env = {"PATH": os.environ["PATH"], "PROBE_DIR": str(probe)}
-    for e in container.get("env") or ():
-        if "value" in e and e["value"] is not None:
-            env[e["name"]] = _unescape(e["value"], root)
-    argv = [_unescape(a, root) for a in [*container["command"], *(container.get("args") or [])]]
-    cwd = _unescape(container["workingDir"] + "/", root)
-    proc = subprocess.Popen(
-        ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", *argv],
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
-    return proc, probe
-
-
-def _init_of(proc: subprocess.Popen[bytes]) -> int:
-    """The PID (in this namespace) of the unshared namespace's init: unshare's one child."""
-    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-    for _ in range(200):
-        found = children.read_text().split()
-        if found:
-            return int(found[0])
-        time.sleep(0.05)
-    raise AssertionError("unshare started no child")
-
-
 @pytest.mark.subprocess
 @pytest.mark.parametrize(("job_type", "role"), [("pytorch", "master"), ("custom", "worker")])
 def test_the_kubelets_sigterm_reaches_the_command_of_a_plain_render(
     tmp_path: Path, job_type: str, role: str
 ) -> None:
-    proc, probe = _start_as_pid1(tmp_path, job_type, role)
+    proc, probe = start_container(tmp_path, job_type, role, {"term.py": PROBE}, "python3 term.py")
     try:
         deadline = time.monotonic() + 60
         while not (probe / "ready").exists():
             assert proc.poll() is None, f"the container exited {proc.returncode} before starting"
             assert time.monotonic() < deadline, "the command never started"
             time.sleep(0.05)
-        os.kill(_init_of(proc), signal.SIGTERM)  # what the runtime does on a pod's deletion
+        os.kill(init_of(proc), signal.SIGTERM)  # what the runtime does on a pod's deletion
         try:
             code = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -29,6 +29,9 @@ LAUNCHER = "launcher"
 # Each replica's log, `<role>-<index>.log`: a local run's logs/; in a pod, where the launcher
 # ships it (the artifact store's `<team>/<run>/logs/`, when the environment has a store).
 LOGS = "logs"
+# A writable home for a replica whose user the image does not know (the runtime then sets
+# HOME=/, which that user cannot write): an emptyDir in a pod, a folder of a local run.
+HOME = "home"
 # Cluster only: where the prepare init container sees the sources it copies from.
 STAGING = ".staging"
 
@@ -64,6 +67,10 @@ class Layout:
     @property
     def logs(self) -> str:
         return self._dir(LOGS)
+
+    @property
+    def home(self) -> str:
+        return self._dir(HOME)
 
     @property
     def staging(self) -> str:

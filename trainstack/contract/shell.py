@@ -48,10 +48,27 @@ from trainstack.shellform.rewrite import rewrite as rewrite
 from trainstack.spec.model import Run
 
 SHELL = "sh"
-PRELUDE = (
-    'cd "$PAI_WORKING_DIR" || exit 1\n'
+INSTALL_REQUIREMENTS = (
     "if [ -f requirements.txt ]; then pip install -r requirements.txt || exit 1; fi\n"
 )
+
+
+def prelude(root: str, *, install_requirements: bool) -> str:
+    """What every command-running script does first: go to the code, make sure HOME can be
+    written, install the code's requirements (in a pod; a local run installs them once, into a
+    cached environment).
+
+    Pods run as `runAsUser` (1000 by default), a user the image usually does not know, for whom
+    the container runtime sets HOME=/, which that user cannot write: pip, finding site-packages
+    not writable either, falls back to a user install under $HOME/.local and fails, and so does
+    every library that caches under ~ (torch hub, Hugging Face). Such a HOME is replaced by the
+    pod's own writable folder; an image user with a home of its own keeps it."""
+    home = Layout.at(root).home
+    text = 'cd "$PAI_WORKING_DIR" || exit 1\n'
+    text += f'[ -w "${{HOME:-/}}" ] || export HOME={shlex.quote(home)}\n'
+    return text + (INSTALL_REQUIREMENTS if install_requirements else "")
+
+
 # Where a replica finds its own IP address (spec.torchElastic): the pod's status.podIP on a
 # cluster, 127.0.0.1 locally.
 POD_IP_ENV = "TRAINSTACK_POD_IP"
@@ -69,14 +86,20 @@ DEFAULT_LAUNCHER_GRACE_SECONDS = 10.0
 DEADLINE_EXIT_CODE = 124
 
 
-def script(run: Run, role: str | None = None, *, install_requirements: bool = True) -> str:
-    prelude = PRELUDE if install_requirements else PRELUDE.splitlines(keepends=True)[0]
+def script(
+    run: Run,
+    role: str | None = None,
+    *,
+    install_requirements: bool = True,
+    root: str = str(DEFAULT_ROOT),
+) -> str:
+    first = prelude(root, install_requirements=install_requirements)
     kind = job_kind(run.job_type)
     if role is not None and kind.has_role(role) and not kind.role(role).runs_command:
-        return prelude + MPI_WORKER_WAIT
+        return first + MPI_WORKER_WAIT
     if run.torch_elastic is not None:
-        return prelude + torch_elastic_launch(run, role, rewrite(run.component.command))
-    body = prelude + rewrite(run.component.command)
+        return first + torch_elastic_launch(run, role, rewrite(run.component.command))
+    body = first + rewrite(run.component.command)
     if run.timeout_seconds and role is not None and role == kind.deadline_role:
         return deadline_launch(kind.kind, run.timeout_seconds, body)
     return body
@@ -170,7 +193,7 @@ def launch_command(
     argv = [
         SHELL,
         "-c",
-        script(run, role, install_requirements=install_requirements),
+        script(run, role, install_requirements=install_requirements, root=root),
         SHELL,
         *user_args(run),
     ]

@@ -58,6 +58,10 @@ class Layout:
         return self.root / tree.METRICS
 
     @property
+    def home(self) -> Path:
+        return self.root / tree.HOME
+
+    @property
     def usage(self) -> Path:
         return self.root / "usage.jsonl"
 
@@ -98,7 +102,7 @@ class Committed:
 def prepare(layout: Layout, run: Run, *, resume_from: Layout | None = None) -> None:
     """Create the tree, copy the code, place the inputs and models, and preload outputs that ask
     for it."""
-    for path in (layout.config, layout.logs, layout.metrics, layout.launcher.parent):
+    for path in (layout.config, layout.logs, layout.metrics, layout.home, layout.launcher.parent):
         path.mkdir(parents=True, exist_ok=True)
     for name, text in launcher.program_files().items():
         (layout.launcher.parent / name).write_text(text, encoding="utf-8")

@@ -42,6 +42,7 @@ from trainstack.spec.model import JobType, Run
 CONFIG_MAP_SUFFIX = "-trainstack-config"
 LAUNCHER_MAP_SUFFIX = "-trainstack-launcher"
 LAUNCHER_VOLUME = "trainstack-launcher"
+HOME_VOLUME = "trainstack-home"
 # What `kubexec.sh` (kubectl exec into the workers) needs; KubeDL grants it to no one.
 # KubeDL v0.5.0 controllers/mpi/mpi_config.go (newJobConfigMap), config/rbac/
 EXEC_RULES = [
@@ -126,6 +127,11 @@ def build(run: Run, options: RenderOptions) -> Resources:
         metrics = PodParts(
             volumes=({"name": "metrics", "emptyDir": {}},), mounts=(Mount("metrics", ML.metrics),)
         )
+    # HOME for a user the image does not know (contract.shell.prelude): written by the command,
+    # so on disk and counted against the pod's ephemeral storage like any emptyDir.
+    home = PodParts(
+        volumes=({"name": HOME_VOLUME, "emptyDir": {}},), mounts=(Mount(HOME_VOLUME, ML.home),)
+    )
     logs = PodParts()
     if options.logs is not None:  # shipped: the launcher tees each replica's log into the store
         logs = storage.attach(options.logs, "logs", ML.logs, read_only=False, download=False)
@@ -136,6 +142,7 @@ def build(run: Run, options: RenderOptions) -> Resources:
             storage.plan(),
             config_parts,
             metrics,
+            home,
             logs,
             _launcher_parts(run, job, ns, labels, ships_logs=options.logs is not None),
         ]
