@@ -31,9 +31,9 @@ def replica_restart_policy(
 ) -> str:
     """No fault tolerance: Never. `unconditional`: OnFailure (the kubelet restarts the container
     in place, the pod never fails). Otherwise ExitCode, except for a role without failover
-    (`Role.failover`: the ElasticBatch AIMaster, whose failed pod fails the job under any
-    policy): Never, which says what the cluster does and keeps the failed pod and its log
-    instead of deleting it for a failover that never comes."""
+    (`Role.failover`: the ElasticBatch AIMaster and the MPI launcher, whose failed pod fails
+    the job under any policy): Never, which says what the cluster does and keeps the failed pod
+    and its log instead of deleting it for a failover that never comes."""
     if not fault_tolerance:
         return NEVER
     if unconditional:

@@ -100,7 +100,7 @@ def final_roles(run: Run) -> dict[str, str]:
         return {}
     kind = job_kind(run.job_type)
     return {
-        role: f"KubeDL v0.5.0 fails a {kind.kind} whose {role} fails, whatever its exit code"
+        role: f"KubeDL v0.5.0 fails the {kind.kind} when its {role} fails, whatever its exit code"
         for role in run.resources
         if replica_restart_policy(kind, role, fault_tolerance=True, unconditional=ft.unconditional)
         == NEVER

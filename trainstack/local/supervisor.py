@@ -63,7 +63,7 @@ class Policy:
     # role -> roles whose replicas must all have started before any of its replicas starts.
     start_after: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # role -> why its failures are final whatever the exit code (a role the operator never
-    # fails over: the ElasticBatch AIMaster, trainstack.kubedl.restart).
+    # fails over: the ElasticBatch AIMaster, the MPI launcher; trainstack.kubedl.restart).
     final_roles: Mapping[str, str] = field(default_factory=dict)
 
     @property
