@@ -12,8 +12,8 @@ NEVER = "Never"
 
 # Huawei ModelArts (creating a training job, "auto restart") caps unconditional auto-restart at
 # "3 consecutive" restarts. KubeDL v0.5.0 counts an OnFailure job's restarts in all, not in a
-# row (pkg/job_controller/job.go, pastBackoffLimit: the containers' restartCounts summed against
-# backoffLimit), so the cap is kept as 3 in all.
+# row (pkg/job_controller/job.go:551-588, pastBackoffLimit: the restartCounts of the pods still
+# Running summed against backoffLimit), so the cap is kept as 3 in all.
 UNCONDITIONAL_RESTART_CAP = 3
 
 

@@ -114,9 +114,10 @@ def restart_budget(run: Run) -> tuple[int, str]:
     it like this (pkg/job_controller/job.go, ReconcileJobs and pastBackoffLimit):
     - no faultTolerance: restartPolicy Never, nothing is retried;
     - `unconditional` (restartPolicy OnFailure): the kubelet restarts the container in place
-      and the job fails once the containers' restartCounts add up to backoffLimit — so the
-      restart that reaches it is the one that fails the job: backoffLimit - 1 restarts run to
-      completion. backoffLimit is maxRestarts capped at 3 (trainstack.kubedl.restart.backoff_limit,
+      and the job fails once the restartCounts of the pods still Running add up to backoffLimit
+      — so the restart that reaches it is the one that fails the job: backoffLimit - 1 restarts
+      run to completion (a replica that exited 0 takes its own out of the sum: the supervisor's
+      count). backoffLimit is maxRestarts capped at 3 (trainstack.kubedl.restart.backoff_limit,
       ModelArts' cap, counted in all as KubeDL counts);
     - otherwise (restartPolicy ExitCode): pastBackoffLimit skips ExitCode replicas and
       exceedsBackoffLimit counts reconcile retries, so a cluster recreates a failed pod without

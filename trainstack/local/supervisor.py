@@ -136,6 +136,8 @@ class Supervisor:
         # remaining replicas): their 143 is the runner's doing, not a failure.
         self._stopped: set[str] = set()
         self._restarts = 0
+        # counted recreations per replica, for what the operator counts against backoffLimit
+        self._counted: dict[str, int] = dict.fromkeys(self._launches, 0)
         self._stop_requests = 0
         self._memory = memory
         # replicas this attempt killed for going over their memory limit
@@ -239,17 +241,19 @@ class Supervisor:
             self._stop(list(self._replicas), ended=True)
             why = "".join(f": {policy.final_roles[role]}" for role in sorted(final))
             return self._outcome(RunStatus.FAILED, f"{told} (not retried{why})")
-        if self._restarts + len(retryable) > policy.max_restarts:
+        if self._counted_restarts() + len(retryable) > policy.max_restarts:
             self._stop(list(self._replicas), ended=True)
             return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
         self._restarts += len(retryable)
+        for key in retryable:
+            self._counted[key] += 1
         codes = dict(failures)
         for key in retryable:
             self._record(
                 key, codes[key], self._reason(key, codes[key]), self._exit_text(key, codes[key])
             )
         self._observer.restarting(self._restarts, told)
-        marker = f"restart {self._restarts} of {policy.max_restarts} after: {told}"
+        marker = f"restart {self._counted_restarts()} of {policy.max_restarts} after: {told}"
         # Only the failed replicas are recreated (KubeDL v0.5.0 pkg/job_controller/pod.go
         # ReconcilePods collects podsToFailover, failover.go RecreatePods deletes just those).
         self._stop(retryable)
@@ -287,15 +291,28 @@ class Supervisor:
                     f"{key} was evicted (not retried: only restartPolicy ExitCode fails an "
                     "evicted pod over)",
                 )
-            if self._restarts + 1 > policy.max_restarts:
+            if self._counted_restarts() + 1 > policy.max_restarts:
                 self._stop(list(self._replicas), ended=True)
                 return self._outcome(
                     RunStatus.FAILED, f"{key} was evicted; no restarts left ({policy.limit})"
                 )
             self._restarts += 1
+            self._counted[key] += 1
             self._observer.restarting(self._restarts, f"{key} was evicted")
             self._start(key, f"restart {self._restarts} of {policy.max_restarts} after eviction")
         return None
+
+    def _counted_restarts(self) -> int:
+        """The restarts that count against the budget. Under `unconditional` (OnFailure) the
+        operator sums the restartCounts of the pods still Running, so a replica that exited 0
+        (its pod Succeeded) takes its restarts out of the sum: KubeDL v0.5.0
+        pkg/job_controller/job.go:568-572 (pastBackoffLimit), and Kubernetes' Job controller
+        for a custom run (pkg/controller/job/job_controller.go, pastBackoffLimitOnFailure:
+        Running or Pending pods only). ExitCode recreations are counted in all: the operator
+        sets no bound on them, the local runner its own (jobplan.restart_budget)."""
+        if not self._policy.unconditional:
+            return self._restarts
+        return sum(n for key, n in self._counted.items() if self._codes[key] != 0)
 
     def _record(
         self, key: str, code: int | None, reason: str, detail: str, *, counted: bool = True
