@@ -29,6 +29,7 @@ from trainstack.kubedl.pods import (
 )
 from trainstack.kubedl.record import (
     DeadlineClock,
+    DeletedPod,
     EnvScheme,
     Injected,
     JobKind,
@@ -51,6 +52,7 @@ __all__ = [
     "REPLICA_TYPE_LABEL",
     "RETRYABLE_EXIT_CODES",
     "DeadlineClock",
+    "DeletedPod",
     "EnvScheme",
     "Injected",
     "JobKind",

@@ -18,6 +18,7 @@ from trainstack.kubedl import (
     CONTRACT_NAMES,
     CONTRACT_PREFIXES,
     KINDS,
+    DeletedPod,
     JobType,
     SuccessRule,
     indexed_job_hostname,
@@ -29,6 +30,7 @@ from trainstack.kubedl.restart import (
     NEVER,
     UNCONDITIONAL_RESTART_CAP,
     backoff_limit,
+    deleted_pod_rule,
     replica_restart_policy,
 )
 from trainstack.local import gpus as gpu_alloc
@@ -38,6 +40,7 @@ from trainstack.local.ports import AddressPlan, SharedLoopback
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
 from trainstack.local.supervisor import Policy
+from trainstack.platformnames import MIN_KUBERNETES_MINOR
 from trainstack.spec.model import Run
 
 # Variables a user's shell may carry over from an earlier job; the contract and the operator
@@ -89,7 +92,28 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
         success=success_sets(run),
         start_after=start_order(run),
         final_roles=final_roles(run),
+        deleted_pods=deleted_pods(run),
     )
+
+
+def deleted_pods(run: Run) -> dict[str, DeletedPod]:
+    """role -> how a pod of it deleted through the API is judged, on the oldest Kubernetes the
+    platform runs on (MIN_KUBERNETES_MINOR): trainstack.kubedl.restart.deleted_pod_rule."""
+    ft = run.fault_tolerance
+    kind = job_kind(run.job_type)
+    return {
+        role: deleted_pod_rule(
+            kind,
+            replica_restart_policy(
+                kind,
+                role,
+                fault_tolerance=ft is not None,
+                unconditional=ft.unconditional if ft else False,
+            ),
+            kubernetes_minor=MIN_KUBERNETES_MINOR,
+        )
+        for role in run.resources
+    }
 
 
 def final_roles(run: Run) -> dict[str, str]:
