@@ -12,6 +12,9 @@
 - A replica whose process tree goes over its memory limit is SIGKILLed, as the kernel's OOM
   killer ends a container over its `limits.memory`: exit 137, retryable as above; one that holds
   more /dev/shm than its pod's gets SIGBUS (exit 135, not retried), as on a cluster (memlimit).
+- A pod deleted through the API (`request_delete`) is judged by the policy's DeletedPod rule
+  (on the platform's Kubernetes the kubelet marks it Failed first); an evicted one stays Failed
+  and only ExitCode fails it over.
 - The timeout, like activeDeadlineSeconds, counts from the first start across restarts.
 - A stop request (SIGINT/SIGTERM to the runner) stops every replica: SIGTERM to each process
   group, SIGKILL after the grace period (at once on a second request), then a sweep for strays.
@@ -171,8 +174,9 @@ class Supervisor:
         preemption, `kubectl delete`) or, `evicted`, by the kubelet; acted on within a tick.
         Safe from another thread: it only appends.
 
-        Deleted: the pod is gone and the next reconcile creates it again, whatever the restart
-        policy, and nothing counts it (KubeDL v0.5.0 pkg/job_controller/pod.go:274-281).
+        Deleted: judged by the policy's DeletedPod rule for the replica's role (`_deleted`);
+        without one the pod is only gone and the next reconcile creates it again, uncounted
+        (KubeDL v0.5.0 pkg/job_controller/pod.go:274-281, on Kubernetes before 1.27).
         Evicted: the pod stays, Failed with reason Evicted; only ExitCode fails it over
         (failover.go:43-53, pkg/util/train/train_util.go:60-65), counted like any recreation;
         otherwise it fails the job. Both stop the replica as the kubelet stops a pod: SIGTERM,
