@@ -250,7 +250,7 @@ class Supervisor:
         retryable = [
             k
             for k, c in failures
-            if is_retryable(c, unconditional=policy.unconditional and deleted is None)
+            if is_retryable(c, unconditional=policy.unconditional)
             and self._launches[k].role not in final
             # OnFailure restarts a container in place, never a deleted pod's, and KubeDL
             # fails a Failed pod over only under ExitCode (pkg/job_controller/failover.go:48-50).
