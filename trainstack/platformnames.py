@@ -11,6 +11,13 @@ import os
 
 from trainstack import k8snames
 
+MIN_KUBERNETES_MINOR = 30
+"""The oldest Kubernetes (1.x) the platform runs on: its team volume guards are
+ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1; Kubernetes docs, "Validating
+Admission Policy": feature state stable since v1.30). The ack config refuses an older
+`kubernetesVersion`, and the local runner follows what this version's kubelet and controllers
+do (trainstack.kubedl.restart.deleted_pod_rule)."""
+
 PLATFORM_PROJECT = "trainstack"
 """The platform's Pulumi project name; also the namespace of its config keys."""
 

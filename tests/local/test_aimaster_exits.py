@@ -40,7 +40,8 @@ def test_the_kind_record_says_the_aimaster_has_no_failover() -> None:
     kind = job_kind(JobType.ELASTICBATCH)
     assert not kind.role("aimaster").failover
     assert kind.role("worker").failover
-    for jt in (JobType.PYTORCH, JobType.TENSORFLOW, JobType.XGBOOST, JobType.MPI):
+    # the MPI launcher has none either (tests/local/test_mpi_launcher_exits.py)
+    for jt in (JobType.PYTORCH, JobType.TENSORFLOW, JobType.XGBOOST):
         assert all(r.failover for r in job_kind(jt).roles), jt
 
 

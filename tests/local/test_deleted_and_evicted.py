@@ -1,8 +1,10 @@
 """A pod deleted through the API and a pod evicted by the kubelet are two different things to
 KubeDL v0.5.0, and the local supervisor models them apart (issue 19 item 7):
 
-- deleted (drain, preemption, `kubectl delete`): the pod is gone, so the next reconcile creates
-  it again (pkg/job_controller/pod.go:274-281), whatever the restart policy, and nothing counts it;
+- deleted (drain, preemption, `kubectl delete`): on Kubernetes before 1.27 the pod is only gone,
+  so the next reconcile creates it again (pkg/job_controller/pod.go:274-281), whatever the restart
+  policy, and nothing counts it (a Policy naming no DeletedPod rule); from 1.27 the kubelet marks
+  it Failed first and KubeDL judges it (tests/local/test_deleted_pods_by_version.py);
 - evicted (node pressure): the pod stays, phase Failed, reason Evicted; only ExitCode fails it
   over (pkg/job_controller/failover.go:43-53, pkg/util/train/train_util.go:60-65), counted like
   any recreation; under Never or OnFailure it fails the job.
@@ -41,7 +43,7 @@ def _drive(tmp_path: Path, policy: Policy, *, evicted: bool) -> Outcome:
     return out[0]
 
 
-def test_a_deleted_pod_is_recreated_whatever_the_policy_and_not_counted(tmp_path: Path) -> None:
+def test_before_kubernetes_1_27_a_deleted_pod_is_recreated_uncounted(tmp_path: Path) -> None:
     out = _drive(tmp_path, Policy(max_restarts=0, grace_seconds=1), evicted=False)
     assert out.status is RunStatus.SUCCEEDED
     assert out.restarts == 0

@@ -74,7 +74,8 @@ def test_requirements_install_and_home_writes_succeed_for_a_user_the_image_lacks
         raise
     assert code == 0, "the pod's replica failed: pip could not install for a user without a home"
     home = tmp_path / "pod" / "ml" / "home"
-    assert (home / ".local" / "lib" / "installed").read_text().strip() == "install -r requirements.txt"
+    installed = (home / ".local" / "lib" / "installed").read_text()
+    assert installed.strip() == "install -r requirements.txt"
     assert json.loads((probe / "seen.json").read_text()) == {"HOME": str(home)}
 
 

@@ -51,7 +51,8 @@ from trainstack.errors import RunFailedError, UserError
     multiple=True,
     metavar="ROLE-INDEX@SECONDS",
     help="A preemption drill: delete that replica's pod SECONDS after the start, as a "
-    "preemption or drain would; KubeDL recreates it (repeatable).",
+    "preemption or drain would; it is recreated under faultTolerance (ExitCode), counted, "
+    "and fails the run otherwise, as on Kubernetes 1.27+ (repeatable).",
 )
 @click.option(
     "--pass-env",

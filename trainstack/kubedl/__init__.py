@@ -30,6 +30,7 @@ from trainstack.kubedl.pods import (
 )
 from trainstack.kubedl.record import (
     DeadlineClock,
+    DeletedPod,
     EnvScheme,
     Injected,
     JobKind,
@@ -52,6 +53,7 @@ __all__ = [
     "REPLICA_TYPE_LABEL",
     "RETRYABLE_EXIT_CODES",
     "DeadlineClock",
+    "DeletedPod",
     "EnvScheme",
     "Injected",
     "JobKind",

@@ -317,6 +317,11 @@ KINDS: Mapping[JobType, JobKind] = {
                 starts_after="worker",
                 default_replicas=1,
                 scaffold_replicas=1,
+                # A failed launcher pod fails the MPIJob whatever the restart policy: the
+                # launcher branch of UpdateJobStatus reads no `restart` flag, so under ExitCode
+                # its pod is deleted for a failover that never comes, and its log with it.
+                # KubeDL v0.5.0 controllers/mpi/job.go:103-124
+                failover=False,
             ),
             # Ranks reach the workers through `kubectl exec` (kubexec.sh); a worker with no
             # command gets `sleep 365d`. KubeDL v0.5.0 controllers/mpi/mpijob_controller.go

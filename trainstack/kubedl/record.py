@@ -55,6 +55,34 @@ class DeadlineClock(enum.Enum):
     NEVER = "never"
 
 
+class DeletedPod(enum.Enum):
+    """What the controller makes of a replica's pod deleted through the API (a preemption, a
+    node drain, `kubectl delete`): the kubelet sends its containers SIGTERM, SIGKILL after the
+    grace period, and the pod is removed (trainstack.kubedl.restart.deleted_pod_rule)."""
+
+    # The pod is simply gone: the next reconcile creates it again (KubeDL v0.5.0
+    # pkg/job_controller/pod.go:274-281), whatever the restart policy, counted nowhere. KubeDL
+    # on Kubernetes before 1.27, whose kubelet removed a deleted pod without a terminal phase.
+    RECREATED = "recreated"
+    # The kubelet first gives the pod a terminal phase from its containers' exit: Failed, or
+    # Succeeded when every container exited 0 (Kubernetes docs, "Pod Lifecycle", Pod phase:
+    # "Since Kubernetes 1.27, the kubelet transitions deleted Pods ... to a terminal phase";
+    # kubernetes/kubernetes#115331). KubeDL judges it as any exit (pkg/job_controller/
+    # pod.go:389-398): under ExitCode a retryable code is failed over, otherwise the Failed pod
+    # fails the job (e.g. controllers/pytorch/status.go:109-137). A Succeeded one counts for the
+    # success rule and, removed, is created again if the job goes on (pod.go:274-281).
+    EXIT_THEN_RECREATED = "exit-then-recreated"
+    # Kubernetes' Job controller with a podFailurePolicy: it waits for the terminal phase and
+    # judges the exit by the policy's rules; a Succeeded pod completes its index
+    # (pkg/controller/job/job_controller.go, isPodFailed and onlyReplaceFailedPods).
+    EXIT = "exit"
+    # Kubernetes' Job controller without a podFailurePolicy: a pod that has a deletion
+    # timestamp and has not Succeeded is failed at once, whatever its containers then exit with
+    # ("Count deleted Pods as failures", pkg/controller/job/job_controller.go, isPodFailed),
+    # and counts against backoffLimit.
+    FAILED = "failed"
+
+
 class EnvScheme(enum.Enum):
     """How the framework variables' values are computed (trainstack.contract.framework)."""
 

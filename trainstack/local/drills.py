@@ -2,8 +2,9 @@
 
 At SECONDS after the replicas start, that replica's "pod" is deleted as the API server deletes a
 pod for a preemption or a node drain — SIGTERM, the grace period (`--grace`), SIGKILL — and
-recreated as KubeDL v0.5.0 recreates a deleted pod: at the next reconcile, whatever the restart
-policy, and counted nowhere (pkg/job_controller/pod.go:274-281). Its preloaded outputs
+judged as the platform's Kubernetes (1.27 or later) and its controller judge a deleted pod
+(trainstack.kubedl.DeletedPod, through the supervisor's policy): the kubelet marks it Failed, so
+under ExitCode it is recreated, counted, and otherwise the run fails. Its preloaded outputs
 (checkpoints) are what a new pod would see: the run directory's. The restart is recorded with
 reason `preempted`. The drill proves that a component resumes from its checkpoint.
 """

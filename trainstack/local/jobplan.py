@@ -15,6 +15,7 @@ from trainstack.contract import Topology, config_files, launch_command, replica_
 from trainstack.contract.shell import uses_launcher
 from trainstack.errors import UserError
 from trainstack.kubedl import (
+    DeletedPod,
     JobType,
     SuccessRule,
     job_kind,
@@ -24,6 +25,7 @@ from trainstack.kubedl.restart import (
     NEVER,
     UNCONDITIONAL_RESTART_CAP,
     backoff_limit,
+    deleted_pod_rule,
     replica_restart_policy,
 )
 from trainstack.local import gpus as gpu_alloc
@@ -34,6 +36,7 @@ from trainstack.local.ports import AddressPlan, SharedLoopback
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
 from trainstack.local.supervisor import Policy
+from trainstack.platformnames import MIN_KUBERNETES_MINOR
 from trainstack.spec.model import Run
 
 # Variables a user's shell may carry over from an earlier job; the contract and the operator
@@ -81,7 +84,28 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
         success=success_sets(run),
         start_after=start_order(run),
         final_roles=final_roles(run),
+        deleted_pods=deleted_pods(run),
     )
+
+
+def deleted_pods(run: Run) -> dict[str, DeletedPod]:
+    """role -> how a pod of it deleted through the API is judged, on the oldest Kubernetes the
+    platform runs on (MIN_KUBERNETES_MINOR): trainstack.kubedl.restart.deleted_pod_rule."""
+    ft = run.fault_tolerance
+    kind = job_kind(run.job_type)
+    return {
+        role: deleted_pod_rule(
+            kind,
+            replica_restart_policy(
+                kind,
+                role,
+                fault_tolerance=ft is not None,
+                unconditional=ft.unconditional if ft else False,
+            ),
+            kubernetes_minor=MIN_KUBERNETES_MINOR,
+        )
+        for role in run.resources
+    }
 
 
 def final_roles(run: Run) -> dict[str, str]:
@@ -92,7 +116,7 @@ def final_roles(run: Run) -> dict[str, str]:
         return {}
     kind = job_kind(run.job_type)
     return {
-        role: f"KubeDL v0.5.0 fails a {kind.kind} whose {role} fails, whatever its exit code"
+        role: f"KubeDL v0.5.0 fails the {kind.kind} when its {role} fails, whatever its exit code"
         for role in run.resources
         if replica_restart_policy(kind, role, fault_tolerance=True, unconditional=ft.unconditional)
         == NEVER
@@ -106,9 +130,10 @@ def restart_budget(run: Run) -> tuple[int, str]:
     it like this (pkg/job_controller/job.go, ReconcileJobs and pastBackoffLimit):
     - no faultTolerance: restartPolicy Never, nothing is retried;
     - `unconditional` (restartPolicy OnFailure): the kubelet restarts the container in place
-      and the job fails once the containers' restartCounts add up to backoffLimit — so the
-      restart that reaches it is the one that fails the job: backoffLimit - 1 restarts run to
-      completion. backoffLimit is maxRestarts capped at 3 (trainstack.kubedl.restart.backoff_limit,
+      and the job fails once the restartCounts of the pods still Running add up to backoffLimit
+      — so the restart that reaches it is the one that fails the job: backoffLimit - 1 restarts
+      run to completion (a replica that exited 0 takes its own out of the sum: the supervisor's
+      count). backoffLimit is maxRestarts capped at 3 (trainstack.kubedl.restart.backoff_limit,
       ModelArts' cap, counted in all as KubeDL counts);
     - otherwise (restartPolicy ExitCode): pastBackoffLimit skips ExitCode replicas and
       exceedsBackoffLimit counts reconcile retries, so a cluster recreates a failed pod without

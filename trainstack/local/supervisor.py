@@ -12,6 +12,9 @@
 - A replica whose process tree goes over its memory limit is SIGKILLed, as the kernel's OOM
   killer ends a container over its `limits.memory`: exit 137, retryable as above; one that holds
   more /dev/shm than its pod's gets SIGBUS (exit 135, not retried), as on a cluster (memlimit).
+- A pod deleted through the API (`request_delete`) is judged by the policy's DeletedPod rule
+  (on the platform's Kubernetes the kubelet marks it Failed first); an evicted one stays Failed
+  and only ExitCode fails it over.
 - The timeout, like activeDeadlineSeconds, counts from the first start across restarts.
 - A stop request (SIGINT/SIGTERM to the runner) stops every replica: SIGTERM to each process
   group, SIGKILL after the grace period (at once on a second request), then a sweep for strays.
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from trainstack import recovery
+from trainstack.kubedl import DeletedPod
 from trainstack.local import procgroup
 from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
@@ -63,8 +67,12 @@ class Policy:
     # role -> roles whose replicas must all have started before any of its replicas starts.
     start_after: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # role -> why its failures are final whatever the exit code (a role the operator never
-    # fails over: the ElasticBatch AIMaster, trainstack.kubedl.restart).
+    # fails over: the ElasticBatch AIMaster, the MPI launcher; trainstack.kubedl.restart).
     final_roles: Mapping[str, str] = field(default_factory=dict)
+    # role -> how a pod deleted through the API is judged (trainstack.kubedl.DeletedPod, from
+    # the kind and the platform's minimum Kubernetes version: jobplan); a role not named here
+    # is recreated uncounted.
+    deleted_pods: Mapping[str, DeletedPod] = field(default_factory=dict)
 
     @property
     def limit(self) -> str:
@@ -136,6 +144,10 @@ class Supervisor:
         # remaining replicas): their 143 is the runner's doing, not a failure.
         self._stopped: set[str] = set()
         self._restarts = 0
+        # counted recreations per replica, for what the operator counts against backoffLimit
+        self._counted: dict[str, int] = dict.fromkeys(self._launches, 0)
+        # deleted pods a custom run's Job controller counted as failed (DeletedPod.FAILED)
+        self._failed_pods = 0
         self._stop_requests = 0
         self._memory = memory
         # replicas this attempt killed for going over their memory limit
@@ -162,8 +174,9 @@ class Supervisor:
         preemption, `kubectl delete`) or, `evicted`, by the kubelet; acted on within a tick.
         Safe from another thread: it only appends.
 
-        Deleted: the pod is gone and the next reconcile creates it again, whatever the restart
-        policy, and nothing counts it (KubeDL v0.5.0 pkg/job_controller/pod.go:274-281).
+        Deleted: judged by the policy's DeletedPod rule for the replica's role (`_deleted`);
+        without one the pod is only gone and the next reconcile creates it again, uncounted
+        (KubeDL v0.5.0 pkg/job_controller/pod.go:274-281, on Kubernetes before 1.27).
         Evicted: the pod stays, Failed with reason Evicted; only ExitCode fails it over
         (failover.go:43-53, pkg/util/train/train_util.go:60-65), counted like any recreation;
         otherwise it fails the job. Both stop the replica as the kubelet stops a pod: SIGTERM,
@@ -224,32 +237,48 @@ class Supervisor:
             early = time.monotonic() - started < _EARLY_S
             self._wait(self._live_popens(), _TICK_S, early=early)
 
-    def _handle_failures(self, failures: list[tuple[str, int]]) -> Outcome | None:
+    def _handle_failures(
+        self, failures: list[tuple[str, int]], *, deleted: str | None = None
+    ) -> Outcome | None:
+        """`deleted`: these are the exits of pods deleted through the API (the reason), which the
+        kubelet marked Failed (DeletedPod.EXIT_THEN_RECREATED, DeletedPod.EXIT)."""
         policy = self._policy
         told = "; ".join(self._exit_text(k, c) for k, c in failures)
+        if deleted is not None:
+            told = f"{'; '.join(k for k, _ in failures)}'s pod was deleted ({deleted}): {told}"
         final = {self._launches[k].role for k, _ in failures} & set(policy.final_roles)
         retryable = [
             k
             for k, c in failures
             if is_retryable(c, unconditional=policy.unconditional)
             and self._launches[k].role not in final
+            # OnFailure restarts a container in place, never a deleted pod's, and KubeDL
+            # fails a Failed pod over only under ExitCode (pkg/job_controller/failover.go:48-50).
+            and not (deleted is not None and policy.unconditional)
         ]
         if len(retryable) < len(failures):
             # One permanent failure fails the job, whatever else is being recreated.
             self._stop(list(self._replicas), ended=True)
             why = "".join(f": {policy.final_roles[role]}" for role in sorted(final))
+            if deleted is not None and policy.unconditional:
+                why += ": a deleted pod ends Failed, and only restartPolicy ExitCode fails it over"
             return self._outcome(RunStatus.FAILED, f"{told} (not retried{why})")
-        if self._restarts + len(retryable) > policy.max_restarts:
+        if self._counted_restarts() + len(retryable) > policy.max_restarts:
             self._stop(list(self._replicas), ended=True)
             return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
         self._restarts += len(retryable)
+        for key in retryable:
+            self._counted[key] += 1
         codes = dict(failures)
         for key in retryable:
             self._record(
-                key, codes[key], self._reason(key, codes[key]), self._exit_text(key, codes[key])
+                key,
+                codes[key],
+                deleted or self._reason(key, codes[key]),
+                self._exit_text(key, codes[key]),
             )
         self._observer.restarting(self._restarts, told)
-        marker = f"restart {self._restarts} of {policy.max_restarts} after: {told}"
+        marker = f"restart {self._counted_restarts()} of {policy.max_restarts} after: {told}"
         # Only the failed replicas are recreated (KubeDL v0.5.0 pkg/job_controller/pod.go
         # ReconcilePods collects podsToFailover, failover.go RecreatePods deletes just those).
         self._stop(retryable)
@@ -263,39 +292,89 @@ class Supervisor:
         return None
 
     def _apply_deletions(self) -> Outcome | None:
-        policy = self._policy
         while self._deletions:
             key, evicted, reason = self._deletions.pop(0)
             if key not in self._replicas or self._codes[key] is not None:
                 continue  # not started, or already exited: no pod to delete
-            self._stop([key], ended=True)  # its exit is the deletion's, not a failure
+            self._stop([key], ended=True)  # its exit is the deletion's, judged below
             self._stopped.discard(key)
-            what = "evicted" if evicted else f"deleted ({reason})"
-            self._record(key, self._codes[key], reason, f"{key}'s pod was {what}", counted=evicted)
+            code = normalize(self._replicas[key].popen.wait())
             procgroup.kill_tagged(
                 procgroup.replica_tag(self.tag, key), name=procgroup.REPLICA_TAG_ENV
             )
-            role = self._launches[key].role
-            if not evicted:
-                self._start(key, f"recreated after its pod was deleted: {reason} (not counted)")
-                continue
-            exit_code_policy = policy.max_restarts > 0 and not policy.unconditional
-            if not exit_code_policy or role in policy.final_roles:
-                self._stop(list(self._replicas), ended=True)
-                return self._outcome(
-                    RunStatus.FAILED,
-                    f"{key} was evicted (not retried: only restartPolicy ExitCode fails an "
-                    "evicted pod over)",
-                )
-            if self._restarts + 1 > policy.max_restarts:
-                self._stop(list(self._replicas), ended=True)
-                return self._outcome(
-                    RunStatus.FAILED, f"{key} was evicted; no restarts left ({policy.limit})"
-                )
-            self._restarts += 1
-            self._observer.restarting(self._restarts, f"{key} was evicted")
-            self._start(key, f"restart {self._restarts} of {policy.max_restarts} after eviction")
+            ended = self._evicted(key, code) if evicted else self._deleted(key, code, reason)
+            if ended is not None:
+                return ended
         return None
+
+    def _deleted(self, key: str, code: int, reason: str) -> Outcome | None:
+        """A pod deleted through the API, as the controller judges it (DeletedPod, from the
+        kind and the platform's Kubernetes version: jobplan)."""
+        rule = self._policy.deleted_pods.get(self._launches[key].role, DeletedPod.RECREATED)
+        if rule is DeletedPod.FAILED:
+            return self._count_deleted(key, code, reason)
+        # Succeeded, then removed: KubeDL creates the missing pod again while the job goes on.
+        gone = code == 0 and rule is DeletedPod.EXIT_THEN_RECREATED and not self._succeeded()
+        if rule is DeletedPod.RECREATED or gone:
+            self._record(key, code, reason, f"{key}'s pod was deleted ({reason})", counted=False)
+            self._start(key, f"recreated after its pod was deleted: {reason} (not counted)")
+            return None
+        if code == 0:
+            return None  # Succeeded: the success rule reads it; a custom run's index is done
+        return self._handle_failures([(key, code)], deleted=reason)
+
+    def _count_deleted(self, key: str, code: int, reason: str) -> Outcome | None:
+        """A custom run's Job controller, without a podFailurePolicy, counts a deleted pod as
+        failed at once, whatever it exits with, and against backoffLimit."""
+        policy = self._policy
+        told = f"{key}'s pod was deleted ({reason}), which the Job controller counts as failed"
+        if self._counted_restarts() + 1 > policy.max_restarts:
+            self._stop(list(self._replicas), ended=True)
+            return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
+        self._restarts += 1
+        self._failed_pods += 1
+        self._record(key, code, reason, told)
+        self._observer.restarting(self._restarts, told)
+        self._start(
+            key, f"restart {self._counted_restarts()} of {policy.max_restarts} after: {told}"
+        )
+        return None
+
+    def _evicted(self, key: str, code: int) -> Outcome | None:
+        policy = self._policy
+        self._record(key, code, recovery.EVICTED, f"{key}'s pod was evicted")
+        exit_code_policy = policy.max_restarts > 0 and not policy.unconditional
+        if not exit_code_policy or self._launches[key].role in policy.final_roles:
+            self._stop(list(self._replicas), ended=True)
+            return self._outcome(
+                RunStatus.FAILED,
+                f"{key} was evicted (not retried: only restartPolicy ExitCode fails an "
+                "evicted pod over)",
+            )
+        if self._counted_restarts() + 1 > policy.max_restarts:
+            self._stop(list(self._replicas), ended=True)
+            return self._outcome(
+                RunStatus.FAILED, f"{key} was evicted; no restarts left ({policy.limit})"
+            )
+        self._restarts += 1
+        self._counted[key] += 1
+        self._observer.restarting(self._restarts, f"{key} was evicted")
+        self._start(key, f"restart {self._restarts} of {policy.max_restarts} after eviction")
+        return None
+
+    def _counted_restarts(self) -> int:
+        """The restarts that count against the budget. Under `unconditional` (OnFailure) the
+        operator sums the restartCounts of the pods still Running, so a replica that exited 0
+        (its pod Succeeded) takes its restarts out of the sum: KubeDL v0.5.0
+        pkg/job_controller/job.go:568-572 (pastBackoffLimit), and Kubernetes' Job controller
+        for a custom run (pkg/controller/job/job_controller.go, pastBackoffLimitOnFailure:
+        Running or Pending pods only). ExitCode recreations are counted in all: the operator
+        sets no bound on them, the local runner its own (jobplan.restart_budget)."""
+        if not self._policy.unconditional:
+            return self._restarts
+        running = sum(n for key, n in self._counted.items() if self._codes[key] != 0)
+        # A custom run's deleted pods are in the Job's status.failed for good.
+        return running + self._failed_pods
 
     def _record(
         self, key: str, code: int | None, reason: str, detail: str, *, counted: bool = True

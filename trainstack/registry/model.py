@@ -48,8 +48,9 @@ class Restart:
     """One restart in a run's recovery history: when, which replica, how its attempt ended
     (exit code, reason: `OOMKilled`, `Evicted`, `hung`, `preempted`, a signal's name or the exit
     code's meaning; trainstack.recovery), how long that attempt had run, and whether it counted
-    against `faultTolerance.maxRestarts` (a deleted pod's recreation and a hang restart in place
-    do not: KubeDL never sees the latter, and recreates the former uncounted)."""
+    against `faultTolerance.maxRestarts` (a hang restart in place does not, since KubeDL never
+    sees it, nor does the recreation of a deleted pod that was only gone: a Succeeded one, or
+    any on Kubernetes before 1.27)."""
 
     at: float
     role: str

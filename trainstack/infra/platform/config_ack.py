@@ -13,9 +13,9 @@ from trainstack.errors import ConfigError
 from trainstack.infra.configread import REQUIRED, Pending, Section
 from trainstack.infra.logplace import DEFAULT_RETENTION_DAYS
 
-# teamaccess.py's volume guards are ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1;
-# Kubernetes docs, "Validating Admission Policy": feature state stable since v1.30).
-MIN_KUBERNETES_MINOR = 30
+# teamaccess.py's volume guards are ValidatingAdmissionPolicies: 1.30 or later.
+from trainstack.platformnames import MIN_KUBERNETES_MINOR
+
 # OpenSSH key types ECS ImportKeyPair accepts (rsa, dsa, ecdsa; see load_ack)
 NODE_KEY_TYPES = (
     "ssh-rsa ",
