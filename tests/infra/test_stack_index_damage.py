@@ -60,6 +60,11 @@ DAMAGE: dict[str, tuple[Callable[[Path], object], str]] = {
         _text(json.dumps({"local/mine": {**GOOD, "outputs": [1]}})),
         "local/mine: outputs: expected an object, found a list",
     ),
+    # what a crash or a hostile hand can leave: json recurses once per level
+    "nested-deep": (
+        _text('{"local/mine": ' + "[" * 200_000 + "]" * 200_000 + "}"),
+        "not valid JSON: nested deeper than",
+    ),
     "directory": (_directory, "cannot be read: a directory, not a file"),
     "fifo": (_fifo, "cannot be read: a FIFO, not a file"),
     "symlink-loop": (_loop, "cannot be read: Too many levels of symbolic links"),

@@ -74,6 +74,9 @@ def _bad_json_row(home: Path) -> None:
     conn = sqlite3.connect(registry_path(home))
     conn.execute("UPDATE runs SET exits = '[[\"master\", 0' WHERE name = 'seeded3'")
     conn.execute("UPDATE runs SET tags = 'not json' WHERE name = 'seeded7'")
+    # json recurses once per nesting level: a RecursionError is no ValueError
+    deep = "[" * 200_000 + "]" * 200_000
+    conn.execute("UPDATE runs SET parameters = ? WHERE name = 'seeded11'", (deep,))
     conn.commit()
     conn.close()
 
@@ -214,6 +217,9 @@ def test_a_bad_row_names_the_run_and_other_rows_still_read(tmp_path: Path, cli: 
     assert f"run {ids[3]} in the run registry has a damaged field" in shown.stderr
     healthy = cli("runs", "show", ids[5])
     assert healthy.returncode == 0, healthy.stderr
+    deep = cli("runs", "show", ids[11])
+    assert deep.returncode != 0 and "Traceback" not in deep.stderr, deep.stderr
+    assert f"run {ids[11]} in the run registry has a damaged field" in deep.stderr
 
 
 def test_read_only_registry_is_one_clear_error(tmp_path: Path, cli: Cli) -> None:

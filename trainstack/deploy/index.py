@@ -22,6 +22,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainstack import boundedjson
 from trainstack.errors import NotFoundError, UserError
 from trainstack.infra.configread import did_you_mean
 from trainstack.regularfile import describe, read_regular
@@ -109,13 +110,13 @@ class RunIndex:
         except OSError as err:
             raise self._damaged(f"cannot be read: {describe(err)}") from None
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = boundedjson.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as err:
             raise self._damaged(f"not UTF-8 text (byte {err.start})") from None
-        except json.JSONDecodeError as err:
-            raise self._damaged(
-                f"not valid JSON ({err.msg})", f"{self.path}:{err.lineno}:{err.colno}"
-            ) from None
+        except boundedjson.BoundedJsonError as err:
+            where = f"{self.path}:{err.lineno}:{err.colno}" if err.lineno is not None else None
+            why = str(err) if str(err).startswith("not ") else f"not valid JSON: {err}"
+            raise self._damaged(why, where) from None
         if not isinstance(data, dict):
             raise self._damaged(f"expected a JSON object of runs, found {_kind(data)}")
         for key, value in data.items():

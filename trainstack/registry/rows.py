@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
 
+from trainstack import boundedjson
 from trainstack.errors import UserError
 from trainstack.registry.model import (
     NewRun,
@@ -109,7 +110,7 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         kind=RunKind(str(kind)),
         job_type=str(job_type),
         experiment=None if experiment is None else str(experiment),
-        tags=MappingProxyType({str(k): str(v) for k, v in json.loads(str(tags)).items()}),
+        tags=MappingProxyType({str(k): str(v) for k, v in boundedjson.loads(str(tags)).items()}),
         status=RunStatus(str(status)),
         created_at=float(str(created)),
         started_at=None if started is None else float(str(started)),
@@ -121,7 +122,7 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
                 None if code is None else int(code),
                 stopped=bool(rest and rest[0]),
             )
-            for role, index, code, *rest in json.loads(str(exits))
+            for role, index, code, *rest in boundedjson.loads(str(exits))
         ),
         restarts=int(str(restarts)),
         run_dir=None if run_dir is None else Path(str(run_dir)),
@@ -130,7 +131,9 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         stack_name=None if stack is None else str(stack),
         spec_path=None if spec is None else str(spec),
         reason=None if reason is None else str(reason),
-        outputs=MappingProxyType({str(k): str(v) for k, v in json.loads(str(outputs)).items()}),
-        parameters=MappingProxyType(dict(json.loads(str(parameters)))),
+        outputs=MappingProxyType(
+            {str(k): str(v) for k, v in boundedjson.loads(str(outputs)).items()}
+        ),
+        parameters=MappingProxyType(dict(boundedjson.loads(str(parameters)))),
         created_by=None if created_by is None else str(created_by),
     )
