@@ -964,3 +964,18 @@ def test_an_empty_passphrase_file_is_refused(
     path.chmod(0o600)
     with pytest.raises(ConfigError, match="passphrase file is empty"):
         settings._passphrase(tmp_path)
+
+
+def test_a_nul_byte_in_the_passphrase_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a crash can leave: the Automation API passes the passphrase in a subprocess's
+    environment, which cannot hold a NUL (a ValueError traceback from subprocess)."""
+    from trainstack.deploy import settings
+
+    monkeypatch.delenv(settings.PASSPHRASE_ENV, raising=False)
+    path = tmp_path / settings.PASSPHRASE_FILE
+    path.write_bytes(b"half-written\x00\x00\x00\n")
+    path.chmod(0o600)
+    with pytest.raises(ConfigError, match="the stack passphrase cannot be read: it holds a NUL"):
+        settings._passphrase(tmp_path)

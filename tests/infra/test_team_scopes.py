@@ -417,3 +417,23 @@ def test_a_refused_scope_token_names_the_publish_that_renews_it(
     )
     assert access.kubeconfig == "token: bound-token-of-vision"
     assert RENEW in access.renew
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("namespaces", ["team-vision"], "exports namespaces as a list, not an object of teams"),
+        ("namespaces", "team-vision", "exports namespaces as a str, not an object of teams"),
+        ("teamMaxPriority", {"vision": "high"}, "exports teamMaxPriority as holding 'high'"),
+    ],
+)
+def test_platform_outputs_of_another_shape_are_one_clear_error(
+    key: str, value: object, message: str
+) -> None:
+    """Another trainstack version's outputs (a list where an object is read) were a TypeError
+    traceback in `scope publish`, `deploy` and `plan`."""
+    from trainstack.deploy.scope import team_namespace
+
+    odd = {**PLATFORM_SHOWN, key: value}
+    with pytest.raises(UserError, match=message):
+        team_namespace(odd, "vision", "local")

@@ -78,7 +78,16 @@ def _read_passphrase(path: Path) -> str:
             f"{path}: the stack passphrase cannot be read: {describe(err)}",
             hint=f"remove it to have a new one made, or set ${PASSPHRASE_ENV}",
         ) from None
-    return raw[:4096].decode("utf-8", errors="replace").strip()
+    text = raw[:4096].decode("utf-8", errors="replace").strip()
+    if "\0" in text:
+        # A crash mid-write leaves NULs; the CLI gets the passphrase through its environment,
+        # which cannot carry one.
+        raise ConfigError(
+            f"{path}: the stack passphrase cannot be read: it holds a NUL byte",
+            hint="restore it from a backup (the stacks it encrypted open with no other), or set "
+            f"${PASSPHRASE_ENV}",
+        )
+    return text
 
 
 def _passphrase(root: Path) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainstack import platformnames as names
-from trainstack.errors import ConfigError
+from trainstack.errors import ConfigError, UserError
 from trainstack.infra.configread import did_you_mean
 from trainstack.infra.platform.config_oss import team_key_commands
 from trainstack.render import RenderOptions
@@ -90,12 +90,12 @@ class PlatformOutputs:
             oss_endpoint=_text(outputs.get(names.OUT_OSS_ENDPOINT)),
             oss_auth=_oss_auth(outputs, mode, env),
             namespaces=MappingProxyType(
-                {str(k): str(v) for k, v in dict(outputs.get(names.OUT_NAMESPACES) or {}).items()}
+                {str(k): str(v) for k, v in _object(outputs, names.OUT_NAMESPACES, env).items()}
             ),
             team_max_priority=MappingProxyType(
                 {
-                    str(k): int(v)
-                    for k, v in dict(outputs.get(names.OUT_TEAM_MAX_PRIORITY) or {}).items()
+                    str(k): _whole(v, names.OUT_TEAM_MAX_PRIORITY, env)
+                    for k, v in _object(outputs, names.OUT_TEAM_MAX_PRIORITY, env).items()
                 }
             ),
             # "": the platform's pods pull without a Secret; absent (an older platform): its
@@ -106,6 +106,28 @@ class PlatformOutputs:
                 outputs.get(names.OUT_HOST_PATH_VOLUMES, mode is PlatformMode.KUBECONFIG)
             ),
         )
+
+
+def _odd_output(key: str, env: str, what: str) -> UserError:
+    return UserError(
+        f"the platform of {env!r} exports {key} as {what}",
+        hint="the platform stack was written by another trainstack version: `pulumi up` it "
+        "with this one",
+    )
+
+
+def _object(outputs: Mapping[str, Any], key: str, env: str) -> Mapping[Any, Any]:
+    """An output that must be a JSON object (absent: empty)."""
+    value = outputs.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise _odd_output(key, env, f"a {type(value).__name__}, not an object of teams")
+    return value
+
+
+def _whole(value: Any, key: str, env: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise _odd_output(key, env, f"holding {value!r}, not a whole number")
+    return int(value)
 
 
 def _text(value: Any) -> str | None:
