@@ -125,6 +125,9 @@ def _object(outputs: Mapping[str, Any], key: str, env: str) -> Mapping[Any, Any]
 
 
 def _whole(value: Any, key: str, env: str) -> int:
+    # Config read back from the CLI may hold numbers as text: "4" is 4.
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
         raise _odd_output(key, env, f"holding {value!r}, not a whole number")
     return int(value)
