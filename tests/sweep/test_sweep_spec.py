@@ -207,3 +207,28 @@ def test_fastcheck_agrees_with_cerberus_on_sweeps() -> None:
     ]
     for m in mutations:
         assert fastcheck.valid(m, "Sweep") == v.validate(m, normalize=False), m
+
+
+def test_a_grid_too_large_to_build_is_refused_at_validate(cleanup: Path) -> None:
+    """Three parameters of 1,000 values passed validate, then `sweep --local` and `plan SWEEP`
+    died of MemoryError building the product (optuna's GridSampler takes every point at once).
+    The points are counted, never built."""
+    thousand = lambda lo: "[" + ", ".join(str(lo + i) for i in range(1000)) + "]"  # noqa: E731
+    path = sweep_file(
+        cleanup,
+        f"""  run: ../runs/sweep-base.yaml
+  parameters:
+    epochs: {thousand(1)}
+    batch-size: {thousand(1)}
+    samples: {thousand(64)}
+  objective: {{metric: epoch/accuracy, goal: maximize}}
+""",
+    )
+    found = problems(path)
+    assert any(
+        "spec.parameters: a grid of 1000 × 1000 × 1000 points: at most 100,000" in p for p in found
+    ), found
+    done = trainstack("validate", str(path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    path.write_text(path.read_text().replace("  parameters:", "  algorithm: random\n  parameters:"))
+    assert load_sweep(path).algorithm is Algorithm.RANDOM  # sampled, never enumerated

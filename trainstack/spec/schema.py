@@ -392,6 +392,9 @@ SWEEP_ALGORITHMS = [a.value for a in Algorithm]
 SWEEP_GOALS = [g.value for g in Goal]
 SWEEP_PICKS = [p.value for p in Pick]
 MAX_SWEEP_TRIALS = 10000
+# A grid search's points are built all at once (optuna's GridSampler takes the whole product):
+# ten times the most trials a sweep runs is room to spare, and still a small list.
+MAX_GRID_POINTS = 10 * MAX_SWEEP_TRIALS
 
 SWEEP: dict[str, Any] = _doc(
     "Sweep",

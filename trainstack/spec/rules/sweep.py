@@ -10,6 +10,7 @@ from trainstack.errors import Diagnostic
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
 from trainstack.spec.rules.raw import is_int, is_number, section
+from trainstack.spec.schema import MAX_GRID_POINTS, MAX_SWEEP_TRIALS
 from trainstack.yamlsource import SourceDoc
 
 _RANGE_KEYS = ("min", "max", "log")
@@ -45,7 +46,29 @@ def check_space(doc: SourceDoc, comp: Component, raw: dict[str, Any]) -> list[Di
                 )
             else:
                 out += _range(doc, path, raw[name], space)
-    return out
+    return out + (_grid_size(doc) if grid else [])
+
+
+def _grid_size(doc: SourceDoc) -> list[Diagnostic]:
+    """Counted before anything builds the grid: three parameters of 1,000 values are a billion
+    points, which no sweep could hold."""
+    lists = [v for v in section(doc.data, "spec", "parameters").values() if isinstance(v, list)]
+    size = 1
+    for values in lists:
+        size *= max(len(values), 1)
+        if size > MAX_GRID_POINTS:
+            shape = " × ".join(str(len(v)) for v in lists)
+            return [
+                doc.diag(
+                    ("spec", "parameters"),
+                    f"a grid of {shape} points: at most {MAX_GRID_POINTS:,} (a sweep runs at "
+                    f"most {MAX_SWEEP_TRIALS:,} trials)",
+                    hint="list fewer values, or use algorithm: random or tpe, which sample the "
+                    "space instead of enumerating it",
+                    code="sweep-space",
+                )
+            ]
+    return []
 
 
 def _choices(
