@@ -9,7 +9,10 @@ handler and does not exec the last command, so the TERM was dropped and the comm
 after the grace period (exit 137), while a local run's command always got SIGTERM (exit 143):
 checkpoint-on-SIGTERM code passed the local preemption drill and lost its checkpoint on the
 cluster. Every command-running replica now runs behind the launcher, which handles SIGTERM and
-forwards it to the command's process group.
+forwards it to the command's process group, and which, once `sh` itself has died of it, gives the
+rest of that group the grace period to finish: when a PID namespace's init exits, the kernel
+SIGKILLs everything left in it, so a launcher that left with `sh` killed the command mid-checkpoint
+(the probe's handler takes a second, as a checkpoint would).
 
 The rendered container is run here as PID 1 of a PID namespace of its own (`unshare --pid --fork`,
 in a user namespace so no root is needed where the kernel allows it), exactly as rendered: its
@@ -33,6 +36,7 @@ PROBE = """\
 import os, signal, sys, time, pathlib
 out = pathlib.Path(os.environ["PROBE_DIR"])
 def on_term(*_):
+    time.sleep(1)  # a checkpoint takes a moment
     (out / "term").write_text("SIGTERM")
     sys.exit(143)
 signal.signal(signal.SIGTERM, on_term)

@@ -145,6 +145,7 @@ class Launcher:
         self.pipe: int | None = None
         self.pidfd: int | None = None  # readable once the command has ended
         self.stopping = 0
+        self.stopped_at: float | None = None  # when the first stop signal came
         log = None
         if args.log_dir:
             log = logship.ShippedLog(args.log_dir, self.key, args.log_max_bytes, args.log_keep)
@@ -270,8 +271,12 @@ class Launcher:
             pumped = self.pump(tick)
             code = self.child.poll()
             if code is not None:
+                if self.stopping:
+                    self.finish_group()
                 self.drain()
                 return 128 - code if code < 0 else code
+            if self.stopping:
+                self.escalate()
             if probe is None or self.stopping:
                 continue
             size = _size(1)
@@ -354,10 +359,41 @@ class Launcher:
         return 128 - code if code < 0 else code
 
     def _on_signal(self, signum: int, frame: object) -> None:
+        """SIGTERM, SIGINT and SIGHUP go on to the command's process group as they came."""
         self.stopping += 1
+        if self.stopped_at is None:
+            self.stopped_at = time.monotonic()
         if self.child is not None:
             with logship.quiet():
-                os.killpg(self.child.pid, signal.SIGTERM)
+                os.killpg(self.child.pid, signum)
+
+    def escalate(self) -> None:
+        """A command still running --grace seconds after a stop was passed on is killed, as
+        the kubelet would kill the container."""
+        assert self.child is not None and self.stopped_at is not None
+        if time.monotonic() - self.stopped_at >= self.args.grace:
+            with logship.quiet():
+                os.killpg(self.child.pid, signal.SIGKILL)
+
+    def finish_group(self) -> None:
+        """The command's own process ended on a stop, but its process group may live on: `sh`
+        dies of SIGTERM at once while the program it started (its last command, not exec'd)
+        is still checkpointing. When a PID namespace's init exits, the kernel SIGKILLs what is
+        left in it, so a launcher that left with `sh` killed that program mid-checkpoint. The
+        group gets what is left of the grace period, then SIGKILL; its orphans, adopted by the
+        launcher where it is the pod's PID 1, are reaped."""
+        assert self.child is not None and self.stopped_at is not None
+        pgid = self.child.pid
+        deadline = self.stopped_at + self.args.grace
+        while _group_alive(pgid):
+            _reap_adopted()
+            if time.monotonic() >= deadline:
+                with logship.quiet():
+                    os.killpg(pgid, signal.SIGKILL)
+                break
+            self.pump(0)
+            time.sleep(0.02)
+        _reap_adopted()
 
 
 class _Child:
@@ -386,6 +422,9 @@ class _Child:
                 os.execvp(argv[0], argv)
             except OSError as err:
                 os.write(2, f"launcher.py: cannot run {argv[0]!r}: {err}\n".encode())
+                # As POSIX shells and container runtimes say it: 126 found but not runnable,
+                # 127 not found.
+                os._exit(127 if isinstance(err, FileNotFoundError) else 126)
             finally:
                 os._exit(127)
 
@@ -404,6 +443,28 @@ class _Child:
                 continue
             self.returncode = _exit_code(status)
         return self.returncode
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap_adopted() -> None:
+    """Collect the exit of every child that has ended: as a pod's PID 1 the launcher adopts
+    the command's orphans, which stay zombies (and their group alive) until reaped."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _exit_code(status: int) -> int:
