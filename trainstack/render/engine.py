@@ -28,6 +28,7 @@ import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from trainstack.excerpt import excerpt
+from trainstack.render import budget
 from trainstack.render.overrides import (
     NAME_RULE,
     PACKAGE,
@@ -69,27 +70,49 @@ def _source(overrides: Overrides | None, name: str) -> tuple[str, str, Any]:
     return text, str(resources.files(PACKAGE).joinpath(name)), lambda: True
 
 
+class _BudgetedSandbox(ImmutableSandboxedEnvironment):
+    """The sandbox, with what an operator is about to build held to the render budget."""
+
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def call_binop(
+        self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any
+    ) -> Any:
+        budget.binop_size(operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+
 @lru_cache(maxsize=8)
 def environment(overrides: Overrides | None = None) -> jinja2.Environment:
     """The environment for one set of templates. Keyed by the overrides' snapshot (folder and
-    texts), so an edited override or another project's never gets a stale compiled template."""
-    env = ImmutableSandboxedEnvironment(
+    texts), so an edited override or another project's never gets a stale compiled template.
+
+    `optimized=False`: jinja2 folds constant expressions while it compiles, so `"%999999999d" %
+    1` was built (or a MemoryError raised) before any budget could see it; unfolded, it is an
+    operator at render time, checked like any other."""
+    env = _BudgetedSandbox(
         loader=jinja2.FunctionLoader(partial(_source, overrides)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        optimized=False,
     )
     env.filters["tojson"] = tojson
     del env.globals["lipsum"], env.filters["random"]  # the only nondeterministic builtins
+    env.filters = {k: budget.bounded_filter(k, f) for k, f in env.filters.items()}
+    env.globals["range"] = budget.CountedRange
     for name, text in overrides.files if overrides is not None else ():
-        # Every override is checked when the folder is read, used or not: a mistake in a
+        # Every override is compiled when the folder is read, used or not: a mistake in a
         # partial only some kinds include shows on the first render, not the first such run.
+        filename = overrides.filename(name)  # type: ignore[union-attr]
         try:
-            env.parse(text, name, overrides.filename(name))  # type: ignore[union-attr]
+            env.compile(text, name, filename)
         except jinja2.TemplateSyntaxError as err:
             raise TemplateError(f"{err.filename}:{err.lineno}: {err.message}") from None
+        except (MemoryError, RecursionError, OverflowError, ValueError) as err:
+            raise TemplateError(f"{filename}: cannot be compiled: {type(err).__name__}") from None
     return env
 
 
@@ -119,17 +142,44 @@ def render(
 
 def _text(template: str, context: Mapping[str, Any], overrides: Overrides | None) -> str:
     env = environment(overrides)
-    try:
+    if overrides is None:
         return env.get_template(template).render(**context)
+    try:
+        with budget.bounded():
+            return _generate(env.get_template(template), context)
     except Exception as err:
-        where = _in_override(err, overrides) if overrides is not None else None
-        if where is None:
+        where = _in_override(err, overrides)
+        if where is None and not isinstance(err, budget.Exhausted | MemoryError | RecursionError):
             raise  # trainstack's own templates failing is a bug: its traceback
-        what = str(err) if isinstance(err, jinja2.TemplateError) else f"{type(err).__name__}: {err}"
+        where = where or _chosen(template, overrides)
+        what = (
+            str(err)
+            if isinstance(err, jinja2.TemplateError | budget.Exhausted)
+            else f"{type(err).__name__}: {err}"
+        )
         raise TemplateError(
             f"{where}: {what}",
-            hint=f"rendering {template}; docs/templates.md lists what each template is given",
+            hint=f"rendering {template}; docs/templates.md lists what each template is given "
+            "and what a render may spend",
         ) from None
+
+
+def _generate(tmpl: jinja2.Template, context: Mapping[str, Any]) -> str:
+    """The rendered text, refused as soon as it outgrows what the API server would accept."""
+    out: list[str] = []
+    size = 0
+    for chunk in tmpl.generate(**context):
+        size += len(chunk)
+        budget.check_size(size, "a rendered object")
+        out.append(chunk)
+    return "".join(out)
+
+
+def _chosen(template: str, overrides: Overrides) -> str:
+    """The file a template's render started from: the override of that name, else the folder."""
+    if overrides.text(template) is not None:
+        return overrides.filename(template)
+    return str(overrides.folder)
 
 
 def _in_override(err: BaseException, overrides: Overrides) -> str | None:
@@ -170,11 +220,33 @@ def _unique_mapping(loader: Any, node: yaml.MappingNode) -> dict[Any, Any]:
 _UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
+class _AliasFound(yaml.YAMLError):
+    def __init__(self, anchor: str, mark: Any) -> None:
+        super().__init__(anchor)
+        self.problem = f"a YAML alias (*{anchor}), which no rendered object needs"
+        self.problem_mark = mark
+
+
+def _refuse_aliases(text: str) -> None:
+    """trainstack renders no YAML alias (`*name`), and an override's output that holds one can
+    expand each level tenfold ("billion laughs"): refused before anything is built."""
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise _AliasFound(str(event.anchor), event.start_mark)
+
+
 def _parsed(template: str, text: str, overrides: Overrides) -> dict[str, Any]:
     """What an override rendered, as one object, or a TemplateError saying where it is not."""
     folder = overrides.folder
     try:
+        _refuse_aliases(text)
         doc = yaml.load(text, Loader=_UniqueKeys)  # a safe loader
+    except (MemoryError, RecursionError):
+        # Nothing of the text is quoted: building a message from it could fail the same way.
+        raise TemplateError(
+            f"{template}, rendered with the templates in {folder}, is too deep or too large "
+            "to read as YAML"
+        ) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)
@@ -183,13 +255,18 @@ def _parsed(template: str, text: str, overrides: Overrides) -> dict[str, Any]:
             lines = text.splitlines()
             rendered = lines[mark.line] if mark.line < len(lines) else ""
             line = f" at line {mark.line + 1} of its output ({excerpt(rendered.strip())})"
-        twice = isinstance(err, yaml.constructor.ConstructorError)
+        if isinstance(err, _AliasFound):
+            hint = "write the value out where it is used"
+        elif isinstance(err, yaml.constructor.ConstructorError):
+            hint = "set the key once, adding to the packaged value (docs/templates.md)"
+        else:
+            hint = (
+                "a replaced partial must indent as the one it replaces (`indent` in the "
+                "template that includes it)"
+            )
         raise TemplateError(
             f"{template}, rendered with the templates in {folder}, is not YAML: {problem}{line}",
-            hint="set the key once, adding to the packaged value (docs/templates.md)"
-            if twice
-            else "a replaced partial must indent as the one it replaces (`indent` in the "
-            "template that includes it)",
+            hint=hint,
         ) from None
     if not isinstance(doc, dict):
         raise TemplateError(
