@@ -5,7 +5,6 @@ store (deploy/logstore.py), read and filtered the same way as a local run's."""
 from __future__ import annotations
 
 import sys
-
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
