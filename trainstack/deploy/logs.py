@@ -4,6 +4,7 @@ store (deploy/logstore.py), read and filtered the same way as a local run's."""
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -94,6 +95,12 @@ def _from_store(
         stored = logstore.locate(
             str(uri), mount=store, into=Path(tmp), endpoint=endpoint, replica=chosen
         )
+        if stored.cut:
+            print(
+                f"warning: the store lists more than {logstore.MAX_OBJECTS:,} objects at {uri}; "
+                "logs past them are not read",
+                file=sys.stderr,
+            )
         files = logview.select(stored.folder, role, index, root=stored.root)
         if download is not None:
             return logview.download(files, download)

@@ -21,13 +21,16 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from trainstack.errors import ConfigError, NotFoundError, UserError
+from trainstack.excerpt import excerpt
+from trainstack.regularfile import describe
+from trainstack.spec.pathlimits import too_long
 
 ACCESS_KEY_ENV = "ALIBABA_CLOUD_ACCESS_KEY_ID"
 SECRET_ENV = "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
 TOKEN_ENV = "ALIBABA_CLOUD_SECURITY_TOKEN"
 ENDPOINT_ENV = "TRAINSTACK_OSS_ENDPOINT"
 # Only replica logs and their rotations are fetched: `<role>-<index>.log[.N]`.
-_MAX_OBJECTS = 10000
+MAX_OBJECTS = 10000
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class StoredLogs:
     folder: Path  # holds <role>-<index>.log and its rotations
     root: Path  # no log is read through a link out of it
     uri: str
+    cut: bool = False  # the listing held more than MAX_OBJECTS objects: those past it not read
 
 
 class Bucket(Protocol):
@@ -105,12 +109,14 @@ def _from_oss(
     into.mkdir(parents=True, exist_ok=True)
     fetched = 0
     others: set[str] = set()  # the replicas with logs there that were not asked for
-    for key in _keys(bucket, prefix):
+    listing = _Listing(bucket, prefix, uri)
+    for key in listing.listed():
         leaf = key[len(prefix) :]
         if "/" in leaf or not wanted(leaf):
             if "/" not in leaf and is_log_name(leaf):
                 others.add(leaf.partition(".")[0])
             continue  # only what was asked for; never a path out of `into`
+        _check_leaf(leaf, into, uri)
         _call(lambda k=key, f=str(into / leaf): bucket.get_object_to_file(k, f), uri)
         fetched += 1
     if not fetched and not records:
@@ -124,22 +130,57 @@ def _from_oss(
             hint="the run may have ended before its first line, or its logs expired "
             "(the platform's logRetentionDays; spec.keepLogs keeps them)",
         )
-    return StoredLogs(into, into, uri)
+    return StoredLogs(into, into, uri, cut=listing.cut)
 
 
-def _keys(bucket: Bucket, prefix: str) -> Iterator[str]:
-    token = ""
-    seen = 0
-    while True:
-        page = _call(lambda t=token: bucket.list_objects_v2(prefix=prefix, continuation_token=t))
-        for obj in page.object_list:
-            seen += 1
-            if seen > _MAX_OBJECTS:
+class _Listing:
+    """The keys under a prefix, page by page. A continuation token seen before ends it with an
+    error (as botocore's paginator stops at a repeated token): a store that answers so would
+    be listed forever. Past MAX_OBJECTS keys the listing stops and says so (`cut`)."""
+
+    def __init__(self, bucket: Bucket, prefix: str, uri: str) -> None:
+        self.bucket, self.prefix, self.uri = bucket, prefix, uri
+        self.cut = False
+
+    def listed(self) -> Iterator[str]:
+        token = ""
+        tokens: set[str] = set()
+        seen = 0
+        while True:
+            page = _call(lambda t=token: self._page(t), self.uri)
+            for obj in page.object_list:
+                seen += 1
+                if seen > MAX_OBJECTS:
+                    self.cut = True
+                    return
+                yield str(obj.key)
+            if not page.is_truncated:
                 return
-            yield str(obj.key)
-        if not page.is_truncated:
-            return
-        token = page.next_continuation_token
+            token = str(page.next_continuation_token or "")
+            if not token or token in tokens:
+                raise UserError(
+                    f"OSS's listing of the run's logs at {self.uri} does not end: it gave the "
+                    f"continuation token {excerpt(token)!s} {'again' if token else 'empty'}",
+                    hint="the store (or a proxy before it) answers listings wrongly; "
+                    "`ossutil ls` on the same place says what it holds",
+                )
+            tokens.add(token)
+
+    def _page(self, token: str) -> Any:
+        return self.bucket.list_objects_v2(prefix=self.prefix, continuation_token=token)
+
+
+def _check_leaf(leaf: str, into: Path, uri: str) -> None:
+    """A key that cannot be a file's name here (a NUL in it, a name over NAME_MAX) is one
+    error naming it, before anything is written."""
+    why = "it holds a NUL byte" if "\0" in leaf else too_long(str(into / leaf))
+    if leaf in (".", "..") and why is None:
+        why = "it names a folder"
+    if why is not None:
+        raise UserError(
+            f"OSS lists a log at {uri} that cannot be copied here: {excerpt(leaf)} ({why})",
+            hint="trainstack names its logs <role>-<index>.log; this object is not one of them",
+        )
 
 
 def is_log_name(leaf: str) -> bool:
@@ -190,6 +231,12 @@ def oss_endpoint(region: str | None) -> str | None:
 
 
 def _call(fn: Any, uri: str = "") -> Any:
+    """`fn` (a call into oss2), its failures each one UserError: OSS refusing, an answer that
+    is not OSS's XML (a proxy's HTML page, an entity bomb: expat's limits refuse it), an
+    object cut short, the network or the disk failing."""
+    from xml.etree.ElementTree import ParseError
+
+    where = f" at {uri}" if uri else ""
     try:
         import oss2.exceptions as oss_errors
     except ImportError:  # a test's bucket on disk
@@ -200,7 +247,21 @@ def _call(fn: Any, uri: str = "") -> Any:
         status = getattr(err, "status", "?")
         code = getattr(err, "code", "") or type(err).__name__
         raise UserError(
-            f"OSS refused reading the run's logs{' at ' + uri if uri else ''}: {status} {code}",
+            f"OSS refused reading the run's logs{where}: {status} {code}",
             hint="AccessDenied: the credentials are not the run's team's (its RAM role may "
             "read only <bucket>/<team>/); NoSuchBucket: check $TRAINSTACK_OSS_ENDPOINT",
         ) from None
+    except ParseError as err:
+        raise _not_oss(where, f"not XML: {err}") from None
+    except (RuntimeError, ValueError, KeyError, AttributeError, TypeError) as err:
+        raise _not_oss(where, f"not a listing: {type(err).__name__}") from None
+    except OSError as err:  # requests' errors are OSErrors too
+        raise UserError(f"reading the run's logs{where} failed: {describe(err)}") from None
+
+
+def _not_oss(where: str, why: str) -> UserError:
+    return UserError(
+        f"the answer to reading the run's logs{where} is not OSS's ({why})",
+        hint="a proxy or a captive portal may be answering instead of OSS; "
+        f"check ${ENDPOINT_ENV} and the network's proxy settings",
+    )

@@ -16,17 +16,21 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
+from trainstack.logfiles import MAX_LINE, Lines
 from trainstack.regularfile import open_within
 
 CHUNK = 1 << 20
 
 
 class Tail:
-    def __init__(self, path: Path, *, root: Path, from_end: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, root: Path, from_end: bool = False, redraws: bool = True
+    ) -> None:
         self.path = path
         self.root = root
         self.offset = 0
-        self._partial = b""
+        self.redraws = redraws  # whether a lone `\r` ends a line (trainstack.logfiles.Lines)
+        self._lines = Lines(redraws=redraws)
         self._fh: BinaryIO | None = None
         if from_end:
             with contextlib.suppress(FileNotFoundError):
@@ -40,12 +44,12 @@ class Tail:
             return [], 0
         size = os.fstat(fh.fileno()).st_size
         if size < self.offset:  # truncated or replaced: start over
-            self.offset, self._partial = 0, b""
+            self.offset, self._lines = 0, Lines(redraws=self.redraws)
         skipped = 0
         if skip_beyond is not None and size - self.offset > skip_beyond:
             resume_at = size - budget
             skipped = resume_at - self.offset
-            self.offset, self._partial = resume_at, b""
+            self.offset, self._lines = resume_at, Lines(redraws=self.redraws)
             fh.seek(self.offset)
             # Drop the line we landed in the middle of.
             head = fh.read(budget)
@@ -57,14 +61,11 @@ class Tail:
         self.offset += len(data)
         if not data:
             return [], skipped
-        lines = (self._partial + data).split(b"\n")
-        self._partial = lines.pop()
-        return lines, skipped
+        return self._lines.feed(data), skipped
 
     def rest(self) -> list[bytes]:
         """An unterminated last line, once the writer is known to be done."""
-        tail, self._partial = self._partial, b""
-        return [tail] if tail else []
+        return self._lines.rest()
 
     def close(self) -> None:
         if self._fh is not None:
@@ -85,16 +86,19 @@ def last_lines(path: Path, count: int, *, root: Path) -> list[bytes]:
     end (big logs stay cheap)."""
     if count <= 0:
         return []
+    chunks: list[bytes] = []
+    ends = 0  # line ends read so far; a `\r\n` split between two chunks counts twice
     with open_within(root, path) as fh:
-        end = fh.seek(0, os.SEEK_END)
-        data = b""
-        pos = end
-        while pos > 0 and data.count(b"\n") <= count:
+        pos = fh.seek(0, os.SEEK_END)
+        # Past `count` pieces of the longest line, what lies before cannot be among the last.
+        window = pos - count * MAX_LINE - CHUNK
+        while pos > max(0, window) and ends <= count + len(chunks):
             step = min(CHUNK, pos)
             pos -= step
             fh.seek(pos)
-            data = fh.read(step) + data
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    return lines[-count:]
+            chunks.append(fh.read(step))
+            data = chunks[-1]
+            ends += data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    lines = Lines()
+    found = lines.feed(b"".join(reversed(chunks))) + lines.rest()
+    return found[-count:]

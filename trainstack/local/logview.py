@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 from trainstack.errors import NotFoundError, UserError
 from trainstack.local.logtail import CHUNK, Tail, last_lines
-from trainstack.logfiles import chain
+from trainstack.logfiles import Lines, chain
 from trainstack.regularfile import describe, open_within
 
 _FOLLOW_TICK_S = 0.2
@@ -95,13 +95,10 @@ def grep_lines(write: Callable[[bytes], None], keep: LineFilter | None) -> Calla
     """`write`, passed only whole lines that `keep` keeps (pod logs arrive in chunks)."""
     if keep is None:
         return write
-    pending = bytearray()
+    lines = Lines()
 
     def filtered(data: bytes) -> None:
-        pending.extend(data)
-        *lines, rest = bytes(pending).split(b"\n")
-        pending[:] = rest
-        for line in lines:
+        for line in lines.feed(data):
             if keep(line):
                 write(line + b"\n")
 
@@ -149,15 +146,20 @@ def show(
         head = f"{key} | ".encode() if prefixed else b""
         write(b"".join(head + ln + b"\n" for ln in picked))
 
+    # Filtered or tailed, a progress bar's `\r` ends a line; shown whole, the log is as written.
+    redraws = keep is not None
     tails = []
     for f in files:
         # Kept rotations first (docs/local.md, "Logs and usage"), oldest to newest.
         try:
             if tail is not None:
                 emit(f.key, _last_lines_of_chain(f.path, tail, f.run_dir))
+            elif not prefixed and keep is None:
+                for data in _raw_chunks(f):
+                    write(data)
             else:
                 for part in chain(f.path):
-                    for chunk in _line_chunks(part, f.run_dir):
+                    for chunk in _line_chunks(part, f.run_dir, redraws):
                         emit(f.key, chunk)
         except OSError as err:  # a link out of the run directory, a FIFO, unreadable
             raise UserError(
@@ -166,7 +168,7 @@ def show(
                 "this one was replaced",
             ) from None
         if follow is not None:
-            tails.append(Tail(f.path, root=f.run_dir, from_end=True))
+            tails.append(Tail(f.path, root=f.run_dir, from_end=True, redraws=redraws))
     if follow is None:
         return
     while True:
@@ -217,17 +219,11 @@ def _last_lines_of_chain(path: Path, count: int, root: Path) -> list[bytes]:
     return lines
 
 
-def _line_chunks(path: Path, root: Path) -> Iterator[list[bytes]]:
+def _line_chunks(path: Path, root: Path, redraws: bool) -> Iterator[list[bytes]]:
     """A file's lines in batches, without holding a large log in memory."""
     fh: BinaryIO
     with open_within(root, path) as fh:
-        partial = b""
-        while True:
-            data = fh.read(CHUNK)
-            if not data:
-                break
-            lines = (partial + data).split(b"\n")
-            partial = lines.pop()
-            yield lines
-        if partial:
-            yield [partial]
+        lines = Lines(redraws=redraws)
+        while data := fh.read(CHUNK):
+            yield lines.feed(data)
+        yield lines.rest()

@@ -514,10 +514,16 @@ class Registry:
         return records[: flt.limit] if flt.limit is not None else records
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    """A connection to the registry at `path`, checked before anything is written to it."""
+def refuse_not_a_file(path: Path) -> None:
+    """A FIFO, a directory or a device at the registry's path is one RegistryError: SQLite
+    opens its file without O_NONBLOCK, so a FIFO there would block the opener for good."""
     if path.exists() and not path.is_file():
         raise _damaged(path, "is not a file")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection to the registry at `path`, checked before anything is written to it."""
+    refuse_not_a_file(path)
     if path.exists() and path.stat().st_size > 0:
         _check_read_only(path)
     # isolation_level=None: we issue BEGIN/COMMIT ourselves, so each write is one transaction.

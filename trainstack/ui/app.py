@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import jinja2
 from flask import Flask, Response, redirect, render_template, request
@@ -44,6 +44,15 @@ def _host_name(host: str) -> str:
     return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
+def _target_host() -> str:
+    """The host a request is for. An absolute-form target (`GET http://host/`) names its own,
+    and an origin server uses that and ignores the Host header (RFC 9112, section 3.2.2)."""
+    target = str(request.environ.get("REQUEST_URI", ""))
+    if not target or target.startswith("/"):
+        return request.host
+    return urlsplit(target).netloc  # none (a target without an authority) is no loopback name
+
+
 def create_app(config: UiConfig) -> Flask:
     app = Flask(__name__, static_folder="static", template_folder="templates")
     app.jinja_options = {
@@ -57,11 +66,12 @@ def create_app(config: UiConfig) -> Flask:
     def guard() -> BaseResponse | None:
         if request.method not in ("GET", "HEAD"):
             return _error(405, "read only", f"{request.method} is not served here", "")
-        if config.loopback and _host_name(request.host) not in LOOPBACK_NAMES:
+        host = _target_host()
+        if config.loopback and _host_name(host) not in LOOPBACK_NAMES:
             return _error(
                 403,
                 "not this host",
-                f"this console answers to localhost only, not to {request.host!r}",
+                f"this console answers to localhost only, not to {host!r}",
                 "open it as http://127.0.0.1:PORT/",
             )
         if config.token is None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.errors import NotFoundError, UserError
-from trainstack.logfiles import chain
+from trainstack.logfiles import Lines, chain
 from trainstack.registry.model import RunRecord
 from trainstack.regularfile import describe, open_within
 
@@ -76,11 +76,10 @@ def tail(record: RunRecord, replica: str) -> LogTail:
                     continue
                 start = max(0, size - TAIL_BYTES)
                 fh.seek(start)
-                pieces = _text(fh.read(TAIL_BYTES)).split("\n")
+                split = Lines()
+                pieces = [_text(p) for p in split.feed(fh.read(TAIL_BYTES)) + split.rest()]
             if start > 0:
                 pieces, truncated = pieces[1:], True  # the first piece began before the window
-            if pieces and pieces[-1] == "":
-                pieces.pop()
             lines = pieces + lines
     except OSError as err:
         return LogTail((), total, False, 0, f"cannot read the log of {replica}: {describe(err)}")
@@ -92,13 +91,10 @@ def tail(record: RunRecord, replica: str) -> LogTail:
 def _lines(root: Path, parts: list[Path]) -> Iterator[str]:
     for part in parts:
         with open_within(root, part) as fh:
-            partial = b""
+            lines = Lines()
             while data := fh.read(_CHUNK):
-                pieces = (partial + data).split(b"\n")
-                partial = pieces.pop()
-                yield from (_text(p) for p in pieces)
-            if partial:
-                yield _text(partial)
+                yield from (_text(p) for p in lines.feed(data))
+            yield from (_text(p) for p in lines.rest())
 
 
 def search(record: RunRecord, replica: str, text: str) -> Matches:

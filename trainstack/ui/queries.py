@@ -1,7 +1,9 @@
 """The console's reads of the run registry: a page of runs under filters and a sort, one run,
 its recovery history, experiments. Each request opens its own read-only SQLite connection
 (`mode=ro`): nothing the console does can write to the registry, and a registry replaced or
-deleted while it serves is read as it is now."""
+deleted while it serves is read as it is now; something that is not a file there is refused
+before SQLite opens it. A page waits for a writer's lock only `BUSY_S`, not the 30 s a runner
+waits to record its run: a page that cannot be read now says so, and a reload reads it."""
 
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ from trainstack.errors import NotFoundError
 from trainstack.registry import RegistryError, Restart, RunKind, RunRecord, RunStatus
 from trainstack.registry.home import registry_path
 from trainstack.registry.rows import COLUMNS, RESTART_COLUMNS, parse_record, parse_restart
-from trainstack.registry.store import BUSY_TIMEOUT_MS
+from trainstack.registry.store import refuse_not_a_file
 
 PER_PAGE = 50
+BUSY_S = 2.0
 
 
 class Sort(enum.StrEnum):
@@ -121,10 +124,9 @@ def reading(home: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the registry under `home`; SQLite's failures as one
     `RegistryError` naming the file."""
     path = registry_path(home)
+    refuse_not_a_file(path)
     try:
-        conn = sqlite3.connect(
-            f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
-        )
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_S)
     except sqlite3.Error as err:
         raise _unreadable(path, err) from None
     try:
@@ -136,6 +138,12 @@ def reading(home: Path) -> Iterator[sqlite3.Connection]:
 
 
 def _unreadable(path: Path, err: sqlite3.Error) -> RegistryError:
+    if getattr(err, "sqlite_errorname", "").startswith("SQLITE_BUSY"):
+        return RegistryError(
+            f"the run registry {path} is busy: another process has held it locked for more "
+            f"than {BUSY_S:g} s",
+            hint="a run being recorded holds it briefly; reload this page in a moment",
+        )
     return RegistryError(
         f"the run registry {path} cannot be read ({err})",
         hint="`trainstack runs list` says more; the console shows it again once it reads",

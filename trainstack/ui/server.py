@@ -1,7 +1,7 @@
 """Serving the console: the address checked and bound before anything is printed (a port in
 use, an address this machine does not have, a port that needs root: one error each), a token
 when the address is not loopback, then waitress (a pure-Python WSGI server) on a few threads
-until Ctrl-C."""
+until Ctrl-C, each connection held to `trainstack.ui.channel`'s limits."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from trainstack.errors import UserError
+from trainstack.ui.channel import Limits, bounded
 
 if TYPE_CHECKING:
     from waitress.server import BaseWSGIServer, MultiSocketServer
@@ -37,12 +39,20 @@ class Listening:
     server: BaseWSGIServer | MultiSocketServer
 
 
-def listen(home: Path, project: Path | None, host: str, port: int, token: str | None) -> Listening:
+def listen(
+    home: Path,
+    project: Path | None,
+    host: str,
+    port: int,
+    token: str | None,
+    limits: Limits | None = None,
+) -> Listening:
     """The console bound to `host`:`port` (0: any free port), not yet serving."""
-    from waitress.server import create_server
+    from waitress.server import BaseWSGIServer, create_server
 
     from trainstack.ui.app import UiConfig, create_app
 
+    limits = limits or Limits()
     loopback = is_loopback(host)
     if token is not None and len(token) < 16:
         raise UserError("--token: use at least 16 characters", hint="or leave it out: one is made")
@@ -50,12 +60,19 @@ def listen(home: Path, project: Path | None, host: str, port: int, token: str | 
         token = secrets.token_urlsafe(24)
     app = create_app(UiConfig(home=home, project=project, token=token, loopback=loopback))
     try:
-        server = create_server(app, host=host, port=port, threads=THREADS, ident="trainstack")
+        server = create_server(
+            app, host=host, port=port, threads=THREADS, ident="trainstack", **limits.adjustments()
+        )
     except OSError as err:
         raise _bind_error(host, port, err) from None
+    channel = bounded(limits)
+    sockets = getattr(server, "map", {server: server}).values()  # one server, or one per address
+    for each in sockets:
+        if isinstance(each, BaseWSGIServer):
+            each.channel_class = channel
     bound = int(getattr(server, "effective_port", port))
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{bound}/" + (f"?token={token}" if token else "")
+    url = f"http://{shown}:{bound}/" + (f"?token={quote(token, safe='')}" if token else "")
     return Listening(url, server)
 
 
