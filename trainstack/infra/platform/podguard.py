@@ -27,7 +27,10 @@ volume carry exactly one source, so a source added to Kubernetes later is refuse
 renders it. The same checks run on the pod templates of Jobs and of every KubeDL kind the platform
 enables, so a bad job is refused when it is submitted, with the message, instead of pod by pod;
 a KubeDL job annotated for host networking (``kubedl.io/network-mode: host``) is refused there
-too. Every expression is known at plan time, so ``trainstack plan`` shows the whole policy.
+too. Every expression is known at plan time, so ``trainstack plan`` shows the whole policy, and
+``trainstack policy check`` evaluates the same CEL on what a run renders (the ``pod-shape``
+rule), so a platform's template override that adds what the policy refuses is caught before
+``pulumi up``. podpolicy.py registers it.
 """
 
 from __future__ import annotations
@@ -37,18 +40,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pulumi
-import pulumi_kubernetes as k8s
-
 from trainstack import platformnames as names
-from trainstack.infra.platform.config import KUBEDL_CRDS, Team
+from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS
 from trainstack.kubedl import KINDS, KUBEDL_NETWORK_MODE_ANNOTATION
 from trainstack.render.options import RenderOptions
 from trainstack.render.podshape import HOST_PATH_SOURCE, RENDERED_VOLUME_SOURCES, tolerations
 
-COMPONENT = "trainstack:platform:PodGuards"
 POD_GUARD = "trainstack-team-pods"
-_LABELS = {"app.kubernetes.io/managed-by": "trainstack"}
 
 # Added by the API server or reaching nothing outside the pod's namespace.
 NAMESPACED_VOLUME_SOURCES = ("projected", "secret", "downwardAPI", "ephemeral")
@@ -76,13 +74,16 @@ class Workload:
 
 
 def workloads(kubedl_kinds: Sequence[str]) -> list[Workload]:
-    """Pods, batch Jobs, and each KubeDL kind the platform installs (its replica map)."""
+    """Pods, batch Jobs, and each KubeDL kind the platform installs that trainstack renders
+    (its replica map)."""
     out = [
         Workload("", "v1", "pods", ("CREATE",), "[object.spec]"),
         Workload("batch", "v1", "jobs", ("CREATE", "UPDATE"), "[object.spec.template.spec]"),
     ]
     by_kind = {k.kind: k for k in KINDS.values() if k.replicas_key is not None}
-    for kind in sorted(kubedl_kinds):
+    # A kind trainstack does not render has no replica map it knows: its pods are still
+    # checked, as every pod in the namespace is.
+    for kind in sorted(k for k in kubedl_kinds if k in by_kind):
         group, _, rest = KUBEDL_CRDS[kind].partition("_")
         key = by_kind[kind].replicas_key
         version = by_kind[kind].api_version.rpartition("/")[2]
@@ -103,18 +104,27 @@ class PodRules:
     priority_classes: tuple[str, ...]
 
 
-def pod_rules(team: Team, host_path: bool, options: RenderOptions | None = None) -> PodRules:
+def pod_rules(
+    namespace: str, max_priority: int, host_path: bool, options: RenderOptions | None = None
+) -> PodRules:
+    """What a team's pods may hold: its namespace, its priority cap, whether the environment
+    admits host paths (one user's kind)."""
     sources: tuple[str, ...] = (*RENDERED_VOLUME_SOURCES, *NAMESPACED_VOLUME_SOURCES)
     if host_path:
         sources += (HOST_PATH_SOURCE,)
     return PodRules(
-        namespace=team.namespace,
+        namespace=namespace,
         volume_sources=sources,
         tolerations=(*tolerations(options or RenderOptions()), *ADMISSION_TOLERATIONS),
         priority_classes=tuple(
-            names.priority_class_name(p) for p in names.PRIORITIES if p <= team.max_priority
+            names.priority_class_name(p) for p in names.PRIORITIES if p <= max_priority
         ),
     )
+
+
+def evaluated_policy(rules: PodRules, loads: Sequence[Workload]) -> dict[str, Any]:
+    """The policy's checks as the API server reads them (camelCase), for evaluating it here."""
+    return {"variables": variables(loads), "validations": validations(rules)}
 
 
 def _cel(value: Any) -> str:
@@ -243,69 +253,3 @@ def validations(rules: PodRules) -> list[dict[str, str]]:
             "the job's pods on the node's network",
         },
     ]
-
-
-def match_constraints(
-    namespace: str, loads: Sequence[Workload]
-) -> k8s.admissionregistration.v1.MatchResourcesArgsDict:
-    return {
-        "namespace_selector": {"match_labels": {names.NAMESPACE_NAME_LABEL: namespace}},
-        "resource_rules": [
-            {
-                "api_groups": [w.group],
-                "api_versions": [w.version],
-                "operations": list(w.operations),
-                "resources": [w.plural],
-            }
-            for w in loads
-        ],
-    }
-
-
-def policy_spec(
-    rules: PodRules, loads: Sequence[Workload]
-) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicySpecArgsDict:
-    return {
-        "failure_policy": "Fail",
-        "match_constraints": match_constraints(rules.namespace, loads),
-        "variables": [{"name": v["name"], "expression": v["expression"]} for v in variables(loads)],
-        "validations": [
-            {"expression": v["expression"], "message": v["message"]} for v in validations(rules)
-        ],
-    }
-
-
-class PodGuards(pulumi.ComponentResource):
-    """Per team namespace: the pod admission policy and its binding (Deny)."""
-
-    def __init__(
-        self,
-        name: str,
-        teams: Sequence[Team],
-        kubedl_kinds: Sequence[str],
-        host_path: bool,
-        provider: pulumi.ProviderResource,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(COMPONENT, name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
-        adm = k8s.admissionregistration.v1
-        loads = workloads(kubedl_kinds)
-        for team in teams:
-            meta: k8s.meta.v1.ObjectMetaArgsDict = {
-                "name": f"{POD_GUARD}-{team.namespace}",
-                "labels": _LABELS,
-            }
-            policy = adm.ValidatingAdmissionPolicy(
-                f"pod-guard-{team.name}",
-                metadata=meta,
-                spec=policy_spec(pod_rules(team, host_path), loads),
-                opts=child,
-            )
-            adm.ValidatingAdmissionPolicyBinding(
-                f"pod-guard-{team.name}",
-                metadata=meta,
-                spec={"policy_name": policy.metadata.name, "validation_actions": ["Deny"]},
-                opts=child,
-            )
-        self.register_outputs({})

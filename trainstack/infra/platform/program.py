@@ -24,7 +24,7 @@ from trainstack.infra.platform.config import ACR_ENTERPRISE, PlatformConfig, loa
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, team_registry_namespace
 from trainstack.infra.platform.kubedl import KubeDL
 from trainstack.infra.platform.osspolicy import policy_json, team_policy
-from trainstack.infra.platform.podguard import PodGuards
+from trainstack.infra.platform.podpolicy import PodGuards
 from trainstack.infra.platform.protection import component_opts
 from trainstack.infra.platform.pullsecret import registry_password
 from trainstack.infra.platform.storage import Storage

@@ -1,0 +1,71 @@
+"""pod-shape: a team's workload holds only what the platform's pod guard admits.
+
+The platform refuses, in every team namespace, a pod (or a Job's or KubeDL job's pod templates)
+with a volume source, toleration, priority class or host setting trainstack does not render
+(infra/platform/podguard.py). This rule evaluates that same CEL, with the same evaluator the
+tests hold the guard to (policy/admission.py), on each workload a plan registers: a platform
+project's template override that adds a sidecar's hostPath or a toleration of the system pool is
+refused by `policy check` and `deploy` with the guard's own message, not by the API server after
+`pulumi up` has started replacing the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from trainstack.policy.model import Context, Finding, Level, Resource, Rule
+
+
+def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
+    from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS
+    from trainstack.infra.platform.podguard import evaluated_policy, pod_rules, workloads
+    from trainstack.policy.admission import Request, refusals
+
+    props = resource.props
+    namespace = (props.get("metadata") or {}).get("namespace")
+    team = ctx.team_of(namespace)
+    if team is None or not isinstance(namespace, str):
+        return
+    group, _, version = str(props.get("apiVersion", "")).rpartition("/")
+    plural = str(props.get("kind", "")).lower() + "s"
+    loads = [w for w in workloads(tuple(KUBEDL_CRDS)) if (w.group, w.plural) == (group, plural)]
+    if not loads:
+        return
+    rules = pod_rules(namespace, int(ctx.team_max_priority.get(team, 9)), ctx.host_path_volumes)
+    policy = {
+        **evaluated_policy(rules, loads),
+        "matchConstraints": {
+            "resourceRules": [
+                {
+                    "apiGroups": [group],
+                    "apiVersions": [version],
+                    "operations": ["CREATE"],
+                    "resources": [plural],
+                }
+            ]
+        },
+    }
+    request = Request(
+        operation="CREATE",
+        object=props,
+        namespace=namespace,
+        resource={"group": group, "version": version, "resource": plural},
+    )
+    for message in refusals({"pod-guard": policy}, request):
+        yield Finding(
+            "spec",
+            message,
+            "render what the platform admits: a template override's sidecars, volumes and "
+            "tolerations must be ones trainstack renders (docs/tenancy.md)",
+        )
+
+
+RULE = Rule(
+    id="pod-shape",
+    description="A team's workloads hold only what the platform's pod admission policy admits.",
+    level=Level.MANDATORY,
+    defaults={},
+    check=check,
+    types=("kubernetes:",),
+)
