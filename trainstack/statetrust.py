@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from trainstack.excerpt import printable
+from trainstack.regularfile import not_regular
 
 _SAID: set[str] = set()
 
@@ -72,7 +73,10 @@ def _step(parent: int, name: str, where: Path, *, folder: bool) -> int:
             raise UntrustedError(errno.EPERM, kind, str(where)) from None
         raise
     try:
-        why = stat_problem(os.fstat(fd), folder=folder)
+        st = os.fstat(fd)
+        if not folder and not stat.S_ISREG(st.st_mode):  # damaged, not forged: the caller's
+            raise not_regular(st.st_mode, where)
+        why = stat_problem(st, folder=folder)
     except BaseException:
         os.close(fd)
         raise
@@ -124,12 +128,12 @@ def folder_problem(home: Path, folder: Path) -> str | None:
     return None
 
 
-def read_trusted(home: Path, path: Path, limit: int) -> bytes:
-    """At most ``limit + 1`` bytes of state file `path` (a longer file is the caller's to
-    refuse), read only when `open_trusted` believes it."""
+def read_trusted(home: Path, path: Path, limit: int | None = None) -> bytes:
+    """State file `path`, read only when `open_trusted` believes it: whole, or at most
+    ``limit + 1`` bytes (a longer file is the caller's to refuse)."""
     fd = open_trusted(home, path)
     with os.fdopen(fd, "rb") as fh:
-        return fh.read(limit + 1)
+        return fh.read() if limit is None else fh.read(limit + 1)
 
 
 def path_problem(home: Path, path: Path) -> str | None:
