@@ -24,3 +24,10 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def one_line(text: str) -> str:
+    """`text` as one line of a list a script reads line by line: as it is when printable, else
+    quoted whole as `excerpt` quotes (a name holding a newline would be read as two names; its
+    quoted form names no file, so the script fails on it rather than on the wrong files)."""
+    return text if text.isprintable() else repr(text)

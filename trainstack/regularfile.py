@@ -43,6 +43,11 @@ def _kind(mode: int) -> str:
     return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
 
 
+def not_regular(mode: int, path: Path) -> NotRegularFileError:
+    """The error for `path`, found to have `mode`, which is not a regular file's."""
+    return NotRegularFileError(errno.EINVAL, f"{_kind(mode)}, not a file", str(path))
+
+
 _BUFFER = 1 << 20
 
 
@@ -59,7 +64,7 @@ def _as_regular(fd: int, path: Path) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFileError(errno.EINVAL, f"{_kind(mode)}, not a file", str(path))
+            raise not_regular(mode, path)
         os.set_blocking(fd, True)
         # A 1 MiB buffer: bounded_lines' readline(64 KiB) through the default 8 KiB one reads a
         # long file (a multi-gigabyte usage.jsonl) four times slower.

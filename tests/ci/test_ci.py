@@ -255,12 +255,51 @@ def test_changed_refuses_an_environment_the_project_does_not_have(repo: Path) ->
 
 
 def test_an_unknown_ref_is_one_clear_error(repo: Path) -> None:
+    """Named as a ref this repository does not have, with the fetch that would bring it."""
     done = trainstack(repo, "changed", "--since", "origin/nope")
     assert done.returncode == 2
-    assert (
-        done.stderr.startswith("error: git rev-parse --verify") and "fetch-depth: 0" in done.stderr
-    )
-    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: --since 'origin/nope': no such commit in this repository")
+    assert "git fetch origin" in done.stderr and "fetch-depth: 0" in done.stderr
+    assert "rev-parse" not in done.stderr and "Traceback" not in done.stderr
+
+
+UNUSED_UID = 4_000_017  # no account has it
+
+
+def test_a_checkout_owned_by_another_user_says_what_git_said_and_the_fix(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CI container's case: git refuses a checkout that is not the running user's. As root
+    (CI) the checkout is really given away; otherwise git's own test switch stands in."""
+    empty = tmp_path / "gitconfig"
+    empty.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))  # no safe.directory of this machine's
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    if os.geteuid() == 0:
+        for folder, dirs, files in os.walk(repo):
+            for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+                os.chown(name, UNUSED_UID, -1, follow_symlinks=False)
+    else:
+        monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")
+    for verb in (("changed",), ("validate", "components")):
+        done = trainstack(repo, *verb, "--since", "HEAD")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "not inside a git repository" not in done.stderr
+        assert "dubious ownership" in done.stderr and "owned by another user" in done.stderr
+        assert f"git config --global --add safe.directory {repo}" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_changed_quotes_a_run_file_name_holding_a_newline(repo: Path) -> None:
+    """One line per run file: a newline in a name would otherwise read as two runs."""
+    runs = repo / "components" / "mnist-ddp" / "runs"
+    odd = runs / "two\nlines.yaml"
+    shutil.copy(runs / "local.yaml", odd)
+    done = trainstack(repo, "changed", "--since", "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [repr("components/mnist-ddp/runs/two\nlines.yaml")]
+    listed = json.loads(trainstack(repo, "changed", "--since", "HEAD", "--format", "json").stdout)
+    assert listed["runs"] == ["components/mnist-ddp/runs/two\nlines.yaml"]
 
 
 def test_outside_a_git_repository_is_one_clear_error(tmp_path: Path) -> None:

@@ -406,8 +406,11 @@ print(seen)
 """
 
 
-def test_concurrent_writers_leave_one_whole_entry(tmp_path: Path) -> None:
-    path = tmp_path / "cache" / "entry.json"
+def test_concurrent_writers_leave_one_whole_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cache" / "entry.json"  # in the state home: only there is it read
+    monkeypatch.setenv("TRAINSTACK_HOME", str(tmp_path))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def start(code: str, *args: str) -> subprocess.Popen[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
+from trainstack import statetrust
 from trainstack.deploy.index import INDEX_FILE, RunIndex, StackEntry
 from trainstack.errors import UserError
 
@@ -67,7 +68,7 @@ DAMAGE: dict[str, tuple[Callable[[Path], object], str]] = {
     ),
     "directory": (_directory, "cannot be read: a directory, not a file"),
     "fifo": (_fifo, "cannot be read: a FIFO, not a file"),
-    "symlink-loop": (_loop, "cannot be read: Too many levels of symbolic links"),
+    "symlink-loop": (_loop, "the run index is not used: a link"),
 }
 
 
@@ -122,3 +123,52 @@ def test_fields_a_newer_trainstack_wrote_are_read_past_and_kept(tmp_path: Path) 
     stored = json.loads(path.read_text())
     assert stored["local/mine"]["future"] == {"x": 1}
     assert stored[other.key]["stack"] == "other-local"
+
+
+UNUSED_UID = 4_000_017  # no account has it
+
+
+def _give_away(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`path` owned by another user: really, as root (CI); as trainstack sees it, otherwise."""
+    if os.geteuid() == 0:
+        os.chown(path, UNUSED_UID, -1)
+    else:
+        monkeypatch.setattr(statetrust, "owner", lambda: UNUSED_UID)
+
+
+def _linked_out(path: Path) -> None:
+    outside = path.parent.parent / "elsewhere.json"
+    outside.write_text(path.read_text())
+    path.unlink()
+    path.symlink_to(outside)
+
+
+FORGED: dict[str, Callable[[Path, pytest.MonkeyPatch], object]] = {
+    "another user's": _give_away,
+    "another user's, writable by all": lambda p, m: (p.chmod(0o666), _give_away(p, m)),
+    "writable by others": lambda p, m: p.chmod(0o602),
+    "writable by its group": lambda p, m: p.chmod(0o660),
+    "a link out of the state home": lambda p, m: _linked_out(p),
+}
+
+
+@pytest.mark.parametrize("forged", sorted(FORGED))
+def test_an_index_someone_else_could_write_is_refused_and_left(
+    forged: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which stack `destroy RUN` destroys rests on the index: one someone else could have
+    written is neither believed nor replaced."""
+    home = tmp_path / "home"
+    home.mkdir()
+    path = home / INDEX_FILE
+    path.write_text(json.dumps({"local/mine": {**GOOD, "stack": "ack-dev"}}))
+    path.chmod(0o600)
+    FORGED[forged](path, monkeypatch)
+    before = _fingerprint(path)
+    index = RunIndex(home)
+    with pytest.raises(UserError, match="the run index is not used: ") as refused:
+        index.find("mine")
+    assert "mv " in str(refused.value.hint)
+    with pytest.raises(UserError, match="the run index is not used: "):
+        index.put(StackEntry(**{**GOOD, "run": "new"}))  # type: ignore[arg-type]
+    assert _fingerprint(path) == before

@@ -429,3 +429,14 @@ def test_plan_renders_with_the_project_s_templates_and_says_so(tmp_path: Path, c
     # the platform's own plan renders no run: nothing to say about templates
     platform = cli("plan", "--env", "local", "--project", str(where), "--json")
     assert json.loads(platform.out)["templates"] == {"replaced": [], "added": []}
+
+
+def test_a_partial_without_its_final_newline_is_named_as_such(tmp_path: Path, cli: Cli) -> None:
+    """The line after the include joins the partial's last line: the hint says the newline is
+    missing, not that the partial is indented wrong."""
+    where = project(tmp_path / "p", **{"_metadata.yaml.j2": metadata_override().rstrip("\n")})
+    done = cli("render", str(SPECS / "mpi.run.yaml"), "--project", str(where))
+    assert done.code == 2 and "Traceback" not in done.err, done.err
+    assert "is not YAML" in done.err
+    assert "_metadata.yaml.j2 in " in done.err and "does not end with a newline" in done.err
+    assert "indent" not in done.err

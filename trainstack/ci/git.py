@@ -10,15 +10,27 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import shlex
 import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 from trainstack.errors import ToolMissingError, UserError
+from trainstack.excerpt import excerpt, printable
 
 # paths per `git hash-object` call: far below any ARG_MAX, few calls for a large tree
 _HASH_BATCH = 500
+
+
+class GitFailed(UserError):
+    """A git command that exited non-zero, for a caller that words it better."""
+
+
+# git 2.35.2+ refuses a repository owned by another user (CVE-2022-24765): the checkout a CI
+# container runs in as root is the runner's.
+_DUBIOUS = re.compile(r"dubious ownership in repository at '(?P<path>[^'\n]*)'")
 
 
 def run(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
@@ -30,8 +42,17 @@ def run(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     )
     if done.returncode != 0:
         told = done.stderr.decode("utf-8", "replace").strip()
-        raise UserError(
-            f"git {' '.join(args[:2])}: {told or 'failed'}",
+        dubious = _DUBIOUS.search(told)
+        if dubious:
+            path = dubious.group("path") or str(root)
+            raise UserError(
+                f"git refuses the repository at {printable(path)}: it is owned by another user "
+                "than the one running git (git: detected dubious ownership)",
+                hint="if you trust it (a CI container's checkout is the runner's), run "
+                f"`git config --global --add safe.directory {shlex.quote(path)}` first",
+            )
+        raise GitFailed(
+            f"git {' '.join(args[:2])}: {printable(told) or 'failed'}",
             hint="in CI, check out with fetch-depth: 0 so the base commit exists",
         )
     return done.stdout
@@ -48,9 +69,7 @@ def _paths(out: bytes) -> list[str]:
 def toplevel(start: Path) -> Path:
     try:
         out = run(start, "rev-parse", "--show-toplevel")
-    except ToolMissingError:
-        raise
-    except UserError:
+    except GitFailed:
         raise UserError(
             f"{start}: not inside a git repository (--since compares with a git ref)",
             hint="run it in the repository's checkout",
@@ -68,7 +87,15 @@ def resolve(root: Path, ref: str) -> str:
     """The commit ``ref`` names (a clear error when it does not exist here)."""
     if ref.startswith("-"):
         raise UserError(f"--since {ref!r}: expected a git ref such as origin/main")
-    return git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    try:
+        return git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    except GitFailed:  # --quiet: git says nothing, only that it failed
+        raise UserError(
+            f"--since {excerpt(ref)}: no such commit in this repository (an unknown branch, "
+            "tag or commit, or history this checkout has not fetched)",
+            hint="fetch it (`git fetch origin`; in CI, check out with fetch-depth: 0) or name a "
+            "ref that exists here, such as origin/main (`git branch -a` lists them)",
+        ) from None
 
 
 def changed_files(root: Path, ref: str) -> list[str]:

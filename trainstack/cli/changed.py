@@ -22,7 +22,8 @@ from trainstack.cli.options import environment, output_format, project_option
 @output_format(
     "text",
     "json",
-    help="text: one run file per line; json: runs, components, platform, elsewhere, removed",
+    help="text: one run file per line (a name holding a control character quoted, as Python "
+    "writes a string); json: runs, components, platform, elsewhere, removed",
 )
 @click.option(
     "--removed",
@@ -72,9 +73,8 @@ def changed(
                 sort_keys=True,
             )
         )
-    elif removed:
-        for _, name in result.removed:
-            click.echo(name)
     else:
-        for run in result.runs:
-            click.echo(run)
+        from trainstack.excerpt import one_line
+
+        for line in [name for _, name in result.removed] if removed else result.runs:
+            click.echo(one_line(line))

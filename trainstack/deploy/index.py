@@ -5,7 +5,9 @@ job coordinates, spec digest), so anyone on the same backend finds, watches and 
 (``backend_entries``). This user's ``stacks.json`` under the state home answers "which stack is
 run X?" without a CLI round trip and remembers the registry record of runs deployed from here.
 Writes are whole-file replacements under an exclusive lock, so concurrent deploys of different
-runs cannot lose each other's entries.
+runs cannot lose each other's entries. An index someone else could have written (another user's,
+writable by others, a link: ``trainstack.statetrust``) is refused as a damaged one is: which
+stack ``destroy RUN`` destroys rests on it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainstack import boundedjson
+from trainstack import boundedjson, statetrust
 from trainstack.errors import NotFoundError, UserError
 from trainstack.infra.configread import did_you_mean
-from trainstack.regularfile import describe, read_regular
+from trainstack.regularfile import describe
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -104,9 +106,12 @@ class RunIndex:
         """The index as stored; a damaged one is refused (never treated as empty: the next
         deploy would replace it and lose every entry)."""
         try:
-            raw = read_regular(self.path)
+            raw = statetrust.read_trusted(self.path.parent, self.path)
         except FileNotFoundError:
             return {}
+        except statetrust.UntrustedError as err:
+            # Which stack `destroy RUN` destroys rests on it: never believed, never replaced.
+            raise self._untrusted(err) from None
         except OSError as err:
             raise self._damaged(f"cannot be read: {describe(err)}") from None
         try:
@@ -131,6 +136,16 @@ class RunIndex:
             f"{where or self.path}: the run index is damaged: {why}",
             hint=f"trainstack leaves it as it is; move it aside (mv {here} {aside}): it caches "
             "the backend's stack tags, which `trainstack status` reads again without it",
+        )
+
+    def _untrusted(self, err: OSError) -> UserError:
+        here, aside = shlex.quote(str(self.path)), shlex.quote(f"{self.path}.bad")
+        fix = f"chmod go-w {here}, if you wrote it, or " if "writable by" in str(err) else ""
+        return UserError(
+            f"{self.path}: the run index is not used: {err.strerror} (only a file of yours that "
+            "no one else can write is)",
+            hint=f"trainstack leaves it as it is; {fix}move it aside (mv {here} {aside}): it "
+            "caches the backend's stack tags, which `trainstack status` reads again without it",
         )
 
     def put(self, entry: StackEntry) -> None:

@@ -10,7 +10,10 @@ it. Any change is a miss and the platform is planned again; nothing expires by t
 
 One small JSON file per project and environment under the state home
 (``cache/platform-outputs/``), replaced atomically; a file that is damaged, foreign, unreadable or
-for other inputs is a miss and is rewritten, never an error. It holds the outputs as a run's plan
+for other inputs is a miss and is rewritten, never an error. An entry someone else could have
+written (``trainstack.statetrust``: not the user's, writable by others, a link, in a folder
+others can write) is a miss too, said once on stderr: a forged entry would decide what
+``policy check`` lets through. It holds the outputs as a run's plan
 sees them (secret outputs as the placeholder, never a secret value), the names of the secret
 ones and the warnings the program logged (shown again on a hit, as a fresh plan would show
 them). ``TRAINSTACK_PLAN_CACHE=off`` neither reads nor writes it; stack config given through the
@@ -266,13 +269,17 @@ def _runtime_fingerprint() -> tuple[Any, ...]:
 
 
 def _read(path: Path, key: str) -> Planned | None:
-    """The entry for ``key``; None for anything else (absent, damaged, foreign, another key)."""
-    from trainstack import boundedjson
-    from trainstack.regularfile import read_regular
+    """The entry for ``key``; None for anything else (absent, damaged, foreign, another key,
+    not trusted: `statetrust`, said once on stderr)."""
+    from trainstack import boundedjson, statetrust
+    from trainstack.statehome import state_home
 
     try:
-        raw = read_regular(path, MAX_ENTRY_BYTES)
+        raw = statetrust.read_trusted(state_home(), path, MAX_ENTRY_BYTES)
         doc = boundedjson.loads(raw) if len(raw) <= MAX_ENTRY_BYTES else None
+    except statetrust.UntrustedError as err:
+        statetrust.say_once("the plan cache entry", path, err)
+        return None
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != key:
@@ -305,9 +312,15 @@ def _write(path: Path, key: str, planned: Planned) -> None:
         "secret": planned.secret,
         "logged": [list(pair) for pair in planned.logged],
     }
+    from trainstack import statetrust
+    from trainstack.statehome import state_home
+
     tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        statetrust.make_folders(state_home(), path.parent)
+        # Not into a folder someone else could write: what is filed there is theirs to change.
+        if statetrust.folder_problem(state_home(), path.parent) is not None:
+            return
         fd, tmp = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, sort_keys=False)

@@ -27,7 +27,7 @@ import jinja2
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from trainstack.excerpt import excerpt
+from trainstack.excerpt import excerpt, printable
 from trainstack.render import budget
 from trainstack.render.overrides import (
     NAME_RULE,
@@ -260,10 +260,7 @@ def _parsed(template: str, text: str, overrides: Overrides) -> dict[str, Any]:
         elif isinstance(err, yaml.constructor.ConstructorError):
             hint = "set the key once, adding to the packaged value (docs/templates.md)"
         else:
-            hint = (
-                "a replaced partial must indent as the one it replaces (`indent` in the "
-                "template that includes it)"
-            )
+            hint = _layout_hint(overrides)
         raise TemplateError(
             f"{template}, rendered with the templates in {folder}, is not YAML: {problem}{line}",
             hint=hint,
@@ -275,6 +272,23 @@ def _parsed(template: str, text: str, overrides: Overrides) -> dict[str, Any]:
         )
     pruned: dict[str, Any] = prune(doc)
     return pruned
+
+
+def _layout_hint(overrides: Overrides) -> str:
+    """What most likely broke an override's YAML: a file without its final newline (the line
+    after its include is joined to its last line, keep_trailing_newline keeping what is
+    there), else a partial indented otherwise than the one it replaces."""
+    unended = [name for name, text in overrides.files if text and not text.endswith("\n")]
+    if unended:
+        names = ", ".join(printable(name) for name in unended)
+        return (
+            f"{names} in {overrides.folder} does not end with a newline, so what follows its "
+            "include joins its last line: end the file with one"
+        )
+    return (
+        "a replaced partial must indent as the one it replaces (`indent` in the template that "
+        "includes it)"
+    )
 
 
 _IDENTITY = (("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace"))

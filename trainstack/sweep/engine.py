@@ -194,32 +194,42 @@ class _Loop:
             self._tell(a, TrialState.COMPLETE, found.value, "")
         else:
             known = found.known if isinstance(found, Missing) else ()
+            unread = found.unread if isinstance(found, Missing) else ()
             self._tell(
                 a,
                 TrialState.FAILED,
                 None,
-                f"the run has no values for {self.sweep.objective.metric!r} (its metrics: "
-                f"{', '.join(known) or 'none'})",
+                f"the run has no values for {self.sweep.objective.metric!r} "
+                + (f"({unread[0]})" if unread else f"(its metrics: {', '.join(known) or 'none'})"),
             )
             if isinstance(found, Missing) and not self._any_scored():
-                self._stop_for_objective(a, known)
+                self._stop_for_objective(a, found)
 
     def _any_scored(self) -> bool:
         from optuna.trial import TrialState as OptunaState
 
         return any(t.state is OptunaState.COMPLETE for t in self.study.get_trials(deepcopy=False))
 
-    def _stop_for_objective(self, a: _Active, known: tuple[str, ...]) -> None:
+    def _stop_for_objective(self, a: _Active, found: Missing) -> None:
         from trainstack.suggest import hint
 
-        metric = self.sweep.objective.metric
-        self.wrong_objective = UserError(
-            f"sweep {self.sweep.name}: trial {a.trial.number} ({a.name}) succeeded without "
-            f"writing the objective metric {metric!r}; it wrote: {', '.join(known) or 'none'}",
-            hint=(hint(metric, known) or "") + " set spec.objective.metric to one of the metrics "
-            "the run writes (metrics.json's chart/series ids: docs/metrics.md), then run the "
-            "same command again",
-        )
+        metric, known = self.sweep.objective.metric, found.known
+        trial = f"sweep {self.sweep.name}: trial {a.trial.number} ({a.name})"
+        if found.unread:  # the metric is named right; its values are what is wrong
+            self.wrong_objective = UserError(
+                f"{trial} succeeded, but its objective metric {metric!r} could not be read: "
+                + "; ".join(found.unread[:3]),
+                hint="every value in a metrics CSV must be a number (an empty cell is a gap: "
+                "docs/metrics.md); fix what the run writes there, then run the same command again",
+            )
+        else:
+            self.wrong_objective = UserError(
+                f"{trial} succeeded without writing the objective metric {metric!r}; it wrote: "
+                f"{', '.join(known) or 'none'}",
+                hint=(hint(metric, known) or "") + " set spec.objective.metric to one of the "
+                "metrics the run writes (metrics.json's chart/series ids: docs/metrics.md), then "
+                "run the same command again",
+            )
         self.stop_requested = True
         for other in self.active.values():
             other.handle.stop()

@@ -7,8 +7,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainstack.spec.sweepmodel import Goal, Objective, Pick
+
+if TYPE_CHECKING:
+    from trainstack.metrics.series import Metrics
 
 
 @dataclass(frozen=True)
@@ -21,9 +25,11 @@ class Series:
 
 @dataclass(frozen=True)
 class Missing:
-    """The metric is not in the run's metrics; `known` lists what is."""
+    """The metric is not in the run's metrics; `known` lists what is. `unread`: why the series
+    file that declares it could not be read (a cell that is not a number), when that is why."""
 
     known: tuple[str, ...]
+    unread: tuple[str, ...] = ()
 
 
 def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
@@ -37,7 +43,7 @@ def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
     found = values.values(metrics)
     hit = values.find(found, objective.metric)
     if hit is None:
-        return Missing(tuple(v.id for v in found))
+        return Missing(tuple(v.id for v in found), _unread(metrics, metrics_dir, objective.metric))
     data = metrics.chart(hit.chart)
     assert data is not None
     column = next(c for c in data.columns if c.name == hit.column)
@@ -51,6 +57,19 @@ def read_series(metrics_dir: Path, objective: Objective) -> Series | Missing:
     if diverged is not None:
         return Series(steps, None, diverged)
     return Series(steps, score(steps, objective))
+
+
+def _unread(metrics: Metrics, metrics_dir: Path, metric: str) -> tuple[str, ...]:
+    """The problems of the series file of a chart declaring `metric` that could not be read (its
+    values are then in no chart, and the metric looks merely misnamed)."""
+    from trainstack.excerpt import printable
+
+    for chart in metrics.spec.charts:
+        names = {chart.name, *chart.ys, *(f"{chart.name}/{y}" for y in chart.ys)}
+        if metric in names and metrics.chart(chart.name) is None:
+            file = str(metrics_dir / chart.file_name)
+            return tuple(printable(p.render()) for p in metrics.problems if p.file == file)
+    return ()
 
 
 def score(steps: tuple[tuple[int, float], ...], objective: Objective) -> float | None:

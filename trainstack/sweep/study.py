@@ -42,6 +42,11 @@ def sweep_dir(home: Path, name: str) -> Path:
     return sweeps_root(home) / name
 
 
+def home_of(directory: Path) -> Path:
+    """The state home a sweep's folder is in: `sweep_dir` undone."""
+    return directory.parent.parent
+
+
 def storage_url(directory: Path) -> str:
     return f"sqlite:///{directory / STORAGE_FILE}"
 
@@ -57,6 +62,7 @@ def check_storage(directory: Path) -> bool:
     from trainstack.regularfile import describe, open_regular
 
     path = directory / STORAGE_FILE
+    _check_trusted(directory)
     try:
         with open_regular(path) as fh:
             empty = not fh.read(1)
@@ -77,6 +83,25 @@ def check_storage(directory: Path) -> bool:
     if tables and "studies" not in tables:
         raise _damaged(path, "an SQLite database, but not an optuna storage (no studies table)")
     return True
+
+
+def _check_trusted(directory: Path) -> None:
+    """Refuse a storage someone else could have written (`statetrust`): which points a sweep
+    runs, which it counts as done and which it calls best rest on it."""
+    from trainstack import statetrust
+
+    why = statetrust.path_problem(home_of(directory), directory / STORAGE_FILE)
+    if why is None:
+        return
+    import shlex
+
+    fix = "chmod go-w on it, if it is yours, or " if "writable by" in why else ""
+    raise UserError(
+        f"{directory / STORAGE_FILE}: the sweep's storage is not used: {why} (only a file of "
+        "yours that no one else can write is, in folders of yours alone)",
+        hint=f"trainstack leaves it as it is; {fix}move the sweep aside (mv "
+        f"{shlex.quote(str(directory))} {shlex.quote(str(directory) + '.bad')})",
+    )
 
 
 def _damaged(path: Path, why: str) -> UserError:
@@ -102,8 +127,11 @@ def quiet() -> None:
 def exclusive(directory: Path) -> Iterator[None]:
     """One sweep process per sweep: a second `trainstack sweep` of the same sweep is refused
     rather than racing the first for the same grid points."""
+    from trainstack import statetrust
+
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        # 0700 whatever the umask: a folder others can write leaves the storage untrusted.
+        statetrust.make_folders(home_of(directory), directory)
         fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as err:
         raise UserError(
@@ -158,7 +186,11 @@ def sampler_for(sweep: Sweep) -> optuna.samplers.BaseSampler:
 def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
     import optuna
 
-    check_storage(directory)
+    if not check_storage(directory):
+        # Made here 0600 (SQLite would make it as the umask says, perhaps group-writable, and
+        # then untrusted); an empty file is an empty database to SQLite.
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(directory / STORAGE_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     quiet()
     sampler = sampler_for(sweep)
     pruner: optuna.pruners.BasePruner = optuna.pruners.NopPruner()
