@@ -1,0 +1,218 @@
+"""Each replica of a local run a host of its own, as a pod is: Linux namespaces, no container
+runtime and no image (the replica runs this machine's programs, as in process mode).
+
+The job gets one network namespace of its own holding a bridge (`JobNetwork`, kept by a small
+holder process): nothing is added to this machine's interfaces and, with no route out of the
+bridge's subnet, no replica traffic leaves it. Each replica then gets, around its argv
+(`wrap`): a network namespace with its own address on that bridge (a veth pair), a UTS namespace
+whose hostname is the pod's name, a mount namespace whose /etc/hosts resolves every replica's
+cluster names (`hosts_file`), and a PID namespace whose PID 1 is the replica's command, as the
+launcher is a container's. Without root, the namespaces belong to a user namespace the holder
+creates, in which the runner's user is root (user_namespaces(7)); as root none is needed.
+
+The set-up inside a replica is a fixed `sh` script whose values arrive as arguments, never as
+code, run with the programs in `TOOLS`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from trainstack.contract import Topology
+from trainstack.kubedl import JobType, replica_hostname
+from trainstack.spec.model import Run
+
+# The programs the sandbox runs, and the Debian package of each (iproute2 is the one a minimal
+# Debian image may lack).
+TOOLS = {
+    "unshare": "util-linux",
+    "nsenter": "util-linux",
+    "setpriv": "util-linux",
+    "mount": "mount",
+    "hostname": "hostname",
+    "ip": "iproute2",
+}
+# A private range, only ever configured inside the job's own network namespace: it cannot clash
+# with this machine's networks, which the namespace never sees. The bridge takes the first
+# address, replicas the next ones in start order.
+SUBNET = ipaddress.ip_network("10.244.0.0/16")
+BRIDGE = "br0"
+# The interface a pod's network namespace has (as a CNI names it).
+POD_INTERFACE = "eth0"
+# What a Kubernetes Service name extends to in the cluster's DNS (resolv.conf search list).
+CLUSTER_DOMAIN = "svc.cluster.local"
+
+_HOLDER = """\
+set -e
+printf 'link add %s type bridge\\naddr add %s dev %s\\nlink set %s up\\nlink set lo up\\n' \\
+  "$1" "$2" "$1" "$1" | ip -b -
+echo ready
+# Until the runner closes this pipe (or dies): then the job's network goes with us.
+read -r _ || true
+"""
+
+# $1 the job's network namespace (a /proc path), $2 its bridge, $3 the replica's interface,
+# $4 its address/prefix, $5 its hostname, $6 the job's hosts file; the rest is the command. The host end of the veth is named
+# after this shell's pid: a name free now, where a fixed one may still be held by the previous
+# attempt's end, which the kernel removes only some time after that namespace dies.
+_REPLICA = """\
+set -e
+job=$1 bridge=$2 eth=$3 addr=$4 name=$5 hosts=$6
+shift 6
+printf 'link add %s type veth peer name vh%s netns %s\\naddr add %s dev %s\\n\
+link set %s up\\nlink set lo up\\n' "$eth" $$ "$job" "$addr" "$eth" "$eth" | ip -b -
+nsenter --net="$job" ip link set "vh$$" master "$bridge" up
+mount --bind "$hosts" /etc/hosts
+hostname "$name"
+exec "$@"
+"""
+
+
+def rootless() -> bool:
+    return os.geteuid() != 0
+
+
+def missing_tools() -> list[str]:
+    return [tool for tool in TOOLS if shutil.which(tool) is None]
+
+
+def _userns() -> list[str]:
+    """Without root the namespaces need a user namespace to belong to; as root, one would only
+    take away access to files of users it does not map."""
+    return ["--user", "--map-root-user"] if rootless() else []
+
+
+def probe() -> str | None:
+    """Why this machine cannot give replicas namespaces of their own (None: it can): every
+    kind a replica gets, created once by the tools that will create them."""
+    missing = missing_tools()
+    if missing:
+        packages = sorted({TOOLS[tool] for tool in missing})
+        return f"{', '.join(missing)} not found (Debian packages: {', '.join(packages)})"
+    argv = ["unshare", *_userns(), "--net", "--uts", "--mount", "--pid", "--fork"]
+    done = subprocess.run(
+        [*argv, "--mount-proc", "--", "true"], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        return f"the kernel refused new namespaces ({said[-1] if said else done.returncode})"
+    return None
+
+
+def pod_address(ordinal: int) -> str:
+    """The address of the replica that starts `ordinal`-th (from 0)."""
+    return str(SUBNET.network_address + 2 + ordinal)
+
+
+def gateway() -> str:
+    return f"{SUBNET.network_address + 1}/{SUBNET.prefixlen}"
+
+
+def pod_names(run: Run, topology: Topology, role: str, index: int) -> tuple[str, ...]:
+    """Every name a replica answers to in the cluster's DNS: its Service (KubeDL names it as the
+    pod) in the short, namespaced and fully qualified forms, and its hostname."""
+    service = f"{topology.job_name}-{role}-{index}"
+    namespaced = f"{service}.{topology.namespace}"
+    hostname = replica_hostname(run.job_type is JobType.CUSTOM, topology.job_name, role, index)
+    names = (service, namespaced, f"{namespaced}.svc", f"{namespaced}.{CLUSTER_DOMAIN}", hostname)
+    return tuple(dict.fromkeys(names))
+
+
+def hosts_file(run: Run, topology: Topology, keys: Sequence[tuple[str, int]]) -> str:
+    lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
+    for ordinal, (role, index) in enumerate(keys):
+        lines.append(f"{pod_address(ordinal)}\t{' '.join(pod_names(run, topology, role, index))}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class PodAddresses:
+    """The address plan of the namespaces mode (trainstack.local.ports.AddressPlan): the
+    cluster's names and the kind's own port for every replica."""
+
+    def topology(self, run: Run, keys: list[tuple[str, int]]) -> Topology:
+        return Topology.pods(run)
+
+
+class JobNetwork:
+    """The job's network namespace with its bridge, held by a process that lives until
+    `close()` or the runner's end (its stdin is a pipe from the runner)."""
+
+    def __init__(self, hosts: Path) -> None:
+        self.hosts = hosts
+        self._holder = subprocess.Popen(
+            ["unshare", *_userns(), "--net", "--", "sh", "-c", _HOLDER, "sh", BRIDGE, gateway()],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # Not in the terminal's process group: Ctrl-C is the runner's to act on.
+            start_new_session=True,
+        )
+        assert self._holder.stdout is not None
+        if self._holder.stdout.readline().strip() != b"ready":
+            self.close()
+            said = self._holder.stderr.read().decode(errors="replace") if self._holder.stderr else ""
+            raise OSError(f"could not create the job's network namespace: {said.strip()}")
+
+    @property
+    def pid(self) -> int:
+        return self._holder.pid
+
+    def wrap(self, argv: Sequence[str], ordinal: int, hostname: str) -> tuple[str, ...]:
+        """`argv` run as a pod's container: its own network, hostname, /etc/hosts and PID
+        namespace. PID 1's parent (unshare, which waits for it and exits with its status) is
+        what the supervisor starts; it sends PID 1 SIGTERM if the runner dies (the kernel's
+        SIGKILL to it, through setpriv), and PID 1's end ends every process of the pod."""
+        enter = ["nsenter", f"--target={self.pid}", "--user", "--preserve-credentials", "--"] if rootless() else []
+        pid1 = [
+            "setpriv",
+            "--pdeathsig",
+            "KILL",
+            "--",
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--kill-child=SIGTERM",
+            "--",
+        ]
+        address = f"{pod_address(ordinal)}/{SUBNET.prefixlen}"
+        return (
+            *enter,
+            "unshare",
+            "--net",
+            "--uts",
+            "--mount",
+            "--",
+            "sh",
+            "-c",
+            _REPLICA,
+            "sh",
+            f"/proc/{self.pid}/ns/net",
+            BRIDGE,
+            POD_INTERFACE,
+            address,
+            hostname,
+            str(self.hosts),
+            *pid1,
+            *argv,
+        )
+
+    def close(self) -> None:
+        holder = self._holder
+        if holder.stdin is not None and not holder.stdin.closed:
+            holder.stdin.close()
+        try:
+            holder.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            holder.kill()
+            holder.wait()
+        for stream in (holder.stdout, holder.stderr):
+            if stream is not None:
+                stream.close()
