@@ -20,7 +20,7 @@ from typing import TextIO
 
 from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
-from trainstack.local import drills, hostenv, jobplan, logcap, pyenv, sandbox
+from trainstack.local import drills, hostenv, jobplan, logcap, podns, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -28,6 +28,7 @@ from trainstack.local.gpus import machine_gpus
 from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
 from trainstack.local.sandbox import Committed, Layout
+from trainstack.local.sandboxmode import Choice, SandboxMode, choose
 from trainstack.local.supervisor import Outcome, Supervisor
 from trainstack.local.usage import Sampler
 from trainstack.registry import (
@@ -64,6 +65,7 @@ class LocalRunRequest:
     stream: TextIO | None = None  # where the live view writes; stdout by default
     preempt: tuple[drills.Preemption, ...] = ()  # --preempt: pods deleted during the run
     pass_env: tuple[str, ...] = ()  # --pass-env: the shell's variables the replicas also get
+    sandbox: SandboxMode = SandboxMode.AUTO  # --sandbox: each replica a host of its own, or not
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class LocalRunResult:
     layout: Layout
     committed: tuple[Committed, ...]
     component_dir: Path | None = None  # where its README is (the summary's install hints)
+    sandbox: Choice | None = None  # how the replicas were isolated, and why
 
 
 def run_local(req: LocalRunRequest) -> LocalRunResult:
@@ -96,6 +99,7 @@ def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
     # Before anything is recorded or started; the values only ever reach the replicas' env.
     secrets = jobplan.secret_env_values(run)
     hostenv.passed_env(req.pass_env, os.environ)
+    choice = choose(req.sandbox)
     with Registry.open(req.home) as reg:
         reg.reap_interrupted()
         resume = _resume_layout(reg, req.resume)
@@ -105,7 +109,9 @@ def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
         run = bind_unbound_outputs(run, layout.output_dir)
         try:
             deadman.arm(record.id, req.home, record.id, layout.root)
-            outcome_record = _supervise(req, reg, record, run, layout, resume, deadman, secrets)
+            outcome_record = _supervise(
+                req, reg, record, run, layout, resume, deadman, secrets, choice
+            )
         except BaseException as err:
             # Setup failed or the runner was interrupted before supervision: still commit what
             # exists and record the end, then let the error speak for itself.
@@ -147,10 +153,33 @@ def _supervise(
     resume: Layout | None,
     deadman: DeadmanSwitch,
     secrets: Mapping[str, str],
+    choice: Choice,
+) -> LocalRunResult:
+    network = podns.JobNetwork(layout.hosts) if choice.mode is SandboxMode.NAMESPACES else None
+    try:
+        return _supervise_in(
+            req, reg, record, run, layout, resume, deadman, secrets, choice, network
+        )
+    finally:
+        if network is not None:
+            network.close()
+
+
+def _supervise_in(
+    req: LocalRunRequest,
+    reg: Registry,
+    record: RunRecord,
+    run: Run,
+    layout: Layout,
+    resume: Layout | None,
+    deadman: DeadmanSwitch,
+    secrets: Mapping[str, str],
+    choice: Choice,
+    network: podns.JobNetwork | None,
 ) -> LocalRunResult:
     limits = logcap.LogLimits.from_env()
     reserve = _Reserve(layout.root)
-    plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve)
+    plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve, network)
     sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
     view = LiveView(
         {launch.key: launch.log_path for launch in plan.launches},
@@ -178,6 +207,7 @@ def _supervise(
         memory=MemoryWatch(plan.limits),
     )
     _announce(view, record.id, run, plan, layout, req.preempt)
+    view.event(f"sandbox: {choice.describe()}")
     reg.mark_running(
         record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
     )
@@ -197,7 +227,7 @@ def _supervise(
     )
     _registry_changes(reg, view)
     source = run.component.source
-    return LocalRunResult(final, layout, committed, source.parent if source else None)
+    return LocalRunResult(final, layout, committed, source.parent if source else None, choice)
 
 
 def _prepare(
@@ -209,6 +239,7 @@ def _prepare(
     deadman: DeadmanSwitch,
     secrets: Mapping[str, str],
     reserve: _Reserve,
+    network: podns.JobNetwork | None,
 ) -> jobplan.JobPlan:
     """The run directory (the reserve taken in it), the requirements' venv, and the job's plan
     with its config files written."""
@@ -229,9 +260,12 @@ def _prepare(
         available_gpus=machine_gpus() if run.uses_gpu else (),
         secret_env=secrets,
         passed_env=hostenv.passed_env(req.pass_env, os.environ),
+        network=network,
     )
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
+    if plan.hosts is not None:
+        layout.hosts.write_text(plan.hosts, encoding="utf-8")
     return plan
 
 

@@ -66,6 +66,11 @@ class Layout:
         return self.root / "usage.jsonl"
 
     @property
+    def hosts(self) -> Path:
+        """Every replica's /etc/hosts when each is a host of its own (trainstack.local.podns)."""
+        return self.root / "hosts"
+
+    @property
     def commit_file(self) -> Path:
         return self.root / "outputs.json"
 
