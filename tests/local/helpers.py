@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from trainstack.local.launch import ReplicaLaunch
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -67,3 +69,21 @@ def write_run(
     out = directory / f"{name}.yaml"
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
     return out
+
+
+def _namespaces_refused() -> str | None:
+    from trainstack.local import podns
+
+    return podns.probe()
+
+
+NAMESPACES_REFUSED = _namespaces_refused()
+# For tests of the namespaces sandbox: a machine that refuses them runs processes mode only.
+needs_namespaces = pytest.mark.skipif(
+    NAMESPACES_REFUSED is not None, reason=f"no namespaces here: {NAMESPACES_REFUSED}"
+)
+# Both sandbox modes, as a test's `sandbox` parameter.
+SANDBOXES = [
+    pytest.param("processes"),
+    pytest.param("namespaces", marks=needs_namespaces),
+]

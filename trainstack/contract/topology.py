@@ -8,8 +8,8 @@ and ports, each replica a host of its own (trainstack.local.podns).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import ipaddress
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from trainstack.contract.names import job_name as k8s_job_name

@@ -58,9 +58,10 @@ read -r _ || true
 """
 
 # $1 the job's network namespace (a /proc path), $2 its bridge, $3 the replica's interface,
-# $4 its address/prefix, $5 its hostname, $6 the job's hosts file; the rest is the command. The host end of the veth is named
-# after this shell's pid: a name free now, where a fixed one may still be held by the previous
-# attempt's end, which the kernel removes only some time after that namespace dies.
+# $4 its address/prefix, $5 its hostname, $6 the job's hosts file; the rest is the command.
+# The host end of the veth is named after this shell's pid: a name free now, where a fixed one
+# may still be held by the previous attempt's end, which the kernel removes only some time after
+# that namespace dies.
 _REPLICA = """\
 set -e
 job=$1 bridge=$2 eth=$3 addr=$4 name=$5 hosts=$6
@@ -157,7 +158,9 @@ class JobNetwork:
         assert self._holder.stdout is not None
         if self._holder.stdout.readline().strip() != b"ready":
             self.close()
-            said = self._holder.stderr.read().decode(errors="replace") if self._holder.stderr else ""
+            said = (
+                self._holder.stderr.read().decode(errors="replace") if self._holder.stderr else ""
+            )
             raise OSError(f"could not create the job's network namespace: {said.strip()}")
 
     @property
@@ -169,7 +172,11 @@ class JobNetwork:
         namespace. PID 1's parent (unshare, which waits for it and exits with its status) is
         what the supervisor starts; it sends PID 1 SIGTERM if the runner dies (the kernel's
         SIGKILL to it, through setpriv), and PID 1's end ends every process of the pod."""
-        enter = ["nsenter", f"--target={self.pid}", "--user", "--preserve-credentials", "--"] if rootless() else []
+        enter = (
+            ["nsenter", f"--target={self.pid}", "--user", "--preserve-credentials", "--"]
+            if rootless()
+            else []
+        )
         pid1 = [
             "setpriv",
             "--pdeathsig",

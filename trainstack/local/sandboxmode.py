@@ -28,9 +28,7 @@ class Choice:
         return f"{self.mode} ({self.why})"
 
 
-def choose(
-    requested: SandboxMode, probe: Callable[[], str | None] = podns.probe
-) -> Choice:
+def choose(requested: SandboxMode, probe: Callable[[], str | None] = podns.probe) -> Choice:
     """The mode a run gets. `probe` says why namespaces cannot be had (None: they can); asked
     for by name and unavailable, they are an error, since the user wants what a cluster does."""
     if requested is SandboxMode.PROCESSES:
