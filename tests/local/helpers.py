@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -87,3 +88,23 @@ SANDBOXES = [
     pytest.param("processes"),
     pytest.param("namespaces", marks=needs_namespaces),
 ]
+
+
+def host_pids(written: list[int], run_id: str, key: str) -> list[int]:
+    """This machine's pids of the processes replica `key` of run `run_id` wrote down as its own
+    (while they are alive): the same numbers in processes mode; in the sandbox, pids of the
+    pod's PID namespace, translated through each tagged process's NSpid (proc(5))."""
+    from trainstack.local.procgroup import REPLICA_TAG_ENV, replica_tag, tagged_pids
+
+    levels: dict[int, list[int]] = {}
+    for pid in tagged_pids(replica_tag(run_id, key), name=REPLICA_TAG_ENV):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("NSpid:"):
+                    levels[pid] = [int(n) for n in line.split()[1:]]
+    # The pod's own processes are the deepest; the unshare that waits for its PID 1 is not.
+    depth = max((len(ns) for ns in levels.values()), default=1)
+    inside = {ns[-1]: pid for pid, ns in levels.items() if len(ns) == depth}
+    missing = [p for p in written if p not in inside]
+    assert not missing, f"{key} wrote pids {missing} that none of its processes has"
+    return [inside[p] for p in written]

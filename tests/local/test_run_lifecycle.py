@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import pid_alive, wait_for, write_run
+from tests.local.helpers import host_pids, pid_alive, wait_for, write_run
 from trainstack.local.procgroup import tagged_pids
 from trainstack.registry import Registry, RunFilter, RunRecord, RunStatus
 
@@ -60,7 +60,15 @@ def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(tmp_path: Path
         lambda: home_runs.is_dir() and len(list(home_runs.glob("*/output/result/pids-*.txt"))) == 2,
     )
     pid_files = sorted(home_runs.glob("*/output/result/pids-*.txt"))
-    pids = [int(p) for f in pid_files for p in f.read_text().split()]
+    pids = [
+        pid
+        for f in pid_files
+        for pid in host_pids(
+            [int(p) for p in f.read_text().split()],
+            f.parents[2].name,
+            f"worker-{f.stem.split('-')[1]}",
+        )
+    ]
     assert all(pid_alive(p) for p in pids)
     runner.send_signal(signal.SIGINT)  # what Ctrl-C sends the foreground process
     stdout, stderr = runner.communicate(timeout=60)
@@ -119,7 +127,9 @@ def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
         "the replica",
         lambda: home_runs.is_dir() and any(home_runs.glob("*/output/result/pids-0.txt")),
     )
-    pids = [int(p) for p in next(home_runs.glob("*/output/result/pids-0.txt")).read_text().split()]
+    pids_file = next(home_runs.glob("*/output/result/pids-0.txt"))
+    written = [int(p) for p in pids_file.read_text().split()]
+    pids = host_pids(written, pids_file.parents[2].name, "worker-0")
     runner.kill()
     runner.communicate()
     wait_for("the orphans to be stopped", lambda: not any(pid_alive(p) for p in pids))
