@@ -25,9 +25,10 @@ each measured in the same run, pair by pair (trainstack, then the baseline, N ti
 (c) Throughput (--throughput): a replica writes 200 MB of 100-byte lines to stdout; the writer's
     own throughput under the runner against `sh -c '… > file'`. Target: <= 1.3x.
 
-(d) Sandbox set-up per replica (--only setup, or with ddp): `true` run as a pod of the job's
-    network (namespaces, veth pair, address, hostname, /etc/hosts, PID namespace) against `true`
-    run plainly, the difference per replica; and the job network's own set-up, once per run.
+(d) Sandbox set-up per replica (--only setup, or with ddp): `true` run as a pod of the job
+    (its file system with /ml and /etc/hosts, namespaces, veth pair, address, hostname, PID
+    namespace) against `true` run plainly, the difference per replica; and the job's own
+    namespaces (bridge, the pods' root file system), set up and closed, once per run.
     Target: < 50 ms per replica.
 
 Every figure is a whole process with bytecode caches warm (one warm-up run each; the children
@@ -172,20 +173,19 @@ def _sandbox_setup(root: Path, repeat: int) -> None:
     if refused is not None:
         print(f"(d) sandbox set-up not measured: {refused}")
         return
-    hosts = root / "hosts"
-    hosts.write_text("127.0.0.1\tlocalhost\n")
+    run_dir = root / "setup-run"
     rounds = max(repeat, 5) * 4
     jobs = []
     for _ in range(rounds):
         started = time.perf_counter()
-        podns.JobNetwork(hosts).close()
+        podns.JobNetwork(run_dir, run_dir / "hosts", run_dir / "pod-root").close()
         jobs.append(time.perf_counter() - started)
-    network = podns.JobNetwork(hosts)
+    network = podns.JobNetwork(run_dir, run_dir / "hosts", run_dir / "pod-root")
     try:
         plain, pod = _rounds(
             rounds,
             lambda: _spawn(["true"]),
-            lambda: _spawn(list(network.wrap(["true"], 0, "bench-worker-0"))),
+            lambda: _spawn(list(network.wrap(["true"], 0, "bench-worker-0", run_dir))),
         )
     finally:
         network.close()

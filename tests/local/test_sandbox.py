@@ -56,7 +56,10 @@ def test_each_replica_is_its_own_host_reached_by_name_on_the_kinds_port(
         assert s["env"]["MASTER_ADDR"] == "iris-master-0"
         assert s["env"]["MASTER_PORT"] == "9999"  # XGBoostJob's port, not a free one
         assert s["master_fqdn"] == addresses["master-0"]
-        assert "launcher.py" in s["pid1"]  # the pod's PID 1
+        assert s["pid1"].startswith("python3 -S /ml/launcher/launcher.py")  # the pod's PID 1
+        # The run directory is the pod's /ml, where the contract's paths point.
+        assert s["cwd"] == "/ml/usercode"
+        assert s["output"].rstrip("/") == "/ml/output/result"
     heard = json.loads((out / "tracker.json").read_text())
     # The tracker saw each replica come from that replica's own address.
     assert {k: v["peer"] for k, v in heard.items()} == addresses
@@ -122,8 +125,9 @@ def test_a_run_on_a_machine_without_the_tools_falls_back_and_says_so(
     assert "sandbox:  processes (namespaces unavailable: unshare, nsenter" in done.stdout
     asked = cli("run", spec, "--local", "--no-install", "--sandbox", "namespaces")
     assert asked.returncode != 0
-    assert "--sandbox namespaces: unshare, nsenter, setpriv, mount, hostname, ip not found" in (
-        asked.stderr
+    assert (
+        "--sandbox namespaces: unshare, nsenter, setpriv, pivot_root, hostname, ip not found"
+        in (asked.stderr)
     )
     assert "--sandbox processes" in asked.stderr
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from trainstack.contract import Layout as ContractLayout
 from trainstack.contract import Topology, config_files, launch_command, replica_env
+from trainstack.contract.layout import DEFAULT_ROOT
 from trainstack.contract.shell import POD_IP_ENV, uses_launcher
 from trainstack.errors import UserError
 from trainstack.kubedl import (
@@ -222,13 +223,15 @@ def plan_job(
     base = {**_base_env(run_id, venv), **(passed_env or {})}
     launches = []
     in_pod = network is not None
+    # In a pod the /ml tree is at /ml (the job's mount namespace binds the run directory there).
+    root = DEFAULT_ROOT if in_pod else layout.root
     for ordinal, (role, index) in enumerate(keys):
         given = gpus.by_replica[f"{role}-{index}"]
         # The contract's env holds no secret values (it checked the secretEnv names against its
         # own); they are added here, as a Secret's secretKeyRef adds them in a pod.
         env = {
             **base,
-            **replica_env(run, role, index, topology=topology, root=layout.root, gpus=given),
+            **replica_env(run, role, index, topology=topology, root=root, gpus=given),
             **secrets,
         }
         # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
@@ -250,14 +253,15 @@ def plan_job(
             run,
             role,
             install_requirements=False,
-            root=str(layout.root),
+            root=str(root),
             events_dir=str(layout.logs),
             termination_log=None,
             grace_seconds=grace_seconds,
             in_pod=in_pod,
         )
         if network is not None:
-            argv = list(network.wrap(argv, ordinal, env["HOSTNAME"]))
+            pod_cwd = Layout(Path(root)).usercode
+            argv = list(network.wrap(argv, ordinal, env["HOSTNAME"], pod_cwd))
             if POD_IP_ENV in env:  # the kubelet's status.podIP: this pod's own address
                 env[POD_IP_ENV] = pod_address(ordinal)
         launches.append(
@@ -281,7 +285,7 @@ def plan_job(
         topology=topology,
         gpus=gpus,
         # training_job.json names the paths this run's processes really use.
-        config=config_files(run, topology, ContractLayout.at(layout.root)),
+        config=config_files(run, topology, ContractLayout.at(root)),
         limits=replica_limits(run),
         hosts=None if network is None else hosts_file(run, topology, keys),
     )

@@ -1,14 +1,15 @@
 """Each replica of a local run a host of its own, as a pod is: Linux namespaces, no container
 runtime and no image (the replica runs this machine's programs, as in process mode).
 
-The job gets one network namespace of its own holding a bridge (`JobNetwork`, kept by a small
-holder process): nothing is added to this machine's interfaces and, with no route out of the
-bridge's subnet, no replica traffic leaves it. Each replica then gets, around its argv
-(`wrap`): a network namespace with its own address on that bridge (a veth pair), a UTS namespace
-whose hostname is the pod's name, a mount namespace whose /etc/hosts resolves every replica's
-cluster names (`hosts_file`), and a PID namespace whose PID 1 is the replica's command, as the
-launcher is a container's. Without root, the namespaces belong to a user namespace the holder
-creates, in which the runner's user is root (user_namespaces(7)); as root none is needed.
+The job gets a network namespace of its own holding a bridge, and a mount namespace whose root
+is this machine's with the run directory at /ml and the job's names in /etc/hosts
+(`JobNetwork`, held by trainstack.local.podholder): nothing is added to this machine's
+interfaces or file system and, with no route out of the bridge's subnet, no replica traffic
+leaves the job. Each replica then gets, around its argv (`wrap`): that file system, a network
+namespace with its own address on the bridge (a veth pair), a UTS namespace whose hostname is
+the pod's name, and a PID namespace whose PID 1 is the replica's command, as the launcher is a
+container's. Without root, the namespaces belong to a user namespace the holder creates, in
+which the runner's user is root (user_namespaces(7)); as root none is needed.
 
 The set-up inside a replica is a fixed `sh` script whose values arrive as arguments, never as
 code, run with the programs in `TOOLS`.
@@ -20,12 +21,14 @@ import ipaddress
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from trainstack.contract import Topology
 from trainstack.kubedl import JobType, replica_hostname
+from trainstack.local import podholder
 from trainstack.spec.model import Run
 
 # The programs the sandbox runs, and the Debian package of each (iproute2 is the one a minimal
@@ -34,7 +37,7 @@ TOOLS = {
     "unshare": "util-linux",
     "nsenter": "util-linux",
     "setpriv": "util-linux",
-    "mount": "mount",
+    "pivot_root": "util-linux",
     "hostname": "hostname",
     "ip": "iproute2",
 }
@@ -48,28 +51,20 @@ POD_INTERFACE = "eth0"
 # What a Kubernetes Service name extends to in the cluster's DNS (resolv.conf search list).
 CLUSTER_DOMAIN = "svc.cluster.local"
 
-_HOLDER = """\
-set -e
-printf 'link add %s type bridge\\naddr add %s dev %s\\nlink set %s up\\nlink set lo up\\n' \\
-  "$1" "$2" "$1" "$1" | ip -b -
-echo ready
-# Until the runner closes this pipe (or dies): then the job's network goes with us.
-read -r _ || true
-"""
-
 # $1 the job's network namespace (a /proc path), $2 its bridge, $3 the replica's interface,
-# $4 its address/prefix, $5 its hostname, $6 the job's hosts file; the rest is the command.
+# $4 its address/prefix, $5 its hostname, $6 its working directory; the rest is the command.
+# (nsenter's --wd would keep a directory of the old root: the path is looked up here instead.)
 # The host end of the veth is named after this shell's pid: a name free now, where a fixed one
 # may still be held by the previous attempt's end, which the kernel removes only some time after
 # that namespace dies.
 _REPLICA = """\
 set -e
-job=$1 bridge=$2 eth=$3 addr=$4 name=$5 hosts=$6
+job=$1 bridge=$2 eth=$3 addr=$4 name=$5
+cd "$6"
 shift 6
-printf 'link add %s type veth peer name vh%s netns %s\\naddr add %s dev %s\\n\
+printf 'link add %s type veth peer name vh%s netns %s\\naddr add %s dev %s\\n\\
 link set %s up\\nlink set lo up\\n' "$eth" $$ "$job" "$addr" "$eth" "$eth" | ip -b -
 nsenter --net="$job" ip link set "vh$$" master "$bridge" up
-mount --bind "$hosts" /etc/hosts
 hostname "$name"
 exec "$@"
 """
@@ -142,41 +137,56 @@ class PodAddresses:
 
 
 class JobNetwork:
-    """The job's network namespace with its bridge, held by a process that lives until
-    `close()` or the runner's end (its stdin is a pipe from the runner)."""
+    """The job's network namespace with its bridge, and its mount namespace with the pod's file
+    system (/ml, /etc/hosts: trainstack.local.podholder), held by a process that lives until
+    `close()` or the runner's end (its stdin is a pipe from the runner). `hosts` is bound as it
+    is: the runner writes the job's names into it once they are planned."""
 
-    def __init__(self, hosts: Path) -> None:
-        self.hosts = hosts
+    def __init__(self, run_dir: Path, hosts: Path, scratch: Path) -> None:
+        for directory in (run_dir, hosts.parent, scratch):
+            directory.mkdir(parents=True, exist_ok=True)
+        hosts.touch()
+        holder = [sys.executable, "-S", str(Path(podholder.__file__))]
         self._holder = subprocess.Popen(
-            ["unshare", *_userns(), "--net", "--", "sh", "-c", _HOLDER, "sh", BRIDGE, gateway()],
+            [
+                "unshare",
+                *_userns(),
+                "--net",
+                "--mount",
+                "--",
+                *holder,
+                BRIDGE,
+                gateway(),
+                str(run_dir),
+                str(hosts),
+                str(scratch),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             # Not in the terminal's process group: Ctrl-C is the runner's to act on.
             start_new_session=True,
         )
-        assert self._holder.stdout is not None
+        assert self._holder.stdout is not None and self._holder.stderr is not None
         if self._holder.stdout.readline().strip() != b"ready":
+            said = self._holder.stderr.read().decode(errors="replace").strip()
             self.close()
-            said = (
-                self._holder.stderr.read().decode(errors="replace") if self._holder.stderr else ""
-            )
-            raise OSError(f"could not create the job's network namespace: {said.strip()}")
+            raise OSError(f"could not create the job's namespaces: {said}")
 
     @property
     def pid(self) -> int:
         return self._holder.pid
 
-    def wrap(self, argv: Sequence[str], ordinal: int, hostname: str) -> tuple[str, ...]:
-        """`argv` run as a pod's container: its own network, hostname, /etc/hosts and PID
-        namespace. PID 1's parent (unshare, which waits for it and exits with its status) is
-        what the supervisor starts; it sends PID 1 SIGTERM if the runner dies (the kernel's
-        SIGKILL to it, through setpriv), and PID 1's end ends every process of the pod."""
-        enter = (
-            ["nsenter", f"--target={self.pid}", "--user", "--preserve-credentials", "--"]
-            if rootless()
-            else []
-        )
+    def wrap(
+        self, argv: Sequence[str], ordinal: int, hostname: str, cwd: PurePath
+    ) -> tuple[str, ...]:
+        """`argv` run as a pod's container: the job's file system, its own network, hostname
+        and PID namespace. PID 1's parent (unshare, which waits for it and exits with its
+        status) is what the supervisor starts; it sends PID 1 SIGTERM if the runner dies (the
+        kernel's SIGKILL to it, through setpriv), and PID 1's end ends every process of the
+        pod."""
+        user = ["--user", "--preserve-credentials"] if rootless() else []
+        enter = ["nsenter", f"--target={self.pid}", *user, "--mount", "--"]
         pid1 = [
             "setpriv",
             "--pdeathsig",
@@ -195,7 +205,6 @@ class JobNetwork:
             "unshare",
             "--net",
             "--uts",
-            "--mount",
             "--",
             "sh",
             "-c",
@@ -206,7 +215,7 @@ class JobNetwork:
             POD_INTERFACE,
             address,
             hostname,
-            str(self.hosts),
+            str(cwd),
             *pid1,
             *argv,
         )

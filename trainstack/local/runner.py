@@ -155,7 +155,9 @@ def _supervise(
     secrets: Mapping[str, str],
     choice: Choice,
 ) -> LocalRunResult:
-    network = podns.JobNetwork(layout.hosts) if choice.mode is SandboxMode.NAMESPACES else None
+    network = None
+    if choice.mode is SandboxMode.NAMESPACES:
+        network = podns.JobNetwork(layout.root, layout.hosts, layout.pod_root)
     try:
         return _supervise_in(
             req, reg, record, run, layout, resume, deadman, secrets, choice, network

@@ -38,7 +38,7 @@ def choose(requested: SandboxMode, probe: Callable[[], str | None] = podns.probe
         if refused is not None:
             raise UserError(
                 f"--sandbox namespaces: {refused}",
-                hint="install the missing packages (apt-get install util-linux mount hostname "
+                hint="install the missing packages (apt-get install util-linux hostname "
                 "iproute2), allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
                 "user.max_user_namespaces), or run with --sandbox processes",
             )
