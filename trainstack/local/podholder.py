@@ -47,14 +47,14 @@ def _bind(source: str, target: str) -> None:
         _mount(source, target, None, MS_BIND | MS_REC, None)
 
 
-def build_root(scratch: str, run_dir: str, hosts: str) -> None:
+def build_root(scratch: str, run_dir: str, hosts: str, pivot_root: str) -> None:
     _mount("trainstack-pod", scratch, "tmpfs", 0, "mode=755")
     for name in os.listdir("/"):
         _bind("/" + name, os.path.join(scratch, name))
     _bind(run_dir, os.path.join(scratch, "ml"))
     _mount(hosts, os.path.join(scratch, "etc", "hosts"), None, MS_BIND, None)
     os.mkdir(os.path.join(scratch, OLD_ROOT))
-    subprocess.run(["pivot_root", scratch, os.path.join(scratch, OLD_ROOT)], check=True)
+    subprocess.run([pivot_root, scratch, os.path.join(scratch, OLD_ROOT)], check=True)
     os.chdir("/")
     if _libc.umount2(("/" + OLD_ROOT).encode(), MNT_DETACH) != 0:
         err = ctypes.get_errno()
@@ -62,19 +62,19 @@ def build_root(scratch: str, run_dir: str, hosts: str) -> None:
     os.rmdir("/" + OLD_ROOT)
 
 
-def add_bridge(bridge: str, gateway: str) -> None:
+def add_bridge(ip: str, bridge: str, gateway: str) -> None:
     script = (
         f"link add {bridge} type bridge\naddr add {gateway} dev {bridge}\n"
         f"link set {bridge} up\nlink set lo up\n"
     )
-    subprocess.run(["ip", "-b", "-"], input=script.encode(), check=True)
+    subprocess.run([ip, "-b", "-"], input=script.encode(), check=True)
 
 
 def main(argv: list[str]) -> int:
-    bridge, gateway, run_dir, hosts, scratch = argv
+    ip, pivot_root, bridge, gateway, run_dir, hosts, scratch = argv
     try:
-        add_bridge(bridge, gateway)
-        build_root(scratch, run_dir, hosts)
+        add_bridge(ip, bridge, gateway)
+        build_root(scratch, run_dir, hosts, pivot_root)
     except (OSError, subprocess.CalledProcessError) as err:
         print(f"pod holder: {err}", file=sys.stderr, flush=True)
         return 1

@@ -52,20 +52,21 @@ POD_INTERFACE = "eth0"
 CLUSTER_DOMAIN = "svc.cluster.local"
 
 # $1 the job's network namespace (a /proc path), $2 its bridge, $3 the replica's interface,
-# $4 its address/prefix, $5 its hostname, $6 its working directory; the rest is the command.
+# $4 its address/prefix, $5 its hostname, $6 its working directory, $7-$9 where `ip`, `nsenter`
+# and `hostname` are; the rest is the command.
 # (nsenter's --wd would keep a directory of the old root: the path is looked up here instead.)
 # The host end of the veth is named after this shell's pid: a name free now, where a fixed one
 # may still be held by the previous attempt's end, which the kernel removes only some time after
 # that namespace dies.
 _REPLICA = """\
 set -e
-job=$1 bridge=$2 eth=$3 addr=$4 name=$5
+job=$1 bridge=$2 eth=$3 addr=$4 name=$5 ip=$7 nsenter=$8 hostname=$9
 cd "$6"
-shift 6
+shift 9
 printf 'link add %s type veth peer name vh%s netns %s\\naddr add %s dev %s\\n\\
-link set %s up\\nlink set lo up\\n' "$eth" $$ "$job" "$addr" "$eth" "$eth" | ip -b -
-nsenter --net="$job" ip link set "vh$$" master "$bridge" up
-hostname "$name"
+link set %s up\\nlink set lo up\\n' "$eth" $$ "$job" "$addr" "$eth" "$eth" | "$ip" -b -
+"$nsenter" --net="$job" "$ip" link set "vh$$" master "$bridge" up
+"$hostname" "$name"
 exec "$@"
 """
 
@@ -74,8 +75,23 @@ def rootless() -> bool:
     return os.geteuid() != 0
 
 
+def _where(tool: str) -> str | None:
+    # Not only PATH: a user's PATH often lacks the sbin directories that hold `ip` and
+    # `pivot_root`, which need no privileges of their own here.
+    path = os.pathsep.join((os.environ.get("PATH", ""), "/usr/sbin", "/sbin"))
+    return shutil.which(tool, path=path)
+
+
+def tool(name: str) -> str:
+    """The absolute path of one of `TOOLS` (`probe` has checked that it is there)."""
+    found = _where(name)
+    if found is None:
+        raise OSError(f"{name} not found (Debian package: {TOOLS[name]})")
+    return found
+
+
 def missing_tools() -> list[str]:
-    return [tool for tool in TOOLS if shutil.which(tool) is None]
+    return [name for name in TOOLS if _where(name) is None]
 
 
 def _userns() -> list[str]:
@@ -91,7 +107,7 @@ def probe() -> str | None:
     if missing:
         packages = sorted({TOOLS[tool] for tool in missing})
         return f"{', '.join(missing)} not found (Debian packages: {', '.join(packages)})"
-    argv = ["unshare", *_userns(), "--net", "--uts", "--mount", "--pid", "--fork"]
+    argv = [tool("unshare"), *_userns(), "--net", "--uts", "--mount", "--pid", "--fork"]
     done = subprocess.run(
         [*argv, "--mount-proc", "--", "true"], capture_output=True, text=True, check=False
     )
@@ -149,12 +165,14 @@ class JobNetwork:
         holder = [sys.executable, "-S", str(Path(podholder.__file__))]
         self._holder = subprocess.Popen(
             [
-                "unshare",
+                tool("unshare"),
                 *_userns(),
                 "--net",
                 "--mount",
                 "--",
                 *holder,
+                tool("ip"),
+                tool("pivot_root"),
                 BRIDGE,
                 gateway(),
                 str(run_dir),
@@ -186,13 +204,13 @@ class JobNetwork:
         kernel's SIGKILL to it, through setpriv), and PID 1's end ends every process of the
         pod."""
         user = ["--user", "--preserve-credentials"] if rootless() else []
-        enter = ["nsenter", f"--target={self.pid}", *user, "--mount", "--"]
+        enter = [tool("nsenter"), f"--target={self.pid}", *user, "--mount", "--"]
         pid1 = [
-            "setpriv",
+            tool("setpriv"),
             "--pdeathsig",
             "KILL",
             "--",
-            "unshare",
+            tool("unshare"),
             "--pid",
             "--fork",
             "--mount-proc",
@@ -202,7 +220,7 @@ class JobNetwork:
         address = f"{pod_address(ordinal)}/{SUBNET.prefixlen}"
         return (
             *enter,
-            "unshare",
+            tool("unshare"),
             "--net",
             "--uts",
             "--",
@@ -216,6 +234,9 @@ class JobNetwork:
             address,
             hostname,
             str(cwd),
+            tool("ip"),
+            tool("nsenter"),
+            tool("hostname"),
             *pid1,
             *argv,
         )
