@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import host_pids, pid_alive, wait_for, write_run
+from tests.local.helpers import SANDBOXES, host_pids, pid_alive, wait_for, write_run
 from trainstack.local.procgroup import tagged_pids
 from trainstack.registry import Registry, RunFilter, RunRecord, RunStatus
 
@@ -43,7 +43,10 @@ def test_exit_code_1_fails_the_run_without_a_retry(tmp_path: Path, cli: Cli) -> 
     assert [e.exit_code for e in record.exits] == [1]
 
 
-def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(
+    tmp_path: Path, cli: Cli, sandbox: str
+) -> None:
     out = tmp_path / "result"
     spec = write_run(
         tmp_path,
@@ -53,7 +56,7 @@ def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(tmp_path: Path
         outputs={"result": f"file://{out}/"},
         resources={"worker": {"replicas": 2}},
     )
-    runner = cli.start("run", spec, "--local", "--grace", "2")
+    runner = cli.start("run", spec, "--local", "--grace", "2", "--sandbox", sandbox)
     home_runs = cli.home / "runs"
     wait_for(
         "both replicas to be ready",
@@ -110,8 +113,9 @@ def test_ctrl_c_does_not_wait_out_the_grace_period_for_exited_replicas(
     assert took < 20, f"Ctrl-C took {took:.1f} s: the grace period was waited out"
 
 
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
-    tmp_path: Path, cli: Cli
+    tmp_path: Path, cli: Cli, sandbox: str
 ) -> None:
     out = tmp_path / "result"
     spec = write_run(
@@ -121,7 +125,7 @@ def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
         parameters={"mode": "hang"},
         outputs={"result": f"file://{out}/"},
     )
-    runner = cli.start("run", spec, "--local", "--grace", "1")
+    runner = cli.start("run", spec, "--local", "--grace", "1", "--sandbox", sandbox)
     home_runs = cli.home / "runs"
     wait_for(
         "the replica",

@@ -102,6 +102,30 @@ def test_auto_takes_processes_when_namespaces_are_refused_and_says_why() -> None
     assert choose(SandboxMode.AUTO, probe=lambda: None).mode is SandboxMode.NAMESPACES
 
 
+@needs_namespaces
+def test_auto_falls_back_when_the_jobs_namespaces_cannot_be_made(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe passed, but the job's holder could not build the pods' file system (a kernel
+    that refuses a tmpfs or pivot_root in a user namespace): `auto` runs processes and says why,
+    `--sandbox namespaces` is an error."""
+
+    def refused(self: podns.JobNetwork, *args: object) -> None:
+        raise OSError("could not create the job's namespaces: pod holder: mount: EPERM")
+
+    monkeypatch.setattr(podns.JobNetwork, "__init__", refused)
+    spec = write_run(tmp_path, "probe", "fallback", parameters={"mode": "quick"})
+    done = cli("run", spec, "--local", "--no-install")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "sandbox:  processes (namespaces unavailable: could not create the job's namespaces: "
+        "pod holder: mount: EPERM)" in done.stdout
+    )
+    asked = cli("run", spec, "--local", "--no-install", "--sandbox", "namespaces")
+    assert asked.returncode != 0
+    assert "--sandbox namespaces: could not create the job's namespaces" in asked.stderr
+
+
 def _bin_without_namespace_tools(tmp_path: Path) -> str:
     """A PATH with what a replica runs here (sh, python) but none of the sandbox's tools."""
     bin_dir = tmp_path / "bin"

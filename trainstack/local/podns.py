@@ -48,8 +48,8 @@ SUBNET = ipaddress.ip_network("10.244.0.0/16")
 BRIDGE = "br0"
 # The interface a pod's network namespace has (as a CNI names it).
 POD_INTERFACE = "eth0"
-# What a Kubernetes Service name extends to in the cluster's DNS (resolv.conf search list).
-CLUSTER_DOMAIN = "svc.cluster.local"
+# The cluster's DNS domain: `<svc>.<namespace>.svc` + this is a Service's full name.
+CLUSTER_DOMAIN = "cluster.local"
 
 # $1 the job's network namespace (a /proc path), $2 its bridge, $3 the replica's interface,
 # $4 its address/prefix, $5 its hostname, $6 its working directory, $7-$9 where `ip`, `nsenter`
@@ -127,12 +127,19 @@ def gateway() -> str:
 
 
 def pod_names(run: Run, topology: Topology, role: str, index: int) -> tuple[str, ...]:
-    """Every name a replica answers to in the cluster's DNS: its Service (KubeDL names it as the
-    pod) in the short, namespaced and fully qualified forms, and its hostname."""
-    service = f"{topology.job_name}-{role}-{index}"
-    namespaced = f"{service}.{topology.namespace}"
+    """Every name a replica answers to in the cluster's DNS: its Service as the topology names
+    it (`<svc>.<namespace>.svc`), the shorter forms a pod's DNS search list resolves, the fully
+    qualified one, and its hostname."""
+    service_fqdn = topology.host(role, index)
+    service = service_fqdn.split(".", 1)[0]
     hostname = replica_hostname(run.job_type is JobType.CUSTOM, topology.job_name, role, index)
-    names = (service, namespaced, f"{namespaced}.svc", f"{namespaced}.{CLUSTER_DOMAIN}", hostname)
+    names = (
+        service,
+        f"{service}.{topology.namespace}",
+        service_fqdn,
+        f"{service_fqdn}.{CLUSTER_DOMAIN}",
+        hostname,
+    )
     return tuple(dict.fromkeys(names))
 
 

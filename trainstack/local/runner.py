@@ -155,9 +155,7 @@ def _supervise(
     secrets: Mapping[str, str],
     choice: Choice,
 ) -> LocalRunResult:
-    network = None
-    if choice.mode is SandboxMode.NAMESPACES:
-        network = podns.JobNetwork(layout.root, layout.hosts, layout.pod_root)
+    choice, network = _job_network(choice, req.sandbox, layout)
     try:
         return _supervise_in(
             req, reg, record, run, layout, resume, deadman, secrets, choice, network
@@ -165,6 +163,23 @@ def _supervise(
     finally:
         if network is not None:
             network.close()
+
+
+def _job_network(
+    choice: Choice, requested: SandboxMode, layout: Layout
+) -> tuple[Choice, podns.JobNetwork | None]:
+    """The job's namespaces when the run is to have them. The probe cannot try everything the
+    job's holder does (a tmpfs, a new root): where that fails, `auto` still falls back."""
+    if choice.mode is not SandboxMode.NAMESPACES:
+        return choice, None
+    try:
+        return choice, podns.JobNetwork(layout.root, layout.hosts, layout.pod_root)
+    except OSError as err:
+        if requested is not SandboxMode.AUTO:
+            raise UserError(
+                f"--sandbox namespaces: {err}", hint="run with --sandbox processes"
+            ) from None
+        return Choice(SandboxMode.PROCESSES, f"namespaces unavailable: {err}"), None
 
 
 def _supervise_in(
