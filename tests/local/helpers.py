@@ -108,3 +108,10 @@ def host_pids(written: list[int], run_id: str, key: str) -> list[int]:
     missing = [p for p in written if p not in inside]
     assert not missing, f"{key} wrote pids {missing} that none of its processes has"
     return [inside[p] for p in written]
+
+
+def on_host(seen: str, run_dir: Path) -> Path:
+    """A path as a replica named it, on this machine: in the sandbox a pod sees its run directory
+    at /ml; in processes mode the path is this machine's already."""
+    path = Path(seen)
+    return run_dir / path.relative_to("/ml") if path.is_relative_to("/ml") else path

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import SANDBOXES, host_pids, pid_alive, wait_for, write_run
+from tests.local.helpers import SANDBOXES, host_pids, on_host, pid_alive, wait_for, write_run
 from trainstack.local.procgroup import tagged_pids
 from trainstack.registry import Registry, RunFilter, RunRecord, RunStatus
 
@@ -198,11 +198,14 @@ def test_parameter_values_and_paths_arrive_intact_and_unevaluated(tmp_path: Path
     seen = json.loads((out / "seen.json").read_text())
     argv = seen["argv"]
     assert argv[argv.index("--message") + 1] == message
-    assert Path(argv[argv.index("--data") + 1]).resolve() == data.resolve()
+    (record,) = _records(cli.home)
+    assert record.run_dir is not None
+    run_dir = record.run_dir
+    assert on_host(argv[argv.index("--data") + 1], run_dir).resolve() == data.resolve()
     assert seen["env"]["PAI_HPS_MESSAGE"] == message
     assert shlex.split(seen["env"]["PAI_USER_ARGS"])[-2:] == ["--message", message]
-    run_dir = Path(seen["cwd"]).parent
-    leaked = [p for root in (run_dir, tmp_path, Path(seen["cwd"])) for p in root.rglob("pwned*")]
+    cwd = on_host(seen["cwd"], run_dir)
+    leaked = [p for root in (run_dir, tmp_path, cwd) for p in root.rglob("pwned*")]
     assert leaked == []
 
 
