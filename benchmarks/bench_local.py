@@ -178,9 +178,9 @@ def _sandbox_setup(root: Path, repeat: int) -> None:
     jobs = []
     for _ in range(rounds):
         started = time.perf_counter()
-        podns.JobNetwork(run_dir, run_dir / "hosts", run_dir / "pod-root").close()
+        podns.JobNamespaces(run_dir, run_dir / "hosts", run_dir / "pod-root").close()
         jobs.append(time.perf_counter() - started)
-    network = podns.JobNetwork(run_dir, run_dir / "hosts", run_dir / "pod-root")
+    network = podns.JobNamespaces(run_dir, run_dir / "hosts", run_dir / "pod-root")
     try:
         plain, pod = _rounds(
             rounds,

@@ -110,10 +110,10 @@ def test_auto_falls_back_when_the_jobs_namespaces_cannot_be_made(
     that refuses a tmpfs or pivot_root in a user namespace): `auto` runs processes and says why,
     `--sandbox namespaces` is an error."""
 
-    def refused(self: podns.JobNetwork, *args: object) -> None:
+    def refused(self: podns.JobNamespaces, *args: object) -> None:
         raise OSError("could not create the job's namespaces: pod holder: mount: EPERM")
 
-    monkeypatch.setattr(podns.JobNetwork, "__init__", refused)
+    monkeypatch.setattr(podns.JobNamespaces, "__init__", refused)
     spec = write_run(tmp_path, "probe", "fallback", parameters={"mode": "quick"})
     done = cli("run", spec, "--local", "--no-install")
     assert done.returncode == 0, done.stdout + done.stderr

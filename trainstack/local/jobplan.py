@@ -31,7 +31,7 @@ from trainstack.local import gpus as gpu_alloc
 from trainstack.local.hostenv import machine_env
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
-from trainstack.local.podns import JobNetwork, PodAddresses, hosts_file, pod_address
+from trainstack.local.podns import JobNamespaces, PodAddresses, hosts_file, pod_address
 from trainstack.local.ports import AddressPlan, SharedLoopback
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
@@ -206,23 +206,24 @@ def plan_job(
     secret_env: Mapping[str, str] | None = None,
     addresses: AddressPlan | None = None,
     passed_env: Mapping[str, str] | None = None,
-    network: JobNetwork | None = None,
+    pods: JobNamespaces | None = None,
 ) -> JobPlan:
     """`secret_env`: the values of `run.secret_env` (default: `secret_env_values(run)`). They
     go into the replicas' environment only: not into the config files. `passed_env`: the
-    shell's variables the user passes on (`--pass-env`; trainstack.local.hostenv). `network`:
-    each replica runs as a pod of it, a host of its own (trainstack.local.podns); without it,
+    shell's variables the user passes on (`--pass-env`; trainstack.local.hostenv). `pods`:
+    the job's namespaces, in which each replica runs as a pod, a host of its own
+    (trainstack.local.podns); without them,
     every replica shares this machine's network namespace (trainstack.local.ports)."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
     keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
-    default_plan = SharedLoopback() if network is None else PodAddresses()
+    default_plan = SharedLoopback() if pods is None else PodAddresses()
     topology = (addresses or default_plan).topology(run, keys)
     gpus = gpu_alloc.assign(
         [(f"{role}-{i}", run.resources[role].gpu) for role, i in keys], available_gpus
     )
     base = {**_base_env(run_id, venv), **(passed_env or {})}
     launches = []
-    in_pod = network is not None
+    in_pod = pods is not None
     # In a pod the /ml tree is at /ml (the job's mount namespace binds the run directory there).
     root = DEFAULT_ROOT if in_pod else layout.root
     for ordinal, (role, index) in enumerate(keys):
@@ -259,9 +260,9 @@ def plan_job(
             grace_seconds=grace_seconds,
             in_pod=in_pod,
         )
-        if network is not None:
+        if pods is not None:
             pod_cwd = Layout(Path(root)).usercode
-            argv = list(network.wrap(argv, ordinal, env["HOSTNAME"], pod_cwd))
+            argv = list(pods.wrap(argv, ordinal, env["HOSTNAME"], pod_cwd))
             if POD_IP_ENV in env:  # the kubelet's status.podIP: this pod's own address
                 env[POD_IP_ENV] = pod_address(ordinal)
         launches.append(
@@ -287,7 +288,7 @@ def plan_job(
         # training_job.json names the paths this run's processes really use.
         config=config_files(run, topology, ContractLayout.at(root)),
         limits=replica_limits(run),
-        hosts=None if network is None else hosts_file(run, topology, keys),
+        hosts=None if pods is None else hosts_file(run, topology, keys),
     )
 
 

@@ -1,4 +1,4 @@
-"""The process that holds a local job's namespaces (trainstack.local.podns.JobNetwork): run by
+"""The process that holds a local job's namespaces (trainstack.local.podns.JobNamespaces): run by
 `unshare` in a network and mount namespace of the job's own, standard library only.
 
 It gives the network namespace a bridge, and the mount namespace the file system a pod sees:

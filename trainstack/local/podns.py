@@ -3,7 +3,7 @@ runtime and no image (the replica runs this machine's programs, as in process mo
 
 The job gets a network namespace of its own holding a bridge, and a mount namespace whose root
 is this machine's with the run directory at /ml and the job's names in /etc/hosts
-(`JobNetwork`, held by trainstack.local.podholder): nothing is added to this machine's
+(`JobNamespaces`, held by trainstack.local.podholder): nothing is added to this machine's
 interfaces or file system and, with no route out of the bridge's subnet, no replica traffic
 leaves the job. Each replica then gets, around its argv (`wrap`): that file system, a network
 namespace with its own address on the bridge (a veth pair), a UTS namespace whose hostname is
@@ -159,7 +159,7 @@ class PodAddresses:
         return Topology.pods(run)
 
 
-class JobNetwork:
+class JobNamespaces:
     """The job's network namespace with its bridge, and its mount namespace with the pod's file
     system (/ml, /etc/hosts: trainstack.local.podholder), held by a process that lives until
     `close()` or the runner's end (its stdin is a pipe from the runner). `hosts` is bound as it

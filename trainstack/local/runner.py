@@ -155,25 +155,23 @@ def _supervise(
     secrets: Mapping[str, str],
     choice: Choice,
 ) -> LocalRunResult:
-    choice, network = _job_network(choice, req.sandbox, layout)
+    choice, pods = _job_namespaces(choice, req.sandbox, layout)
     try:
-        return _supervise_in(
-            req, reg, record, run, layout, resume, deadman, secrets, choice, network
-        )
+        return _supervise_in(req, reg, record, run, layout, resume, deadman, secrets, choice, pods)
     finally:
-        if network is not None:
-            network.close()
+        if pods is not None:
+            pods.close()
 
 
-def _job_network(
+def _job_namespaces(
     choice: Choice, requested: SandboxMode, layout: Layout
-) -> tuple[Choice, podns.JobNetwork | None]:
+) -> tuple[Choice, podns.JobNamespaces | None]:
     """The job's namespaces when the run is to have them. The probe cannot try everything the
     job's holder does (a tmpfs, a new root): where that fails, `auto` still falls back."""
     if choice.mode is not SandboxMode.NAMESPACES:
         return choice, None
     try:
-        return choice, podns.JobNetwork(layout.root, layout.hosts, layout.pod_root)
+        return choice, podns.JobNamespaces(layout.root, layout.hosts, layout.pod_root)
     except OSError as err:
         if requested is not SandboxMode.AUTO:
             raise UserError(
@@ -192,11 +190,11 @@ def _supervise_in(
     deadman: DeadmanSwitch,
     secrets: Mapping[str, str],
     choice: Choice,
-    network: podns.JobNetwork | None,
+    pods: podns.JobNamespaces | None,
 ) -> LocalRunResult:
     limits = logcap.LogLimits.from_env()
     reserve = _Reserve(layout.root)
-    plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve, network)
+    plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve, pods)
     sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
     view = LiveView(
         {launch.key: launch.log_path for launch in plan.launches},
@@ -256,7 +254,7 @@ def _prepare(
     deadman: DeadmanSwitch,
     secrets: Mapping[str, str],
     reserve: _Reserve,
-    network: podns.JobNetwork | None,
+    pods: podns.JobNamespaces | None,
 ) -> jobplan.JobPlan:
     """The run directory (the reserve taken in it), the requirements' venv, and the job's plan
     with its config files written."""
@@ -277,7 +275,7 @@ def _prepare(
         available_gpus=machine_gpus() if run.uses_gpu else (),
         secret_env=secrets,
         passed_env=hostenv.passed_env(req.pass_env, os.environ),
-        network=network,
+        pods=pods,
     )
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
