@@ -195,7 +195,7 @@ def _sandbox_setup(root: Path, repeat: int) -> None:
         f"(d) sandbox set-up: {per * 1000:.1f} ms per replica (a pod's `true` median "
         f"{statistics.median(pod) * 1000:.1f} ms, a plain `true` "
         f"{statistics.median(plain) * 1000:.1f} ms, {rounds} each) [target < 50 ms: {verdict}]; "
-        f"the job's network {statistics.median(jobs) * 1000:.1f} ms (set up, closed) per run"
+        f"the job's namespaces {statistics.median(jobs) * 1000:.1f} ms (set up, closed) per run"
     )
 
 
