@@ -17,9 +17,11 @@ import pytest
 
 from tests.clirunner import Cli
 from tests.local.helpers import needs_namespaces, wait_for, write_run
+from tests.render.conftest import SPECS
 from trainstack.local import podns, procgroup
 from trainstack.local.sandboxmode import SandboxMode, choose
 from trainstack.registry import Registry, RunRecord, RunStatus
+from trainstack.spec import load_run
 
 IRIS = {"master": {"replicas": 1}, "worker": {"replicas": 2}}
 
@@ -221,3 +223,26 @@ def test_runner_and_sidecar_killed_together_leave_no_pod_process(tmp_path: Path,
             proc.kill()
         if tag:
             procgroup.kill_tagged(tag)
+
+
+def test_every_replica_is_named_as_the_clusters_dns_names_it() -> None:
+    """/etc/hosts of the pods: each Service's short, namespaced, `.svc` and fully qualified name
+    and the pod's hostname, at that replica's address; a custom run's pods are `<job>-<index>`."""
+    run = load_run(SPECS / "xgboost.run.yaml")
+    keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
+    topology = podns.PodAddresses().topology(run, keys)
+    lines = podns.hosts_file(run, topology, keys).splitlines()
+    job, ns = topology.job_name, topology.namespace
+    assert lines[2].split() == [
+        podns.pod_address(0),
+        f"{job}-master-0",
+        f"{job}-master-0.{ns}",
+        f"{job}-master-0.{ns}.svc",
+        f"{job}-master-0.{ns}.svc.cluster.local",
+    ]
+    assert topology.address("master", 0) == f"{job}-master-0.{ns}.svc:9999"
+    custom = load_run(SPECS / "custom.run.yaml")
+    role = next(iter(custom.resources))
+    custom_topology = podns.PodAddresses().topology(custom, [(role, 0)])
+    names = podns.pod_names(custom, custom_topology, role, 0)
+    assert names[-1] == f"{custom_topology.job_name}-0"  # the Indexed Job pod's hostname
