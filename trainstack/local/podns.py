@@ -100,6 +100,15 @@ def _userns() -> list[str]:
     return ["--user", "--map-root-user"] if rootless() else []
 
 
+def _as_yourself() -> list[str]:
+    """Without root, the pod's processes run as the user who started the run, not as the root
+    of the job's user namespace: a user namespace of their own maps that user back (a process
+    that creates one keeps its parent-death signal, so the order of set-up stays as it is)."""
+    if not rootless():
+        return []
+    return ["--user", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}"]
+
+
 def probe() -> str | None:
     """Why this machine cannot give replicas namespaces of their own (None: it can): every
     kind a replica gets, created once by the tools that will create them."""
@@ -218,6 +227,7 @@ class JobNamespaces:
             "KILL",
             "--",
             tool("unshare"),
+            *_as_yourself(),
             "--pid",
             "--fork",
             "--mount-proc",
