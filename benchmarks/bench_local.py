@@ -9,6 +9,9 @@ each measured in the same run, pair by pair (trainstack, then the baseline, N ti
     its exit: the interpreter, trainstack's imports, the registry, the run directory, the start
     order, every replica's torch import and rendezvous, the tear-down and the summary; for
     torchrun its agent's imports, rendezvous and workers. Target: <= 0.6x.
+    The same job in the namespaces sandbox (`--sandbox namespaces`, each replica a pod of its own,
+    docs/local.md), measured in the same rounds: against process mode (target: <= 1.1x) and against
+    torchrun (target: below it, < 1.0x). (a)'s own figure is process mode.
 (b) No-op: a one-replica custom run whose command is `python main.py` with `pass` in main.py,
     against kfp's local runner: `kfp.local.init(runner=kfp.local.SubprocessRunner(use_venv=
     False))` and one no-op lightweight component called once, as one `python` process. Counted:
@@ -22,12 +25,18 @@ each measured in the same run, pair by pair (trainstack, then the baseline, N ti
 (c) Throughput (--throughput): a replica writes 200 MB of 100-byte lines to stdout; the writer's
     own throughput under the runner against `sh -c '… > file'`. Target: <= 1.3x.
 
+(d) Sandbox set-up per replica (--only setup, or with ddp): `true` run as a pod of the job
+    (its file system with /ml and /etc/hosts, namespaces, veth pair, address, hostname, PID
+    namespace) against `true` run plainly, the difference per replica; and the job's own
+    namespaces (bridge, the pods' root file system), set up and closed, once per run.
+    Target: < 50 ms per replica.
+
 Every figure is a whole process with bytecode caches warm (one warm-up run each; the children
 get PYTHONDONTWRITEBYTECODE removed, as a user's shell would not set it). The machine may be
 shared: the best and the median of --repeat pairs are both printed; believe a ratio only when
 it repeats.
 
-Run: .venv/bin/python benchmarks/bench_local.py [--repeat 7] [--only ddp,noop] [--throughput]
+Run: .venv/bin/python benchmarks/bench_local.py [--repeat 7] [--only ddp,noop,setup] [--throughput]
 """
 
 from __future__ import annotations
@@ -135,12 +144,65 @@ def _free_port() -> int:
 def _pairs(
     repeat: int, ours: Callable[[], float], theirs: Callable[[], float]
 ) -> tuple[list[float], list[float]]:
-    ours(), theirs()  # warm: bytecode, page cache
-    a, b = [], []
-    for _ in range(repeat):
-        a.append(ours())
-        b.append(theirs())
+    a, b = _rounds(repeat, ours, theirs)
     return a, b
+
+
+def _rounds(repeat: int, *measures: Callable[[], float]) -> tuple[list[float], ...]:
+    """Each measure once per round, in turn, after a warm-up round (bytecode, page cache)."""
+    for measure in measures:
+        measure()
+    times: tuple[list[float], ...] = tuple([] for _ in measures)
+    for _ in range(repeat):
+        for measure, taken in zip(measures, times, strict=True):
+            taken.append(measure())
+    return times
+
+
+def _namespaces_refused() -> str | None:
+    from trainstack.local import podns
+
+    return podns.probe()
+
+
+def _sandbox_setup(root: Path, repeat: int) -> None:
+    """(d): what making a replica a pod adds to starting it, and the job network's set-up."""
+    from trainstack.local import podns
+
+    refused = _namespaces_refused()
+    if refused is not None:
+        print(f"(d) sandbox set-up not measured: {refused}")
+        return
+    run_dir = root / "setup-run"
+    rounds = max(repeat, 5) * 4
+    jobs = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        podns.JobNamespaces(run_dir, run_dir / "hosts", run_dir / "pod-root").close()
+        jobs.append(time.perf_counter() - started)
+    network = podns.JobNamespaces(run_dir, run_dir / "hosts", run_dir / "pod-root")
+    try:
+        plain, pod = _rounds(
+            rounds,
+            lambda: _spawn(["true"]),
+            lambda: _spawn(list(network.wrap(["true"], 0, "bench-worker-0", run_dir))),
+        )
+    finally:
+        network.close()
+    per = statistics.median(pod) - statistics.median(plain)
+    verdict = "met" if per < 0.05 else "NOT met"
+    print(
+        f"(d) sandbox set-up: {per * 1000:.1f} ms per replica (a pod's `true` median "
+        f"{statistics.median(pod) * 1000:.1f} ms, a plain `true` "
+        f"{statistics.median(plain) * 1000:.1f} ms, {rounds} each) [target < 50 ms: {verdict}]; "
+        f"the job's namespaces {statistics.median(jobs) * 1000:.1f} ms (set up, closed) per run"
+    )
+
+
+def _spawn(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True)
+    return time.perf_counter() - started
 
 
 def _report(
@@ -163,7 +225,9 @@ def _report(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", default="ddp,noop", help="comma-separated: ddp, noop")
+    parser.add_argument(
+        "--only", default="ddp,noop", help="comma-separated: ddp, noop, setup (ddp includes it)"
+    )
     parser.add_argument("--kfp-python", type=Path, default=ROOT / ".venv-kfp" / "bin" / "python")
     parser.add_argument("--throughput", action="store_true", help="also figure (c)")
     parser.add_argument("--megabytes", type=int, default=200)
@@ -200,10 +264,24 @@ def main() -> None:
                     src,
                 )
 
-            ours, theirs = _pairs(
-                args.repeat, lambda: _wall([*trainstack, str(run), "--local"], env, ROOT), torchrun
-            )
-            _report("(a) 3-replica gloo DDP", ours, theirs, "torchrun --nproc_per_node 3", 0.6)
+            def local(mode: str) -> Callable[[], float]:
+                return lambda: _wall(
+                    [*trainstack, str(run), "--local", "--sandbox", mode], env, ROOT
+                )
+
+            if _namespaces_refused() is None:
+                timed = _rounds(args.repeat, local("processes"), torchrun, local("namespaces"))
+                ours, theirs, pods = timed
+                _report("(a) 3-replica gloo DDP", ours, theirs, "torchrun --nproc_per_node 3", 0.6)
+                _report("(a) sandbox: the same job", pods, ours, "process mode", 1.1)
+                _report("(a) sandbox: the same job", pods, theirs, "torchrun", 1.0)
+            else:
+                ours, theirs = _rounds(args.repeat, local("processes"), torchrun)
+                _report("(a) 3-replica gloo DDP", ours, theirs, "torchrun --nproc_per_node 3", 0.6)
+                print(f"(a) sandbox not measured: {_namespaces_refused()}")
+
+        if "setup" in only or "ddp" in only:
+            _sandbox_setup(root, args.repeat)
 
         if "noop" in only:
             run = _component(root, "noop", "python main.py", {"main.py": "pass\n"})

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from trainstack.local.launch import ReplicaLaunch
 
@@ -67,3 +70,48 @@ def write_run(
     out = directory / f"{name}.yaml"
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
     return out
+
+
+def _namespaces_refused() -> str | None:
+    from trainstack.local import podns
+
+    return podns.probe()
+
+
+NAMESPACES_REFUSED = _namespaces_refused()
+# For tests of the namespaces sandbox: a machine that refuses them runs processes mode only.
+needs_namespaces = pytest.mark.skipif(
+    NAMESPACES_REFUSED is not None, reason=f"no namespaces here: {NAMESPACES_REFUSED}"
+)
+# Both sandbox modes, as a test's `sandbox` parameter.
+SANDBOXES = [
+    pytest.param("processes"),
+    pytest.param("namespaces", marks=needs_namespaces),
+]
+
+
+def host_pids(written: list[int], run_id: str, key: str) -> list[int]:
+    """This machine's pids of the processes replica `key` of run `run_id` wrote down as its own
+    (while they are alive): the same numbers in processes mode; in the sandbox, pids of the
+    pod's PID namespace, translated through each tagged process's NSpid (proc(5))."""
+    from trainstack.local.procgroup import REPLICA_TAG_ENV, replica_tag, tagged_pids
+
+    levels: dict[int, list[int]] = {}
+    for pid in tagged_pids(replica_tag(run_id, key), name=REPLICA_TAG_ENV):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("NSpid:"):
+                    levels[pid] = [int(n) for n in line.split()[1:]]
+    # The pod's own processes are the deepest; the unshare that waits for its PID 1 is not.
+    depth = max((len(ns) for ns in levels.values()), default=1)
+    inside = {ns[-1]: pid for pid, ns in levels.items() if len(ns) == depth}
+    missing = [p for p in written if p not in inside]
+    assert not missing, f"{key} wrote pids {missing} that none of its processes has"
+    return [inside[p] for p in written]
+
+
+def on_host(seen: str, run_dir: Path) -> Path:
+    """A path as a replica named it, on this machine: in the sandbox a pod sees its run directory
+    at /ml; in processes mode the path is this machine's already."""
+    path = Path(seen)
+    return run_dir / path.relative_to("/ml") if path.is_relative_to("/ml") else path

@@ -2,8 +2,9 @@
 replica shares this machine's network namespace today (127.0.0.1, a free port each), so
 KubeDL's documented XGBoost example — master-0 and worker-0 both RANK=0
 (controllers/xgboostjob/pod.go), each starting a rabit tracker on MASTER_PORT — binds the same
-port twice here, while two pods both succeed. A later step gives each replica its own namespace;
-it plugs in as another `AddressPlan`. Before this, the ports were chosen inside jobplan."""
+port twice here, while two pods both succeed. The sandbox's plan (each replica its own
+namespace: trainstack.local.podns.PodAddresses) is another `AddressPlan`; tests/local/
+test_sandbox.py runs that example both ways. Before this, the ports were chosen inside jobplan."""
 
 from __future__ import annotations
 

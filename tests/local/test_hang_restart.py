@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import write_run
+from tests.local.helpers import SANDBOXES, write_run
 from trainstack.launcher import FILES, HUNG_EXIT_CODE
 from trainstack.registry import Registry, RunStatus
 
@@ -113,8 +113,9 @@ def test_through_a_pipe_the_launcher_copies_output_and_passes_exit_codes(tmp_pat
     assert done.stdout == b"out\nerr\n"
 
 
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_replica_that_hangs_once_is_restarted_in_place_and_recorded_hung(
-    tmp_path: Path, cli: Cli
+    tmp_path: Path, cli: Cli, sandbox: str
 ) -> None:
     out = tmp_path / "result"
     spec = write_run(
@@ -125,7 +126,7 @@ def test_a_replica_that_hangs_once_is_restarted_in_place_and_recorded_hung(
         outputs={"result": f"file://{out}/"},
         faultTolerance={"maxRestarts": 3, "hangTimeout": "5s"},
     )
-    done = cli("run", spec, "--local", "--grace", "1")
+    done = cli("run", spec, "--local", "--grace", "1", "--sandbox", sandbox)
     assert done.returncode == 0, done.output
     assert (out / "done").read_text() == "attempt 2"
     with Registry.open(cli.home) as reg:

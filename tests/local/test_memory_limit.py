@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import REPO, launch, write_run
+from tests.local.helpers import REPO, SANDBOXES, launch, write_run
 from trainstack.local.jobplan import replica_limits
 from trainstack.local.memlimit import Limit, MemoryWatch, ReplicaLimits, pss_bytes, shm_limit
 from trainstack.local.supervisor import Policy, Supervisor
@@ -30,8 +30,9 @@ def limits(memory_mib: int) -> ReplicaLimits:
     )
 
 
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_replica_over_its_limit_is_oom_killed_and_retried_as_on_a_cluster(
-    tmp_path: Path, cli: Cli
+    tmp_path: Path, cli: Cli, sandbox: str
 ) -> None:
     out = tmp_path / "result"
     spec = write_run(
@@ -43,7 +44,7 @@ def test_a_replica_over_its_limit_is_oom_killed_and_retried_as_on_a_cluster(
         resources={"worker": {"replicas": 1, "cpu": 1, "memory": "100Mi"}},
         faultTolerance={"maxRestarts": 1},
     )
-    done = cli("run", spec, "--local")
+    done = cli("run", spec, "--local", "--sandbox", sandbox)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     # killed as it grows (not after holding the memory for 30 s), and retried once: 137 is one
@@ -146,7 +147,10 @@ def test_limits_follow_the_spec_except_for_mpi(tmp_path: Path) -> None:
     assert replica_limits(mpi) == {}
 
 
-def test_more_dev_shm_than_a_pod_has_ends_the_replica_with_sigbus(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_more_dev_shm_than_a_pod_has_ends_the_replica_with_sigbus(
+    tmp_path: Path, cli: Cli, sandbox: str
+) -> None:
     """No sharedMemory: a pod's /dev/shm is the container runtime's 64 MiB."""
     out = tmp_path / "result"
     spec = write_run(
@@ -159,7 +163,7 @@ def test_more_dev_shm_than_a_pod_has_ends_the_replica_with_sigbus(tmp_path: Path
         faultTolerance={"maxRestarts": 2},
     )
     before = set(Path("/dev/shm").glob("psm_*"))
-    done = cli("run", spec, "--local")
+    done = cli("run", spec, "--local", "--sandbox", sandbox)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     # killed while it fills the block: somewhere past 64 MiB, at most the 80 it asked for
@@ -178,7 +182,10 @@ def test_more_dev_shm_than_a_pod_has_ends_the_replica_with_sigbus(tmp_path: Path
     # the block really was in /dev/shm: the killed replica never unlinked it (on a cluster it
     # goes with the pod's tmpfs); removed here so the test leaves nothing behind
     left = set(Path("/dev/shm").glob("psm_*")) - before
-    assert [p.stat().st_size for p in left] == [80 * MiB]
+    if sandbox == "processes":
+        assert [p.stat().st_size for p in left] == [80 * MiB]
+    # In a sandboxed pod the block may be gone by now: whether a process of the pod unlinks it
+    # as the pod ends is not what this test is about (the SIGBUS above is).
     for p in left:
         p.unlink()
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import write_run
+from tests.local.helpers import on_host, write_run
 from trainstack.local.bindings import LocalBindingError, localize
 from trainstack.local.sandbox import Layout, SandboxError, prepare
 from trainstack.registry import Registry, RunRecord, RunStatus
@@ -63,12 +63,14 @@ def test_two_models_arrive_at_model_and_model_name(tmp_path: Path, cli: Cli) -> 
     assert set(seen) == {"MODEL", "MODEL_BASE", "MODEL_HEAD_V2"}
     # $MODEL is the first model; a directory model is its directory, with every file copied.
     assert seen["MODEL"] == seen["MODEL_BASE"]
-    assert seen["MODEL_BASE"]["path"] == f"{layout.model_dir('base')}/"
+    assert on_host(seen["MODEL_BASE"]["path"], layout.root) == layout.model_dir("base")
     assert seen["MODEL_BASE"]["kind"] == "directory"
     assert seen["MODEL_BASE"]["files"] == BASE_FILES
     # A model bound to one file lands as that file inside its directory.
+    assert on_host(seen["MODEL_HEAD_V2"].pop("path"), layout.root) == (
+        layout.model_dir("head-v2") / "head.pt"
+    )
     assert seen["MODEL_HEAD_V2"] == {
-        "path": str(layout.model_dir("head-v2") / "head.pt"),
         "kind": "file",
         "link": False,
         "content": "head weights v2",
@@ -112,9 +114,11 @@ def test_model_flag_rebinds_a_model_to_a_local_path(tmp_path: Path, cli: Cli) ->
     layout = Layout(record.run_dir)
     seen = _report(result)
     assert seen["MODEL"]["files"] == {"model.bin": "local base"}
-    assert seen["MODEL_BASE"]["path"] == f"{layout.model_dir('base')}/"
+    assert on_host(seen["MODEL_BASE"]["path"], layout.root) == layout.model_dir("base")
     # The override names a file: it lands under its own name, whatever the spec's binding said.
-    assert seen["MODEL_HEAD"]["path"] == str(layout.model_dir("head") / "other.ckpt")
+    assert (
+        on_host(seen["MODEL_HEAD"]["path"], layout.root) == layout.model_dir("head") / "other.ckpt"
+    )
     assert seen["MODEL_HEAD"]["content"] == "local head"
 
     typo = cli("run", spec, "--local", "--model", f"bse={local_base}")

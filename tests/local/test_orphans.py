@@ -73,7 +73,8 @@ def test_a_stray_without_session_or_tag_is_swept_when_the_run_ends(
     tmp_path: Path, cli: Cli
 ) -> None:
     spec = write_run(tmp_path, _stray_component(tmp_path / "escaper"), "escaper")
-    result = cli("run", spec, "--local", "--no-install")
+    # Processes mode: the stray's pid, which the replica writes, is this machine's.
+    result = cli("run", spec, "--local", "--no-install", "--sandbox", "processes")
     assert result.returncode == 0, result.stderr
     with Registry.open(cli.home) as reg:
         (record,) = reg.list()
@@ -96,7 +97,7 @@ def _sidecar_of(runner: int) -> int:
 
 def test_runner_and_sidecar_killed_together_leave_no_replica(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(tmp_path, "probe", "orphaned", parameters={"mode": "hang"})
-    proc = cli.start("run", spec, "--local", "--no-install")
+    proc = cli.start("run", spec, "--local", "--no-install", "--sandbox", "processes")
     pids: list[int] = []
     try:
         runs = cli.home / "runs"

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from tests.clirunner import Cli
-from tests.local.helpers import launch, pid_alive, wait_for, write_run
+from tests.local.helpers import host_pids, launch, pid_alive, wait_for, write_run
 from trainstack.local import logcap, procgroup
 from trainstack.local.usage import Sampler
 
@@ -105,8 +105,8 @@ def test_the_sidecar_commits_to_the_runners_bindings_not_a_rewritten_outputs_jso
     runs = cli.home / "runs"
     wait_for("the replica", lambda: runs.is_dir() and any(runs.glob("*/output/result/pids-0.txt")))
     pids_file = next(runs.glob("*/output/result/pids-0.txt"))
-    pids = [int(p) for p in pids_file.read_text().split()]
     run_dir = pids_file.parents[2]
+    pids = host_pids([int(p) for p in pids_file.read_text().split()], run_dir.name, "worker-0")
     # What user code could do: point the commit somewhere else.
     (run_dir / "outputs.json").write_text(json.dumps({"result": [str(rogue), False]}))
     runner.kill()

@@ -6,8 +6,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
-from tests.local.helpers import write_run
+from tests.local.helpers import SANDBOXES, write_run
 from trainstack.registry import Registry, RunRecord, RunStatus
 
 
@@ -17,7 +19,10 @@ def _only_run(home: Path) -> RunRecord:
     return record
 
 
-def test_three_pytorch_replicas_all_reduce_and_agree(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_three_pytorch_replicas_all_reduce_and_agree(
+    tmp_path: Path, cli: Cli, sandbox: str
+) -> None:
     out = tmp_path / "result"
     spec = write_run(
         tmp_path,
@@ -26,15 +31,21 @@ def test_three_pytorch_replicas_all_reduce_and_agree(tmp_path: Path, cli: Cli) -
         outputs={"result": f"file://{out}/"},
         resources={"master": {"replicas": 1}, "worker": {"replicas": 2}},
     )
-    done = cli("run", spec, "--local")
+    done = cli("run", spec, "--local", "--sandbox", sandbox)
     assert done.returncode == 0, done.stdout + done.stderr
     seen = {p.name: json.loads(p.read_text()) for p in sorted(out.glob("rank-*.json"))}
     assert sorted(seen) == ["rank-0.json", "rank-1.json", "rank-2.json"]
     assert {s["sum"] for s in seen.values()} == {6.0}  # 1 + 2 + 3, on every rank
     assert {s["world_size"] for s in seen.values()} == {3}
     assert seen["rank-0.json"]["env"]["MASTER_ADDR"] == "localhost"
-    assert seen["rank-1.json"]["env"]["MASTER_ADDR"] == "127.0.0.1"
-    assert len({s["env"]["MASTER_PORT"] for s in seen.values()}) == 1
+    ports = {s["env"]["MASTER_PORT"] for s in seen.values()}
+    if sandbox == "processes":
+        assert seen["rank-1.json"]["env"]["MASTER_ADDR"] == "127.0.0.1"
+        assert len(ports) == 1
+    else:  # the master's Service name and PyTorchJob's own port, as on a cluster
+        assert seen["rank-1.json"]["env"]["MASTER_ADDR"] == "allreduce-3-master-0"
+        assert ports == {"23456"}
+    assert f"sandbox:  {sandbox} (--sandbox {sandbox})" in done.stdout
     assert "master-0 | rank 0: all-reduce sum 6.0" in done.stdout
     record = _only_run(cli.home)
     assert record.status is RunStatus.SUCCEEDED
@@ -45,7 +56,10 @@ def test_three_pytorch_replicas_all_reduce_and_agree(tmp_path: Path, cli: Cli) -
     ]
 
 
-def test_tensorflow_replicas_get_a_consistent_tf_config(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_tensorflow_replicas_get_a_consistent_tf_config(
+    tmp_path: Path, cli: Cli, sandbox: str
+) -> None:
     out = tmp_path / "result"
     spec = write_run(
         tmp_path,
@@ -54,7 +68,7 @@ def test_tensorflow_replicas_get_a_consistent_tf_config(tmp_path: Path, cli: Cli
         outputs={"result": f"file://{out}/"},
         resources={"chief": {"replicas": 1}, "ps": {"replicas": 1}, "worker": {"replicas": 2}},
     )
-    done = cli("run", spec, "--local", "--grace", "2")
+    done = cli("run", spec, "--local", "--grace", "2", "--sandbox", sandbox)
     assert done.returncode == 0, done.stdout + done.stderr
     seen = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     assert sorted(seen) == ["chief-0", "ps-0", "worker-0", "worker-1"]
@@ -63,7 +77,11 @@ def test_tensorflow_replicas_get_a_consistent_tf_config(tmp_path: Path, cli: Cli
     cluster = next(iter(seen.values()))["tf_config"]["cluster"]
     addresses = [a for role in ("chief", "ps", "worker") for a in cluster[role]]
     assert len(addresses) == 4 == len(set(addresses))
-    assert all(re.fullmatch(r"127\.0\.0\.1:\d+", a) for a in addresses)
+    # Processes share this machine's loopback; pods have KubeDL's Service names and TFJob's port.
+    form = (
+        r"127\.0\.0\.1:\d+" if sandbox == "processes" else r"tf-config-[a-z]+-\d\.default\.svc:2222"
+    )
+    assert all(re.fullmatch(form, a) for a in addresses), addresses
     for key, s in seen.items():
         role, index = key.rsplit("-", 1)
         assert s["tf_config"]["task"] == {"type": role, "index": int(index)}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import pid_alive, wait_for, write_run
+from tests.local.helpers import SANDBOXES, host_pids, on_host, pid_alive, wait_for, write_run
 from trainstack.local.procgroup import tagged_pids
 from trainstack.registry import Registry, RunFilter, RunRecord, RunStatus
 
@@ -43,7 +43,10 @@ def test_exit_code_1_fails_the_run_without_a_retry(tmp_path: Path, cli: Cli) -> 
     assert [e.exit_code for e in record.exits] == [1]
 
 
-def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(
+    tmp_path: Path, cli: Cli, sandbox: str
+) -> None:
     out = tmp_path / "result"
     spec = write_run(
         tmp_path,
@@ -53,14 +56,22 @@ def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(tmp_path: Path
         outputs={"result": f"file://{out}/"},
         resources={"worker": {"replicas": 2}},
     )
-    runner = cli.start("run", spec, "--local", "--grace", "2")
+    runner = cli.start("run", spec, "--local", "--grace", "2", "--sandbox", sandbox)
     home_runs = cli.home / "runs"
     wait_for(
         "both replicas to be ready",
         lambda: home_runs.is_dir() and len(list(home_runs.glob("*/output/result/pids-*.txt"))) == 2,
     )
     pid_files = sorted(home_runs.glob("*/output/result/pids-*.txt"))
-    pids = [int(p) for f in pid_files for p in f.read_text().split()]
+    pids = [
+        pid
+        for f in pid_files
+        for pid in host_pids(
+            [int(p) for p in f.read_text().split()],
+            f.parents[2].name,
+            f"worker-{f.stem.split('-')[1]}",
+        )
+    ]
     assert all(pid_alive(p) for p in pids)
     runner.send_signal(signal.SIGINT)  # what Ctrl-C sends the foreground process
     stdout, stderr = runner.communicate(timeout=60)
@@ -102,8 +113,9 @@ def test_ctrl_c_does_not_wait_out_the_grace_period_for_exited_replicas(
     assert took < 20, f"Ctrl-C took {took:.1f} s: the grace period was waited out"
 
 
+@pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
-    tmp_path: Path, cli: Cli
+    tmp_path: Path, cli: Cli, sandbox: str
 ) -> None:
     out = tmp_path / "result"
     spec = write_run(
@@ -113,13 +125,15 @@ def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
         parameters={"mode": "hang"},
         outputs={"result": f"file://{out}/"},
     )
-    runner = cli.start("run", spec, "--local", "--grace", "1")
+    runner = cli.start("run", spec, "--local", "--grace", "1", "--sandbox", sandbox)
     home_runs = cli.home / "runs"
     wait_for(
         "the replica",
         lambda: home_runs.is_dir() and any(home_runs.glob("*/output/result/pids-0.txt")),
     )
-    pids = [int(p) for p in next(home_runs.glob("*/output/result/pids-0.txt")).read_text().split()]
+    pids_file = next(home_runs.glob("*/output/result/pids-0.txt"))
+    written = [int(p) for p in pids_file.read_text().split()]
+    pids = host_pids(written, pids_file.parents[2].name, "worker-0")
     runner.kill()
     runner.communicate()
     wait_for("the orphans to be stopped", lambda: not any(pid_alive(p) for p in pids))
@@ -184,11 +198,14 @@ def test_parameter_values_and_paths_arrive_intact_and_unevaluated(tmp_path: Path
     seen = json.loads((out / "seen.json").read_text())
     argv = seen["argv"]
     assert argv[argv.index("--message") + 1] == message
-    assert Path(argv[argv.index("--data") + 1]).resolve() == data.resolve()
+    (record,) = _records(cli.home)
+    assert record.run_dir is not None
+    run_dir = record.run_dir
+    assert on_host(argv[argv.index("--data") + 1], run_dir).resolve() == data.resolve()
     assert seen["env"]["PAI_HPS_MESSAGE"] == message
     assert shlex.split(seen["env"]["PAI_USER_ARGS"])[-2:] == ["--message", message]
-    run_dir = Path(seen["cwd"]).parent
-    leaked = [p for root in (run_dir, tmp_path, Path(seen["cwd"])) for p in root.rglob("pwned*")]
+    cwd = on_host(seen["cwd"], run_dir)
+    leaked = [p for root in (run_dir, tmp_path, cwd) for p in root.rglob("pwned*")]
     assert leaked == []
 
 

@@ -68,6 +68,15 @@ from trainstack.errors import RunFailedError, UserError
     is_flag=True,
     help="Do not install the code's requirements.txt; use what is installed.",
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "namespaces", "processes"]),
+    default=None,  # processes (trainstack.local.sandboxmode.DEFAULT), said nowhere
+    help="namespaces: each replica a host of its own, as a pod (its address, hostname, the "
+    "cluster's names and ports, PID 1), with no route out of the job; processes: replicas share "
+    "this machine's network (127.0.0.1, free ports); auto: namespaces where this machine "
+    "allows them. Default: processes.",
+)
 @home_option
 @click.option(
     "--grace",
@@ -87,6 +96,7 @@ def run(
     preempt: tuple[str, ...],
     pass_env: tuple[str, ...],
     no_install: bool,
+    sandbox: str | None,
     home: Path | None,
     grace: float,
 ) -> None:
@@ -101,6 +111,7 @@ def run(
     from trainstack.local.procgroup import become_subreaper
     from trainstack.local.report import summary
     from trainstack.local.runner import LocalRunRequest, run_local
+    from trainstack.local.sandboxmode import SandboxMode
     from trainstack.registry import RunStatus, state_home
 
     # This process's children are all the run's: strays that leave a replica's group and clear
@@ -118,6 +129,7 @@ def run(
             grace_seconds=grace,
             preempt=drills.parse(preempt),
             pass_env=pass_env,
+            sandbox=None if sandbox is None else SandboxMode(sandbox),
         )
     )
     with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded

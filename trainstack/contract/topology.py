@@ -1,12 +1,14 @@
 """Where every replica of a run listens: the input to the framework variables.
 
 On a cluster the addresses are KubeDL's per-replica Services, `<job>-<role>-<i>.<ns>.svc:<port>`
-(Alibaba PAI Designer custom components: `TF_CONFIG`); locally every replica is 127.0.0.1 with a
-port the runner picked.
+(Alibaba PAI Designer custom components: `TF_CONFIG`). A local run either gives every replica
+127.0.0.1 and a port the runner picked (one shared network namespace), or the cluster's own names
+and ports, each replica a host of its own (trainstack.local.podns).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -52,6 +54,18 @@ class Topology:
             for role, res in run.resources.items()
         }
         return cls(job_name=name, addresses=FrozenMap(addrs), namespace=namespace)
+
+    @classmethod
+    def pods(cls, run: Run, job_name: str | None = None) -> Topology:
+        """A local run whose replicas are hosts of their own (trainstack.local.podns): the
+        cluster's names and the kind's port, in the run's namespace, resolved on this machine."""
+        cluster = cls.cluster(run, run.namespace or DEFAULT_NAMESPACE, job_name)
+        return cls(
+            job_name=cluster.job_name,
+            addresses=cluster.addresses,
+            is_local=True,
+            namespace=cluster.namespace,
+        )
 
     @classmethod
     def local(
@@ -105,16 +119,24 @@ class Topology:
         return int(tail) if sep else None
 
     def service_name(self, role: str, index: int) -> str:
-        """What KubeDL puts in MASTER_ADDR: the bare Service name on a cluster (it resolves
-        inside the namespace), the address itself locally."""
+        """What KubeDL puts in MASTER_ADDR: the bare Service name (it resolves inside the
+        namespace); a local run's shared loopback address as it is."""
         host = self.host(role, index)
-        return host if self.is_local else host.split(".", 1)[0]
+        return host if _is_ip(host) else host.split(".", 1)[0]
 
     def ports_of(self, run: Run, role: str, index: int) -> tuple[int, ...]:
         per = self.custom_ports.get(role)
         if per is not None and index < len(per):
             return per[index]
         return custom_ports(run)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _join(host: str, port: int | None) -> str:

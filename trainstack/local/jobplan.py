@@ -12,7 +12,8 @@ from pathlib import Path
 
 from trainstack.contract import Layout as ContractLayout
 from trainstack.contract import Topology, config_files, launch_command, replica_env
-from trainstack.contract.shell import uses_launcher
+from trainstack.contract.layout import DEFAULT_ROOT
+from trainstack.contract.shell import POD_IP_ENV, uses_launcher
 from trainstack.errors import UserError
 from trainstack.kubedl import (
     DeletedPod,
@@ -32,6 +33,7 @@ from trainstack.local import gpus as gpu_alloc
 from trainstack.local.hostenv import machine_env
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
+from trainstack.local.podns import JobNamespaces, PodAddresses, hosts_file, pod_address
 from trainstack.local.ports import AddressPlan, SharedLoopback
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
@@ -52,6 +54,8 @@ class JobPlan:
     config: Mapping[str, str]  # file name under input/config → content
     # replica key -> its container's memory and /dev/shm limits (memlimit.MemoryWatch)
     limits: Mapping[str, ReplicaLimits]
+    # /etc/hosts of every replica when each is a host of its own (trainstack.local.podns)
+    hosts: str | None = None
 
 
 def replica_limits(run: Run) -> dict[str, ReplicaLimits]:
@@ -227,26 +231,33 @@ def plan_job(
     secret_env: Mapping[str, str] | None = None,
     addresses: AddressPlan | None = None,
     passed_env: Mapping[str, str] | None = None,
+    pods: JobNamespaces | None = None,
 ) -> JobPlan:
     """`secret_env`: the values of `run.secret_env` (default: `secret_env_values(run)`). They
     go into the replicas' environment only: not into the config files. `passed_env`: the
-    shell's variables the user passes on (`--pass-env`; trainstack.local.hostenv)."""
+    shell's variables the user passes on (`--pass-env`; trainstack.local.hostenv). `pods`:
+    the job's namespaces, in which each replica runs as a pod, a host of its own
+    (trainstack.local.podns); without them,
+    every replica shares this machine's network namespace (trainstack.local.ports)."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
     keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
-    # Where each replica listens: one shared network namespace today (trainstack.local.ports).
-    topology = (addresses or SharedLoopback()).topology(run, keys)
+    default_plan = SharedLoopback() if pods is None else PodAddresses()
+    topology = (addresses or default_plan).topology(run, keys)
     gpus = gpu_alloc.assign(
         [(f"{role}-{i}", run.resources[role].gpu) for role, i in keys], available_gpus
     )
     base = {**_base_env(run_id, venv), **(passed_env or {})}
     launches = []
-    for role, index in keys:
+    in_pod = pods is not None
+    # In a pod the /ml tree is at /ml (the job's mount namespace binds the run directory there).
+    root = DEFAULT_ROOT if in_pod else layout.root
+    for ordinal, (role, index) in enumerate(keys):
         given = gpus.by_replica[f"{role}-{index}"]
         # The contract's env holds no secret values (it checked the secretEnv names against its
         # own); they are added here, as a Secret's secretKeyRef adds them in a pod.
         env = {
             **base,
-            **replica_env(run, role, index, topology=topology, root=layout.root, gpus=given),
+            **replica_env(run, role, index, topology=topology, root=root, gpus=given),
             **secrets,
         }
         # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
@@ -260,29 +271,38 @@ def plan_job(
         # variable either: it is left unset.
         if given or available_gpus:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(given)
+        # Requirements are installed by the runner into a cached environment (or skipped with
+        # --no-install), not by every replica at every start. The launcher (when the run needs
+        # one; in a pod, always: it is PID 1) runs from the run directory's copy, records
+        # restarts beside the logs and gets the runner's grace period for a hung tree.
+        argv = launch_command(
+            run,
+            role,
+            install_requirements=False,
+            root=str(root),
+            events_dir=str(layout.logs),
+            termination_log=None,
+            grace_seconds=grace_seconds,
+            in_pod=in_pod,
+        )
+        if pods is not None:
+            pod_cwd = Layout(Path(root)).usercode
+            argv = list(pods.wrap(argv, ordinal, env["HOSTNAME"], pod_cwd))
+            if POD_IP_ENV in env:  # the kubelet's status.podIP: this pod's own address
+                env[POD_IP_ENV] = pod_address(ordinal)
         launches.append(
             ReplicaLaunch(
                 role=role,
                 index=index,
-                # Requirements are installed by the runner into a cached environment (or skipped
-                # with --no-install), not by every replica at every start.
-                # The launcher (when the run needs one) runs from the run directory's copy, records
-                # restarts beside the logs and gets the runner's grace period for a hung tree.
-                argv=tuple(
-                    launch_command(
-                        run,
-                        role,
-                        install_requirements=False,
-                        root=str(layout.root),
-                        events_dir=str(layout.logs),
-                        termination_log=None,
-                        grace_seconds=grace_seconds,
-                    )
-                ),
+                argv=tuple(argv),
                 env=env,
                 cwd=layout.usercode,
                 log_path=layout.log(role, index),
-                restarts_path=layout.restarts(role, index) if uses_launcher(run, role) else None,
+                restarts_path=(
+                    layout.restarts(role, index)
+                    if uses_launcher(run, role, in_pod=in_pod)
+                    else None
+                ),
             )
         )
     return JobPlan(
@@ -291,8 +311,9 @@ def plan_job(
         topology=topology,
         gpus=gpus,
         # training_job.json names the paths this run's processes really use.
-        config=config_files(run, topology, ContractLayout.at(layout.root)),
+        config=config_files(run, topology, ContractLayout.at(root)),
         limits=replica_limits(run),
+        hosts=None if pods is None else hosts_file(run, topology, keys),
     )
 
 

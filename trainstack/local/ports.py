@@ -1,11 +1,12 @@
 """Where a local job's replicas listen: the address plan (`AddressPlan`), and free loopback
-ports for the one there is today (`SharedLoopback`).
+ports for processes mode (`SharedLoopback`).
 
 Every replica of a local run shares this machine's network namespace, so each gets its own free
 port on 127.0.0.1 where pods would each have their own address and the kind's fixed port. Code
 that binds a port from `MASTER_PORT` in two replicas (KubeDL's XGBoost example: master-0 and
 worker-0 are both RANK=0 and each starts a rabit tracker) fails here on the second bind
-(docs/local.md). Giving each replica a network namespace of its own is another `AddressPlan`.
+(docs/local.md). The sandbox's plan, each replica a host of its own with the cluster's names and
+ports, is `trainstack.local.podns.PodAddresses`.
 """
 
 from __future__ import annotations

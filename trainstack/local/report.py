@@ -139,6 +139,8 @@ def summary(result: LocalRunResult) -> str:
                 f"  output:   {channel} → {result.layout.output_dir(channel)} "
                 f"({files} file(s), {human_bytes(size)})"
             )
+    if result.sandbox is not None and result.sandbox.announced:
+        lines.append(f"  sandbox:  {result.sandbox.describe()}")
     lines.append(f"  logs:     {result.layout.logs}  (trainstack logs {rec.id})")
     lines.extend(_metrics_summary(rec.id, result.layout))
     lines.append(f"  details:  trainstack runs show {rec.id}")

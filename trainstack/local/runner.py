@@ -20,7 +20,7 @@ from typing import TextIO
 
 from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
-from trainstack.local import drills, hostenv, jobplan, logcap, pyenv, sandbox
+from trainstack.local import drills, hostenv, jobplan, logcap, podns, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -28,6 +28,7 @@ from trainstack.local.gpus import machine_gpus
 from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
 from trainstack.local.sandbox import Committed, Layout
+from trainstack.local.sandboxmode import Choice, SandboxMode, choose
 from trainstack.local.supervisor import Outcome, Supervisor
 from trainstack.local.usage import Sampler
 from trainstack.registry import (
@@ -64,6 +65,8 @@ class LocalRunRequest:
     stream: TextIO | None = None  # where the live view writes; stdout by default
     preempt: tuple[drills.Preemption, ...] = ()  # --preempt: pods deleted during the run
     pass_env: tuple[str, ...] = ()  # --pass-env: the shell's variables the replicas also get
+    # --sandbox: each replica a host of its own, or not; None: the default (sandboxmode.DEFAULT)
+    sandbox: SandboxMode | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class LocalRunResult:
     layout: Layout
     committed: tuple[Committed, ...]
     component_dir: Path | None = None  # where its README is (the summary's install hints)
+    sandbox: Choice | None = None  # how the replicas were isolated, and why
 
 
 def run_local(req: LocalRunRequest) -> LocalRunResult:
@@ -96,6 +100,7 @@ def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
     # Before anything is recorded or started; the values only ever reach the replicas' env.
     secrets = jobplan.secret_env_values(run)
     hostenv.passed_env(req.pass_env, os.environ)
+    choice = choose(req.sandbox)
     with Registry.open(req.home) as reg:
         reg.reap_interrupted()
         resume = _resume_layout(reg, req.resume)
@@ -105,7 +110,9 @@ def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
         run = bind_unbound_outputs(run, layout.output_dir)
         try:
             deadman.arm(record.id, req.home, record.id, layout.root)
-            outcome_record = _supervise(req, reg, record, run, layout, resume, deadman, secrets)
+            outcome_record = _supervise(
+                req, reg, record, run, layout, resume, deadman, secrets, choice
+            )
         except BaseException as err:
             # Setup failed or the runner was interrupted before supervision: still commit what
             # exists and record the end, then let the error speak for itself.
@@ -147,10 +154,48 @@ def _supervise(
     resume: Layout | None,
     deadman: DeadmanSwitch,
     secrets: Mapping[str, str],
+    choice: Choice,
+) -> LocalRunResult:
+    choice, pods = _job_namespaces(choice, req.sandbox, layout)
+    try:
+        return _supervise_in(req, reg, record, run, layout, resume, deadman, secrets, choice, pods)
+    finally:
+        if pods is not None:
+            pods.close()
+
+
+def _job_namespaces(
+    choice: Choice, requested: SandboxMode, layout: Layout
+) -> tuple[Choice, podns.JobNamespaces | None]:
+    """The job's namespaces when the run is to have them. The probe cannot try everything the
+    job's holder does (a tmpfs, a new root): where that fails, `auto` still falls back."""
+    if choice.mode is not SandboxMode.NAMESPACES:
+        return choice, None
+    try:
+        return choice, podns.JobNamespaces(layout.root, layout.hosts, layout.pod_root)
+    except OSError as err:
+        if requested is not SandboxMode.AUTO:
+            raise UserError(
+                f"--sandbox namespaces: {err}", hint="run with --sandbox processes"
+            ) from None
+        return Choice(SandboxMode.PROCESSES, f"namespaces unavailable: {err}"), None
+
+
+def _supervise_in(
+    req: LocalRunRequest,
+    reg: Registry,
+    record: RunRecord,
+    run: Run,
+    layout: Layout,
+    resume: Layout | None,
+    deadman: DeadmanSwitch,
+    secrets: Mapping[str, str],
+    choice: Choice,
+    pods: podns.JobNamespaces | None,
 ) -> LocalRunResult:
     limits = logcap.LogLimits.from_env()
     reserve = _Reserve(layout.root)
-    plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve)
+    plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve, pods)
     sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
     view = LiveView(
         {launch.key: launch.log_path for launch in plan.launches},
@@ -178,6 +223,8 @@ def _supervise(
         memory=MemoryWatch(plan.limits),
     )
     _announce(view, record.id, run, plan, layout, req.preempt)
+    if choice.announced:
+        view.event(f"sandbox: {choice.describe()}")
     reg.mark_running(
         record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
     )
@@ -197,7 +244,7 @@ def _supervise(
     )
     _registry_changes(reg, view)
     source = run.component.source
-    return LocalRunResult(final, layout, committed, source.parent if source else None)
+    return LocalRunResult(final, layout, committed, source.parent if source else None, choice)
 
 
 def _prepare(
@@ -209,6 +256,7 @@ def _prepare(
     deadman: DeadmanSwitch,
     secrets: Mapping[str, str],
     reserve: _Reserve,
+    pods: podns.JobNamespaces | None,
 ) -> jobplan.JobPlan:
     """The run directory (the reserve taken in it), the requirements' venv, and the job's plan
     with its config files written."""
@@ -229,9 +277,12 @@ def _prepare(
         available_gpus=machine_gpus() if run.uses_gpu else (),
         secret_env=secrets,
         passed_env=hostenv.passed_env(req.pass_env, os.environ),
+        pods=pods,
     )
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
+    if plan.hosts is not None:
+        layout.hosts.write_text(plan.hosts, encoding="utf-8")
     return plan
 
 

@@ -66,6 +66,17 @@ class Layout:
         return self.root / "usage.jsonl"
 
     @property
+    def hosts(self) -> Path:
+        """Every replica's /etc/hosts when each is a host of its own (trainstack.local.podns)."""
+        return self.root / "hosts"
+
+    @property
+    def pod_root(self) -> Path:
+        """Where the pods' root file system is put together, in their mount namespace only (an
+        empty directory on this machine)."""
+        return self.root / "pod-root"
+
+    @property
     def commit_file(self) -> Path:
         return self.root / "outputs.json"
 

@@ -1,0 +1,58 @@
+"""How a local run isolates its replicas (`--sandbox`): each one a host of its own in Linux
+namespaces (trainstack.local.podns), or processes sharing this machine's network and hostname
+(trainstack.local.ports.SharedLoopback). `auto` takes namespaces where this machine allows them
+and says why when it does not."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from trainstack.errors import UserError
+from trainstack.local import podns
+
+
+class SandboxMode(enum.StrEnum):
+    AUTO = "auto"
+    NAMESPACES = "namespaces"
+    PROCESSES = "processes"
+
+
+# Not auto yet: a pod of the sandbox has no route out of the job (a cluster's pods reach the
+# internet through their node), so code that downloads would fail by default.
+DEFAULT = SandboxMode.PROCESSES
+
+
+@dataclass(frozen=True)
+class Choice:
+    mode: SandboxMode  # never AUTO
+    why: str
+    announced: bool = True  # said in the run's first lines and summary (not for the default)
+
+    def describe(self) -> str:
+        return f"{self.mode} ({self.why})"
+
+
+def choose(requested: SandboxMode | None, probe: Callable[[], str | None] = podns.probe) -> Choice:
+    """The mode a run gets (`requested` None: the default, said nowhere). `probe` says why
+    namespaces cannot be had (None: they can); asked for by name and unavailable, they are an
+    error, since the user wants what a cluster does."""
+    if requested is None:
+        chosen = choose(DEFAULT, probe)
+        return Choice(chosen.mode, chosen.why, announced=False)
+    if requested is SandboxMode.PROCESSES:
+        return Choice(SandboxMode.PROCESSES, "--sandbox processes")
+    refused = probe()
+    if requested is SandboxMode.NAMESPACES:
+        if refused is not None:
+            raise UserError(
+                f"--sandbox namespaces: {refused}",
+                hint="install the missing packages (apt-get install util-linux hostname "
+                "iproute2), allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                "user.max_user_namespaces), or run with --sandbox processes",
+            )
+        return Choice(SandboxMode.NAMESPACES, "--sandbox namespaces")
+    if refused is not None:
+        return Choice(SandboxMode.PROCESSES, f"namespaces unavailable: {refused}")
+    return Choice(SandboxMode.NAMESPACES, "this machine allows namespaces")
