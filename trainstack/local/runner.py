@@ -28,6 +28,7 @@ from trainstack.local.gpus import machine_gpus
 from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
 from trainstack.local.sandbox import Committed, Layout
+from trainstack.local.sandboxmode import DEFAULT as DEFAULT_SANDBOX
 from trainstack.local.sandboxmode import Choice, SandboxMode, choose
 from trainstack.local.supervisor import Outcome, Supervisor
 from trainstack.local.usage import Sampler
@@ -165,7 +166,7 @@ def _supervise(
 
 
 def _job_namespaces(
-    choice: Choice, requested: SandboxMode, layout: Layout
+    choice: Choice, requested: SandboxMode | None, layout: Layout
 ) -> tuple[Choice, podns.JobNamespaces | None]:
     """The job's namespaces when the run is to have them. The probe cannot try everything the
     job's holder does (a tmpfs, a new root): where that fails, `auto` still falls back."""
@@ -174,7 +175,7 @@ def _job_namespaces(
     try:
         return choice, podns.JobNamespaces(layout.root, layout.hosts, layout.pod_root)
     except OSError as err:
-        if requested is not SandboxMode.AUTO:
+        if (requested or DEFAULT_SANDBOX) is not SandboxMode.AUTO:
             raise UserError(
                 f"--sandbox namespaces: {err}", hint="run with --sandbox processes"
             ) from None
