@@ -9,19 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.clirunner import Cli
-from tests.render.conftest import SPECS
-from tests.render.test_template_overrides import _packaged, _replace, full_project
-
-
-def _team_run(tmp_path: Path) -> Path:
-    run = tmp_path / "team.run.yaml"  # bindings-pvc.run.yaml, for the team vision
-    run.write_text(
-        (SPECS / "bindings-pvc.run.yaml")
-        .read_text()
-        .replace("{name: bindings-pvc}", "{name: bindings-pvc, tags: {team: vision}}")
-        .replace("./bindings.component.yaml", str(SPECS / "bindings.component.yaml"))
-    )
-    return run
+from tests.render.test_template_overrides import _packaged, _replace, full_project, team_run
 
 
 def test_an_override_adding_the_system_pools_toleration_is_refused(
@@ -34,7 +22,7 @@ def test_an_override_adding_the_system_pools_toleration_is_refused(
     )
     where = full_project(tmp_path / "p", **{"_pod.yaml.j2": pod})
     done = cli(
-        "policy", "check", str(_team_run(tmp_path)), "--env", "local", "--project", str(where)
+        "policy", "check", str(team_run(tmp_path)), "--env", "local", "--project", str(where)
     )
     assert done.code == 1, (done.out, done.err)
     text = done.out + done.err
@@ -53,7 +41,7 @@ def test_an_override_adding_a_host_path_sidecar_volume_is_refused_on_a_shared_cl
     )
     where = full_project(tmp_path / "p", **{"_pod.yaml.j2": pod})
     done = cli(
-        "policy", "check", str(_team_run(tmp_path)), "--env", "local", "--project", str(where)
+        "policy", "check", str(team_run(tmp_path)), "--env", "local", "--project", str(where)
     )
     assert done.code == 1, (done.out, done.err)
     assert "spec.volumes may use only" in done.out + done.err
@@ -62,6 +50,6 @@ def test_an_override_adding_a_host_path_sidecar_volume_is_refused_on_a_shared_cl
 def test_the_packaged_templates_pass(tmp_path: Path, cli: Cli) -> None:
     where = full_project(tmp_path / "p")
     done = cli(
-        "policy", "check", str(_team_run(tmp_path)), "--env", "local", "--project", str(where)
+        "policy", "check", str(team_run(tmp_path)), "--env", "local", "--project", str(where)
     )
     assert done.code == 0, (done.out, done.err)

@@ -408,15 +408,21 @@ def test_an_undefined_value_through_tojson_names_the_variable() -> None:
         tojson(object())
 
 
-def test_plan_renders_with_the_project_s_templates_and_says_so(tmp_path: Path, cli: Cli) -> None:
-    where = full_project(tmp_path / "p", **{"_metadata.yaml.j2": metadata_override()})
-    run = tmp_path / "team.run.yaml"  # bindings-pvc.run.yaml, for the team vision
+def team_run(tmp_path: Path) -> Path:
+    """bindings-pvc.run.yaml, for the team vision."""
+    run = tmp_path / "team.run.yaml"
     run.write_text(
         (SPECS / "bindings-pvc.run.yaml")
         .read_text()
         .replace("{name: bindings-pvc}", "{name: bindings-pvc, tags: {team: vision}}")
         .replace("./bindings.component.yaml", str(SPECS / "bindings.component.yaml"))
     )
+    return run
+
+
+def test_plan_renders_with_the_project_s_templates_and_says_so(tmp_path: Path, cli: Cli) -> None:
+    where = full_project(tmp_path / "p", **{"_metadata.yaml.j2": metadata_override()})
+    run = team_run(tmp_path)
     done = cli("plan", str(run), "--env", "local", "--project", str(where), "--json")
     assert done.code == 0, done.err
     doc = json.loads(done.out)
