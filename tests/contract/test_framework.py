@@ -15,7 +15,7 @@ def _fw(env):
 def test_pytorch_cluster(load):
     run = load("kinds/pytorch.run.yaml")
     top = Topology.cluster(run, "team-a")
-    assert top.job_name == "torch-run"  # DNS-1123 from Torch_Run
+    assert top.job_name == "torch-run"
     assert _fw(replica_env(run, "master", 0, topology=top)) == ("localhost", "23456", "4", "0")
     for i in range(3):
         env = replica_env(run, "worker", i, topology=top)

@@ -12,8 +12,8 @@ import pytest
 
 from tests.render.conftest import CASES, Case
 from trainstack.contract import Topology, replica_env
-from trainstack.contract.names import job_name
 from trainstack.contract.shell import POD_IP_ENV
+from trainstack.k8snames import job_name
 from trainstack.kubedl import JobType, job_kind
 from trainstack.kubedl.expand import expand, problems
 from trainstack.render import RenderOptions, render_run

@@ -104,7 +104,7 @@ def test_tensorflow_fields() -> None:
     assert json.loads(meta["annotations"]["trainstack.dev/tags"]) == {
         "purpose": "baseline,ablation"
     }  # ',' is not allowed in a label value
-    assert meta["annotations"]["trainstack.dev/run-name"] == "TF_ps_run"
+    assert meta["annotations"]["trainstack.dev/run-name"] == "tf-ps-run"
     git = json.loads(meta["annotations"]["kubedl.io/git-sync-config"])
     assert git == {
         "source": "https://github.com/acme/tf-ps.git",

@@ -119,12 +119,12 @@ def test_long_names_stay_within_kubernetes_limits_and_distinct(tmp_path: Path) -
             assert len(label) <= 63 and LABEL_VALUE.fullmatch(label), label
             seen.update({pv, claim, label})
     assert len(seen) == 12
-    # rendered end to end: a long run name, a long channel name
+    # rendered end to end: the longest run name, a long channel name
     component = COMPONENT.replace("[{name: train}]", f"[{{name: {channel}}}]")
     (tmp_path / "component.yaml").write_text(component)
     run = tmp_path / "run.yaml"
     run.write_text(
-        "apiVersion: trainstack.dev/v1\nkind: Run\nmetadata: {name: " + "r" * 60 + "}\nspec:\n"
+        "apiVersion: trainstack.dev/v1\nkind: Run\nmetadata: {name: " + "r" * 47 + "}\nspec:\n"
         f"  component: ./component.yaml\n  inputs: {{{channel}: 'oss://acme-data/x/'}}\n"
     )
     pv, claim = pair(render_run(load_run(run), options=RenderOptions(namespace=long_ns)))

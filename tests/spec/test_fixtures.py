@@ -200,7 +200,7 @@ def test_component_versions_resolve_by_name() -> None:
 
 def test_defaults_of_a_minimal_run() -> None:
     run = _run("custom-minimal")
-    assert run.name == "1"
+    assert run.name == "r"
     assert dict(run.resources) == {"worker": run.resources["worker"]}
     assert run.resources["worker"].replicas == 1 and run.resources["worker"].gpu == 0
     assert run.run_as_user == 1000

@@ -24,8 +24,8 @@ from trainstack.contract import (
     replica_env,
     secret_env_text,
 )
-from trainstack.contract.names import job_name
 from trainstack.errors import UserError
+from trainstack.k8snames import job_name
 from trainstack.kubedl import JobType, job_kind, replica_hostname
 from trainstack.local.hostenv import passed_env
 from trainstack.spec import load_run

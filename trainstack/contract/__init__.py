@@ -17,9 +17,9 @@ from trainstack.contract.files import config_files, training_job
 from trainstack.contract.framework import framework_env, tf_config
 from trainstack.contract.hyper import hps_json, user_args, user_args_text, value_text
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
-from trainstack.contract.names import dns_label, job_name
 from trainstack.contract.shell import launch_command, rewrite
 from trainstack.contract.topology import Topology, custom_ports
+from trainstack.k8snames import dns_label, job_name
 
 __all__ = [
     "DEFAULT_ROOT",

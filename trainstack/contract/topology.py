@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from trainstack.contract.names import job_name as k8s_job_name
+from trainstack.k8snames import job_name as k8s_job_name
 from trainstack.kubedl import job_kind
 from trainstack.spec.model import FrozenMap, Run
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainstack.contract.layout import Layout
-from trainstack.contract.names import dns_label
+from trainstack.k8snames import dns_label
 from trainstack.platformnames import MAX_DNS_LABEL, OSS_CSI_DRIVER, pv_name
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (

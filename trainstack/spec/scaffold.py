@@ -8,6 +8,7 @@ from pathlib import Path
 
 from trainstack import API_VERSION, suggest
 from trainstack.errors import UserError
+from trainstack.k8snames import MAX_JOB_NAME
 from trainstack.kubedl import job_kind
 from trainstack.spec.model import JobType
 from trainstack.spec.schema import COMPONENT_NAME
@@ -269,6 +270,14 @@ if __name__ == "__main__":
 '''
 
 
+def _run_name(component: str) -> str:
+    """The example run's name, already a job name (a run's name must be: spec/rules/names) for
+    any component name: a job name starts with a letter and is at most MAX_JOB_NAME long."""
+    suffix = "-example"
+    stem = component if component[0].isalpha() else "run-" + component
+    return stem[: MAX_JOB_NAME - len(suffix)].rstrip("-") + suffix
+
+
 def scaffold(
     name: str, job_type: str = "pytorch", parent: Path = Path("."), registry: str | None = None
 ) -> list[Path]:
@@ -311,7 +320,7 @@ def scaffold(
         "runs/example.yaml": RUN_YAML.format(
             api_version=API_VERSION,
             name=name,
-            run_name=f"{name[:56]}-example",
+            run_name=_run_name(name),
             run_file=f"{name}/runs/example.yaml",
             resources=resources,
         ),

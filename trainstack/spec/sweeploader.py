@@ -13,6 +13,7 @@ from trainstack.errors import Diagnostic, SpecError
 from trainstack.spec import structure, values
 from trainstack.spec.model import Component, FrozenMap, Run
 from trainstack.spec.rules import sweep as rules
+from trainstack.spec.rules.names import sweep_name
 from trainstack.spec.rules.raw import section
 from trainstack.spec.schema import API_VERSION, MAX_SWEEP_TRIALS
 from trainstack.spec.sweepmodel import (
@@ -42,7 +43,7 @@ class Loader(Protocol):
 
 
 def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
-    diags = structure.check(doc, "Sweep")
+    diags = structure.check(doc, "Sweep") + sweep_name(doc)
     spec = section(doc.data, "spec")
     base: tuple[Run, dict[str, Any], Path] | None = None
     ref = spec.get("run")

@@ -12,6 +12,7 @@ from trainstack.secretnames import credential_in
 from trainstack.spec import values
 from trainstack.spec.model import Component
 from trainstack.spec.rules.component import value_problem
+from trainstack.spec.rules.names import run_name
 from trainstack.spec.rules.raw import items, section
 from trainstack.spec.rules.resources import resources_rules
 from trainstack.spec.schema import MAX_DATA_INPUTS, MAX_ENV
@@ -22,6 +23,7 @@ from trainstack.yamlsource import SourceDoc
 def check(doc: SourceDoc) -> list[Diagnostic]:
     """Rules that need only the run document."""
     out: list[Diagnostic] = []
+    out += run_name(doc)
     out += _tags(doc)
     out += _env(doc)
     out += _spot(doc)
