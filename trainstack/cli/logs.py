@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from trainstack.cli.options import (
 )
 from trainstack.deploy.index import INDEX_FILE
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
+
+if TYPE_CHECKING:
+    from trainstack.registry import RunRecord
 
 
 @click.command()
@@ -85,6 +89,7 @@ def logs(
             try:
                 _deployed(
                     record.name if record else run_ref,
+                    record,
                     env,
                     team,
                     home,
@@ -138,6 +143,7 @@ def _in_index(run: str, env: str | None, team: str | None, home: Path) -> bool:
 
 def _deployed(
     run: str,
+    record: RunRecord | None,
     env: str | None,
     team: str | None,
     home: Path | None,
@@ -153,9 +159,18 @@ def _deployed(
     from trainstack.deploy import logs as deployed_logs
     from trainstack.deploy import service
 
-    found = service.locate(run, env, team=team, home=home, backend=backend)
-    try:
-        written = deployed_logs.show(
+    def read() -> list[Path]:
+        try:
+            found = service.locate(run, env, team=team, home=home, backend=backend)
+        except (NotFoundError, ToolMissingError):
+            # Its stack was destroyed (the data kept): the logs are where the registry recorded.
+            place = record.log_place if record is not None else None
+            if record is None or place is None:
+                raise
+            return deployed_logs.read_store(
+                place, record.log_region, role, index, tail, write, download, store
+            )
+        return deployed_logs.show(
             found,
             role=role,
             index=index,
@@ -165,6 +180,9 @@ def _deployed(
             download=download,
             store=store,
         )
+
+    try:
+        written = read()
     except BrokenPipeError:
         sys.stderr.close()
         return

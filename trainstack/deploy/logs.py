@@ -68,9 +68,7 @@ def _from_store(
     download: Path | None,
     store: Path | None,
 ) -> list[Path]:
-    from trainstack.deploy import logstore
     from trainstack.infra.logplace import LOGS_OUTPUT, REGION_OUTPUT
-    from trainstack.local import logview
 
     entry = found.entry
     uri = entry.outputs.get(LOGS_OUTPUT)
@@ -83,7 +81,28 @@ def _from_store(
             "spec.keepAfterFinished keeps the finished pods longer",
         )
     region = entry.outputs.get(REGION_OUTPUT)
-    endpoint = logstore.oss_endpoint(str(region) if region else None)
+    return read_store(
+        str(uri), str(region) if region else None, role, index, tail, write, download, store
+    )
+
+
+def read_store(
+    uri: str,
+    region: str | None,
+    role: str | None,
+    index: int | None,
+    tail: int | None,
+    write: Callable[[bytes], None],
+    download: Path | None,
+    store: Path | None,
+) -> list[Path]:
+    """The replica logs shipped to `uri` (a log place: infra/logplace), printed or downloaded:
+    for a run whose pods are gone, found through its stack or, once that is destroyed, through
+    the registry's record of the run."""
+    from trainstack.deploy import logstore
+    from trainstack.local import logview
+
+    endpoint = logstore.oss_endpoint(region)
     with tempfile.TemporaryDirectory(prefix="trainstack-logs-") as tmp:
 
         def chosen(key: str) -> bool:
@@ -93,7 +112,7 @@ def _from_store(
             )
 
         stored = logstore.locate(
-            str(uri), mount=store, into=Path(tmp), endpoint=endpoint, replica=chosen
+            uri, mount=store, into=Path(tmp), endpoint=endpoint, replica=chosen
         )
         if stored.cut:
             print(

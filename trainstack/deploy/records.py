@@ -3,7 +3,9 @@ once `up` succeeds, ended (failed, or cancelled by destroy) — the registry sid
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import suppress
+from typing import Any
 
 from trainstack.deploy.settings import DeploySettings
 from trainstack.errors import NotFoundError
@@ -37,6 +39,21 @@ def record_running(settings: DeploySettings, registry_id: str) -> None:
 
     with Registry.open(settings.home) as registry:
         registry.mark_running(registry_id, [])
+
+
+def record_log_place(
+    settings: DeploySettings, registry_id: str | None, outputs: Mapping[str, Any]
+) -> None:
+    """Where the run's logs were shipped (the stack's outputs), kept in the record: `destroy`
+    removes the stack and its index entry, and `logs` still finds them through the registry."""
+    from trainstack.infra.logplace import LOGS_OUTPUT, REGION_OUTPUT
+    from trainstack.registry import Registry
+
+    place, region = outputs.get(LOGS_OUTPUT), outputs.get(REGION_OUTPUT)
+    if registry_id is None or not isinstance(place, str) or not place:
+        return
+    with Registry.open(settings.home) as registry:
+        registry.record_log_place(registry_id, place, region if isinstance(region, str) else None)
 
 
 def record_end(

@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 from trainstack import platformnames as names
 from trainstack.deploy.index import TAG, RunIndex, StackEntry
 from trainstack.deploy.jobstate import JobState
-from trainstack.deploy.records import record_end, record_pending, record_running
+from trainstack.deploy.records import (
+    record_end,
+    record_log_place,
+    record_pending,
+    record_running,
+)
 from trainstack.deploy.settings import (
     DeploySettings,
     is_passphrase_error,
@@ -189,6 +194,7 @@ def deploy_run(
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
         record_running(settings, registry_id)
+    record_log_place(settings, registry_id, outputs)
     # what this deploy rendered wins; and the stack its StackReference reads, so that status,
     # logs and destroy read the same one (the team's scope or the platform)
     entry = _entry(run, env, stack_name, settings, registry_id, {**outputs, **coordinates}, digest)
@@ -521,6 +527,9 @@ def destroy(
             RunIndex(settings.home).remove(entry)
             raise NotFoundError(gone.message, hint="it is no longer listed here") from None
         stack.destroy(on_output=on_output, show_secrets=False, remove=True, run_program=True)
+    # The index entry goes; the record keeps where the logs are (a run deployed before records
+    # held it gets it here).
+    record_log_place(settings, entry.registry_id, entry.outputs)
     record_end(settings, entry.registry_id, failed=False, reason="destroyed")
     RunIndex(settings.home).remove(entry)
     return entry

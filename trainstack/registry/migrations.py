@@ -79,6 +79,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE runs ADD COLUMN created_by TEXT;
         """,
     ),
+    (
+        "log_place: where a deployed run's replica logs were shipped, and its store's region",
+        """
+        ALTER TABLE runs ADD COLUMN log_place TEXT;
+        ALTER TABLE runs ADD COLUMN log_region TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -119,6 +119,10 @@ class RunRecord:
     outputs: Mapping[str, str] = field(default_factory=_empty_tags)  # output name -> URI
     parameters: Mapping[str, ParamValue] = field(default_factory=_empty_params)
     created_by: str | None = None  # the user who recorded it (None: before that was recorded)
+    # A deployed run's shipped logs (infra/logplace) and its store's region: `logs` reads them
+    # here once the run's stack is destroyed.
+    log_place: str | None = None
+    log_region: str | None = None
 
     @property
     def duration(self) -> float | None:

@@ -23,7 +23,8 @@ from trainstack.registry.model import (
 COLUMNS = (
     "id, name, component, component_version, kind, job_type, experiment, tags, status,"
     " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
-    " runner_started_at, stack_name, spec_path, reason, outputs, parameters, created_by"
+    " runner_started_at, stack_name, spec_path, reason, outputs, parameters, created_by,"
+    " log_place, log_region"
 )
 
 
@@ -101,6 +102,8 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         outputs,
         parameters,
         created_by,
+        log_place,
+        log_region,
     ) = row
     return RunRecord(
         id=str(run_id),
@@ -136,4 +139,6 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         ),
         parameters=MappingProxyType(dict(boundedjson.loads(str(parameters)))),
         created_by=None if created_by is None else str(created_by),
+        log_place=None if log_place is None else str(log_place),
+        log_region=None if log_region is None else str(log_region),
     )

@@ -321,6 +321,13 @@ class Registry:
                 (RunStatus.RUNNING.value, time.time(), exits_json(exits), run_id, *_ACTIVE),
             )
 
+    def record_log_place(self, run_id: str, place: str, region: str | None) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE runs SET log_place = ?, log_region = ? WHERE id = ?",
+                (place, region, run_id),
+            )
+
     def record_progress(
         self,
         run_id: str,
