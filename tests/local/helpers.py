@@ -72,14 +72,18 @@ def write_run(
     return out
 
 
-def _namespaces_refused() -> str | None:
+def _kernel_refuses_namespaces() -> str | None:
+    """Why the kernel will not give a replica namespaces (None: it will). Missing tools are
+    not a reason: README's test command installs them (tools/install-sandbox), so without them
+    the sandbox's tests run and fail, saying which are missing, rather than skip."""
     from trainstack.local import podns
 
-    return podns.probe()
+    return None if podns.missing_tools() else podns.probe()
 
 
-NAMESPACES_REFUSED = _namespaces_refused()
-# For tests of the namespaces sandbox: a machine that refuses them runs processes mode only.
+NAMESPACES_REFUSED = _kernel_refuses_namespaces()
+# For tests of the namespaces sandbox: a kernel that refuses them (user namespaces turned off,
+# a seccomp profile) runs processes mode only.
 needs_namespaces = pytest.mark.skipif(
     NAMESPACES_REFUSED is not None, reason=f"no namespaces here: {NAMESPACES_REFUSED}"
 )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
+from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
 from trainstack.deploy.index import TAG, RunIndex, StackEntry
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.records import (
@@ -172,12 +173,12 @@ def deploy_run(
     with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _team_stack(settings, env, namespace, run.name, program, command, on_output)
         stack_name = stack.name
-        previous = _previous(settings, stack)
-        _refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
+        previous = previous_entry(settings, stack)
+        refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
         same_job = previous is not None and previous.spec_hash == digest
         if same_job and previous is not None:
             kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
-            gone = _finished_and_gone(settings, kept, command)
+            gone = finished_and_gone(settings, kept, command)
             if gone is not None:
                 (on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
@@ -295,72 +296,8 @@ def _team_stack(
     return _open(settings, name, program, command, create=True, new=True)
 
 
-def _finished_and_gone(
-    settings: DeploySettings, entry: StackEntry, command: auto.PulumiCommand
-) -> str | None:
-    """Why an unchanged deploy must not submit the job again, or None when the job is still on
-    the cluster. KubeDL deletes a finished job ``ttlSecondsAfterFinished`` after it ends (and
-    XGBoost's by default: docs/kubedl.md); ``up --refresh`` would then drop it from the stack's
-    state and create it again, training a second time over the same outputs."""
-    from trainstack.deploy import watch
-    from trainstack.registry import Registry
-
-    cluster = watch.connect(entry, settings, command)
-    job = watch.JobRef.of(entry)
-    if cluster.job(job.api_version, job.kind, job.namespace, job.name) is not None:
-        return None
-    status = None
-    if entry.registry_id is not None:
-        with Registry.open(settings.home) as registry, suppress(NotFoundError):
-            record = registry.get(entry.registry_id)
-            if record.status.finished:
-                status = f"{record.status}" + (f": {record.reason}" if record.reason else "")
-    where = f"{job.kind} {job.namespace}/{job.name}"
-    if status is not None:
-        head = f"run {entry.run!r} already finished ({status}); its job is gone from the cluster"
-    else:
-        head = (
-            f"run {entry.run!r}: its job is gone from the cluster and its outcome was not "
-            "recorded here (`trainstack status` and `wait` record it while the job exists)"
-        )
-    return (
-        f"{head} ({where}: KubeDL deletes a finished job ttlSecondsAfterFinished after it ends, "
-        "or it was deleted by hand). Nothing was submitted: the run is unchanged; "
-        "`trainstack deploy RUN --env ENV --rerun` trains it again"
-    )
-
-
 def _no_output(line: str) -> None:
     """Where a deploy's notices go when no one listens (``--quiet``)."""
-
-
-def _refuse_other_team(
-    stack: str, previous: StackEntry | None, namespace: str, team: str | None
-) -> None:
-    """A stack holds one team's run: deploying another team's run onto it would switch its
-    provider to that team's credentials and delete the first team's job."""
-    if previous is None:
-        return
-    theirs = previous.outputs.get("namespace")
-    if theirs not in (None, namespace) or (previous.team and team and previous.team != team):
-        raise UserError(
-            f"stack {stack!r} belongs to team {previous.team or '?'} (namespace "
-            f"{theirs or '?'}); run {previous.run!r} here deploys into namespace {namespace}"
-            + (f" for team {team}" if team else ""),
-            hint="a run stack is one team's run: rename the run, or destroy the other stack "
-            "first (`trainstack destroy RUN --team TEAM`)",
-        )
-
-
-def _previous(settings: DeploySettings, stack: auto.Stack) -> StackEntry | None:
-    """What the last deploy of this stack recorded: this user's index, else the stack's tags in
-    the backend (a teammate deployed it); None for a new stack."""
-    from trainstack.deploy.index import entry_from_tags
-
-    local = [e for e in RunIndex(settings.home).entries() if e.stack == stack.name]
-    if local:
-        return local[0]
-    return entry_from_tags(stack.name, stack.workspace.list_tags(stack.name), settings.backend_url)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def _teams(values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any]) -> Context:
-    from trainstack.infra.platform import config as cfg
+    from trainstack.infra.platform import config_teams as cfg
 
     quotas: dict[str, TeamQuota] = {}
     for team in _teams(values):

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack import platformnames as names
-from trainstack.infra.platform.config import Team
+from trainstack.infra.platform.config_teams import Team
 from trainstack.infra.platform.podguard import (
     POD_GUARD,
     PodRules,

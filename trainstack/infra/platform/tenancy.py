@@ -29,10 +29,10 @@ import pulumi_kubernetes as k8s
 
 from trainstack import platformnames as names
 from trainstack.infra.platform import podsecurity
-from trainstack.infra.platform.config import (
+from trainstack.infra.platform.config import PlatformConfig
+from trainstack.infra.platform.config_teams import (
     DEFAULT_KUBEDL_JOBS,
     DEFAULT_OBJECT_COUNTS,
-    PlatformConfig,
     Team,
     kubedl_count_key,
 )
