@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from trainstack import platformnames as names
 from trainstack.policy.model import Context, Finding, Level, Resource, Rule
 
 
@@ -32,7 +33,9 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
     loads = [w for w in workloads(tuple(KUBEDL_CRDS)) if (w.group, w.plural) == (group, plural)]
     if not loads:
         return
-    rules = pod_rules(namespace, int(ctx.team_max_priority.get(team, 9)), ctx.host_path_volumes)
+    # A platform that exports no cap leaves the priority to the priority-cap rule.
+    cap = int(ctx.team_max_priority.get(team, max(names.PRIORITIES)))
+    rules = pod_rules(namespace, cap, ctx.host_path_volumes)
     policy = {
         **evaluated_policy(rules, loads),
         "matchConstraints": {
