@@ -168,6 +168,7 @@ def _namespaces_refused() -> str | None:
 def _sandbox_setup(root: Path, repeat: int) -> None:
     """(d): what making a replica a pod adds to starting it, and the job network's set-up."""
     from trainstack.local import podns
+    from trainstack.local.sandbox import Layout
 
     refused = _namespaces_refused()
     if refused is not None:
@@ -178,9 +179,9 @@ def _sandbox_setup(root: Path, repeat: int) -> None:
     jobs = []
     for _ in range(rounds):
         started = time.perf_counter()
-        podns.JobNamespaces(run_dir, run_dir / "hosts", run_dir / "pod-root").close()
+        podns.JobNamespaces(Layout(run_dir)).close()
         jobs.append(time.perf_counter() - started)
-    network = podns.JobNamespaces(run_dir, run_dir / "hosts", run_dir / "pod-root")
+    network = podns.JobNamespaces(Layout(run_dir))
     try:
         plain, pod = _rounds(
             rounds,

@@ -71,11 +71,11 @@ from trainstack.errors import RunFailedError, UserError
 @click.option(
     "--sandbox",
     type=click.Choice(["auto", "namespaces", "processes"]),
-    default=None,  # processes (trainstack.local.sandboxmode.DEFAULT), said nowhere
+    default=None,  # trainstack.local.sandboxmode.DEFAULT
     help="namespaces: each replica a host of its own, as a pod (its address, hostname, the "
-    "cluster's names and ports, PID 1), with no route out of the job; processes: replicas share "
-    "this machine's network (127.0.0.1, free ports); auto: namespaces where this machine "
-    "allows them. Default: processes.",
+    "cluster's names and ports, PID 1, a way out through this machine); processes: replicas "
+    "share this machine's network (127.0.0.1, free ports); auto: namespaces where this machine "
+    "allows them, else processes. Default: auto; the run says which it got.",
 )
 @home_option
 @click.option(

@@ -33,7 +33,13 @@ from trainstack.local import gpus as gpu_alloc
 from trainstack.local.hostenv import machine_env
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
-from trainstack.local.podns import JobNamespaces, PodAddresses, hosts_file, pod_address
+from trainstack.local.podns import (
+    JobNamespaces,
+    PodAddresses,
+    hosts_file,
+    pod_address,
+    resolv_conf,
+)
 from trainstack.local.ports import AddressPlan, SharedLoopback
 from trainstack.local.pyenv import env_overrides
 from trainstack.local.sandbox import Layout
@@ -56,6 +62,7 @@ class JobPlan:
     limits: Mapping[str, ReplicaLimits]
     # /etc/hosts of every replica when each is a host of its own (trainstack.local.podns)
     hosts: str | None = None
+    resolv: str | None = None  # and their /etc/resolv.conf
 
 
 def replica_limits(run: Run) -> dict[str, ReplicaLimits]:
@@ -314,6 +321,7 @@ def plan_job(
         config=config_files(run, topology, ContractLayout.at(root)),
         limits=replica_limits(run),
         hosts=None if pods is None else hosts_file(run, topology, keys),
+        resolv=None if pods is None else resolv_conf(topology.namespace),
     )
 
 

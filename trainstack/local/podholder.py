@@ -3,8 +3,10 @@
 
 It gives the network namespace a bridge, and the mount namespace the file system a pod sees:
 this machine's root, every entry bound at its own place, plus the run directory at /ml and the
-job's hosts file at /etc/hosts; the replicas' namespaces start from these. Then it prints
-`ready` and waits for its stdin to close (the runner's end, however it ends).
+job's hosts and resolver files at /etc/hosts and /etc/resolv.conf; the replicas' namespaces
+start from these. Then it prints `ready` and serves the runner's requests, a line each, until
+its stdin closes (the runner's end, however it ends): `uplink TAP` makes the user-mode network
+stack's device (trainstack.local.podns.Uplink) a port of the bridge.
 
 A new root is built because /ml does not exist on this machine and must not be created there:
 a tmpfs on a scratch directory gets a mount point per entry of /, and becomes the root by
@@ -47,7 +49,7 @@ def _bind(source: str, target: str) -> None:
         _mount(source, target, None, MS_BIND | MS_REC, None)
 
 
-def build_root(scratch: str, run_dir: str, hosts: str, pivot_root: str) -> None:
+def build_root(scratch: str, run_dir: str, hosts: str, resolv: str, pivot_root: str) -> None:
     _mount("trainstack-pod", scratch, "tmpfs", 0, "mode=755")
     for name in os.listdir("/"):
         _bind("/" + name, os.path.join(scratch, name))
@@ -60,6 +62,11 @@ def build_root(scratch: str, run_dir: str, hosts: str, pivot_root: str) -> None:
         err = ctypes.get_errno()
         raise OSError(err, f"umount /{OLD_ROOT}: {os.strerror(err)}")
     os.rmdir("/" + OLD_ROOT)
+    # After the pivot: a mount follows a link (systemd-resolved makes /etc/resolv.conf one to
+    # /run), which must be followed in the new root. What it names must exist: nothing may be
+    # created in this machine's /etc to make it.
+    if os.path.exists("/etc/resolv.conf"):
+        _mount(resolv, "/etc/resolv.conf", None, MS_BIND, None)
 
 
 def add_bridge(ip: str, bridge: str, gateway: str) -> None:
@@ -70,16 +77,42 @@ def add_bridge(ip: str, bridge: str, gateway: str) -> None:
     subprocess.run([ip, "-b", "-"], input=script.encode(), check=True)
 
 
+def add_uplink(ip: str, bridge: str, tap: str) -> None:
+    """`tap` a port of the bridge. Frames for an address the bridge has not learnt are not
+    flooded to it: the user-mode stack would answer a TCP segment of a connection between two
+    pods (one idle past the bridge's ageing time) with a reset."""
+    script = (
+        f"link set {tap} master {bridge}\nlink set {tap} up\n"
+        f"link set dev {tap} type bridge_slave flood off\n"
+    )
+    subprocess.run([ip, "-b", "-"], input=script.encode(), check=True, capture_output=True)
+
+
+def serve(ip: str, bridge: str) -> None:
+    for line in sys.stdin.buffer:  # until the runner closes the pipe, or dies
+        verb, _, arg = line.decode().strip().partition(" ")
+        if verb != "uplink":
+            print(f"error unknown request {verb!r}", flush=True)
+            continue
+        try:
+            add_uplink(ip, bridge, arg)
+        except subprocess.CalledProcessError as err:
+            said = err.stderr.decode(errors="replace").strip()
+            print(f"error {said or err}".replace("\n", " "), flush=True)
+        else:
+            print("ok", flush=True)
+
+
 def main(argv: list[str]) -> int:
-    ip, pivot_root, bridge, gateway, run_dir, hosts, scratch = argv
+    ip, pivot_root, bridge, gateway, run_dir, hosts, resolv, scratch = argv
     try:
         add_bridge(ip, bridge, gateway)
-        build_root(scratch, run_dir, hosts, pivot_root)
+        build_root(scratch, run_dir, hosts, resolv, pivot_root)
     except (OSError, subprocess.CalledProcessError) as err:
         print(f"pod holder: {err}", file=sys.stderr, flush=True)
         return 1
     print("ready", flush=True)
-    sys.stdin.buffer.read()  # until the runner closes the pipe, or dies
+    serve(ip, bridge)
     return 0
 
 

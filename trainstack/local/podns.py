@@ -4,12 +4,14 @@ runtime and no image (the replica runs this machine's programs, as in process mo
 The job gets a network namespace of its own holding a bridge, and a mount namespace whose root
 is this machine's with the run directory at /ml and the job's names in /etc/hosts
 (`JobNamespaces`, held by trainstack.local.podholder): nothing is added to this machine's
-interfaces or file system and, with no route out of the bridge's subnet, no replica traffic
-leaves the job. Each replica then gets, around its argv (`wrap`): that file system, a network
-namespace with its own address on the bridge (a veth pair), a UTS namespace whose hostname is
-the pod's name, and a PID namespace whose PID 1 is the replica's command, as the launcher is a
-container's. Without root, the namespaces belong to a user namespace the holder creates, in
-which the runner's user is root (user_namespaces(7)); as root none is needed.
+interfaces, routes or file system. The bridge's way out is a user-mode network stack
+(slirp4netns, `Uplink`) that makes each connection a pod opens a socket of this machine's, as
+a node does for its pods; it needs no root. Each replica then gets, around its argv (`wrap`):
+that file system, a network namespace with its own address on the bridge (a veth pair) and a
+default route through the uplink, a UTS namespace whose hostname is the pod's name, and a PID
+namespace whose PID 1 is the replica's command, as the launcher is a container's. Without
+root, the namespaces belong to a user namespace the holder creates, in which the runner's user
+is root (user_namespaces(7)); as root none is needed.
 
 The set-up inside a replica is a fixed `sh` script whose values arrive as arguments, never as
 code, run with the programs in `TOOLS`.
@@ -29,6 +31,7 @@ from pathlib import Path, PurePath
 from trainstack.contract import Topology
 from trainstack.kubedl import JobType, replica_hostname
 from trainstack.local import podholder
+from trainstack.local.sandbox import Layout
 from trainstack.spec.model import Run
 
 # The programs the sandbox runs, and the Debian package of each (iproute2 is the one a minimal
@@ -40,12 +43,19 @@ TOOLS = {
     "pivot_root": "util-linux",
     "hostname": "hostname",
     "ip": "iproute2",
+    "slirp4netns": "slirp4netns",
 }
 # A private range, only ever configured inside the job's own network namespace: it cannot clash
-# with this machine's networks, which the namespace never sees. The bridge takes the first
-# address, replicas the next ones in start order.
+# with this machine's networks, which the namespace never sees. Its first /24 is the job's own:
+# the bridge takes .1; the uplink, given the whole range (slirp4netns --cidr), answers as the
+# gateway at .2 and the DNS server at .3 (slirp4netns(1), --cidr). Replicas take 10.244.1.1 on,
+# in start order.
 SUBNET = ipaddress.ip_network("10.244.0.0/16")
+_FIRST_POD = 257
 BRIDGE = "br0"
+UPLINK = "tap0"
+UPLINK_GATEWAY = str(SUBNET.network_address + 2)
+UPLINK_DNS = str(SUBNET.network_address + 3)
 # The interface a pod's network namespace has (as a CNI names it).
 POD_INTERFACE = "eth0"
 # The cluster's DNS domain: `<svc>.<namespace>.svc` + this is a Service's full name.
@@ -53,18 +63,19 @@ CLUSTER_DOMAIN = "cluster.local"
 
 # $1 the job's network namespace (a /proc path), $2 its bridge, $3 the replica's interface,
 # $4 its address/prefix, $5 its hostname, $6 its working directory, $7-$9 where `ip`, `nsenter`
-# and `hostname` are; the rest is the command.
+# and `hostname` are, $10 the default gateway; the rest is the command.
 # (nsenter's --wd would keep a directory of the old root: the path is looked up here instead.)
 # The host end of the veth is named after this shell's pid: a name free now, where a fixed one
 # may still be held by the previous attempt's end, which the kernel removes only some time after
 # that namespace dies.
 _REPLICA = """\
 set -e
-job=$1 bridge=$2 eth=$3 addr=$4 name=$5 ip=$7 nsenter=$8 hostname=$9
+job=$1 bridge=$2 eth=$3 addr=$4 name=$5 ip=$7 nsenter=$8 hostname=$9 via=${10}
 cd "$6"
-shift 9
+shift 10
 printf 'link add %s type veth peer name vh%s netns %s\\naddr add %s dev %s\\n\\
-link set %s up\\nlink set lo up\\n' "$eth" $$ "$job" "$addr" "$eth" "$eth" | "$ip" -b -
+link set %s up\\nlink set lo up\\nroute add default via %s\\n' \\
+  "$eth" $$ "$job" "$addr" "$eth" "$eth" "$via" | "$ip" -b -
 "$nsenter" --net="$job" "$ip" link set "vh$$" master "$bridge" up
 "$hostname" "$name"
 exec "$@"
@@ -128,7 +139,7 @@ def probe() -> str | None:
 
 def pod_address(ordinal: int) -> str:
     """The address of the replica that starts `ordinal`-th (from 0)."""
-    return str(SUBNET.network_address + 2 + ordinal)
+    return str(SUBNET.network_address + _FIRST_POD + ordinal)
 
 
 def gateway() -> str:
@@ -168,17 +179,81 @@ class PodAddresses:
         return Topology.pods(run)
 
 
-class JobNamespaces:
-    """The job's network namespace with its bridge, and its mount namespace with the pod's file
-    system (/ml, /etc/hosts: trainstack.local.podholder), held by a process that lives until
-    `close()` or the runner's end (its stdin is a pipe from the runner). `hosts` is bound as it
-    is: the runner writes the job's names into it once they are planned."""
+def resolv_conf(namespace: str) -> str:
+    """A pod's /etc/resolv.conf as the kubelet writes it for the ClusterFirst DNS policy: the
+    namespace's search list and `ndots:5`, the uplink's DNS server standing in for the
+    cluster's (the job's own names are in /etc/hosts, which is read first)."""
+    search = (f"{namespace}.svc.{CLUSTER_DOMAIN}", f"svc.{CLUSTER_DOMAIN}", CLUSTER_DOMAIN)
+    return f"search {' '.join(search)}\nnameserver {UPLINK_DNS}\noptions ndots:5\n"
 
-    def __init__(self, run_dir: Path, hosts: Path, scratch: Path) -> None:
-        for directory in (run_dir, hosts.parent, scratch):
+
+class Uplink:
+    """The job network's way out: slirp4netns on this machine's network, its device in the
+    job's namespace made a port of the bridge. It lives until `close()` or the runner's end:
+    it exits when the pipe whose write end only the runner holds is closed (--exit-fd)."""
+
+    def __init__(self, holder_pid: int) -> None:
+        ready_r, ready_w = os.pipe()
+        exit_r, self._exit_w = os.pipe()
+        try:
+            self._proc = subprocess.Popen(
+                [
+                    tool("slirp4netns"),
+                    f"--cidr={SUBNET}",
+                    # A pod reaches its node by the node's address, not as 127.0.0.1.
+                    "--disable-host-loopback",
+                    f"--ready-fd={ready_w}",
+                    f"--exit-fd={exit_r}",
+                    str(holder_pid),
+                    UPLINK,
+                ],
+                pass_fds=(ready_w, exit_r),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        finally:
+            os.close(ready_w)
+            os.close(exit_r)
+        with os.fdopen(ready_r, "rb") as ready:
+            said = ready.read(1)  # "1" once the device exists; nothing if it exits first
+        if said != b"1":
+            self.close()
+            raise OSError(f"slirp4netns could not give the job a way out: {self._said()}")
+
+    def _said(self) -> str:
+        assert self._proc.stderr is not None
+        lines = self._proc.stderr.read().decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else f"exit status {self._proc.returncode}"
+
+    def close(self) -> None:
+        if self._exit_w >= 0:
+            os.close(self._exit_w)
+            self._exit_w = -1
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stderr is not None:
+            self._proc.stderr.close()
+
+
+class JobNamespaces:
+    """The job's network namespace with its bridge and uplink, and its mount namespace with the
+    pod's file system (/ml, /etc/hosts, /etc/resolv.conf: trainstack.local.podholder), held by a
+    process that lives until `close()` or the runner's end (its stdin is a pipe from the
+    runner). The hosts and resolver files are bound as they are: the runner writes them once
+    the job's names are planned."""
+
+    def __init__(self, layout: Layout) -> None:
+        for directory in (layout.root, layout.pod_root):
             directory.mkdir(parents=True, exist_ok=True)
-        hosts.touch()
+        for bound in (layout.hosts, layout.resolv):
+            bound.touch()
         holder = [sys.executable, "-S", str(Path(podholder.__file__))]
+        self._uplink: Uplink | None = None
         self._holder = subprocess.Popen(
             [
                 tool("unshare"),
@@ -191,9 +266,10 @@ class JobNamespaces:
                 tool("pivot_root"),
                 BRIDGE,
                 gateway(),
-                str(run_dir),
-                str(hosts),
-                str(scratch),
+                str(layout.root),
+                str(layout.hosts),
+                str(layout.resolv),
+                str(layout.pod_root),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -201,11 +277,30 @@ class JobNamespaces:
             # Not in the terminal's process group: Ctrl-C is the runner's to act on.
             start_new_session=True,
         )
-        assert self._holder.stdout is not None and self._holder.stderr is not None
-        if self._holder.stdout.readline().strip() != b"ready":
-            said = self._holder.stderr.read().decode(errors="replace").strip()
+        if self._answer() != "ready":
+            self._fail("could not create the job's namespaces")
+        try:
+            self._uplink = Uplink(self.pid)
+        except OSError as err:
             self.close()
-            raise OSError(f"could not create the job's namespaces: {said}")
+            raise OSError(f"could not give the job's network a way out: {err}") from None
+        assert self._holder.stdin is not None
+        self._holder.stdin.write(f"uplink {UPLINK}\n".encode())
+        self._holder.stdin.flush()
+        answer = self._answer()
+        if answer != "ok":
+            self._fail(f"could not give the job's network a way out: {answer}")
+
+    def _answer(self) -> str:
+        assert self._holder.stdout is not None
+        return self._holder.stdout.readline().decode(errors="replace").strip()
+
+    def _fail(self, what: str) -> None:
+        assert self._holder.stderr is not None
+        self._end_holder()
+        said = self._holder.stderr.read().decode(errors="replace").strip()
+        self.close()
+        raise OSError(f"{what}: {said}" if said else what)
 
     @property
     def pid(self) -> int:
@@ -254,11 +349,12 @@ class JobNamespaces:
             tool("ip"),
             tool("nsenter"),
             tool("hostname"),
+            UPLINK_GATEWAY,
             *pid1,
             *argv,
         )
 
-    def close(self) -> None:
+    def _end_holder(self) -> None:
         holder = self._holder
         if holder.stdin is not None and not holder.stdin.closed:
             holder.stdin.close()
@@ -267,6 +363,12 @@ class JobNamespaces:
         except subprocess.TimeoutExpired:
             holder.kill()
             holder.wait()
-        for stream in (holder.stdout, holder.stderr):
+
+    def close(self) -> None:
+        if self._uplink is not None:
+            self._uplink.close()
+            self._uplink = None
+        self._end_holder()
+        for stream in (self._holder.stdout, self._holder.stderr):
             if stream is not None:
                 stream.close()

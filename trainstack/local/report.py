@@ -139,7 +139,7 @@ def summary(result: LocalRunResult) -> str:
                 f"  output:   {channel} → {result.layout.output_dir(channel)} "
                 f"({files} file(s), {human_bytes(size)})"
             )
-    if result.sandbox is not None and result.sandbox.announced:
+    if result.sandbox is not None:
         lines.append(f"  sandbox:  {result.sandbox.describe()}")
     lines.append(f"  logs:     {result.layout.logs}  (trainstack logs {rec.id})")
     lines.extend(_metrics_summary(rec.id, result.layout))

@@ -173,7 +173,7 @@ def _job_namespaces(
     if choice.mode is not SandboxMode.NAMESPACES:
         return choice, None
     try:
-        return choice, podns.JobNamespaces(layout.root, layout.hosts, layout.pod_root)
+        return choice, podns.JobNamespaces(layout)
     except OSError as err:
         if (requested or DEFAULT_SANDBOX) is not SandboxMode.AUTO:
             raise UserError(
@@ -224,8 +224,7 @@ def _supervise_in(
         memory=MemoryWatch(plan.limits),
     )
     _announce(view, record.id, run, plan, layout, req.preempt)
-    if choice.announced:
-        view.event(f"sandbox: {choice.describe()}")
+    view.event(f"sandbox: {choice.describe()}")
     reg.mark_running(
         record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
     )
@@ -284,6 +283,8 @@ def _prepare(
         (layout.config / name).write_text(content, encoding="utf-8")
     if plan.hosts is not None:
         layout.hosts.write_text(plan.hosts, encoding="utf-8")
+    if plan.resolv is not None:
+        layout.resolv.write_text(plan.resolv, encoding="utf-8")
     return plan
 
 

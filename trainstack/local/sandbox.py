@@ -71,6 +71,11 @@ class Layout:
         return self.root / "hosts"
 
     @property
+    def resolv(self) -> Path:
+        """Every replica's /etc/resolv.conf when each is a host of its own."""
+        return self.root / "resolv.conf"
+
+    @property
     def pod_root(self) -> Path:
         """Where the pods' root file system is put together, in their mount namespace only (an
         empty directory on this machine)."""

@@ -19,38 +19,35 @@ class SandboxMode(enum.StrEnum):
     PROCESSES = "processes"
 
 
-# Not auto yet: a pod of the sandbox has no route out of the job (a cluster's pods reach the
-# internet through their node), so code that downloads would fail by default.
-DEFAULT = SandboxMode.PROCESSES
+DEFAULT = SandboxMode.AUTO
 
 
 @dataclass(frozen=True)
 class Choice:
     mode: SandboxMode  # never AUTO
     why: str
-    announced: bool = True  # said in the run's first lines and summary (not for the default)
 
     def describe(self) -> str:
         return f"{self.mode} ({self.why})"
 
 
 def choose(requested: SandboxMode | None, probe: Callable[[], str | None] = podns.probe) -> Choice:
-    """The mode a run gets (`requested` None: the default, said nowhere). `probe` says why
-    namespaces cannot be had (None: they can); asked for by name and unavailable, they are an
-    error, since the user wants what a cluster does."""
-    if requested is None:
-        chosen = choose(DEFAULT, probe)
-        return Choice(chosen.mode, chosen.why, announced=False)
+    """The mode a run gets (`requested` None: `DEFAULT`). `probe` says why namespaces cannot be
+    had (None: they can); asked for by name and unavailable, they are an error, since the user
+    wants what a cluster does."""
+    requested = DEFAULT if requested is None else requested
     if requested is SandboxMode.PROCESSES:
         return Choice(SandboxMode.PROCESSES, "--sandbox processes")
     refused = probe()
     if requested is SandboxMode.NAMESPACES:
         if refused is not None:
+            packages = " ".join(sorted(set(podns.TOOLS.values())))
             raise UserError(
                 f"--sandbox namespaces: {refused}",
-                hint="install the missing packages (apt-get install util-linux hostname "
-                "iproute2), allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
-                "user.max_user_namespaces), or run with --sandbox processes",
+                hint=f"install the missing packages (apt-get install {packages}; "
+                "tools/install-sandbox), allow user namespaces (sysctl "
+                "kernel.unprivileged_userns_clone=1, user.max_user_namespaces), or run with "
+                "--sandbox processes",
             )
         return Choice(SandboxMode.NAMESPACES, "--sandbox namespaces")
     if refused is not None:
