@@ -255,6 +255,7 @@ def plan_job(
     )
     base = {**_base_env(run_id, venv), **(passed_env or {})}
     launches = []
+    limits = replica_limits(run)
     in_pod = pods is not None
     # In a pod the /ml tree is at /ml (the job's mount namespace binds the run directory there).
     root = DEFAULT_ROOT if in_pod else layout.root
@@ -292,9 +293,13 @@ def plan_job(
             grace_seconds=grace_seconds,
             in_pod=in_pod,
         )
+        pod_shm = None
         if pods is not None:
             pod_cwd = Layout(Path(root)).usercode
-            argv = list(pods.wrap(argv, ordinal, env["HOSTNAME"], pod_cwd))
+            # MPI has no limits here: every rank runs in the launcher's pod (replica_limits).
+            pod_shm = limits[f"{role}-{index}"].shm if f"{role}-{index}" in limits else None
+            shm_bytes = None if pod_shm is None else pod_shm.bytes
+            argv = list(pods.wrap(argv, ordinal, env["HOSTNAME"], pod_cwd, shm_bytes))
             if POD_IP_ENV in env:  # the kubelet's status.podIP: this pod's own address
                 env[POD_IP_ENV] = pod_address(ordinal)
         launches.append(
@@ -305,6 +310,7 @@ def plan_job(
                 env=env,
                 cwd=layout.usercode,
                 log_path=layout.log(role, index),
+                pod_shm=pod_shm,
                 restarts_path=(
                     layout.restarts(role, index)
                     if uses_launcher(run, role, in_pod=in_pod)
@@ -319,7 +325,7 @@ def plan_job(
         gpus=gpus,
         # training_job.json names the paths this run's processes really use.
         config=config_files(run, topology, ContractLayout.at(root)),
-        limits=replica_limits(run),
+        limits=limits,
         hosts=None if pods is None else hosts_file(run, topology, keys),
         resolv=None if pods is None else resolv_conf(topology.namespace),
     )

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack.local.memlimit import Limit
+
 
 @dataclass(frozen=True)
 class ReplicaLaunch:
@@ -22,6 +24,9 @@ class ReplicaLaunch:
     # Where the in-container launcher records this replica's restarts in place (hangs); None
     # when the replica does not run behind it.
     restarts_path: Path | None = None
+    # The size of the replica's own /dev/shm where it runs as a pod (trainstack.local.podns),
+    # which the kernel enforces; None where it shares this machine's (memlimit watches it).
+    pod_shm: Limit | None = None
 
     @property
     def key(self) -> str:

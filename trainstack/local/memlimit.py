@@ -15,7 +15,9 @@
   beyond it gets SIGBUS (PyTorch's data loader: "bus error ... insufficient shared memory
   (shm)"), and that exit is not one KubeDL retries. Counted here: the /dev/shm files the tree
   holds open or mapped (including unlinked ones, as PyTorch's file-descriptor sharing leaves
-  them), each once.
+  them), each once. A replica that runs as a pod of the sandbox (trainstack.local.podns) has a
+  tmpfs of that size as its /dev/shm, which the kernel enforces as on a cluster; the files of
+  this machine's /dev/shm are then none of its.
 
 Locally the machine's /dev/shm and memory are much larger, so a run that would fail on its
 cluster would succeed here. The supervisor asks this watch up to five times a second (less
@@ -89,6 +91,12 @@ class OverLimit:
             f"/dev/shm full: {_mib(self.used)} in use, over {self.limit.text} "
             f"({_mib(self.limit.bytes)}); on a cluster the next page gets SIGBUS"
         )
+
+
+def full_pod_shm(limit: Limit) -> str:
+    """Why a pod's replica may have got SIGBUS: its /dev/shm is a tmpfs of `limit`, and a page
+    beyond a full one is a bus error (the kernel's, as on a cluster: nothing here measured it)."""
+    return f"as a page beyond a full /dev/shm gets: the pod's is {limit.text} ({_mib(limit.bytes)})"
 
 
 def _mib(n: int) -> str:

@@ -42,6 +42,7 @@ TOOLS = {
     "setpriv": "util-linux",
     "pivot_root": "util-linux",
     "hostname": "hostname",
+    "mount": "mount",
     "ip": "iproute2",
     "slirp4netns": "slirp4netns",
 }
@@ -63,7 +64,8 @@ CLUSTER_DOMAIN = "cluster.local"
 
 # $1 the job's network namespace (a /proc path), $2 its bridge, $3 the replica's interface,
 # $4 its address/prefix, $5 its hostname, $6 its working directory, $7-$9 where `ip`, `nsenter`
-# and `hostname` are, $10 the default gateway; the rest is the command.
+# and `hostname` are, $10 the default gateway, $11 where `mount` is and $12 the size of the
+# pod's own /dev/shm in bytes ("": this machine's); the rest is the command.
 # (nsenter's --wd would keep a directory of the old root: the path is looked up here instead.)
 # The host end of the veth is named after this shell's pid: a name free now, where a fixed one
 # may still be held by the previous attempt's end, which the kernel removes only some time after
@@ -71,13 +73,17 @@ CLUSTER_DOMAIN = "cluster.local"
 _REPLICA = """\
 set -e
 job=$1 bridge=$2 eth=$3 addr=$4 name=$5 ip=$7 nsenter=$8 hostname=$9 via=${10}
+mount=${11} shm=${12}
 cd "$6"
-shift 10
+shift 12
 printf 'link add %s type veth peer name vh%s netns %s\\naddr add %s dev %s\\n\\
 link set %s up\\nlink set lo up\\nroute add default via %s\\n' \\
   "$eth" $$ "$job" "$addr" "$eth" "$eth" "$via" | "$ip" -b -
 "$nsenter" --net="$job" "$ip" link set "vh$$" master "$bridge" up
 "$hostname" "$name"
+if [ -n "$shm" ]; then
+  "$mount" -t tmpfs -o "size=$shm,mode=1777,nosuid,nodev" shm /dev/shm
+fi
 exec "$@"
 """
 
@@ -307,10 +313,17 @@ class JobNamespaces:
         return self._holder.pid
 
     def wrap(
-        self, argv: Sequence[str], ordinal: int, hostname: str, cwd: PurePath
+        self,
+        argv: Sequence[str],
+        ordinal: int,
+        hostname: str,
+        cwd: PurePath,
+        shm_bytes: int | None = None,
     ) -> tuple[str, ...]:
         """`argv` run as a pod's container: the job's file system, its own network, hostname
-        and PID namespace. PID 1's parent (unshare, which waits for it and exits with its
+        and PID namespace, and a /dev/shm of its own of `shm_bytes` (None: this machine's), a
+        tmpfs as the container runtime gives a pod: a page beyond it is a SIGBUS, and what the
+        pod left there goes with it. PID 1's parent (unshare, which waits for it and exits with its
         status) is what the supervisor starts; it sends PID 1 SIGTERM if the runner dies (the
         kernel's SIGKILL to it, through setpriv), and PID 1's end ends every process of the
         pod."""
@@ -335,6 +348,7 @@ class JobNamespaces:
             tool("unshare"),
             "--net",
             "--uts",
+            "--mount",
             "--",
             "sh",
             "-c",
@@ -350,6 +364,8 @@ class JobNamespaces:
             tool("nsenter"),
             tool("hostname"),
             UPLINK_GATEWAY,
+            tool("mount"),
+            "" if shm_bytes is None else str(shm_bytes),
             *pid1,
             *argv,
         )

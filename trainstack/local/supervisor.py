@@ -36,7 +36,7 @@ from trainstack.local import procgroup
 from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
 from trainstack.local.launch import ReplicaLaunch
-from trainstack.local.memlimit import MemoryWatch, OverLimit
+from trainstack.local.memlimit import MemoryWatch, OverLimit, full_pod_shm
 from trainstack.local.procgroup import Replica
 from trainstack.registry.model import ReplicaExit, Restart, RunStatus
 
@@ -437,6 +437,9 @@ class Supervisor:
         over = self._oom.get(key)
         if over is not None and code == 128 + over.signal:
             return f"{key} exited with {describe(code)}, {over.describe()}"
+        shm = self._launches[key].pod_shm
+        if shm is not None and code == 128 + signal.SIGBUS:
+            return f"{key} exited with {describe(code)}, {full_pod_shm(shm)}"
         return f"{key} exited with {describe(code)}"
 
     def _enforce_memory(self) -> None:
