@@ -79,7 +79,7 @@ def logs(
         out.flush()
 
     with Registry.open(state_home(home)) as reg:
-        reg.reap_interrupted()
+        reg.mark_interrupted()
         unknown: NotFoundError | None = None
         try:
             record = reg.resolve(run_ref)
@@ -115,7 +115,7 @@ def logs(
             return
 
         def running() -> bool:
-            reg.reap_interrupted()
+            reg.mark_interrupted()
             return not reg.get(record.id).status.finished
 
         files = logview.wait_for(

@@ -33,7 +33,7 @@ def report(
     from trainstack.registry import Registry, state_home
 
     with Registry.open(state_home(home)) as reg:
-        reg.reap_interrupted()
+        reg.mark_interrupted()
         record = reg.resolve(run_ref)
         history = reg.restarts(record.id)
     html = render(build(view(record), history, cost=cost.summary(record, env, project)))

@@ -76,7 +76,7 @@ def list_runs(
         limit=limit,
     )
     with Registry.open(state_home(home)) as reg:
-        reg.reap_interrupted()
+        reg.mark_interrupted()
         records = reg.list(flt)
     found = runlist.listing(records, metric)
     if cost:
@@ -101,7 +101,7 @@ def show(run_ref: str, fmt: str, env: str | None, project: Path | None, home: Pa
     from trainstack.registry import Registry, state_home
 
     with Registry.open(state_home(home)) as reg:
-        reg.reap_interrupted()
+        reg.mark_interrupted()
         record = reg.resolve(run_ref)
         history = reg.restarts(record.id)
     from dataclasses import replace
@@ -153,7 +153,7 @@ def compare(
             hint="trainstack runs compare A B --overlay epoch/loss --png loss.png",
         )
     with Registry.open(state_home(home)) as reg:
-        reg.reap_interrupted()
+        reg.mark_interrupted()
         records = [reg.resolve(ref) for ref in run_refs]
     views = [view(r) for r in records]
     if overlay is not None and png is not None:

@@ -28,14 +28,14 @@ from pathlib import Path
 
 from trainstack.local.launch import ReplicaLaunch
 
-# The tags and the scans that find tagged processes live in trainstack.proctags (the registry
-# uses them too); the supervisor and runner reach them through here.
-from trainstack.proctags import PROCESS_TAG_ENV as PROCESS_TAG_ENV
-from trainstack.proctags import REPLICA_TAG_ENV as REPLICA_TAG_ENV
-from trainstack.proctags import all_pids, is_zombie
-from trainstack.proctags import kill_tagged as kill_tagged
-from trainstack.proctags import tagged_pids as tagged_pids
-from trainstack.proctags import tags_in_use as tags_in_use
+# The tags and the scans that find tagged processes live in trainstack.local.proctags (standard
+# library only, so the deadman sidecar loads little); the supervisor and runner reach them here.
+from trainstack.local.proctags import PROCESS_TAG_ENV as PROCESS_TAG_ENV
+from trainstack.local.proctags import REPLICA_TAG_ENV as REPLICA_TAG_ENV
+from trainstack.local.proctags import all_pids, is_zombie
+from trainstack.local.proctags import kill_tagged as kill_tagged
+from trainstack.local.proctags import tagged_pids as tagged_pids
+from trainstack.local.proctags import tags_in_use as tags_in_use
 from trainstack.regularfile import OutsideRootError, open_for_writing
 
 

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
-from trainstack.local import drills, hostenv, jobplan, logcap, podns, pyenv, sandbox
+from trainstack.local import drills, hostenv, jobplan, leftovers, logcap, podns, pyenv, sandbox
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -103,7 +103,7 @@ def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
     hostenv.passed_env(req.pass_env, os.environ)
     choice = choose(req.sandbox)
     with Registry.open(req.home) as reg:
-        reg.reap_interrupted()
+        leftovers.reap(reg)
         resume = _resume_layout(reg, req.resume)
         record = reg.create(_new_run(run, req.spec), current_runner())
         assert record.run_dir is not None

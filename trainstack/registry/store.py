@@ -403,41 +403,31 @@ class Registry:
         return self.get(run_id)
 
     @_guarded
-    def reap_interrupted(self) -> list[RunRecord]:
-        """Mark local runs whose runner process is gone as interrupted; returns them."""
+    def mark_interrupted(self) -> list[RunRecord]:
+        """Mark local runs whose runner process is gone as interrupted; returns them. Only the
+        record: what such a run left running is trainstack.local.leftovers' to end, not a
+        reader's."""
         rows = self._conn.execute(
             "SELECT id, runner_pid, runner_started_at FROM runs"
             " WHERE kind = 'local' AND status IN (?, ?)",
             _ACTIVE,
         ).fetchall()
-        dead = [
-            run_id
+        return [
+            self.finish(
+                run_id,
+                RunStatus.INTERRUPTED,
+                reason="the runner stopped without recording how the run ended",
+            )
             for run_id, pid, started in rows
             if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0)))
         ]
-        reaped = []
-        # Runner and sidecar both gone (SIGKILLed together, say), or a process that escaped the
-        # sidecar's sweep of a run it already recorded interrupted: what still carries the tag
-        # of a run whose runner is dead is a leftover replica (the supervisor tags processes
-        # with the run id), whatever status the run was given (issue 20 item 9).
-        from trainstack.proctags import kill_tagged, tags_in_use
 
-        for run_id in [*dead, *self._orphaned_tags(tags_in_use(), set(dead))]:
-            kill_tagged(run_id)
-        for run_id in dead:
-            reaped.append(
-                self.finish(
-                    run_id,
-                    RunStatus.INTERRUPTED,
-                    reason="the runner stopped without recording how the run ended",
-                )
-            )
-        return reaped
-
-    def _orphaned_tags(self, tags: set[str], known: set[str]) -> list[str]:
-        """Of the run tags live processes carry, those of local runs whose runner is gone."""
+    @_guarded
+    def orphaned_tags(self, tags: set[str]) -> list[str]:
+        """Of the run tags live processes carry, those of this registry's local runs whose
+        runner is gone, whatever status the run was given."""
         orphaned = []
-        for tag in sorted(tags - known):
+        for tag in sorted(tags):
             row = self._conn.execute(
                 "SELECT runner_pid, runner_started_at FROM runs WHERE id = ? AND kind = 'local'",
                 (tag,),

@@ -1,7 +1,7 @@
 """Processes found by a tag in their environment (Linux: /proc): how a local run's replicas and
 whatever they started are found again — by the supervisor, by a runner that outlived them, and
-by the registry reaping a run whose runner died — whatever process group or session they left
-for. Below `local/` and `registry/`, which both use it."""
+before the next run by trainstack.local.leftovers — whatever process group or session they left
+for."""
 
 from __future__ import annotations
 
