@@ -107,24 +107,29 @@ def main() -> None:
     print(f"{'stacks':>6}  {'case':<9} {'calls':>6} {'seconds':>8}  {'baseline':>15}  ratio")
     for n in counts:
         with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            os.environ["TRAINSTACK_HOME"] = str(root / "home")
-            command = backend(root, n)
-            home, log = root / "home", root / "state" / "calls.log"
-            home.mkdir()
-            wanted = f"run-{n // 2:04d}"
-            old = measure(log, lambda: per_stack(home, command))
-            cases = {
-                "status": lambda: deployed(command=command, home=home),
-                "teammate": lambda: locate(wanted, command=command, home=home),
-            }
-            for case, work in cases.items():
-                calls, seconds = measure(log, work)
-                print(
-                    f"{n:>6}  {case:<9} {calls:>6} {seconds:>8.3f}  "
-                    f"{old[0]:>5} {old[1]:>8.3f}s  "
-                    f"{old[0] / calls:.0f}x calls, {old[1] / seconds:.0f}x time"
-                )
+            for line in rows(Path(tmp), n):
+                print(line)
+
+
+def rows(root: Path, n: int) -> list[str]:
+    os.environ["TRAINSTACK_HOME"] = str(root / "home")
+    command = backend(root, n)
+    home, log = root / "home", root / "state" / "calls.log"
+    home.mkdir()
+    wanted = f"run-{n // 2:04d}"
+    old = measure(log, lambda: per_stack(home, command))
+    cases = {
+        "status": lambda: deployed(command=command, home=home),
+        "teammate": lambda: locate(wanted, command=command, home=home),
+    }
+    lines = []
+    for case, work in cases.items():
+        calls, seconds = measure(log, work)
+        lines.append(
+            f"{n:>6}  {case:<9} {calls:>6} {seconds:>8.3f}  {old[0]:>5} {old[1]:>8.3f}s  "
+            f"{old[0] / calls:.0f}x calls, {old[1] / seconds:.0f}x time"
+        )
+    return lines
 
 
 if __name__ == "__main__":
