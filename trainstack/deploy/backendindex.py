@@ -15,7 +15,7 @@ CLI has no compare-and-swap) is read from its own tags; an entry whose stack is 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,14 +49,17 @@ def tags_of(workspace: auto.LocalWorkspace, listed: list[str]) -> dict[str, dict
     """The tags of each listed run stack: from the copy, else (not in it) from the stack."""
     stored = read(workspace)
     return {
-        name: stored[name] if name in stored else workspace.list_tags(name)
+        name: stored[name] if name in stored else dict(workspace.list_tags(name))
         for name in listed
         if is_run_stack(name)
     }
 
 
 def update(
-    settings: DeploySettings, command: auto.PulumiCommand, stack: str, tags: dict[str, str] | None
+    settings: DeploySettings,
+    command: auto.PulumiCommand,
+    stack: str,
+    tags: Mapping[str, str] | None,
 ) -> None:
     """Put ``stack``'s tags in the copy (None: drop it). Raises the CLI's ``CommandError``."""
     from pulumi.automation import Deployment
@@ -98,7 +101,7 @@ def publish(
     settings: DeploySettings,
     command: auto.PulumiCommand,
     stack: str,
-    tags: dict[str, str] | None,
+    tags: Mapping[str, str] | None,
     say: Callable[[str], None] | None,
 ) -> None:
     """``update``, whose failure is a notice: the deploy or destroy itself is done, and the

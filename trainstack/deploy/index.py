@@ -50,6 +50,8 @@ _JOB_TAGS = {
     # where the run's replica logs are kept, and the store's region (deploy/logstore.py)
     "logs": "logs",
     "region": "region",
+    # when `trainstack gc` saw the job end, and its digest (deploy/gc.py)
+    "ended": "ended",
 }
 
 
