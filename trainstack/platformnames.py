@@ -95,6 +95,9 @@ OUT_TEAM_KUBECONFIGS = "teamKubeconfigs"
 """Optional, secret: {namespace: kubeconfig} with credentials scoped to that team namespace (a
 ServiceAccount token). Run stacks and ``status``/``logs``/``wait`` prefer it to the admin
 ``kubeconfig`` when the platform exports one for the run's namespace."""
+OUT_GC_AFTER_DAYS = "gcAfterDays"
+"""How many days after a run's job ended ``trainstack gc`` destroys its stack by default
+(``trainstack:gcAfterDays``)."""
 OUT_TEAM_TOKEN_HOURS = "teamTokenHours"
 """How long a team's token lasts when ``trainstack scope publish`` mints it
 (``trainstack:teamTokenHours``); the API server may shorten it, and the scope records what it

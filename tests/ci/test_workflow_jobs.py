@@ -106,6 +106,7 @@ def runner(tmp_path: Path, stand_in: Path, *, backend: str, event: str, **values
             "secrets.PULUMI_CONFIG_PASSPHRASE": "test-passphrase",
             "secrets.ALICLOUD_ACCESS_KEY": "",
             "secrets.ALICLOUD_SECRET_KEY": "",
+            "vars.TRAINSTACK_TEAM": "",
             **values,
         },
         conditions={
@@ -117,6 +118,7 @@ def runner(tmp_path: Path, stand_in: Path, *, backend: str, event: str, **values
             "github.event_name == 'schedule' && vars.PULUMI_BACKEND_URL != ''": lambda c: (
                 event == "schedule" and backend != ""
             ),
+            "vars.TRAINSTACK_TEAM != ''": lambda c: bool(values.get("vars.TRAINSTACK_TEAM")),
         },
         actions=ACTIONS,
         skip=SKIP,
@@ -348,6 +350,8 @@ def test_the_nightly_drift_check_refreshes_expecting_no_changes(
         "install",
         f"refresh --stack {ENV} --preview-only --expect-no-changes",
     ]
+    # no team named: nothing is collected
+    assert "Collect finished runs" not in ran(job)
     # and no job but its own runs on a schedule
     for job_id in ("check", "deploy"):
         assert (
@@ -355,6 +359,26 @@ def test_the_nightly_drift_check_refreshes_expecting_no_changes(
             .run_job(WORKFLOW, job_id, project, temp)
             .ran
         )
+
+
+def test_the_nightly_job_collects_the_team_s_finished_runs(
+    tmp_path: Path, project: Path, stand_in: tuple[Path, Path]
+) -> None:
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    backend = f"file://{tmp_path}/backend"
+    job = runner(
+        tmp_path,
+        stand_in[0],
+        backend=backend,
+        event="schedule",
+        **{"vars.TRAINSTACK_TEAM": "vision"},
+    ).run_job(WORKFLOW, "drift", project, temp)
+    assert "Collect finished runs" in ran(job)
+    calls = [c.split("|")[1] for c in stand_in[1].read_text().splitlines()]
+    assert calls[-1] == f"login {backend}"
+    # gc itself needs a backend this stand-in cannot serve: the step fails, and says why
+    assert ran(job)["Collect finished runs"] != 0
 
 
 def test_the_runner_refuses_what_it_does_not_model(tmp_path: Path) -> None:

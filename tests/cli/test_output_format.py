@@ -22,7 +22,8 @@ RUN = ROOT / "components" / "mnist-ddp" / "runs" / "local.yaml"
 SWEEP = ROOT / "components" / "mnist-ddp" / "sweeps" / "lr-optimizer.yaml"
 
 # Each verb with machine output, its formats, and a command line that has output to print.
-# `status` needs a Pulumi backend: tests/infra/test_deploy.py runs it with --format json.
+# `status` and `gc` need a Pulumi backend: tests/infra/test_deploy.py and test_gc.py run them
+# with --format json.
 FORMATS = {
     "validate": ("text", "json", "github"),
     "policy check": ("text", "json", "github"),
@@ -32,6 +33,7 @@ FORMATS = {
     "runs list": ("text", "json"),
     "runs show": ("text", "json"),
     "status": ("text", "json"),
+    "gc": ("text", "json"),
     "sweeps list": ("text", "json"),
     "sweeps show": ("text", "json"),
 }

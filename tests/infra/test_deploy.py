@@ -85,6 +85,8 @@ class RecordingPulumi(PulumiCommand):
         self.envs: list[dict[str, str]] = []
         # the backend's stack tags: what a teammate on the same backend reads
         self.tags: dict[str, dict[str, str]] = {}
+        # stack -> its state as `stack export` prints it (the backend's run index lives in one)
+        self.deployments: dict[str, dict[str, Any]] = {}
 
     def run(
         self,
@@ -141,6 +143,11 @@ class RecordingPulumi(PulumiCommand):
             )
         if args[0] in ("up", "destroy"):
             return CommandResult(f"{args[0]} of {stack}: 3 changes", "", 0)
+        if args[:2] == ["stack", "export"] or args[:2] == ["stack", "import"]:
+            return self._state(args, stack or "")
+        if args[:2] == ["stack", "output"] and stack in self.deployments:
+            (root,) = [r for r in self.deployments[stack].get("resources", []) if "outputs" in r]
+            return CommandResult(json.dumps(root["outputs"]), "", 0)
         if args[:2] == ["stack", "output"] and (stack or "").startswith(SCOPES):
             if stack not in self.scopes and stack not in self.stacks:
                 return CommandResult("", f"error: no stack named '{stack}' found", 255)
@@ -186,6 +193,17 @@ class RecordingPulumi(PulumiCommand):
                 0,
             )
         return CommandResult("", "", 0)
+
+    def _state(self, args: list[str], stack: str) -> CommandResult:
+        """`stack export` / `stack import`: a stack's state, as a deployment document."""
+        if stack not in self.stacks:
+            return CommandResult("", f"error: no stack named '{stack}' found", 255)
+        if args[1] == "import":
+            with open(args[args.index("--file") + 1], encoding="utf-8") as file:
+                self.deployments[stack] = json.load(file)["deployment"]
+            return CommandResult("", "", 0)
+        deployment = self.deployments.get(stack, {"manifest": {"version": "v3.272.0"}})
+        return CommandResult(json.dumps({"version": 3, "deployment": deployment}), "", 0)
 
     def verbs(self) -> list[str]:
         """Each call as its first words, for asserting the sequence."""
@@ -242,6 +260,12 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         "stack output",
         "stack history",
         "stack tag set",  # the job's digest, once it is deployed
+        # its tags, copied into the backend's run index (deploy/backendindex.py)
+        "stack tag ls",
+        "stack export",  # no index stack yet:
+        "stack init",
+        "stack export",
+        "stack import",
     ]
     init = cli.calls[2]
     assert init[:3] == ["stack", "init", STACK]
@@ -360,8 +384,17 @@ def test_destroy_destroys_then_removes_the_stack_and_forgets_it(home: Path) -> N
     entry = deploy(cli, home)
     cli.calls.clear()
     destroy("mnist-baseline-01", command=cli, home=home)
-    assert cli.verbs() == ["stack select", "destroy --skip-preview", "stack history", "stack rm"]
-    assert cli.calls[-1] == ["stack", "rm", "--yes", STACK]
+    assert cli.verbs() == [
+        "stack select",
+        "destroy --skip-preview",
+        "stack history",
+        "stack rm",
+        "stack export",  # and out of the backend's run index
+        "stack import",
+    ]
+    assert ["stack", "rm", "--yes", STACK] in cli.calls
+    assert "runs" in cli.deployments["trainstack-index"]["resources"][0]["outputs"]
+    assert cli.deployments["trainstack-index"]["resources"][0]["outputs"]["runs"] == {}
     assert STACK not in cli.stacks
     with pytest.raises(NotFoundError):
         RunIndex(home).find("mnist-baseline-01")

@@ -25,6 +25,7 @@ VERBS: dict[str, str] = {
     "status": "trainstack.cli.status:status",
     "wait": "trainstack.cli.wait:wait",
     "destroy": "trainstack.cli.destroy:destroy",
+    "gc": "trainstack.cli.gc:gc",
     "scope": "trainstack.cli.scope:scope",
     "run": "trainstack.cli.run:run",
     "logs": "trainstack.cli.logs:logs",

@@ -50,6 +50,8 @@ _JOB_TAGS = {
     # where the run's replica logs are kept, and the store's region (deploy/logstore.py)
     "logs": "logs",
     "region": "region",
+    # when `trainstack gc` saw the job end, and its digest (deploy/gc.py)
+    "ended": "ended",
 }
 
 
@@ -285,14 +287,17 @@ def entry_from_tags(stack: str, tags: Mapping[str, str], backend: str) -> StackE
 
 
 def backend_entries(settings: DeploySettings, command: auto.PulumiCommand) -> list[StackEntry]:
-    """Every run stack in the backend, from its tags (one ``stack ls`` + one ``tag ls`` each)."""
+    """Every run stack in the backend, from its tags: one ``stack ls`` and one read of the
+    backend's copy of them (``deploy.backendindex``); a stack the copy lacks, one ``tag ls``."""
+    from trainstack.deploy import backendindex
     from trainstack.deploy.workspace import runs_workspace
 
     workspace = runs_workspace(settings, command)
+    # Pulumi Cloud lists org/project/stack
+    listed = [summary.name.rsplit("/", 1)[-1] for summary in workspace.list_stacks()]
     entries = []
-    for summary in workspace.list_stacks():
-        name = summary.name.rsplit("/", 1)[-1]  # Pulumi Cloud lists org/project/stack
-        entry = entry_from_tags(name, workspace.list_tags(name), settings.backend_url)
+    for name, tags in backendindex.tags_of(workspace, listed).items():
+        entry = entry_from_tags(name, tags, settings.backend_url)
         if entry is not None:
             entries.append(entry)
     return sorted(entries, key=lambda e: e.key)

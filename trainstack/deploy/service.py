@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
+from trainstack.deploy import backendindex
 from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
 from trainstack.deploy.index import TAG, RunIndex, StackEntry
 from trainstack.deploy.jobstate import JobState
@@ -192,6 +193,8 @@ def deploy_run(
         result = _up(stack, settings, registry_id, same_job=same_job, on_output=on_output)
         # Only now: the digest says which job is deployed, so a failed up is retried as new.
         stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
+        tags = stack.workspace.list_tags(stack.name)
+    backendindex.publish(settings, command, stack_name, tags, on_output)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
         record_running(settings, registry_id)
@@ -339,9 +342,22 @@ def locate(
             shared = backend_entries(settings, cli)
         known = shared + [e for e in index.entries() if e.stack not in {s.stack for s in shared}]
         found = RunIndex.pick(known, run, env, team, where=settings.backend_url)
+        if found in shared:  # the backend's copy of its tags may lag a concurrent deploy
+            found = _from_own_tags(found, settings, cli)
         return Located(found, settings, cli)
     cli = command or find_pulumi()
     return Located(entry, load_settings(root, entry.backend), cli)
+
+
+def _from_own_tags(
+    entry: StackEntry, settings: DeploySettings, command: auto.PulumiCommand
+) -> StackEntry:
+    from trainstack.deploy.index import entry_from_tags
+    from trainstack.deploy.workspace import runs_workspace
+
+    with _cli_errors(f"reading the tags of {entry.stack}", settings, entry.stack):
+        tags = runs_workspace(settings, command).list_tags(entry.stack)
+    return entry_from_tags(entry.stack, tags, settings.backend_url) or entry
 
 
 def deployed(
@@ -462,8 +478,10 @@ def destroy(
         except NotFoundError as gone:  # e.g. a teammate destroyed it: forget it here too
             record_end(settings, entry.registry_id, failed=False, reason="stack removed")
             RunIndex(settings.home).remove(entry)
+            backendindex.publish(settings, found.command, entry.stack, None, on_output)
             raise NotFoundError(gone.message, hint="it is no longer listed here") from None
         stack.destroy(on_output=on_output, show_secrets=False, remove=True, run_program=True)
+    backendindex.publish(settings, found.command, entry.stack, None, on_output)
     # The index entry goes; the record keeps where the logs are (a run deployed before records
     # held it gets it here).
     record_log_place(settings, entry.registry_id, entry.outputs)

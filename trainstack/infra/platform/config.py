@@ -69,6 +69,10 @@ _KUBECONFIG_ONLY = (
 # the most trainstack asks, and the API server may cap it lower
 # (--service-account-max-token-expiration).
 DEFAULT_TEAM_TOKEN_HOURS = 168
+# How many days after its job ended `trainstack gc` destroys a run's stack (trainstack:gcAfterDays):
+# long enough to read a finished run's pods, short enough that a nightly gc keeps the cluster's
+# PVs and the backend's resources to what recent runs hold.
+DEFAULT_GC_AFTER_DAYS = 14
 MAX_TEAM_TOKEN_HOURS = 24 * 365
 
 
@@ -148,6 +152,7 @@ class PlatformConfig:
     # (trainstack:legacyTeamTokens: false once every team deploys from a published scope).
     team_token_hours: int = DEFAULT_TEAM_TOKEN_HOURS
     legacy_team_tokens: bool = True
+    gc_after_days: int = DEFAULT_GC_AFTER_DAYS
 
 
 # The spec reader's size rule (trainstack.yamlsource.MAX_BYTES): a kubeconfig with a few
@@ -272,6 +277,7 @@ def load(
         "teamTokenHours", DEFAULT_TEAM_TOKEN_HOURS, minimum=1, maximum=MAX_TEAM_TOKEN_HOURS
     )
     legacy_tokens = main.boolean("legacyTeamTokens", True)
+    gc_after_days = main.integer("gcAfterDays", DEFAULT_GC_AFTER_DAYS, minimum=1, maximum=36500)
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -287,6 +293,7 @@ def load(
         offline=offline,
         team_token_hours=token_hours,
         legacy_team_tokens=legacy_tokens,
+        gc_after_days=gc_after_days,
     )
 
 
