@@ -117,12 +117,14 @@ def test_runner_and_sidecar_killed_together_leave_no_replica(tmp_path: Path, cli
         if shutil.which("setpriv"):
             # The kernel tells the replica's leader at once (PR_SET_PDEATHSIG).
             wait_for("the leader to get SIGTERM", lambda: not pid_alive(leader), timeout=10)
-        # The first command that reads the registry finds the dead runner and sweeps its tag.
+        # A reader records the dead runner's run interrupted; the next run ends what it left.
         listed = cli("runs", "list")
         assert listed.returncode == 0, listed.stderr
         with Registry.open(cli.home) as reg:
             (record,) = reg.list()
         assert record.status is RunStatus.INTERRUPTED
+        quick = write_run(tmp_path, "probe", "next", parameters={"mode": "quick"})
+        assert cli("run", quick, "--local", "--no-install").returncode == 0
         wait_for(
             "every tagged process to be gone",
             lambda: not any(pid_alive(p) for p in pids),
@@ -154,10 +156,11 @@ def test_kill_adopted_leaves_a_process_that_is_no_subreaper_alone(tmp_path: Path
 def test_a_leftover_of_a_run_already_recorded_interrupted_is_reaped(
     tmp_path: Path, cli: Cli
 ) -> None:
-    """Issue 20 item 9: the sidecar recorded the run interrupted, yet a process carrying the
-    run's tag lives on (it escaped the sidecar's sweep: it left its group with setsid, and the
-    sidecar died before or during its sweep). The next command that reads the registry finds the
-    run's runner gone and reaps what still carries its tag, whatever status the run was given."""
+    """The sidecar recorded the run interrupted, yet a process carrying the run's tag lives on
+    (it escaped the sidecar's sweep: it left its group with setsid, and the sidecar died before
+    or during its sweep). A verb that only reads the registry leaves it alone; the next
+    `run --local` finds the run's runner gone and ends what still carries its tag, whatever
+    status the run was given."""
     from trainstack.registry import NewRun, RunnerIdentity
 
     with Registry.open(cli.home) as reg:
@@ -169,8 +172,11 @@ def test_a_leftover_of_a_run_already_recorded_interrupted_is_reaped(
         ["sleep", "300"], env=env, start_new_session=True, stdin=subprocess.DEVNULL
     )
     try:
-        listed = cli("runs", "list")
-        assert listed.returncode == 0, listed.stderr
+        for read in (("runs", "list"), ("runs", "show", rec.id), ("logs", rec.id)):
+            cli(*read)
+        assert stray.poll() is None  # reading touches no process
+        quick = write_run(tmp_path, "probe", "next", parameters={"mode": "quick"})
+        assert cli("run", quick, "--local", "--no-install").returncode == 0
         wait_for("the leftover to be reaped", lambda: stray.poll() is not None, timeout=10)
         assert stray.returncode == -signal.SIGKILL
     finally:
