@@ -70,7 +70,7 @@ _EXPECTED = [
     r"master-0 \| epoch \d/3 loss [\d.]+ accuracy [\d.]+ \([\d.]+s\)",
     r"master-0 \| model written to \S+",
     r"run \S+ succeeded in [\d.]+m?s",
-    r"  (output|logs|metrics|charts|details): +.+",
+    r"  (output|logs|metrics|charts|details|sandbox): +.+",
 ]
 
 

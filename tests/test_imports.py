@@ -22,6 +22,7 @@ def test_the_layer_and_no_cycle_contracts_are_kept(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "layers KEPT" in out and "no cycles KEPT" in out
+    assert "the local runner is its verbs' only KEPT" in out
 
 
 def test_the_contracts_name_every_top_level_package() -> None:

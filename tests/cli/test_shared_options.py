@@ -10,8 +10,9 @@ from pathlib import Path
 
 import click
 
+from trainstack import logview
 from trainstack.cli import main as cli_main
-from trainstack.local import logview, runlist
+from trainstack.local import runlist
 from trainstack.registry.model import RunKind, RunRecord, RunStatus
 
 CLI = Path(cli_main.__file__).resolve().parent

@@ -326,8 +326,8 @@ def test_every_shipped_run_renders_jobs_and_pods_its_teams_guard_admits(
     """The renderer and the policy cannot drift: every shipped run, rendered for the
     environment it is written for, submits a job its team's namespace admits, and every pod the
     operator (or the Job controller) then makes from it is admitted too."""
+    from tests.kubedl.expand import expand, find_job
     from trainstack.infra.run.rendered import for_environment
-    from trainstack.kubedl.expand import expand, find_job
     from trainstack.render import render_run
     from trainstack.spec import load_run
 

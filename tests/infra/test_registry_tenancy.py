@@ -94,8 +94,8 @@ def _ack_runs() -> list[Path]:
 def test_pods_rendered_for_ack_name_no_pull_secret(mocks: RecordingMocks, path: Path) -> None:
     """The credential helper attaches its Secret to the namespace's ServiceAccounts, and does
     not work beside a workload's own imagePullSecrets (ACK, "Pull images without a secret")."""
+    from tests.kubedl.expand import expand
     from trainstack.infra.run.rendered import for_environment
-    from trainstack.kubedl.expand import expand
     from trainstack.render import render_run
     from trainstack.spec import load_run
 

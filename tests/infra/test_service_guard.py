@@ -75,7 +75,7 @@ def test_a_hostile_service_is_refused(policy: dict[str, Any], obj: dict[str, Any
 
 def shipped_services() -> list[dict[str, Any]]:
     """The Services KubeDL creates for every shipped run that renders with default options."""
-    from trainstack.kubedl.expand import expand
+    from tests.kubedl.expand import expand
     from trainstack.render import RenderError, render_run
     from trainstack.spec import load_run
 

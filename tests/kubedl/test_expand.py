@@ -1,4 +1,4 @@
-"""Every golden, expanded into what KubeDL v0.5.0 would create (trainstack.kubedl.expand): each
+"""Every golden, expanded into what KubeDL v0.5.0 would create (tests.kubedl.expand): each
 volume's source exists or is the operator's, each mounted key exists, nothing rendered collides
 with an operator object, no Warning event, and every replica sees exactly the contract's env."""
 
@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from tests.kubedl.expand import expand, problems
 from tests.render.conftest import CASES, Case
 from trainstack.contract import Topology, replica_env
 from trainstack.contract.shell import POD_IP_ENV
 from trainstack.k8snames import job_name
 from trainstack.kubedl import JobType, job_kind
-from trainstack.kubedl.expand import expand, problems
 from trainstack.render import RenderOptions, render_run
 from trainstack.spec import load_run
 from trainstack.spec.model import Run

@@ -12,7 +12,7 @@ from tests.clirunner import Cli
 from tests.local.helpers import wait_for, write_run
 from trainstack.errors import UserError
 from trainstack.humanize import parse_since
-from trainstack.local.logtail import Tail, last_lines
+from trainstack.logtail import Tail, last_lines
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_logs_select_tail_and_grep(two_runs: Cli) -> None:
 
 
 def test_system_lines_are_filtered_in_a_runs_log_folder(tmp_path: Path) -> None:
-    from trainstack.local import logview
+    from trainstack import logview
 
     logs = tmp_path / "run" / "logs"
     logs.mkdir(parents=True)

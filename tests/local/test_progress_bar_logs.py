@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainstack.local import logview
-from trainstack.local.logtail import Tail, last_lines
+from trainstack import logview
 from trainstack.logfiles import MAX_LINE
+from trainstack.logtail import Tail, last_lines
 
 BARS = b"".join(b"\r%3d%%|%-20s|" % (i, b"#" * (i // 5)) for i in range(101))
 LOG = b"epoch 1\r\n" + BARS + b"\rdone\n" + b"x" * (5 * MAX_LINE) + b"\nlast"

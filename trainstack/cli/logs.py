@@ -63,7 +63,7 @@ def logs(
     backend: str | None,
 ) -> None:
     """Print a run's logs (RUN: an id, an id prefix, or a name for its latest run)."""
-    from trainstack.local import logview
+    from trainstack import logview
     from trainstack.registry import Registry, RunKind, state_home
 
     keep = logview.line_filter(logview.compile_grep(pattern), system)

@@ -99,8 +99,8 @@ def read_store(
     """The replica logs shipped to `uri` (a log place: infra/logplace), printed or downloaded:
     for a run whose pods are gone, found through its stack or, once that is destroyed, through
     the registry's record of the run."""
+    from trainstack import logview
     from trainstack.deploy import logstore
-    from trainstack.local import logview
 
     endpoint = logstore.oss_endpoint(region)
     with tempfile.TemporaryDirectory(prefix="trainstack-logs-") as tmp:

@@ -123,7 +123,7 @@ def from_store(entry: StackEntry, mount: Path | None) -> list[Restart] | None:
 
 
 def _records(root: Path, path: Path) -> list[Restart]:
-    from trainstack.local.logview import replica_named
+    from trainstack.logview import replica_named
     from trainstack.regularfile import bounded_lines, open_within
 
     found = replica_named(path.name.removesuffix(EVENTS_SUFFIX))

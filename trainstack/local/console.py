@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
-from trainstack.local.logtail import Tail
+from trainstack.logtail import Tail
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType

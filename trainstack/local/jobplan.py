@@ -295,13 +295,10 @@ def plan_job(
         )
         pod_shm = None
         if pods is not None:
-            pod_cwd = Layout(Path(root)).usercode
             # MPI has no limits here: every rank runs in the launcher's pod (replica_limits).
-            pod_shm = limits[f"{role}-{index}"].shm if f"{role}-{index}" in limits else None
-            shm_bytes = None if pod_shm is None else pod_shm.bytes
-            argv = list(pods.wrap(argv, ordinal, env["HOSTNAME"], pod_cwd, shm_bytes))
-            if POD_IP_ENV in env:  # the kubelet's status.podIP: this pod's own address
-                env[POD_IP_ENV] = pod_address(ordinal)
+            known = limits.get(f"{role}-{index}")
+            pod_shm = None if known is None else known.shm
+            argv = _as_pod(pods, argv, env, ordinal, Path(root), pod_shm)
         launches.append(
             ReplicaLaunch(
                 role=role,
@@ -329,6 +326,22 @@ def plan_job(
         hosts=None if pods is None else hosts_file(run, topology, keys),
         resolv=None if pods is None else resolv_conf(topology.namespace),
     )
+
+
+def _as_pod(
+    pods: JobNamespaces,
+    argv: list[str],
+    env: dict[str, str],
+    ordinal: int,
+    root: Path,
+    shm: Limit | None,
+) -> list[str]:
+    """`argv` wrapped to run as the `ordinal`-th pod of the job, its environment given the
+    pod's own address where the contract names it (the kubelet's status.podIP)."""
+    if POD_IP_ENV in env:
+        env[POD_IP_ENV] = pod_address(ordinal)
+    cwd = Layout(root).usercode
+    return list(pods.wrap(argv, ordinal, env["HOSTNAME"], cwd, None if shm is None else shm.bytes))
 
 
 def _base_env(run_id: str, venv: Path | None) -> dict[str, str]:

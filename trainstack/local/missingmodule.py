@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack.local.logtail import last_lines
+from trainstack.logtail import last_lines
 from trainstack.regularfile import open_within
 
 # CPython's message (Python/import.c, Lib/importlib/_bootstrap.py): No module named 'x.y'

@@ -179,7 +179,7 @@ def _job_namespaces(
             raise UserError(
                 f"--sandbox namespaces: {err}", hint="run with --sandbox processes"
             ) from None
-        return Choice(SandboxMode.PROCESSES, f"namespaces unavailable: {err}"), None
+        return Choice(SandboxMode.PROCESSES, f"namespaces unavailable: {err}", fallback=True), None
 
 
 def _supervise_in(
@@ -224,7 +224,8 @@ def _supervise_in(
         memory=MemoryWatch(plan.limits),
     )
     _announce(view, record.id, run, plan, layout, req.preempt)
-    view.event(f"sandbox: {choice.describe()}")
+    if choice.fallback:
+        view.event(f"sandbox: {choice.describe()}")
     reg.mark_running(
         record.id, [ReplicaExit(launch.role, launch.index, None) for launch in plan.launches]
     )

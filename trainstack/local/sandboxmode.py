@@ -26,6 +26,8 @@ DEFAULT = SandboxMode.AUTO
 class Choice:
     mode: SandboxMode  # never AUTO
     why: str
+    # processes because namespaces could not be had: said as the run starts, not only at its end
+    fallback: bool = False
 
     def describe(self) -> str:
         return f"{self.mode} ({self.why})"
@@ -51,5 +53,5 @@ def choose(requested: SandboxMode | None, probe: Callable[[], str | None] = podn
             )
         return Choice(SandboxMode.NAMESPACES, "--sandbox namespaces")
     if refused is not None:
-        return Choice(SandboxMode.PROCESSES, f"namespaces unavailable: {refused}")
+        return Choice(SandboxMode.PROCESSES, f"namespaces unavailable: {refused}", fallback=True)
     return Choice(SandboxMode.NAMESPACES, "this machine allows namespaces")

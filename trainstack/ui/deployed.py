@@ -124,7 +124,7 @@ def pod_log(home: Path, record: RunRecord, replica: str) -> PodLog:
     """The last lines of one replica's log, as `trainstack logs --tail` reads it: its pod's
     while the pods exist, the artifact store's after (OSS with credentials in the environment)."""
     from trainstack.deploy import logs, service
-    from trainstack.local.logview import replica_named
+    from trainstack.logview import replica_named
 
     named = replica_named(replica)
     if named is None:

@@ -5,7 +5,8 @@ A Service's ``externalIPs`` makes every node's kube-proxy send traffic for those
 Service's pods, so a team could capture traffic other pods send to any address it names
 (CVE-2020-8554; Kubernetes recommends refusing the field by admission). Deny by default: trainstack
 renders no Service itself, and KubeDL creates one headless ClusterIP Service per replica
-(``clusterIP: None``, KubeDL v0.5.0 pkg/job_controller/service.go; trainstack.kubedl.expand), so
+(``clusterIP: None``, KubeDL v0.5.0 pkg/job_controller/service.go; the tests' stand-in of the
+operator, tests/kubedl/expand.py, makes them too), so
 LoadBalancer (a billed load balancer), NodePort (a port on every node) and ExternalName (a name
 another pod may trust) are refused as well; the team quota holds load balancers and node ports
 at 0 besides. The policy matches by the team label on the namespace, which only the platform sets

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from trainstack.errors import NotFoundError, UserError
-from trainstack.local.logtail import CHUNK, Tail, last_lines
 from trainstack.logfiles import Lines, chain
+from trainstack.logtail import CHUNK, Tail, last_lines
 from trainstack.regularfile import describe, open_within
 
 _FOLLOW_TICK_S = 0.2
