@@ -1,10 +1,10 @@
 """``trainstack deploy | status | wait | logs | destroy``: one Pulumi stack per run.
 
-deploy: select (or init) the run's stack, set its config and tags, ``up --refresh`` the run
-program, record the run (run registry + stack index). status: the stack's last update and
-outputs, and (``live``) the job on the cluster. wait/logs: the job's end, its pods' logs.
-destroy: ``destroy --run-program`` the stack, remove it, drop it from the index. Pulumi is
-imported only in here and in the modules it calls.
+deploy: select (or init) the run's stack, ``up --refresh`` the run program with this deploy's
+config, tag the stack from its newest update (deploy/stacktags.py), record the run (run registry
++ stack index). status: the stack's last update and outputs, and (``live``) the job on the
+cluster. wait/logs: the job's end, its pods' logs. destroy: ``destroy --run-program`` the stack,
+remove it, drop it from the index. Pulumi is imported only in here and in the modules it calls.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
 from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
-from trainstack.deploy.index import TAG, RunIndex, StackEntry
+from trainstack.deploy.index import TAG, RunIndex, StackEntry, run_tags
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.records import (
     record_end,
@@ -35,6 +35,7 @@ from trainstack.deploy.settings import (
     platform_stack_name,
     run_stack_name,
 )
+from trainstack.deploy.stacktags import config_file, deploy_config, identity_tags, settle_tags
 from trainstack.errors import NotFoundError, UserError
 from trainstack.registry.home import state_home
 
@@ -183,15 +184,22 @@ def deploy_run(
                 (on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
                 return kept
-        _configure(stack, run, env, platform, coordinates)
+        tags = run_tags(run, env, {**coordinates, "specHash": digest})
+        if previous is None:
+            _tag(stack, identity_tags(tags))
         registry_id = (
             previous.registry_id
             if same_job and previous is not None
             else record_pending(settings, run, stack_name)
         )
-        result = _up(stack, settings, registry_id, same_job=same_job, on_output=on_output)
-        # Only now: the digest says which job is deployed, so a failed up is retried as new.
-        stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
+        # The config travels with this deploy's own update, and the tags are written only after
+        # it, from the newest update's: a deploy racing this one cannot mix its values in (and
+        # a failed up leaves the digest as it was, so the same run is retried as new).
+        with config_file(stack, deploy_config(tags, platform)) as config:
+            result = _up(
+                stack, settings, registry_id, config, same_job=same_job, on_output=on_output
+            )
+        settle_tags(stack)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
         record_running(settings, registry_id)
@@ -222,6 +230,7 @@ def _up(
     stack: auto.Stack,
     settings: DeploySettings,
     registry_id: str | None,
+    config: str,
     *,
     same_job: bool,
     on_output: OnOutput | None,
@@ -229,7 +238,7 @@ def _up(
     """`pulumi up`, refreshing first (the job may have finished or been deleted since the last
     deploy); a new job whose up failed ends its registry record as failed."""
     try:
-        result = stack.up(on_output=on_output, show_secrets=False, refresh=True)
+        result = stack.up(on_output=on_output, show_secrets=False, refresh=True, config_file=config)
     except Exception:
         if not same_job:
             record_end(settings, registry_id, failed=True, reason="pulumi up failed")
@@ -498,24 +507,8 @@ def _open(
         ) from None
 
 
-def _configure(
-    stack: auto.Stack, run: Run, env: str, platform: str, job: Mapping[str, str]
-) -> None:
-    from pulumi import automation as auto
-
-    from trainstack.deploy.index import run_tags
-
-    ns = names.RUNS_PROJECT
-    stack.set_all_config(
-        {
-            f"{ns}:env": auto.ConfigValue(env),
-            f"{ns}:run": auto.ConfigValue(run.name),
-            f"{ns}:platformStack": auto.ConfigValue(platform),
-        }
-    )
-    # The tags are the shared index: whoever uses this backend finds, watches and destroys the
-    # run from them (deploy.index.backend_entries), without this machine's state home.
-    for key, value in run_tags(run, env, job).items():
+def _tag(stack: auto.Stack, tags: Mapping[str, str]) -> None:
+    for key, value in tags.items():
         stack.workspace.set_tag(stack.name, key, value)
 
 
