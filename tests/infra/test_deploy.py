@@ -90,6 +90,7 @@ class RecordingPulumi(PulumiCommand):
         self.updates: dict[str, list[dict[str, Any]]] = {}
         # stack -> the config in its shared file in the project folder (`config set-all`)
         self.config: dict[str, dict[str, str]] = {}
+        self.config_at_destroy: dict[str, dict[str, str]] = {}
 
     def run(
         self,
@@ -143,6 +144,8 @@ class RecordingPulumi(PulumiCommand):
             self.config.setdefault(stack or "", {}).update(p.split("=", 1) for p in pairs)
         if args[0] == "up":
             self._record_update(stack or "", args)
+        if args[0] == "destroy":  # `destroy --run-program` runs with the stack's own file
+            self.config_at_destroy[stack or ""] = dict(self.config.get(stack or "", {}))
         if args[0] == "up" and self.fail_up:
             return CommandResult(
                 "Updating (local.mnist-baseline-01)\n error: cluster unreachable",
@@ -280,12 +283,19 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         "stack history",
         "stack history",  # the newest update's config: the tags, once it is deployed
         *["stack tag set"] * n_tags,
+        "config set-all --stack",  # the shared config file, from the same update
         "stack history",  # no other deploy's update landed meanwhile
     ]
     init = cli.calls[2]
     assert init[:3] == ["stack", "init", STACK]
     assert init[init.index("--secrets-provider") + 1] == "passphrase"
-    assert not cli.config, "the shared config file is not written"
+    # the shared config file is written only after the update, with the values it ran with
+    assert cli.config[STACK] == {
+        "trainstack-runs:env": "local",
+        "trainstack-runs:run": "mnist-baseline-01",
+        "trainstack-runs:platformStack": PLATFORM,
+    }
+    assert cli.verbs().index("config set-all --stack") > cli.verbs().index("up --yes")
     config = {k: v["value"] for k, v in cli.updates[STACK][-1]["config"].items()}
     assert config["trainstack-runs:platformStack"] == "organization/trainstack/local"
     assert config["trainstack-runs:env"] == "local"
@@ -780,6 +790,9 @@ def test_destroy_runs_the_provider_program_with_the_platforms_current_credential
     destroy("mnist-baseline-01", command=cli, home=home)
     (call,) = [c for c in cli.calls if c[0] == "destroy"]
     assert "--run-program=true" in call, "the provider is rebuilt, not read from state"
+    # the program runs with the stack's shared config, which the deploy left in place
+    assert cli.config_at_destroy[STACK]["trainstack-runs:platformStack"] == PLATFORM
+    assert cli.config_at_destroy[STACK]["trainstack-runs:run"] == "mnist-baseline-01"
 
 
 def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
@@ -1045,6 +1058,9 @@ class PausingPulumi(RecordingPulumi):
         return super().run(args, *rest, **kwargs)
 
 
+SCOPE = SCOPES + "local.vision"
+
+
 def test_two_deploys_at_once_leave_the_tags_and_config_of_the_last_up(home: Path) -> None:
     import dataclasses
     import threading
@@ -1061,7 +1077,7 @@ def test_two_deploys_at_once_leave_the_tags_and_config_of_the_last_up(home: Path
     def deploy_first() -> None:
         cli.first = threading.get_ident()
         try:
-            deploy_run(first, MANIFESTS, "local", command=cli, home=home)
+            deploy_run(first, MANIFESTS, "local", command=cli, home=home, source=SCOPE)
         except BaseException as err:  # reported from the test's own thread
             failures.append(err)
             cli.at_up.set()
@@ -1078,6 +1094,9 @@ def test_two_deploys_at_once_leave_the_tags_and_config_of_the_last_up(home: Path
     assert (tags["trainstack:version"], tags["trainstack:experiment"]) == ("9.9.9", "mnist-wider")
     assert last["trainstack-runs:version"]["value"] == "9.9.9"
     assert last["trainstack-runs:experiment"]["value"] == "mnist-wider"
+    # and so does the shared config file the next `destroy --run-program` runs with
+    assert cli.config[STACK]["trainstack-runs:platformStack"] == SCOPE
+    assert tags["trainstack:source"] == SCOPE
     # the second deploy's update ran with its own config, not the first one's
     earlier = cli.updates[STACK][-2]["config"]
     assert earlier["trainstack-runs:version"]["value"] == second.component.version

@@ -3,9 +3,11 @@
 Pulumi locks a stack only while an update runs (``up``, ``refresh``, ``destroy``); ``config
 set-all`` and ``stack tag set`` take no lock. So a deploy's config does not go into the stack's
 shared config file before ``up``: it goes to ``up`` itself (a private ``--config-file``), and the
-update records it in the stack's history. The tags are written after ``up``, from the config of
-the stack's newest successful update, whoever ran it: the deploy whose ``up`` ran last is the one
-the tags describe, and a deploy that lost the race writes the winner's values, not its own.
+update records it in the stack's history. The tags, and the shared config file (the run, its
+environment and the platform stack it reads, which ``pulumi config`` shows and ``destroy
+--run-program`` runs the program with), are written after ``up``, from the config of the stack's
+newest successful update, whoever ran it: the deploy whose ``up`` ran last is the one they
+describe, and a deploy that lost the race writes the winner's values, not its own.
 """
 
 from __future__ import annotations
@@ -75,31 +77,46 @@ def _stack_settings(work_dir: Path, name: str) -> dict[str, Any]:
     return {}
 
 
-def deployed_tags(stack: auto.Stack) -> tuple[int | None, dict[str, str]] | None:
-    """The run tags the stack's newest successful update was deployed with (its number, the
-    tags); None when no update in reach recorded them (a stack deployed by an older trainstack)."""
+# What the stack's own config file holds (`pulumi config`, and what `destroy --run-program`
+# runs the program with): the values that say which run and which platform the stack is.
+SHARED_CONFIG = ("env", "run", "platformStack")
+
+
+def deployed_config(stack: auto.Stack) -> tuple[int | None, dict[str, str]] | None:
+    """The ``trainstack-runs:`` config the stack's newest successful update ran with (its number,
+    the values by key without the prefix); None when no update in reach recorded it (a stack
+    deployed by an older trainstack)."""
     for update in stack.history(page_size=_HISTORY_PAGE, show_secrets=False):
         if update.kind != "update" or update.result != "succeeded":
             continue
-        tags = {
-            TAG + key.removeprefix(_PREFIX): value.value
+        values = {
+            key.removeprefix(_PREFIX): value.value
             for key, value in update.config.items()
-            if key.startswith(_PREFIX) and key != _PREFIX + "platformStack" and value.value
+            if key.startswith(_PREFIX) and value.value
         }
-        return (update.version, tags) if tags.get(TAG + "run") else None
+        return (update.version, values) if values.get("run") else None
     return None
 
 
+def _tags_of(values: Mapping[str, str]) -> dict[str, str]:
+    return {TAG + key: value for key, value in values.items() if key != "platformStack"}
+
+
 def settle_tags(stack: auto.Stack) -> dict[str, str]:
-    """Write the tags of the stack's newest successful update, read again, and repeat while
-    another deploy's update landed meanwhile: the last write of each tag then carries the
-    values of the update that ran last. Returns the tags written (empty: none found)."""
+    """Write the tags and the shared config of the stack's newest successful update, read
+    again, and repeat while another deploy's update landed meanwhile: the last write of each
+    then carries the values of the update that ran last. Returns the tags written (empty: none
+    found)."""
+    from pulumi import automation as auto
+
     written: tuple[int | None, dict[str, str]] | None = None
     for _ in range(_ROUNDS):
-        deployed = deployed_tags(stack)
+        deployed = deployed_config(stack)
         if deployed is None or deployed == written:
             break
-        for key, value in sorted(deployed[1].items()):
+        for key, value in sorted(_tags_of(deployed[1]).items()):
             stack.workspace.set_tag(stack.name, key, value)
+        shared = {k: deployed[1][k] for k in SHARED_CONFIG if k in deployed[1]}
+        stack.set_all_config({_PREFIX + k: auto.ConfigValue(v) for k, v in shared.items()})
         written = deployed
-    return written[1] if written is not None else {}
+    return _tags_of(written[1]) if written is not None else {}
