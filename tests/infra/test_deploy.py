@@ -269,8 +269,8 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
     cli = RecordingPulumi()
     entry = deploy(cli, home)
     # run, env, component, version, experiment, team, 4 job coordinates, the source stack,
-    # the job's digest
-    n_tags = 12
+    # the job's digest, the run's identity
+    n_tags = 13
     assert cli.verbs() == [
         "stack select",  # <env>.<namespace>.<run>: no such stack
         "stack select",  # <env>.<run>, as stacks were named before: none either
@@ -303,6 +303,7 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
     up = next(c for c in cli.calls if c[0] == "up")
     assert not Path(up[up.index("--config-file") + 1]).exists(), "the private file is removed"
     tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
+    from trainstack.infra.run.identity import run_identity
     from trainstack.infra.run.program import manifest_hash
 
     assert tags == {
@@ -318,6 +319,7 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         "trainstack:apiVersion": "training.kubedl.io/v1alpha1",
         "trainstack:source": PLATFORM,  # no team scope: the platform stack
         "trainstack:specHash": manifest_hash(MANIFESTS),
+        "trainstack:identity": run_identity(load_run(RUN_FILE), "vision"),
     }
     up = next(c for c in cli.calls if c[0] == "up")
     assert "--refresh" in up, "deploy refreshes before it updates"
@@ -696,6 +698,7 @@ def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path, api: Any
 
 def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
     import copy
+    import dataclasses
 
     from trainstack.deploy.service import deploy_run
     from trainstack.registry import Registry, RunStatus
@@ -705,8 +708,10 @@ def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
     first = deploy(cli, home)
     changed = copy.deepcopy(MANIFESTS)
     changed[0]["data"]["hyperparameters.json"] = '{"epochs": 5}'
-    second = deploy_run(load_run(RUN_FILE), changed, "local", command=cli, home=home)
-    assert second.spec_hash != first.spec_hash
+    run = load_run(RUN_FILE)
+    run = dataclasses.replace(run, parameters=type(run.parameters)({**run.parameters, "epochs": 5}))
+    second = deploy_run(run, changed, "local", command=cli, home=home)
+    assert second.spec_hash != first.spec_hash and second.identity != first.identity
     assert cli.tags[STACK]["trainstack:specHash"] == second.spec_hash
     with Registry.open(home) as registry:
         old, new = registry.get(first.registry_id), registry.get(second.registry_id)

@@ -77,3 +77,31 @@ def previous_entry(settings: DeploySettings, stack: auto.Stack) -> StackEntry | 
     if local:
         return local[0]
     return entry_from_tags(stack.name, stack.workspace.list_tags(stack.name), settings.backend_url)
+
+
+def held_back(
+    previous: StackEntry | None, identity: str, digest: str, *, upgrade: bool, command: str
+) -> str | None:
+    """Why this deploy leaves the deployed job as it is although what trainstack renders for the
+    run differs from what the stack holds, or None (deploy it). A run's identity is what its user
+    wrote (infra/run/identity.py): a change of its metadata alone, or of trainstack's rendering,
+    restarts nobody's training unless the user asks (``command``: the deploy with ``--upgrade``).
+    """
+    if previous is None or upgrade or previous.spec_hash in (None, digest):
+        return None
+    if previous.identity == identity:
+        return (
+            f"run {previous.run!r} is unchanged (its spec, component, parameters, bindings and "
+            "image are what was deployed): its job was left as it is, although what trainstack "
+            "renders for it now differs from what its stack holds (the run's metadata — "
+            "experiment, tags, description — or a newer trainstack's rendering). "
+            f"`{command}` deploys that rendering and restarts the job"
+        )
+    if previous.identity is None:
+        return (
+            f"run {previous.run!r} was deployed by a trainstack that recorded no identity for "
+            "it, and what this one renders differs from what its stack holds: whether the run "
+            "itself changed cannot be told, so its job was left as it is. "
+            f"`{command}` deploys this rendering and restarts the job"
+        )
+    return None

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
-from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
+from trainstack.deploy.earlier import (
+    finished_and_gone,
+    held_back,
+    previous_entry,
+    refuse_other_team,
+)
 from trainstack.deploy.index import TAG, RunIndex, StackEntry, run_tags
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.records import (
@@ -35,7 +40,7 @@ from trainstack.deploy.settings import (
     platform_stack_name,
     run_stack_name,
 )
-from trainstack.deploy.stacktags import config_file, deploy_config, identity_tags, settle_tags
+from trainstack.deploy.stacktags import config_file, deploy_config, name_tags, settle_tags
 from trainstack.errors import NotFoundError, UserError
 from trainstack.registry.home import state_home
 
@@ -73,6 +78,7 @@ def deploy(
     on_output: OnOutput | None = None,
     rerun: bool = False,
     project: Path | None = None,
+    upgrade: bool = False,
 ) -> StackEntry:
     """Render ``run_file`` for the platform of ``env`` and bring its stack up to date.
     ``project``: where the platform project is looked for (envfile.find_project); deploy reads
@@ -112,6 +118,7 @@ def deploy(
         rerun=rerun,
         source=source,
         logs=logs,
+        upgrade=upgrade,
     )
 
 
@@ -144,17 +151,21 @@ def deploy_run(
     rerun: bool = False,
     source: str | None = None,
     logs: Mapping[str, str] | None = None,
+    upgrade: bool = False,
 ) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
     ``source`` is the stack its StackReference reads (the team's scope or the platform stack;
     default the platform stack).
 
-    The job is resubmitted only when what the run deploys changed, or on ``rerun``; then the run
-    gets a new registry record and the previous one ends as superseded. An unchanged deploy keeps
-    the job and its record (see ``infra.run.program.build_run``).
+    The job is resubmitted only when the run's identity changed (what its user wrote:
+    ``infra.run.identity``), or on ``rerun``; then the run gets a new registry record and the
+    previous one ends as superseded. An unchanged run keeps its job and its record; when only
+    what trainstack renders for it changed (its metadata, or trainstack itself), nothing is
+    deployed unless ``upgrade`` (``deploy.earlier.held_back``).
     """
     import secrets
 
+    from trainstack.infra.run.identity import run_identity
     from trainstack.infra.run.program import build_run, manifest_hash
 
     settings = load_settings(home, backend)
@@ -170,12 +181,19 @@ def deploy_run(
 
     coordinates = {**_job_coordinates(manifests), **(logs or {}), SOURCE_OUTPUT: platform}
     namespace = str(coordinates["namespace"])
+    identity = run_identity(run, namespace, token)
     stack_name = run_stack_name(env, namespace, run.name)
     with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _team_stack(settings, env, namespace, run.name, program, command, on_output)
         stack_name = stack.name
         previous = previous_entry(settings, stack)
         refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
+        again = f"trainstack deploy {run.source or run.name} --env {env} --upgrade"
+        held = held_back(previous, identity, digest, upgrade=upgrade, command=again)
+        if held is not None and previous is not None:
+            (on_output or _no_output)(held)
+            RunIndex(settings.home).put(previous)
+            return previous
         same_job = previous is not None and previous.spec_hash == digest
         if same_job and previous is not None:
             kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
@@ -184,9 +202,9 @@ def deploy_run(
                 (on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
                 return kept
-        tags = run_tags(run, env, {**coordinates, "specHash": digest})
+        tags = run_tags(run, env, {**coordinates, "specHash": digest, "identity": identity})
         if previous is None:
-            _tag(stack, identity_tags(tags))
+            _tag(stack, name_tags(tags))
         registry_id = (
             previous.registry_id
             if same_job and previous is not None
@@ -206,7 +224,10 @@ def deploy_run(
     record_log_place(settings, registry_id, outputs)
     # what this deploy rendered wins; and the stack its StackReference reads, so that status,
     # logs and destroy read the same one (the team's scope or the platform)
-    entry = _entry(run, env, stack_name, settings, registry_id, {**outputs, **coordinates}, digest)
+    entry = replace(
+        _entry(run, env, stack_name, settings, registry_id, {**outputs, **coordinates}, digest),
+        identity=identity,
+    )
     if previous is not None and not same_job:  # the job was replaced: its record ends here
         record_end(
             settings, previous.registry_id, failed=False, reason="superseded by a new deploy"

@@ -31,7 +31,7 @@ _PREFIX = names.RUNS_PROJECT + ":"
 # The tags that follow from the stack's name alone (<env>.<namespace>.<run>): every deploy of
 # the stack writes the same values, so they may go on before ``up``, which keeps a stack whose
 # first update failed findable (and destroyable) by run name.
-IDENTITY = ("run", "env", "namespace")
+NAME_TAGS = ("run", "env", "namespace")
 # An update's history lists the updates since; a few more than the deploys that can race.
 _HISTORY_PAGE = 20
 # Each round means another deploy's ``up`` finished while this one wrote; it writes that one's
@@ -47,8 +47,8 @@ def deploy_config(tags: Mapping[str, str], platform: str) -> dict[str, str]:
     return config
 
 
-def identity_tags(tags: Mapping[str, str]) -> dict[str, str]:
-    return {TAG + key: tags[TAG + key] for key in IDENTITY if TAG + key in tags}
+def name_tags(tags: Mapping[str, str]) -> dict[str, str]:
+    return {TAG + key: tags[TAG + key] for key in NAME_TAGS if TAG + key in tags}
 
 
 @contextmanager
