@@ -105,3 +105,23 @@ def held_back(
             f"`{command}` deploys this rendering and restarts the job"
         )
     return None
+
+
+def against_deployed(entry: StackEntry, identity: str, digest: str) -> str:
+    """What ``deploy`` would do to the deployed ``entry`` of a run planned with ``identity`` and
+    rendered to ``digest`` (``plan``'s line about it)."""
+    where = f"deployed as stack {entry.stack}"
+    if entry.identity is None and entry.spec_hash != digest:
+        return (
+            f"{where} by a trainstack that recorded no identity: deploy leaves its job as it "
+            "is; `deploy --upgrade` would restart it with this rendering"
+        )
+    if entry.identity not in (None, identity):
+        return f"{where}: the run changed, so deploy replaces its job (a restart)"
+    if entry.spec_hash != digest:
+        return (
+            f"{where}: the run is unchanged, but trainstack renders it differently (its "
+            "metadata, or a newer trainstack): deploy leaves its job as it is; "
+            "`deploy --upgrade` would restart it"
+        )
+    return f"{where}: unchanged, deploy leaves its job as it is"
