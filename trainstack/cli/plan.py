@@ -109,9 +109,9 @@ def _plan_one(path: Path | None, env: str, fmt: str, project: Path | None, out: 
 def _deployed_line(result: Plan, env: str, out: TextIO) -> None:
     """What deploy would do to the run as this user deployed it (their index; offline, as plan
     is): replace its job, leave it, or leave it unless `--upgrade`."""
-    from trainstack.deploy.earlier import against_deployed
     from trainstack.deploy.index import RunIndex
-    from trainstack.registry.home import state_home
+    from trainstack.deploy.upgrades import against_deployed
+    from trainstack.statehome import state_home
 
     stack, digest = result.stack, str(result.outputs.get("specHash", ""))
     for entry in RunIndex(state_home()).entries():

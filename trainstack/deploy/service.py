@@ -17,12 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
-from trainstack.deploy.earlier import (
-    finished_and_gone,
-    held_back,
-    previous_entry,
-    refuse_other_team,
-)
+from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
 from trainstack.deploy.index import TAG, RunIndex, StackEntry, run_tags
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.records import (
@@ -41,6 +36,7 @@ from trainstack.deploy.settings import (
     run_stack_name,
 )
 from trainstack.deploy.stacktags import config_file, deploy_config, name_tags, settle_tags
+from trainstack.deploy.upgrades import held_back
 from trainstack.errors import NotFoundError, UserError
 from trainstack.registry.home import state_home
 
