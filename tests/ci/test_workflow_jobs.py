@@ -376,7 +376,7 @@ def test_the_nightly_job_collects_the_team_s_finished_runs(
     ).run_job(WORKFLOW, "drift", project, temp)
     assert "Collect finished runs" in ran(job)
     calls = [c.split("|")[1] for c in stand_in[1].read_text().splitlines()]
-    assert calls[-1] == f"login {backend}"
+    assert f"login {backend}" in calls
     # gc itself needs a backend this stand-in cannot serve: the step fails, and says why
     assert ran(job)["Collect finished runs"] != 0
 

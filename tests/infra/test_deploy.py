@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pulumi.automation import CommandResult, PulumiCommand
 from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
@@ -87,6 +88,11 @@ class RecordingPulumi(PulumiCommand):
         self.tags: dict[str, dict[str, str]] = {}
         # stack -> its state as `stack export` prints it (the backend's run index lives in one)
         self.deployments: dict[str, dict[str, Any]] = {}
+        # stack -> its updates, oldest first, each with the config it ran with (`stack history`)
+        self.updates: dict[str, list[dict[str, Any]]] = {}
+        # stack -> the config in its shared file in the project folder (`config set-all`)
+        self.config: dict[str, dict[str, str]] = {}
+        self.config_at_destroy: dict[str, dict[str, str]] = {}
 
     def run(
         self,
@@ -135,6 +141,13 @@ class RecordingPulumi(PulumiCommand):
             return CommandResult(
                 json.dumps([{"name": s, "current": False} for s in sorted(self.stacks)]), "", 0
             )
+        if args[:2] == ["config", "set-all"]:
+            pairs = [args[i + 1] for i, a in enumerate(args) if a in ("--plaintext", "--secret")]
+            self.config.setdefault(stack or "", {}).update(p.split("=", 1) for p in pairs)
+        if args[0] == "up":
+            self._record_update(stack or "", args)
+        if args[0] == "destroy":  # `destroy --run-program` runs with the stack's own file
+            self.config_at_destroy[stack or ""] = dict(self.config.get(stack or "", {}))
         if args[0] == "up" and self.fail_up:
             return CommandResult(
                 "Updating (local.mnist-baseline-01)\n error: cluster unreachable",
@@ -173,6 +186,11 @@ class RecordingPulumi(PulumiCommand):
                 "",
                 0,
             )
+        if args[:2] == ["stack", "history"] and self.updates.get(stack or ""):
+            newest_first = self.updates[stack or ""][::-1]
+            if "--page-size" in args:
+                newest_first = newest_first[: int(args[args.index("--page-size") + 1])]
+            return CommandResult(json.dumps(newest_first), "", 0)
         if args[:2] == ["stack", "history"]:
             return CommandResult(
                 json.dumps(
@@ -204,6 +222,28 @@ class RecordingPulumi(PulumiCommand):
             return CommandResult("", "", 0)
         deployment = self.deployments.get(stack, {"manifest": {"version": "v3.272.0"}})
         return CommandResult(json.dumps({"version": 3, "deployment": deployment}), "", 0)
+
+    def _record_update(self, stack: str, args: list[str]) -> None:
+        """An update as the backend's history keeps it: the config it ran with (its
+        ``--config-file``, else the stack's shared file as it is now), and its result."""
+        values = dict(self.config.get(stack, {}))
+        if "--config-file" in args:
+            document = yaml.safe_load(Path(args[args.index("--config-file") + 1]).read_text())
+            values = document["config"]
+        config = {k: {"value": v, "secret": False} for k, v in values.items()}
+        updates = self.updates.setdefault(stack, [])
+        updates.append(
+            {
+                "kind": "update",
+                "startTime": "2026-01-02T03:04:05.000000Z",
+                "endTime": "2026-01-02T03:05:05.000000Z",
+                "message": "",
+                "environment": {},
+                "config": config,
+                "result": "failed" if self.fail_up else "succeeded",
+                "version": len(updates) + 1,
+            }
+        )
 
     def verbs(self) -> list[str]:
         """Each call as its first words, for asserting the sequence."""
@@ -246,20 +286,23 @@ def deploy(cli: RecordingPulumi, home: Path) -> Any:
 def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> None:
     cli = RecordingPulumi()
     entry = deploy(cli, home)
-    # run, env, component, version, experiment, team, 4 job coordinates, the source stack
-    n_tags = 11
+    # run, env, component, version, experiment, team, 4 job coordinates, the source stack,
+    # the job's digest, the run's identity
+    n_tags = 13
     assert cli.verbs() == [
         "stack select",  # <env>.<namespace>.<run>: no such stack
         "stack select",  # <env>.<run>, as stacks were named before: none either
         "stack init",
         "stack tag ls",  # a new stack has no tags: no earlier deploy by anyone
-        "config set-all --stack",
-        *["stack tag set"] * n_tags,
-        "up --yes",
+        *["stack tag set"] * 3,  # run, env, namespace: the same for every deploy of the stack
+        "up --yes",  # with this deploy's config: nothing goes to the shared config file
         "stack output",
         "stack output",
         "stack history",
-        "stack tag set",  # the job's digest, once it is deployed
+        "stack history",  # the newest update's config: the tags, once it is deployed
+        *["stack tag set"] * n_tags,
+        "config set-all --stack",  # the shared config file, from the same update
+        "stack history",  # no other deploy's update landed meanwhile
         # its tags, copied into the backend's run index (deploy/backendindex.py)
         "stack tag ls",
         "stack export",  # no index stack yet:
@@ -270,10 +313,21 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
     init = cli.calls[2]
     assert init[:3] == ["stack", "init", STACK]
     assert init[init.index("--secrets-provider") + 1] == "passphrase"
-    config = cli.calls[4]
-    assert "trainstack-runs:platformStack=organization/trainstack/local" in config
-    assert "trainstack-runs:env=local" in config
+    # the shared config file is written only after the update, with the values it ran with
+    assert cli.config[STACK] == {
+        "trainstack-runs:env": "local",
+        "trainstack-runs:run": "mnist-baseline-01",
+        "trainstack-runs:platformStack": PLATFORM,
+    }
+    assert cli.verbs().index("config set-all --stack") > cli.verbs().index("up --yes")
+    config = {k: v["value"] for k, v in cli.updates[STACK][-1]["config"].items()}
+    assert config["trainstack-runs:platformStack"] == "organization/trainstack/local"
+    assert config["trainstack-runs:env"] == "local"
+    assert config["trainstack-runs:version"] == load_run(RUN_FILE).component.version
+    up = next(c for c in cli.calls if c[0] == "up")
+    assert not Path(up[up.index("--config-file") + 1]).exists(), "the private file is removed"
     tags = {c[3]: c[4] for c in cli.calls if c[:3] == ["stack", "tag", "set"]}
+    from trainstack.infra.run.identity import run_identity
     from trainstack.infra.run.program import manifest_hash
 
     assert tags == {
@@ -289,6 +343,7 @@ def test_first_deploy_inits_configures_tags_and_ups_the_stack(home: Path) -> Non
         "trainstack:apiVersion": "training.kubedl.io/v1alpha1",
         "trainstack:source": PLATFORM,  # no team scope: the platform stack
         "trainstack:specHash": manifest_hash(MANIFESTS),
+        "trainstack:identity": run_identity(load_run(RUN_FILE), "vision"),
     }
     up = next(c for c in cli.calls if c[0] == "up")
     assert "--refresh" in up, "deploy refreshes before it updates"
@@ -331,7 +386,7 @@ def test_redeploy_selects_the_existing_stack(home: Path) -> None:
     cli = RecordingPulumi(stacks={STACK})
     deploy(cli, home)
     # No index entry here: what the backend's tags say about an earlier deploy is read first.
-    assert cli.verbs()[:3] == ["stack select", "stack tag ls", "config set-all --stack"]
+    assert cli.verbs()[:3] == ["stack select", "stack tag ls", "stack tag set"]
 
 
 def test_deploy_records_the_run_with_its_stack(home: Path) -> None:
@@ -487,7 +542,7 @@ def test_deploy_reads_the_platform_then_renders_for_it(home: Path) -> None:
         "stack select",
         "stack init",
         "stack tag ls",
-        "config set-all --stack",
+        "stack tag set",
     ]
     assert "up --yes" in cli.verbs()
     # rendered into the platform's namespace for the team, which names the stack
@@ -676,6 +731,7 @@ def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path, api: Any
 
 def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
     import copy
+    import dataclasses
 
     from trainstack.deploy.service import deploy_run
     from trainstack.registry import Registry, RunStatus
@@ -685,8 +741,10 @@ def test_a_changed_run_gets_a_new_job_and_record(home: Path) -> None:
     first = deploy(cli, home)
     changed = copy.deepcopy(MANIFESTS)
     changed[0]["data"]["hyperparameters.json"] = '{"epochs": 5}'
-    second = deploy_run(load_run(RUN_FILE), changed, "local", command=cli, home=home)
-    assert second.spec_hash != first.spec_hash
+    run = load_run(RUN_FILE)
+    run = dataclasses.replace(run, parameters=type(run.parameters)({**run.parameters, "epochs": 5}))
+    second = deploy_run(run, changed, "local", command=cli, home=home)
+    assert second.spec_hash != first.spec_hash and second.identity != first.identity
     assert cli.tags[STACK]["trainstack:specHash"] == second.spec_hash
     with Registry.open(home) as registry:
         old, new = registry.get(first.registry_id), registry.get(second.registry_id)
@@ -770,6 +828,9 @@ def test_destroy_runs_the_provider_program_with_the_platforms_current_credential
     destroy("mnist-baseline-01", command=cli, home=home)
     (call,) = [c for c in cli.calls if c[0] == "destroy"]
     assert "--run-program=true" in call, "the provider is rebuilt, not read from state"
+    # the program runs with the stack's shared config, which the deploy left in place
+    assert cli.config_at_destroy[STACK]["trainstack-runs:platformStack"] == PLATFORM
+    assert cli.config_at_destroy[STACK]["trainstack-runs:run"] == "mnist-baseline-01"
 
 
 def test_a_teammate_on_the_same_backend_sees_watches_and_destroys_the_run(
@@ -1012,3 +1073,68 @@ def test_a_nul_byte_in_the_passphrase_file_is_refused(
     path.chmod(0o600)
     with pytest.raises(ConfigError, match="the stack passphrase cannot be read: it holds a NUL"):
         settings._passphrase(tmp_path)
+
+
+class PausingPulumi(RecordingPulumi):
+    """Holds the first deploy's ``up`` until another whole deploy of the same stack has run:
+    two deploys at once, as the backend sees them (only the update itself is locked)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        super().__init__()
+        self.first = threading.get_ident()
+        self.at_up = threading.Event()
+        self.go_on = threading.Event()
+
+    def run(self, args: list[str], *rest: Any, **kwargs: Any) -> CommandResult:
+        import threading
+
+        if args[0] == "up" and threading.get_ident() == self.first and not self.at_up.is_set():
+            self.at_up.set()
+            assert self.go_on.wait(60), "the second deploy never finished"
+        return super().run(args, *rest, **kwargs)
+
+
+SCOPE = SCOPES + "local.vision"
+
+
+def test_two_deploys_at_once_leave_the_tags_and_config_of_the_last_up(home: Path) -> None:
+    import dataclasses
+    import threading
+
+    from trainstack.deploy.service import deploy_run
+    from trainstack.spec import load_run
+
+    second = load_run(RUN_FILE)
+    component = dataclasses.replace(second.component, version="9.9.9")
+    first = dataclasses.replace(second, experiment="mnist-wider", component=component)
+    cli = PausingPulumi()
+    failures: list[BaseException] = []
+
+    def deploy_first() -> None:
+        cli.first = threading.get_ident()
+        try:
+            deploy_run(first, MANIFESTS, "local", command=cli, home=home, source=SCOPE)
+        except BaseException as err:  # reported from the test's own thread
+            failures.append(err)
+            cli.at_up.set()
+
+    racer = threading.Thread(target=deploy_first)
+    racer.start()
+    assert cli.at_up.wait(60)
+    deploy_run(second, MANIFESTS, "local", command=cli, home=home)  # up, and done, meanwhile
+    cli.go_on.set()
+    racer.join(60)
+    assert not failures, failures
+    # the first deploy's up ran last: what the cluster has is its run, and so must the stack say
+    tags, last = cli.tags[STACK], cli.updates[STACK][-1]["config"]
+    assert (tags["trainstack:version"], tags["trainstack:experiment"]) == ("9.9.9", "mnist-wider")
+    assert last["trainstack-runs:version"]["value"] == "9.9.9"
+    assert last["trainstack-runs:experiment"]["value"] == "mnist-wider"
+    # and so does the shared config file the next `destroy --run-program` runs with
+    assert cli.config[STACK]["trainstack-runs:platformStack"] == SCOPE
+    assert tags["trainstack:source"] == SCOPE
+    # the second deploy's update ran with its own config, not the first one's
+    earlier = cli.updates[STACK][-2]["config"]
+    assert earlier["trainstack-runs:version"]["value"] == second.component.version

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -305,3 +306,39 @@ def test_a_piped_plan_fits_100_columns_and_shows_binary_data_as_size_and_digest(
         r"binaryData\.code\.tar\.gz=<[0-9.]+ (KiB|B), sha256:[0-9a-f]{12}>", done.stdout
     )
     assert found, done.stdout
+
+
+def test_plan_says_what_deploy_would_do_to_the_deployed_run(
+    local_with_oss: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade of trainstack that renders a deployed run differently restarts it only with
+    `deploy --upgrade`, and plan says so (from this user's index: plan stays offline)."""
+    from trainstack.deploy.index import RunIndex, StackEntry
+    from trainstack.plan.service import plan_run
+
+    monkeypatch.setenv("TRAINSTACK_HOME", str(tmp_path / "home"))
+    planned = plan_run(REPO / RUN_FILE, "local")
+    assert planned.identity is not None
+    deployed = StackEntry(
+        run=str(planned.outputs["run"]),
+        env="local",
+        stack=planned.stack,
+        project="trainstack-runs",
+        backend="file://somewhere",
+        component="mnist-ddp",
+        version="0.0.0",
+        experiment=None,
+        spec_path=None,
+        registry_id=None,
+        spec_hash="0123456789abcdef",  # what an older trainstack rendered
+        identity=planned.identity,
+    )
+    RunIndex(tmp_path / "home").put(deployed)
+    result = Cli().invoke("plan", str(REPO / RUN_FILE), "--env", "local")
+    assert result.code == 0, result.output
+    assert f"deployed as stack {planned.stack}: the run is unchanged" in result.out
+    assert "`deploy --upgrade` would restart it" in result.out
+    changed = dataclasses.replace(deployed, identity="fedcba9876543210")
+    RunIndex(tmp_path / "home").put(changed)
+    result = Cli().invoke("plan", str(REPO / RUN_FILE), "--env", "local")
+    assert "the run changed, so deploy replaces its job" in result.out

@@ -180,8 +180,9 @@ def test_a_team_deploys_from_its_scope_without_the_platforms_passphrase(
     stacks_read = [c[c.index("--stack") + 1] for c in cli.calls if c[:2] == ["stack", "output"]]
     assert PLATFORM not in stacks_read and SCOPE_VISION in stacks_read
     # the run stack's StackReference names the scope, not the platform
-    config = [c for c in cli.calls if c[:2] == ["config", "set-all"]]
-    assert config and any(SCOPE_VISION in " ".join(c) for c in config)
+    (update,) = cli.updates[entry.stack]
+    assert update["config"]["trainstack-runs:platformStack"]["value"] == SCOPE_VISION
+    assert cli.tags[entry.stack]["trainstack:source"] == SCOPE_VISION
     assert "token-of" not in json.dumps(entry.outputs)
 
 

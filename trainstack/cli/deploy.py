@@ -17,6 +17,12 @@ from trainstack.cli.options import backend_option, environment, home_option, pro
     is_flag=True,
     help="submit the job again even if nothing changed (a changed run always is)",
 )
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="deploy what this trainstack renders for the run even if the run itself is unchanged "
+    "(its metadata, or trainstack's rendering, changed): restarts its job",
+)
 @click.option("--quiet", is_flag=True, help="do not stream the Pulumi CLI's progress")
 @home_option
 @backend_option
@@ -25,6 +31,7 @@ def deploy(
     run_file: Path,
     env: str,
     rerun: bool,
+    upgrade: bool,
     quiet: bool,
     home: Path | None,
     backend: str | None,
@@ -42,6 +49,7 @@ def deploy(
         home=home,
         backend=backend,
         rerun=rerun,
+        upgrade=upgrade,
         on_output=None if quiet else progress,
         project=project,
     )

@@ -6,12 +6,15 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from trainstack.cli.options import environment, output_format, project_option
 from trainstack.errors import UserError
+
+if TYPE_CHECKING:
+    from trainstack.plan.engine import Plan
 
 
 @click.command()
@@ -99,6 +102,21 @@ def _plan_one(path: Path | None, env: str, fmt: str, project: Path | None, out: 
     print_plan(result, Console(file=out, width=width), kind=kind, env=env)
     report = check_plan(result, env, str(path or "platform"), outputs, project)
     click.echo("policy: " + text([report]), file=out)
+    if kind == "run":
+        _deployed_line(result, env, out)
+
+
+def _deployed_line(result: Plan, env: str, out: TextIO) -> None:
+    """What deploy would do to the run as this user deployed it (their index; offline, as plan
+    is): replace its job, leave it, or leave it unless `--upgrade`."""
+    from trainstack.deploy.index import RunIndex
+    from trainstack.deploy.upgrades import against_deployed
+    from trainstack.statehome import state_home
+
+    stack, digest = result.stack, str(result.outputs.get("specHash", ""))
+    for entry in RunIndex(state_home()).entries():
+        if entry.stack == stack and entry.env == env and result.identity is not None:
+            click.echo(against_deployed(entry, result.identity, digest), file=out)
 
 
 def _is_sweep(path: Path) -> bool:

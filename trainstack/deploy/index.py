@@ -71,6 +71,7 @@ class StackEntry:
     outputs: dict[str, Any] = field(default_factory=dict)
     spec_hash: str | None = None
     team: str | None = None
+    identity: str | None = None  # infra/run/identity.py; None: deployed before it was recorded
 
     @property
     def namespace(self) -> str | None:
@@ -215,7 +216,7 @@ def _drop_stack(data: dict[str, dict[str, Any]], entry: StackEntry) -> None:
 
 _FIELDS = {f.name: f for f in fields(StackEntry)}
 _TEXT = {"run", "env", "stack", "project", "backend", "component", "version"}
-_TEXT_OR_NULL = {"experiment", "spec_path", "registry_id", "spec_hash", "team"}
+_TEXT_OR_NULL = {"experiment", "spec_path", "registry_id", "spec_hash", "team", "identity"}
 _REQUIRED = {n for n, f in _FIELDS.items() if f.default is f.default_factory is MISSING}
 
 
@@ -256,6 +257,7 @@ def run_tags(run: Run, env: str, job: Mapping[str, str]) -> dict[str, str]:
         "experiment": run.experiment,
         "team": run.tags.get("team"),
         "specHash": job.get("specHash"),
+        "identity": job.get("identity"),
         **{tag: job.get(key) for tag, key in _JOB_TAGS.items()},
     }
     return {TAG + k: str(v) for k, v in values.items() if v}
@@ -282,6 +284,7 @@ def entry_from_tags(stack: str, tags: Mapping[str, str], backend: str) -> StackE
         updated_at=0.0,
         outputs={key: got[tag] for tag, key in _JOB_TAGS.items() if tag in got},
         spec_hash=got.get("specHash"),
+        identity=got.get("identity"),
         team=got.get("team"),
     )
 

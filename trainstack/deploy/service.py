@@ -1,10 +1,10 @@
 """``trainstack deploy | status | wait | logs | destroy``: one Pulumi stack per run.
 
-deploy: select (or init) the run's stack, set its config and tags, ``up --refresh`` the run
-program, record the run (run registry + stack index). status: the stack's last update and
-outputs, and (``live``) the job on the cluster. wait/logs: the job's end, its pods' logs.
-destroy: ``destroy --run-program`` the stack, remove it, drop it from the index. Pulumi is
-imported only in here and in the modules it calls.
+deploy: select (or init) the run's stack, ``up --refresh`` the run program with this deploy's
+config, tag the stack from its newest update (deploy/stacktags.py), record the run (run registry
++ stack index). status: the stack's last update and outputs, and (``live``) the job on the
+cluster. wait/logs: the job's end, its pods' logs. destroy: ``destroy --run-program`` the stack,
+remove it, drop it from the index. Pulumi is imported only in here and in the modules it calls.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from trainstack import platformnames as names
 from trainstack.deploy import backendindex
 from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
-from trainstack.deploy.index import TAG, RunIndex, StackEntry
+from trainstack.deploy.index import TAG, RunIndex, StackEntry, run_tags
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.records import (
     record_end,
@@ -36,6 +36,8 @@ from trainstack.deploy.settings import (
     platform_stack_name,
     run_stack_name,
 )
+from trainstack.deploy.stacktags import config_file, deploy_config, name_tags, settle_tags
+from trainstack.deploy.upgrades import held_back
 from trainstack.errors import NotFoundError, UserError
 from trainstack.registry.home import state_home
 
@@ -73,6 +75,7 @@ def deploy(
     on_output: OnOutput | None = None,
     rerun: bool = False,
     project: Path | None = None,
+    upgrade: bool = False,
 ) -> StackEntry:
     """Render ``run_file`` for the platform of ``env`` and bring its stack up to date.
     ``project``: where the platform project is looked for (envfile.find_project); deploy reads
@@ -112,6 +115,7 @@ def deploy(
         rerun=rerun,
         source=source,
         logs=logs,
+        upgrade=upgrade,
     )
 
 
@@ -144,17 +148,21 @@ def deploy_run(
     rerun: bool = False,
     source: str | None = None,
     logs: Mapping[str, str] | None = None,
+    upgrade: bool = False,
 ) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
     ``source`` is the stack its StackReference reads (the team's scope or the platform stack;
     default the platform stack).
 
-    The job is resubmitted only when what the run deploys changed, or on ``rerun``; then the run
-    gets a new registry record and the previous one ends as superseded. An unchanged deploy keeps
-    the job and its record (see ``infra.run.program.build_run``).
+    The job is resubmitted only when the run's identity changed (what its user wrote:
+    ``infra.run.identity``), or on ``rerun``; then the run gets a new registry record and the
+    previous one ends as superseded. An unchanged run keeps its job and its record; when only
+    what trainstack renders for it changed (its metadata, or trainstack itself), nothing is
+    deployed unless ``upgrade`` (``deploy.earlier.held_back``).
     """
     import secrets
 
+    from trainstack.infra.run.identity import run_identity
     from trainstack.infra.run.program import build_run, manifest_hash
 
     settings = load_settings(home, backend)
@@ -170,12 +178,19 @@ def deploy_run(
 
     coordinates = {**_job_coordinates(manifests), **(logs or {}), SOURCE_OUTPUT: platform}
     namespace = str(coordinates["namespace"])
+    identity = run_identity(run, namespace, token)
     stack_name = run_stack_name(env, namespace, run.name)
     with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _team_stack(settings, env, namespace, run.name, program, command, on_output)
         stack_name = stack.name
         previous = previous_entry(settings, stack)
         refuse_other_team(stack_name, previous, namespace, run.tags.get("team"))
+        again = f"trainstack deploy {run.source or run.name} --env {env} --upgrade"
+        held = held_back(previous, identity, digest, upgrade=upgrade, command=again)
+        if held is not None and previous is not None:
+            (on_output or _no_output)(held)
+            RunIndex(settings.home).put(previous)
+            return previous
         same_job = previous is not None and previous.spec_hash == digest
         if same_job and previous is not None:
             kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
@@ -184,16 +199,23 @@ def deploy_run(
                 (on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
                 return kept
-        _configure(stack, run, env, platform, coordinates)
+        tags = run_tags(run, env, {**coordinates, "specHash": digest, "identity": identity})
+        if previous is None:
+            _tag(stack, name_tags(tags))
         registry_id = (
             previous.registry_id
             if same_job and previous is not None
             else record_pending(settings, run, stack_name)
         )
-        result = _up(stack, settings, registry_id, same_job=same_job, on_output=on_output)
-        # Only now: the digest says which job is deployed, so a failed up is retried as new.
-        stack.workspace.set_tag(stack.name, f"{TAG}specHash", digest)
-        tags = stack.workspace.list_tags(stack.name)
+        # The config travels with this deploy's own update, and the tags are written only after
+        # it, from the newest update's: a deploy racing this one cannot mix its values in (and
+        # a failed up leaves the digest as it was, so the same run is retried as new).
+        with config_file(stack, deploy_config(tags, platform)) as config:
+            result = _up(
+                stack, settings, registry_id, config, same_job=same_job, on_output=on_output
+            )
+        settle_tags(stack)
+        tags = dict(stack.workspace.list_tags(stack.name))
     backendindex.publish(settings, command, stack_name, tags, on_output)
     outputs = {k: "[secret]" if v.secret else v.value for k, v in result.outputs.items()}
     if not same_job and registry_id is not None:
@@ -201,7 +223,10 @@ def deploy_run(
     record_log_place(settings, registry_id, outputs)
     # what this deploy rendered wins; and the stack its StackReference reads, so that status,
     # logs and destroy read the same one (the team's scope or the platform)
-    entry = _entry(run, env, stack_name, settings, registry_id, {**outputs, **coordinates}, digest)
+    entry = replace(
+        _entry(run, env, stack_name, settings, registry_id, {**outputs, **coordinates}, digest),
+        identity=identity,
+    )
     if previous is not None and not same_job:  # the job was replaced: its record ends here
         record_end(
             settings, previous.registry_id, failed=False, reason="superseded by a new deploy"
@@ -225,6 +250,7 @@ def _up(
     stack: auto.Stack,
     settings: DeploySettings,
     registry_id: str | None,
+    config: str,
     *,
     same_job: bool,
     on_output: OnOutput | None,
@@ -232,7 +258,7 @@ def _up(
     """`pulumi up`, refreshing first (the job may have finished or been deleted since the last
     deploy); a new job whose up failed ends its registry record as failed."""
     try:
-        result = stack.up(on_output=on_output, show_secrets=False, refresh=True)
+        result = stack.up(on_output=on_output, show_secrets=False, refresh=True, config_file=config)
     except Exception:
         if not same_job:
             record_end(settings, registry_id, failed=True, reason="pulumi up failed")
@@ -516,24 +542,8 @@ def _open(
         ) from None
 
 
-def _configure(
-    stack: auto.Stack, run: Run, env: str, platform: str, job: Mapping[str, str]
-) -> None:
-    from pulumi import automation as auto
-
-    from trainstack.deploy.index import run_tags
-
-    ns = names.RUNS_PROJECT
-    stack.set_all_config(
-        {
-            f"{ns}:env": auto.ConfigValue(env),
-            f"{ns}:run": auto.ConfigValue(run.name),
-            f"{ns}:platformStack": auto.ConfigValue(platform),
-        }
-    )
-    # The tags are the shared index: whoever uses this backend finds, watches and destroys the
-    # run from them (deploy.index.backend_entries), without this machine's state home.
-    for key, value in run_tags(run, env, job).items():
+def _tag(stack: auto.Stack, tags: Mapping[str, str]) -> None:
+    for key, value in tags.items():
         stack.workspace.set_tag(stack.name, key, value)
 
 

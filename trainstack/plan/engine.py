@@ -86,6 +86,8 @@ class Plan:
     pending: list[str] = field(default_factory=list)
     # A run's plan: the platform project's templates its manifests were rendered with.
     templates: Overrides | None = None
+    # A run's plan: its identity (infra/run/identity.py), to compare with a deployed one's.
+    identity: str | None = None
 
 
 # Outputs the cloud computes that the program builds documents from: given their shape, with every

@@ -49,8 +49,9 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     planned against the namespaces, classes and secrets that environment would really have.
     """
     from trainstack import platformnames as names
+    from trainstack.infra.run.identity import run_identity
     from trainstack.infra.run.program import build_run, is_job
-    from trainstack.infra.run.rendered import render
+    from trainstack.infra.run.rendered import for_platform
     from trainstack.plan.engine import run_program
     from trainstack.platformnames import platform_stack_name, run_stack_name
     from trainstack.render.overrides import for_project
@@ -61,7 +62,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     ref = platform_stack_name(env)
     outputs, secret = platform_outputs(project, env)
     templates = for_project(project.root)
-    manifests = render(run, outputs, env, templates)
+    completed, manifests = for_platform(run, outputs, env, templates)
     job: dict[str, Any] = next((m for m in manifests if is_job(m)), {"metadata": {}})
     namespace = str(job["metadata"].get("namespace") or "default")
     ns = names.RUNS_PROJECT
@@ -79,6 +80,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
         reads={ref: {"name": ref, "outputs": outputs, "secretOutputNames": secret}},
     )
     plan.templates = templates
+    plan.identity = run_identity(completed, namespace)
     return plan
 
 

@@ -28,10 +28,22 @@ def valid_label_name(name: str) -> bool:
     return len(name) <= 63 and bool(_NAME.fullmatch(name))
 
 
+MANAGED_BY = "app.kubernetes.io/managed-by"
+
+
+def fixed_labels(labels: dict[str, str]) -> dict[str, str]:
+    """The labels of ``labels`` that no change to a run's metadata can change: who manages the
+    object, and the run's job (which is in the name of every object that carries these). What a
+    PersistentVolume and its claim carry: once a claim binds, kube-controller-manager owns the
+    PV's atomic ``spec.claimRef``, and an in-place update for a changed label would re-apply it
+    (docs/deploy.md, "What each change does to a deployed run")."""
+    return {key: labels[key] for key in (MANAGED_BY, RUN_LABEL) if key in labels}
+
+
 def labels_and_annotations(run: Run, job: str) -> tuple[dict[str, str], dict[str, str]]:
     comp = run.component
     labels = {
-        "app.kubernetes.io/managed-by": "trainstack",
+        MANAGED_BY: "trainstack",
         RUN_LABEL: job,
         PREFIX + "component": comp.name,
     }

@@ -26,6 +26,7 @@ from typing import Any
 from trainstack.contract.layout import Layout
 from trainstack.k8snames import dns_label
 from trainstack.platformnames import MAX_DNS_LABEL, OSS_CSI_DRIVER, pv_name
+from trainstack.render.meta import fixed_labels
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (
     STAGING,
@@ -263,6 +264,9 @@ class Storage:
         digest = volume_digest({"scheme": b.scheme.value, "accessMode": mode, **source})
         pv, claim = volume_names(self.ns, self.job, vol, digest)
         claim_ref = {"namespace": self.ns, "name": claim}
+        # Only labels that change with the name: the pair is then never updated in place, only
+        # created and deleted (fixed_labels says why an update would fail).
+        labels = fixed_labels(self.labels)
         if b.scheme is Scheme.OSS:
             # The OSS CSI driver wants a volumeHandle unique per PV: the PV's own name. The
             # alicloud-pvname label is Alibaba's convention for finding a static PV (a PVC
@@ -271,7 +275,7 @@ class Storage:
             csi = {**source["csi"], "volumeHandle": pv}
             volume = PersistentVolume(
                 pv,
-                {**self.labels, "alicloud-pvname": label_value(pv)},
+                {**labels, "alicloud-pvname": label_value(pv)},
                 mode,
                 csi=csi,
                 claim_ref=claim_ref,
@@ -279,7 +283,7 @@ class Storage:
         else:
             volume = PersistentVolume(
                 pv,
-                dict(self.labels),
+                dict(labels),
                 mode,
                 nfs=source["nfs"],
                 mount_options=source["mountOptions"],
@@ -287,7 +291,7 @@ class Storage:
             )
         return PodParts(
             volumes_beside=(volume,),
-            claims=(Claim(claim, self.ns, dict(self.labels), mode, pv),),
+            claims=(Claim(claim, self.ns, dict(labels), mode, pv),),
             volumes=(
                 {"name": vol, "persistentVolumeClaim": {"claimName": claim, "readOnly": read_only}},
             ),
