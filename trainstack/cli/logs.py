@@ -17,6 +17,7 @@ from trainstack.cli.options import (
     store_option,
     team_option,
 )
+from trainstack.contract.rundir import RunDir
 from trainstack.deploy.index import INDEX_FILE
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
 
@@ -119,7 +120,7 @@ def logs(
             return not reg.get(record.id).status.finished
 
         files = logview.wait_for(
-            record.run_dir / "logs", role, index, running=running if follow else None
+            RunDir(record.run_dir).logs, role, index, running=running if follow else None
         )
         if download is not None:
             _wrote(logview.download(files, download))

@@ -286,7 +286,7 @@ def _when(t: float) -> str:
 def _bound_outputs(layout: Layout) -> dict[str, str]:
     """Output bindings as the contract wrote them into training_job.json."""
     try:
-        job = boundedjson.loads(read_within(layout.root, layout.config / "training_job.json"))
+        job = boundedjson.loads(read_within(layout.root, layout.training_job))
         return {str(k): str(v["uri"]) for k, v in job.get("outputs", {}).items()}
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return {}

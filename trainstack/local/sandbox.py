@@ -1,14 +1,5 @@
-"""The run directory: the `/ml` tree of the in-container contract, on this machine.
-
-    <run dir>/usercode/            the component's code (the replicas' working directory)
-    <run dir>/input/config/        hyperparameters.json, training_job.json, …
-    <run dir>/input/data/<ch>/     input channels (a link to the bound path, or a copy)
-    <run dir>/input/model/<name>/  models (spec.models), copied: $MODEL, $MODEL_<NAME>
-    <run dir>/output/<ch>/         output channels, committed to their file:// binding at the end
-    <run dir>/logs/<role>-<i>.log  one log per replica
-    <run dir>/metrics/             $METRICS
-    <run dir>/launcher/launcher.py the in-container launcher (/ml/launcher/ in a pod)
-    <run dir>/logs/<role>-<i>.restarts.jsonl  the launcher's restarts in place (hangs)
+"""Preparing a run directory (trainstack.contract.rundir, `Layout` here) from what a run names,
+and committing its outputs at the end.
 
 Outputs are written inside the run directory and copied to their bindings when the run ends,
 whatever the ending: a failed or cancelled run keeps both copies, so nothing is lost.
@@ -25,86 +16,16 @@ from pathlib import Path
 
 from trainstack import launcher
 from trainstack.codetree import code_files, copy_tree
-from trainstack.contract import layout as tree
+from trainstack.contract.rundir import RunDir
 from trainstack.errors import UserError
 from trainstack.spec.model import Binding, BindingMode, CodeSource, Run, Scheme
+
+# The local runner's name for the run directory it prepares.
+Layout = RunDir
 
 
 class SandboxError(UserError):
     """The run directory cannot be prepared from what the run names."""
-
-
-@dataclass(frozen=True)
-class Layout:
-    """The contract's tree (trainstack.contract.layout) under a run directory, plus what only a
-    local run keeps there (logs, usage, the commit record)."""
-
-    root: Path
-
-    @property
-    def usercode(self) -> Path:
-        return self.root / tree.CODE
-
-    @property
-    def config(self) -> Path:
-        return self.root / tree.CONFIG
-
-    @property
-    def logs(self) -> Path:
-        return self.root / "logs"
-
-    @property
-    def metrics(self) -> Path:
-        return self.root / tree.METRICS
-
-    @property
-    def home(self) -> Path:
-        return self.root / tree.HOME
-
-    @property
-    def usage(self) -> Path:
-        return self.root / "usage.jsonl"
-
-    @property
-    def hosts(self) -> Path:
-        """Every replica's /etc/hosts when each is a host of its own (trainstack.local.podns)."""
-        return self.root / "hosts"
-
-    @property
-    def resolv(self) -> Path:
-        """Every replica's /etc/resolv.conf when each is a host of its own."""
-        return self.root / "resolv.conf"
-
-    @property
-    def pod_root(self) -> Path:
-        """Where the pods' root file system is put together, in their mount namespace only (an
-        empty directory on this machine)."""
-        return self.root / "pod-root"
-
-    @property
-    def commit_file(self) -> Path:
-        return self.root / "outputs.json"
-
-    def input_dir(self, channel: str) -> Path:
-        return self.root / tree.INPUT_DATA / channel
-
-    def model_dir(self, name: str) -> Path:
-        return self.root / tree.INPUT_MODEL / name
-
-    def output_dir(self, channel: str) -> Path:
-        return self.root / tree.OUTPUT / channel
-
-    def log(self, role: str, index: int) -> Path:
-        return self.logs / f"{role}-{index}.log"
-
-    @property
-    def launcher(self) -> Path:
-        """The in-container launcher's copy, where a pod has it under /ml (trainstack.launcher)."""
-        return self.root / tree.LAUNCHER / launcher.FILE
-
-    def restarts(self, role: str, index: int) -> Path:
-        """What the launcher records of a replica's restarts in place (hangs)."""
-        return self.logs / f"{role}-{index}{launcher.EVENTS_SUFFIX}"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack import boundedjson
+from trainstack.contract.rundir import RunDir
 from trainstack.errors import UserError
 from trainstack.registry.model import RunRecord
 from trainstack.regularfile import read_within
@@ -162,7 +163,7 @@ def resource_time(record: RunRecord) -> ResourceTime | None:
         return None
     root = record.run_dir
     try:
-        job = boundedjson.loads(read_within(root, root / "input" / "config" / "training_job.json"))
+        job = boundedjson.loads(read_within(root, RunDir(root).training_job))
     except (OSError, ValueError):
         return None
     res = job.get("resources") if isinstance(job, dict) else None
@@ -195,7 +196,7 @@ def _usage(root: Path, record: RunRecord, replica_seconds: float) -> tuple[float
     from trainstack.metrics.idle import IdleThresholds, detect_in
 
     try:
-        series = usage.read(root / "usage.jsonl", root=root)
+        series = usage.read(RunDir(root).usage, root=root)
     except UserError:
         return None, 0.0
     used: float | None = None

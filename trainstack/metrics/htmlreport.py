@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jinja2
 
+from trainstack.contract.rundir import RunDir
 from trainstack.humanize import human_bytes, human_seconds
 from trainstack.metrics.draw import chart_png, usage_png
 from trainstack.metrics.runview import RunView
@@ -83,7 +84,7 @@ def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = Non
         usage_rows=usage_rows(v.usage),
         usage_charts=tuple(Image(f"usage {u.replica}", _uri(usage_png(u))) for u in v.usage),
         idle=tuple(w.render() for w in v.idle),
-        logs=tuple(_tail(p, v.run_dir) for p in sorted((v.run_dir / "logs").glob("*.log"))),
+        logs=tuple(_tail(p, v.run_dir) for p in sorted(RunDir(v.run_dir).logs.glob("*.log"))),
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         recovery_rows=tuple(recovery_row(h) for h in history),
         recovery_marks=marks(r, history),

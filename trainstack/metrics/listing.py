@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from trainstack.contract.rundir import RunDir
 from trainstack.metrics import series
 from trainstack.metrics.values import Goal, MetricValue, find, values
 from trainstack.registry.model import RunRecord
@@ -21,7 +22,7 @@ def rank(records: Sequence[RunRecord], metric: str) -> list[Ranked]:
     for r in records:
         hit = None
         if r.run_dir is not None:
-            hit = find(values(series.read(r.run_dir / "metrics", root=r.run_dir)), metric)
+            hit = find(values(series.read(RunDir(r.run_dir).metrics, root=r.run_dir)), metric)
         found.append(Ranked(r, hit))
     # A run keeps the listing's order among equals (sorted() is stable).
     return sorted(found, key=_key)

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from trainstack import boundedjson
+from trainstack.contract.rundir import RunDir
 from trainstack.errors import UserError
 from trainstack.metrics import series, usage
 from trainstack.metrics.idle import IdleThresholds, IdleWarning, detect_in
@@ -41,9 +42,9 @@ def run_dir(record: RunRecord) -> Path:
 
 def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView:
     root = run_dir(record)
-    metrics = series.read(root / "metrics", root=root)
+    metrics = series.read(RunDir(root).metrics, root=root)
     used = usage.with_unsampled(
-        usage.read(root / "usage.jsonl", root=root),
+        usage.read(RunDir(root).usage, root=root),
         [f"{e.role}-{e.index}" for e in record.exits],
     )
     job = training_job(root)
@@ -63,7 +64,7 @@ def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView
 def training_job(root: Path) -> dict[str, object]:
     """The run's `training_job.json` (the contract's whole job), `{}` when unreadable."""
     try:
-        doc = boundedjson.loads(read_within(root, root / "input" / "config" / "training_job.json"))
+        doc = boundedjson.loads(read_within(root, RunDir(root).training_job))
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}

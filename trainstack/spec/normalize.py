@@ -1,186 +1,87 @@
 """Turn a checked raw document into frozen model objects: defaults applied, values parsed.
 
-Only called once structure and rules passed, so it may assume the shapes in schema.py.
+What to read and where is the model's declaration of each field (trainstack.spec.fields); here
+is one function per kind of conversion (`Load`). Only called once structure and rules passed,
+so it may assume the shapes the schema derives from those declarations.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trainstack.kubedl import job_kind
 from trainstack.spec import values
+from trainstack.spec.fields import CONTEXTUAL, Load, Section, SpecField, spec_fields
 from trainstack.spec.model import (
-    Advanced,
     Binding,
     Code,
     CodeSource,
     Component,
-    Constraints,
-    FaultTolerance,
     FrozenMap,
     GitCode,
-    InputChannel,
     JobType,
     ModelInput,
-    OutputChannel,
-    Parameter,
-    ParamType,
     ParamValue,
-    Range,
     RoleResources,
     Run,
-    Scheduling,
     Scheme,
     SecretRef,
-    Spot,
-    TorchElastic,
 )
 
 
+@dataclass(frozen=True)
+class _Context:
+    base: Path  # the folder of the file being loaded: relative paths start there
+    component: Component | None = None  # a run's component
+
+
 def component(data: dict[str, Any], source: Path) -> Component:
-    meta, spec = data["metadata"], data["spec"]
-    c = spec.get("constraints")
-    constraints = (
-        Constraints()
-        if c is None
-        else Constraints(
-            machine_types=tuple(dict.fromkeys(c.get("machineType", ["cpu", "gpu"]))),
-            multi_node=c.get("multiNode", True),
-            multi_gpu=c.get("multiGpu", True),
-        )
-    )
+    ctx = _Context(source.parent)
     return Component(
-        name=meta["name"],
-        version=meta["version"],
-        description=meta.get("description", "") or "",
-        version_description=meta.get("versionDescription", "") or "",
-        job_type=JobType(spec["jobType"]),
-        image=spec["image"],
-        image_pull_secret=spec.get("imagePullSecret"),
-        code=_code(spec.get("code"), source.parent),
-        command=spec["command"],
-        inputs=tuple(
-            InputChannel(i["name"], i.get("description", "") or "", bool(i.get("required", False)))
-            for i in spec.get("inputs") or []
-        ),
-        outputs=tuple(
-            OutputChannel(o["name"], o.get("description", "") or "", bool(o.get("preload", False)))
-            for o in spec.get("outputs") or []
-        ),
-        parameters=tuple(_parameter(p) for p in spec.get("parameters") or []),
-        constraints=constraints,
+        **fields_of(Component, data["metadata"], Section.METADATA, ctx),
+        **fields_of(Component, data["spec"], Section.SPEC, ctx),
         source=source,
     )
-
-
-def _code(raw: Any, base: Path) -> Code | None:
-    if raw is None:
-        return None
-    if isinstance(raw, dict):
-        return Code(
-            kind=CodeSource.GIT, git=GitCode(raw["git"], raw.get("branch"), raw.get("commit"))
-        )
-    if raw.startswith("oss://"):
-        return Code(kind=CodeSource.OSS, uri=raw)
-    return Code(kind=CodeSource.LOCAL, path=(base / raw).resolve())
-
-
-def _parameter(p: dict[str, Any]) -> Parameter:
-    ptype = ParamType(p["type"])
-    rng = p.get("range")
-    enum = p.get("enum")
-    return Parameter(
-        name=p["name"],
-        type=ptype,
-        default=_coerce(ptype, p.get("default")),
-        required=bool(p.get("required", False)),
-        description=p.get("description", "") or "",
-        range=Range(rng.get("min"), rng.get("max")) if rng else None,
-        enum=tuple(_coerce(ptype, e) for e in enum) if enum else None,  # type: ignore[misc]
-    )
-
-
-def _coerce(ptype: ParamType, value: Any) -> ParamValue | None:
-    # Floats written as integers (`lr: 1`) become floats so the contract prints them consistently.
-    if value is not None and ptype is ParamType.FLOAT:
-        return float(value)
-    return value  # type: ignore[no-any-return]
 
 
 def run(data: dict[str, Any], source: Path, comp: Component, component_ref: str) -> Run:
-    meta, spec = data["metadata"], data["spec"]
-    given = spec.get("parameters") or {}
-    params: dict[str, ParamValue] = {}
-    for p in comp.parameters:
-        value = given.get(p.name, p.default)
-        if value is not None:
-            params[p.name] = _coerce(p.type, value)  # type: ignore[assignment]
-    spot = spec.get("spot")
-    ft = spec.get("faultTolerance")
-    elastic = spec.get("torchElastic")
-    adv = spec.get("advanced") or {}
-    timeout = spec.get("timeout")
-    keep = spec.get("keepAfterFinished")
-    return Run(
-        name=meta["name"],
-        description=meta.get("description", "") or "",
-        experiment=meta.get("experiment"),
-        tags=FrozenMap(dict(sorted((meta.get("tags") or {}).items()))),
-        component=comp,
-        component_ref=component_ref,
-        parameters=FrozenMap(params),
-        inputs=FrozenMap(_bindings(spec.get("inputs") or {}, comp, "inputs", source.parent)),
-        outputs=FrozenMap(_bindings(spec.get("outputs") or {}, comp, "outputs", source.parent)),
-        models=tuple(
-            ModelInput(
-                m["name"],
-                _binding(m["uri"], None, "download", source.parent),
-                None if m.get("version") is None else str(m["version"]),
-            )
-            for m in spec.get("models") or []
-        ),
-        resources=FrozenMap(_resources(spec.get("resources") or {}, comp.job_type)),
-        priority=spec.get("priority"),
-        scheduling=Scheduling(spec.get("scheduling", "intelligent")),
-        spot=None
-        if spot in (None, False)
-        else Spot(
-            bid_discount=spot.get("bidDiscount") if isinstance(spot, dict) else None,
-            bid_price=float(spot["bidPrice"])
-            if isinstance(spot, dict) and "bidPrice" in spot
-            else None,
-        ),
-        fault_tolerance=None
-        if ft is None
-        else FaultTolerance(
-            max_restarts=ft.get("maxRestarts", 3),
-            unconditional=ft.get("unconditional", False),
-            hang_timeout_seconds=None
-            if ft.get("hangTimeout") is None
-            else values.duration_seconds(ft["hangTimeout"]),
-        ),
-        torch_elastic=None
-        if elastic is None
-        else TorchElastic(max_restarts=elastic.get("maxRestarts", 3)),
-        env=FrozenMap({k: _env_value(v) for k, v in sorted((spec.get("env") or {}).items())}),
-        secret_env=FrozenMap(
-            {k: _secret_ref(v) for k, v in sorted((spec.get("secretEnv") or {}).items())}
-        ),
-        timeout_seconds=None if timeout is None else values.duration_seconds(timeout),
-        keep_seconds=None if keep is None else values.duration_seconds(keep),
-        keep_logs=bool(spec.get("keepLogs", False)),
-        run_as_user=spec.get("runAsUser", 1000),
-        image_pull_secret=spec.get("imagePullSecret"),
-        namespace=spec.get("namespace"),
-        service_account=spec.get("serviceAccount"),
-        advanced=Advanced(
-            custom_ports=values.port_list(adv["customPortList"]) if "customPortList" in adv else (),
-            custom_port_num_per_worker=adv.get("customPortNumPerWorker"),
-            create_svc_for_all_workers=bool(adv.get("createSvcForAllWorkers", False)),
-        ),
-        source=source,
-    )
+    ctx = _Context(source.parent, comp)
+    loaded = {
+        **fields_of(Run, data["metadata"], Section.METADATA, ctx),
+        **fields_of(Run, data["spec"], Section.SPEC, ctx),
+    }
+    loaded["component_ref"] = component_ref
+    return Run(component=comp, source=source, **loaded)
+
+
+def fields_of(cls: type, raw: Mapping[str, Any], section: Section, ctx: _Context) -> dict[str, Any]:
+    """The constructor arguments of `cls` that `raw` (one section of a document) gives: each
+    declared field present, converted; an absent one keeps its default, unless its value
+    depends on the context (`CONTEXTUAL`)."""
+    out: dict[str, Any] = {}
+    for f in spec_fields(cls):
+        if f.section is not section:
+            continue
+        value = raw.get(f.key)
+        if value is None and f.load not in CONTEXTUAL:
+            continue
+        out[f.name] = _CONVERT[f.load](f, value, ctx)
+    return out
+
+
+def _nested(f: SpecField, raw: Mapping[str, Any], ctx: _Context) -> Any:
+    assert f.nested is not None
+    return f.nested(**fields_of(f.nested, raw, Section.NESTED, ctx))
+
+
+def _optional_nested(f: SpecField, raw: Any, ctx: _Context) -> Any:
+    # `spot: false` is no spot placement, `spot: true` one at the market price.
+    if raw is False:
+        return None
+    return _nested(f, raw if isinstance(raw, dict) else {}, ctx)
 
 
 def _env_value(value: Any) -> str:
@@ -192,6 +93,30 @@ def _env_value(value: Any) -> str:
 def _secret_ref(text: str) -> SecretRef:
     secret, _, key = text.partition("/")
     return SecretRef(secret, key)
+
+
+def _code(f: SpecField, raw: Any, ctx: _Context) -> Code | None:
+    if raw is None:
+        return None
+    if isinstance(raw, dict):
+        git = GitCode(**fields_of(GitCode, raw, Section.NESTED, ctx))
+        return Code(kind=CodeSource.GIT, git=git)
+    if raw.startswith("oss://"):
+        return Code(kind=CodeSource.OSS, uri=raw)
+    return Code(kind=CodeSource.LOCAL, path=(ctx.base / raw).resolve())
+
+
+def _parameters(f: SpecField, raw: Any, ctx: _Context) -> FrozenMap[str, ParamValue]:
+    """Given values, then the component's defaults, in the component's declaration order;
+    parameters with neither are absent."""
+    assert ctx.component is not None
+    given = raw or {}
+    out: dict[str, ParamValue] = {}
+    for p in ctx.component.parameters:
+        value = given.get(p.name, p.default)
+        if value is not None:
+            out[p.name] = p.coerce(value)
+    return FrozenMap(out)
 
 
 def _binding(uri: str, kind: str | None, mode: str, base: Path) -> Binding:
@@ -211,38 +136,70 @@ def _binding(uri: str, kind: str | None, mode: str, base: Path) -> Binding:
     return b
 
 
-def _bindings(raw: dict[str, Any], comp: Component, group: str, base: Path) -> dict[str, Binding]:
+def _bindings(f: SpecField, raw: Any, ctx: _Context) -> FrozenMap[str, Binding]:
     # Keep the component's channel order so env vars and mounts come out in a stable order.
-    order = [c.name for c in (comp.inputs if group == "inputs" else comp.outputs)]
+    assert ctx.component is not None
+    given = raw or {}
+    channels = ctx.component.inputs if f.load is Load.INPUTS else ctx.component.outputs
     out: dict[str, Binding] = {}
-    for name in order:
-        if name not in raw:
+    for name in (c.name for c in channels):
+        if name not in given:
             continue
-        value = raw[name]
+        value = given[name]
         if isinstance(value, dict):
-            out[name] = _binding(value["uri"], value.get("type"), value.get("mode", "mount"), base)
+            out[name] = _binding(
+                value["uri"], value.get("type"), value.get("mode", "mount"), ctx.base
+            )
         else:
-            out[name] = _binding(value, None, "mount", base)
-    return out
+            out[name] = _binding(value, None, "mount", ctx.base)
+    return FrozenMap(out)
 
 
-def _resources(raw: dict[str, Any], job_type: JobType) -> dict[str, RoleResources]:
+def _models(f: SpecField, raw: Any, ctx: _Context) -> tuple[ModelInput, ...]:
+    return tuple(
+        ModelInput(
+            m["name"],
+            _binding(m["uri"], None, "download", ctx.base),
+            None if m.get("version") is None else str(m["version"]),
+        )
+        for m in raw or []
+    )
+
+
+def _resources(f: SpecField, raw: Any, ctx: _Context) -> FrozenMap[str, RoleResources]:
+    assert ctx.component is not None
+    job_type: JobType = ctx.component.job_type
     if not raw:
         # What each required role needs (an MPIJob a launcher and a worker, an ElasticBatchJob
         # an AIMaster and a worker), else one replica of the primary role.
-        return {role: RoleResources(replicas=n) for role, n in job_kind(job_type).default_resources}
+        kind = job_kind(job_type)
+        return FrozenMap({role: RoleResources(replicas=n) for role, n in kind.default_resources})
     out: dict[str, RoleResources] = {}
     for role in job_kind(job_type).role_names:  # the model's role order, not the file's
-        r = raw.get(role)
-        if r is None:
-            continue
-        out[role] = RoleResources(
-            replicas=r.get("replicas", 1),
-            cpu=values.quantity(r["cpu"]) if r.get("cpu") is not None else None,
-            memory=values.quantity(r["memory"]) if r.get("memory") is not None else None,
-            gpu=r.get("gpu", 0),
-            shared_memory=values.quantity(r["sharedMemory"])
-            if r.get("sharedMemory") is not None
-            else None,
-        )
-    return out
+        if raw.get(role) is not None:
+            out[role] = RoleResources(**fields_of(RoleResources, raw[role], Section.NESTED, ctx))
+    return FrozenMap(out)
+
+
+_CONVERT: dict[Load, Callable[[SpecField, Any, _Context], Any]] = {
+    Load.AS_IS: lambda f, raw, ctx: raw,
+    Load.ENUM: lambda f, raw, ctx: f.nested(raw),  # type: ignore[misc]
+    Load.SORTED_MAP: lambda f, raw, ctx: FrozenMap(dict(sorted(raw.items()))),
+    Load.NESTED: _nested,
+    Load.NESTED_LIST: lambda f, raw, ctx: tuple(_nested(f, item, ctx) for item in raw),
+    Load.OPTIONAL_NESTED: _optional_nested,
+    Load.DURATION: lambda f, raw, ctx: values.duration_seconds(raw),
+    Load.QUANTITY: lambda f, raw, ctx: values.quantity(raw),
+    Load.PORT_LIST: lambda f, raw, ctx: values.port_list(raw),
+    Load.ENV: lambda f, raw, ctx: FrozenMap({k: _env_value(v) for k, v in sorted(raw.items())}),
+    Load.SECRET_ENV: lambda f, raw, ctx: FrozenMap(
+        {k: _secret_ref(v) for k, v in sorted(raw.items())}
+    ),
+    Load.UNIQUE: lambda f, raw, ctx: tuple(dict.fromkeys(raw)),
+    Load.PARAMETERS: _parameters,
+    Load.INPUTS: _bindings,
+    Load.OUTPUTS: _bindings,
+    Load.MODELS: _models,
+    Load.RESOURCES: _resources,
+    Load.CODE: _code,
+}

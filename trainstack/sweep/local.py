@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from trainstack.contract.rundir import RunDir
 from trainstack.registry import Registry, RunFilter, RunRecord, RunStatus
 from trainstack.registry.home import registry_path
 
@@ -100,7 +101,7 @@ class LocalTrial:
 
     def metrics(self) -> Path | None:
         record = self._find()
-        return record.run_dir / "metrics" if record and record.run_dir else None
+        return RunDir(record.run_dir).metrics if record and record.run_dir else None
 
     def stop(self) -> None:
         if self.proc.poll() is None:

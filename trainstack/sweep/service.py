@@ -62,11 +62,9 @@ def run(
 
 def _local(sweep: Sweep, home: Path, install: bool, grace: float) -> Launcher:
     from trainstack.sweep.local import LocalLauncher
-    from trainstack.sweep.study import sweep_dir
+    from trainstack.sweep.study import sweep_logs
 
-    return LocalLauncher(
-        home, sweep_dir(home, sweep.name) / "logs", grace_seconds=grace, install=install
-    )
+    return LocalLauncher(home, sweep_logs(home, sweep.name), grace_seconds=grace, install=install)
 
 
 def _cluster(

@@ -42,6 +42,12 @@ def sweep_dir(home: Path, name: str) -> Path:
     return sweeps_root(home) / name
 
 
+def sweep_logs(home: Path, name: str) -> Path:
+    """Where a local sweep writes what each trial's `trainstack run --local` prints, one file a
+    trial (the trial's replica logs are in its run directory)."""
+    return sweep_dir(home, name) / "logs"
+
+
 def home_of(directory: Path) -> Path:
     """The state home a sweep's folder is in: `sweep_dir` undone."""
     return directory.parent.parent

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from trainstack.contract.rundir import RunDir
 from trainstack.errors import NotFoundError
 from trainstack.metrics import downsample, usage
 from trainstack.metrics.idle import IdleThresholds, IdleWarning, detect_in
@@ -37,9 +38,9 @@ def _files(record: RunRecord) -> tuple[Path, ...]:
     root = record.run_dir
     assert root is not None
     return (
-        root / "metrics",
-        root / "usage.jsonl",
-        root / "input" / "config" / "training_job.json",
+        RunDir(root).metrics,
+        RunDir(root).usage,
+        RunDir(root).training_job,
     )
 
 
@@ -54,7 +55,7 @@ def idle_of(record: RunRecord) -> tuple[IdleWarning, ...]:
     """A local run's idle warnings, from its usage samples only (the runs page's column)."""
     root = record.run_dir
     assert root is not None
-    path = root / "usage.jsonl"
+    path = RunDir(root).usage
 
     def read() -> tuple[IdleWarning, ...]:
         return detect_in(usage.read(path, root=root), IdleThresholds.from_env())

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack.contract.rundir import RunDir
 from trainstack.errors import NotFoundError, UserError
 from trainstack.logfiles import Lines, chain
 from trainstack.registry.model import RunRecord
@@ -50,7 +51,7 @@ def log_path(record: RunRecord, replica: str) -> tuple[Path, Path]:
     """(run directory, the replica's log); NotFoundError for a replica the run does not have."""
     if record.run_dir is None or replica not in replicas(record):
         raise NotFoundError(f"run {record.id} has no log of replica {replica!r}")
-    return record.run_dir, record.run_dir / "logs" / f"{replica}.log"
+    return record.run_dir, RunDir(record.run_dir).logs / f"{replica}.log"
 
 
 def _text(data: bytes) -> str:
