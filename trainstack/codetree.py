@@ -1,7 +1,7 @@
 """The one walk over a component's local code directory, shared by `render` (the ConfigMap tar)
 and `run --local` (the copy into the run directory), so both see exactly the same files.
 
-The rules (docs/specs.md, "code"):
+The rules (docs/render.md, "Code"):
 - the code directory and everything packed from it stay inside the component's directory (the
   folder of its component.yaml): a symbolic link is followed only when its target is inside it,
   otherwise it is refused, naming the link and where it points;

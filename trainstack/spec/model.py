@@ -285,7 +285,7 @@ class Run:
     # spec.keepAfterFinished: ttlSecondsAfterFinished; None means the kind's default
     # (trainstack.kubedl JobKind.default_ttl_seconds).
     keep_seconds: int | None = None
-    # spec.keepLogs: the replicas' logs never expire (trainstack.infra.run.logplace).
+    # spec.keepLogs: the replicas' logs never expire (trainstack.infra.logplace).
     keep_logs: bool = False
     run_as_user: int = 1000
     image_pull_secret: str | None = None  # overrides the component's
