@@ -151,7 +151,7 @@ def copy_tree(files: tuple[CodeFile, ...], target: Path) -> None:
 def copy_sparse(src: int, dst: int) -> None:
     """Copy `src` into the empty `dst` keeping holes as holes: only the data ranges
     SEEK_DATA/SEEK_HOLE report are read and written, and the length is set with ftruncate, so
-    a 20 GiB sparse file costs the run directory its real blocks, not 20 GiB (issue 20 item 10).
+    a 20 GiB sparse file costs the run directory its real blocks, not 20 GiB.
     The local copy has no size rule of its own: a code bucket carries code of any size to a
     cluster, so the local run copies what the source holds. A file system without hole support
     reports the whole file as one data range (lseek(2)), which is then a plain copy."""

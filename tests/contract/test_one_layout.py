@@ -1,4 +1,4 @@
-"""One `/ml` layout (issue 14, item 17): contract/layout.py defines the tree; the local run
+"""One `/ml` layout: contract/layout.py defines the tree; the local run
 directory and the rendered mounts derive from it instead of spelling paths of their own."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One source per vocabulary (issue 22 item 3): the schema's allowed lists are read off the enums,
+"""One source per vocabulary: the schema's allowed lists are read off the enums,
 and no copy of an enum's values reappears in spec/schema.py."""
 
 from __future__ import annotations
