@@ -84,9 +84,9 @@ def test_no_tracked_file_cites_the_tracker() -> None:
     for path in _tracked_text_files():
         if path.resolve() == Path(__file__).resolve():
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        for n, line in enumerate(text.splitlines(), 1):
-            around = "\n".join(text.splitlines()[max(0, n - 2) : n + 1])
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        for n, line in enumerate(lines, 1):
+            around = "\n".join(lines[max(0, n - 2) : n + 1])
             if _citations(line) or (ITEM.search(line) and _citations(around)):
                 found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not found, (
