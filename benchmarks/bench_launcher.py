@@ -1,6 +1,6 @@
 """What does running a replica behind trainstack's in-container launcher cost?
 
-Issue 21 (item 1 and "Done when"): the launcher's overhead on a no-op replica and on one printing
+The launcher's overhead on a no-op replica and on one printing
 200 MB, as a ratio to running the command directly; the goal is at most 1.1x for 200 MB.
 
 Each case runs the same command two ways — directly, and as
@@ -100,7 +100,7 @@ def main() -> None:
                     f"{min(launched) / min(direct):>6.2f}x"
                 )
                 shutil.rmtree(places.get(where, f"{tmp}/none"), ignore_errors=True)
-    print("goal: <= 1.10x for the 200 MB replica (issue 21); a no-op's figure is the launcher's")
+    print("goal: <= 1.10x for the 200 MB replica; a no-op's figure is the launcher's")
     print("interpreter start (python3 -S) against a bare fork+exec of `true`")
 
 

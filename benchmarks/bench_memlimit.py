@@ -4,7 +4,7 @@ The supervisor asks `memlimit.MemoryWatch.check` once per interval (0.2 s) for e
 replica. This measures one check of a job shaped like a DDP run with data-loader workers: three
 replicas, each a parent holding `--megabytes` MiB with `--workers` forked children, and prints
 the time of one check as a share of the interval it runs in (the baseline: the supervisor's own
-loop time between checks). No target is set by an issue; the figure says what the guard costs.
+loop time between checks). It has no target; the figure says what the guard costs.
 
 Run: .venv/bin/python benchmarks/bench_memlimit.py [--replicas 3] [--workers 4] [--megabytes 200]
 """

@@ -5,8 +5,8 @@
 Measured: `check_run` (plan the run under mocks, then every rule over what it registers, with
 the environment's settings and context). Baseline: `plan_run` of the same run, nothing else. Both
 run alternately in one process on a run that fits ack-dev (mnist-ddp with the platform's image
-and buckets), so the platform's own plan (cached after the first call) is in neither. Target
-(issue 11): ratio <= 1.2.
+and buckets), so the platform's own plan (cached after the first call) is in neither. Target:
+ratio <= 1.2.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ interpreter; `-- ARGS` passes ARGS to pytest instead of `-q -n auto` (`-- -q` fo
 Run: .venv/bin/python benchmarks/bench_suite.py [--cold] [--root DIR] [-- PYTEST ARGS]
 
 Measured on the 2-core CI machine, shared with two other sessions' suites (their load came and
-went: load average 0.5-4.5), so the wall times are high and noisy; issue 22 item 2:
+went: load average 0.5-4.5), so the wall times are high and noisy:
 
                                             pytest wall   tests   CPU (all processes)
   before: main at 13803bc, one process,        2,144 s    2,108   -
@@ -32,7 +32,7 @@ quiet machine (load 0.7-1.0; tests/metrics, tests/policy, test_registry_damage, 
 without the browser tests): main at 5c9d5ce 198 s (188 s CPU), this branch 76 s (60 s CPU).
 
 At e90718b, the floor: 741 s of CPU on 2 cores is ~370 s of wall at best. Most of it is real
-work the issue keeps: real training processes (torch elastic 2 tests, the local sweeps, DDP,
+work the suite keeps: real training processes (torch elastic 2 tests, the local sweeps, DDP,
 third-party scripts, hang restarts, the README's main job, credit-xgb: each replica imports
 torch), a 3 GiB damaged usage.jsonl read six times (~2 s a read), 1,200 property examples, the
 platform program built per infra test (~2 s each). Strict mypy cold is now ~37 s of CPU

@@ -1,5 +1,5 @@
 """Which modules a CLI command imports: the command run in a fresh interpreter (so nothing an
-earlier test imported counts), then `sys.modules` read (issue 23's guards on lazy imports)."""
+earlier test imported counts), then `sys.modules` read (the guards that keep heavy imports lazy)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ARCHITECTURE.md names every module (issue 22 item 5): a module nobody can find in the map is
+"""ARCHITECTURE.md names every module: a module nobody can find in the map is
 one nobody knows the job of."""
 
 from __future__ import annotations

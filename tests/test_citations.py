@@ -1,6 +1,5 @@
 """Comments and docs cite the product documentation by name and topic, never "seed 000" or
-DESIGN(.md): neither is in the repository, so a reader could not follow such a citation (issue 14,
-item 21)."""
+DESIGN(.md): neither is in the repository, so a reader could not follow such a citation."""
 
 from __future__ import annotations
 

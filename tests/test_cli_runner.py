@@ -1,4 +1,4 @@
-"""One way to run the CLI in tests (issue 14, item 20): tests/clirunner.py's `Cli`, taken as the
+"""One way to run the CLI in tests: tests/clirunner.py's `Cli`, taken as the
 `cli` fixture (tests/conftest.py). No test module spawns `python -m trainstack` itself, builds a
 click runner, calls `main` in-process, or defines a runner class or fixture of its own."""
 

@@ -1,5 +1,5 @@
 """Every diagnostic code is documented in docs/diagnostics.md, and `validate --format json` gives
-each diagnostic's code (issue 14, item 17)."""
+each diagnostic's code."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A newcomer's first run shows only what matters, and what trainstack imports is what it
-declares (issue 14, item 16)."""
+declares."""
 
 from __future__ import annotations
 

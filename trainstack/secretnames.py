@@ -76,7 +76,7 @@ def looks_secret(name: str) -> bool:
     return False
 
 
-# Values that are credentials whatever their variable is called (issue 20 item 21):
+# Values that are credentials whatever their variable is called:
 # - a URL whose userinfo has a password, `scheme://user:password@host` (RFC 3986 §3.2.1, which
 #   deprecates exactly this form); a password that is a Kubernetes `$(VAR)` reference is filled
 #   in by the kubelet from another variable, so it is not a password in clear;

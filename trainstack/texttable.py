@@ -1,14 +1,14 @@
 """The one table renderer: every table a verb prints (`runs list`, `runs compare`, `metrics`,
 `sweeps list/show`, `status`) and the two live ones (a local run's replicas, a sweep's trials)
 are a `Table` built by their service module and laid out here, so no verb keeps a layout of its
-own (issue 22 item 3).
+own.
 
 Plain text is the one form a verb prints: left-aligned columns two spaces apart, headings in
 capitals, no escape codes (numpy- and rich-free, so `runs list` stays quick). Only a live view on
 a terminal asks for `live` (a rich table with the same columns and cells, redrawn in place).
 Every cell is shown with its control characters escaped (`\\x1b`), in both forms: what a table
 shows comes from run records, metrics files and file names, which need not have come through
-validation, and must not drive the terminal (issue 20 item 17); a rich cell is never read as
+validation, and must not drive the terminal; a rich cell is never read as
 markup either."""
 
 from __future__ import annotations

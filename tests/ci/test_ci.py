@@ -225,7 +225,7 @@ def test_a_platform_change_lists_every_run_for_the_environment_on_request(repo: 
 def test_a_template_change_is_a_platform_change(repo: Path) -> None:
     """templates/ (the packaged ones here, a platform's own overrides in its project) renders
     every run's manifests: a changed partial changes every run, like a changed environment
-    (issue 22 item 7, docs/templates.md)."""
+    (docs/templates.md)."""
     (repo / "templates").mkdir()
     shutil.copy2(REPO / "templates" / "_pod.yaml.j2", repo / "templates" / "_pod.yaml.j2")
     git(repo, "add", "-A")
@@ -533,7 +533,7 @@ def test_with_the_whole_folder_as_code_runs_and_sweeps_are_not_the_version(repo:
 
 
 def test_ci_reads_specs_with_the_spec_reader() -> None:
-    """Issue 22 item 3: ci/changes.py and ci/versions.py called yaml.safe_load on specs,
+    """ci/changes.py and ci/versions.py called yaml.safe_load on specs,
     bypassing the hardened reader (size cap, alias-bomb guard, duplicate keys refused)."""
     from trainstack.ci import changes, versions
 

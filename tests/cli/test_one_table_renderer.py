@@ -1,4 +1,4 @@
-"""One table renderer (issue 22 item 3): trainstack/texttable.py lays out every table, a verb's
+"""One table renderer: trainstack/texttable.py lays out every table, a verb's
 and a live view's; no other module builds a rich table or pads columns by hand, and what a verb
 prints off a terminal is plain text (no escape codes, no box drawing)."""
 

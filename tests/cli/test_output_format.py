@@ -1,4 +1,4 @@
-"""One `--format` and one `--env` (issue 22 item 3): every verb with machine output takes the
+"""One `--format` and one `--env`: every verb with machine output takes the
 shared `--format` (text|json, plus github where annotations mean something, sh for `env`) and
 prints valid JSON with `--format json`; `--json` is kept as `--format json` on the verbs that
 had it; a format a verb does not have is one clear error; no verb defines these options itself."""

@@ -1,5 +1,5 @@
 """Shared CLI options are defined once, each with its environment variable, and the verbs keep
-no service logic of their own (issue 14, item 19)."""
+no service logic of their own."""
 
 from __future__ import annotations
 

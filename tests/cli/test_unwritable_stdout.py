@@ -1,6 +1,6 @@
 """A standard output that cannot be written — a full disk (`> /dev/full`) or a closed descriptor
 (`>&-`) — is one short error on stderr and a non-zero exit, never a traceback; the work already
-done (a run's record) is kept (issue 20, item 8). Real processes: the point is their descriptors."""
+done (a run's record) is kept. Real processes: the point is their descriptors."""
 
 from __future__ import annotations
 

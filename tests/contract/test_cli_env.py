@@ -48,7 +48,7 @@ MNIST_LOCAL = REPO / "components" / "mnist-ddp" / "runs" / "local.yaml"
 
 
 def test_env_shows_every_declared_output_bound_or_not(capsys):
-    """Issue 24 item 3: mnist-ddp's local run binds no output, and its command reads
+    """mnist-ddp's local run binds no output, and its command reads
     $PAI_OUTPUT_MODEL and $PAI_OUTPUT_CHECKPOINTS; `env` showed neither (nor did a plain render
     set them, so `--model` expanded to nothing on a cluster)."""
     done = Cli().invoke("env", str(MNIST_LOCAL), "--role", "master", "--index", "0")

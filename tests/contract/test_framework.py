@@ -57,7 +57,7 @@ def test_mpi(load):
     local = Topology.local(run, {})
     env = replica_env(run, "launcher", 0, topology=local, root="/tmp/r/ml")
     assert env["OMPI_MCA_orte_default_hostfile"] == "/tmp/r/ml/input/config/hostfile"
-    # KubeDL's hostfile lists the launcher and both workers, one slot each (issue 8, row 2).
+    # KubeDL's hostfile lists the launcher and both workers, one slot each.
     hosts = [
         line
         for line in config_files(run, local)["hostfile"].splitlines()

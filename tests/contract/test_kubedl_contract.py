@@ -1,4 +1,4 @@
-"""The contract says what KubeDL v0.5.0 does (issue 8's rows on the contract side); each of these
+"""The contract says what KubeDL v0.5.0 does; each of these
 failed at 8f06a63."""
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def test_any_value_round_trips(load, tmp_path, x, y):
         ('p "$PAI_USER_ARGS"', 'p "$PAI_USER_ARGS"'),  # quoted: the user wants one string
         ("p '$PAI_HPS_X'", "p '$PAI_HPS_X'"),
         ("p $PAI_HPS_X$HOME", 'p "${PAI_HPS_X}"$HOME'),
-        ("p ${PAI_HPS_X:-d}", 'p "${PAI_HPS_X:-d}"'),  # a default: quoted too (issue 14 item 5)
+        ("p ${PAI_HPS_X:-d}", 'p "${PAI_HPS_X:-d}"'),  # a default: quoted too
         ("p $(echo $PAI_HPS_X)", 'p $(echo "${PAI_HPS_X}")'),
         ('p "$(echo $PAI_HPS_X)"', 'p "$(echo "${PAI_HPS_X}")"'),
         ("p $(( $PAI_HPS_N * 2 )) $PAI_HPS_N", 'p $(( $PAI_HPS_N * 2 )) "${PAI_HPS_N}"'),

@@ -1,4 +1,4 @@
-"""Issue 14, item 5: the command rewrite leaves heredoc bodies as written, quotes
+"""The command rewrite leaves heredoc bodies as written, quotes
 `${PAI_HPS_X:-d}`-style expansions and the inside of `$(case ...)`, and validate refuses the
 forms it cannot make split-proof. Checked with the real `sh`."""
 
@@ -88,10 +88,10 @@ def test_case_inside_command_substitution_quotes_its_branches(load, tmp_path: Pa
         ("p `echo $PAI_HPS_X`", "inside backquotes"),
         ("cat <<EOF\nno end", "the here-document <<EOF is not ended by a line EOF"),
         ('p "$PAI_HPS_X', "a double quote is not closed"),
-        # issue 20 item 13: an unclosed single quote (or backquote) passed and launched
+        # an unclosed single quote (or backquote) passed and launched
         ("python main.py --name 'abc $PAI_USER_ARGS", "a single quote is not closed"),
         ("python main.py `date", "a backquote is not closed"),
-        # issue 20 item 14: a contract variable re-evaluated as code by eval or sh -c
+        # a contract variable re-evaluated as code by eval or sh -c
         ("eval python main.py $PAI_USER_ARGS", "eval parses its arguments again as shell code"),
         ('cd /x && eval "python m.py $PAI_HPS_X"', "eval parses its arguments again"),
         ('sh -c "python main.py $PAI_USER_ARGS"', "sh -c runs its script argument as code"),

@@ -327,7 +327,7 @@ def test_status_cli_prints_the_live_job(
 def test_status_lists_and_records_the_restarts_the_pods_show(
     home: Path, api: RecordedAPI, cli: PlatformCLI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 21 item 4: a deployed run's recovery history, from lastState.terminated
+    # a deployed run's recovery history, from lastState.terminated
     from trainstack.deploy import service
     from trainstack.deploy.service import StackStatus
     from trainstack.registry import Registry

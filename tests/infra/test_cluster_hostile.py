@@ -1,4 +1,4 @@
-"""Issue 19, item 11: ``status``, ``logs`` and ``wait`` against a server that never answers or
+"""``status``, ``logs`` and ``wait`` against a server that never answers or
 answers oddly. Each case ends in one clear error with a non-zero exit — never a traceback, never
 a hang — and nothing odd reaches the registry (the run's record is left as it was).
 

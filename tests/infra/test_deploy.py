@@ -483,7 +483,7 @@ def test_looking_up_an_unknown_run_creates_no_state(tmp_path: Path) -> None:
         ["status", "mnist-baseline-01"],
         ["destroy", "mnist-baseline-01", "--yes"],
         # without --yes and without an answer (no stdin): the install message, not "aborted"
-        # after a y/N question that could not have led anywhere (issue 24 item 9)
+        # after a y/N question that could not have led anywhere
         ["destroy", "mnist-baseline-01"],
         ["wait", "mnist-baseline-01"],
     ],
@@ -565,7 +565,7 @@ def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
         "allowed-registries: kubernetes:training.kubedl.io/v1alpha1:PyTorchJob::"
         "pytorchjob-mnist-baseline-01" in caught.value.message
     )
-    # one violation per image, at its first container, counting the others (issue 24 item 2)
+    # one violation per image, at its first container, counting the others
     assert "ontainers[0].image" in caught.value.message
     assert "more container" in caught.value.message
     # (the team's scope, then the platform's outputs)
@@ -573,8 +573,8 @@ def test_deploy_stops_on_a_mandatory_violation_before_anything_is_created(
 
 
 def test_deploy_renders_with_the_platform_project_s_templates(home: Path, tmp_path: Path) -> None:
-    """What plan shows is what deploy registers: the platform project's templates/ (issue 22
-    item 7) render the manifests deploy hashes, checks and hands to the run program."""
+    """What plan shows is what deploy registers: the platform project's templates/
+    render the manifests deploy hashes, checks and hands to the run program."""
     from trainstack.deploy.service import deploy as deploy_file
     from trainstack.infra.run.program import manifest_hash
     from trainstack.infra.run.rendered import render
@@ -1021,7 +1021,7 @@ def test_status_and_wait_recording_into_a_damaged_registry_is_one_clear_error(ho
 def test_a_concurrent_deploy_never_reads_a_half_written_passphrase(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 18 item 9: the passphrase file was created (O_EXCL) and written afterwards; a
+    """The passphrase file was created (O_EXCL) and written afterwards; a
     second deploy that looked in between read an empty passphrase. Here the second deploy looks
     at exactly that moment: while the first is making its passphrase."""
     import secrets as secrets_module

@@ -1,4 +1,4 @@
-"""Issue 10, item 1: every shipped run plans cleanly on the environment it is written for (its
+"""Every shipped run plans cleanly on the environment it is written for (its
 ``env`` tag), fits that environment's nodes and quota with headroom, binds the platform's own
 buckets and images, and runs that name no environment are local-only (``file://``, for
 ``trainstack run --local``). ``trainstack init``'s run plans on the shipped ``local`` environment.
@@ -156,7 +156,7 @@ def test_init_scaffolds_a_run_that_plans_on_the_local_environment(tmp_path: Path
 def test_an_init_run_made_in_the_project_passes_the_local_environments_policies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 24 item 2: the scaffold named a Docker Hub image, which `local`'s allowed-registries
+    """The scaffold named a Docker Hub image, which `local`'s allowed-registries
     refuses (four times over). Made inside the platform project, it names the image mirrored into
     that environment's registry, and says how to push it there."""
     monkeypatch.setenv("TRAINSTACK_PROJECT", str(REPO))

@@ -1,4 +1,4 @@
-"""Issue 19, item 2: an unchanged redeploy after KubeDL's TTL deleted the finished job.
+"""An unchanged redeploy after KubeDL's TTL deleted the finished job.
 
 ``up --refresh`` drops the deleted job from the stack's state and the update creates it again:
 training runs a second time over the same outputs, while ``deploy`` said "the run is unchanged".

@@ -1,4 +1,4 @@
-"""Retention of shipped logs (issue 21 item 2): on ACK the platform puts a lifecycle rule on each
+"""Retention of shipped logs: on ACK the platform puts a lifecycle rule on each
 team's expiring-logs prefix of the artifacts bucket (`trainstack:logRetentionDays`, default 30,
 as ModelArts keeps history logs), a prefix the renderer ships non-kept logs under
 (trainstack.infra.logplace). Before this nothing ever removed a log, and the place logs were

@@ -1,4 +1,4 @@
-"""Logs that outlive the pods, read back (issue 21 item 2): `trainstack logs RUN` of a deployed
+"""Logs that outlive the pods, read back: `trainstack logs RUN` of a deployed
 run reads its pods while they exist and, once KubeDL's cleanPodPolicy or the job's TTL deleted
 them, the logs the launcher shipped to the artifact store — a claim or NAS where it is mounted
 here (`--store`), OSS through oss2. `--download DIR` fetches every replica's log; `--grep` and

@@ -295,7 +295,7 @@ def test_an_oss_run_on_a_platform_without_oss_says_what_to_set(
 def test_a_piped_plan_fits_100_columns_and_shows_binary_data_as_size_and_digest(
     in_repo: None,
 ) -> None:
-    """Issue 24 item 11: piped, the table was 200+ columns wide, and "key inputs" held the code
+    """Piped, the table was 200+ columns wide, and "key inputs" held the code
     tarball's base64 (binaryData.code.tar.gz=H4sI…)."""
     done = Cli()("plan", REPO / "components/mnist-ddp/runs/local.yaml", "--env", "local")
     assert done.returncode == 0, done.stderr

@@ -1,5 +1,5 @@
-"""The cache of the platform's planned outputs across processes (issue 23,
-trainstack/plan/platformcache.py): a hit never runs the platform program, any input change is
+"""The cache of the platform's planned outputs across processes
+(trainstack/plan/platformcache.py): a hit never runs the platform program, any input change is
 a miss, a damaged entry is a miss that is rewritten, no secret reaches the file.
 
 A "new process" in-process is the process memo emptied (as tests/clirunner.py does); the first

@@ -1,4 +1,4 @@
-"""`trainstack plan` never prints a provider's credential input (issue 14, item 7): a kubeconfig
+"""`trainstack plan` never prints a provider's credential input: a kubeconfig
 given as plain stack config (a path, or a whole admin config with its token) shows as [secret]."""
 
 from __future__ import annotations

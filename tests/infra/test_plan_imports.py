@@ -1,4 +1,4 @@
-"""`plan` imports what its environment needs (issue 23): a kubeconfig environment's plan never
+"""`plan` imports what its environment needs: a kubeconfig environment's plan never
 loads Alibaba Cloud's SDK."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 9's findings, each checked on the platform's plan (``trainstack plan --json``).
+"""What the platform must provide and refuse, each checked on its plan (``trainstack plan --json``).
 
 Two kinds of project: the repository as shipped (a new environment: the plan runs offline and
 lists what is still to set up), and a copy set up as for ``pulumi up`` — the READY values of
@@ -291,7 +291,7 @@ def test_kubedl_mirror_fills_the_folder_and_refuses_a_changed_file(
 
 
 def test_kubedl_mirror_never_writes_through_a_link(tmp_path: Path, kubedl_root: Path) -> None:
-    """Issue 20, item 2: a CRD file's name in the folder taken by a link is refused, and what
+    """A CRD file's name in the folder taken by a link is refused, and what
     the link points at is left as it was."""
     lock = kubedl_root / "platform/kubedl/v0.5.0/kubedl.lock.json"
     release = kubedl_root.parent / "release"

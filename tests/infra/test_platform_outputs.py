@@ -1,4 +1,4 @@
-"""The platform's outputs are read once, into a typed frozen PlatformOutputs (issue 14, item 17):
+"""The platform's outputs are read once, into a typed frozen PlatformOutputs:
 mode and ossAuth as enums, nothing past `PlatformOutputs.read` looks a key up in the raw mapping."""
 
 from __future__ import annotations

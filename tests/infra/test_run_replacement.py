@@ -1,4 +1,4 @@
-"""Issue 19, item 1: a changed oss:// or nas:// binding can be deployed.
+"""A changed oss:// or nas:// binding can be deployed.
 
 A PV's source is immutable, so the renderer names the PV and its claim after what is immutable
 (tests/render/test_volume_names.py) and a changed binding is a new pair. Here the run program,

@@ -1,4 +1,4 @@
-"""Logs that outlive the pods (issue 21 item 2, in part): where an environment has an artifact
+"""Logs that outlive the pods: where an environment has an artifact
 store, every replica that runs the command does so behind trainstack's launcher, which appends
 its output (and its own `[trainstack]` lines) to `<store>/<team>/<run>/logs/<role>-<index>.log`
 on the store's volume, mounted at /ml/logs/. On main a deployed run's log lived only as long as

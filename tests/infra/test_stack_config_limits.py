@@ -1,4 +1,4 @@
-"""`Pulumi.<env>.yaml` is read with the spec reader's limits (issue 14, item 8): an alias bomb,
+"""`Pulumi.<env>.yaml` is read with the spec reader's limits: an alias bomb,
 an oversized file or a too-deep nesting is one clear error, fast and in bounded memory."""
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def test_an_environment_file_that_is_not_a_file_says_so(
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "folder"])
 def test_a_kubeconfig_that_is_not_a_file_is_one_clear_error(tmp_path: Path, kind: str) -> None:
-    """Issue 20, item 6: `trainstack:kubeconfig: /dev/zero` grew plan to 14 GB; a FIFO hung."""
+    """`trainstack:kubeconfig: /dev/zero` grew plan to 14 GB; a FIFO hung."""
     target = {"device": Path("/dev/zero"), "fifo": tmp_path / "kc.fifo", "folder": tmp_path}[kind]
     if kind == "fifo":
         os.mkfifo(target)

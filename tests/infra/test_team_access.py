@@ -1,4 +1,4 @@
-"""Issue 10, item 4 (remainder): the platform exports ``teamKubeconfigs``, credentials scoped to
+"""The platform exports ``teamKubeconfigs``, credentials scoped to
 each team namespace (a ServiceAccount token and a namespaced Role), so run stacks no longer hold
 the admin kubeconfig. At 29fa4ef the platform exported no such output: every run stack used the
 cluster-admin kubeconfig."""

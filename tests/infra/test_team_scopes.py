@@ -1,4 +1,4 @@
-"""Issue 18 item 8: each team's secrets scope. Run stacks used to read the platform stack with the
+"""Each team's secrets scope. Run stacks used to read the platform stack with the
 platform's passphrase, so whoever could deploy a run could decrypt the admin kubeconfig and every
 team's token. A scope holds one team's credential, encrypted with that team's passphrase; the
 recording CLI below refuses to open a stack with any other passphrase, as the Pulumi CLI does."""

@@ -1,4 +1,4 @@
-"""Issue 19, item 3: a run stack is one team's run. At 171490d stacks were ``<env>.<run>``, so two
+"""A run stack is one team's run. At 171490d stacks were ``<env>.<run>``, so two
 teams' runs with one ``metadata.name`` shared a stack: the second deploy switched the provider to
 the other team's credentials and deleted the first team's job. Stacks are now
 ``<env>.<namespace>.<run>``; a deploy onto a stack whose namespace or team tag differs is refused;

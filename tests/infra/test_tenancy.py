@@ -1,4 +1,4 @@
-"""Issue 18's plan-level facts of tenancy: what every namespace, LimitRange, pool and stateful
+"""The plan-level facts of tenancy: what every namespace, LimitRange, pool and stateful
 resource the platform creates carries, on both shipped environments. Each was missing before."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 19, item 12: why a deployed run waits, as the cluster says it — the scheduler's
+"""Why a deployed run waits, as the cluster says it — the scheduler's
 PodScheduled=False reason and message, an image that cannot be pulled, a quota refusal (the job
 controller's FailedCreatePod event: KubeDL v0.5.0 pkg/job_controller/pod_control.go:167), the
 gang scheduler's PodGroup condition — in `status`, `wait`'s progress line and the registry's

@@ -1,4 +1,4 @@
-"""What happens to a job's pods when it ends (issue 19 item 8).
+"""What happens to a job's pods when it ends.
 
 KubeDL v0.5.0 deletes, under `cleanPodPolicy: Running`, only the pods whose phase is Running
 (pkg/job_controller/job.go:51-54), and it does so at every reconcile of a finished job (job.go:182,

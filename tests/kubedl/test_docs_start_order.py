@@ -1,5 +1,5 @@
 """docs/kubedl.md's per-kind table says the start order KubeDL v0.5.0's DAG conditions give, as
-the model (`Role.starts_after`) does (issue 19 item 9): it said "none" for TF (chief, master and
+the model (`Role.starts_after`) does: it said "none" for TF (chief, master and
 workers wait for the PS: apis/training/v1alpha1/tfjob_defaults.go:75-101) and XGBoost (workers
 wait for the master: xgboostjob_defaults.go:91-102), and kinds.py's XGBoost comment said so too.
 """

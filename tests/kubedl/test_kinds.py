@@ -56,7 +56,7 @@ def test_operator_facts() -> None:
 
 def test_reserved_names_follow_the_kind() -> None:
     assert "JOB_COMPLETION_INDEX" in reserved_env(JobType.CUSTOM)
-    # set on the AIMaster only (as metadata): the run's other roles may use them (issue 19)
+    # set on the AIMaster only (as metadata): the run's other roles may use them
     assert not {"NAMESPACE", "JOB_TYPE"} & reserved_env(JobType.ELASTICBATCH)
     assert "ElASTICBATCH_CONFIG" in reserved_env(JobType.ELASTICBATCH)
     assert "RANK" in reserved_env(JobType.PYTORCH)

@@ -1,4 +1,4 @@
-"""The local runner's address choice is one small, swappable piece (issue 19 item 10): every
+"""The local runner's address choice is one small, swappable piece: every
 replica shares this machine's network namespace today (127.0.0.1, a free port each), so
 KubeDL's documented XGBoost example — master-0 and worker-0 both RANK=0
 (controllers/xgboostjob/pod.go), each starting a rabit tracker on MASTER_PORT — binds the same

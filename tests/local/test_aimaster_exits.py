@@ -1,4 +1,4 @@
-"""An ElasticBatch AIMaster's failure is final, on a cluster and locally (issue 19 item 4).
+"""An ElasticBatch AIMaster's failure is final, on a cluster and locally.
 
 KubeDL v0.5.0 fails an ElasticBatchJob when any AIMaster pod failed, whatever the restart
 policy: controllers/elasticbatch/status.go:108-109 takes the "restarting" branch only for a

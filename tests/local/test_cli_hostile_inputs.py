@@ -1,5 +1,5 @@
 """Hostile paths and values on the command line: each is one clear error (or, where the input
-is an ordinary thing to give, it works), never a traceback, never a hang (issue 14, item 13)."""
+is an ordinary thing to give, it works), never a traceback, never a hang."""
 
 from __future__ import annotations
 
@@ -318,7 +318,7 @@ def resume_without_its_run_directory(tmp: Path) -> Case:
 
 
 def report_over_a_device(tmp: Path) -> Case:
-    # as root, the report's rename replaced the device node with a regular file (issue 20).
+    # as root, the report's rename replaced the device node with a regular file.
     # As root the device is one of the test's own (the full device's numbers), never /dev/full.
     device = Path("/dev/full")
     if os.geteuid() == 0:
@@ -360,7 +360,7 @@ def sweep_grace_nan(tmp: Path) -> Case:
 
 
 def output_an_oss_uri(tmp: Path) -> Case:
-    # issue 20, item 15: taken as the local path ./oss:/bucket/x
+    # taken as the local path ./oss:/bucket/x
     return Case(
         ["run", _quick(tmp), "--local", "--no-install", "--output", "result=oss://bucket/x"],
         "--output result=oss://bucket/x: a oss:// URI; --output takes a local path",
@@ -370,7 +370,7 @@ def output_an_oss_uri(tmp: Path) -> Case:
 
 
 def grace_inf(tmp: Path) -> Case:
-    # issue 20, item 18: accepted by run while wait refused it
+    # accepted by run while wait refused it
     return Case(
         ["run", _quick(tmp), "--local", "--no-install", "--grace", "inf"],
         "Invalid value for '--grace': 'inf' is not a number of seconds",
@@ -378,12 +378,12 @@ def grace_inf(tmp: Path) -> Case:
 
 
 def home_empty(tmp: Path) -> Case:
-    # issue 20, item 18: '' became the current directory as the state home
+    # '' became the current directory as the state home
     return Case(["runs", "list", "--home", ""], "Invalid value for '--home': an empty path")
 
 
 def runs_show_empty(tmp: Path) -> Case:
-    # issue 20, item 18: an empty prefix matched the only run there was
+    # an empty prefix matched the only run there was
     spec = _quick(tmp)
     done = Cli(tmp / "home")("run", spec, "--local", "--no-install")
     assert done.code == 0, done.err

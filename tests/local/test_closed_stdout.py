@@ -1,5 +1,5 @@
 """`run --local` with its stdout closed early, and setup failures: no traceback from the dead
-man's switch, and the run's outcome is its replicas' (issue 14, item 12)."""
+man's switch, and the run's outcome is its replicas'."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A pod deleted through the API and a pod evicted by the kubelet are two different things to
-KubeDL v0.5.0, and the local supervisor models them apart (issue 19 item 7):
+KubeDL v0.5.0, and the local supervisor models them apart:
 
 - deleted (drain, preemption, `kubectl delete`): on Kubernetes before 1.27 the pod is only gone,
   so the next reconcile creates it again (pkg/job_controller/pod.go:274-281), whatever the restart

@@ -1,4 +1,4 @@
-"""What a failed local run's summary says (issue 24 items 4 and 5): the missing module once,
+"""What a failed local run's summary says: the missing module once,
 with the component's own install hint, instead of one traceback per replica; and outputs that
 were never written as not committed, not as committed with 0 files."""
 

@@ -1,4 +1,4 @@
-"""Hang detection and restart in place (issue 21 item 3): `faultTolerance.hangTimeout` runs each
+"""Hang detection and restart in place: `faultTolerance.hangTimeout` runs each
 replica behind trainstack's in-container launcher (trainstack/launcher/launcher.py, the same file
 a pod runs), which restarts a command that sits silent — no output, no metrics, no CPU — at
 process level, at most 3 times in a row, and records each restart with reason `hung`.
@@ -139,7 +139,7 @@ def test_a_replica_that_hangs_once_is_restarted_in_place_and_recorded_hung(
     assert shown.returncode == 0
     (line,) = [x for x in shown.out.splitlines() if x.startswith("restart ")]
     assert "worker-0  hung" in line
-    # the HTML report shows the recovery history: a timeline and a table (issue 21 item 4)
+    # the HTML report shows the recovery history: a timeline and a table
     page = tmp_path / "report.html"
     assert cli("report", record.id, "-o", page).returncode == 0
     html = page.read_text()

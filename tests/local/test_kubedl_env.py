@@ -1,6 +1,6 @@
-"""A local replica's environment carries no variable a pod of the same kind would lack (issue 8,
-row 8): PYTHONUNBUFFERED only where KubeDL sets it, no CUDA_VISIBLE_DEVICES without GPUs. Both
-were set for every replica at 8f06a63."""
+"""A local replica's environment carries no variable a pod of the same kind would lack:
+PYTHONUNBUFFERED only where KubeDL sets it, no CUDA_VISIBLE_DEVICES without GPUs. Both were set for
+every replica at 8f06a63."""
 
 from __future__ import annotations
 

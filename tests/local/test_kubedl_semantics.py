@@ -1,4 +1,4 @@
-"""What a local run takes from the job-kind model (issue 8, rows 2, 5, 6 and 8): success rules,
+"""What a local run takes from the job-kind model: success rules,
 start order, restart counting, hostnames and the MPI hostfile. At 8f06a63 every replica had to
 exit 0, everything started at once, restarts restarted the whole job, all replicas shared one
 hostname and the MPI hostfile was `localhost slots=<workers>`."""
@@ -137,7 +137,7 @@ def test_each_replica_sees_its_pod_name_as_hostname(tmp_path: Path) -> None:
 
 
 def test_a_custom_replica_sees_the_indexed_jobs_hostname(tmp_path: Path) -> None:
-    """Issue 19, item 6: a custom run is a batch/v1 Job in Indexed completion mode, whose pods'
+    """A custom run is a batch/v1 Job in Indexed completion mode, whose pods'
     hostname is `<job>-<index>` (Kubernetes, Job "Completion mode": "The Pod hostname is set to
     $(job-name)-$(index)"); locally it was `<job>-worker-<i>`."""
     run = _run(tmp_path, "custom", {"worker": {"replicas": 3}})

@@ -1,5 +1,5 @@
 """Replica logs rotated at a configurable size, read back whole by `logs` and `report`; a full
-disk fails the run with a message instead of crashing the runner (issue 14, item 11)."""
+disk fails the run with a message instead of crashing the runner."""
 
 from __future__ import annotations
 

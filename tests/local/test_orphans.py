@@ -1,5 +1,5 @@
 """No replica process outlives its run: not one that left its session and cleared its
-environment, not one whose runner and sidecar were SIGKILLed together (issue 14, item 14)."""
+environment, not one whose runner and sidecar were SIGKILLed together."""
 
 from __future__ import annotations
 

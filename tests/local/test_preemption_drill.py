@@ -1,4 +1,4 @@
-"""Preemption drills (issue 21 item 5): `run --local --preempt ROLE-INDEX@SECONDS` deletes that
+"""Preemption drills: `run --local --preempt ROLE-INDEX@SECONDS` deletes that
 replica's pod as a preemption or drain would (SIGTERM, grace, SIGKILL). On the platform's
 Kubernetes (1.27 or later) the kubelet marks the deleted pod Failed (exit 143) before removing
 it, and KubeDL v0.5.0 judges it: under ExitCode it is failed over, counted, and a component that

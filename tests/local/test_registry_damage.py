@@ -1,5 +1,5 @@
 """A damaged run registry: one clear error in every verb that reads it, the file left as it was;
-a registry deleted during a run gets the run recorded again (issue 14, item 10)."""
+a registry deleted during a run gets the run recorded again."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def _foreign_db(home: Path, script: str) -> None:
 
 
 def _foreign(home: Path) -> None:
-    """Another program's database where the registry belongs (issue 20 item 11)."""
+    """Another program's database where the registry belongs."""
     _foreign_db(
         home,
         "CREATE TABLE accounts (user TEXT, balance REAL);"
@@ -123,7 +123,7 @@ def _foreign(home: Path) -> None:
 
 
 def _foreign_runs(home: Path) -> None:
-    """A `runs` table that is not trainstack's, and no migrations table (issue 20 item 11)."""
+    """A `runs` table that is not trainstack's, and no migrations table."""
     _foreign_db(
         home,
         "CREATE TABLE runs (id INTEGER PRIMARY KEY, score REAL);INSERT INTO runs VALUES (1, 0.5);",
@@ -248,7 +248,7 @@ def test_registry_api_refuses_damage_without_writing(tmp_path: Path) -> None:
 def test_a_database_that_is_not_trainstacks_is_refused_unwritten(
     damage: str, tmp_path: Path
 ) -> None:
-    """Issue 20 item 11: checked read-only first; no migrations table added, no WAL switched
+    """Checked read-only first; no migrations table added, no WAL switched
     on, no table created in somebody else's database."""
     _seed(tmp_path, runs=1)
     DAMAGE[damage](tmp_path)
@@ -326,7 +326,7 @@ def test_a_home_that_is_a_broken_symlink_says_so(target: str, tmp_path: Path) ->
 def test_registry_replaced_by_a_directory_mid_run_keeps_the_outcome(
     tmp_path: Path, cli: Cli
 ) -> None:
-    """Issue 20 item 20: the registry moved aside and a directory put in its place lost the
+    """The registry moved aside and a directory put in its place lost the
     run's outcome ("Cannot operate on a closed database"). The run ends as its replicas say,
     the damage is reported, and the end is recorded in the file the run had opened."""
     spec = write_run(

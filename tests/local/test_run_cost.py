@@ -1,4 +1,4 @@
-"""What a run cost (issue 21 item 6): resource-time (requested × wall time per replica) for every
+"""What a run cost: resource-time (requested × wall time per replica) for every
 local run, and money where its environment sets `trainstack:costs`. Before this `runs list`
 had no --cost and nothing recorded resource-time."""
 
@@ -82,7 +82,7 @@ def _priced_run(tmp_path: Path, cli: Cli, name: str) -> None:
 
 
 def test_runs_compare_shows_each_runs_cost_and_idle_share(tmp_path: Path, cli: Cli) -> None:
-    """Issue 21 item 6: `runs compare` shows cost where `runs show` does (it showed none)."""
+    """`runs compare` shows cost where `runs show` does (it showed none)."""
     project = _project(tmp_path, {"currency": "CNY", "vcpuHour": 3600.0})
     for name in ("first", "second"):
         (tmp_path / name).mkdir()

@@ -163,7 +163,7 @@ def test_the_run_summary_skips_what_is_not_a_usage_sample(tmp_path: Path) -> Non
 
 
 def test_a_usage_line_nested_too_deep_or_too_long_a_number_is_skipped(tmp_path: Path) -> None:
-    """Issue 20, item 4: json.loads raised RecursionError (not a ValueError) on a deep line."""
+    """json.loads raised RecursionError (not a ValueError) on a deep line."""
     from trainstack.local.usage import summarize
     from trainstack.metrics import usage as usage_series
 

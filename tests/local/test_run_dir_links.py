@@ -1,5 +1,5 @@
-"""Paths in a run directory that user code can replace with links are never written through
-(issue 20, found alongside item 1): the log rotation (copy, then truncate), the usage sampler
+"""Paths in a run directory that user code can replace with links are never written
+through: the log rotation (copy, then truncate), the usage sampler
 and a replica's log opened at each start; and the sidecar commits outputs to the bindings the
 runner gave it, never to what a rewritten outputs.json names. Real files, links, processes."""
 

@@ -1,4 +1,4 @@
-"""What a local run's start-up leaves out (issue 23): modules a verb does not need stay
+"""What a local run's start-up leaves out: modules a verb does not need stay
 unimported, and what replaced them behaves as they did."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 20 item 17 (the rest): text that did not come through validation — a run record
+"""Text that did not come through validation — a run record
 written by an older or foreign writer, edited by hand, or holding what the runner composed from
 file names — reaches the terminal with its control characters escaped (`\\x1b`), in tables and
 in `runs show`; JSON escapes them itself. A replica's log body is its own output, shown as

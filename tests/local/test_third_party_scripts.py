@@ -1,4 +1,4 @@
-"""Issue 8, item 4: PyTorch scripts written for the operator, not for trainstack — a
+"""PyTorch scripts written for the operator, not for trainstack — a
 `dist_sendrecv.py`-style smoke test and a Kubeflow-mnist-style trainer, both a plain
 `init_process_group` from the environment — run unchanged under `trainstack run --local` with
 several replicas, directly and under `spec.torchElastic`."""

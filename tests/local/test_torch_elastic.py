@@ -1,4 +1,4 @@
-"""Issue 8, row 5: one rank of a 3-replica PyTorch DDP job (real gloo, real processes) dies as a
+"""One rank of a 3-replica PyTorch DDP job (real gloo, real processes) dies as a
 pod does — every process of that replica SIGKILLed. KubeDL recreates that pod alone; its peers
 lose their collective and exit 1, which fails the job. With `spec.torchElastic` the command runs
 under torchrun's elastic agent: the recreated replica's agent rejoins, every agent restarts its

@@ -1,9 +1,9 @@
-"""`faultTolerance.unconditional` is capped at 3 restarts (issue 21 item 3; Huawei ModelArts,
-creating a training job, "auto restart"). KubeDL
-v0.5.0 counts an OnFailure job's restarts in all against `backoffLimit` (pkg/job_controller/
-job.go, pastBackoffLimit), so ModelArts' "3 consecutive" is kept as 3 in all: the renderer writes
-`backoffLimit: min(maxRestarts, 3)` and the local runner counts against the same number. On
-main, `maxRestarts: 5` rendered backoffLimit 5 and a local run failed only after 5 attempts."""
+"""`faultTolerance.unconditional` is capped at 3 restarts (Huawei ModelArts, creating a training
+job, "auto restart"). KubeDL v0.5.0 counts an OnFailure job's restarts in all against `backoffLimit`
+(pkg/job_controller/job.go, pastBackoffLimit), so ModelArts' "3 consecutive" is kept as 3 in all:
+the renderer writes `backoffLimit: min(maxRestarts, 3)` and the local runner counts against the same
+number. Uncapped, `maxRestarts: 5` would render backoffLimit 5 and a local run would fail only after
+5 attempts."""
 
 from __future__ import annotations
 

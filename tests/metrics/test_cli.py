@@ -49,8 +49,8 @@ def test_metrics_prints_last_and_best_of_each_series(good: Cli) -> None:
     rows = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines()[1:]}
     assert rows["epoch/loss"] == ["0.3", "4", "0.25", "3", "min", "4"]
     assert rows["epoch/accuracy"] == ["0.8", "4", "0.9", "3", "max", "4"]
-    # a series whose name says nothing of its goal, and that declares none: no best (issue 24
-    # item 10: it was "max"); the gap is not a point
+    # a series whose name says nothing of its goal, and that declares none: no best (not
+    # "max"); the gap is not a point
     assert rows["steps/b"] == ["0", "100", "-", "-", "-", "99"]
     assert out.stderr == ""
 
@@ -170,7 +170,6 @@ def test_runs_compare_side_by_side_with_an_overlay(
     bad = cli("runs", "compare", "half", "full", "--overlay", "epoch/los", "--png", png)
     assert bad.returncode == 2 and "Did you mean 'epoch/loss'?" in bad.stderr
     # each line is named by the parameter that tells the runs apart, not only its run id
-    # (issue 24 item 14)
     from trainstack.metrics import compare, draw
     from trainstack.metrics.runview import view
     from trainstack.registry import Registry
@@ -226,7 +225,7 @@ def test_files_that_cannot_be_written_are_one_clear_error(good: Cli, tmp_path: P
 
 
 def test_the_metrics_table_does_not_import_the_plotting_stack(good: Cli) -> None:
-    """Issue 24 item 13: `metrics RUN` (a table) imported matplotlib, most of a second of CPU;
+    """`metrics RUN` (a table) imported matplotlib, most of a second of CPU;
     only --png draws. Import-time behaviour needs a fresh interpreter."""
     import subprocess
     import sys

@@ -1,4 +1,4 @@
-"""What "best" means for a series (issue 24 item 10): a goal metrics.json declares (`goals`, a
+"""What "best" means for a series: a goal metrics.json declares (`goals`, a
 trainstack addition to the Octopus spec), else one its name reads as (a cost: min; a score: max),
 else none — a gradient norm's "best (max)" was nonsense."""
 

@@ -1,5 +1,5 @@
-"""What a run's code leaves in its run directory is read as that run's, never as anything else
-(issue 20): a link out of the run directory is not followed, a metrics file that is JSON past
+"""What a run's code leaves in its run directory is read as that run's, never as anything
+else: a link out of the run directory is not followed, a metrics file that is JSON past
 any sane bound is a reported problem, not a traceback, and values such as inf are values.
 
 The run itself is a real `trainstack run --local` (a subprocess: it starts replicas); the verbs
@@ -100,7 +100,7 @@ def test_a_diagnostic_quotes_a_short_escaped_excerpt_only(tmp_path: Path) -> Non
 
 
 def test_inf_nan_and_huge_values_are_shown_not_crashed_on(tmp_path: Path, cli: Cli) -> None:
-    """Item 3: a diverged loss prints inf; metrics, runs show, report and --png read it."""
+    """A diverged loss prints inf; metrics, runs show, report and --png read it."""
     code, summary = hostile_run(tmp_path, cli, "inf")
     assert code == "0", summary
     shown = cli.invoke("metrics", "inf")
@@ -125,7 +125,7 @@ def test_inf_nan_and_huge_values_are_shown_not_crashed_on(tmp_path: Path, cli: C
 def test_hostile_metrics_json_never_changes_the_runs_outcome(
     tmp_path: Path, cli: Cli, attack: str, problem: str
 ) -> None:
-    """Item 4: a 100,000-deep array or a 5,000-digit integer is a reported problem."""
+    """A 100,000-deep array or a 5,000-digit integer is a reported problem."""
     code, summary = hostile_run(tmp_path, cli, attack)
     assert code == "0", summary
     assert "Traceback" not in summary
@@ -136,7 +136,7 @@ def test_hostile_metrics_json_never_changes_the_runs_outcome(
 
 
 def test_chart_text_is_plain_text_and_wide_axes_are_drawn(tmp_path: Path, cli: Cli) -> None:
-    """Item 5: `$\\frac{$` in a description, `$^$` as a unit, x from -1e308 to 1e308."""
+    """`$\\frac{$` in a description, `$^$` as a unit, x from -1e308 to 1e308."""
     from trainstack.metrics import series
     from trainstack.metrics.draw import chart_figure
 

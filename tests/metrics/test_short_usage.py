@@ -1,4 +1,4 @@
-"""Usage charts of very short runs (issue 24 item 7): one sample at 0 was drawn on axes from
+"""Usage charts of very short runs: one sample at 0 was drawn on axes from
 -0.04 to 0.04 (negative CPU and memory), and a replica the sampler never saw got no chart while
 its siblings did. Now: axes from 0, a "too short to sample" note, a chart for every replica."""
 

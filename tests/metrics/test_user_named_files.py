@@ -1,6 +1,6 @@
 """A file the user names on the command line (`report -o`, `metrics --png/--csv`, `runs compare
 --png`) replaces only a regular file: a link, a FIFO, a device or a folder at that path is one
-clear error and is left as it was (issue 20, item 2). The run is real; the verbs run in-process."""
+clear error and is left as it was. The run is real; the verbs run in-process."""
 
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ def test_plan_shows_the_violations(runs: dict[str, Path]) -> None:
     table, _, policy = done.stdout.partition("policy: ")
     assert "pytorchjob-hub-run" in table
     # one Docker Hub image in the init and main containers of both roles: one violation, which
-    # says how many containers share it (issue 24 item 2: it used to be four)
+    # says how many containers share it (not one per container)
     assert "1 violation(s), 1 mandatory" in policy
     assert "(and 3 more containers)" in policy
     assert "[mandatory] allowed-registries" in policy

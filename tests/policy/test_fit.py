@@ -1,10 +1,9 @@
-"""The fit check (issue 22 item 3), which is the policy rules ``pod-fits-node-pool``,
-``job-fits-pools`` and ``team-quota``: real runs planned on the shipped environments and checked
-as ``trainstack policy check`` checks them. These are the cases ``infra/fit.py``'s tests held
-(that module, a second fit check no product code used, is gone): the runs issue 10 named (census
-single-gpu 8 vCPU/30 Gi on an 8 vCPU/30 GiB node, cifar 4 GPUs per pod on 1-GPU nodes) are
-refused, more pods than the pools' maxSize are named, roles without requests count at the team's
-LimitRange defaults, /dev/shm is charged to the pod's memory, unknown instance types are named."""
+"""The fit check, which is the policy rules ``pod-fits-node-pool``, ``job-fits-pools`` and
+``team-quota``: real runs planned on the shipped environments and checked as ``trainstack policy
+check`` checks them. Runs that do not fit (census single-gpu, 8 vCPU/30 Gi on an 8 vCPU/30 GiB node;
+cifar, 4 GPUs per pod on 1-GPU nodes) are refused, more pods than the pools' maxSize are named,
+roles without requests count at the team's LimitRange defaults, /dev/shm is charged to the pod's
+memory, unknown instance types are named."""
 
 from __future__ import annotations
 
@@ -60,7 +59,7 @@ def fit(run_file: Path, env: str, outputs: Mapping[str, Mapping[str, Any]]) -> l
     return [v for v in report.violations if v.rule in FIT_RULES]
 
 
-def test_the_issues_census_single_gpu_does_not_fit_an_a10_node(
+def test_census_single_gpu_does_not_fit_an_a10_node(
     tmp_path: Path, outputs: Mapping[str, Mapping[str, Any]]
 ) -> None:
     run = write_run(

@@ -1,8 +1,8 @@
-"""One fit check (issue 22 item 3): ``infra/fit.py`` and the policy rules both compared requests
-to node pools, with different headroom, different instance tables and different checks, and only
-the rules ran where users are (plan, policy check, deploy, the CrossGuard pack). The rules
-``pod-fits-node-pool``, ``job-fits-pools`` and ``team-quota`` are now the one check; these tests
-fail when a second one, or a second table of instance shapes, reappears."""
+"""One fit check: the policy rules ``pod-fits-node-pool``, ``job-fits-pools`` and ``team-quota``
+are the only code that compares requests to node pools. A second check, with its own headroom,
+instance table and checks, would disagree with them, and only the rules run where users are
+(plan, policy check, deploy, the CrossGuard pack); these tests fail when a second one, or a
+second table of instance shapes, reappears."""
 
 from __future__ import annotations
 

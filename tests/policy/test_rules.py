@@ -292,8 +292,7 @@ def test_all_replicas_together_within_the_team_quota() -> None:
     v = one(run_rule("team-quota", job(many)), "spec", "gpus 4 > 2")
     assert "cpu=16" in v.found and "Pulumi.ack-dev.yaml" in v.fix
     assert run_rule("team-quota", job()) == []
-    # the quota's pod count too (issue 22 item 3: only the deleted infra/fit.py, which no
-    # product code used, checked it)
+    # the quota's pod count too: no other fit check counts pods
     two_pods = dataclasses.replace(
         ACK, quotas={"vision": TeamQuota(cpu=64, memory=256 * GIB, gpus=8, pods=2)}
     )
@@ -502,7 +501,7 @@ def test_settings_per_environment_and_clear_errors() -> None:
         settings({"policy:rules": {"team-quota": {"level": "strict"}}}, "Pulumi.x.yaml")
 
 
-# Issue 20 item 16: a string where a list belongs (`registries: docker.io`) was split into its
+# a string where a list belongs (`registries: docker.io`) was split into its
 # characters; every policy:rules value is now checked against the shape of the rule's default.
 BAD_SETTINGS = [
     ("allowed-registries", "registries", "docker.io", "a list of strings"),

@@ -1,4 +1,4 @@
-"""Local code packing (issue 14, items 1 and 3): code stays inside the component, links are
+"""Local code packing: code stays inside the component, links are
 followed only inside it, special files are refused unopened, and `render` (the ConfigMap tar)
 and `run --local` (the copy) walk the code directory the same way. Real files, real links."""
 
@@ -216,7 +216,7 @@ def test_a_huge_sparse_file_is_refused_before_it_is_read(
 
 
 def test_a_sparse_file_in_the_code_is_copied_sparsely_for_a_local_run(tmp_path: Path) -> None:
-    """Issue 20 item 10: a 20 GiB sparse file became 21 GB of real data in the run directory.
+    """A 20 GiB sparse file became 21 GB of real data in the run directory.
     The local copy keeps holes as holes (SEEK_DATA/SEEK_HOLE, lseek(2)): the same content, and
     only the blocks the source has."""
     comp = _component(tmp_path)
@@ -272,7 +272,7 @@ CODE_HAZARDS = {
 def test_validate_render_and_local_refuse_the_same_code_directory(
     tmp_path: Path, hazard: str
 ) -> None:
-    """Issue 20 item 19: validate passed what render and run refused; one walker decides."""
+    """`validate` passed what `render` and `run` refused; one walker decides."""
     import re
 
     from trainstack.spec.check import validate

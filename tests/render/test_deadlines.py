@@ -1,4 +1,4 @@
-"""A run's `timeout` ends it on a cluster as it ends it locally (issue 19 item 5).
+"""A run's `timeout` ends it on a cluster as it ends it locally.
 
 KubeDL v0.5.0 fails a job past `activeDeadlineSeconds` only once its `Status.StartTime` is set
 (pkg/job_controller/job.go, pastActiveDeadline), and the MPI controller never sets it

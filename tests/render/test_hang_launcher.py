@@ -1,5 +1,5 @@
 """A run with `faultTolerance.hangTimeout` runs each replica behind trainstack's in-container
-launcher in its pod, the same file a local run uses (issue 21 items 1 and 3): a ConfigMap beside
+launcher in its pod, the same file a local run uses: a ConfigMap beside
 the job holds trainstack/launcher/launcher.py, mounted read-only at /ml/launcher/, and the main
 container runs it with the image's python3 in front of the contract's `sh -c`. Before this no pod
 had a launcher and nothing noticed a hung replica."""

@@ -1,4 +1,4 @@
-"""Job templates: one per shape of job, not one per KubeDL kind (issue 14, item 18)."""
+"""Job templates: one per shape of job, not one per KubeDL kind."""
 
 from __future__ import annotations
 

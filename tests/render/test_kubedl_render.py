@@ -1,4 +1,4 @@
-"""Rendered jobs are what KubeDL v0.5.0 can run (issue 8's rows on the render side); each of
+"""Rendered jobs are what KubeDL v0.5.0 can run; each of
 these failed at 8f06a63."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 14, item 6: names that collide after Kubernetes/env normalisation. Models whose names
+"""Names that collide after Kubernetes/env normalisation. Models whose names
 differ only in case or '-'/'_' are refused by validate (they share $MODEL_<NAME> and every
 object name); a download input's copy volume can no longer collide with another input's volume;
 and render has a last guard that no two volumes, PVs or claims share a name."""

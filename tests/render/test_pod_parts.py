@@ -1,5 +1,5 @@
-"""Render builders return what they add instead of writing into one shared, mutable PodParts
-(issue 14, item 18): a builder's result depends only on its arguments, and the order parts are
+"""Render builders return what they add instead of writing into one shared, mutable
+PodParts: a builder's result depends only on its arguments, and the order parts are
 added in is one visible expression in render/context.py."""
 
 from __future__ import annotations

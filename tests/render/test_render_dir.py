@@ -1,4 +1,4 @@
-"""`render -o DIR` replaces or removes only the files trainstack wrote there (issue 14, item 4):
+"""`render -o DIR` replaces or removes only the files trainstack wrote there:
 the user's own files in DIR are never overwritten or deleted."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A platform project's own templates (issue 22 item 7): `templates/` beside its Pulumi.yaml,
+"""A platform project's own templates: `templates/` beside its Pulumi.yaml,
 found before the packaged ones, changing every kind the renderer produces; the packaged set at
 the repository's top level; bad overrides as one clear error; determinism kept."""
 
@@ -129,7 +129,7 @@ def every_case(templates: Any) -> Iterator[dict[str, Any]]:
 
 
 def test_the_packaged_templates_are_the_repository_s_top_level_folder() -> None:
-    # The design card's layout: templates/ beside trainstack/, shipped as trainstack.templates.
+    # The repository's layout: templates/ beside trainstack/, shipped as trainstack.templates.
     names = packaged_names()
     assert "_pod.yaml.j2" in names and "kubedljob.yaml.j2" in names
     assert not (ROOT / "trainstack" / "templates").exists()

@@ -1,7 +1,7 @@
-"""Issue 19, item 1: a static PV's source is immutable after creation ("spec.persistentvolumesource
+"""A static PV's source is immutable after creation ("spec.persistentvolumesource
 is immutable after creation"), so a PV and its claim are named after what is immutable about the
 binding: a changed oss:// or nas:// binding renders a new pair instead of an update the API
-server refuses. Issue 18, item 4: every PV is pre-bound to its claim, and its name starts with
+server refuses. Every PV is pre-bound to its claim, and its name starts with
 ``<namespace>.`` (a namespace cannot contain a dot, so no team's prefix is another team's)."""
 
 from __future__ import annotations

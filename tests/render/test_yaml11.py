@@ -1,7 +1,7 @@
-"""Every string in every rendered manifest stays a string for a YAML 1.1 reader (issue 14,
-item 2). kubectl and the API server read YAML with sigs.k8s.io/yaml (go-yaml v2: YAML 1.1's
-implicit types plus Go's number parsing); an unquoted `y` or `1e-05` would reach the API server
-as a bool or a number and the job would be rejected.
+"""Every string in every rendered manifest stays a string for a YAML 1.1 reader. kubectl and the API
+server read YAML with sigs.k8s.io/yaml (go-yaml v2: YAML 1.1's implicit types plus Go's number
+parsing); an unquoted `y` or `1e-05` would reach the API server as a bool or a number and the job
+would be rejected.
 
 The table below is written from the YAML 1.1 type specs (yaml.org/type/*.html) and go-yaml v2's
 resolve.go, independently of trainstack's own check, and drives a reader that resolves plain

@@ -48,7 +48,7 @@ def test_batch_scoring_sample_runs_locally(tmp_path: Path) -> None:
 def test_credit_xgb_sample_runs_locally_with_one_tracker_and_each_shard_once(
     tmp_path: Path,
 ) -> None:
-    """Issue 8, row 7 / item 4: the shipped XGBoost job runs on its sample shards with xgboost
+    """The shipped XGBoost job runs on its sample shards with xgboost
     installed from its requirements.txt. At 8f06a63 master-0 and worker-0 (both RANK 0) each
     started a tracker on one port ("Address already in use") and read the same shard."""
     run_file = COMPONENTS / "credit-xgb" / "runs" / "local-sample.yaml"
@@ -75,7 +75,7 @@ def test_credit_xgb_sample_runs_locally_with_one_tracker_and_each_shard_once(
 
 
 def test_every_example_has_a_local_run_that_plans(tmp_path: Path) -> None:
-    """Issue 8, item 4: every shipped example says how it runs on this machine — a run whose
+    """Every shipped example says how it runs on this machine — a run whose
     bindings are files it ships — and the local runner can plan it (contract env, config files,
     start order). census-tf and cifar-horovod need TensorFlow, or mpirun and Horovod, which this
     machine lacks, so they are planned, not run (their READMEs say what they need)."""
@@ -100,7 +100,7 @@ def test_every_example_has_a_local_run_that_plans(tmp_path: Path) -> None:
 
 
 def test_cifar_horovod_starts_one_rank_per_slot_locally_and_on_the_cluster() -> None:
-    """Issue 8, row 2: without `-np`, mpirun starts one rank per hostfile slot; the local
+    """Without `-np`, mpirun starts one rank per hostfile slot; the local
     hostfile has as many as the operator's (launcher first, slotsPerWorker each)."""
 
     comp = COMPONENTS / "cifar-horovod"

@@ -108,7 +108,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
         "nested deeper than 64 levels",
     ),
     "150k-nodes": (_wide, "more than 100,000 YAML nodes"),
-    # issue 20, item 7: a NUL written as YAML's escape reached open() as "embedded null byte"
+    # a NUL written as YAML's escape reached open() as "embedded null byte"
     "nul-escape-in-code": (
         lambda t: _write(t, "nul.yaml", HEAD + BODY + '  code: "./s\\0rc"\n'),
         "control character '\\x00' in a value: not allowed",
@@ -118,7 +118,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
         "not a usable code directory: a path of 5,002 bytes; "
         "paths are at most 4,095 (Linux PATH_MAX)",
     ),
-    # issue 20, item 17: an unknown tag was read as plain text; ESC reached terminals
+    # an unknown tag was read as plain text; ESC reached terminals
     "custom-tag": (
         lambda t: _write(t, "tag.yaml", HEAD + BODY.replace("custom", "!custom custom")),
         "YAML tag '!custom' is not allowed in specs",
@@ -131,7 +131,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], str]] = {
         ),
         "control character '\\x1b' in a value: not allowed",
     ),
-    # issue 20, items 13, 14 and 12: an unclosed quote launched; eval ran a value as code; a
+    # an unclosed quote launched; eval ran a value as code; a
     # 64-character name became a label value over Kubernetes' 63
     "unclosed-single-quote": (
         lambda t: _write(t, "quote.yaml", HEAD + BODY.replace("main.py", "main.py 'abc")),
@@ -226,7 +226,7 @@ def test_python_tags_are_never_constructed(tmp_path: Path) -> None:
 
 
 def test_a_run_with_a_nul_in_env_or_a_too_long_component_path_is_refused(tmp_path: Path) -> None:
-    """Issue 20, item 7: `ValueError: embedded null byte` and an OSError traceback before."""
+    """`ValueError: embedded null byte` and an OSError traceback before."""
     from tests.clirunner import Cli
 
     comp = ROOT / "components" / "mnist-ddp" / "component.yaml"

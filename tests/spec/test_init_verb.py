@@ -164,7 +164,7 @@ def test_scaffold_runs_locally_with_the_local_runner(tmp_path: Path) -> None:
 def test_the_mpi_scaffold_runs_locally_as_root_or_as_a_user(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 24 item 1: Open MPI's mpirun refuses to start as root unless told it may, and
+    """Open MPI's mpirun refuses to start as root unless told it may, and
     containers (and CI) often run as root. The real mpirun (the test extra's Open MPI) runs the
     scaffold's launcher; the runner adds nothing a pod would not have."""
     bin_dir = Path(sys.executable).parent

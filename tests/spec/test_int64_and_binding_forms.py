@@ -1,5 +1,5 @@
 """Integers past 64 bits are refused by one schema rule, wherever they stand; a plain-string
-binding URI gets exactly the checks of its `{uri: …}` form (issue 14, item 15)."""
+binding URI gets exactly the checks of its `{uri: …}` form."""
 
 from __future__ import annotations
 

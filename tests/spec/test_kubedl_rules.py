@@ -66,7 +66,7 @@ def test_validate_and_render_agree_on_every_reserved_name(kit: Kit, kind: JobTyp
 
 @pytest.mark.parametrize("name", ["NAMESPACE", "JOB_TYPE"])
 def test_elasticbatch_aimaster_names_are_the_runs_elsewhere(kit: Kit, name: str) -> None:
-    """Issue 19 item 9: KubeDL sets NAMESPACE and JOB_TYPE on the AIMaster's container only
+    """KubeDL sets NAMESPACE and JOB_TYPE on the AIMaster's container only
     (apis/inference/v1alpha1/defaults.go, setDefaultAIMasterEnv). The run's workers may use the
     names; on the AIMaster KubeDL's value wins, locally as on the cluster."""
     from trainstack.contract import Topology, replica_env

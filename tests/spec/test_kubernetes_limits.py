@@ -1,5 +1,5 @@
-"""What Kubernetes (or Linux's execve) refuses is refused at validation, each with its limit
-(issue 20 item 12): cpu .nan/.inf, a cpu past 2^63-1, a timeout past int64 seconds, a component
+"""What Kubernetes (or Linux's execve) refuses is refused at validation, each with its
+limit: cpu .nan/.inf, a cpu past 2^63-1, a timeout past int64 seconds, a component
 name that becomes a label value over 63 characters, parameter values too long to reach a
 replica's environment."""
 

@@ -1,4 +1,4 @@
-"""One "did you mean" helper (issue 14, item 17): trainstack.suggest finds and words every
+"""One "did you mean" helper: trainstack.suggest finds and words every
 suggestion; no other module calls difflib or spells the sentence itself."""
 
 from __future__ import annotations

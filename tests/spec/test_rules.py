@@ -68,7 +68,7 @@ def test_run_description_allows_other_punctuation_and_non_ascii(kit: Kit) -> Non
     assert kit.ok_run(run({"metadata": {"description": text}})).description == text
 
 
-# Up to 63: the name is a Kubernetes label value, at most 63 characters (issue 20 item 12).
+# Up to 63: the name is a Kubernetes label value, at most 63 characters.
 @pytest.mark.parametrize("name", ["a", "mnist-ddp", "0abc", "a" * 63, "a-1-b"])
 def test_component_name_allows_lowercase_digits_dash_up_to_63(kit: Kit, name: str) -> None:
     assert kit.ok_component(component({"metadata": {"name": name}})).name == name
@@ -509,7 +509,7 @@ def test_max_restarts_defaults_to_3(kit: Kit) -> None:
 
 @pytest.mark.parametrize(("given", "seconds"), [(5, 5), ("6s", 6), ("30m", 1800), ("1h", 3600)])
 def test_hang_timeout_is_a_duration_of_at_least_5s(kit: Kit, given: object, seconds: int) -> None:
-    # issue 21 item 3: the launcher restarts a replica silent this long (ModelArts' hang restart)
+    # the launcher restarts a replica silent this long (ModelArts' hang restart)
     loaded = kit.ok_run(run(faultTolerance={"maxRestarts": 3, "hangTimeout": given}))
     assert loaded.fault_tolerance is not None
     assert loaded.fault_tolerance.hang_timeout_seconds == seconds

@@ -1,4 +1,4 @@
-"""One record per storage scheme (issue 22 item 3): spec/schemes.py says what each scheme's
+"""One record per storage scheme: spec/schemes.py says what each scheme's
 location is, whether a local run reaches it, whether it may be an artifact store and expire
 logs, and its CSI driver; the parser, the local runner, the artifact store and the renderer read
 it. Before, those facts were spelled in 6-10 modules. Each shipped binding fixture is rendered

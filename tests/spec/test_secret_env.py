@@ -122,7 +122,7 @@ def test_secret_refs_agree_in_fastcheck_cerberus_and_json_schema(ref: Any, ok: b
     assert JSON_SCHEMA.is_valid(doc) is ok
 
 
-# Issue 20 item 21: names that don't look secret, values that are credentials.
+# names that don't look secret, values that are credentials.
 PEM = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
     "-----END OPENSSH PRIVATE KEY-----\n"

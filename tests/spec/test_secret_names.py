@@ -1,4 +1,4 @@
-"""One secret-name policy (issue 14, item 7): validation, diagnostics and training_job.json
+"""One secret-name policy: validation, diagnostics and training_job.json
 agree on which env-var names hold a secret; a YAML error hint quotes a line only from a spec."""
 
 from __future__ import annotations

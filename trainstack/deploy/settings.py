@@ -168,6 +168,6 @@ def passphrase_mismatch(
 
 
 def legacy_run_stack_name(env: str, run: str) -> str:
-    """What run stacks were named before the namespace was part of the name (issue 19): such a
+    """What run stacks were named before the namespace was part of the name: such a
     stack is still deployed onto by the run of the namespace its tags name (docs/deploy.md)."""
     return f"{env}.{run}"

@@ -279,7 +279,7 @@ KINDS: Mapping[JobType, JobKind] = {
             # KubeDL v0.5.0 apis/inference/v1alpha1/defaults.go (setDefaultAIMasterEnv)
             Injected("JOB_NAME", ("aimaster",), "the job's name (the contract's JOB_NAME too)"),
             # Only the AIMaster's elasticbatch container gets these: a run's workers may use the
-            # names (issue 19); on the AIMaster KubeDL's value wins, locally as on a cluster.
+            # names; on the AIMaster KubeDL's value wins, locally as on a cluster.
             Injected("NAMESPACE", ("aimaster",), "the job's namespace", reserved=False),
             Injected("JOB_TYPE", ("aimaster",), "ELASTICBATCH", reserved=False),
         ),

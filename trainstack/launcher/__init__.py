@@ -1,7 +1,7 @@
 """The in-container launcher: `launcher.py` (standard library only) is the one program that runs
 a replica's command in a pod and in a local run, so hang detection, restart records and their
 reasons are the same code in both places. This module says where it lives and what it is called;
-`trainstack.contract.shell.launcher_argv` puts it in front of the command.
+`trainstack.contract.shell.launch_command` puts it in front of the command.
 
 In a pod the files come from the run's `<job>-trainstack-launcher` ConfigMap, mounted read-only
 at /ml/launcher/ (trainstack.render.context); a local run copies it to `<run>/launcher/`

@@ -229,7 +229,7 @@ def render(d: RunDetails) -> str:
         )
     width = max(len(k) for k, _ in rows)
     # A record may come from an older or foreign writer, or hold what the runner composed from
-    # file names: control characters are escaped, never sent to the terminal (issue 20 item 17).
+    # file names: control characters are escaped, never sent to the terminal.
     return "\n".join(f"{k.ljust(width)}  {_shown(v)}" for k, v in rows)
 
 

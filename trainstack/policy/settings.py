@@ -89,7 +89,7 @@ def settings(
 def _shape_problem(default: Any, value: Any) -> str | None:
     """What `value` should be, judged by the shape of the rule's default; None when it is.
     Without this a string where a list belongs (`registries: docker.io`) was iterated as its
-    characters (issue 20 item 16)."""
+    characters."""
     if isinstance(default, bool):
         return None if isinstance(value, bool) else "true or false"
     if isinstance(default, int | float):

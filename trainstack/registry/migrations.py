@@ -113,8 +113,8 @@ class ForeignSchemaError(RuntimeError):
 def check_ours(conn: sqlite3.Connection) -> None:
     """Refuse, reading only, a database that is not a trainstack registry: another program's
     tables, or trainstack's tables without the columns its recorded migrations added. An empty
-    database (no table at all) is a new registry. Issue 20 item 11: a foreign database used to
-    get a migrations table and WAL before anything noticed, or silently became the registry."""
+    database (no table at all) is a new registry. Checked before anything is written: a foreign
+    database would otherwise get a migrations table and WAL, or silently become the registry."""
     found = _tables(conn)
     if not found:
         return

@@ -193,7 +193,7 @@ class Registry:
             # Something that is not a registry took its place (a directory, another file):
             # trainstack never writes into it. This connection still reaches the file this
             # process opened (moved aside, or deleted but open), so the run's end is recorded
-            # there rather than lost, and the damage is reported (issue 20 item 20).
+            # there rather than lost, and the damage is reported.
             self.damage = err.message if isinstance(err, RegistryError) else str(err)
             return
         self._conn.close()

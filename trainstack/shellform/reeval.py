@@ -1,4 +1,4 @@
-"""Commands that parse a contract variable's value again as shell code (issue 20 item 14).
+"""Commands that parse a contract variable's value again as shell code.
 
 The rewrite in `shell.py` keeps every value one word, but two forms hand a value back to a
 shell parser, where it runs as code whatever the quoting:

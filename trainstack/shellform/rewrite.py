@@ -156,7 +156,7 @@ class _Rewriter:
         if c == "'":
             j = cmd.find("'", i + 1)
             if j < 0:
-                # sh would fail with "Unterminated quoted string" at launch (issue 20 item 13).
+                # sh would fail with "Unterminated quoted string" at launch.
                 self.problems.append("a single quote is not closed")
             j = self.n if j < 0 else j + 1
             self.out.append(cmd[i:j])

@@ -637,7 +637,7 @@ class Run:
     )
     # spec.keepLogs: the replicas' logs stay in the artifact store for good (ModelArts'
     # "permanent logs"), beside the run's outputs, instead of expiring after the platform's
-    # logRetentionDays (trainstack.infra.run.logplace). Not the process's business.
+    # logRetentionDays (trainstack.infra.logplace). Not the process's business.
     keep_logs: bool = declare(S, "keepLogs", sh.bool_rule(), default=False, job=False)
     run_as_user: int = declare(S, "runAsUser", sh.int_rule(0, 65535), default=1000)
     # Overrides the component's; training_job.json names the one that applies (`pull_secret`).

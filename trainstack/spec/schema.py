@@ -55,10 +55,10 @@ SWEEP: dict[str, Any] = document(
     },
     {
         # A path to a Run file (relative to this file), or a Run's `spec` section inline. Its
-        # shape is the Run schema's; sweep/rules.py checks an inline one as a Run.
+        # shape is the Run schema's; spec/rules/sweep.py checks an inline one as a Run.
         "run": {"type": ["string", "dict"], "required": True, "empty": False},
         # parameter name -> a list (grid points or choices) or {min, max, log}; the shapes
-        # inside are checked against the component in sweep/rules.py.
+        # inside are checked against the component in spec/rules/sweep.py.
         "parameters": {
             "type": "dict",
             "required": True,

@@ -1,4 +1,4 @@
-"""A sweep as typed, frozen values: what leaves sweep/loader.py."""
+"""A sweep as typed, frozen values: what leaves spec/sweeploader.py."""
 
 from __future__ import annotations
 

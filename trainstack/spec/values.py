@@ -38,7 +38,7 @@ _SUFFIX = {
     "Pi": 2.0**50,
     "Ei": 2.0**60,
 }
-# Kubernetes' limits on what a spec turns into (issue 20 item 12):
+# Kubernetes' limits on what a spec turns into:
 # - resource.Quantity: "No matter which of the three exponent forms is used, no quantity may
 #   represent a number greater than 2^63-1 in magnitude" (k8s.io/apimachinery
 #   pkg/api/resource/quantity.go); a larger one is capped, so it would not be what was written.

@@ -304,7 +304,7 @@ def _code(doc: SourceDoc) -> list[Diagnostic]:
         ]
     # The walk render packs and run --local copies (types from lstat/stat, nothing opened), so
     # validate refuses exactly what they would: links out, FIFOs, sockets, devices, dangling
-    # links and loops (issue 20 item 19).
+    # links and loops.
     try:
         code_files(target, base)
     except CodeTreeError as err:

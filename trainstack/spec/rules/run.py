@@ -144,8 +144,8 @@ def _env(doc: SourceDoc) -> list[Diagnostic]:
                     )
                 )
             elif isinstance(value := env[key], str) and (what := credential_in(value)):
-                # Named innocently, yet a credential in clear: the same refusal (issue 20 item
-                # 21); the value is never shown.
+                # Named innocently, yet a credential in clear: the same refusal; the value
+                # is never shown.
                 out.append(
                     doc.diag(
                         path,

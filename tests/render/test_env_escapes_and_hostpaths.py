@@ -1,4 +1,4 @@
-"""Issue 14, item 9: git-sync's env values are escaped for the kubelet's `$(NAME)` expansion
+"""git-sync's env values are escaped for the kubelet's `$(NAME)` expansion
 (ours for custom jobs, and the annotation KubeDL copies into env values), and `--local-cluster`
 refuses a file:// binding that would mount the node's root or a system folder."""
 
