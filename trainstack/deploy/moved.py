@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from trainstack.deploy.settings import DeploySettings
     from trainstack.spec.model import Run
 
+
 def file_tag(run_file: Path, project_root: Path | None) -> str | None:
     """The run file's path as every clone of its repository names it: relative to the nearest
     folder above it holding ``.git`` (a clone, a worktree, CI's checkout), else to the platform
