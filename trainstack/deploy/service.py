@@ -167,8 +167,7 @@ def deploy_run(
 ) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
     ``source`` is the stack its StackReference reads (the team's scope or the platform stack;
-    default the platform stack); ``run_file``: the run file's path in its repository, kept as
-    the stack's tag ``file`` (``deploy.moved``).
+    default the platform stack); ``run_file``: the stack's tag ``file`` (``deploy.moved``).
 
     The job is resubmitted only when the run's identity changed (what its user wrote:
     ``infra.run.identity``), or on ``rerun``; then the run gets a new registry record and the
@@ -193,8 +192,7 @@ def deploy_run(
             pulumi.export(key, value)
 
     coordinates = {**_job_coordinates(manifests), **(logs or {}), SOURCE_OUTPUT: platform}
-    if run_file:
-        coordinates[RUN_FILE_KEY] = run_file
+    coordinates.update({RUN_FILE_KEY: run_file} if run_file else {})
     namespace = str(coordinates["namespace"])
     identity = run_identity(run, namespace, token)
     stack_name = run_stack_name(env, namespace, run.name)
