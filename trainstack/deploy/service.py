@@ -127,6 +127,7 @@ def deploy(
         logs=logs,
         upgrade=upgrade,
         run_file=origin,
+        on_notice=on_notice,
     )
     for line in left:  # once this run is deployed: the old stack is what it replaced
         (on_notice or on_output or _no_output)(line)
@@ -164,6 +165,7 @@ def deploy_run(
     logs: Mapping[str, str] | None = None,
     upgrade: bool = False,
     run_file: str | None = None,
+    on_notice: OnOutput | None = None,
 ) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
     ``source`` is the stack its StackReference reads (the team's scope or the platform stack;
@@ -204,7 +206,7 @@ def deploy_run(
         again = f"trainstack deploy {run.source or run.name} --env {env} --upgrade"
         held = held_back(previous, identity, digest, upgrade=upgrade, command=again)
         if held is not None and previous is not None:
-            (on_output or _no_output)(held)
+            (on_notice or on_output or _no_output)(held)
             RunIndex(settings.home).put(previous)
             return previous
         same_job = previous is not None and previous.spec_hash == digest
@@ -212,7 +214,7 @@ def deploy_run(
             kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
             gone = finished_and_gone(settings, kept, command)
             if gone is not None:
-                (on_output or _no_output)(gone)
+                (on_notice or on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
                 return kept
         tags = run_tags(run, env, {**coordinates, "specHash": digest, "identity": identity})
