@@ -142,3 +142,21 @@ def test_a_stack_deployed_before_identities_is_left_alone(home: Path) -> None:  
     _, said = deploy(cli, home, load_run(RUN_FILE))
     assert ups(cli) == 0
     assert "recorded no identity" in said and "--upgrade" in said
+
+
+def test_a_held_back_deploy_says_so_even_when_quiet(
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`deploy --quiet` drops the progress, not what a user must read: a deploy that changed
+    nothing on the cluster says so (CI's summary is where a deploy is read)."""
+    from trainstack.deploy.service import deploy_run
+    from trainstack.spec import load_run
+
+    run = load_run(RUN_FILE)
+    cli = RecordingPulumi()
+    deploy(cli, home, run)
+    upgrade_trainstack(monkeypatch)
+    notices: list[str] = []
+    deploy_run(run, rendered(run), "local", command=cli, home=home, on_notice=notices.append)
+    assert len(notices) == 1 and "left as it is" in notices[0]

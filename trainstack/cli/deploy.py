@@ -51,6 +51,7 @@ def deploy(
         rerun=rerun,
         upgrade=upgrade,
         on_output=None if quiet else progress,
+        on_notice=progress,  # --quiet too: CI's summary is where a run's deploy is read
         project=project,
     )
     click.echo(f"deployed {entry.run} to {entry.env}: stack {entry.stack} in {entry.backend}")

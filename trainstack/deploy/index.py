@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 INDEX_FILE = "stacks.json"
 TAG = "trainstack:"
+# the run file a stack was deployed from, inside its repository (deploy/moved.py)
+RUN_FILE_KEY = "runFile"
 # tag (after the prefix) -> the StackEntry.outputs key it fills
 _JOB_TAGS = {
     "job": "jobName",
@@ -52,6 +54,7 @@ _JOB_TAGS = {
     "region": "region",
     # when `trainstack gc` saw the job end, and its digest (deploy/gc.py)
     "ended": "ended",
+    "file": RUN_FILE_KEY,
 }
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from trainstack import platformnames as names
 from trainstack.deploy import backendindex
 from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
-from trainstack.deploy.index import TAG, RunIndex, StackEntry, run_tags
+from trainstack.deploy.index import RUN_FILE_KEY, TAG, RunIndex, StackEntry, run_tags
 from trainstack.deploy.jobstate import JobState
 from trainstack.deploy.records import (
     record_end,
@@ -76,11 +76,16 @@ def deploy(
     rerun: bool = False,
     project: Path | None = None,
     upgrade: bool = False,
+    on_notice: OnOutput | None = None,
+    look_for_moved: bool = True,
 ) -> StackEntry:
     """Render ``run_file`` for the platform of ``env`` and bring its stack up to date.
     ``project``: where the platform project is looked for (envfile.find_project); deploy reads
     the platform's live outputs, so it may run without one (no template overrides, the
-    policies' default settings)."""
+    policies' default settings). ``on_notice`` gets what the user must read even when the
+    progress is not streamed: the stacks this run left under another name or team
+    (``deploy.moved``; not looked for when not ``look_for_moved``: a sweep's trials, each a run
+    of its own by design)."""
     from trainstack.deploy.platform import read_source_outputs
     from trainstack.deploy.workspace import find_pulumi
     from trainstack.infra.run.rendered import placed
@@ -104,7 +109,12 @@ def deploy(
     enforce(report)  # a mandatory violation: stop before any stack or resource exists
     if report.violations and on_output is not None:
         on_output("policy: " + text([report]))
-    return deploy_run(
+    from trainstack.deploy import moved
+
+    origin = moved.file_tag(run_file, root)
+    namespace = str(_job_coordinates(manifests)["namespace"])
+    left = moved.look(settings, cli, completed, env, namespace, origin) if look_for_moved else []
+    entry = deploy_run(
         completed,
         manifests,
         env,
@@ -116,7 +126,12 @@ def deploy(
         source=source,
         logs=logs,
         upgrade=upgrade,
+        run_file=origin,
+        on_notice=on_notice,
     )
+    for line in left:  # once this run is deployed: the old stack is what it replaced
+        (on_notice or on_output or _no_output)(line)
+    return entry
 
 
 def _project_root(start: Path | None) -> Path | None:
@@ -149,10 +164,12 @@ def deploy_run(
     source: str | None = None,
     logs: Mapping[str, str] | None = None,
     upgrade: bool = False,
+    run_file: str | None = None,
+    on_notice: OnOutput | None = None,
 ) -> StackEntry:
     """Bring the run's stack up to date: refresh (what the cluster really has), then update.
     ``source`` is the stack its StackReference reads (the team's scope or the platform stack;
-    default the platform stack).
+    default the platform stack); ``run_file``: the stack's tag ``file`` (``deploy.moved``).
 
     The job is resubmitted only when the run's identity changed (what its user wrote:
     ``infra.run.identity``), or on ``rerun``; then the run gets a new registry record and the
@@ -177,6 +194,7 @@ def deploy_run(
             pulumi.export(key, value)
 
     coordinates = {**_job_coordinates(manifests), **(logs or {}), SOURCE_OUTPUT: platform}
+    coordinates.update({RUN_FILE_KEY: run_file} if run_file else {})
     namespace = str(coordinates["namespace"])
     identity = run_identity(run, namespace, token)
     stack_name = run_stack_name(env, namespace, run.name)
@@ -188,7 +206,7 @@ def deploy_run(
         again = f"trainstack deploy {run.source or run.name} --env {env} --upgrade"
         held = held_back(previous, identity, digest, upgrade=upgrade, command=again)
         if held is not None and previous is not None:
-            (on_output or _no_output)(held)
+            (on_notice or on_output or _no_output)(held)
             RunIndex(settings.home).put(previous)
             return previous
         same_job = previous is not None and previous.spec_hash == digest
@@ -196,7 +214,7 @@ def deploy_run(
             kept = replace(previous, env=env, outputs={**previous.outputs, **coordinates})
             gone = finished_and_gone(settings, kept, command)
             if gone is not None:
-                (on_output or _no_output)(gone)
+                (on_notice or on_output or _no_output)(gone)
                 RunIndex(settings.home).put(kept)
                 return kept
         tags = run_tags(run, env, {**coordinates, "specHash": digest, "identity": identity})

@@ -92,7 +92,9 @@ def _cluster(
     cli = command or find_pulumi()
 
     def deploy(spec: Path) -> StackEntry:
-        return service.deploy(spec, env, command=cli, home=home, backend=backend)
+        return service.deploy(
+            spec, env, command=cli, home=home, backend=backend, look_for_moved=False
+        )
 
     def destroy(entry: StackEntry) -> None:
         service.destroy(entry.run, entry.env, command=cli, home=home, backend=backend)
