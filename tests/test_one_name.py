@@ -34,6 +34,13 @@ SHARED_WORDS = {
     "trainstack": "three names that happen to be the tool's",
     # The KubeDL install's Pulumi config namespace and the ServiceAccount its operator runs as.
     "kubedl": "KubeDL's own name, for two unrelated things",
+    # A run stack's output that says where its logs are, and the run tree's folder of them.
+    "logs": "an output key and a folder",
+    # The volume guard's parameter and the platform's output carry the same endpoint, but one is
+    # a ConfigMap key the guard's CEL reads, the other a stack output the run program reads.
+    "ossEndpoint": "a ConfigMap key and a stack output",
+    # The OSS CSI driver's authType value, and the platform's own word for the same scheme.
+    "rrsa": "the CSI driver's value and trainstack's",
 }
 
 # Prefix of a name -> the modules that may spell it. Anywhere else it is imported.
