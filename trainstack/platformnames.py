@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from trainstack import k8snames
+from trainstack.envnames import PLATFORM_STACK_ENV, SCOPE_STACK_ENV
 
 MIN_KUBERNETES_MINOR = 30
 """The oldest Kubernetes (1.x) the platform runs on: its team volume guards are
@@ -165,8 +166,8 @@ def pv_name(namespace: str, rest: str) -> str:
     return f"{namespace}{PV_NAMESPACE_SEPARATOR}{rest}"
 
 
-# Stack names: what plan and deploy call the platform and run stacks.
-PLATFORM_STACK_ENV = "TRAINSTACK_PLATFORM_STACK"  # a template; {env} is replaced
+# Stack names: what plan and deploy call the platform and run stacks (PLATFORM_STACK_ENV: a
+# template; {env} is replaced).
 
 
 def run_stack_name(env: str, namespace: str, run: str) -> str:
@@ -192,7 +193,6 @@ and recreating it revokes the previous scope's token at once (deploy/scopetoken.
 
 # A team's secrets scope (deploy/scope.py): a stack of its own per environment and team.
 SCOPES_PROJECT = "trainstack-scopes"
-SCOPE_STACK_ENV = "TRAINSTACK_SCOPE_STACK"  # a template with {env} and {team}
 
 
 def scope_stack_name(env: str, team: str) -> str:
@@ -206,3 +206,26 @@ holds a right in, so no team can loosen its own guard; no team namespace may tak
 # Set by the API server on every namespace since Kubernetes 1.21 (Kubernetes docs, "Namespaces"):
 # what selects one namespace by its name (the pod guard, the NetworkPolicy's DNS rule).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+# --- Label and annotation keys, and the GPU resource -------------------------------------------
+# What the platform puts on nodes and namespaces and the renderer, the run program and the
+# policy rules select on: a key spelled twice is a selector that matches nothing.
+LABEL_PREFIX = "trainstack.dev/"
+RUN_LABEL = LABEL_PREFIX + "run"  # every object a run renders: its job's name
+ROLE_LABEL = LABEL_PREFIX + "role"  # a replica's pod: its role
+TAG_PREFIX = "tag.trainstack.dev/"  # a run's tags, one label (or annotation) each
+POOL_LABEL = LABEL_PREFIX + "pool"  # ack node pools: the pool's name
+ACCELERATOR_LABEL = LABEL_PREFIX + "accelerator"  # ack node pools: gpu or cpu
+GPU_TYPE_LABEL = LABEL_PREFIX + "gpu-type"
+CAPACITY_LABEL = LABEL_PREFIX + "capacity"  # ack node pools: spot or on-demand; the spot taint
+TEAM_NAMESPACE_LABEL = LABEL_PREFIX + "team"  # what makes a namespace a team's
+SPEC_HASH_ANNOTATION = LABEL_PREFIX + "spec-hash"  # the run program's digest of a manifest
+# The KubeDL CRDs the platform installs: the sha256 of their source, or why there is none.
+KUBEDL_SOURCE_ANNOTATION = LABEL_PREFIX + "source-sha256"
+KUBEDL_SCHEMA_ANNOTATION = LABEL_PREFIX + "schema"
+# NVIDIA's device plugin's extended resource: what a GPU replica requests, and the taint key
+# of the platform's GPU node pools.
+GPU_RESOURCE = "nvidia.com/gpu"
+
+PLAN_UNKNOWN = "(known after apply)"
+"""What a plan shows, and the policy context reads, for a value only a deploy will know."""

@@ -190,7 +190,8 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
     created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
     assert len(created) == len(expected)
     job = next(r for r in created if r["type"].endswith(":PyTorchJob"))
-    from trainstack.infra.run.program import SPEC_HASH_ANNOTATION, manifest_hash
+    from trainstack.infra.run.program import manifest_hash
+    from trainstack.platformnames import SPEC_HASH_ANNOTATION
 
     rendered = next(m for m in expected if m["kind"] == "PyTorchJob")
     rendered["metadata"]["annotations"][SPEC_HASH_ANNOTATION] = manifest_hash(expected)

@@ -69,7 +69,8 @@ def build(
 
 def hashed(job: dict[str, Any], manifests: list[dict[str, Any]], rerun: str = "") -> dict[str, Any]:
     """``job`` as the run program registers it: annotated with the digest of the run's objects."""
-    from trainstack.infra.run.program import SPEC_HASH_ANNOTATION, manifest_hash
+    from trainstack.infra.run.program import manifest_hash
+    from trainstack.platformnames import SPEC_HASH_ANNOTATION
 
     meta = job["metadata"]
     annotations = {

@@ -12,7 +12,7 @@ import pytest
 
 from tests.infra.admission import Evaluator, Request, policies_named
 from tests.infra.test_team_access import build
-from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
+from trainstack.platformnames import TEAM_NAMESPACE_LABEL
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"

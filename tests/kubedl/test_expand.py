@@ -13,7 +13,7 @@ import pytest
 from tests.kubedl.expand import expand, problems
 from tests.render.conftest import CASES, Case
 from trainstack.contract import Topology, replica_env
-from trainstack.contract.shell import POD_IP_ENV
+from trainstack.contractnames import POD_IP_ENV
 from trainstack.k8snames import job_name
 from trainstack.kubedl import JobType, job_kind
 from trainstack.render import RenderOptions, render_run

@@ -9,7 +9,6 @@ import pytest
 from tests.render.conftest import SPECS
 from trainstack import platformnames as names
 from trainstack.render import RenderError, RenderOptions, render_run
-from trainstack.render.options import DEFAULT_OSS_SECRET
 from trainstack.spec import load_run
 
 RUN = "bindings-oss.run.yaml"
@@ -53,4 +52,4 @@ def test_without_credentials_the_platform_hint_is_the_error_hint() -> None:
 
 
 def test_the_default_secret_is_the_one_the_platform_creates() -> None:
-    assert DEFAULT_OSS_SECRET == names.OSS_SECRET_NAME
+    assert RenderOptions().oss_secret == names.OSS_SECRET_NAME

@@ -22,6 +22,7 @@ from trainstack.ci import git, versions
 from trainstack.errors import UserError
 from trainstack.platformnames import ENV_TAG
 from trainstack.spec.discover import spec_files
+from trainstack.spec.loader import COMPONENT_FILE
 
 PLATFORM_PREFIXES = (
     "Pulumi.",
@@ -80,7 +81,7 @@ def _component_folder(root: Path, run_file: Path, doc: dict[str, object]) -> str
 
 
 def _touched(root: Path, folder: str, files: list[str]) -> bool:
-    spec = root / folder / versions.COMPONENT_FILE
+    spec = root / folder / COMPONENT_FILE
     try:
         version = versions.parse(spec.read_text(errors="replace"), folder)
     except OSError:

@@ -19,8 +19,8 @@ from pathlib import Path
 from trainstack import yamlsource
 from trainstack.ci import git
 from trainstack.errors import Diagnostic, UserError
+from trainstack.spec.loader import COMPONENT_FILE
 
-COMPONENT_FILE = "component.yaml"
 RUN_FOLDERS = ("runs", "sweeps")  # in a component folder: specs that use it, not part of it
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
+from trainstack import platformnames as names
 from trainstack.cli.options import KubeName, components_option, environment, project_option
 from trainstack.errors import UserError
 from trainstack.render import RenderOptions, dump_yaml, render_run, write_directory
-from trainstack.render.options import DEFAULT_OSS_SECRET, DEFAULT_PULL_SECRET
 from trainstack.spec import load_run
 
 # What --env decides (from the platform's outputs, as plan and deploy do).
@@ -52,7 +52,7 @@ _CLUSTER_OPTIONS = (
 @click.option(
     "--oss-secret",
     type=KubeName("Secret name", subdomain=True),
-    default=DEFAULT_OSS_SECRET,
+    default=names.OSS_SECRET_NAME,
     show_default=True,
     help="Secret (akId, akSecret) the OSS CSI driver mounts with, by name.",
 )
@@ -64,7 +64,7 @@ _CLUSTER_OPTIONS = (
 @click.option(
     "--pull-secret",
     type=KubeName("Secret name", subdomain=True),
-    default=DEFAULT_PULL_SECRET,
+    default=names.PULL_SECRET_NAME,
     show_default=True,
     help="Image pull secret (by name) when the run and component name none.",
 )

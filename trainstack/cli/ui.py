@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from trainstack.cli.options import home_option, project_option
+from trainstack.envnames import UI_TOKEN_ENV
 
 DEFAULT_PORT = 8765
 
@@ -28,7 +29,7 @@ DEFAULT_PORT = 8765
 )
 @click.option(
     "--token",
-    envvar="TRAINSTACK_UI_TOKEN",
+    envvar=UI_TOKEN_ENV,
     default=None,
     help="Require this token on every request ($TRAINSTACK_UI_TOKEN).",
 )

@@ -16,9 +16,15 @@ from trainstack.contract import framework
 from trainstack.contract.errors import ContractError
 from trainstack.contract.hyper import hps_json, user_args_text, value_text
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
-from trainstack.contract.shell import POD_IP_ENV
 from trainstack.contract.topology import LOCALHOST, Topology, custom_ports
-from trainstack.contractnames import INPUT_PREFIX, OUTPUT_PREFIX, PARAMETER_PREFIX
+from trainstack.contractnames import (
+    INDEX_ENV,
+    INPUT_PREFIX,
+    OUTPUT_PREFIX,
+    PARAMETER_PREFIX,
+    POD_IP_ENV,
+    ROLE_ENV,
+)
 from trainstack.kubedl import (
     CONTRACT_NAMES,
     is_contract_env,
@@ -30,10 +36,9 @@ from trainstack.spec.model import Run
 from trainstack.spec.values import env_name
 from trainstack.suggest import did_you_mean
 
-# Every replica's role and index (docs/contract.md), so code can pick one replica of a role
-# whatever the kind's RANK means (XGBoost's master-0 and worker-0 are both RANK 0).
-ROLE_ENV = "TRAINSTACK_ROLE"
-INDEX_ENV = "TRAINSTACK_REPLICA_INDEX"
+# Every replica's role and index (docs/contract.md: ROLE_ENV, INDEX_ENV), so code can pick one
+# replica of a role whatever the kind's RANK means (XGBoost's master-0 and worker-0 are both
+# RANK 0).
 
 
 def role_env(role: str) -> dict[str, str]:

@@ -39,6 +39,7 @@ import shlex
 from trainstack import launcher
 from trainstack.contract.hyper import user_args
 from trainstack.contract.layout import DEFAULT_ROOT, Layout
+from trainstack.contractnames import POD_IP_ENV
 from trainstack.kubedl import job_kind
 from trainstack.shellform.rewrite import DOCS_HINT as DOCS_HINT
 from trainstack.shellform.rewrite import ShellRewriteError as ShellRewriteError
@@ -69,9 +70,8 @@ def prelude(root: str, *, install_requirements: bool) -> str:
     return text + (INSTALL_REQUIREMENTS if install_requirements else "")
 
 
-# Where a replica finds its own IP address (spec.torchElastic): the pod's status.podIP on a
-# cluster, 127.0.0.1 locally.
-POD_IP_ENV = "TRAINSTACK_POD_IP"
+# Where a replica finds its own IP address (spec.torchElastic), POD_IP_ENV: the pod's
+# status.podIP on a cluster, 127.0.0.1 locally.
 # An MPI worker only hosts the ranks the launcher starts through kubexec; it waits.
 MPI_WORKER_WAIT = "exec sleep 2147483647"
 # The image's Python runs the launcher (training images have one; locally the interpreter that is

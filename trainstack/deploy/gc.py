@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from trainstack.deploy.index import TAG, StackEntry
 from trainstack.errors import UserError
+from trainstack.registry.home import registry_path
 
 if TYPE_CHECKING:
     from pulumi import automation as auto
@@ -183,7 +184,7 @@ def _from_registry(settings: DeploySettings, entry: StackEntry) -> tuple[str, da
     from trainstack.errors import NotFoundError
     from trainstack.registry import Registry
 
-    if entry.registry_id is None or not (settings.home / "registry.db").exists():
+    if entry.registry_id is None or not registry_path(settings.home).exists():
         return None
     with Registry.open(settings.home) as registry:
         try:

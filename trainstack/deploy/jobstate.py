@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainstack.deploy.apijson import Reader
+from trainstack.kubedl.pods import (
+    COMPLETION_INDEX_ANNOTATION,
+    REPLICA_INDEX_LABEL,
+    REPLICA_TYPE_LABEL,
+)
 
-KUBEDL_JOB_LABEL = "job-name"
-KUBEDL_ROLE_LABEL = "replica-type"
-KUBEDL_INDEX_LABEL = "replica-index"
-BATCH_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 CUSTOM_ROLE = "worker"
 
 
@@ -158,12 +159,17 @@ def _replica(
     role: str | None
     if kind == "Job":
         role = CUSTOM_ROLE
-        key, where = BATCH_INDEX_ANNOTATION, f"{at}.metadata.annotations.{BATCH_INDEX_ANNOTATION}"
+        key, where = (
+            COMPLETION_INDEX_ANNOTATION,
+            f"{at}.metadata.annotations.{COMPLETION_INDEX_ANNOTATION}",
+        )
         index = read.index(annotations.get(key, "0"), where)
     else:
-        role = read.text(labels.get(KUBEDL_ROLE_LABEL), f"{at}.metadata.labels.{KUBEDL_ROLE_LABEL}")
-        where = f"{at}.metadata.labels.{KUBEDL_INDEX_LABEL}"
-        index = read.index(labels.get(KUBEDL_INDEX_LABEL, "0"), where)
+        role = read.text(
+            labels.get(REPLICA_TYPE_LABEL), f"{at}.metadata.labels.{REPLICA_TYPE_LABEL}"
+        )
+        where = f"{at}.metadata.labels.{REPLICA_INDEX_LABEL}"
+        index = read.index(labels.get(REPLICA_INDEX_LABEL, "0"), where)
     status = read.obj(pod.get("status"), f"{at}.status")
     listed = read.items(status.get("containerStatuses"), f"{at}.status.containerStatuses")
     statuses = [read.obj(s, f"{at}.status.containerStatuses[{i}]") for i, s in enumerate(listed)]

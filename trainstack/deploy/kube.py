@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from trainstack.deploy.clustererror import ClusterError as ClusterError
+from trainstack.envnames import KUBE_TIMEOUT_ENV as TIMEOUT_ENV
 from trainstack.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 # Each request to the API server: at most this many seconds in all (connect, answer, body), unless
 # $TRAINSTACK_KUBE_TIMEOUT says otherwise; connecting gets at most CONNECT_TIMEOUT of it. A
 # server that accepts the connection and never answers would otherwise hold status/logs/wait.
-TIMEOUT_ENV = "TRAINSTACK_KUBE_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
 # Bigger answers are refused: a job's pod list is kilobytes per pod.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from trainstack.envnames import OSS_ENDPOINT_ENV as ENDPOINT_ENV
 from trainstack.errors import ConfigError, NotFoundError, UserError
 from trainstack.excerpt import excerpt
 from trainstack.regularfile import describe
@@ -28,7 +29,6 @@ from trainstack.spec.pathlimits import too_long
 ACCESS_KEY_ENV = "ALIBABA_CLOUD_ACCESS_KEY_ID"
 SECRET_ENV = "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
 TOKEN_ENV = "ALIBABA_CLOUD_SECURITY_TOKEN"
-ENDPOINT_ENV = "TRAINSTACK_OSS_ENDPOINT"
 # Only replica logs and their rotations are fetched: `<role>-<index>.log[.N]`.
 MAX_OBJECTS = 10000
 

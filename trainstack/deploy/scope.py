@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
+from trainstack.envnames import SCOPE_STACK_ENV as SCOPE_STACK_ENV
+from trainstack.envnames import TEAM_PASSPHRASE_ENV
 from trainstack.errors import ConfigError, UserError
 from trainstack.infra.platform.inputs import is_kubeconfig_contents
-from trainstack.platformnames import SCOPE_STACK_ENV as SCOPE_STACK_ENV
 from trainstack.platformnames import SCOPES_PROJECT as SCOPES_PROJECT
 from trainstack.platformnames import scope_stack_name as scope_stack_name
 
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from trainstack.deploy.scopetoken import Minted
     from trainstack.deploy.settings import DeploySettings
 
-TEAM_PASSPHRASE_ENV = "TRAINSTACK_TEAM_PASSPHRASE"
 # The platform's secret outputs. A scope carries the team's own part of them and nothing else.
 SECRET_OUTPUTS = frozenset({names.OUT_KUBECONFIG, names.OUT_TEAM_KUBECONFIGS})
 

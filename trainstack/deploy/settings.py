@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainstack.envnames import BACKEND_ENV as BACKEND_ENV
+from trainstack.envnames import PLATFORM_STACK_ENV as PLATFORM_STACK_ENV
 from trainstack.errors import ConfigError
-from trainstack.platformnames import PLATFORM_STACK_ENV as PLATFORM_STACK_ENV
 from trainstack.platformnames import platform_stack_name as platform_stack_name
 from trainstack.platformnames import run_stack_name as run_stack_name
 from trainstack.registry.home import state_home

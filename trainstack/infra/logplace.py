@@ -15,6 +15,7 @@ RAM role and the platform's volume policy let its pods write.
 
 from __future__ import annotations
 
+from trainstack.contract.layout import LOGS
 from trainstack.spec.model import Binding
 from trainstack.spec.schemes import storage_scheme
 from trainstack.spec.values import binding
@@ -23,7 +24,7 @@ from trainstack.spec.values import binding
 # run stack's outputs and tags.
 LOGS_OUTPUT = "logs"
 REGION_OUTPUT = "region"
-KEPT_DIR = "logs"
+KEPT_DIR = LOGS  # the run tree's logs/, kept under the store
 EXPIRING_DIR = "_logs"
 # How long expiring logs stay (Huawei ModelArts keeps a job's history logs 30 days).
 DEFAULT_RETENTION_DAYS = 30

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from trainstack.contractnames import PAI_PREFIX
+from trainstack.contractnames import PAI_PREFIX, TRAINSTACK_PREFIX
 from trainstack.kubedl.jobtype import JobType
 from trainstack.kubedl.pods import MPI_HOSTFILE, MPI_KUBEXEC
 from trainstack.kubedl.record import (
@@ -414,7 +414,7 @@ def job_kind(job_type: JobType | str) -> JobKind:
 
 # --- reserved environment names ------------------------------------------------------------
 # trainstack's own contract (docs/contract.md), the same for every kind.
-CONTRACT_PREFIXES: tuple[str, ...] = (PAI_PREFIX, "TRAINSTACK_")
+CONTRACT_PREFIXES: tuple[str, ...] = (PAI_PREFIX, TRAINSTACK_PREFIX)
 CONTRACT_NAMES: tuple[str, ...] = (
     "METRICS",
     "MODEL",

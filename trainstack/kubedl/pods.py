@@ -55,6 +55,8 @@ REPLICA_INDEX_LABEL = "replica-index"
 # pkg/job_controller/hostnetwork.go:30-31, pkg/job_controller/api/v1/constants.go:34,83).
 KUBEDL_NETWORK_MODE_ANNOTATION = "kubedl.io/network-mode"
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+# Clones a git repository into the pods of a job annotated so (an init container of KubeDL's).
+GIT_SYNC_ANNOTATION = "kubedl.io/git-sync-config"
 
 # MPI (KubeDL v0.5.0 controllers/mpi/mpi_config.go, controllers/mpi/mpijob_controller.go):
 MPI_CONFIG_DIR = "/etc/mpi"  # where the operator mounts its ConfigMap (launcher and workers)

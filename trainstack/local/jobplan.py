@@ -13,7 +13,9 @@ from pathlib import Path
 from trainstack.contract import Layout as ContractLayout
 from trainstack.contract import Topology, config_files, launch_command, replica_env
 from trainstack.contract.layout import DEFAULT_ROOT
-from trainstack.contract.shell import POD_IP_ENV, uses_launcher
+from trainstack.contract.shell import uses_launcher
+from trainstack.contractnames import POD_IP_ENV
+from trainstack.envnames import RUN_ID_ENV
 from trainstack.errors import UserError
 from trainstack.kubedl import (
     DeletedPod,
@@ -357,5 +359,5 @@ def _base_env(run_id: str, venv: Path | None) -> dict[str, str]:
         env.update(env_overrides(venv, env["PATH"]))
     # No PYTHONUNBUFFERED of our own: KubeDL sets it only for PyTorch and XGBoost (the contract
     # does the same), so a local run buffers Python's output exactly where a pod does.
-    env["TRAINSTACK_RUN_ID"] = run_id
+    env[RUN_ID_ENV] = run_id
     return env

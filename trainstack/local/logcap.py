@@ -24,14 +24,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainstack.envnames import LOG_KEEP_ENV as KEEP_ENV
+from trainstack.envnames import LOG_MAX_BYTES_ENV as MAX_BYTES_ENV
 from trainstack.errors import ConfigError
 from trainstack.launcher import logship
 from trainstack.logfiles import chain as chain
 from trainstack.logfiles import rotation as rotation
 from trainstack.regularfile import OutsideRootError, dir_within, open_for_writing
 
-MAX_BYTES_ENV = "TRAINSTACK_LOG_MAX_BYTES"
-KEEP_ENV = "TRAINSTACK_LOG_KEEP"
 # One source for a local log's limits and a shipped one's (the launcher's, in a pod).
 DEFAULT_MAX_BYTES = logship.DEFAULT_MAX_BYTES
 DEFAULT_KEEP = logship.DEFAULT_KEEP

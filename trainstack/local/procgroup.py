@@ -26,12 +26,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+# The tags (trainstack.envnames) and the scans that find tagged processes
+# (trainstack.local.proctags, standard library only, so the deadman sidecar loads little); the
+# supervisor and runner reach them here.
+from trainstack.envnames import PROCESS_TAG_ENV as PROCESS_TAG_ENV
+from trainstack.envnames import REPLICA_TAG_ENV as REPLICA_TAG_ENV
 from trainstack.local.launch import ReplicaLaunch
-
-# The tags and the scans that find tagged processes live in trainstack.local.proctags (standard
-# library only, so the deadman sidecar loads little); the supervisor and runner reach them here.
-from trainstack.local.proctags import PROCESS_TAG_ENV as PROCESS_TAG_ENV
-from trainstack.local.proctags import REPLICA_TAG_ENV as REPLICA_TAG_ENV
 from trainstack.local.proctags import all_pids, is_zombie
 from trainstack.local.proctags import kill_tagged as kill_tagged
 from trainstack.local.proctags import tagged_pids as tagged_pids

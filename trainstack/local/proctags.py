@@ -12,10 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-PROCESS_TAG_ENV = "TRAINSTACK_PROCESS_TAG"
-# Per replica: what a pod's deletion kills is every process of that replica, including those
-# that left its process group (torchrun starts its workers in sessions of their own).
-REPLICA_TAG_ENV = "TRAINSTACK_REPLICA_TAG"
+from trainstack.envnames import PROCESS_TAG_ENV
 
 
 def tagged_pids(tag: str, name: str = PROCESS_TAG_ENV) -> list[int]:

@@ -15,15 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trainstack.envnames import IDLE_CPU_ENV as ENV_CPU
+from trainstack.envnames import IDLE_GPU_ENV as ENV_GPU
+from trainstack.envnames import IDLE_SECONDS_ENV as ENV_SECONDS
 from trainstack.errors import UserError
 from trainstack.metrics.usage import ReplicaUsage, samples, series, span
 
 if TYPE_CHECKING:
     from trainstack.metrics.usage import Floats
-
-ENV_GPU = "TRAINSTACK_IDLE_GPU_PERCENT"
-ENV_CPU = "TRAINSTACK_IDLE_CPU_PERCENT"
-ENV_SECONDS = "TRAINSTACK_IDLE_SECONDS"
 
 
 @dataclass(frozen=True)

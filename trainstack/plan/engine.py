@@ -24,13 +24,14 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
+from trainstack.platformnames import PLAN_UNKNOWN
 from trainstack.secretnames import looks_secret
 
 if TYPE_CHECKING:
     from trainstack.render.overrides import Overrides
 
 SECRET = "[secret]"
-UNKNOWN = "(known after apply)"
+UNKNOWN = PLAN_UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from trainstack import platformnames as names
 from trainstack.policy.model import ContainerDefaults, Context, NodePool, TeamQuota
 from trainstack.policy.pods import amount
 
-UNKNOWN = "(known after apply)"
+UNKNOWN = names.PLAN_UNKNOWN
 
 
 def _known(value: Any) -> Any:

@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from trainstack.envnames import POLICY_CONTEXT_ENV as CONTEXT_ENV
 from trainstack.policy.check import evaluate
 from trainstack.policy.model import Context, Level, Resource
 from trainstack.policy.rules import RULES
 from trainstack.policy.settings import RuleSetting, settings
 
-CONTEXT_ENV = "TRAINSTACK_POLICY_CONTEXT"
 PACK_NAME = "trainstack"
 
 

@@ -10,10 +10,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from trainstack.platformnames import GPU_RESOURCE
 from trainstack.policy.model import ContainerDefaults
 from trainstack.spec.values import quantity
-
-GPU_RESOURCE = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)

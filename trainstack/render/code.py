@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from trainstack.contract.layout import CODE, Layout
 from trainstack.kubedl import job_kind
+from trainstack.kubedl.pods import GIT_SYNC_ANNOTATION
 from trainstack.render.codepack import TooLarge, archive
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (
@@ -35,13 +36,12 @@ from trainstack.render.storage import Storage
 from trainstack.spec import values
 from trainstack.spec.model import Code, CodeSource, GitCode, Run
 
-GIT_SYNC_ANNOTATION = "kubedl.io/git-sync-config"
 GIT_SYNC_IMAGE = "kubedl/git-sync:v1"  # KubeDL's default
 GIT_ROOT = "/code"
 # KubeDL mounts the checkout at path.Join(workingDir, destPath): with workingDir the tree's root,
 # destPath is the code folder's name in it.
 GIT_DEST = CODE
-CODE_VOLUME = "usercode"
+CODE_VOLUME = CODE  # named for the folder it mounts
 ARCHIVE = "code.tar.gz"
 
 

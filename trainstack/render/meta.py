@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import re
 
+from trainstack.platformnames import LABEL_PREFIX as PREFIX
+from trainstack.platformnames import RUN_LABEL, TAG_PREFIX
 from trainstack.spec.model import Run
 
-PREFIX = "trainstack.dev/"
-RUN_LABEL = PREFIX + "run"
-ROLE_LABEL = PREFIX + "role"
-TAG_PREFIX = "tag.trainstack.dev/"
 _VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trainstack.errors import UserError
+from trainstack.platformnames import (
+    ACCELERATOR_LABEL,
+    CAPACITY_LABEL,
+    OSS_SECRET_NAME,
+    PULL_SECRET_NAME,
+)
 from trainstack.spec.model import Binding, FrozenMap
-
-# Names the platform program creates (trainstack/infra): the node-pool labels and the GPU taint,
-# the pull secret in every team namespace, and the OSS credentials Secret.
-ACCELERATOR_LABEL = "trainstack.dev/accelerator"
-CAPACITY_LABEL = "trainstack.dev/capacity"
-GPU_RESOURCE = "nvidia.com/gpu"
-DEFAULT_PULL_SECRET = "trainstack-registry"
-DEFAULT_OSS_SECRET = "trainstack-oss"
 
 
 class RenderError(UserError):
@@ -29,10 +27,10 @@ class RenderOptions:
     # OSS CSI credentials: a Secret holding akId/akSecret (by name), or a RAM role the CSI
     # driver assumes through RRSA (authType: rrsa; the role wins over the Secret). With neither,
     # an oss:// binding is a RenderError, with oss_credentials_hint as its hint when given.
-    oss_secret: str | None = DEFAULT_OSS_SECRET
+    oss_secret: str | None = OSS_SECRET_NAME
     oss_ram_role: str | None = None
     oss_credentials_hint: str | None = None
-    pull_secret: str | None = DEFAULT_PULL_SECRET  # when neither run nor component names one
+    pull_secret: str | None = PULL_SECRET_NAME  # when neither run nor component names one
     # Where local code directories are uploaded (oss://bucket/prefix/); without it, small code
     # directories travel inside a ConfigMap.
     code_bucket: str | None = None

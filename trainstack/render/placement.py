@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.render.meta import RUN_LABEL
-from trainstack.render.options import GPU_RESOURCE, RenderOptions
+from trainstack.platformnames import GPU_RESOURCE, RUN_LABEL
+from trainstack.render.options import RenderOptions
 from trainstack.spec.model import Run, Scheduling
 
 HOSTNAME = "kubernetes.io/hostname"

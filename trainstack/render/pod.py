@@ -11,17 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from trainstack.contract import ContractError, custom_ports, launch_command
-from trainstack.contract.env import INDEX_ENV, role_env
+from trainstack.contract.env import role_env
 from trainstack.contract.hyper import user_args
-from trainstack.contract.shell import POD_IP_ENV
+from trainstack.contractnames import INDEX_ENV, POD_IP_ENV
 from trainstack.kubedl import (
     COMPLETION_INDEX_ANNOTATION,
     REPLICA_INDEX_LABEL,
     JobKind,
 )
 from trainstack.kubedl.restart import pod_restart_policy, replica_restart_policy
-from trainstack.render.meta import ROLE_LABEL
-from trainstack.render.options import GPU_RESOURCE, RenderOptions
+from trainstack.platformnames import GPU_RESOURCE, ROLE_LABEL
+from trainstack.render.options import RenderOptions
 from trainstack.render.parts import ML, Container, Env, Mount, Pod, PodParts, Replica
 from trainstack.render.placement import placement, priority_class
 from trainstack.spec.model import RoleResources, Run

@@ -14,7 +14,7 @@ from trainstack.infra.configread import REQUIRED, Pending, Section
 from trainstack.infra.logplace import DEFAULT_RETENTION_DAYS
 
 # teamaccess.py's volume guards are ValidatingAdmissionPolicies: 1.30 or later.
-from trainstack.platformnames import MIN_KUBERNETES_MINOR
+from trainstack.platformnames import CAPACITY_LABEL, GPU_RESOURCE, MIN_KUBERNETES_MINOR
 
 # OpenSSH key types ECS ImportKeyPair accepts (rsa, dsa, ecdsa; see load_ack)
 NODE_KEY_TYPES = (
@@ -28,9 +28,9 @@ NODE_KEY_TYPES = (
 # The PAI Designer custom components documentation lists these as the regions that support
 # custom components.
 REGIONS = ("cn-beijing", "cn-shanghai", "cn-hangzhou", "cn-shenzhen")
-GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+GPU_TAINT = (GPU_RESOURCE, "present", "NoSchedule")
 # Only runs that ask for preemptible capacity (the renderer adds the toleration) land on spot.
-SPOT_TAINT = ("trainstack.dev/capacity", "spot", "NoSchedule")
+SPOT_TAINT = (CAPACITY_LABEL, "spot", "NoSchedule")
 # The system pool's nodes are for cluster add-ons only: a training pod there would starve CoreDNS
 # and the CSI plugins. CriticalAddonsOnly is the taint Kubernetes' own add-ons tolerate (CoreDNS's
 # and metrics-server's manifests carry `{key: CriticalAddonsOnly, operator: Exists}`); DaemonSets

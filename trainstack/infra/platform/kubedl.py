@@ -21,9 +21,9 @@ from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig, Reg
 from trainstack.infra.platform.config_ack import SYSTEM_TAINT
 from trainstack.infra.platform.kubedl_source import CrdFile
 from trainstack.infra.platform.pullsecret import pull_secret, pull_secret_payload
+from trainstack.platformnames import KUBEDL_SCHEMA_ANNOTATION, KUBEDL_SOURCE_ANNOTATION
 
 COMPONENT = "trainstack:platform:KubeDL"
-SOURCE_ANNOTATION = "trainstack.dev/source-sha256"
 
 SERVICE_ACCOUNT = "kubedl"
 # Read by KubeDL's workload gate; it overrides the --workloads flag and, unlike that Go flag,
@@ -126,7 +126,7 @@ def crd_resource_name(crd: CrdFile) -> str:
 def _crd(
     crd: CrdFile, labels: dict[str, str], opts: pulumi.ResourceOptions
 ) -> k8s.apiextensions.v1.CustomResourceDefinition:
-    annotations = {SOURCE_ANNOTATION: crd.sha256}
+    annotations = {KUBEDL_SOURCE_ANNOTATION: crd.sha256}
     if crd.document is not None:
         doc = crd.document
         annotations |= {
@@ -144,7 +144,7 @@ def _crd(
             "scope": "Namespaced",
             "versions": [],
         }
-        annotations["trainstack.dev/schema"] = "(not mirrored yet: trainstack kubedl mirror)"
+        annotations[KUBEDL_SCHEMA_ANNOTATION] = "(not mirrored yet: trainstack kubedl mirror)"
     return k8s.apiextensions.v1.CustomResourceDefinition(
         crd_resource_name(crd),
         metadata={"name": crd.name, "labels": labels, "annotations": annotations},

@@ -29,12 +29,9 @@ from trainstack.infra.platform.config_ack import (
     PoolConfig,
 )
 from trainstack.infra.platform.instancetypes import smallest
+from trainstack.platformnames import ACCELERATOR_LABEL, CAPACITY_LABEL, GPU_TYPE_LABEL, POOL_LABEL
 
 COMPONENT = "trainstack:platform:NodePools"
-POOL_LABEL = "trainstack.dev/pool"
-ACCELERATOR_LABEL = "trainstack.dev/accelerator"
-GPU_TYPE_LABEL = "trainstack.dev/gpu-type"
-CAPACITY_LABEL = "trainstack.dev/capacity"
 
 
 def pool_labels(pool: PoolConfig) -> dict[str, str]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import pulumi
 
+from trainstack.platformnames import TEAM_NAMESPACE_LABEL
+
 STATEFUL_TYPES = frozenset(
     {
         "alicloud:nas/fileSystem:FileSystem",
@@ -46,13 +48,12 @@ STATEFUL_TYPES = frozenset(
         "alicloud:ram/role:Role",
     }
 )
-# Namespaces are stateful only when they hold runs: a team's, not KubeDL's own.
-TEAM_NAMESPACE_LABEL = "trainstack.dev/team"
 
 
 def _is_stateful(args: pulumi.ResourceTransformationArgs) -> bool:
     if args.type_ in STATEFUL_TYPES:
         return True
+    # Namespaces are stateful only when they hold runs: a team's, not KubeDL's own.
     if args.type_ == "kubernetes:core/v1:Namespace":
         metadata = args.props.get("metadata") or {}
         labels = metadata.get("labels") if isinstance(metadata, dict) else None

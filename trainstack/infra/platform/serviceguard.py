@@ -20,7 +20,7 @@ from typing import Any, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
+from trainstack.platformnames import TEAM_NAMESPACE_LABEL
 
 POLICY_NAME = "trainstack-team-services"
 ALLOWED_TYPES = ("ClusterIP",)  # headless is ClusterIP with clusterIP None

@@ -38,9 +38,9 @@ from trainstack.infra.platform.config_teams import (
 )
 from trainstack.infra.platform.netpolicy import build_isolation
 from trainstack.infra.platform.osssecret import build_oss_secrets
-from trainstack.infra.platform.protection import TEAM_NAMESPACE_LABEL
 from trainstack.infra.platform.pullsecret import build_pull_secrets
 from trainstack.infra.platform.serviceguard import build_service_guard
+from trainstack.platformnames import TEAM_NAMESPACE_LABEL
 
 COMPONENT = "trainstack:platform:Tenancy"
 TEAM_LABEL = TEAM_NAMESPACE_LABEL

@@ -170,7 +170,6 @@ def _job(manifests: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     return jobs[0]
 
 
-SPEC_HASH_ANNOTATION = "trainstack.dev/spec-hash"
 # pulumi-kubernetes: a resource with this annotation is created without waiting for readiness.
 # A batch/v1 Job (``custom``) would otherwise hold ``deploy`` until it completes (10 min default).
 SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
@@ -259,7 +258,7 @@ def build_run(
     meta = job["metadata"]
     namespace = str(meta.get("namespace", "default"))
     digest = manifest_hash(manifests, rerun)
-    annotations = {**(meta.get("annotations") or {}), SPEC_HASH_ANNOTATION: digest}
+    annotations = {**(meta.get("annotations") or {}), names.SPEC_HASH_ANNOTATION: digest}
     if not is_kubedl_job(job):
         annotations[SKIP_AWAIT_ANNOTATION] = "true"
     job = {**job, "metadata": {**meta, "annotations": annotations}}
