@@ -95,3 +95,13 @@ def test_the_layers_listed_are_the_contracts() -> None:
     # "only the last three share a layer"
     shared = [layer for layer in layers["layers"] if "|" in layer]
     assert shared == [layers["layers"][-1]] and len(shared[0].split("|")) == len(lines[-1])
+
+
+def test_the_tests_are_laid_out_like_the_code() -> None:
+    """Each package of trainstack/ has its tests in the folder of its name under tests/, so the
+    tests of a change are found where its code is."""
+    packages = sorted(
+        p.name for p in (ROOT / "trainstack").iterdir() if (p / "__init__.py").is_file()
+    )
+    missing = [name for name in packages if not any((ROOT / "tests" / name).glob("test_*.py"))]
+    assert missing == [], f"no tests/<package>/test_*.py for: {missing}"

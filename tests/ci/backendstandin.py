@@ -1,4 +1,4 @@
-"""A `pulumi` for the workflow's deploy job: the recording stand-in of tests/infra/test_deploy.py
+"""A `pulumi` for the workflow's deploy job: the recording stand-in of tests/deploy/test_deploy.py
 (`RecordingPulumi`), its backend kept in a JSON file between calls, so that a `trainstack deploy`
 the workflow runs as a process of its own reaches the end of a deploy (no engine: `up` changes
 nothing, as there). `write` puts the executable in a folder; each call is logged."""
@@ -42,7 +42,7 @@ def write(folder: Path, state: Path, stacks: dict[str, dict[str, str]], platform
 
 
 def main(state_file: str, args: list[str]) -> int:
-    from tests.infra.test_deploy import RecordingPulumi
+    from tests.deploy.test_deploy import RecordingPulumi
 
     path = Path(state_file)
     # the Automation API adds this to every call, inside the `run` the recording one replaces

@@ -13,7 +13,7 @@ import pytest
 from tests.ci import backendstandin
 from tests.ci.test_ci import git
 from tests.ci.test_workflow_jobs import WORKFLOW, project, runner  # noqa: F401
-from tests.infra.test_deploy import PLATFORM_OUTPUTS
+from tests.deploy.test_deploy import PLATFORM_OUTPUTS
 
 pytestmark = pytest.mark.slow  # the workflow replayed with real processes
 

@@ -22,7 +22,7 @@ RUN = ROOT / "components" / "mnist-ddp" / "runs" / "local.yaml"
 SWEEP = ROOT / "components" / "mnist-ddp" / "sweeps" / "lr-optimizer.yaml"
 
 # Each verb with machine output, its formats, and a command line that has output to print.
-# `status` and `gc` need a Pulumi backend: tests/infra/test_deploy.py and test_gc.py run them
+# `status` and `gc` need a Pulumi backend: tests/deploy/test_deploy.py and test_gc.py run them
 # with --format json.
 FORMATS = {
     "validate": ("text", "json", "github"),

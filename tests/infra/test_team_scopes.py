@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.infra.test_cluster import RecordedAPI, kubeconfig
-from tests.infra.test_cluster import api as api
-from tests.infra.test_deploy import (
+from tests.deploy.test_cluster import RecordedAPI, kubeconfig
+from tests.deploy.test_cluster import api as api
+from tests.deploy.test_deploy import (
     PLATFORM,
     RUN_FILE,
     SCOPES,
     RecordingPulumi,
 )
-from tests.infra.test_deploy import home as home
+from tests.deploy.test_deploy import home as home
 from trainstack.errors import ConfigError, UserError
 
 ADMIN = "the-platform-passphrase"

@@ -595,7 +595,7 @@ def test_the_plan_shows_every_admission_policy_in_full(
 ) -> None:
     """What a platform team reviews is what the API server runs: no expression of an admission
     policy is "(known after apply)" in `trainstack plan --format json`."""
-    from tests.infra.test_plan import plan_json
+    from tests.plan.test_plan import plan_json
 
     monkeypatch.chdir(REPO)
     doc = plan_json("--env", env)

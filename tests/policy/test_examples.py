@@ -1,5 +1,5 @@
 """The shipped example runs pass the policies on the environments they are written for (their
-``env`` tag, as tests/infra/test_examples_plan.py reads it); runs without one are local-only
+``env`` tag, as tests/plan/test_examples_plan.py reads it); runs without one are local-only
 (``file://`` data for ``trainstack run --local``) and are not deployed anywhere."""
 
 from __future__ import annotations

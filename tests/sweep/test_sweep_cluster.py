@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.infra.test_deploy import PLATFORM_OUTPUTS, RecordingPulumi
+from tests.deploy.test_deploy import PLATFORM_OUTPUTS, RecordingPulumi
 from tests.spec.clirun import trainstack
 from trainstack.deploy.index import StackEntry
 from trainstack.deploy.jobstate import Outcome

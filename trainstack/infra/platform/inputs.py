@@ -4,7 +4,7 @@ The program's own modules take these rules from here (``config``: where the CRD 
 ``teamaccess``: which kubeconfig is the admin's), and ``trainstack.plan.platformcache`` keys the
 cached outputs of an offline plan on exactly these inputs, so a file or variable the program
 starts to read must be added here or the cache would not see it change
-(tests/infra/test_plan_cache_inputs.py traces a real plan's reads against this list).
+(tests/plan/test_plan_cache_inputs.py traces a real plan's reads against this list).
 Nothing heavy is imported: the cache looks these up before deciding whether to run the program.
 """
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
-from tests.infra.test_deploy import MANIFESTS, RUN_FILE, RecordingPulumi, home  # noqa: F401
+from tests.deploy.test_deploy import MANIFESTS, RUN_FILE, RecordingPulumi, home  # noqa: F401
 from trainstack.errors import UserError
 from trainstack.spec import load_run
 

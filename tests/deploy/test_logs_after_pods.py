@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-import tests.infra.test_cluster as recorded
-from tests.infra.test_cluster import (
+import tests.deploy.test_cluster as recorded
+from tests.deploy.test_cluster import (
     JOB_PATH,
     NS,
     PODS_PATH,

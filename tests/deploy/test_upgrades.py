@@ -3,7 +3,7 @@
 A run's identity is what its user wrote (trainstack/infra/run/identity.py); what trainstack
 renders for it (the launcher's source, labels, templates) is deployed over a running or finished
 job only when the user asks: ``deploy --upgrade``. Against the recording stand-in of the CLI
-(tests/infra/test_deploy.py): a job left alone is a deploy without ``up``.
+(tests/deploy/test_deploy.py): a job left alone is a deploy without ``up``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.infra.test_deploy import RUN_FILE, STACK, RecordingPulumi, home  # noqa: F401
+from tests.deploy.test_deploy import RUN_FILE, STACK, RecordingPulumi, home  # noqa: F401
 from trainstack.spec.model import Run
 
 NAMESPACE = "vision"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.infra.test_cluster import (  # noqa: F401  (fixtures)
+from tests.deploy.test_cluster import (  # noqa: F401  (fixtures)
     JOB_PATH,
     PODS_PATH,
     PlatformCLI,
@@ -32,7 +32,7 @@ from tests.infra.test_cluster import (  # noqa: F401  (fixtures)
 )
 
 TIMEOUT_ENV = "TRAINSTACK_KUBE_TIMEOUT"
-RECORDED = Path(__file__).parent / "kubeapi"
+RECORDED = Path(__file__).parents[1] / "infra" / "kubeapi"
 
 
 def running_pods(**changes: Any) -> bytes:

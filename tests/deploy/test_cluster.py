@@ -24,7 +24,7 @@ from semver import VersionInfo
 from tests.clirunner import Cli, Result
 from trainstack.deploy.index import RunIndex, StackEntry
 
-RECORDED = Path(__file__).parent / "kubeapi"
+RECORDED = Path(__file__).parents[1] / "infra" / "kubeapi"
 PLATFORM = "organization/trainstack/local"
 NS = "team-vision"
 JOB_PATH = f"/apis/training.kubedl.io/v1alpha1/namespaces/{NS}/pytorchjobs/mnist-baseline-01"

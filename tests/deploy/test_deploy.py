@@ -18,7 +18,7 @@ from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
 from tests.clirunner import Cli
-from tests.infra.test_cluster import api  # noqa: F401  (the recorded Kubernetes API fixture)
+from tests.deploy.test_cluster import api  # noqa: F401  (the recorded Kubernetes API fixture)
 from trainstack.errors import ConfigError, NotFoundError, ToolMissingError, UserError
 from trainstack.spec import load_run
 
@@ -708,13 +708,13 @@ def test_a_run_stack_that_does_not_open_says_what_to_set(
 
 
 def test_an_unchanged_redeploy_keeps_the_job_and_its_record(home: Path, api: Any) -> None:  # noqa: F811
-    from tests.infra.test_cluster import kubeconfig
+    from tests.deploy.test_cluster import kubeconfig
     from trainstack.deploy.service import deploy_run
     from trainstack.registry import Registry, RunStatus
     from trainstack.spec import load_run
 
     # an unchanged deploy asks the cluster whether the job is still there (it is:
-    # tests/infra/test_finished_runs.py has the job KubeDL's TTL deleted)
+    # tests/deploy/test_finished_runs.py has the job KubeDL's TTL deleted)
     path = "/apis/training.kubedl.io/v1alpha1/namespaces/vision/pytorchjobs/mnist-baseline-01"
     api.serve(path, (200, b'{"metadata": {"name": "mnist-baseline-01"}}'))
     cli = RecordingPulumi(platform={"kubeconfig": kubeconfig(api.url)})

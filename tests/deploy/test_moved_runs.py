@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
-from tests.infra.test_cluster import api, kubeconfig  # noqa: F401
-from tests.infra.test_deploy import PLATFORM_OUTPUTS, RUN_FILE, RecordingPulumi, home  # noqa: F401
+from tests.deploy.test_cluster import api, kubeconfig  # noqa: F401
+from tests.deploy.test_deploy import PLATFORM_OUTPUTS, RUN_FILE, RecordingPulumi, home  # noqa: F401
 
 COMPONENT = RUN_FILE.parent.parent / "component.yaml"
 JOBS = "/apis/training.kubedl.io/v1alpha1/namespaces/team-{team}/pytorchjobs/{run}"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
-from tests.infra.test_cluster import NS, RecordedAPI, api, kubeconfig  # noqa: F401
-from tests.infra.test_deploy import PLATFORM, RecordingPulumi
+from tests.deploy.test_cluster import NS, RecordedAPI, api, kubeconfig  # noqa: F401
+from tests.deploy.test_deploy import PLATFORM, RecordingPulumi
 
 NOW = datetime.now(UTC)
 JOBS = f"/apis/training.kubedl.io/v1alpha1/namespaces/{NS}/pytorchjobs/"
@@ -174,9 +174,9 @@ def test_after_gc_the_run_s_logs_and_record_are_still_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A run of this user's whose job is gone: its registry record says when it ended."""
-    from tests.infra.test_deploy import deploy, policy_project
-    from tests.infra.test_logs_after_destroy import ShippingPulumi
-    from tests.infra.test_logs_after_pods import _ship
+    from tests.deploy.test_deploy import deploy, policy_project
+    from tests.deploy.test_logs_after_destroy import ShippingPulumi
+    from tests.deploy.test_logs_after_pods import _ship
     from trainstack.registry import Registry, ReplicaExit, RunStatus
 
     home = tmp_path / "home"

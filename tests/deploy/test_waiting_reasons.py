@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-import tests.infra.test_cluster as recorded
-from tests.infra.test_cluster import (
+import tests.deploy.test_cluster as recorded
+from tests.deploy.test_cluster import (
     JOB_PATH,
     NS,
     PODS_PATH,

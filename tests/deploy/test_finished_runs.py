@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.infra.test_cluster import JOB_PATH, NS, RecordedAPI, api, kubeconfig  # noqa: F401
-from tests.infra.test_deploy import RUN_FILE, RecordingPulumi, home  # noqa: F401
+from tests.deploy.test_cluster import JOB_PATH, NS, RecordedAPI, api, kubeconfig  # noqa: F401
+from tests.deploy.test_deploy import RUN_FILE, RecordingPulumi, home  # noqa: F401
 from trainstack.spec import load_run
 
 RUN = "mnist-baseline-01"

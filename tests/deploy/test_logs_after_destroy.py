@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-import tests.infra.test_deploy as recording
+import tests.deploy.test_deploy as recording
 from tests.clirunner import Cli
-from tests.infra.test_deploy import RecordingPulumi, deploy
-from tests.infra.test_logs_after_pods import STORE_URI, _ship
+from tests.deploy.test_deploy import RecordingPulumi, deploy
+from tests.deploy.test_logs_after_pods import STORE_URI, _ship
 from trainstack.errors import NotFoundError
 
 home = recording.home

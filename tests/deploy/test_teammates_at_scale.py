@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
-from tests.infra.test_deploy import RecordingPulumi, deploy, home  # noqa: F401
+from tests.deploy.test_deploy import RecordingPulumi, deploy, home  # noqa: F401
 
 STACKS = 300
 
