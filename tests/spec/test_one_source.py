@@ -42,7 +42,7 @@ def test_environment_variable_names_are_named_once() -> None:
     from trainstack import envnames
 
     names = [v for k, v in vars(envnames).items() if k.endswith("_ENV")]
-    assert len(names) == 5
+    assert "TRAINSTACK_HOME" in names and len(names) == len(set(names))
     root = Path(envnames.__file__).parent
     for path in root.rglob("*.py"):
         if path.name == "envnames.py":
@@ -89,7 +89,7 @@ def test_the_contracts_prefixes_are_spelled_once() -> None:
     from trainstack import contractnames
 
     prefixes = {v for k, v in vars(contractnames).items() if k.endswith("_PREFIX")}
-    assert prefixes == {"PAI_", "PAI_INPUT_", "PAI_OUTPUT_", "PAI_HPS_"}
+    assert prefixes == {"PAI_", "PAI_INPUT_", "PAI_OUTPUT_", "PAI_HPS_", "TRAINSTACK_"}
     root = Path(contractnames.__file__).parent
     copies = []
     for path in sorted(root.rglob("*.py")):
