@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from trainstack.errors import ConfigError, UserError
 from trainstack.kubedl.jobtype import JobType
+from trainstack.platformnames import OUT_OPERATOR
 from trainstack.trainer.runtimes import BATCH_JOB_TYPES, NO_RUNTIME, RUNTIMES
 
 
@@ -22,8 +23,9 @@ class Operator(enum.StrEnum):
 
 
 DEFAULT_OPERATOR = Operator.KUBEDL
-# The key under the platform project's namespace: `trainstack:operator`.
-OPERATOR_KEY = "operator"
+# The key under the platform project's namespace (`trainstack:operator`), and the platform's
+# output of the same name.
+OPERATOR_KEY = OUT_OPERATOR
 
 
 def parse_operator(value: object, *, source: str, key: str) -> Operator:
