@@ -79,3 +79,13 @@ def test_render_env_refuses_it_too_and_kubedl_environments_still_plan_it(project
     assert done.code == 2, done.output
     assert "cannot run a tensorflow job" in done.err and "ack-dev, local" in done.err
     assert _plan(TF_RUN, "--env", "ack-dev")["outputs"]["kind"] == "TFJob"
+
+
+def test_until_trainjobs_render_a_trainer_environment_plans_no_kubedl_kind(project: Path) -> None:
+    # a PyTorchJob planned for a Trainer environment would be a promise deploy cannot keep
+    done = Cli().invoke(
+        "plan", REPO / "components/mnist-ddp/runs/local.yaml", "--env", "kind-trainer"
+    )
+    assert done.code == 2, done.output
+    assert "does not render a pytorch run as a TrainJob yet" in done.err
+    assert "Traceback" not in done.output
