@@ -117,6 +117,10 @@ OUT_TEAM_DEFAULTS = "teamDefaults"
 """Team name -> what its namespace's LimitRange gives a container that states no requests or
 limits: ``{cpu, memory, limitCpu, limitMemory}`` (quantities). The fit rules count a rendered
 role without requests at these, as the API server's LimitRanger admits it."""
+OUT_OPERATOR = "operator"
+"""The operator that runs the environment's jobs, ``kubedl`` or ``trainer``: both the platform's
+config key (``trainstack:operator``) and its output, which a run's render, plan and deploy read
+(a platform that does not export it runs KubeDL)."""
 OUT_GANG_SCHEDULER = "kubedlGangScheduler"
 """The gang scheduler KubeDL hands its jobs to (``kubedl:gangScheduler``), "" when none: with one,
 a job none of whose pods start until all fit."""

@@ -121,9 +121,11 @@ def render(
         from dataclasses import replace
 
         from trainstack.infra.run.rendered import for_environment
-        from trainstack.plan.service import platform_outputs
+        from trainstack.plan.service import check_operator, platform_outputs
 
-        outputs, _ = platform_outputs(find_project(project) if found is None else found, env)
+        where = find_project(project) if found is None else found
+        outputs, _ = platform_outputs(where, env)
+        check_operator(where, env, run, outputs)
         # The same completion deploy and plan apply: unbound outputs and $METRICS into the
         # platform's artifact store.
         run, options = for_environment(outputs, run, env)

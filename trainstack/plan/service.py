@@ -12,6 +12,7 @@ from trainstack.envfile import SECRET_PLACEHOLDER, Project, find_project, read_e
 
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
+    from trainstack.spec.model import Run
 
 
 def plan_platform(env: str, start: Path | None = None) -> Plan:
@@ -61,6 +62,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     run = load_run(run_file)
     ref = platform_stack_name(env)
     outputs, secret = platform_outputs(project, env)
+    check_operator(project, env, run, outputs)
     templates = for_project(project.root)
     completed, manifests = for_platform(run, outputs, env, templates)
     job: dict[str, Any] = next((m for m in manifests if is_job(m)), {"metadata": {}})
@@ -101,3 +103,47 @@ def platform_outputs(project: Project, env: str) -> tuple[dict[str, Any], list[s
 
     found = platformcache.platform_outputs(project, env, plan)
     return found.outputs, found.secret
+
+
+def check_operator(project: Project, env: str, run: Run, outputs: dict[str, Any]) -> None:
+    """Refuse a run whose job type the environment's operator cannot run (a TensorFlow job on
+    Kubeflow Trainer), naming the project's environments that can; and, until TrainJobs render,
+    every run but a custom one on Trainer."""
+    from trainstack.errors import UserError
+    from trainstack.infra.run.options import PlatformOutputs
+    from trainstack.trainer.backend import Operator, check_runs, runs
+    from trainstack.trainer.runtimes import RUNTIMES
+
+    operator = PlatformOutputs.read(outputs, env).operator
+    job_type = run.component.job_type
+    if not runs(operator, job_type):
+        check_runs(operator, job_type, env, environments_of(project, Operator.KUBEDL))
+    if operator is Operator.TRAINER and job_type in RUNTIMES:
+        # The renderer still writes KubeDL's kinds: a plan that showed a PyTorchJob for an
+        # environment without KubeDL would promise what deploy cannot do.
+        raise UserError(
+            f"environment {env!r} runs its jobs on Kubeflow Trainer, and trainstack does not "
+            f"render a {job_type} run as a TrainJob yet",
+            hint="plan it for an environment whose operator is kubedl: "
+            + ", ".join(environments_of(project, Operator.KUBEDL)),
+        )
+
+
+def environments_of(project: Project, operator: object) -> list[str]:
+    """The project's environments whose `trainstack:operator` is `operator`; one whose file
+    cannot be read is left out (its own plan says what is wrong with it)."""
+    from trainstack import platformnames as names
+    from trainstack.errors import UserError
+    from trainstack.trainer.backend import OPERATOR_KEY, parse_operator
+
+    found = []
+    for env in project.environments():
+        try:
+            config = read_env(project, env)
+            key = f"{names.PLATFORM_PROJECT}:{OPERATOR_KEY}"
+            chosen = parse_operator(config.values.get(key), source=config.source, key=key)
+        except UserError:
+            continue
+        if chosen == operator:
+            found.append(env)
+    return found

@@ -40,6 +40,7 @@ from trainstack.infra.platform.kubedl_source import (
     load_crds,
     mirror_command,
 )
+from trainstack.trainer.backend import DEFAULT_OPERATOR, OPERATOR_KEY, Operator
 
 MODES = ("ack", "kubeconfig")
 DNS_LABEL = k8snames.LABEL_63
@@ -153,6 +154,8 @@ class PlatformConfig:
     team_token_hours: int = DEFAULT_TEAM_TOKEN_HOURS
     legacy_team_tokens: bool = True
     gc_after_days: int = DEFAULT_GC_AFTER_DAYS
+    # The operator that runs the environment's jobs (trainstack:operator): KubeDL unless named.
+    operator: Operator = DEFAULT_OPERATOR
 
 
 # The spec reader's size rule (trainstack.yamlsource.MAX_BYTES): a kubeconfig with a few
@@ -278,6 +281,7 @@ def load(
     )
     legacy_tokens = main.boolean("legacyTeamTokens", True)
     gc_after_days = main.integer("gcAfterDays", DEFAULT_GC_AFTER_DAYS, minimum=1, maximum=36500)
+    operator = main.string(OPERATOR_KEY, DEFAULT_OPERATOR.value, choices=tuple(Operator))
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -294,6 +298,7 @@ def load(
         team_token_hours=token_hours,
         legacy_team_tokens=legacy_tokens,
         gc_after_days=gc_after_days,
+        operator=Operator(operator),
     )
 
 

@@ -298,6 +298,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         # `scope publish` mints each team's expiring token for this long (deploy/scopetoken.py).
         names.OUT_TEAM_TOKEN_HOURS: cfg.team_token_hours,
         names.OUT_GC_AFTER_DAYS: cfg.gc_after_days,
+        names.OUT_OPERATOR: cfg.operator.value,
         names.OUT_STORAGE_CLASSES: storage.storage_classes,
         names.OUT_REGISTRY: cfg.registry.server,
         names.OUT_PULL_SECRET: tenancy.pull_secret,

@@ -21,6 +21,7 @@ from trainstack.infra.configread import did_you_mean
 from trainstack.infra.platform.config_oss import team_key_commands
 from trainstack.render import RenderOptions
 from trainstack.spec.model import Run
+from trainstack.trainer.backend import DEFAULT_OPERATOR, Operator, parse_operator
 
 
 class PlatformMode(enum.Enum):
@@ -73,6 +74,8 @@ class PlatformOutputs:
     # file:// bindings render as hostPath: only where team namespaces admit them. A platform
     # that does not export the flag predates Pod Security labels: its kubeconfig mode did.
     host_path_volumes: bool = False
+    # The operator that runs its jobs; a platform that does not export one runs KubeDL.
+    operator: Operator = DEFAULT_OPERATOR
 
     @property
     def cloud(self) -> bool:
@@ -104,6 +107,11 @@ class PlatformOutputs:
             artifact_store=_text(outputs.get(names.OUT_ARTIFACT_STORE)),
             host_path_volumes=bool(
                 outputs.get(names.OUT_HOST_PATH_VOLUMES, mode is PlatformMode.KUBECONFIG)
+            ),
+            operator=parse_operator(
+                outputs.get(names.OUT_OPERATOR),
+                source=f"the platform of {env!r}",
+                key=f"output {names.OUT_OPERATOR}",
             ),
         )
 

@@ -1,0 +1,91 @@
+"""The operator that runs an environment's jobs is the environment's choice
+(`trainstack:operator` in Pulumi.<env>.yaml): KubeDL unless it names Kubeflow Trainer, a bad
+value one error naming the file, the key and the values allowed; a job type Trainer has no
+runtime for is refused at `plan` and `render --env`, naming the environments that can run it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.clirunner import Cli
+from trainstack.errors import ConfigError
+from trainstack.infra.run.options import PlatformOutputs
+from trainstack.trainer import Operator
+
+REPO = Path(__file__).resolve().parents[2]
+TF_RUN = REPO / "components/census-tf/runs/ps-4-workers.yaml"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The platform project with its two environments and `kind-trainer`: local's settings on
+    Kubeflow Trainer."""
+    shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copytree(REPO / "platform", tmp_path / "platform")
+    for env in ("local", "ack-dev"):
+        shutil.copy(REPO / f"Pulumi.{env}.yaml", tmp_path / f"Pulumi.{env}.yaml")
+    local = (REPO / "Pulumi.local.yaml").read_text()
+    (tmp_path / "Pulumi.kind-trainer.yaml").write_text(local + "  trainstack:operator: trainer\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _plan(*args: str | Path) -> dict[str, Any]:
+    done = Cli().invoke("plan", *args, "--json")
+    assert done.code == 0, done.output
+    return json.loads(done.out)  # type: ignore[no-any-return]
+
+
+def test_an_environment_runs_kubedl_unless_it_names_trainer(project: Path) -> None:
+    assert _plan("--env", "local")["outputs"]["operator"] == "kubedl"
+    assert _plan("--env", "kind-trainer")["outputs"]["operator"] == "trainer"
+
+
+def test_a_bad_operator_is_one_error_naming_file_key_and_values(project: Path) -> None:
+    text = (project / "Pulumi.local.yaml").read_text() + "  trainstack:operator: kubeflow\n"
+    (project / "Pulumi.bad.yaml").write_text(text)
+    done = Cli().invoke("plan", "--env", "bad")
+    assert done.code == 2, done.output
+    assert "Pulumi.bad.yaml: trainstack:operator: expected one of kubedl, trainer" in done.err
+    assert "kubeflow" in done.err and "Traceback" not in done.output
+
+
+def test_a_platform_without_the_output_runs_kubedl() -> None:
+    assert PlatformOutputs.read({}, "old").operator is Operator.KUBEDL
+    assert PlatformOutputs.read({"operator": "trainer"}, "x").operator is Operator.TRAINER
+    with pytest.raises(ConfigError, match="output operator: expected kubedl or trainer"):
+        PlatformOutputs.read({"operator": "volcano"}, "x")
+
+
+def test_plan_refuses_a_tensorflow_run_on_trainer_naming_kubedl_environments(
+    project: Path,
+) -> None:
+    done = Cli().invoke("plan", TF_RUN, "--env", "kind-trainer")
+    assert done.code == 2, done.output
+    err = done.err
+    assert "environment 'kind-trainer' runs its jobs on trainer" in err
+    assert "cannot run a tensorflow job" in err and "no TensorFlow runtime" in err
+    assert "environments that can run it (operator kubedl): ack-dev, local" in err
+    assert "Traceback" not in done.output
+
+
+def test_render_env_refuses_it_too_and_kubedl_environments_still_plan_it(project: Path) -> None:
+    done = Cli().invoke("render", TF_RUN, "--env", "kind-trainer")
+    assert done.code == 2, done.output
+    assert "cannot run a tensorflow job" in done.err and "ack-dev, local" in done.err
+    assert _plan(TF_RUN, "--env", "ack-dev")["outputs"]["kind"] == "TFJob"
+
+
+def test_until_trainjobs_render_a_trainer_environment_plans_no_kubedl_kind(project: Path) -> None:
+    # a PyTorchJob planned for a Trainer environment would be a promise deploy cannot keep
+    done = Cli().invoke(
+        "plan", REPO / "components/mnist-ddp/runs/local.yaml", "--env", "kind-trainer"
+    )
+    assert done.code == 2, done.output
+    assert "does not render a pytorch run as a TrainJob yet" in done.err
+    assert "Traceback" not in done.output
