@@ -226,6 +226,9 @@ TEAM_NAMESPACE_LABEL = LABEL_PREFIX + "team"  # what makes a namespace a team's
 SPEC_HASH_ANNOTATION = LABEL_PREFIX + "spec-hash"  # the run program's digest of a manifest
 # The KubeDL CRDs the platform installs: the sha256 of their source, or why there is none.
 KUBEDL_SOURCE_ANNOTATION = LABEL_PREFIX + "source-sha256"
+# The manager of the runtime patch a rendered TrainJob carries (trainstack.trainer.trainjob): a
+# domain-prefixed path, the key Trainer's patches are listed by.
+TRAINJOB_PATCH_MANAGER = LABEL_PREFIX + "render"
 KUBEDL_SCHEMA_ANNOTATION = LABEL_PREFIX + "schema"
 # NVIDIA's device plugin's extended resource: what a GPU replica requests, and the taint key
 # of the platform's GPU node pools.

@@ -35,7 +35,9 @@ from trainstack.render.parts import (
 from trainstack.render.placement import priority_class
 from trainstack.render.pod import replica
 from trainstack.render.storage import Storage, check_unique_names
+from trainstack.render.trainjob import TrainJob, train_job, trainer_topology
 from trainstack.spec.model import JobType, Run
+from trainstack.trainer import RUNTIMES, Operator
 
 # trainstack's own ConfigMap (hyperparameters.json, training_job.json): a name no operator
 # object has (KubeDL's MPI controller owns `<job>-config`: trainstack.kubedl).
@@ -97,6 +99,10 @@ class Job:
     pod_failure_policy: dict[str, Any] | None = None  # batch/v1 Job (custom)
     backoff_limit: int | None = None  # batch/v1 Job (custom): 0 without fault tolerance
 
+    @property
+    def template(self) -> str:
+        return self.kind.template
+
 
 @dataclass(frozen=True)
 class Resources:
@@ -104,7 +110,7 @@ class Resources:
     claims: tuple[Claim, ...]
     config_maps: tuple[ConfigMap, ...]
     access: tuple[Access, ...]
-    job: Job
+    job: Job | TrainJob
 
 
 def build(run: Run, options: RenderOptions) -> Resources:
@@ -113,7 +119,10 @@ def build(run: Run, options: RenderOptions) -> Resources:
     ns = run.namespace or options.namespace
     labels, annotations = labels_and_annotations(run, job)
     storage = Storage(run, job, ns, labels, options)
-    topology = Topology.cluster(run, ns, job)
+    # On Kubeflow Trainer a run of a type it has a runtime for is a TrainJob; `custom` stays a
+    # Job on either backend.
+    trainer = options.operator is Operator.TRAINER and run.job_type in RUNTIMES
+    topology = trainer_topology(run, ns, job) if trainer else Topology.cluster(run, ns, job)
     config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels), data=config_files(run, topology))
     config_parts = PodParts(
         volumes=({"name": "config", "configMap": {"name": config.name}},),
@@ -174,12 +183,10 @@ def build(run: Run, options: RenderOptions) -> Resources:
         # AIMaster is Running, by its DAG condition).
         key, value = kind.readiness_annotation
         job_annotations[key] = value
-    return Resources(
-        volumes=tuple(parts.volumes_beside),
-        claims=tuple(parts.claims),
-        config_maps=(config, *parts.config_maps),
-        access=(access,) if access else (),
-        job=Job(
+    built: Job | TrainJob = (
+        train_job(run, job, ns, labels, job_annotations, replicas[0].pod)
+        if trainer
+        else Job(
             kind,
             job,
             ns,
@@ -188,7 +195,14 @@ def build(run: Run, options: RenderOptions) -> Resources:
             _run_policy(run, kind, options),
             replicas,
             **_extra(run, kind, replicas),
-        ),
+        )
+    )
+    return Resources(
+        volumes=tuple(parts.volumes_beside),
+        claims=tuple(parts.claims),
+        config_maps=(config, *parts.config_maps),
+        access=(access,) if access else (),
+        job=built,
     )
 
 

@@ -12,6 +12,7 @@ from trainstack.platformnames import (
     PULL_SECRET_NAME,
 )
 from trainstack.spec.model import Binding, FrozenMap
+from trainstack.trainer.backend import DEFAULT_OPERATOR, Operator
 
 
 class RenderError(UserError):
@@ -49,3 +50,6 @@ class RenderOptions:
     # Where the launcher ships each replica's log (`<store>/<team>/<run>/logs/`, mounted at
     # /ml/logs/); None: no shipping, the log lives as long as the pod (plain `render`).
     logs: Binding | None = None
+    # The operator that runs the environment's jobs: KubeDL's kinds, or a TrainJob for a job
+    # type Kubeflow Trainer has a runtime for (render/trainjob.py). Plain `render`: KubeDL.
+    operator: Operator = DEFAULT_OPERATOR

@@ -27,6 +27,8 @@ from trainstack.render.placement import placement, priority_class
 from trainstack.spec.model import RoleResources, Run
 
 SHM_VOLUME = "dshm"
+# The init container that copies the run's sources in (code archives, downloaded inputs).
+PREPARE_CONTAINER = "prepare"
 
 
 def kubelet_escape(text: str) -> str:
@@ -149,7 +151,7 @@ def replica(
         script = "set -e\n" + "\n".join(parts.stage_steps) + "\n"
         inits.append(
             Container(
-                name="prepare",
+                name=PREPARE_CONTAINER,
                 image=run.component.image,
                 command=("sh", "-c", kubelet_escape(script)),
                 args=None,

@@ -22,7 +22,7 @@ def render_resources(res: Resources, templates: Overrides | None = None) -> list
         if access.account_meta is not None:
             docs.append(one("serviceaccount.yaml.j2", access=access))
         docs += [one("role.yaml.j2", access=access), one("rolebinding.yaml.j2", access=access)]
-    docs.append(one(res.job.kind.template, job=res.job))
+    docs.append(one(res.job.template, job=res.job))
     return docs
 
 

@@ -90,6 +90,9 @@ class Runtime:
     success_targets: tuple[str, ...] = ()
     # True: the launcher's pod is also a node (in the hostfile, counted in numNodes).
     launcher_is_node: bool = False
+    # (a variable KubeDL's kind of this type sets, the injected one holding the same value): a
+    # rendered TrainJob's command exports each, so a script written for KubeDL runs unchanged.
+    kubedl_env: tuple[tuple[str, str], ...] = ()
 
     def job(self, name: str) -> ReplicatedJob:
         for job in self.replicated_jobs:

@@ -73,6 +73,14 @@ RUNTIMES: Mapping[JobType, Runtime] = {
         ),
         # No successPolicy: JobSet's default, every Job, so every node must exit 0.
         success_operator=Success.ALL,
+        # KubeDL's PyTorchJob: RANK 0 on the master, index + 1 on worker i, WORLD_SIZE the pods
+        # (trainstack.kubedl.kinds): the node rank and numNodes here, the master node 0.
+        kubedl_env=(
+            ("MASTER_ADDR", "PET_MASTER_ADDR"),
+            ("MASTER_PORT", "PET_MASTER_PORT"),
+            ("WORLD_SIZE", "PET_NNODES"),
+            ("RANK", "PET_NODE_RANK"),
+        ),
     ),
     JobType.XGBOOST: Runtime(
         job_type=JobType.XGBOOST,

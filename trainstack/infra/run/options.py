@@ -228,6 +228,7 @@ def render_options(
         oss_ram_role=oss_role,
         oss_credentials_hint=oss_hint,
         pull_secret=platform.pull_secret,
+        operator=platform.operator,
     )
 
 
