@@ -81,11 +81,35 @@ def test_render_env_refuses_it_too_and_kubedl_environments_still_plan_it(project
     assert _plan(TF_RUN, "--env", "ack-dev")["outputs"]["kind"] == "TFJob"
 
 
-def test_until_trainjobs_render_a_trainer_environment_plans_no_kubedl_kind(project: Path) -> None:
-    # a PyTorchJob planned for a Trainer environment would be a promise deploy cannot keep
-    done = Cli().invoke(
-        "plan", REPO / "components/mnist-ddp/runs/local.yaml", "--env", "kind-trainer"
-    )
+MNIST = REPO / "components/mnist-ddp/runs/local.yaml"
+
+
+def _job(plan: dict[str, Any]) -> dict[str, Any]:
+    (job,) = [
+        r["inputs"] for r in plan["resources"] if r["inputs"].get("kind") in ("TrainJob", "PyTorchJob")
+    ]
+    return job  # type: ignore[no-any-return]
+
+
+def test_a_trainer_environment_plans_mnist_ddp_as_a_trainjob(project: Path) -> None:
+    planned = _plan(MNIST, "--env", "kind-trainer")
+    job = _job(planned)
+    assert (job["apiVersion"], job["kind"]) == ("trainer.kubeflow.org/v1alpha1", "TrainJob")
+    spec = job["spec"]
+    assert spec["runtimeRef"] == {"name": "torch-distributed", "kind": "ClusterTrainingRuntime"}
+    assert spec["trainer"]["numNodes"] == 3  # one master and two workers
+    assert spec["trainer"]["resourcesPerNode"]["limits"] == {"cpu": "1", "memory": "2Gi"}
+    names = {e["name"] for e in spec["trainer"]["env"]}
+    assert {"PAI_WORKING_DIR", "PAI_OUTPUT_MODEL", "TRAINSTACK_ROLE"} <= names
+    # the same run on a KubeDL environment is still a PyTorchJob
+    assert _job(_plan(MNIST, "--env", "local"))["kind"] == "PyTorchJob"
+
+
+def test_what_a_trainjob_cannot_say_is_one_error_at_plan(project: Path) -> None:
+    run = (project / "uneven.yaml")
+    text = MNIST.read_text().replace("../component.yaml", str(MNIST.parent.parent / "component.yaml"))
+    run.write_text(text.replace("worker: {replicas: 2, cpu: 1", "worker: {replicas: 2, cpu: 2"))
+    done = Cli().invoke("plan", run, "--env", "kind-trainer")
     assert done.code == 2, done.output
-    assert "does not render a pytorch run as a TrainJob yet" in done.err
+    assert "a TrainJob's nodes are alike, but the roles ask for different resources" in done.err
     assert "Traceback" not in done.output

@@ -10,6 +10,9 @@ import pytest
 from trainstack.render import RenderOptions
 from trainstack.spec import load_run
 from trainstack.spec.model import Run
+from trainstack.trainer import Operator
+
+ON_TRAINER = RenderOptions(operator=Operator.TRAINER)
 
 HERE = Path(__file__).parent
 SPECS = HERE / "specs"
@@ -55,6 +58,9 @@ CASES = [
     Case("yaml11-strings", "yaml11.run.yaml"),
     # torchElastic: the command under torchrun's agent, the master hosting the rendezvous
     Case("torch-elastic", "torch-elastic.run.yaml"),
+    # a Trainer environment's TrainJobs: local code folded into the node's command, spot GPUs
+    Case("trainer-pytorch", "pytorch.run.yaml", ON_TRAINER),
+    Case("trainer-xgboost", "trainer-xgboost.run.yaml", ON_TRAINER),  # a deadline, oss:// input
 ]
 
 

@@ -107,26 +107,15 @@ def platform_outputs(project: Project, env: str) -> tuple[dict[str, Any], list[s
 
 def check_operator(project: Project, env: str, run: Run, outputs: dict[str, Any]) -> None:
     """Refuse a run whose job type the environment's operator cannot run (a TensorFlow job on
-    Kubeflow Trainer), naming the project's environments that can; and, until TrainJobs render,
-    every run but a custom one on Trainer."""
-    from trainstack.errors import UserError
+    Kubeflow Trainer), naming the project's environments that can. What a TrainJob cannot say
+    of a run Trainer can run is the renderer's refusal (render/trainjob.py)."""
     from trainstack.infra.run.options import PlatformOutputs
     from trainstack.trainer.backend import Operator, check_runs, runs
-    from trainstack.trainer.runtimes import RUNTIMES
 
     operator = PlatformOutputs.read(outputs, env).operator
     job_type = run.component.job_type
     if not runs(operator, job_type):
         check_runs(operator, job_type, env, environments_of(project, Operator.KUBEDL))
-    if operator is Operator.TRAINER and job_type in RUNTIMES:
-        # The renderer still writes KubeDL's kinds: a plan that showed a PyTorchJob for an
-        # environment without KubeDL would promise what deploy cannot do.
-        raise UserError(
-            f"environment {env!r} runs its jobs on Kubeflow Trainer, and trainstack does not "
-            f"render a {job_type} run as a TrainJob yet",
-            hint="plan it for an environment whose operator is kubedl: "
-            + ", ".join(environments_of(project, Operator.KUBEDL)),
-        )
 
 
 def environments_of(project: Project, operator: object) -> list[str]:

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 
 from trainstack import platformnames as names
 from trainstack.errors import UserError
+from trainstack.trainer import TRAINJOB_API_VERSION, TRAINJOB_KIND
 
 # KubeDL's API groups: every training kind, plus ElasticBatchJob (inference.kubedl.io).
 KUBEDL_GROUPS = ("training.kubedl.io", "inference.kubedl.io")
@@ -122,10 +123,12 @@ def is_kubedl_job(manifest: Mapping[str, Any]) -> bool:
 
 
 def is_job(manifest: Mapping[str, Any]) -> bool:
-    """The run's workload: a KubeDL job, or the Indexed Job a ``custom`` component renders to."""
-    return is_kubedl_job(manifest) or (manifest.get("apiVersion"), manifest.get("kind")) == (
-        "batch/v1",
-        "Job",
+    """The run's workload: a KubeDL job, a TrainJob (a Trainer environment's), or the Indexed
+    Job a ``custom`` component renders to."""
+    identity = (manifest.get("apiVersion"), manifest.get("kind"))
+    return is_kubedl_job(manifest) or identity in (
+        ("batch/v1", "Job"),
+        (TRAINJOB_API_VERSION, TRAINJOB_KIND),
     )
 
 
