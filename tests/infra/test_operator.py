@@ -86,7 +86,9 @@ MNIST = REPO / "components/mnist-ddp/runs/local.yaml"
 
 def _job(plan: dict[str, Any]) -> dict[str, Any]:
     (job,) = [
-        r["inputs"] for r in plan["resources"] if r["inputs"].get("kind") in ("TrainJob", "PyTorchJob")
+        r["inputs"]
+        for r in plan["resources"]
+        if r["inputs"].get("kind") in ("TrainJob", "PyTorchJob")
     ]
     return job  # type: ignore[no-any-return]
 
@@ -106,8 +108,8 @@ def test_a_trainer_environment_plans_mnist_ddp_as_a_trainjob(project: Path) -> N
 
 
 def test_what_a_trainjob_cannot_say_is_one_error_at_plan(project: Path) -> None:
-    run = (project / "uneven.yaml")
-    text = MNIST.read_text().replace("../component.yaml", str(MNIST.parent.parent / "component.yaml"))
+    run = project / "uneven.yaml"
+    text = MNIST.read_text().replace("../component.yaml", str(MNIST.parents[1] / "component.yaml"))
     run.write_text(text.replace("worker: {replicas: 2, cpu: 1", "worker: {replicas: 2, cpu: 2"))
     done = Cli().invoke("plan", run, "--env", "kind-trainer")
     assert done.code == 2, done.output

@@ -90,7 +90,10 @@ MAP_LISTS = {
     "spec.runtimePatches[]": "manager",
     "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[]": "name",
 }
-POD = "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec.template.spec"
+POD = (
+    "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec"
+    ".template.spec"
+)
 MAP_LISTS |= {
     f"{POD}.volumes[]": "name",
     f"{POD}.containers[]": "name",

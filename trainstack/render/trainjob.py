@@ -262,8 +262,7 @@ def _env(run: Run, rt: Runtime, env: tuple[Env, ...]) -> tuple[Env, ...]:
     if len(out) > MAX_TRAINER_ENV:
         raise _refuse(
             run,
-            f"a TrainJob's node takes at most {MAX_TRAINER_ENV} variables; this run has "
-            f"{len(out)}",
+            f"a TrainJob's node takes at most {MAX_TRAINER_ENV} variables; this run has {len(out)}",
             hint="pass fewer parameters, inputs or spec.env variables",
         )
     return out
