@@ -30,6 +30,8 @@ from trainstack.render.overrides import (
     packaged,
     packaged_names,
 )
+from trainstack.render.trainjob import TEMPLATE as TRAINJOB_TEMPLATE
+from trainstack.trainer import TRAINJOB_KIND
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = ("platform.example.com/owner", "ml-platform")
@@ -110,10 +112,11 @@ def full_project(where: Path, **templates: str) -> Path:
 
 
 def rendered_kinds() -> set[str]:
-    """Every kind the renderer produces, from its own records: each job kind's (trainstack.kubedl)
-    and the literal kind of every other object template trainstack ships."""
-    job_templates = {kind.template for kind in KINDS.values()}
-    kinds = {kind.kind for kind in KINDS.values()}
+    """Every kind the renderer produces, from its own records: each job kind's (trainstack.kubedl),
+    the TrainJob (trainstack.trainer) and the literal kind of every other object template
+    trainstack ships."""
+    job_templates = {kind.template for kind in KINDS.values()} | {TRAINJOB_TEMPLATE}
+    kinds = {kind.kind for kind in KINDS.values()} | {TRAINJOB_KIND}
     for name in packaged_names():
         if name.startswith("_") or name in job_templates:
             continue
