@@ -9,7 +9,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from tests.render.conftest import Case
+from tests.render.conftest import CASES, ON_TRAINER, Case
 from trainstack.render import render_run
 from trainstack.trainer import TRAINJOB_KIND
 
@@ -95,12 +95,16 @@ def test_every_object_validates(case: Case) -> None:
             _check_kubedl(doc)
 
 
+# A TrainJob carries no pod template of its own; its shape check shows it is not vacuous
+# (tests/trainer/test_trainjob_shape.py).
+POD_TEMPLATE_CASES = [c for c in CASES if c.options is not ON_TRAINER]
+
+
+@pytest.mark.parametrize("case", POD_TEMPLATE_CASES, ids=[c.name for c in POD_TEMPLATE_CASES])
 def test_validation_catches_a_broken_template(case: Case) -> None:
     # The checks are not vacuous: an unknown field in a pod template fails them.
     docs = render_run(case.run(), options=case.options)
     job = docs[-1]
-    if job["kind"] == TRAINJOB_KIND:
-        pytest.skip("a TrainJob's shape has its own check: tests/trainer/test_trainjob_shape.py")
     pod = (
         job["spec"]["template"]
         if job["kind"] == "Job"
