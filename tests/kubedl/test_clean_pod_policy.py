@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render.conftest import CASES
+from tests.render.conftest import KUBEDL_CASES
 from trainstack.kubedl import CLEAN_POD_POLICY, deleted_when_job_ends
 from trainstack.render import render_run
 
@@ -34,7 +34,7 @@ def test_running_deletes_only_running_pods(phase: str, deleted: bool) -> None:
 
 
 def test_every_kubedl_job_is_rendered_with_the_modelled_policy() -> None:
-    for case in CASES:
+    for case in KUBEDL_CASES:
         job = render_run(case.run(), options=case.options)[-1]
         if job["kind"] == "Job":
             continue  # batch/v1: Kubernetes' Job controller has no cleanPodPolicy

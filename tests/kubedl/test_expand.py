@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.kubedl.expand import expand, problems
-from tests.render.conftest import CASES, Case
+from tests.render.conftest import CASES, KUBEDL_CASES, Case
 from trainstack.contract import Topology, replica_env
 from trainstack.contractnames import POD_IP_ENV
 from trainstack.k8snames import job_name
@@ -37,7 +37,7 @@ def _rendered(case: Case) -> tuple[Run, list[dict[str, Any]]]:
     return run, render_run(run, options=case.options)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", KUBEDL_CASES, ids=[c.name for c in KUBEDL_CASES])
 def test_every_golden_expands_without_problems(case: Case) -> None:
     run, docs = _rendered(case)
     exp = expand(docs)
@@ -56,7 +56,7 @@ def test_every_golden_expands_without_problems(case: Case) -> None:
     }
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", KUBEDL_CASES, ids=[c.name for c in KUBEDL_CASES])
 def test_every_replica_sees_exactly_the_contract_env(case: Case) -> None:
     run, docs = _rendered(case)
     exp = expand(docs)

@@ -64,6 +64,11 @@ CASES = [
 ]
 
 
+# What renders for KubeDL (or as a batch Job): a Trainer environment's TrainJobs carry no pod
+# template or KubeDL run policy of their own (tests/trainer covers them).
+KUBEDL_CASES = [c for c in CASES if c.options is not ON_TRAINER]
+
+
 @pytest.fixture(params=CASES, ids=[c.name for c in CASES])
 def case(request: pytest.FixtureRequest) -> Case:
     return request.param  # type: ignore[no-any-return]

@@ -9,7 +9,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from tests.render.conftest import CASES, ON_TRAINER, Case
+from tests.render.conftest import KUBEDL_CASES, Case
 from trainstack.render import render_run
 from trainstack.trainer import TRAINJOB_KIND
 
@@ -97,10 +97,7 @@ def test_every_object_validates(case: Case) -> None:
 
 # A TrainJob carries no pod template of its own; its shape check shows it is not vacuous
 # (tests/trainer/test_trainjob_shape.py).
-POD_TEMPLATE_CASES = [c for c in CASES if c.options is not ON_TRAINER]
-
-
-@pytest.mark.parametrize("case", POD_TEMPLATE_CASES, ids=[c.name for c in POD_TEMPLATE_CASES])
+@pytest.mark.parametrize("case", KUBEDL_CASES, ids=[c.name for c in KUBEDL_CASES])
 def test_validation_catches_a_broken_template(case: Case) -> None:
     # The checks are not vacuous: an unknown field in a pod template fails them.
     docs = render_run(case.run(), options=case.options)
