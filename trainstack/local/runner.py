@@ -453,6 +453,7 @@ class _Observer:
     def started(self, replica: Replica) -> None:
         key = replica.launch.key
         self._codes[_replica(replica)] = None
+        self._stopped.discard(_replica(replica))  # a whole-set restart starts it again
         self._sampler.track(key, replica.pid)
         self._view.replica(key, state="running", pid=replica.pid, attempt=replica.attempt)
 
