@@ -24,7 +24,7 @@ from trainstack.k8snames import job_name as k8s_job_name
 from trainstack.local.podns import CLUSTER_DOMAIN, pod_address
 from trainstack.local.supervisor import Policy, RestartScope
 from trainstack.spec.model import FrozenMap, Run
-from trainstack.trainer import Runtime, pod_hostname, runtime
+from trainstack.trainer import Operator, Runtime, pod_hostname, runtime
 from trainstack.trainer import pod_address as jobset_address
 from trainstack.trainer.plugin import Node, injected_env, kubedl_names, node_ranks
 from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
@@ -103,6 +103,7 @@ def node_env(
             master_port=port,
             cpu=None if res.cpu is None else float(res.cpu.value),
             gpu=res.gpu,
+            asks_resources=res.cpu is not None or res.memory is not None or res.gpu > 0,
         ),
     )
     out.update(injected)
@@ -142,3 +143,10 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
         grace_seconds=grace_seconds,
         scope=RestartScope.SET if failure.whole_set else RestartScope.REPLICA,
     )
+
+
+def replica_keys(run: Run, operator: Operator) -> list[str]:
+    """The keys of the replicas a local run starts: `role-index`, or a TrainJob's `node-rank`."""
+    if operator is Operator.TRAINER:
+        return [f"{r}-{i}" for r, i in (node(run, n) for _, _, n in nodes(run))]
+    return [f"{role}-{i}" for role, res in run.resources.items() for i in range(res.replicas)]

@@ -48,12 +48,15 @@ class Node:
     master_port: int
     cpu: float | None  # resourcesPerNode's CPUs (None: none asked for)
     gpu: int  # resourcesPerNode's GPUs
+    # Whether the TrainJob has resourcesPerNode at all (any of CPU, memory, GPU asked for).
+    asks_resources: bool
 
 
 def proc_per_node(node: Node) -> str:
     """PET_NPROC_PER_NODE for `numProcPerNode: auto` (the torch runtime's, and a TrainJob that
-    sets none): `auto` with a GPU, else the CPUs rounded up (a Quantity's Value()), at least 1."""
-    if node.gpu:
+    sets none): `auto` with a GPU or without resourcesPerNode, else the CPUs rounded up (a
+    Quantity's Value()), at least 1 (torch.go calculateNumProcPerNode)."""
+    if node.gpu or not node.asks_resources:
         return AUTO
     return str(max(1, math.ceil(node.cpu or 0)))
 

@@ -80,8 +80,7 @@ RUNTIMES: Mapping[JobType, Runtime] = {
         ),
         # Trainer v2.3.0 pkg/constants/constants.go:299-300; torch.go:65-77
         reserved=frozenset(
-            {PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR}
-            | {PET_MASTER_PORT}
+            {PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR} | {PET_MASTER_PORT}
         ),
         # No successPolicy: JobSet's default, every Job, so every node must exit 0.
         success_operator=Success.ALL,
@@ -120,9 +119,7 @@ RUNTIMES: Mapping[JobType, Runtime] = {
             ),
         ),
         # Trainer v2.3.0 pkg/constants/constants.go:302-303; xgboost.go:59-68
-        reserved=frozenset(
-            {DMLC_TRACKER_URI, DMLC_TRACKER_PORT, DMLC_TASK_ID, DMLC_NUM_WORKER}
-        ),
+        reserved=frozenset({DMLC_TRACKER_URI, DMLC_TRACKER_PORT, DMLC_TASK_ID, DMLC_NUM_WORKER}),
         success_operator=Success.ALL,
     ),
     JobType.MPI: Runtime(
