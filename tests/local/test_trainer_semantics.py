@@ -29,9 +29,7 @@ def _only_run(home: Path) -> RunRecord:
     return record
 
 
-def _run(
-    tmp_path: Path, cli: Cli, mode: str, *extra: str, name: str = "nodes"
-) -> tuple[Path, Any]:
+def _run(tmp_path: Path, cli: Cli, mode: str, *extra: str, name: str = "nodes") -> tuple[Path, Any]:
     """Run the node probe on `kind-trainer`: its result folder and how the CLI ended."""
     project = trainer_project(tmp_path / "project")
     out = tmp_path / "result"
