@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
-from tests.local.helpers import SANDBOXES, write_run
+from tests.local.helpers import REPO, SANDBOXES, write_run
 from tests.trainer.environments import TRAINER_ENV, trainer_project
 from trainstack.registry import Registry, RunRecord, RunStatus
 from trainstack.trainer.restart import RUNTIME_MAX_RESTARTS
@@ -149,3 +149,33 @@ def test_a_run_trainer_cannot_run_is_refused_naming_the_kubedl_environments(
     assert "environments that can run it (operator kubedl): ack-dev, local" in done.stderr
     with Registry.open(cli.home) as reg:
         assert reg.list() == []
+
+
+@pytest.mark.slow
+def test_mnist_ddp_trains_on_a_trainer_environment(tmp_path: Path, cli: Cli) -> None:
+    """The shipped component, unchanged, trains as the TrainJob's three nodes: its
+    init_process_group reads the MASTER_*/RANK/WORLD_SIZE the rendered command exports from
+    the torch plugin's PET_* variables."""
+    project = trainer_project(tmp_path / "project")
+    model = tmp_path / "model"
+    spec = write_run(
+        tmp_path,
+        REPO / "components" / "mnist-ddp",
+        "mnist-trainer",
+        parameters={"epochs": 1, "samples": 256, "batch-size": 32},
+        resources={
+            "master": {"replicas": 1, "cpu": 1, "memory": "2Gi"},
+            "worker": {"replicas": 2, "cpu": 1, "memory": "2Gi"},
+        },
+        outputs={"model": f"file://{model}/"},
+    )
+    done = cli("run", spec, "--local", "--no-install", "--env", TRAINER_ENV, "--project", project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = _only_run(cli.home)
+    assert record.status is RunStatus.SUCCEEDED
+    assert [(e.key, e.exit_code) for e in record.exits] == [
+        ("node-0", 0),
+        ("node-1", 0),
+        ("node-2", 0),
+    ]
+    assert any(model.iterdir()), "no model written"
