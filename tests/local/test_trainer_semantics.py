@@ -29,7 +29,9 @@ def _only_run(home: Path) -> RunRecord:
     return record
 
 
-def _run(tmp_path: Path, cli: Cli, mode: str, *extra: str, name: str = "nodes") -> tuple[Path, Any]:
+def _run(
+    tmp_path: Path, cli: Cli, mode: str, *extra: str, name: str = "nodes", failing: int = 1
+) -> tuple[Path, Any]:
     """Run the node probe on `kind-trainer`: its result folder and how the CLI ended."""
     project = trainer_project(tmp_path / "project")
     out = tmp_path / "result"
@@ -37,7 +39,7 @@ def _run(tmp_path: Path, cli: Cli, mode: str, *extra: str, name: str = "nodes") 
         tmp_path,
         "nodeprobe",
         name,
-        parameters={"mode": mode},
+        parameters={"mode": mode, "failing": failing},
         outputs={"result": f"file://{out}/", "state": f"file://{tmp_path / 'state'}/"},
         resources=NODES,
     )
@@ -71,20 +73,28 @@ def test_a_failing_node_restarts_every_node_up_to_the_runtimes_max_then_fails(
     assert [e.key for e in record.exits] == ["node-0", "node-1", "node-2"]
 
 
+@pytest.mark.parametrize(
+    ("mode", "failing", "code"),
+    [
+        ("fail-once", 1, 1),  # a worker
+        ("fail-once", 0, 1),  # the master: no rule tells them apart
+        ("killed-once", 2, 137),  # SIGKILL, as an OOM kill or a lost node ends it
+    ],
+)
 def test_a_node_that_fails_once_restarts_the_set_even_nodes_that_succeeded(
-    tmp_path: Path, cli: Cli
+    tmp_path: Path, cli: Cli, mode: str, failing: int, code: int
 ) -> None:
-    out, done = _run(tmp_path, cli, "fail-once", "--sandbox", "processes")
+    out, done = _run(tmp_path, cli, mode, "--sandbox", "processes", failing=failing)
     assert done.returncode == 0, done.stdout + done.stderr
-    # nodes 0 and 2 had exited 0 before node 1 failed: JobSet recreates their Jobs too
+    # the other nodes had exited 0 before this one failed: JobSet recreates their Jobs too
     assert {rank: len(lines) for rank, lines in _starts(out).items()} == {0: 2, 1: 2, 2: 2}
     record = _only_run(cli.home)
     assert record.status is RunStatus.SUCCEEDED
     assert record.restarts == 1
     with Registry.open(cli.home) as reg:
         (restart,) = reg.restarts(record.id)
-    assert (restart.key, restart.exit_code, restart.counted) == ("node-1", 1, True)
-    assert "restart 1 of 3: node-1 exited with exit code 1" in done.stdout
+    assert (restart.key, restart.exit_code, restart.counted) == (f"node-{failing}", code, True)
+    assert f"restart 1 of 3: node-{failing} exited with" in done.stdout
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
