@@ -69,9 +69,12 @@ class JobPlan:
     resolv: str | None = None  # and their /etc/resolv.conf
 
 
-def replica_limits(run: Run) -> dict[str, ReplicaLimits]:
-    """Each replica's limits as its pod gets them: `limits.memory` (the renderer sets limits
-    equal to requests) and its /dev/shm. None for MPI: locally every rank runs under the
+def replica_limits(
+    run: Run, runs_as: Mapping[tuple[str, int], tuple[str, int]] | None = None
+) -> dict[str, ReplicaLimits]:
+    """Each replica's limits as its pod gets them, by the key it runs as (`runs_as`; default
+    its own): `limits.memory` (the renderer sets limits equal to requests) and its /dev/shm.
+    None for MPI: locally every rank runs under the
     launcher's `mpirun` (docs/local.md), so its process tree holds what a cluster spreads over
     the workers' pods and their limits."""
     if run.job_type is JobType.MPI:
@@ -84,7 +87,8 @@ def replica_limits(run: Run) -> dict[str, ReplicaLimits]:
             role,
         )
         for i in range(res.replicas):
-            out[f"{role}-{i}"] = ReplicaLimits(memory=memory, shm=shm)
+            as_role, as_index = (runs_as or {}).get((role, i), (role, i))
+            out[f"{as_role}-{as_index}"] = ReplicaLimits(memory=memory, shm=shm)
     return out
 
 
@@ -251,33 +255,18 @@ def plan_job(
     the job's namespaces, in which each replica runs as a pod, a host of its own
     (trainstack.local.podns); without them,
     every replica shares this machine's network namespace (trainstack.local.ports).
-    `operator`: whose semantics the run follows; Kubeflow Trainer's makes the replicas the
-    TrainJob's nodes (trainstack.local.trainerjob)."""
+    `operator`: whose semantics it follows (Trainer's: trainstack.local.trainerjob)."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
     trainer = operator is Operator.TRAINER
-    keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
-    # replica -> (the role and index it runs as): a TrainJob's node is `node-<rank>`
-    runs_as = {key: key for key in keys}
-    if trainer:
-        nodes = trainerjob.nodes(run)
-        keys = [(role, i) for role, i, _ in nodes]
-        runs_as = {(role, i): trainerjob.node(run, rank) for role, i, rank in nodes}
-    if pods is None:
-        default_plan: AddressPlan = SharedLoopback()
-    else:
-        default_plan = trainerjob.NodeAddresses() if trainer else PodAddresses()
-    topology = (addresses or default_plan).topology(run, keys)
+    runs_as = trainerjob.runs_as(run, operator)
+    keys = list(runs_as)
+    topology = (addresses or _address_plan(pods, trainer)).topology(run, keys)
     gpus = gpu_alloc.assign(
         [("-".join(map(str, runs_as[k])), run.resources[k[0]].gpu) for k in keys], available_gpus
     )
     base = {**_base_env(run_id, venv), **(passed_env or {})}
     launches = []
-    by_role = replica_limits(run)
-    limits = {
-        f"{as_role}-{as_index}": by_role[f"{role}-{index}"]
-        for (role, index), (as_role, as_index) in runs_as.items()
-        if f"{role}-{index}" in by_role
-    }
+    limits = replica_limits(run, runs_as)
     in_pod = pods is not None
     # In a pod the /ml tree is at /ml (the job's mount namespace binds the run directory there).
     root = DEFAULT_ROOT if in_pod else layout.root
@@ -291,15 +280,7 @@ def plan_job(
             **replica_env(run, role, index, topology=topology, root=root, gpus=given),
             **secrets,
         }
-        # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
-        # pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName); a custom run's
-        # Indexed Job pod is `<job>-<index>` (Kubernetes sets it from the completion index).
-        env["HOSTNAME"] = replica_hostname(
-            run.job_type is JobType.CUSTOM, topology.job_name, role, index
-        )
-        if trainer:
-            env = trainerjob.node_env(run, role, index, as_index, env, topology)
-            env["HOSTNAME"] = trainerjob.hostname(run, topology.job_name, as_index)
+        _pod_identity(run, role, index, env, topology, as_index if trainer else None)
         # A container sees only its own GPUs; on one machine CUDA_VISIBLE_DEVICES does that.
         # Without GPUs here there is nothing to hide, and a pod without GPUs has no such
         # variable either: it is left unset.
@@ -351,10 +332,33 @@ def plan_job(
         limits=limits,
         hosts=None
         if pods is None
-        else trainerjob.hosts_file(run, topology, [runs_as[k][1] for k in keys])
-        if trainer
-        else hosts_file(run, topology, keys),
+        else (trainerjob.hosts_file if trainer else hosts_file)(run, topology, keys),
         resolv=None if pods is None else resolv_conf(topology.namespace),
+    )
+
+
+def _address_plan(pods: JobNamespaces | None, trainer: bool) -> AddressPlan:
+    if pods is None:
+        return SharedLoopback()
+    return trainerjob.NodeAddresses() if trainer else PodAddresses()
+
+
+def _pod_identity(
+    run: Run, role: str, index: int, env: dict[str, str], topology: Topology, rank: int | None
+) -> None:
+    """The replica's hostname, and as TrainJob node `rank` (None: a KubeDL replica) its env.
+    A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
+    pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName); a custom run's Indexed
+    Job pod is `<job>-<index>` (Kubernetes sets it from the completion index); a TrainJob's
+    node JobSet's `<job>-node-0-<rank>`."""
+    if rank is not None:
+        node = trainerjob.node_env(run, role, index, rank, env, topology)
+        env.clear()
+        env.update(node)
+        env["HOSTNAME"] = trainerjob.hostname(run, topology.job_name, rank)
+        return
+    env["HOSTNAME"] = replica_hostname(
+        run.job_type is JobType.CUSTOM, topology.job_name, role, index
     )
 
 

@@ -111,12 +111,13 @@ def node_env(
     return out
 
 
-def hosts_file(run: Run, topology: Topology, ranks: Sequence[int]) -> str:
-    """/etc/hosts of every node pod: each pod (the `ordinal`-th started is node `ordinal`) by
-    its hostname, its name under the JobSet's Service and the longer forms DNS answers."""
+def hosts_file(run: Run, topology: Topology, keys: Sequence[tuple[str, int]]) -> str:
+    """/etc/hosts of every node pod: each pod (replica `keys[ordinal]`, started `ordinal`-th)
+    by its hostname, its name under the JobSet's Service and the longer forms DNS answers."""
     job, ns = topology.job_name, topology.namespace
+    ranks = runs_as(run, Operator.TRAINER)
     lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
-    for ordinal, rank in enumerate(ranks):
+    for ordinal, (_, rank) in enumerate(ranks[key] for key in keys):
         host = hostname(run, job, rank)
         sub = f"{host}.{job}"
         names = (host, sub, f"{sub}.{ns}", f"{sub}.{ns}.svc", f"{sub}.{ns}.svc.{CLUSTER_DOMAIN}")
@@ -145,8 +146,16 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
     )
 
 
+def runs_as(run: Run, operator: Operator) -> dict[tuple[str, int], tuple[str, int]]:
+    """Each replica `(role, index)` of the run, in start order, and the role and index it runs
+    as: itself, or on Trainer the TrainJob's node `(node, rank)`, in rank order."""
+    if operator is Operator.TRAINER:
+        return {(role, i): node(run, rank) for role, i, rank in nodes(run)}
+    return {
+        (role, i): (role, i) for role, res in run.resources.items() for i in range(res.replicas)
+    }
+
+
 def replica_keys(run: Run, operator: Operator) -> list[str]:
     """The keys of the replicas a local run starts: `role-index`, or a TrainJob's `node-rank`."""
-    if operator is Operator.TRAINER:
-        return [f"{r}-{i}" for r, i in (node(run, n) for _, _, n in nodes(run))]
-    return [f"{role}-{i}" for role, res in run.resources.items() for i in range(res.replicas)]
+    return [f"{role}-{index}" for role, index in runs_as(run, operator).values()]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainstack.kubedl.restart import NEVER
 from trainstack.trainer.jobset import JOBSET
 from trainstack.trainer.record import FailureAction
 
@@ -33,8 +34,8 @@ from trainstack.trainer.record import FailureAction
 # after Huawei ModelArts' "3 consecutive" auto-restarts): a job that fails three times over is
 # not going to succeed by itself.
 RUNTIME_MAX_RESTARTS = 3
-# Kubernetes' batch/v1 restart policies a Job's pod template may take.
-RUNTIME_POD_RESTART_POLICY = "Never"
+# The pod restart policy KubeDL's Never names too: no restart in place.
+RUNTIME_POD_RESTART_POLICY = NEVER
 RUNTIME_BACKOFF_LIMIT = 0
 
 
