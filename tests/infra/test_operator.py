@@ -6,13 +6,13 @@ runtime for is refused at `plan` and `render --env`, naming the environments tha
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.clirunner import Cli
+from tests.trainer.environments import trainer_project
 from trainstack.errors import ConfigError
 from trainstack.infra.run.options import PlatformOutputs
 from trainstack.trainer import Operator
@@ -25,12 +25,7 @@ TF_RUN = REPO / "components/census-tf/runs/ps-4-workers.yaml"
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The platform project with its two environments and `kind-trainer`: local's settings on
     Kubeflow Trainer."""
-    shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    shutil.copytree(REPO / "platform", tmp_path / "platform")
-    for env in ("local", "ack-dev"):
-        shutil.copy(REPO / f"Pulumi.{env}.yaml", tmp_path / f"Pulumi.{env}.yaml")
-    local = (REPO / "Pulumi.local.yaml").read_text()
-    (tmp_path / "Pulumi.kind-trainer.yaml").write_text(local + "  trainstack:operator: trainer\n")
+    trainer_project(tmp_path)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

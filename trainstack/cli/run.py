@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import Seconds, home_option
+from trainstack.cli.options import Seconds, environment, home_option, project_option
 from trainstack.errors import RunFailedError, UserError
+
+if TYPE_CHECKING:
+    from trainstack.trainer import Operator
 
 
 @click.command()
@@ -77,6 +81,12 @@ from trainstack.errors import RunFailedError, UserError
     "share this machine's network (127.0.0.1, free ports); auto: namespaces where this machine "
     "allows them, else processes. Default: auto; the run says which it got.",
 )
+@environment(
+    "Follow this environment's operator (trainstack:operator in Pulumi.<ENV>.yaml): on "
+    "trainer, the replicas are the TrainJob's nodes and a failure restarts them all, as JobSet "
+    "does. Default: KubeDL's semantics."
+)
+@project_option
 @home_option
 @click.option(
     "--grace",
@@ -97,6 +107,8 @@ def run(
     pass_env: tuple[str, ...],
     no_install: bool,
     sandbox: str | None,
+    env: str | None,
+    project: Path | None,
     home: Path | None,
     grace: float,
 ) -> None:
@@ -114,6 +126,7 @@ def run(
     from trainstack.local.sandboxmode import SandboxMode
     from trainstack.registry import RunStatus, state_home
 
+    operator = _operator(spec, env, project)
     # This process's children are all the run's: strays that leave a replica's group and clear
     # its tag re-parent here, and the final sweep finds them (docs/local.md).
     become_subreaper()
@@ -130,6 +143,7 @@ def run(
             preempt=drills.parse(preempt),
             pass_env=pass_env,
             sandbox=None if sandbox is None else SandboxMode(sandbox),
+            operator=operator,
         )
     )
     with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded
@@ -142,3 +156,30 @@ def run(
             f"run {result.record.id} {status}: {result.record.reason or 'no reason recorded'}",
             hint=f"trainstack logs {result.record.id} --tail 50",
         )
+
+
+def _operator(spec: Path, env: str | None, project: Path | None) -> Operator:
+    """Whose semantics the run follows: KubeDL's without --env; else the environment's
+    operator, read as plan reads it. A run the operator cannot run, or whose TrainJob cannot be
+    rendered, is refused as plan and `render --env` refuse it; a `custom` run is the same batch
+    Job on either operator, so it keeps the one model of it."""
+    from trainstack.trainer import RUNTIMES, Operator, check_runs, runs
+
+    if env is None:
+        return Operator.KUBEDL
+    from trainstack.envfile import find_project
+    from trainstack.plan.service import environment_operator, environments_of
+    from trainstack.render.trainjob import check_renders
+    from trainstack.spec import load_run
+
+    where = find_project(project)
+    operator = environment_operator(where, env)
+    if operator is Operator.KUBEDL:
+        return operator
+    run = load_run(spec)
+    if not runs(operator, run.job_type):
+        check_runs(operator, run.job_type, env, environments_of(where, Operator.KUBEDL))
+    if run.job_type not in RUNTIMES:
+        return Operator.KUBEDL
+    check_renders(run)
+    return operator

@@ -32,6 +32,7 @@ from trainstack.kubedl.restart import (
     replica_restart_policy,
 )
 from trainstack.local import gpus as gpu_alloc
+from trainstack.local import trainerjob
 from trainstack.local.hostenv import machine_env
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import Limit, ReplicaLimits, shm_limit
@@ -48,6 +49,7 @@ from trainstack.local.sandbox import Layout
 from trainstack.local.supervisor import Policy
 from trainstack.platformnames import MIN_KUBERNETES_MINOR
 from trainstack.spec.model import Run
+from trainstack.trainer import Operator
 
 # Variables a user's shell may carry over from an earlier job; the contract and the operator
 # set their own (trainstack.kubedl's names, for every kind), and a GPU list is the runner's.
@@ -67,9 +69,12 @@ class JobPlan:
     resolv: str | None = None  # and their /etc/resolv.conf
 
 
-def replica_limits(run: Run) -> dict[str, ReplicaLimits]:
-    """Each replica's limits as its pod gets them: `limits.memory` (the renderer sets limits
-    equal to requests) and its /dev/shm. None for MPI: locally every rank runs under the
+def replica_limits(
+    run: Run, runs_as: Mapping[tuple[str, int], tuple[str, int]] | None = None
+) -> dict[str, ReplicaLimits]:
+    """Each replica's limits as its pod gets them, by the key it runs as (`runs_as`; default
+    its own): `limits.memory` (the renderer sets limits equal to requests) and its /dev/shm.
+    None for MPI: locally every rank runs under the
     launcher's `mpirun` (docs/local.md), so its process tree holds what a cluster spreads over
     the workers' pods and their limits."""
     if run.job_type is JobType.MPI:
@@ -82,7 +87,8 @@ def replica_limits(run: Run) -> dict[str, ReplicaLimits]:
             role,
         )
         for i in range(res.replicas):
-            out[f"{role}-{i}"] = ReplicaLimits(memory=memory, shm=shm)
+            as_role, as_index = (runs_as or {}).get((role, i), (role, i))
+            out[f"{as_role}-{as_index}"] = ReplicaLimits(memory=memory, shm=shm)
     return out
 
 
@@ -241,28 +247,32 @@ def plan_job(
     addresses: AddressPlan | None = None,
     passed_env: Mapping[str, str] | None = None,
     pods: JobNamespaces | None = None,
+    operator: Operator = Operator.KUBEDL,
 ) -> JobPlan:
     """`secret_env`: the values of `run.secret_env` (default: `secret_env_values(run)`). They
     go into the replicas' environment only: not into the config files. `passed_env`: the
     shell's variables the user passes on (`--pass-env`; trainstack.local.hostenv). `pods`:
     the job's namespaces, in which each replica runs as a pod, a host of its own
     (trainstack.local.podns); without them,
-    every replica shares this machine's network namespace (trainstack.local.ports)."""
+    every replica shares this machine's network namespace (trainstack.local.ports).
+    `operator`: whose semantics it follows (Trainer's: trainstack.local.trainerjob)."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
-    keys = [(role, i) for role, res in run.resources.items() for i in range(res.replicas)]
-    default_plan = SharedLoopback() if pods is None else PodAddresses()
-    topology = (addresses or default_plan).topology(run, keys)
+    trainer = operator is Operator.TRAINER
+    runs_as = trainerjob.runs_as(run, operator)
+    keys = list(runs_as)
+    topology = (addresses or _address_plan(pods, trainer)).topology(run, keys)
     gpus = gpu_alloc.assign(
-        [(f"{role}-{i}", run.resources[role].gpu) for role, i in keys], available_gpus
+        [("-".join(map(str, runs_as[k])), run.resources[k[0]].gpu) for k in keys], available_gpus
     )
     base = {**_base_env(run_id, venv), **(passed_env or {})}
     launches = []
-    limits = replica_limits(run)
+    limits = replica_limits(run, runs_as)
     in_pod = pods is not None
     # In a pod the /ml tree is at /ml (the job's mount namespace binds the run directory there).
     root = DEFAULT_ROOT if in_pod else layout.root
     for ordinal, (role, index) in enumerate(keys):
-        given = gpus.by_replica[f"{role}-{index}"]
+        as_role, as_index = runs_as[(role, index)]
+        given = gpus.by_replica[f"{as_role}-{as_index}"]
         # The contract's env holds no secret values (it checked the secretEnv names against its
         # own); they are added here, as a Secret's secretKeyRef adds them in a pod.
         env = {
@@ -270,12 +280,7 @@ def plan_job(
             **replica_env(run, role, index, topology=topology, root=root, gpus=given),
             **secrets,
         }
-        # A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
-        # pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName); a custom run's
-        # Indexed Job pod is `<job>-<index>` (Kubernetes sets it from the completion index).
-        env["HOSTNAME"] = replica_hostname(
-            run.job_type is JobType.CUSTOM, topology.job_name, role, index
-        )
+        _pod_identity(run, role, index, env, topology, as_index if trainer else None)
         # A container sees only its own GPUs; on one machine CUDA_VISIBLE_DEVICES does that.
         # Without GPUs here there is nothing to hide, and a pod without GPUs has no such
         # variable either: it is left unset.
@@ -298,20 +303,20 @@ def plan_job(
         pod_shm = None
         if pods is not None:
             # MPI has no limits here: every rank runs in the launcher's pod (replica_limits).
-            known = limits.get(f"{role}-{index}")
+            known = limits.get(f"{as_role}-{as_index}")
             pod_shm = None if known is None else known.shm
             argv = _as_pod(pods, argv, env, ordinal, Path(root), pod_shm)
         launches.append(
             ReplicaLaunch(
-                role=role,
-                index=index,
+                role=as_role,
+                index=as_index,
                 argv=tuple(argv),
                 env=env,
                 cwd=layout.usercode,
-                log_path=layout.log(role, index),
+                log_path=layout.log(as_role, as_index),
                 pod_shm=pod_shm,
                 restarts_path=(
-                    layout.restarts(role, index)
+                    layout.restarts(as_role, as_index)
                     if uses_launcher(run, role, in_pod=in_pod)
                     else None
                 ),
@@ -319,14 +324,41 @@ def plan_job(
         )
     return JobPlan(
         launches=tuple(launches),
-        policy=policy_for(run, grace_seconds=grace_seconds),
+        policy=(trainerjob.policy_for if trainer else policy_for)(run, grace_seconds=grace_seconds),
         topology=topology,
         gpus=gpus,
         # training_job.json names the paths this run's processes really use.
         config=config_files(run, topology, ContractLayout.at(root)),
         limits=limits,
-        hosts=None if pods is None else hosts_file(run, topology, keys),
+        hosts=None
+        if pods is None
+        else (trainerjob.hosts_file if trainer else hosts_file)(run, topology, keys),
         resolv=None if pods is None else resolv_conf(topology.namespace),
+    )
+
+
+def _address_plan(pods: JobNamespaces | None, trainer: bool) -> AddressPlan:
+    if pods is None:
+        return SharedLoopback()
+    return trainerjob.NodeAddresses() if trainer else PodAddresses()
+
+
+def _pod_identity(
+    run: Run, role: str, index: int, env: dict[str, str], topology: Topology, rank: int | None
+) -> None:
+    """The replica's hostname, and as TrainJob node `rank` (None: a KubeDL replica) its env.
+    A pod's hostname is its name, which KubeDL makes `<job>-<role>-<i>` (KubeDL v0.5.0
+    pkg/job_controller/pod.go createNewPod, pkg/util GenGeneralName); a custom run's Indexed
+    Job pod is `<job>-<index>` (Kubernetes sets it from the completion index); a TrainJob's
+    node JobSet's `<job>-node-0-<rank>`."""
+    if rank is not None:
+        node = trainerjob.node_env(run, role, index, rank, env, topology)
+        env.clear()
+        env.update(node)
+        env["HOSTNAME"] = trainerjob.hostname(run, topology.job_name, rank)
+        return
+    env["HOSTNAME"] = replica_hostname(
+        run.job_type is JobType.CUSTOM, topology.job_name, role, index
     )
 
 

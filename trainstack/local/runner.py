@@ -20,7 +20,17 @@ from typing import TextIO
 
 from trainstack.contract.layout import OUTPUT
 from trainstack.errors import UserError
-from trainstack.local import drills, hostenv, jobplan, leftovers, logcap, podns, pyenv, sandbox
+from trainstack.local import (
+    drills,
+    hostenv,
+    jobplan,
+    leftovers,
+    logcap,
+    podns,
+    pyenv,
+    sandbox,
+    trainerjob,
+)
 from trainstack.local.bindings import bind_unbound_outputs, localize
 from trainstack.local.console import LiveView
 from trainstack.local.deadman import DeadmanSwitch
@@ -46,6 +56,7 @@ from trainstack.registry.home import venvs_root
 from trainstack.spec import load_run
 from trainstack.spec.model import Run
 from trainstack.stopsignals import stop_on_signals
+from trainstack.trainer import Operator
 
 # Space kept aside in the run directory while a run goes on, given back when the disk fills up
 # so that the end of the run can still be recorded (a few SQLite pages).
@@ -68,6 +79,8 @@ class LocalRunRequest:
     pass_env: tuple[str, ...] = ()  # --pass-env: the shell's variables the replicas also get
     # --sandbox: each replica a host of its own, or not; None: the default (sandboxmode.DEFAULT)
     sandbox: SandboxMode | None = None
+    # --env: whose semantics the run follows (trainstack.local.trainerjob for Trainer's)
+    operator: Operator = Operator.KUBEDL
 
 
 @dataclass(frozen=True)
@@ -94,10 +107,7 @@ def run_local(req: LocalRunRequest) -> LocalRunResult:
 
 def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
     run = localize(load_run(req.spec), req.inputs, req.outputs, req.models)
-    drills.check(
-        req.preempt,
-        [f"{role}-{i}" for role, res in run.resources.items() for i in range(res.replicas)],
-    )
+    drills.check(req.preempt, trainerjob.replica_keys(run, req.operator))
     # Before anything is recorded or started; the values only ever reach the replicas' env.
     secrets = jobplan.secret_env_values(run)
     hostenv.passed_env(req.pass_env, os.environ)
@@ -279,6 +289,7 @@ def _prepare(
         secret_env=secrets,
         passed_env=hostenv.passed_env(req.pass_env, os.environ),
         pods=pods,
+        operator=req.operator,
     )
     for name, content in plan.config.items():
         (layout.config / name).write_text(content, encoding="utf-8")
@@ -453,6 +464,7 @@ class _Observer:
     def started(self, replica: Replica) -> None:
         key = replica.launch.key
         self._codes[_replica(replica)] = None
+        self._stopped.discard(_replica(replica))  # a whole-set restart starts it again
         self._sampler.track(key, replica.pid)
         self._view.replica(key, state="running", pid=replica.pid, attempt=replica.attempt)
 

@@ -15,6 +15,10 @@
 - A pod deleted through the API (`request_delete`) is judged by the policy's DeletedPod rule
   (on the platform's Kubernetes the kubelet marks it Failed first); an evicted one stays Failed
   and only ExitCode fails it over.
+- On a Kubeflow Trainer environment (`Policy.scope` SET) a failure of any exit code, a deleted
+  or an evicted pod restarts the whole set instead, as JobSet's RestartJobSet recreates every
+  Job: every replica stopped, then all started again, one restart counted
+  (trainstack.trainer.restart).
 - The timeout, like activeDeadlineSeconds, counts from the first start across restarts.
 - A stop request (SIGINT/SIGTERM to the runner) stops every replica: SIGTERM to each process
   group, SIGKILL after the grace period (at once on a second request), then a sweep for strays.
@@ -22,6 +26,7 @@
 
 from __future__ import annotations
 
+import enum
 import secrets
 import signal
 import subprocess
@@ -49,6 +54,14 @@ _EARLY_TICK_S = 0.005
 _EARLY_S = 0.5
 
 
+class RestartScope(enum.StrEnum):
+    """What a failure restarts: the failed replica alone (KubeDL's failover deletes only the
+    failed pod), or the whole set (JobSet's RestartJobSet recreates every Job)."""
+
+    REPLICA = "replica"
+    SET = "set"
+
+
 @dataclass(frozen=True)
 class Policy:
     # How many recreations the job may have in all (jobplan derives it from maxRestarts the way
@@ -73,6 +86,9 @@ class Policy:
     # the kind and the platform's minimum Kubernetes version: jobplan); a role not named here
     # is recreated uncounted.
     deleted_pods: Mapping[str, DeletedPod] = field(default_factory=dict)
+    # SET: every failure, whatever its code, and every deleted or evicted pod restarts all the
+    # replicas, one restart each time; `max_restarts` counts those.
+    scope: RestartScope = RestartScope.REPLICA
 
     @property
     def limit(self) -> str:
@@ -246,6 +262,8 @@ class Supervisor:
         told = "; ".join(self._exit_text(k, c) for k, c in failures)
         if deleted is not None:
             told = f"{'; '.join(k for k, _ in failures)}'s pod was deleted ({deleted}): {told}"
+        if policy.scope is RestartScope.SET:
+            return self._restart_set(failures, told, deleted)
         final = {self._launches[k].role for k, _ in failures} & set(policy.final_roles)
         retryable = [
             k
@@ -291,6 +309,34 @@ class Supervisor:
             self._start(key, marker)
         return None
 
+    def _restart_set(
+        self, failures: list[tuple[str, int]], told: str, deleted: str | None
+    ) -> Outcome | None:
+        """JobSet's RestartJobSet: every replica stopped, those that had exited 0 too, and all
+        started again, one restart counted, until the policy's restarts are spent
+        (trainstack.trainer.restart)."""
+        policy = self._policy
+        if self._restarts + 1 > policy.max_restarts:
+            self._stop(list(self._replicas), ended=True)
+            return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
+        self._restarts += 1
+        # One restart, recorded once: under the replica whose failure caused it.
+        key, code = failures[0]
+        self._record(key, code, deleted or self._reason(key, code), f"{told}; the set restarts")
+        self._observer.restarting(self._restarts, told)
+        marker = f"restart {self._restarts} of {policy.max_restarts} (every replica) after: {told}"
+        every = list(self._launches)
+        # Stopped as JobSet deletes the Jobs: their exits are the restart's, not failures.
+        self._stop(every, ended=True)
+        self._stopped.difference_update(every)
+        for each in every:
+            procgroup.kill_tagged(
+                procgroup.replica_tag(self.tag, each), name=procgroup.REPLICA_TAG_ENV
+            )
+        for each in every:
+            self._start(each, marker)
+        return None
+
     def _apply_deletions(self) -> Outcome | None:
         while self._deletions:
             key, evicted, reason = self._deletions.pop(0)
@@ -302,7 +348,14 @@ class Supervisor:
             procgroup.kill_tagged(
                 procgroup.replica_tag(self.tag, key), name=procgroup.REPLICA_TAG_ENV
             )
-            ended = self._evicted(key, code) if evicted else self._deleted(key, code, reason)
+            if self._policy.scope is RestartScope.SET:
+                # A deleted pod is a failed one to the Job controller, whatever it exits with
+                # (no podFailurePolicy), and its Job, with backoffLimit 0, fails the set.
+                ended = self._handle_failures([(key, code)], deleted=reason)
+            elif evicted:
+                ended = self._evicted(key, code)
+            else:
+                ended = self._deleted(key, code, reason)
             if ended is not None:
                 return ended
         return None

@@ -13,6 +13,7 @@ from trainstack.envfile import SECRET_PLACEHOLDER, Project, find_project, read_e
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
     from trainstack.spec.model import Run
+    from trainstack.trainer.backend import Operator
 
 
 def plan_platform(env: str, start: Path | None = None) -> Plan:
@@ -118,19 +119,26 @@ def check_operator(project: Project, env: str, run: Run, outputs: dict[str, Any]
         check_runs(operator, job_type, env, environments_of(project, Operator.KUBEDL))
 
 
+def environment_operator(project: Project, env: str) -> Operator:
+    """The operator an environment's `Pulumi.<env>.yaml` names (`trainstack:operator`, KubeDL
+    when unset); a bad value is one ConfigError naming the file, the key and the values."""
+    from trainstack import platformnames as names
+    from trainstack.trainer.backend import OPERATOR_KEY, parse_operator
+
+    config = read_env(project, env)
+    key = f"{names.PLATFORM_PROJECT}:{OPERATOR_KEY}"
+    return parse_operator(config.values.get(key), source=config.source, key=key)
+
+
 def environments_of(project: Project, operator: object) -> list[str]:
     """The project's environments whose `trainstack:operator` is `operator`; one whose file
     cannot be read is left out (its own plan says what is wrong with it)."""
-    from trainstack import platformnames as names
     from trainstack.errors import UserError
-    from trainstack.trainer.backend import OPERATOR_KEY, parse_operator
 
     found = []
     for env in project.environments():
         try:
-            config = read_env(project, env)
-            key = f"{names.PLATFORM_PROJECT}:{OPERATOR_KEY}"
-            chosen = parse_operator(config.values.get(key), source=config.source, key=key)
+            chosen = environment_operator(project, env)
         except UserError:
             continue
         if chosen == operator:

@@ -30,6 +30,7 @@ from trainstack.trainer import (
     pod_address,
     runtime,
 )
+from trainstack.trainer.plugin import node_ranks
 from trainstack.trainer.trainjob import MAX_TRAINER_ARGV, MAX_TRAINER_ENV, PATCH_MANAGER
 
 TEMPLATE = "trainjob.yaml.j2"
@@ -85,14 +86,13 @@ def trainer_topology(run: Run, namespace: str, job: str) -> Topology:
     """Where each replica is reached (training_job.json's `cluster`): the trainer job's nodes in
     role order, the master node 0, at the port the plugin adds (trainstack.trainer.jobset)."""
     rt = check_renders(run)
+    ranks = node_ranks(rt, {role: res.replicas for role, res in run.resources.items()})
     addresses: dict[str, tuple[str, ...]] = {}
-    rank = 0
     for role in rt.trainer_job.roles:
         res = run.resources.get(role)
         count = res.replicas if res is not None else 0
-        hosts = [pod_address(job, rt.trainer_job.name, rank + i) for i in range(count)]
+        hosts = [pod_address(job, rt.trainer_job.name, ranks[(role, i)]) for i in range(count)]
         addresses[role] = tuple(h if rt.port is None else f"{h}:{rt.port}" for h in hosts)
-        rank += count
     return Topology(job_name=job, addresses=FrozenMap(addresses), namespace=namespace)
 
 

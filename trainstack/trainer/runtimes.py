@@ -36,6 +36,18 @@ NODE = "node"
 # Trainer v2.3.0 pkg/constants/constants.go:72
 TRAINER_PORT = 29500
 
+# What the torch plugin names its variables (Trainer v2.3.0 pkg/constants/constants.go:190-203)
+# and the XGBoost plugin its own (constants.go:268-278).
+PET_NNODES = "PET_NNODES"
+PET_NPROC_PER_NODE = "PET_NPROC_PER_NODE"
+PET_NODE_RANK = "PET_NODE_RANK"
+PET_MASTER_ADDR = "PET_MASTER_ADDR"
+PET_MASTER_PORT = "PET_MASTER_PORT"
+DMLC_TRACKER_URI = "DMLC_TRACKER_URI"
+DMLC_TRACKER_PORT = "DMLC_TRACKER_PORT"
+DMLC_TASK_ID = "DMLC_TASK_ID"
+DMLC_NUM_WORKER = "DMLC_NUM_WORKER"
+
 _INDEX = f"the pod's {COMPLETION_INDEX_ANNOTATION} annotation (its completion index)"
 _RANK0 = "<job>-node-0-0.<job>: the pod of completion index 0 under the JobSet's Service"
 
@@ -55,31 +67,30 @@ RUNTIMES: Mapping[JobType, Runtime] = {
         # envInjection). Trainer v2.3.0 pkg/runtime/framework/plugins/torch/torch.go:138-177,
         # pkg/constants/constants.go:190-203
         injected=(
-            Injected("PET_NNODES", ("master", "worker"), "numNodes (torch.go:146-148)"),
+            Injected(PET_NNODES, ("master", "worker"), "numNodes (torch.go:146-148)"),
             Injected(
-                "PET_NPROC_PER_NODE",
+                PET_NPROC_PER_NODE,
                 ("master", "worker"),
                 "spec.trainer.numProcPerNode; else `auto` when resourcesPerNode asks for a GPU, "
                 "else its CPU count, at least 1 (torch.go:121-135)",
             ),
-            Injected("PET_NODE_RANK", ("master", "worker"), _INDEX + " (torch.go:152-156)"),
-            Injected("PET_MASTER_ADDR", ("master", "worker"), _RANK0 + " (torch.go:159-162)"),
-            Injected("PET_MASTER_PORT", ("master", "worker"), "29500 (torch.go:163-165)"),
+            Injected(PET_NODE_RANK, ("master", "worker"), _INDEX + " (torch.go:152-156)"),
+            Injected(PET_MASTER_ADDR, ("master", "worker"), _RANK0 + " (torch.go:159-162)"),
+            Injected(PET_MASTER_PORT, ("master", "worker"), "29500 (torch.go:163-165)"),
         ),
         # Trainer v2.3.0 pkg/constants/constants.go:299-300; torch.go:65-77
         reserved=frozenset(
-            {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR"}
-            | {"PET_MASTER_PORT"}
+            {PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR} | {PET_MASTER_PORT}
         ),
         # No successPolicy: JobSet's default, every Job, so every node must exit 0.
         success_operator=Success.ALL,
         # KubeDL's PyTorchJob: RANK 0 on the master, index + 1 on worker i, WORLD_SIZE the pods
         # (trainstack.kubedl.kinds): the node rank and numNodes here, the master node 0.
         kubedl_env=(
-            ("MASTER_ADDR", "PET_MASTER_ADDR"),
-            ("MASTER_PORT", "PET_MASTER_PORT"),
-            ("WORLD_SIZE", "PET_NNODES"),
-            ("RANK", "PET_NODE_RANK"),
+            ("MASTER_ADDR", PET_MASTER_ADDR),
+            ("MASTER_PORT", PET_MASTER_PORT),
+            ("WORLD_SIZE", PET_NNODES),
+            ("RANK", PET_NODE_RANK),
         ),
     ),
     JobType.XGBOOST: Runtime(
@@ -97,20 +108,18 @@ RUNTIMES: Mapping[JobType, Runtime] = {
         # pkg/runtime/framework/plugins/xgboost/xgboost.go:92-139,
         # pkg/constants/constants.go:268-278
         injected=(
-            Injected("DMLC_TRACKER_URI", ("master", "worker"), _RANK0 + " (xgboost.go:115-124)"),
-            Injected("DMLC_TRACKER_PORT", ("master", "worker"), "29500 (xgboost.go:125-128)"),
-            Injected("DMLC_TASK_ID", ("master", "worker"), _INDEX + " (xgboost.go:129-134)"),
+            Injected(DMLC_TRACKER_URI, ("master", "worker"), _RANK0 + " (xgboost.go:115-124)"),
+            Injected(DMLC_TRACKER_PORT, ("master", "worker"), "29500 (xgboost.go:125-128)"),
+            Injected(DMLC_TASK_ID, ("master", "worker"), _INDEX + " (xgboost.go:129-134)"),
             Injected(
-                "DMLC_NUM_WORKER",
+                DMLC_NUM_WORKER,
                 ("master", "worker"),
                 "numNodes × the GPUs resourcesPerNode asks for, or × 1 without GPUs "
                 "(xgboost.go:100-113)",
             ),
         ),
         # Trainer v2.3.0 pkg/constants/constants.go:302-303; xgboost.go:59-68
-        reserved=frozenset(
-            {"DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"}
-        ),
+        reserved=frozenset({DMLC_TRACKER_URI, DMLC_TRACKER_PORT, DMLC_TASK_ID, DMLC_NUM_WORKER}),
         success_operator=Success.ALL,
     ),
     JobType.MPI: Runtime(
