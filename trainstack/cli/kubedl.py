@@ -1,4 +1,5 @@
-"""``trainstack kubedl mirror``: fill the platform's KubeDL CRD folder from a pinned release."""
+"""``trainstack kubedl mirror``: fill the platform's KubeDL CRD folder from a pinned release
+(``--release trainer`` / ``jobset``: a Trainer environment's folders)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ def kubedl() -> None:
 
 @kubedl.command()
 @click.option(
+    "--release",
+    "release_name",
+    type=click.Choice(["kubedl", "trainer", "jobset"]),
+    default="kubedl",
+    show_default=True,
+    help="whose CRDs: KubeDL's, or on a trainstack:operator trainer environment Kubeflow "
+    "Trainer's (trainer:crdSource) and JobSet's (jobset:crdSource)",
+)
+@click.option(
     "--from",
     "source",
     required=True,
@@ -27,7 +37,7 @@ def kubedl() -> None:
     "folder",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
-    help="the kubedl:crdSource folder, e.g. platform/kubedl/v0.5.0",
+    help="the crdSource folder, e.g. platform/kubedl/v0.5.0 or platform/trainer/v2.3.0",
 )
 @click.option(
     "--write-lock",
@@ -36,13 +46,15 @@ def kubedl() -> None:
     metavar="VERSION",
     help="trust --from and (re)write the lock for VERSION (a new KubeDL release)",
 )
-def mirror(source: str, folder: Path, lock_version: str | None) -> None:
+def mirror(source: str, folder: Path, lock_version: str | None, release_name: str) -> None:
     """Copy the locked CRD files into FOLDER, each verified against its sha256."""
-    from trainstack.infra.platform.kubedl_source import LOCK_NAME
+    from trainstack.infra.platform.kubedl_source import KUBEDL_RELEASE
     from trainstack.infra.platform.kubedl_source import mirror as do_mirror
+    from trainstack.infra.platform.trainer_release import JOBSET_RELEASE, TRAINER_RELEASE
 
+    release = {r.name: r for r in (KUBEDL_RELEASE, TRAINER_RELEASE, JOBSET_RELEASE)}[release_name]
     try:
-        written = do_mirror(source, folder, write_lock_version=lock_version)
+        written = do_mirror(source, folder, write_lock_version=lock_version, release=release)
     except OSError as err:  # a file where a folder belongs, a read-only place, a full disk
         where = err.filename or folder
         raise UserError(
@@ -51,4 +63,4 @@ def mirror(source: str, folder: Path, lock_version: str | None) -> None:
         ) from None
     for path in written:
         click.echo(f"verified {path}")
-    click.echo(f"{len(written)} CRD files in {folder}, matching {folder / LOCK_NAME}")
+    click.echo(f"{len(written)} CRD files in {folder}, matching {folder / release.lock_name}")

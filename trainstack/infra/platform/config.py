@@ -30,6 +30,7 @@ from trainstack.infra.platform.config_oss import KUBECONFIG_ONLY as OSS_KUBECONF
 from trainstack.infra.platform.config_oss import OSS_ACCESS_KEY_KEYS as OSS_ACCESS_KEY_KEYS
 from trainstack.infra.platform.config_oss import OssKeys, load_buckets, load_oss_keys
 from trainstack.infra.platform.config_teams import Team, load_teams
+from trainstack.infra.platform.config_trainer import TrainerConfig, load_trainer, refuse_unused
 from trainstack.infra.platform.inputs import KUBEDL_VERSION as KUBEDL_VERSION
 from trainstack.infra.platform.inputs import default_crd_source
 from trainstack.infra.platform.inputs import is_kubeconfig_contents as is_kubeconfig_contents
@@ -156,6 +157,8 @@ class PlatformConfig:
     gc_after_days: int = DEFAULT_GC_AFTER_DAYS
     # The operator that runs the environment's jobs (trainstack:operator): KubeDL unless named.
     operator: Operator = DEFAULT_OPERATOR
+    # operator trainer only: what the platform installs for it (Trainer, JobSet, the runtimes).
+    trainer: TrainerConfig | None = None
 
 
 # The spec reader's size rule (trainstack.yamlsource.MAX_BYTES): a kubeconfig with a few
@@ -282,6 +285,12 @@ def load(
     legacy_tokens = main.boolean("legacyTeamTokens", True)
     gc_after_days = main.integer("gcAfterDays", DEFAULT_GC_AFTER_DAYS, minimum=1, maximum=36500)
     operator = main.string(OPERATOR_KEY, DEFAULT_OPERATOR.value, choices=tuple(Operator))
+    trainer: TrainerConfig | None = None
+    if operator == Operator.TRAINER:
+        base = root if root is not None else _project_root()
+        trainer = load_trainer(values, source, ack=ack is not None, root=base, pending=pending)
+    else:
+        refuse_unused(values, source)
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -299,6 +308,7 @@ def load(
         legacy_team_tokens=legacy_tokens,
         gc_after_days=gc_after_days,
         operator=Operator(operator),
+        trainer=trainer,
     )
 
 

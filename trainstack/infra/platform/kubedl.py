@@ -19,7 +19,7 @@ import pulumi_kubernetes as k8s
 from trainstack.infra.platform import podsecurity
 from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig, RegistryConfig
 from trainstack.infra.platform.config_ack import SYSTEM_TAINT
-from trainstack.infra.platform.kubedl_source import CrdFile
+from trainstack.infra.platform.kubedl_source import KUBEDL_RELEASE, CrdFile, CrdRelease
 from trainstack.infra.platform.pullsecret import pull_secret, pull_secret_payload
 from trainstack.platformnames import KUBEDL_SCHEMA_ANNOTATION, KUBEDL_SOURCE_ANNOTATION
 
@@ -123,9 +123,14 @@ def crd_resource_name(crd: CrdFile) -> str:
     return f"crd-{crd.kind.lower()}"
 
 
-def _crd(
-    crd: CrdFile, labels: dict[str, str], opts: pulumi.ResourceOptions
+def crd_resource(
+    crd: CrdFile,
+    labels: dict[str, str],
+    opts: pulumi.ResourceOptions,
+    resource_name: str | None = None,
+    release: CrdRelease = KUBEDL_RELEASE,
 ) -> k8s.apiextensions.v1.CustomResourceDefinition:
+    """One locked CRD as its own resource (trainer.py installs Trainer's and JobSet's so too)."""
     annotations = {KUBEDL_SOURCE_ANNOTATION: crd.sha256}
     if crd.document is not None:
         doc = crd.document
@@ -137,16 +142,20 @@ def _crd(
     else:
         # Offline plan of an unmirrored folder: the lock names the CRD; its schema is unknown
         # until `trainstack kubedl mirror` fills the folder (and `pulumi up` refuses until then).
+        # Trainer's ClusterTrainingRuntime is the one cluster-scoped kind a lock names.
         plural, group = crd.name.split(".", 1)
         spec = {
             "group": group,
             "names": {"kind": crd.kind, "plural": plural},
-            "scope": "Namespaced",
+            "scope": "Cluster" if crd.kind.startswith("Cluster") else "Namespaced",
             "versions": [],
         }
-        annotations[KUBEDL_SCHEMA_ANNOTATION] = "(not mirrored yet: trainstack kubedl mirror)"
+        verb = "trainstack kubedl mirror"
+        if release is not KUBEDL_RELEASE:
+            verb += f" --release {release.name}"
+        annotations[KUBEDL_SCHEMA_ANNOTATION] = f"(not mirrored yet: {verb})"
     return k8s.apiextensions.v1.CustomResourceDefinition(
-        crd_resource_name(crd),
+        resource_name or crd_resource_name(crd),
         metadata={"name": crd.name, "labels": labels, "annotations": annotations},
         spec=spec,
         opts=opts,
@@ -194,7 +203,7 @@ def _install(
         },
         opts=opts,
     )
-    crds = [_crd(crd, labels, opts) for crd in cfg.crds]
+    crds = [crd_resource(crd, labels, opts) for crd in cfg.crds]
     binding = _rights(namespace, labels, opts)
     if cfg.image is None:
         pulumi.log.warn(

@@ -1,4 +1,7 @@
-"""KubeDL's CRDs from a pinned, checksum-verified folder — never from the internet at preview.
+"""An operator's CRDs from a pinned, checksum-verified folder — never from the internet at preview.
+
+KubeDL's by default; Kubeflow Trainer's and JobSet's are the same kind of folder, described by
+their own ``CrdRelease`` (trainstack.infra.platform.trainer_release).
 
 The platform reads each enabled workload's CRD from ``kubedl:crdSource`` (a folder of the
 repository, default ``platform/kubedl/<version>/``). The folder holds a committed lock,
@@ -18,6 +21,7 @@ import hashlib
 import json
 import re
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,7 @@ import yaml
 from trainstack.errors import ConfigError
 from trainstack.kubedl import KINDS
 from trainstack.outfile import write_file
+from trainstack.platformnames import KUBEDL_CONFIG_NS
 
 # The KubeDL workload kinds of v0.5.0 and their CRD files under the release's config/crd/bases:
 # `<group>_<plural>.yaml`, the plural being the lower-cased kind + "s".
@@ -62,10 +67,40 @@ RELEASE_PATH = "config/crd/bases"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def mirror_command(folder: str) -> str:
+@dataclass(frozen=True)
+class CrdRelease:
+    """Whose CRD folder this is: the name `trainstack kubedl mirror --release` takes, the config
+    namespace its keys live in, the lock's file name, where a checkout of the release keeps the
+    CRD files, and every kind's file."""
+
+    name: str  # kubedl, trainer, jobset
+    title: str  # as messages name it
+    config_ns: str  # `<config_ns>:crdSource`, `<config_ns>:version`
+    lock_name: str
+    release_path: str
+    crds: Mapping[str, str]  # kind -> file
+    repository: str  # what `--from` is a checkout of
+
+    def folder(self, version: str) -> str:
+        return f"platform/{self.name}/{version}"
+
+
+KUBEDL_RELEASE = CrdRelease(
+    name="kubedl",
+    title="KubeDL",
+    config_ns=KUBEDL_CONFIG_NS,
+    lock_name=LOCK_NAME,
+    release_path=RELEASE_PATH,
+    crds=KUBEDL_CRDS,
+    repository="kubedl-io/kubedl",
+)
+
+
+def mirror_command(folder: str, release: CrdRelease = KUBEDL_RELEASE) -> str:
+    option = "" if release is KUBEDL_RELEASE else f" --release {release.name}"
     return (
-        f"trainstack kubedl mirror --from <kubedl release checkout, folder or https URL> "
-        f"--to {folder}"
+        f"trainstack kubedl mirror{option} --from <{release.name} release checkout, folder or "
+        f"https URL> --to {folder}"
     )
 
 
@@ -94,12 +129,14 @@ class CrdFile:
     document: dict[str, Any] | None  # None only in an offline plan of an unmirrored folder
 
 
-def read_lock(folder: Path, shown: str) -> Lock:
-    path = folder / LOCK_NAME
+def read_lock(folder: Path, shown: str, release: CrdRelease = KUBEDL_RELEASE) -> Lock:
+    lock_name = release.lock_name
+    path = folder / lock_name
     if not path.is_file():
         raise ConfigError(
-            f"kubedl:crdSource: {shown} has no {LOCK_NAME}",
-            hint=f"create it from a release you trust: {mirror_command(shown)} --write-lock",
+            f"{release.config_ns}:crdSource: {shown} has no {lock_name}",
+            hint=f"create it from a release you trust: {mirror_command(shown, release)} "
+            "--write-lock",
         )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -111,35 +148,42 @@ def read_lock(folder: Path, shown: str) -> Lock:
         }
         version = str(data["version"])
     except (ValueError, KeyError, TypeError) as err:
-        raise ConfigError(f"{shown}/{LOCK_NAME}: not a KubeDL CRD lock ({err})") from None
+        raise ConfigError(f"{shown}/{lock_name}: not a {release.title} CRD lock ({err})") from None
     for entry in entries.values():
         if not _SHA256.fullmatch(entry.sha256) or "/" in entry.file:
             raise ConfigError(
-                f"{shown}/{LOCK_NAME}: crds.{entry.kind}: expected a file name and "
+                f"{shown}/{lock_name}: crds.{entry.kind}: expected a file name and "
                 f"a sha256, got {entry.file!r} and {entry.sha256!r}"
             )
     return Lock(version=version, entries=entries)
 
 
 def load_crds(
-    folder: Path, shown: str, version: str, workloads: tuple[str, ...], *, offline: bool
+    folder: Path,
+    shown: str,
+    version: str,
+    workloads: tuple[str, ...],
+    *,
+    offline: bool,
+    release: CrdRelease = KUBEDL_RELEASE,
 ) -> tuple[tuple[CrdFile, ...], tuple[str, ...]]:
     """The enabled workloads' CRDs, verified; and what is still to do (offline plans only).
 
     Online (``pulumi up``/``preview``) a missing file is a ``ConfigError`` that names the command
     which fills the folder; offline it is a pending step and the CRD is planned by name alone.
     """
-    lock = read_lock(folder, shown)
+    lock = read_lock(folder, shown, release)
+    ns, lock_name = release.config_ns, release.lock_name
     if lock.version != version:
         raise ConfigError(
-            f"kubedl:crdSource: {shown}/{LOCK_NAME} is for KubeDL {lock.version}, "
-            f"but kubedl:version is {version}",
-            hint=f"point kubedl:crdSource at platform/kubedl/{version}/",
+            f"{ns}:crdSource: {shown}/{lock_name} is for {release.title} {lock.version}, "
+            f"but {ns}:version is {version}",
+            hint=f"point {ns}:crdSource at {release.folder(version)}/",
         )
     missing_kinds = [w for w in workloads if w not in lock.entries]
     if missing_kinds:
         raise ConfigError(
-            f"kubedl:crdSource: {shown}/{LOCK_NAME} has no CRD for {', '.join(missing_kinds)}"
+            f"{ns}:crdSource: {shown}/{lock_name} has no CRD for {', '.join(missing_kinds)}"
         )
     crds: list[CrdFile] = []
     absent: list[str] = []
@@ -159,12 +203,13 @@ def load_crds(
     pending: tuple[str, ...] = ()
     if absent:
         message = (
-            f"kubedl:crdSource: {shown} does not hold {', '.join(absent)} "
+            f"{ns}:crdSource: {shown} does not hold {', '.join(absent)} "
             f"(the CRD files are mirrored, not committed)"
         )
+        how = mirror_command(shown, release)
         if not offline:
-            raise ConfigError(message, hint=f"fill it: {mirror_command(shown)}")
-        pending = (f"{message}; fill it: {mirror_command(shown)}",)
+            raise ConfigError(message, hint=f"fill it: {how}")
+        pending = (f"{message}; fill it: {how}",)
     return tuple(crds), pending
 
 
@@ -192,7 +237,7 @@ def parse_crd(content: bytes, entry: LockEntry, shown: str) -> dict[str, Any]:
 # --- trainstack kubedl mirror ------------------------------------------------------------------
 
 
-def _read_source(source: str, file: str) -> bytes:
+def _read_source(source: str, file: str, release_path: str = RELEASE_PATH) -> bytes:
     if re.match(r"https://", source):
         url = source.rstrip("/") + "/" + file
         try:
@@ -206,10 +251,10 @@ def _read_source(source: str, file: str) -> bytes:
             hint="for a bucket, use its https URL (or ossutil cp it to a folder)",
         )
     base = Path(source)
-    for candidate in (base / RELEASE_PATH / file, base / file):
+    for candidate in (base / release_path / file, base / file):
         if candidate.is_file():
             return candidate.read_bytes()
-    raise ConfigError(f"--from: {source} holds neither {RELEASE_PATH}/{file} nor {file}")
+    raise ConfigError(f"--from: {source} holds neither {release_path}/{file} nor {file}")
 
 
 def mirror(
@@ -218,40 +263,45 @@ def mirror(
     workloads: tuple[str, ...] | None = None,
     *,
     write_lock_version: str | None = None,
+    release: CrdRelease = KUBEDL_RELEASE,
 ) -> list[Path]:
     """Copy the locked CRD files from ``source`` into ``folder``, each checked against the lock.
 
     ``write_lock_version`` instead trusts ``source`` and (re)writes the lock from it: the step
-    for a new KubeDL version, reviewed in the pull request that adds the lock.
+    for a new release, reviewed in the pull request that adds the lock.
     """
     shown = str(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if write_lock_version is not None:
-        kinds = workloads or tuple(KUBEDL_CRDS)
+        kinds = workloads or tuple(release.crds)
         crds: dict[str, dict[str, str]] = {}
         for kind in kinds:
-            file = KUBEDL_CRDS[kind]
-            content = _read_source(source, file)
+            file = release.crds[kind]
+            content = _read_source(source, file, release.release_path)
             docs = [d for d in yaml.safe_load_all(content) if d]
             name = str(((docs[0] if docs else {}) or {}).get("metadata", {}).get("name", ""))
             crds[kind] = {"file": file, "name": name, "sha256": hashlib.sha256(content).hexdigest()}
         write_file(
-            folder / LOCK_NAME,
+            folder / release.lock_name,
             json.dumps(
-                {"version": write_lock_version, "releasePath": RELEASE_PATH, "crds": crds},
+                {
+                    "version": write_lock_version,
+                    "releasePath": release.release_path,
+                    "crds": crds,
+                },
                 indent=2,
                 sort_keys=True,
             )
             + "\n",
         )
-    lock = read_lock(folder, shown)
+    lock = read_lock(folder, shown, release)
     kinds = workloads or tuple(lock.entries)
     written: list[Path] = []
     for kind in kinds:
         if kind not in lock.entries:
-            raise ConfigError(f"{shown}/{LOCK_NAME} has no CRD for {kind}")
+            raise ConfigError(f"{shown}/{release.lock_name} has no CRD for {kind}")
         entry = lock.entries[kind]
-        content = _read_source(source, entry.file)
+        content = _read_source(source, entry.file, release.release_path)
         parse_crd(content, entry, f"{source}: {entry.file}")  # verified before it is written
         written.append(write_file(folder / entry.file, content))
     return written

@@ -270,6 +270,11 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         registry_password=password,
         image_pull=base.image_pull,
     )
+    if cfg.trainer is not None:
+        # A Trainer environment: JobSet, Trainer and trainstack's runtimes beside KubeDL.
+        from trainstack.infra.platform.trainer import Trainer
+
+        Trainer("trainer", cfg.trainer, provider, component_opts(), image_pull=base.image_pull)
     # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
     team_access = TeamAccess(
         "team-access",
@@ -277,6 +282,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         cfg.kubedl.workloads,
         provider,
         component_opts(),
+        trainjobs=cfg.trainer is not None,
         team_volumes=team_volumes(cfg, storage, tenancy.oss_secrets, oss_endpoint),
         legacy_tokens=cfg.legacy_team_tokens,
     )

@@ -31,6 +31,9 @@ STATEFUL_TYPES = frozenset(
         "alicloud:cs/registryEnterpriseRepo:RegistryEnterpriseRepo",
         "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
         "kubernetes:core/v1:PersistentVolumeClaim",
+        # A Trainer environment's runtimes: every TrainJob names one, and one deleted leaves its
+        # TrainJobs unreconciled (trainer_runtimes.py).
+        "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime",
         # What the provider can only change by replacing it, and whose replacement breaks what
         # depends on it: a new NAS mount target has a new domain (the NAS StorageClass and every
         # bound NAS PV name the old one); a new VPC or vSwitch (a changed vpcCidr, vswitchCidrs or

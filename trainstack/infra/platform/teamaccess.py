@@ -34,6 +34,8 @@ from trainstack.infra.platform.kubedl_source import crd_resource
 from trainstack.infra.platform.volumeguard import GuardShape, TeamVolumes
 from trainstack.infra.platform.volumepolicy import admission_namespace, volume_guard
 from trainstack.platformnames import RUNNER_ACCOUNT
+from trainstack.trainer.jobset import JOBSET
+from trainstack.trainer.runtimes import TRAINJOB_API_VERSION
 
 COMPONENT = "trainstack:platform:TeamAccess"
 RUNNER = RUNNER_ACCOUNT
@@ -42,6 +44,9 @@ TOKEN_SECRET = "trainstack-runner-token"
 TOKEN_TYPE = "kubernetes.io/service-account-token"
 SA_NAME_ANNOTATION = "kubernetes.io/service-account.name"
 
+# trainstack.trainer.runtimes.TRAINJOB_API_VERSION's and trainstack.trainer.jobset.JOBSET's groups.
+TRAINJOB_GROUP = TRAINJOB_API_VERSION.split("/")[0]
+JOBSET_GROUP = JOBSET.api_version.split("/")[0]
 _CRUD = ["create", "delete", "get", "list", "patch", "update", "watch"]
 _READ = ["get", "list", "watch"]
 _LABELS = {"app.kubernetes.io/managed-by": "trainstack"}
@@ -56,15 +61,25 @@ def kubedl_resources(workloads: Sequence[str]) -> dict[str, list[str]]:
     return {g: sorted(p) for g, p in sorted(groups.items())}
 
 
-def runner_rules(workloads: Sequence[str]) -> list[k8s.rbac.v1.PolicyRuleArgsDict]:
+def runner_rules(
+    workloads: Sequence[str], *, trainjobs: bool = False
+) -> list[k8s.rbac.v1.PolicyRuleArgsDict]:
     """What a run stack creates in its namespace (trainstack.infra.run.program's kinds) and what
     status/logs/wait read. ``pods/exec`` is here because the MPI launcher's Role grants it
     (trainstack.render.context): Kubernetes lets a subject create a Role only with rights it
-    holds itself."""
+    holds itself. ``trainjobs`` (a Trainer environment): TrainJobs as the KubeDL kinds (Pulumi's
+    server-side apply creates and updates with PATCH), and the JobSets Trainer makes of them,
+    read only; never the runtimes (cluster-scoped, the platform's) nor namespaced
+    TrainingRuntimes, so a TrainJob can name only what the platform installed."""
     rules: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
         {"api_groups": [group], "resources": plurals, "verbs": _CRUD}
         for group, plurals in kubedl_resources(workloads).items()
     ]
+    if trainjobs:
+        rules += [
+            {"api_groups": [TRAINJOB_GROUP], "resources": ["trainjobs"], "verbs": _CRUD},
+            {"api_groups": [JOBSET_GROUP], "resources": ["jobsets"], "verbs": _READ},
+        ]
     rules += [
         {
             "api_groups": [""],
@@ -120,6 +135,7 @@ class TeamAccess(pulumi.ComponentResource):
         provider: pulumi.ProviderResource,
         opts: pulumi.ResourceOptions | None = None,
         *,
+        trainjobs: bool = False,
         team_volumes: Mapping[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]],
         legacy_tokens: bool = True,
     ) -> None:
@@ -131,7 +147,7 @@ class TeamAccess(pulumi.ComponentResource):
             rules=VOLUME_RULES,
             opts=child,
         )
-        rules = runner_rules(workloads)
+        rules = runner_rules(workloads, trainjobs=trainjobs)
         params_home = admission_namespace(child)
         self.tokens = {}
         for team, ns in namespaces.items():
