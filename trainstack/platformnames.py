@@ -25,10 +25,6 @@ PLATFORM_PROJECT = "trainstack"
 KUBEDL_CONFIG_NS = "kubedl"
 """Config namespace for the KubeDL install (``kubedl:version``, ``kubedl:crdSource``, ...)."""
 
-TRAINER_CONFIG_NS = "trainer"
-"""Config namespace for the Kubeflow Trainer install on a ``trainstack:operator: trainer``
-environment (``trainer:version``, ``trainer:crdSource``, ``trainer:image``, ...)."""
-
 JOBSET_CONFIG_NS = "jobset"
 """Config namespace for the JobSet install beside Trainer (``jobset:crdSource``, ...)."""
 

@@ -30,6 +30,7 @@ from trainstack.infra.platform.config_oss import KUBECONFIG_ONLY as OSS_KUBECONF
 from trainstack.infra.platform.config_oss import OSS_ACCESS_KEY_KEYS as OSS_ACCESS_KEY_KEYS
 from trainstack.infra.platform.config_oss import OssKeys, load_buckets, load_oss_keys
 from trainstack.infra.platform.config_teams import Team, load_teams
+from trainstack.infra.platform.config_trainer import DOCKER_HUB_HOSTS as DOCKER_HUB_HOSTS
 from trainstack.infra.platform.config_trainer import TrainerConfig, load_trainer, refuse_unused
 from trainstack.infra.platform.inputs import KUBEDL_VERSION as KUBEDL_VERSION
 from trainstack.infra.platform.inputs import default_crd_source
@@ -52,7 +53,6 @@ GANG_SCHEDULERS = ("kube-coscheduler", "volcano", "kube-batch")
 # chart reference tag 0.4.2; no 0.5.0 tag is referenced anywhere). kubeconfig mode only: ack
 # nodes in China regions generally cannot reach Docker Hub, so ack requires a mirrored digest.
 KUBEDL_UPSTREAM_IMAGE = "docker.io/kubedl/kubedl:0.4.2"
-DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
 _DIGEST = r"@sha256:[0-9a-f]{64}"
 
 _KUBECONFIG_ONLY = (

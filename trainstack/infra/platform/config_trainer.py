@@ -28,6 +28,9 @@ from trainstack.infra.platform.trainer_release import (
 )
 
 _DIGEST = re.compile(r".+@sha256:[0-9a-f]{64}")
+# Docker Hub's names: nodes in China regions generally cannot pull from it (kubedl:image and the
+# Trainer images alike, on ack).
+DOCKER_HUB_HOSTS = ("docker.io", "index.docker.io", "registry-1.docker.io")
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,6 @@ def _image(
 ) -> str | None:
     """The controller's image: the release's own tag off ack; on ack a digest in a registry the
     nodes reach (left unset for the first `pulumi up`, which creates that registry)."""
-    from trainstack.infra.platform.config import DOCKER_HUB_HOSTS
-
     how = image_how(release)
     if ack and not sec.has("image"):
         pending.add(

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 import pulumi_kubernetes as k8s
 
 from trainstack.infra.platform.kubedl_source import CrdRelease
-from trainstack.platformnames import JOBSET_CONFIG_NS, TRAINER_CONFIG_NS
+from trainstack.platformnames import JOBSET_CONFIG_NS
+from trainstack.trainer.backend import Operator
+
+# The Trainer install's config keys (`trainer:version`, `trainer:crdSource`, `trainer:image`,
+# `trainer:namespace`) are named after the operator that needs them.
+TRAINER_CONFIG_NS = Operator.TRAINER.value
 
 TRAINER_VERSION = "v2.3.0"
 # The JobSet Trainer v2.3.0 installs beside itself (manifests/third-party/jobset/
