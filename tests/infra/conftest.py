@@ -238,7 +238,9 @@ def built_once(kubedl_root: Path) -> Callable[[Callable[[RecordingMocks], T]], T
     a deep copy of what it gave. Building the platform program takes most of a second: a test
     that only reads plain values out of a build (policy specs, resolved parameters) shares one
     build with the module's other tests, and a copy of its own keeps one test's changes from
-    reaching the next. ``read`` is keyed by identity: a module-level function."""
+    reaching the next. ``read`` is keyed by identity: a module-level function. Pulumi's mocks
+    are process-global: a test that takes ``built_once`` does not take ``mocks`` too (a first
+    call would set mocks of its own in their place)."""
     done: dict[Callable[[RecordingMocks], Any], Any] = {}
 
     def once(read: Callable[[RecordingMocks], T]) -> T:
