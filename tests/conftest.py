@@ -21,8 +21,10 @@ MARKERS = {
     "(signals, a closed stdout, orphan and process checks, import-time behaviour); without "
     "it the CLI runs in this process (tests/clirunner.py)",
     "slow": "a check that takes tens of seconds on its own (static checks, the wheel, the "
-    "browser, the workflow replay): scheduled first so it overlaps the rest; `-m 'not slow'` "
-    "leaves them out of a quick local loop (the README command runs them)",
+    "browser, the workflow replay), or one that runs replicas doing real work: the local "
+    "runner's `run --local`/`sweep --local` with real training or torch processes, README's "
+    "main job, the scaffolds' runs, third-party scripts. Scheduled first so they overlap the "
+    "rest; `-m 'not slow'` leaves them out of the quick loop (the README command runs them)",
 }
 
 

@@ -11,6 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from trainstack.launcher import FILES
 
@@ -74,6 +76,7 @@ _EXPECTED = [
 ]
 
 
+@pytest.mark.slow  # README's main job, trained for real
 def test_readme_main_job_prints_only_what_matters(tmp_path: Path) -> None:
     args = _readme_main_job()
     env = {

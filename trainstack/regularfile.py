@@ -184,9 +184,17 @@ def read_regular(path: Path, limit: int | None = None) -> bytes:
 
 
 def bounded_lines(fh: BinaryIO, limit: int = 64 << 10) -> Iterator[bytes]:
-    """The lines of `fh`, a line longer than `limit` bytes in pieces of at most `limit` (a
-    damaged file of one multi-gigabyte line never lands in memory whole)."""
-    return iter(lambda: fh.readline(limit), b"")
+    """The lines of `fh` of at most `limit` bytes; a longer line is read through in pieces of
+    `limit` and left out whole (a damaged file of one multi-gigabyte line never lands in memory
+    whole). Every caller parses a line as one JSON document, which no piece of a longer line
+    is: handing it the pieces cost more than reading them (a 3 GiB line: 49,152 failed parses,
+    ~1 s)."""
+    while line := fh.readline(limit):
+        if len(line) < limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while (piece := fh.readline(limit)) and not piece.endswith(b"\n"):
+            pass  # the rest of the over-long line, up to and with its newline
 
 
 def describe(err: OSError) -> str:

@@ -356,6 +356,7 @@ def test_the_workflow_runs_the_checks_deploys_on_main_and_checks_drift_nightly()
     )
 
 
+@pytest.mark.slow  # a static check (actionlint)
 def test_the_workflow_passes_actionlint() -> None:
     findings = actionlint_findings(*WORKFLOWS)
     assert findings == [], "\n".join(map(str, findings))
@@ -383,6 +384,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.slow  # a static check (actionlint)
 def test_actionlint_finds_each_mistake_in_a_broken_copy(tmp_path: Path) -> None:
     text = WORKFLOW.read_text()
     expected: list[tuple[int, str, str]] = []

@@ -9,8 +9,10 @@ silently.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -210,12 +212,41 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return _sync_await(out.future()), bool(_sync_await(out.is_secret()))
 
 
-@pytest.fixture
-def mocks(kubedl_root: Path) -> Iterator[RecordingMocks]:
+@contextmanager
+def mocked(root: Path) -> Iterator[RecordingMocks]:
+    """Fresh mocks set for a program run, its config cleared again afterwards."""
     recorder = RecordingMocks()
-    recorder.root = kubedl_root
+    recorder.root = root
     settings.ROOT.set(None)  # a fresh root stack for this test's project and stack
     pulumi.runtime.set_mocks(recorder, project="trainstack", stack="test", preview=False)
     pulumi.runtime.set_all_config({}, [])
-    yield recorder
-    pulumi.runtime.set_all_config({}, [])
+    try:
+        yield recorder
+    finally:
+        pulumi.runtime.set_all_config({}, [])
+
+
+@pytest.fixture
+def mocks(kubedl_root: Path) -> Iterator[RecordingMocks]:
+    with mocked(kubedl_root) as recorder:
+        yield recorder
+
+
+@pytest.fixture(scope="module")
+def built_once(kubedl_root: Path) -> Callable[[Callable[[RecordingMocks], T]], T]:
+    """``read(mocks)`` run on mocks of its own, once per module and ``read``; each call returns
+    a deep copy of what it gave. Building the platform program takes most of a second: a test
+    that only reads plain values out of a build (policy specs, resolved parameters) shares one
+    build with the module's other tests, and a copy of its own keeps one test's changes from
+    reaching the next. ``read`` is keyed by identity: a module-level function. Pulumi's mocks
+    are process-global: a test that takes ``built_once`` does not take ``mocks`` too (a first
+    call would set mocks of its own in their place)."""
+    done: dict[Callable[[RecordingMocks], Any], Any] = {}
+
+    def once(read: Callable[[RecordingMocks], T]) -> T:
+        if read not in done:
+            with mocked(kubedl_root) as recorder:
+                done[read] = read(recorder)
+        return copy.deepcopy(done[read])  # type: ignore[no-any-return]
+
+    return once

@@ -8,9 +8,11 @@ their own lock; KubeDL's files are never copied into this repository).
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,28 +57,33 @@ def ready_project(
     return root
 
 
-def _planned(env: str, request: pytest.FixtureRequest) -> dict[str, Any]:
-    """`trainstack plan --env ENV` of the platform in a ready copy of the project."""
-    tmp_path: Path = request.getfixturevalue("tmp_path")
-    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
-    root = ready_project(
-        tmp_path / "p",
-        request.getfixturevalue("kubedl_root"),
-        request.getfixturevalue("ready"),
-        env,
-    )
-    monkeypatch.chdir(root)
-    return plan("--env", env)
+@pytest.fixture(scope="module")
+def planned(
+    tmp_path_factory: pytest.TempPathFactory, kubedl_root: Path, ready: dict[str, dict[str, str]]
+) -> Callable[[str], dict[str, Any]]:
+    """`trainstack plan --env ENV` of the platform in a ready copy of the project: planned once
+    per module and environment (a plan takes seconds), each test given a copy of its own."""
+    plans: dict[str, dict[str, Any]] = {}
+
+    def of(env: str) -> dict[str, Any]:
+        if env not in plans:
+            root = ready_project(tmp_path_factory.mktemp(env), kubedl_root, ready, env)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.chdir(root)
+                plans[env] = plan("--env", env)
+        return copy.deepcopy(plans[env])
+
+    return of
 
 
 @pytest.fixture
-def ack(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return _planned("ack-dev", request)
+def ack(planned: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    return planned("ack-dev")
 
 
 @pytest.fixture
-def local(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return _planned("local", request)
+def local(planned: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    return planned("local")
 
 
 @pytest.fixture

@@ -147,9 +147,27 @@ def pytorchjob(namespace: str, spec: dict[str, Any], **annotations: str) -> Requ
     )
 
 
-def registered(mocks: Any, env: str) -> dict[str, Any]:
-    build(mocks, env)
-    return policies_named(mocks.of_type(POLICY), "")
+def _built(mocks: Any, env: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    outputs = build(mocks, env)
+    settled = {k: mocks.resolve(v)[0] for k, v in outputs.items()}
+    return policies_named(mocks.of_type(POLICY), ""), settled
+
+
+def _ack_dev(mocks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _built(mocks, "ack-dev")
+
+
+def _local(mocks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _built(mocks, "local")
+
+
+# Each environment's build is read once per module (``built_once``): the tests only read the
+# registered policies and the settled outputs, each from a copy of its own.
+BUILT = {"ack-dev": _ack_dev, "local": _local}
+
+
+def registered(built_once: Any, env: str) -> dict[str, Any]:
+    return built_once(BUILT[env])[0]  # type: ignore[no-any-return]
 
 
 def _volume(name: str, source: dict[str, Any]) -> list[dict[str, Any]]:
@@ -233,9 +251,9 @@ HOSTILE: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("env", ["ack-dev", "local"])
 @pytest.mark.parametrize("what", sorted(HOSTILE))
 def test_every_route_out_of_a_team_is_refused_as_pod_job_and_kubedl_job(
-    mocks: Any, env: str, what: str
+    built_once: Any, env: str, what: str
 ) -> None:
-    policies = registered(mocks, env)
+    policies = registered(built_once, env)
     spec = pod_spec(**HOSTILE[what])
     if env == "local" and what == "hostPath":
         # The shipped local environment is one user's kind (hostPathVolumes: true): its file://
@@ -248,8 +266,8 @@ def test_every_route_out_of_a_team_is_refused_as_pod_job_and_kubedl_job(
         assert all(m.startswith("team namespace nlp: ") for m in refused), refused
 
 
-def test_a_kubedl_job_asking_for_host_networking_is_refused_when_submitted(mocks: Any) -> None:
-    policies = registered(mocks, "ack-dev")
+def test_a_kubedl_job_asking_for_host_networking_is_refused_when_submitted(built_once: Any) -> None:
+    policies = registered(built_once, "ack-dev")
     hostile = pytorchjob("vision", pod_spec(), **{"kubedl.io/network-mode": "host"})
     assert refusals(policies, hostile, evaluator=EVALUATOR) == [
         "team namespace vision: annotation kubedl.io/network-mode: host would run the job's "
@@ -258,15 +276,15 @@ def test_a_kubedl_job_asking_for_host_networking_is_refused_when_submitted(mocks
     assert not refusals(policies, pytorchjob("vision", pod_spec()), evaluator=EVALUATOR)
 
 
-def test_a_pod_shaped_as_trainstack_renders_it_is_admitted(mocks: Any) -> None:
-    policies = registered(mocks, "ack-dev")
+def test_a_pod_shaped_as_trainstack_renders_it_is_admitted(built_once: Any) -> None:
+    policies = registered(built_once, "ack-dev")
     for request in (pod("nlp", pod_spec()), job("nlp", pod_spec()), pytorchjob("nlp", pod_spec())):
         assert refusals(policies, request, evaluator=EVALUATOR) == []
 
 
-def test_the_priority_allow_list_is_the_teams_own(mocks: Any) -> None:
+def test_the_priority_allow_list_is_the_teams_own(built_once: Any) -> None:
     """vision's maxPriority is 7, nlp's 5 (Pulumi.ack-dev.yaml)."""
-    policies = registered(mocks, "ack-dev")
+    policies = registered(built_once, "ack-dev")
     for p, vision, nlp in ((5, True, True), (6, True, False), (7, True, False), (8, False, False)):
         spec = pod_spec(priorityClassName=f"trainstack-priority-{p}")
         for namespace, allowed in (("vision", vision), ("nlp", nlp)):
@@ -301,8 +319,8 @@ def test_each_team_gets_one_pod_guard_bound_to_deny_on_its_namespace(mocks: Any)
     }
 
 
-def test_another_namespace_is_left_alone(mocks: Any) -> None:
-    policies = registered(mocks, "ack-dev")
+def test_another_namespace_is_left_alone(built_once: Any) -> None:
+    policies = registered(built_once, "ack-dev")
     hostile = pod_spec(nodeName="n1", priorityClassName="system-node-critical")
     assert refusals(policies, pod("kube-system", hostile), evaluator=EVALUATOR) == []
 
@@ -321,7 +339,7 @@ def _targeted() -> list[tuple[Path, str]]:
     ("path", "env"), _targeted(), ids=lambda v: v if isinstance(v, str) else v.parent.parent.name
 )
 def test_every_shipped_run_renders_jobs_and_pods_its_teams_guard_admits(
-    mocks: Any, path: Path, env: str
+    built_once: Any, path: Path, env: str
 ) -> None:
     """The renderer and the policy cannot drift: every shipped run, rendered for the
     environment it is written for, submits a job its team's namespace admits, and every pod the
@@ -331,9 +349,7 @@ def test_every_shipped_run_renders_jobs_and_pods_its_teams_guard_admits(
     from trainstack.render import render_run
     from trainstack.spec import load_run
 
-    outputs = build(mocks, env)
-    policies = policies_named(mocks.of_type(POLICY), "")
-    settled = {k: mocks.resolve(v)[0] for k, v in outputs.items()}
+    policies, settled = built_once(BUILT[env])
     completed, options = for_environment(settled, load_run(path), env)
     manifests = render_run(completed, options=options)
     the_job = find_job(manifests)

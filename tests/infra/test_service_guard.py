@@ -30,20 +30,39 @@ def service(**spec: Any) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(params=["ack-dev", "local"])
-def policy(mocks: Any, request: pytest.FixtureRequest) -> dict[str, Any]:
-    build(mocks, request.param)
+def _registered(mocks: Any, env: str) -> tuple[Any, Any, dict[str, Any]]:
+    """(the policy's spec, its binding, each namespace's labels) as ``env``'s build registers
+    them."""
+    build(mocks, env)
     (spec,) = policies_named(mocks.of_type(POLICY), NAME).values()
     (binding,) = policies_named(mocks.of_type(POLICY_BINDING), NAME).values()
+    labels = {
+        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"]
+        for r in mocks.of_type("kubernetes:core/v1:Namespace")
+    }
+    return spec, binding, labels
+
+
+def _ack_dev(mocks: Any) -> tuple[Any, Any, dict[str, Any]]:
+    return _registered(mocks, "ack-dev")
+
+
+def _local(mocks: Any) -> tuple[Any, Any, dict[str, Any]]:
+    return _registered(mocks, "local")
+
+
+# Each environment is built once per module (``built_once``): the tests only read the policy.
+BUILT = {"ack-dev": _ack_dev, "local": _local}
+
+
+@pytest.fixture(params=["ack-dev", "local"])
+def policy(built_once: Any, request: pytest.FixtureRequest) -> dict[str, Any]:
+    spec, binding, labels = built_once(BUILT[request.param])
     assert binding == {"policyName": NAME, "validationActions": ["Deny"]}
     # team namespaces carry the team label, and only they match
     constraints = spec["matchConstraints"]
     assert constraints["namespaceSelector"] == {
         "matchExpressions": [{"key": TEAM_NAMESPACE_LABEL, "operator": "Exists"}]
-    }
-    labels = {
-        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"]
-        for r in mocks.of_type("kubernetes:core/v1:Namespace")
     }
     assert {n for n, ls in labels.items() if TEAM_NAMESPACE_LABEL in ls} == {"vision", "nlp"}
     (rule,) = constraints["resourceRules"]

@@ -91,6 +91,18 @@ def guard(mocks: Any, namespace: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return policy, {"metadata": params["metadata"], "data": mocks.resolve(params["data"])[0]}
 
 
+def ack_dev_nlp_guard(mocks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """nlp's guard on ack-dev (read once per module through ``built_once``: tests only read it)."""
+    build(mocks, "ack-dev")
+    return guard(mocks, "nlp")
+
+
+def local_oss_nlp_guard(mocks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """nlp's guard in kubeconfig mode with an AccessKey per team (read once per module)."""
+    use(mocks, "local+oss")
+    return guard(mocks, "nlp")
+
+
 def refused(
     policy: dict[str, Any], params: dict[str, Any], pv: dict[str, Any], op: str = "CREATE"
 ) -> list[str] | None:
@@ -268,9 +280,8 @@ def test_the_parameters_live_where_no_team_can_write(mocks: Any) -> None:
         build(mocks, "local", **{"trainstack:teams": teams % names.ADMISSION_NAMESPACE})
 
 
-def test_a_missing_parameter_map_refuses_everything(mocks: Any) -> None:
-    build(mocks, "ack-dev")
-    policy, params = guard(mocks, "nlp")
+def test_a_missing_parameter_map_refuses_everything(built_once: Any) -> None:
+    policy, params = built_once(ack_dev_nlp_guard)
     assert not refused(policy, params, oss_pv())
     assert refused(policy, {"data": {}}, oss_pv())
     assert refused(policy, {"data": {}}, nfs_pv())
@@ -279,9 +290,8 @@ def test_a_missing_parameter_map_refuses_everything(mocks: Any) -> None:
 # --- names and claims -------------------------------------------------------------------------
 
 
-def test_a_team_runner_may_manage_only_the_pvs_named_after_its_namespace(mocks: Any) -> None:
-    build(mocks, "ack-dev")
-    policy, params = guard(mocks, "nlp")
+def test_a_team_runner_may_manage_only_the_pvs_named_after_its_namespace(built_once: Any) -> None:
+    policy, params = built_once(ack_dev_nlp_guard)
     for op in ("CREATE", "UPDATE"):
         assert not refused(policy, params, oss_pv(), op)
         for other in ("vision.mnist-in-train-1a2b3c4d", "nlpx.run-in-train", "nlp-research.x"):
@@ -299,9 +309,8 @@ def test_a_team_runner_may_manage_only_the_pvs_named_after_its_namespace(mocks: 
         assert (not Evaluator().failures(policy, request)) is allowed, name
 
 
-def test_a_pv_must_be_pre_bound_to_a_claim_of_the_team(mocks: Any) -> None:
-    build(mocks, "ack-dev")
-    policy, params = guard(mocks, "nlp")
+def test_a_pv_must_be_pre_bound_to_a_claim_of_the_team(built_once: Any) -> None:
+    policy, params = built_once(ack_dev_nlp_guard)
     other = with_spec(oss_pv(), claimRef={"namespace": "vision", "name": "c"})
     assert refused(policy, params, other)
     assert refused(policy, params, other, "UPDATE")
@@ -309,9 +318,8 @@ def test_a_pv_must_be_pre_bound_to_a_claim_of_the_team(mocks: Any) -> None:
     assert refused(policy, params, without(oss_pv(), "spec", "claimRef"))
 
 
-def test_the_guard_leaves_other_users_alone(mocks: Any) -> None:
-    build(mocks, "ack-dev")
-    policy, params = guard(mocks, "nlp")
+def test_the_guard_leaves_other_users_alone(built_once: Any) -> None:
+    policy, params = built_once(ack_dev_nlp_guard)
     for user in (
         RUNNER.format("vision"),
         "system:serviceaccount:kube-system:persistent-volume-binder",
@@ -404,9 +412,8 @@ def hostile_ack() -> dict[str, dict[str, Any]]:
 HOSTILE_ACK = hostile_ack()
 
 
-def ack_nlp(mocks: Any) -> tuple[dict[str, Any], dict[str, Any], TeamVolumes]:
-    build(mocks, "ack-dev")
-    policy, params = guard(mocks, "nlp")
+def ack_nlp(built_once: Any) -> tuple[dict[str, Any], dict[str, Any], TeamVolumes]:
+    policy, params = built_once(ack_dev_nlp_guard)
     buckets = tuple(
         sorted(
             f"acme-trainstack-dev-{p}"
@@ -426,8 +433,10 @@ def test_the_driver_would_read_each_escape_past_the_team(what: str) -> None:
 
 
 @pytest.mark.parametrize("what", sorted(HOSTILE_ACK))
-def test_the_guard_refuses_every_shape_the_renderer_does_not_write(mocks: Any, what: str) -> None:
-    policy, params, volumes = ack_nlp(mocks)
+def test_the_guard_refuses_every_shape_the_renderer_does_not_write(
+    built_once: Any, what: str
+) -> None:
+    policy, params, volumes = ack_nlp(built_once)
     assert not refused(policy, params, oss_pv()) and not refused(policy, params, nfs_pv())
     assert pv_problem(oss_pv()["spec"], volumes, NAME) is None
     pv = HOSTILE_ACK[what]
@@ -463,9 +472,10 @@ HOSTILE_KUBECONFIG = hostile_kubeconfig()
 
 
 @pytest.mark.parametrize("what", sorted(HOSTILE_KUBECONFIG))
-def test_kubeconfig_mode_admits_oss_only_with_the_teams_own_secret(mocks: Any, what: str) -> None:
-    use(mocks, "local+oss")
-    policy, params = guard(mocks, "nlp")
+def test_kubeconfig_mode_admits_oss_only_with_the_teams_own_secret(
+    built_once: Any, what: str
+) -> None:
+    policy, params = built_once(local_oss_nlp_guard)
     volumes = TeamVolumes(
         GuardShape.of("nlp", "nlp", False, names.OSS_SECRET_NAME),
         None,

@@ -113,6 +113,7 @@ def test_through_a_pipe_the_launcher_copies_output_and_passes_exit_codes(tmp_pat
     assert done.stdout == b"out\nerr\n"
 
 
+@pytest.mark.slow  # replicas through the local runner, waiting out a real hang timeout
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_replica_that_hangs_once_is_restarted_in_place_and_recorded_hung(
     tmp_path: Path, cli: Cli, sandbox: str

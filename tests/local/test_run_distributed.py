@@ -19,6 +19,7 @@ def _only_run(home: Path) -> RunRecord:
     return record
 
 
+@pytest.mark.slow  # real PyTorch replicas
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_three_pytorch_replicas_all_reduce_and_agree(
     tmp_path: Path, cli: Cli, sandbox: str

@@ -78,6 +78,7 @@ def test_in_processes_mode_the_second_tracker_cannot_bind(tmp_path: Path, cli: C
     assert "Address already in use" in done.stdout + done.stderr
 
 
+@pytest.mark.slow  # torchrun in every replica
 @needs_namespaces
 def test_torchrun_with_its_default_rendezvous_runs_in_every_replica(
     tmp_path: Path, cli: Cli

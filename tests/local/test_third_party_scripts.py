@@ -13,6 +13,8 @@ from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.registry import Registry, RunStatus
 
+pytestmark = pytest.mark.slow  # real PyTorch processes in every replica
+
 RESOURCES = {"master": {"replicas": 1}, "worker": {"replicas": 2}}
 
 

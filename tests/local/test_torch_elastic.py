@@ -23,6 +23,8 @@ from trainstack.kubedl import RETRYABLE_EXIT_CODES
 from trainstack.local.procgroup import REPLICA_TAG_ENV, replica_tag, tagged_pids
 from trainstack.registry import Registry, RunRecord, RunStatus
 
+pytestmark = pytest.mark.slow  # real PyTorch DDP replicas
+
 MNIST = REPO / "components" / "mnist-ddp"
 # Epochs long enough (a few seconds each on a loaded machine) that the kill lands mid-run.
 TRAINING = {"epochs": 4, "samples": 12000, "batch-size": 32}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -36,11 +37,29 @@ def drawn(png: Path, color: np.ndarray) -> int:
     return int((np.abs(pixels - color).max(axis=2) < 0.1).sum())
 
 
-@pytest.fixture
-def good(tmp_path: Path, cli: Cli) -> Cli:
+def _contents(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in home.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def good_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    """One finished run, made once for the module: the tests that take `good` only read it
+    (each run takes seconds). Its home's files, to check that no test changed them."""
+    folder = tmp_path_factory.mktemp("good")
+    cli = Cli(folder / "home")
     # Long enough (2 s) for a few of the usage sampler's looks.
-    run_ok(cli, charts_run(tmp_path, "good", layout="good", seconds=2.0))
-    return cli
+    run_ok(cli, charts_run(folder, "good", layout="good", seconds=2.0))
+    assert cli.home is not None
+    return cli.home, _contents(cli.home)
+
+
+@pytest.fixture
+def good(good_home: tuple[Path, dict[str, bytes]]) -> Iterator[Cli]:
+    """A CLI on the shared finished run; the run's files must be as they were afterwards (a
+    test that wrote there would change what the next one reads)."""
+    home, before = good_home
+    yield Cli(home)
+    assert _contents(home) == before, "a test changed the shared run's files"
 
 
 def test_metrics_prints_last_and_best_of_each_series(good: Cli) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from matplotlib import image
 
 from tests.clirunner import Cli
 from tests.local.helpers import REPO, write_run
 from trainstack.metrics import series
+
+pytestmark = pytest.mark.slow  # README's main job, trained for real
 
 
 def test_mnist_ddp_writes_the_whole_spec_and_metrics_draws_it(tmp_path: Path, cli: Cli) -> None:

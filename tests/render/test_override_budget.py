@@ -98,3 +98,34 @@ def test_the_packaged_templates_and_a_fair_override_spend_little(tmp_path: Path,
     where = project(tmp_path / "p", **{"_pod.yaml.j2": fair})
     done = cli("render", str(SPECS / "mpi.run.yaml"), "--project", str(where))
     assert done.code == 0, done.err
+
+
+def test_a_callers_own_alarm_neither_turns_the_budget_off_nor_is_lost() -> None:
+    """A caller that set an alarm of its own (the in-process CLI's timeout) left renders bounded
+    only by loop steps, which a loop over a list does not count: one ran until it finished."""
+    import signal
+    import time
+
+    fired: list[int] = []
+
+    def host(signum: int, frame: object) -> None:
+        fired.append(signum)
+
+    previous = signal.signal(signal.SIGALRM, host)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 60)
+        with pytest.raises(budget.Exhausted, match="longer than"), budget.bounded(0.2):
+            while True:  # stands for a template's loop that no step counts
+                time.sleep(0.01)
+        assert signal.getsignal(signal.SIGALRM) is host
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < left <= 60  # the caller's alarm is still to come
+        # The caller's deadline first: its handler runs, and the render's still holds after.
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(budget.Exhausted, match="longer than"), budget.bounded(0.3):
+            while True:
+                time.sleep(0.01)
+        assert fired == [signal.SIGALRM]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

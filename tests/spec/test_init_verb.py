@@ -152,6 +152,7 @@ def test_scaffold_worker_does_not_write_results(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow  # the scaffold's replicas run
 def test_scaffold_runs_locally_with_the_local_runner(tmp_path: Path) -> None:
     assert trainstack("init", "local-demo", "--dir", tmp_path).code == 0
     run_file = tmp_path / "local-demo" / "runs" / "example.yaml"
@@ -161,6 +162,7 @@ def test_scaffold_runs_locally_with_the_local_runner(tmp_path: Path) -> None:
     assert json.loads(model.read_text())["optimizer"] == "adam"
 
 
+@pytest.mark.slow  # the scaffold's replicas run
 def test_the_mpi_scaffold_runs_locally_as_root_or_as_a_user(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

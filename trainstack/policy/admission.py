@@ -16,6 +16,7 @@ cel-python is imported when a policy is first evaluated: most commands never nee
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,20 +66,23 @@ class Request:
         }
 
 
+@functools.lru_cache(maxsize=4096)
+def _program(expression: str) -> Any:
+    """The compiled program of a CEL expression, kept for the process: a policy's expressions
+    are the same for every request and every Evaluator (`policy check` evaluates the platform's
+    policies on every object of a plan), and compiling one costs far more than evaluating it. A
+    program holds no state of an evaluation (each ``evaluate`` gets its own activation)."""
+    import celpy
+
+    env = celpy.Environment()
+    return env.program(env.compile(expression))
+
+
 class Evaluator:
-    """Compiles each expression once; ``failures`` evaluates a policy on a request."""
-
-    def __init__(self) -> None:
-        import celpy
-
-        self._env = celpy.Environment()
-        self._programs: dict[str, Any] = {}
+    """Evaluates policies on requests; each expression is compiled once per process."""
 
     def value(self, expression: str, activation: Mapping[str, Any]) -> Any:
-        program = self._programs.get(expression)
-        if program is None:
-            program = self._env.program(self._env.compile(expression))
-            self._programs[expression] = program
+        program = _program(expression)
         from celpy.evaluation import CELEvalError
 
         result = program.evaluate(dict(activation))

@@ -75,27 +75,51 @@ def bounded(seconds: float | None = None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _alarm(budget: _Budget) -> Iterator[None]:
-    """SIGALRM at the deadline, where this is the main thread and nothing else uses it: Python
-    runs the handler between two bytecodes, so a template's loop stops wherever it is."""
+    """SIGALRM at the deadline, where this is the main thread: Python runs the handler between
+    two bytecodes, so a template's loop stops wherever it is. A caller's own alarm (a Python
+    handler and a one-shot timer: a harness's timeout around an in-process command) is kept:
+    whichever deadline comes first fires first, and the caller's timer is armed again, for what
+    is left of it, afterwards. Without that, a render under such a caller had no time bound
+    but the loop steps, which a loop over a list does not count."""
+    previous = signal.getsignal(signal.SIGALRM)
+    delay, interval = signal.getitimer(signal.ITIMER_REAL)
     usable = (
         threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
-        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        and interval == 0.0
+        and ((previous in (signal.SIG_DFL, None) and delay == 0.0) or callable(previous))
     )
     if not usable:
         yield
         return
+    host_deadline = time.monotonic() + delay if delay else None
+    state = {"host_pending": host_deadline is not None}
+
+    def arm() -> None:
+        deadlines = [budget.deadline]
+        if state["host_pending"] and host_deadline is not None:
+            deadlines.append(host_deadline)
+        signal.setitimer(signal.ITIMER_REAL, max(min(deadlines) - time.monotonic(), 0.001))
 
     def on_alarm(signum: int, frame: Any) -> None:
-        budget.late()
+        ours_first = not state["host_pending"] or (
+            host_deadline is not None and budget.deadline <= host_deadline
+        )
+        if ours_first:
+            budget.late()
+        state["host_pending"] = False
+        if callable(previous):
+            previous(signum, frame)  # the caller's alarm, as it would have run without us
+        arm()  # it returned: our own deadline is still to come
 
     signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(budget.deadline - time.monotonic(), 0.001))
+    arm()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        if state["host_pending"] and host_deadline is not None:
+            signal.setitimer(signal.ITIMER_REAL, max(host_deadline - time.monotonic(), 0.001))
 
 
 def current() -> _Budget | None:
