@@ -522,7 +522,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     """A connection to the registry at `path`, checked before anything is written to it."""
     refuse_not_a_file(path)
     if path.exists() and path.stat().st_size > 0:
-        _check_read_only(path)
+        _check_read_only_when_free(path)
     # isolation_level=None: we issue BEGIN/COMMIT ourselves, so each write is one transaction.
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
@@ -537,6 +537,25 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _check_read_only_when_free(path: Path) -> None:
+    """`_check_read_only`, waited for: a read-only connection to a WAL database may be told
+    "locked" at once, without SQLite's busy handler, while another process opens the file for
+    the first time or ends the last connection (its WAL index being rebuilt or removed). Such a
+    moment is short; a lock held longer than the busy timeout is still the user's error."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.01
+    while True:
+        try:
+            _check_read_only(path)
+            return
+        except sqlite3.OperationalError as err:
+            text = str(err)
+            if not ("locked" in text or "busy" in text) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 def _check_read_only(path: Path) -> None:
