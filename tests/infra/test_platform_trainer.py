@@ -15,6 +15,7 @@ from tests.infra.conftest import fake_crd
 from tests.trainer.environments import TRAINER_ENV, trainer_project
 from trainstack.infra.platform.kubedl_source import mirror
 from trainstack.infra.platform.trainer_release import JOBSET_RELEASE, TRAINER_RELEASE
+from trainstack.platformnames import PRIORITIES, priority_class_name
 from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
 from trainstack.trainer.runtimes import RUNTIMES
 
@@ -56,7 +57,18 @@ def test_a_trainer_environment_plans_trainer_jobset_their_controllers_and_runtim
     runtimes = {
         r["inputs"]["metadata"]["name"]: r["inputs"]["spec"] for r in _of(resources, RUNTIME)
     }
-    assert set(runtimes) == {"torch-distributed", "xgboost-distributed"}
+    base = ("torch-distributed", "xgboost-distributed")
+    at = [(f"{b}-priority-{p}", p) for b in base for p in PRIORITIES]
+    assert set(runtimes) == {*base, *(name for name, _ in at)}
+    # A TrainJob cannot name a priority class, so a run of priority p names the runtime whose
+    # pods carry trainstack's class p; the others carry none.
+    for name, spec in runtimes.items():
+        classes = {
+            job["template"]["spec"]["template"]["spec"].get("priorityClassName")
+            for job in spec["template"]["spec"]["replicatedJobs"]
+        }
+        priority = dict(at).get(name)
+        assert classes == {None if priority is None else priority_class_name(priority)}, name
     policy = RUNTIME_FAILURE_POLICY
     for spec in runtimes.values():
         jobset = spec["template"]["spec"]

@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra.conftest import CRD_FOLDER, FAKE_KUBECONFIG, REPO, fake_release
+from tests.infra.conftest import CRD_FOLDER, FAKE_KUBECONFIG, REPO, fake_crd, fake_release
+from tests.trainer.environments import TRAINER_ENV
 from trainstack.infra.platform import inputs
+from trainstack.infra.platform.trainer_release import JOBSET_RELEASE, TRAINER_RELEASE
+from trainstack.trainer.versions import JOBSET_VERSION, TRAINER_VERSION
 
 # Read while the platform is planned, and why the result cannot depend on it.
 NOT_INPUTS = {
@@ -57,7 +60,16 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root.mkdir()
     for name in ("Pulumi.yaml", "Pulumi.local.yaml", "Pulumi.ack-dev.yaml"):
         shutil.copy(REPO / name, root / name)
+    shutil.copy(REPO / f"Pulumi.{TRAINER_ENV}.yaml", root / f"Pulumi.{TRAINER_ENV}.yaml")
     mirror(str(fake_release(base / "release")), root / CRD_FOLDER, write_lock_version="v0.5.0")
+    for release in (TRAINER_RELEASE, JOBSET_RELEASE):
+        source = base / release.name / release.release_path
+        source.mkdir(parents=True)
+        for kind, file in release.crds.items():
+            (source / file).write_text(fake_crd(kind, file))
+        version = TRAINER_VERSION if release is TRAINER_RELEASE else JOBSET_VERSION
+        folder = root / release.folder(version)
+        mirror(str(base / release.name), folder, write_lock_version=version, release=release)
     (base / "kubeconfig").write_text(FAKE_KUBECONFIG)
     return root
 
@@ -79,7 +91,7 @@ def _covered(name: str) -> bool:
     )
 
 
-@pytest.mark.parametrize("env", ["local", "ack-dev"])
+@pytest.mark.parametrize("env", ["local", "ack-dev", TRAINER_ENV])
 def test_every_file_and_variable_the_platform_plan_reads_is_keyed(project: Path, env: str) -> None:
     kubeconfig = project.parent / "kubeconfig"
     done = subprocess.run(
@@ -98,8 +110,13 @@ def test_every_file_and_variable_the_platform_plan_reads_is_keyed(project: Path,
     assert str(project / "Pulumi.yaml") in opened  # the trace saw the program's reads
     assert str(project / CRD_FOLDER / "kubedl.lock.json") in opened
     assert any(p.endswith("_tfjobs.yaml") for p in opened)
-    if env == "local":
+    if env != "ack-dev":
         assert str(kubeconfig) in opened
+    if env == TRAINER_ENV:  # and Trainer's and JobSet's, which a change to must miss the cache
+        assert (
+            str(project / TRAINER_RELEASE.folder(TRAINER_VERSION) / "trainer.lock.json") in opened
+        )
+        assert any(p.endswith("jobset.x-k8s.io_jobsets.yaml") for p in opened)
     assert [name for name in trace["read"] if not _covered(name)] == []
 
 

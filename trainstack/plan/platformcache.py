@@ -135,7 +135,7 @@ def entry_path(project: Project, env: str) -> Path:
 def _input_paths(project: Project, env: str, *, read: bool = True) -> tuple[Path, ...]:
     """Every file the program may read for this environment (present or not): the project's
     two files, then (``read``: from what the environment file names) the admin kubeconfig and
-    the CRD folder with each file in it."""
+    each CRD folder with every file in it."""
     root = project.root
     fixed = (root / "Pulumi.yaml", root / f"Pulumi.{env}.yaml")
     if not read:
@@ -144,12 +144,13 @@ def _input_paths(project: Project, env: str, *, read: bool = True) -> tuple[Path
         values = read_env(project, env).values
     except UserError:  # the plan itself reports a bad environment file; its bytes key it here
         return fixed
-    folder = inputs.crd_folder(values, root)
-    try:
-        names = sorted(os.listdir(folder))
-    except (OSError, ValueError):  # ValueError: a NUL in the name, which the program refuses
-        names = []
-    paths = [*fixed, folder, *(folder / name for name in names)]
+    paths = list(fixed)
+    for folder in inputs.crd_folders(values, root):
+        try:
+            names = sorted(os.listdir(folder))
+        except (OSError, ValueError):  # ValueError: a NUL in the name, which the program refuses
+            names = []
+        paths += [folder, *(folder / name for name in names)]
     try:
         kubeconfig = inputs.admin_kubeconfig_path(values.get(inputs.KUBECONFIG_KEY))
     except RuntimeError:  # ~user that does not exist: the program fails on it the same way

@@ -184,7 +184,7 @@ def build(run: Run, options: RenderOptions) -> Resources:
         key, value = kind.readiness_annotation
         job_annotations[key] = value
     built: Job | TrainJob = (
-        train_job(run, job, ns, labels, job_annotations, replicas[0].pod)
+        train_job(run, job, ns, labels, job_annotations, _largest_shm(run, replicas).pod)
         if trainer
         else Job(
             kind,
@@ -270,3 +270,11 @@ def _extra(run: Run, kind: JobKind, replicas: tuple[Replica, ...]) -> dict[str, 
             }
         return extra
     return {}
+
+
+def _largest_shm(run: Run, replicas: tuple[Replica, ...]) -> Replica:
+    """The replica whose pod a TrainJob's nodes share (one template for every role): the first
+    with the largest /dev/shm, which every node then gets."""
+    sizes = [run.resources[role].shared_memory for role in run.resources]
+    values = [0.0 if size is None else size.value for size in sizes]
+    return replicas[values.index(max(values))]

@@ -117,23 +117,16 @@ def check_renders(run: Run) -> Runtime:
             hint="run it on an environment whose operator is kubedl",
         )
     rt = runtime(kind)
-    sizes = {(r.cpu, r.memory, r.gpu, r.shared_memory) for r in run.resources.values()}
+    sizes = {(r.cpu, r.memory, r.gpu) for r in run.resources.values()}
     if len(sizes) > 1:
         # Trainer v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go:280-282: one
-        # resourcesPerNode for every node of the trainer job.
+        # resourcesPerNode for every node of the trainer job. (sharedMemory may differ: it is a
+        # ceiling on /dev/shm, not a request, and every node gets the largest.)
         raise _refuse(
             run,
             f"spec.resources: a TrainJob's nodes are alike, but the roles ask for different "
             f"resources ({', '.join(sorted(run.resources))})",
-            hint="give every role the same cpu, memory, gpu and sharedMemory",
-        )
-    if run.priority is not None:
-        # PodSpecPatch has no priorityClassName (trainjob_types.go:389-463).
-        raise _refuse(
-            run,
-            "spec.priority: a TrainJob cannot set its pods' priority class in Kubeflow Trainer "
-            "v2.3.0",
-            hint="drop spec.priority, or run it on an environment whose operator is kubedl",
+            hint="give every role the same cpu, memory and gpu",
         )
     return rt
 
@@ -183,7 +176,7 @@ def train_job(
         namespace=namespace,
         labels=labels,
         annotations=annotations,
-        runtime_name=rt.runtime_name,
+        runtime_name=rt.name_at(run.priority),
         trainer=Trainer(
             image=main.image,
             command=command,

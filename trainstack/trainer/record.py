@@ -94,6 +94,14 @@ class Runtime:
     # rendered TrainJob's command exports each, so a script written for KubeDL runs unchanged.
     kubedl_env: tuple[tuple[str, str], ...] = ()
 
+    def name_at(self, priority: int | None) -> str:
+        """The runtime a TrainJob of this priority names. A TrainJob cannot set its pods'
+        priority class (Trainer v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go:389-463: no
+        priorityClassName in a PodSpecPatch), so the platform installs one runtime per
+        trainstack PriorityClass whose pod templates carry it, and a run of that priority names
+        it."""
+        return self.runtime_name if priority is None else f"{self.runtime_name}-priority-{priority}"
+
     def job(self, name: str) -> ReplicatedJob:
         for job in self.replicated_jobs:
             if job.name == name:

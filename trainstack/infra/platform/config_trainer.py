@@ -20,12 +20,11 @@ from trainstack.infra.platform.trainer_release import (
     JOBSET,
     JOBSET_RELEASE,
     JOBSET_UPSTREAM_IMAGE,
-    JOBSET_VERSION,
     TRAINER,
     TRAINER_RELEASE,
     TRAINER_UPSTREAM_IMAGE,
-    TRAINER_VERSION,
 )
+from trainstack.trainer.versions import JOBSET_VERSION, TRAINER_VERSION
 
 _DIGEST = re.compile(r".+@sha256:[0-9a-f]{64}")
 # Docker Hub's names: nodes in China regions generally cannot pull from it (kubedl:image and the

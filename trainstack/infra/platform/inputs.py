@@ -16,6 +16,8 @@ from pathlib import Path
 
 from trainstack import platformnames as names
 from trainstack.secretnames import looks_secret
+from trainstack.trainer.backend import OPERATOR_KEY, Operator
+from trainstack.trainer.versions import JOBSET_VERSION, TRAINER_VERSION
 
 KUBEDL_VERSION = "v0.5.0"
 KUBECONFIG_KEY = f"{names.PLATFORM_PROJECT}:kubeconfig"
@@ -43,6 +45,21 @@ def crd_folder(values: Mapping[str, str], root: Path) -> Path:
     """The folder ``kubedl:crdSource`` names (its lock and CRD files), as ``config`` reads it."""
     version = values.get(KUBEDL_VERSION_KEY, KUBEDL_VERSION)
     return root / values.get(CRD_SOURCE_KEY, default_crd_source(version))
+
+
+def crd_folders(values: Mapping[str, str], root: Path) -> tuple[Path, ...]:
+    """Every CRD folder the program reads for an environment: KubeDL's, and on a Trainer
+    environment (``trainstack:operator: trainer``) Trainer's and JobSet's, each where its
+    ``<ns>:crdSource`` puts it or at ``platform/<ns>/<version>`` (CrdRelease.folder)."""
+    folders = [crd_folder(values, root)]
+    if values.get(f"{names.PLATFORM_PROJECT}:{OPERATOR_KEY}") == Operator.TRAINER.value:
+        for ns, default in (
+            (Operator.TRAINER.value, TRAINER_VERSION),
+            (names.JOBSET_CONFIG_NS, JOBSET_VERSION),
+        ):
+            version = values.get(f"{ns}:version", default)
+            folders.append(root / values.get(f"{ns}:crdSource", f"platform/{ns}/{version}"))
+    return tuple(folders)
 
 
 def is_kubeconfig_contents(value: str) -> bool:

@@ -63,17 +63,17 @@ class Trainer(pulumi.ComponentResource):
         )
         self.runtimes = [
             k8s.apiextensions.CustomResource(
-                f"runtime-{r.runtime_name}",
+                f"runtime-{r.name}",
                 api_version=TRAINJOB_API_VERSION,
                 kind=RUNTIME_KIND,
                 metadata={
-                    "name": r.runtime_name,
+                    "name": r.name,
                     "labels": {
-                        FRAMEWORK_LABEL: str(r.ml_policy),
+                        FRAMEWORK_LABEL: str(r.runtime.ml_policy),
                         "app.kubernetes.io/managed-by": "trainstack",
                     },
                 },
-                spec=runtime_spec(r),
+                spec=runtime_spec(r.runtime, r.priority),
                 opts=after,
             )
             for r in installed()

@@ -18,15 +18,11 @@ import pulumi_kubernetes as k8s
 from trainstack.infra.platform.kubedl_source import CrdRelease
 from trainstack.platformnames import JOBSET_CONFIG_NS
 from trainstack.trainer.backend import Operator
+from trainstack.trainer.versions import JOBSET_VERSION, TRAINER_VERSION
 
 # The Trainer install's config keys (`trainer:version`, `trainer:crdSource`, `trainer:image`,
 # `trainer:namespace`) are named after the operator that needs them.
 TRAINER_CONFIG_NS = Operator.TRAINER.value
-
-TRAINER_VERSION = "v2.3.0"
-# The JobSet Trainer v2.3.0 installs beside itself (manifests/third-party/jobset/
-# kustomization.yaml:19, 24).
-JOBSET_VERSION = "v0.12.0"
 
 # Trainer v2.3.0 manifests/base/crds/kustomization.yaml:17-20
 TRAINER_RELEASE = CrdRelease(

@@ -4,16 +4,21 @@ objects here only arrange what those records say into Trainer v2.3.0's API.
 
 Which: the records Trainer's own manifests name a runtime for (`Runtime.shipped`: torch-distributed
 and xgboost-distributed), installed under those names with trainstack's failure policy in place of
-Trainer's. The MPI record's `trainstack-mpi` is not installed yet: its `node` job (sshd and the
-ranks) is not the trainer job, so a TrainJob cannot set that job's image (a runtime patch sets no
-image: trainstack.trainer.trainjob), and the runtime would pin one image for every MPI component.
+Trainer's, and once more per trainstack PriorityClass with its pods of that class
+(`Runtime.name_at`: a TrainJob cannot set a priority class itself). The MPI record's
+`trainstack-mpi` is not installed: its `node` job (sshd and the ranks) is not the trainer job, so a
+TrainJob cannot set that job's image or resources (Trainer v2.3.0
+pkg/runtime/framework/plugins/jobset/builder.go:112-141 sets them on the ancestor job only), and
+the runtime would pin one image for every MPI component.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from trainstack.infra.platform.trainer_release import RUNTIME_IMAGES
+from trainstack.platformnames import PRIORITIES, priority_class_name
 from trainstack.trainer.record import Runtime
 from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
 from trainstack.trainer.runtimes import ANCESTOR_LABEL, ANCESTOR_TRAINER, RUNTIMES
@@ -23,12 +28,25 @@ from trainstack.trainer.runtimes import ANCESTOR_LABEL, ANCESTOR_TRAINER, RUNTIM
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 
 
-def installed() -> list[Runtime]:
-    """The runtimes the platform installs, in job-type order."""
-    return [r for r in RUNTIMES.values() if r.shipped]
+@dataclass(frozen=True)
+class Installed:
+    """One ClusterTrainingRuntime the platform installs: a record, at one priority or none."""
+
+    runtime: Runtime
+    priority: int | None
+
+    @property
+    def name(self) -> str:
+        return self.runtime.name_at(self.priority)
 
 
-def runtime_spec(runtime: Runtime) -> dict[str, Any]:
+def installed() -> list[Installed]:
+    """The runtimes the platform installs, in job-type order, each without a priority and then
+    at every priority."""
+    return [Installed(r, p) for r in RUNTIMES.values() if r.shipped for p in (None, *PRIORITIES)]
+
+
+def runtime_spec(runtime: Runtime, priority: int | None = None) -> dict[str, Any]:
     """One ClusterTrainingRuntime's spec (Trainer v2.3.0 pkg/apis/trainer/v1alpha1/
     trainingruntime_types.go:60-206; JobSet v0.12.0 api/jobset/v1alpha2/jobset_types.go)."""
     policy = RUNTIME_FAILURE_POLICY
@@ -42,6 +60,11 @@ def runtime_spec(runtime: Runtime) -> dict[str, Any]:
                 "template": {
                     "spec": {
                         "restartPolicy": policy.pod_restart_policy,
+                        **(
+                            {}
+                            if priority is None
+                            else {"priorityClassName": priority_class_name(priority)}
+                        ),
                         "containers": [
                             {
                                 "name": runtime.container,
