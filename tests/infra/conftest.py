@@ -90,13 +90,28 @@ def ready() -> dict[str, dict[str, str]]:
 
 @pytest.fixture(scope="session")
 def kubedl_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project root whose CRD folder is mirrored (from a fake release, with its own lock)."""
+    """A project root whose CRD folders are mirrored (from fake releases, each with its own
+    lock)."""
     from trainstack.infra.platform.kubedl_source import mirror
+    from trainstack.infra.platform.trainer_release import JOBSET_RELEASE, TRAINER_RELEASE
+    from trainstack.trainer.versions import JOBSET_VERSION, TRAINER_VERSION
 
     base = tmp_path_factory.mktemp("kubedl")
     release = fake_release(base / "release")
     root = base / "root"
     mirror(str(release), root / CRD_FOLDER, write_lock_version="v0.5.0")
+    # and Trainer's and JobSet's, for an environment set to `trainstack:operator: trainer`
+    for other, version in ((TRAINER_RELEASE, TRAINER_VERSION), (JOBSET_RELEASE, JOBSET_VERSION)):
+        source = base / other.name / other.release_path
+        source.mkdir(parents=True)
+        for kind, file in other.crds.items():
+            (source / file).write_text(fake_crd(kind, file))
+        mirror(
+            str(base / other.name),
+            root / other.folder(version),
+            write_lock_version=version,
+            release=other,
+        )
     return root
 
 

@@ -147,8 +147,8 @@ def pytorchjob(namespace: str, spec: dict[str, Any], **annotations: str) -> Requ
     )
 
 
-def _built(mocks: Any, env: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    outputs = build(mocks, env)
+def _built(mocks: Any, env: str, **overrides: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    outputs = build(mocks, env, **overrides)
     settled = {k: mocks.resolve(v)[0] for k, v in outputs.items()}
     return policies_named(mocks.of_type(POLICY), ""), settled
 
@@ -161,9 +161,22 @@ def _local(mocks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return _built(mocks, "local")
 
 
+TRAINER = {"trainstack:operator": "trainer"}
+
+
+def _ack_dev_trainer(mocks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _built(mocks, "ack-dev", **TRAINER)
+
+
+def _local_trainer(mocks: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _built(mocks, "local", **TRAINER)
+
+
 # Each environment's build is read once per module (``built_once``): the tests only read the
 # registered policies and the settled outputs, each from a copy of its own.
 BUILT = {"ack-dev": _ack_dev, "local": _local}
+# The same environments with Kubeflow Trainer running their jobs.
+BUILT_TRAINER = {"ack-dev": _ack_dev_trainer, "local": _local_trainer}
 
 
 def registered(built_once: Any, env: str) -> dict[str, Any]:
@@ -367,4 +380,44 @@ def test_every_shipped_run_renders_jobs_and_pods_its_teams_guard_admits(
     for made in pods:
         spec = admission_additions(made.spec)
         request = pod(namespace, spec)
+        assert refusals(policies, request, evaluator=EVALUATOR) == [], made.name
+
+
+def _trainer_runs() -> list[tuple[Path, str]]:
+    from trainstack.spec import load_run
+    from trainstack.trainer import runs
+
+    return [(p, env) for p, env in _targeted() if runs("trainer", load_run(p).component.job_type)]
+
+
+@pytest.mark.parametrize(
+    ("path", "env"),
+    _trainer_runs(),
+    ids=lambda v: v if isinstance(v, str) else f"{v.parent.parent.name}-{v.stem}",
+)
+def test_on_trainer_every_shipped_run_it_runs_makes_pods_its_teams_guard_admits(
+    built_once: Any, path: Path, env: str
+) -> None:
+    """The same for the environment with `trainstack:operator: trainer`: the TrainJob (or Job)
+    the run renders, and every pod Trainer and JobSet make of it on trainstack's runtime
+    (tests/trainer/expand.py), as the API server admits them."""
+    from tests.trainer.expand import expand
+    from trainstack.infra.run.rendered import for_environment
+    from trainstack.render import render_run
+    from trainstack.spec import load_run
+
+    policies, settled = built_once(BUILT_TRAINER[env])
+    assert settled["operator"] == "trainer"
+    completed, options = for_environment(settled, load_run(path), env)
+    manifests = render_run(completed, options=options)
+    kinds = {m["kind"] for m in manifests}
+    if "TrainJob" not in kinds:  # a custom run stays a Job on either operator
+        assert "Job" in kinds
+        return
+    pods = expand(manifests)
+    assert pods
+    (train_job,) = [m for m in manifests if m["kind"] == "TrainJob"]
+    namespace = train_job["metadata"]["namespace"]
+    for made in pods:
+        request = pod(namespace, admission_additions(made.spec))
         assert refusals(policies, request, evaluator=EVALUATOR) == [], made.name

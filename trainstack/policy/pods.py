@@ -1,7 +1,9 @@
 """The pod templates inside a resource, and what their containers request.
 
 A KubeDL job keeps one pod template per replica type under ``spec.<kind>ReplicaSpecs`` (KubeDL
-v0.5.0 apis/training/v1alpha1/*_types.go); plain workloads keep one under ``spec.template``.
+v0.5.0 apis/training/v1alpha1/*_types.go); plain workloads keep one under ``spec.template``; a
+Kubeflow Trainer TrainJob keeps none, and its nodes' pod is the one Trainer builds from it and its
+runtime (trainstack.trainer.nodepod).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from trainstack.platformnames import GPU_RESOURCE
 from trainstack.policy.model import ContainerDefaults
 from trainstack.spec.values import quantity
+from trainstack.trainer.nodepod import is_train_job, node_pods
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,10 @@ def pod_templates(props: Mapping[str, Any]) -> Iterator[PodTemplate]:
     namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
     spec = props.get("spec")
     if not isinstance(spec, Mapping):
+        return
+    if is_train_job(props):
+        for path, node, nodes in node_pods(props):
+            yield PodTemplate(path, node, nodes, namespace)
         return
     for key, value in sorted(spec.items()):
         if key.endswith("ReplicaSpecs") and isinstance(value, Mapping):

@@ -2,8 +2,8 @@
 which job types each can run.
 
 KubeDL is the default, so an environment that names no operator runs as it always did; Kubeflow
-Trainer v2 runs what trainstack.trainer.runtimes has a runtime for, and a `custom` run as the
-Kubernetes Job it is on KubeDL too.
+Trainer v2 runs what the platform installs a runtime for (trainstack.trainer.runtimes.why_not
+says why not the others), and a `custom` run as the Kubernetes Job it is on KubeDL too.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from trainstack.errors import ConfigError, UserError
 from trainstack.kubedl.jobtype import JobType
 from trainstack.platformnames import OUT_OPERATOR
-from trainstack.trainer.runtimes import BATCH_JOB_TYPES, NO_RUNTIME, RUNTIMES
+from trainstack.trainer.runtimes import why_not
 
 
 class Operator(enum.StrEnum):
@@ -49,7 +49,7 @@ def runs(operator: Operator, job_type: JobType | str) -> bool:
     kind = JobType(job_type)
     if operator is Operator.KUBEDL:
         return True
-    return kind in RUNTIMES or kind in BATCH_JOB_TYPES
+    return why_not(kind) is None
 
 
 def check_runs(operator: Operator, job_type: JobType | str, env: str, able: Iterable[str]) -> None:
@@ -61,6 +61,6 @@ def check_runs(operator: Operator, job_type: JobType | str, env: str, able: Iter
     where = ", ".join(others) if others else "none in this project (set trainstack:operator kubedl)"
     raise UserError(
         f"environment {env!r} runs its jobs on {operator.value}, which cannot run a {kind} job: "
-        f"{NO_RUNTIME[kind]}",
+        f"{why_not(kind)}",
         hint=f"environments that can run it (operator kubedl): {where}",
     )

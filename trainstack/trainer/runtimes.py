@@ -182,6 +182,22 @@ NO_RUNTIME: Mapping[JobType, str] = {
     JobType.ELASTICBATCH: "Kubeflow Trainer v2 has no ElasticBatch runtime (no AIMaster)",
 }
 BATCH_JOB_TYPES: frozenset[JobType] = frozenset({JobType.CUSTOM})
+# A record whose runtime the platform does not install (`Runtime.shipped` False), and why.
+NOT_INSTALLED: Mapping[JobType, str] = {
+    JobType.MPI: "trainstack installs no MPI runtime for Kubeflow Trainer v2.3.0: the workers of "
+    "an MPI runtime take their image and resources from the runtime, not the TrainJob "
+    "(pkg/runtime/framework/plugins/jobset/builder.go:112-141), so every MPI component would "
+    "need a runtime of its own",
+}
+
+
+def why_not(job_type: JobType) -> str | None:
+    """Why an environment on Trainer cannot run a job of this type; None when it can."""
+    if job_type in BATCH_JOB_TYPES:
+        return None
+    if job_type in RUNTIMES and RUNTIMES[job_type].shipped:
+        return None
+    return NO_RUNTIME.get(job_type) or NOT_INSTALLED[job_type]
 
 
 def runtime(job_type: JobType | str) -> Runtime:

@@ -1,6 +1,7 @@
 """pod-shape: a team's workload holds only what the platform's pod guard admits.
 
-The platform refuses, in every team namespace, a pod (or a Job's or KubeDL job's pod templates)
+The platform refuses, in every team namespace, a pod (or a Job's or KubeDL job's pod templates,
+or the pods Kubeflow Trainer makes of a TrainJob)
 with a volume source, toleration, priority class or host setting trainstack does not render
 (infra/platform/podguard.py). This rule evaluates that same CEL, with the same evaluator the
 tests hold the guard to (policy/admission.py), on each workload a plan registers: a platform
@@ -16,18 +17,34 @@ from typing import Any
 
 from trainstack import platformnames as names
 from trainstack.policy.model import Context, Finding, Level, Resource, Rule
+from trainstack.trainer.nodepod import is_train_job, node_pods
 
 
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
-    from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS
-    from trainstack.infra.platform.podguard import evaluated_policy, pod_rules, workloads
-    from trainstack.policy.admission import Request, refusals
-
     props = resource.props
     namespace = (props.get("metadata") or {}).get("namespace")
     team = ctx.team_of(namespace)
     if team is None or not isinstance(namespace, str):
         return
+    if is_train_job(props):
+        # Trainer creates the pods: each is weighed as the pod it will be.
+        objects = [
+            (path, {"apiVersion": "v1", "kind": "Pod", "metadata": props["metadata"], "spec": pod})
+            for path, pod, _ in node_pods(props)
+        ]
+    else:
+        objects = [("spec", dict(props))]
+    for path, obj in objects:
+        yield from _refused(path, obj, namespace, team, ctx)
+
+
+def _refused(
+    path: str, props: Mapping[str, Any], namespace: str, team: str, ctx: Context
+) -> Iterator[Finding]:
+    from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS
+    from trainstack.infra.platform.podguard import evaluated_policy, pod_rules, workloads
+    from trainstack.policy.admission import Request, refusals
+
     group, _, version = str(props.get("apiVersion", "")).rpartition("/")
     plural = str(props.get("kind", "")).lower() + "s"
     loads = [w for w in workloads(tuple(KUBEDL_CRDS)) if (w.group, w.plural) == (group, plural)]
@@ -57,7 +74,7 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
     )
     for message in refusals({"pod-guard": policy}, request):
         yield Finding(
-            "spec",
+            path,
             message,
             "render what the platform admits: a template override's sidecars, volumes and "
             "tolerations must be ones trainstack renders (docs/tenancy.md)",
