@@ -22,6 +22,8 @@ EVICTED = "Evicted"
 HUNG = HANG_REASON
 PREEMPTED = "preempted"
 DELETED = "deleted"
+# A JobSet's failure policy recreated every Job (Kubeflow Trainer's runtimes): the whole set.
+SET_RESTART = "whole set restarted"
 
 # What a few exit codes mean where no signal killed the process.
 _MEANINGS = {

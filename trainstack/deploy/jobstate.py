@@ -9,13 +9,21 @@ recorded responses. What each kind reports:
   role) and ``replica-index`` labels (pkg/job_controller/api/v1/constants.go).
 - ``custom`` (a batch/v1 Indexed Job): conditions Complete / Failed; pods carry ``job-name`` and
   the annotation ``batch.kubernetes.io/job-completion-index``; every replica is a ``worker``.
+- A Kubeflow Trainer ``TrainJob``: conditions Complete / Failed, copied from its JobSet's
+  Completed / Failed with their reasons (ReachedMaxRestarts, FailedJobs, DeadlineExceeded; Trainer
+  v2.3.0 pkg/runtime/framework/plugins/jobset/jobset.go:438-457); its pods carry the JobSet's
+  ``jobset.sigs.k8s.io/jobset-name`` (not ``job-name``: each replicated job is a Job of its own),
+  the replicated job's name (the role, ``node``) and the completion index (the node rank). A
+  whole-set restart bumps the JobSet's ``status.restarts`` and labels the new pods with it
+  (``jobset.sigs.k8s.io/restart-attempt``); the old attempt's pods are being deleted and are not
+  the job's replicas any more (JobSet v0.12.0 pkg/controllers/jobset_controller.go:365-376).
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trainstack.deploy.apijson import Reader
@@ -23,6 +31,13 @@ from trainstack.kubedl.pods import (
     COMPLETION_INDEX_ANNOTATION,
     REPLICA_INDEX_LABEL,
     REPLICA_TYPE_LABEL,
+)
+from trainstack.trainer import TRAINJOB_KIND
+from trainstack.trainer.jobset import (
+    JOBSET_NAME_LABEL,
+    REPLICATED_JOB_LABEL,
+    RESTART_ATTEMPT_LABEL,
+    RESTARTING_CONDITION,
 )
 
 CUSTOM_ROLE = "worker"
@@ -84,10 +99,35 @@ class JobState:
     # Why it waits, in the cluster's words (trainstack.deploy.waiting): the scheduler, the
     # kubelet, the job controller's refusals, the gang scheduler. Empty when nothing waits.
     waiting: tuple[str, ...] = ()
+    # A TrainJob's whole-set restarts (its JobSet's status.restarts): every pod was recreated.
+    set_restarts: int = 0
 
     @property
     def restarts(self) -> int:
-        return sum(r.restarts for r in self.replicas)
+        return sum(r.restarts for r in self.replicas) + self.set_restarts
+
+
+def pod_selector(kind: str, name: str) -> str:
+    """The label selector of job ``name``'s pods."""
+    if kind == TRAINJOB_KIND:
+        return f"{JOBSET_NAME_LABEL}={name}"
+    return f"job-name={name}"
+
+
+def current_attempt(kind: str, pods: Sequence[Any]) -> list[Any]:
+    """A TrainJob's pods of its JobSet's latest restart attempt (the others are being deleted);
+    every pod of any other kind."""
+    if kind != TRAINJOB_KIND:
+        return list(pods)
+
+    def attempt(pod: Any) -> int:
+        meta = pod.get("metadata") if isinstance(pod, Mapping) else None
+        labels = meta.get("labels") if isinstance(meta, Mapping) else None
+        value = labels.get(RESTART_ATTEMPT_LABEL) if isinstance(labels, Mapping) else None
+        return int(value) if isinstance(value, str) and value.isdigit() else 0
+
+    latest = max((attempt(p) for p in pods), default=0)
+    return [p for p in pods if attempt(p) == latest]
 
 
 def job_state(
@@ -140,7 +180,9 @@ def _outcome(
 ) -> tuple[Outcome, str | None]:
     true = [c for c in conditions if c.status == "True"]
     done = {"Succeeded": Outcome.SUCCEEDED, "Failed": Outcome.FAILED}
-    if kind == "Job":  # batch/v1: Complete / Failed (SuccessCriteriaMet and FailureTarget precede)
+    # batch/v1: Complete / Failed (SuccessCriteriaMet and FailureTarget precede); a TrainJob the
+    # same words (Trainer v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go:56-66)
+    if kind in ("Job", TRAINJOB_KIND):
         done = {"Complete": Outcome.SUCCEEDED, "Failed": Outcome.FAILED}
     for cond in reversed(true):  # conditions are appended in order; the last true one decides
         if cond.type in done:
@@ -164,6 +206,12 @@ def _replica(
             f"{at}.metadata.annotations.{COMPLETION_INDEX_ANNOTATION}",
         )
         index = read.index(annotations.get(key, "0"), where)
+    elif kind == TRAINJOB_KIND:
+        role = read.text(
+            labels.get(REPLICATED_JOB_LABEL), f"{at}.metadata.labels.{REPLICATED_JOB_LABEL}"
+        )
+        where = f"{at}.metadata.annotations.{COMPLETION_INDEX_ANNOTATION}"
+        index = read.index(annotations.get(COMPLETION_INDEX_ANNOTATION, "0"), where)
     else:
         role = read.text(
             labels.get(REPLICA_TYPE_LABEL), f"{at}.metadata.labels.{REPLICA_TYPE_LABEL}"
@@ -226,3 +274,20 @@ def _exit(read: Reader, container: Mapping[str, Any], at: str) -> tuple[int | No
             code = read.int32(terminated.get("exitCode"), f"{at}.{key}.terminated.exitCode")
             return code, read.text(terminated.get("reason"), f"{at}.{key}.terminated.reason")
     return None, None
+
+
+def with_jobset(state: JobState, jobset: Mapping[str, Any] | None) -> JobState:
+    """A TrainJob's state with what only its JobSet says: how often the whole set restarted
+    (`status.restarts`) and, while it restarts or after, the RestartingJobSet condition naming the
+    Job whose failure restarted it. None: the JobSet is not there (yet, or deleted by a TTL)."""
+    if jobset is None:
+        return state
+    read = Reader(f"JobSet {state.namespace}/{state.name}")
+    status = read.obj(read.obj(jobset, "").get("status"), "status")
+    count = read.int32(status.get("restarts", 0), "status.restarts", minimum=0)
+    conditions = tuple(
+        _condition(read, read.obj(c, f"status.conditions[{i}]"), f"status.conditions[{i}]")
+        for i, c in enumerate(read.items(status.get("conditions"), "status.conditions"))
+    )
+    restarting = tuple(c for c in conditions if c.type == RESTARTING_CONDITION)
+    return replace(state, set_restarts=count, conditions=state.conditions + restarting)

@@ -102,8 +102,9 @@ class Cluster:
         call = batch_job if (api_version, kind) == ("batch/v1", "Job") else kubedl_job
         return self._json(f"{kind} {namespace}/{name}", call, missing_ok=True)
 
-    def pods(self, namespace: str, job: str) -> list[dict[str, Any]]:
-        """The job's pods: both KubeDL and batch/v1 Jobs label them ``job-name=<job>``."""
+    def pods(self, namespace: str, job: str, selector: str | None = None) -> list[dict[str, Any]]:
+        """The job's pods: both KubeDL and batch/v1 Jobs label them ``job-name=<job>``; a
+        JobSet's are found by ``selector`` (trainstack.deploy.jobstate.pod_selector)."""
         from kubernetes import client
 
         from trainstack.deploy.apijson import Reader
@@ -113,7 +114,7 @@ class Cluster:
             what,
             lambda: client.CoreV1Api(self._api).list_namespaced_pod(
                 namespace,
-                label_selector=f"job-name={job}",
+                label_selector=selector or f"job-name={job}",
                 _preload_content=False,
                 _request_timeout=self._timeouts,
             ),

@@ -19,12 +19,38 @@ from trainstack.deploy.index import StackEntry
 from trainstack.deploy.jobstate import JobState, ReplicaState
 from trainstack.launcher import EVENTS_SUFFIX
 from trainstack.registry.model import Restart
+from trainstack.trainer.jobset import RESTARTING_CONDITION
 
 
 def restarts(state: JobState) -> list[Restart]:
-    """The restarts the job's pods show now, oldest first."""
+    """The restarts the job's pods show now, oldest first; for a TrainJob, its JobSet's latest
+    whole-set restart too."""
     found = [r for r in (_restart(replica) for replica in state.replicas) if r is not None]
-    return sorted(found)
+    latest = _set_restart(state)
+    return sorted(found if latest is None else [*found, latest])
+
+
+def _set_restart(state: JobState) -> Restart | None:
+    """The JobSet's latest whole-set restart while its RestartingJobSet condition is True (the
+    failed pods go with their Jobs): recorded under `jobset-<attempt>`, its detail the
+    condition's message naming the first Job that failed (JobSet v0.12.0
+    pkg/controllers/failure_policy.go:228-262). The count is in `JobState.set_restarts` however
+    late `status` reads it."""
+    cond = next(
+        (c for c in state.conditions if c.type == RESTARTING_CONDITION and c.status == "True"),
+        None,
+    )  # once the new Jobs are ready it turns False, its message "all jobs are ready"
+    at = _time(cond.since) if cond is not None else None
+    if state.set_restarts < 1 or cond is None or at is None:
+        return None
+    return Restart(
+        at=at,
+        role="jobset",
+        index=state.set_restarts,
+        exit_code=None,
+        reason=recovery.SET_RESTART,
+        detail=(cond.message or "")[:500],
+    )
 
 
 def _restart(replica: ReplicaState) -> Restart | None:

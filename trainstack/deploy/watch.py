@@ -70,9 +70,14 @@ class JobRef:
 
 
 def container_of(kind: str) -> str | None:
-    """The main container of a job kind's pods (the one KubeDL injects its env into)."""
+    """The main container of a job kind's pods (the one KubeDL injects its env into; a
+    TrainJob's node container)."""
     from trainstack.kubedl import KINDS
+    from trainstack.trainer import TRAINJOB_KIND
+    from trainstack.trainer.runtimes import NODE
 
+    if kind == TRAINJOB_KIND:
+        return NODE
     return next((k.container for k in KINDS.values() if k.kind == kind), None)
 
 
@@ -85,9 +90,18 @@ def connect(entry: StackEntry, settings: DeploySettings, command: auto.PulumiCom
 
 
 def read_state(cluster: Cluster, job: JobRef) -> JobState:
+    from trainstack.deploy.jobstate import current_attempt, pod_selector, with_jobset
+    from trainstack.trainer import JOBSET, TRAINJOB_KIND
+    from trainstack.trainer.jobset import JOBSET_PLURAL
+
     obj = cluster.job(job.api_version, job.kind, job.namespace, job.name)
-    pods = cluster.pods(job.namespace, job.name)
+    listed = cluster.pods(job.namespace, job.name, pod_selector(job.kind, job.name))
+    pods = current_attempt(job.kind, listed)
     state = job_state(job.kind, job.name, job.namespace, obj, pods, job.container)
+    if job.kind == TRAINJOB_KIND:  # the JobSet, named after the TrainJob, knows its restarts
+        group, _, version = JOBSET.api_version.partition("/")
+        jobset = cluster.custom_object(group, version, JOBSET_PLURAL, job.namespace, job.name)
+        state = with_jobset(state, jobset)
     return with_waiting(cluster, job, state, pods)
 
 

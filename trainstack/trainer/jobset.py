@@ -12,10 +12,18 @@ from trainstack.trainer.record import FailureAction, JobSetRules, SuccessOperato
 
 # JobSet v0.12.0 pkg/constants/constants.go:34 (RestartsKey): on every Job and pod.
 RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+# JobSet v0.12.0 api/jobset/v1alpha2/jobset_types.go:24 (JobSetNameKey): on every Job and pod.
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 # JobSet v0.12.0 api/jobset/v1alpha2/jobset_types.go:32 (ReplicatedJobNameKey)
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 # JobSet v0.12.0 api/jobset/v1alpha2/jobset_types.go:36 (JobIndexKey)
 JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+
+# The condition a whole-set restart sets (True while the Jobs are recreated; its message names the
+# first failed Job) and the count it bumps. JobSet v0.12.0 api/jobset/v1alpha2/jobset_types.go:112,
+# 211-218; pkg/controllers/failure_policy.go:185-207
+RESTARTING_CONDITION = "RestartingJobSet"
+JOBSET_PLURAL = "jobsets"
 
 JOBSET = JobSetRules(
     # JobSet v0.12.0 api/jobset/v1alpha2/groupversion_info.go:27
