@@ -37,8 +37,12 @@ def _plan(*args: str | Path) -> dict[str, Any]:
 
 
 def test_an_environment_runs_kubedl_unless_it_names_trainer(project: Path) -> None:
-    assert _plan("--env", "local")["outputs"]["operator"] == "kubedl"
-    assert _plan("--env", TRAINER_ENV)["outputs"]["operator"] == "trainer"
+    kubedl = _plan("--env", "local")["outputs"]
+    assert kubedl["operator"] == "kubedl" and "trainerVersion" not in kubedl
+    trainer = _plan("--env", TRAINER_ENV)["outputs"]
+    assert trainer["operator"] == "trainer"
+    # which releases it installed, as kubedlVersion says KubeDL's
+    assert (trainer["trainerVersion"], trainer["jobsetVersion"]) == ("v2.3.0", "v0.12.0")
 
 
 def test_a_bad_operator_is_one_error_naming_file_key_and_values(project: Path) -> None:
@@ -151,3 +155,15 @@ def test_every_node_gets_the_largest_shared_memory_a_role_asks_for(project: Path
     volumes = {v["name"]: v for v in patch["template"]["spec"]["template"]["spec"]["volumes"]}
     shm = [v for v in volumes.values() if v.get("emptyDir", {}).get("medium") == "Memory"]
     assert [v["emptyDir"]["sizeLimit"] for v in shm] == ["1Gi"]
+
+
+def test_plan_says_the_runs_restart_budget_is_not_carried_on_trainer(project: Path) -> None:
+    """mnist-ddp's local run asks for faultTolerance.maxRestarts 2; a TrainJob has no field for
+    it and the runtime's JobSet restarts the whole set up to 3 times: plan says so, where before
+    the 2 was dropped without a word. On KubeDL nothing is said."""
+    (note,) = _plan(MNIST, "--env", TRAINER_ENV)["notes"]
+    assert note.startswith("faultTolerance.maxRestarts 2 is not carried")
+    assert "up to 3 times" in note
+    assert _plan(MNIST, "--env", "local")["notes"] == []
+    done = Cli().invoke("plan", MNIST, "--env", TRAINER_ENV)
+    assert "note: faultTolerance.maxRestarts 2 is not carried" in done.out

@@ -128,3 +128,17 @@ def test_pod_names() -> None:
     assert pod_hostname("mnist", "node", 0, 3) == "mnist-node-0-3"
     # PET_MASTER_ADDR and DMLC_TRACKER_URI name this pod
     assert pod_address("mnist", "node", 0) == "mnist-node-0-0.mnist"
+
+
+@pytest.mark.parametrize("run_file", ["tf.run.yaml", "elasticbatch.run.yaml", "mpi.run.yaml"])
+def test_the_renderer_refuses_a_job_trainer_cannot_run_whoever_renders_it(run_file: str) -> None:
+    """deploy (and a sweep's trials) render without plan's check: before, a TensorFlow run on a
+    Trainer environment rendered as a TFJob and deployed to KubeDL beside Trainer."""
+    from tests.render.conftest import ON_TRAINER, SPECS
+    from trainstack.render import render_run
+    from trainstack.render.options import RenderError
+    from trainstack.spec import load_run
+
+    with pytest.raises(RenderError, match="cannot run on Kubeflow Trainer") as caught:
+        render_run(load_run(SPECS / run_file), options=ON_TRAINER)
+    assert caught.value.hint is not None and "kubedl" in caught.value.hint

@@ -102,6 +102,11 @@ def deploy(
     if templates is not None and on_output is not None:
         on_output(templates.summary())
     completed, manifests, logs = placed(run, platform, env, templates)
+    from trainstack.infra.run.options import PlatformOutputs
+    from trainstack.render.trainjob import not_carried
+
+    for note in not_carried(PlatformOutputs.read(platform, env).operator, completed):
+        (on_notice or on_output or _no_output)(f"note: {note}")
     from trainstack.policy.check import check_manifests, enforce
     from trainstack.policy.report import text
 

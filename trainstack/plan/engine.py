@@ -89,6 +89,8 @@ class Plan:
     templates: Overrides | None = None
     # A run's plan: its identity (infra/run/identity.py), to compare with a deployed one's.
     identity: str | None = None
+    # A run's plan: what the environment's operator does otherwise than the run asks.
+    notes: list[str] = field(default_factory=list)
 
 
 # Outputs the cloud computes that the program builds documents from: given their shape, with every

@@ -48,6 +48,7 @@ def plan_json(plan: Plan, *, kind: str, env: str) -> str:
         "resources": [r.to_json() for r in plan.resources],
         "outputs": plan.outputs,
         "pending": plan.pending,
+        "notes": plan.notes,
         # which templates came from the platform project rather than trainstack (docs/templates.md)
         "templates": {
             "replaced": list(plan.templates.replaced) if plan.templates else [],
@@ -123,6 +124,8 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
             console.print("  " + line, markup=False, highlight=False, soft_wrap=True)
     for step in plan.pending:
         console.print(f"pending: {step}", markup=False)
+    for note in plan.notes:
+        console.print(f"note: {note}", markup=False)
     if plan.templates is not None:
         console.print(plan.templates.summary(), markup=False, highlight=False, soft_wrap=True)
     creates = sum(1 for r in plan.resources if r.op == "create")

@@ -63,7 +63,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     run = load_run(run_file)
     ref = platform_stack_name(env)
     outputs, secret = platform_outputs(project, env)
-    check_operator(project, env, run, outputs)
+    notes = check_operator(project, env, run, outputs)
     templates = for_project(project.root)
     completed, manifests = for_platform(run, outputs, env, templates)
     job: dict[str, Any] = next((m for m in manifests if is_job(m)), {"metadata": {}})
@@ -84,6 +84,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     )
     plan.templates = templates
     plan.identity = run_identity(completed, namespace)
+    plan.notes = notes
     return plan
 
 
@@ -106,17 +107,20 @@ def platform_outputs(project: Project, env: str) -> tuple[dict[str, Any], list[s
     return found.outputs, found.secret
 
 
-def check_operator(project: Project, env: str, run: Run, outputs: dict[str, Any]) -> None:
+def check_operator(project: Project, env: str, run: Run, outputs: dict[str, Any]) -> list[str]:
     """Refuse a run whose job type the environment's operator cannot run (a TensorFlow job on
-    Kubeflow Trainer), naming the project's environments that can. What a TrainJob cannot say
-    of a run Trainer can run is the renderer's refusal (render/trainjob.py)."""
+    Kubeflow Trainer), naming the project's environments that can; else what the operator does
+    otherwise than the run asks (trainstack.render.trainjob.not_carried). What a TrainJob cannot
+    say of a run Trainer can run is the renderer's refusal (render/trainjob.py)."""
     from trainstack.infra.run.options import PlatformOutputs
+    from trainstack.render.trainjob import not_carried
     from trainstack.trainer.backend import Operator, check_runs, runs
 
     operator = PlatformOutputs.read(outputs, env).operator
     job_type = run.component.job_type
     if not runs(operator, job_type):
         check_runs(operator, job_type, env, environments_of(project, Operator.KUBEDL))
+    return not_carried(operator, run)
 
 
 def environment_operator(project: Project, env: str) -> Operator:

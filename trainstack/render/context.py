@@ -19,7 +19,7 @@ from trainstack.kubedl import (
 from trainstack.kubedl.restart import backoff_limit
 from trainstack.render.code import plan_code
 from trainstack.render.meta import labels_and_annotations
-from trainstack.render.options import RenderOptions
+from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (
     ML,
     Access,
@@ -38,6 +38,7 @@ from trainstack.render.storage import Storage, check_unique_names
 from trainstack.render.trainjob import TrainJob, train_job, trainer_topology
 from trainstack.spec.model import JobType, Run
 from trainstack.trainer import RUNTIMES, Operator
+from trainstack.trainer.runtimes import why_not
 
 # trainstack's own ConfigMap (hyperparameters.json, training_job.json): a name no operator
 # object has (KubeDL's MPI controller owns `<job>-config`: trainstack.kubedl).
@@ -120,8 +121,14 @@ def build(run: Run, options: RenderOptions) -> Resources:
     labels, annotations = labels_and_annotations(run, job)
     storage = Storage(run, job, ns, labels, options)
     # On Kubeflow Trainer a run of a type it has a runtime for is a TrainJob; `custom` stays a
-    # Job on either backend.
+    # Job on either backend; any other is refused here too, whoever renders it (deploy, a sweep's
+    # trials), not only by plan's check.
     trainer = options.operator is Operator.TRAINER and run.job_type in RUNTIMES
+    if options.operator is Operator.TRAINER and (why := why_not(JobType(run.job_type))):
+        raise RenderError(
+            f"{run.source or run.name}: a {run.job_type} job cannot run on Kubeflow Trainer: {why}",
+            hint="deploy it to an environment whose trainstack:operator is kubedl",
+        )
     topology = trainer_topology(run, ns, job) if trainer else Topology.cluster(run, ns, job)
     config = ConfigMap(job + CONFIG_MAP_SUFFIX, ns, dict(labels), data=config_files(run, topology))
     config_parts = PodParts(

@@ -30,7 +30,10 @@ from trainstack.trainer import (
     pod_address,
     runtime,
 )
+from trainstack.trainer.backend import Operator
 from trainstack.trainer.plugin import node_ranks
+from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
+from trainstack.trainer.runtimes import RUNTIMES
 from trainstack.trainer.trainjob import MAX_TRAINER_ARGV, MAX_TRAINER_ENV, PATCH_MANAGER
 
 TEMPLATE = "trainjob.yaml.j2"
@@ -259,3 +262,30 @@ def _env(run: Run, rt: Runtime, env: tuple[Env, ...]) -> tuple[Env, ...]:
             hint="pass fewer parameters, inputs or spec.env variables",
         )
     return out
+
+
+def not_carried(operator: Operator, run: Run) -> list[str]:
+    """What a run asks for that its environment's operator does not do as asked, one sentence
+    each, for `plan` and `deploy` to say: nothing on KubeDL. On Trainer the runtime's JobSet
+    decides restarts (trainstack.trainer.restart), whatever the run's faultTolerance says."""
+    if operator is not Operator.TRAINER or JobType(run.component.job_type) not in RUNTIMES:
+        return []
+    policy = RUNTIME_FAILURE_POLICY
+    ft = run.fault_tolerance
+    notes = []
+    if ft is None:
+        notes.append(
+            f"without faultTolerance a KubeDL job fails at its first failure, but on Kubeflow "
+            f"Trainer the runtime restarts the whole set up to {policy.max_restarts} times "
+            "(failurePolicy.maxRestarts; docs/trainer.md)"
+        )
+    elif ft.max_restarts != policy.max_restarts or ft.unconditional:
+        what = f"faultTolerance.maxRestarts {ft.max_restarts}" + (
+            " and unconditional" if ft.unconditional else ""
+        )
+        notes.append(
+            f"{what} is not carried: a TrainJob has no field for it, and the runtime restarts the "
+            f"whole set on any failure up to {policy.max_restarts} times "
+            "(failurePolicy.maxRestarts; docs/trainer.md)"
+        )
+    return notes

@@ -320,6 +320,9 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         names.OUT_OSS_ENDPOINT: oss_endpoint or "",
         names.OUT_ARTIFACT_STORE: storage.artifact_store,
     }
+    if cfg.trainer is not None:
+        outputs[names.OUT_TRAINER_VERSION] = cfg.trainer.trainer.version
+        outputs[names.OUT_JOBSET_VERSION] = cfg.trainer.jobset.version
     if cfg.legacy_team_tokens:
         # Secret: {namespace: kubeconfig} logging in as the team's ServiceAccount with its
         # non-expiring token; gone with trainstack:legacyTeamTokens: false.
