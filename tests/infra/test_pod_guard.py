@@ -34,6 +34,7 @@ EVALUATOR = Evaluator()
 PODS = {"group": "", "version": "v1", "resource": "pods"}
 JOBS = {"group": "batch", "version": "v1", "resource": "jobs"}
 PYTORCHJOBS = {"group": "training.kubedl.io", "version": "v1alpha1", "resource": "pytorchjobs"}
+TRAINJOBS = {"group": "trainer.kubeflow.org", "version": "v1alpha1", "resource": "trainjobs"}
 
 
 def admission_additions(spec: dict[str, Any]) -> dict[str, Any]:
@@ -418,6 +419,101 @@ def test_on_trainer_every_shipped_run_it_runs_makes_pods_its_teams_guard_admits(
     assert pods
     (train_job,) = [m for m in manifests if m["kind"] == "TrainJob"]
     namespace = train_job["metadata"]["namespace"]
+    assert refusals(policies, trainjob_request(train_job), evaluator=EVALUATOR) == []
     for made in pods:
         request = pod(namespace, admission_additions(made.spec))
         assert refusals(policies, request, evaluator=EVALUATOR) == [], made.name
+
+
+def trainjob_request(train_job: dict[str, Any]) -> Request:
+    namespace = train_job["metadata"]["namespace"]
+    return Request(
+        operation="CREATE",
+        object=train_job,
+        resource=TRAINJOBS,
+        username=f"system:serviceaccount:{namespace}:trainstack-runner",
+    )
+
+
+def _train_job(
+    namespace: str, *patch_specs: dict[str, Any], runtime: str = "torch-distributed"
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "x", "namespace": namespace},
+        "spec": {
+            "runtimeRef": {"name": runtime},
+            "trainer": {"image": "torch:2.3", "numNodes": 2},
+            "runtimePatches": [
+                {
+                    "manager": f"example.com/manager-{i}",
+                    "trainingRuntimeSpec": {
+                        "template": {
+                            "spec": {
+                                "replicatedJobs": [
+                                    {
+                                        "name": "node",
+                                        "template": {"spec": {"template": {"spec": spec}}},
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                }
+                for i, spec in enumerate(patch_specs)
+            ],
+        },
+    }
+
+
+def test_on_trainer_a_trainjobs_patches_are_held_to_the_pod_guard_when_it_is_submitted(
+    built_once: Any,
+) -> None:
+    """A TrainJob carries its pods' team-side fields in runtime patches (any number, up to 16:
+    Kueue adds its own beside trainstack's). Each is checked as a pod's would be, so a patch
+    mounting the NAS's root is refused when the TrainJob is submitted, not pod by pod; a patch
+    that only schedules passes."""
+    policies, _ = built_once(BUILT_TRAINER["ack-dev"])
+    nas = {"volumes": [{"name": "nas", "nfs": {"server": NAS, "path": "/"}}]}
+    scheduling = {"nodeSelector": {"trainstack.dev/pool": "gpu-a10"}}
+    privileged = {"containers": [{"name": "node", "securityContext": {"privileged": True}}]}
+    assert (
+        refusals(policies, trainjob_request(_train_job("vision", scheduling)), evaluator=EVALUATOR)
+        == []
+    )
+    for hostile in (nas, privileged):
+        for patches in ((hostile,), (scheduling, hostile), (*[scheduling] * 15, hostile)):
+            refused = refusals(
+                policies, trainjob_request(_train_job("vision", *patches)), evaluator=EVALUATOR
+            )
+            assert refused, (hostile, len(patches))
+
+
+def test_on_trainer_a_trainjob_names_only_the_platforms_runtimes(built_once: Any) -> None:
+    policies, _ = built_once(BUILT_TRAINER["ack-dev"])
+    for name, spec in policies_named_pods(policies).items():
+        rules = spec["matchConstraints"]["resourceRules"]
+        assert {
+            "apiGroups": ["trainer.kubeflow.org"],
+            "apiVersions": ["v1alpha1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["trainjobs"],
+        } in rules, name
+    for name in ("torch-distributed", "xgboost-distributed-priority-3"):
+        assert (
+            refusals(
+                policies, trainjob_request(_train_job("vision", runtime=name)), evaluator=EVALUATOR
+            )
+            == []
+        )
+    own = _train_job("vision", runtime="my-runtime")
+    (message,) = refusals(policies, trainjob_request(own), evaluator=EVALUATOR)
+    assert "spec.runtimeRef must name one of the platform's ClusterTrainingRuntimes" in message
+    namespaced = _train_job("vision")
+    namespaced["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
+    assert refusals(policies, trainjob_request(namespaced), evaluator=EVALUATOR)
+
+
+def policies_named_pods(policies: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in policies.items() if k.startswith("trainstack-team-pods-")}

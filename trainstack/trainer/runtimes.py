@@ -14,6 +14,7 @@ from trainstack.errors import UserError
 from trainstack.kubedl.jobtype import JobType
 from trainstack.kubedl.pods import COMPLETION_INDEX_ANNOTATION
 from trainstack.kubedl.record import Injected
+from trainstack.platformnames import PRIORITIES
 from trainstack.trainer.record import DependsOnStatus, MLPolicy, ReplicatedJob, Runtime
 from trainstack.trainer.record import SuccessOperator as Success
 
@@ -189,6 +190,13 @@ NOT_INSTALLED: Mapping[JobType, str] = {
     "(pkg/runtime/framework/plugins/jobset/builder.go:112-141), so every MPI component would "
     "need a runtime of its own",
 }
+
+
+def installed() -> list[tuple[Runtime, int | None]]:
+    """The ClusterTrainingRuntimes a Trainer environment's platform installs, as (record,
+    priority): each shipped record without a priority, then at every trainstack PriorityClass
+    (`Runtime.name_at`: a TrainJob cannot set a priority class itself)."""
+    return [(r, p) for r in RUNTIMES.values() if r.shipped for p in (None, *PRIORITIES)]
 
 
 def why_not(job_type: JobType) -> str | None:

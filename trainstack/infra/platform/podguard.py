@@ -25,7 +25,9 @@ A volume source is allowed by naming it (``has(v.configMap) || ...``) rather tha
 known-bad ones: the API server's validation, which runs before validating admission, lets a
 volume carry exactly one source, so a source added to Kubernetes later is refused until trainstack
 renders it. The same checks run on the pod templates of Jobs and of every KubeDL kind the platform
-enables, so a bad job is refused when it is submitted, with the message, instead of pod by pod;
+enables, and on a Trainer environment on a TrainJob's runtime patches (which must name one of the
+platform's runtimes), so a bad job is refused when it is submitted, with the message, instead of
+pod by pod;
 a KubeDL job annotated for host networking (``kubedl.io/network-mode: host``) is refused there
 too. Every expression is known at plan time, so ``trainstack plan`` shows the whole policy, and
 ``trainstack policy check`` evaluates the same CEL on what a run renders (the ``pod-shape``
@@ -45,6 +47,10 @@ from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS
 from trainstack.kubedl import KINDS, KUBEDL_NETWORK_MODE_ANNOTATION
 from trainstack.render.options import RenderOptions
 from trainstack.render.podshape import HOST_PATH_SOURCE, RENDERED_VOLUME_SOURCES, tolerations
+from trainstack.trainer.runtimes import RUNTIME_KIND, TRAINJOB_API_VERSION, installed
+
+# The runtimes the platform installs on a Trainer environment, by name.
+TRAINER_RUNTIMES: tuple[str, ...] = tuple(rt.name_at(p) for rt, p in installed())
 
 POD_GUARD = "trainstack-team-pods"
 
@@ -73,13 +79,43 @@ class Workload:
     specs: str
 
 
-def workloads(kubedl_kinds: Sequence[str]) -> list[Workload]:
-    """Pods, batch Jobs, and each KubeDL kind the platform installs that trainstack renders
-    (its replica map)."""
+# A TrainJob's pod specs are its runtime patches' (spec.runtimePatches[].trainingRuntimeSpec
+# .template.spec.replicatedJobs[].template.spec.template.spec): at most 16 patches (Trainer v2.3.0
+# pkg/apis/trainer/v1alpha1/trainjob_types.go:157-160, MaxItems), each spelled out, as the API
+# server's CEL has no flatten for the list of lists a map over them would make. Every field of a
+# patch is optional, so each step is checked.
+MAX_RUNTIME_PATCHES = 16
+_PATCH_SPECS = (
+    "(has(P.trainingRuntimeSpec) && has(P.trainingRuntimeSpec.template) && "
+    "has(P.trainingRuntimeSpec.template.spec) && "
+    "has(P.trainingRuntimeSpec.template.spec.replicatedJobs) ? "
+    "P.trainingRuntimeSpec.template.spec.replicatedJobs.filter(j, has(j.template) && "
+    "has(j.template.spec) && has(j.template.spec.template) && has(j.template.spec.template.spec))"
+    ".map(j, j.template.spec.template.spec) : [])"
+)
+TRAINJOB_SPECS = (
+    "(!has(object.spec.runtimePatches) ? [] : "
+    + " + ".join(
+        f"(size(object.spec.runtimePatches) > {i} ? "
+        + _PATCH_SPECS.replace("P.", f"object.spec.runtimePatches[{i}].")
+        + " : [])"
+        for i in range(MAX_RUNTIME_PATCHES)
+    )
+    + ")"
+)
+
+
+def workloads(kubedl_kinds: Sequence[str], *, trainjobs: bool = False) -> list[Workload]:
+    """Pods, batch Jobs, each KubeDL kind the platform installs that trainstack renders (its
+    replica map), and on a Trainer environment TrainJobs (their runtime patches' pod specs: the
+    rest of a node's pod is the runtime's, which the platform installs)."""
     out = [
         Workload("", "v1", "pods", ("CREATE",), "[object.spec]"),
         Workload("batch", "v1", "jobs", ("CREATE", "UPDATE"), "[object.spec.template.spec]"),
     ]
+    if trainjobs:
+        group, _, version = TRAINJOB_API_VERSION.partition("/")
+        out.append(Workload(group, version, "trainjobs", ("CREATE", "UPDATE"), TRAINJOB_SPECS))
     by_kind = {k.kind: k for k in KINDS.values() if k.replicas_key is not None}
     # A kind trainstack does not render has no replica map it knows: its pods are still
     # checked, as every pod in the namespace is.
@@ -157,7 +193,8 @@ def _specs_variable(loads: Sequence[Workload]) -> str:
 
 
 VARIABLES = {
-    "containers": "variables.specs.map(s, s.containers + "
+    # A runtime patch's pod spec may name no container (a pod's always does).
+    "containers": "variables.specs.map(s, (has(s.containers) ? s.containers : []) + "
     "(has(s.initContainers) ? s.initContainers : []))",
 }
 
@@ -244,6 +281,22 @@ def validations(rules: PodRules) -> list[dict[str, str]]:
             "(!has(c.ports) || c.ports.all(p, !has(p.hostPort) || p.hostPort == 0))))",
             "message": f"{where}: containers[].ports[].hostPort and containers[].volumeDevices "
             "are refused",
+        },
+        {
+            # A TrainJob names one of the platform's runtimes (whose pod templates it installs),
+            # never one of its own making. The kind and group default to the cluster-scoped
+            # ClusterTrainingRuntime (Trainer v2.3.0 pkg/apis/trainer/v1alpha1/
+            # trainjob_types.go:162-177).
+            "expression": "request.resource.resource != 'trainjobs' || "
+            "(has(object.spec.runtimeRef) && "
+            "(!has(object.spec.runtimeRef.kind) || "
+            f"object.spec.runtimeRef.kind == {_cel(RUNTIME_KIND)}) && "
+            "(!has(object.spec.runtimeRef.apiGroup) || "
+            f"object.spec.runtimeRef.apiGroup == {_cel(TRAINJOB_API_VERSION.partition('/')[0])}) "
+            f"&& object.spec.runtimeRef.name in {_cel(list(TRAINER_RUNTIMES))})",
+            "message": f"{where}: a TrainJob's spec.runtimeRef must name one of the platform's "
+            f"ClusterTrainingRuntimes ({', '.join(TRAINER_RUNTIMES[:2])}, ...: "
+            "`kubectl get clustertrainingruntimes`)",
         },
         {
             "expression": "!has(object.metadata.annotations) || "

@@ -64,11 +64,13 @@ class PodGuards(pulumi.ComponentResource):
         host_path: bool,
         provider: pulumi.ProviderResource,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        trainjobs: bool = False,
     ) -> None:
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         adm = k8s.admissionregistration.v1
-        loads = workloads(kubedl_kinds)
+        loads = workloads(kubedl_kinds, trainjobs=trainjobs)
         for team in teams:
             meta: k8s.meta.v1.ObjectMetaArgsDict = {
                 "name": f"{POD_GUARD}-{team.namespace}",

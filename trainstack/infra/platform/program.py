@@ -293,6 +293,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         cfg.cluster is not None and cfg.cluster.host_path_volumes,
         provider,
         component_opts(),
+        trainjobs=cfg.trainer is not None,
     )
     team_namespaces = {team: ns.metadata.name for team, ns in tenancy.namespaces.items()}
 

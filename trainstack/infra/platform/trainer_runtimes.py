@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainstack.infra.platform.trainer_release import RUNTIME_IMAGES
-from trainstack.platformnames import PRIORITIES, priority_class_name
+from trainstack.platformnames import priority_class_name
+from trainstack.trainer import runtimes
 from trainstack.trainer.record import Runtime
 from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
-from trainstack.trainer.runtimes import ANCESTOR_LABEL, ANCESTOR_TRAINER, RUNTIMES
+from trainstack.trainer.runtimes import ANCESTOR_LABEL, ANCESTOR_TRAINER
 
 # Trainer v2.3.0 manifests/base/runtimes/torch_distributed.yaml:19-20: what the SDK lists
 # runtimes by.
@@ -41,9 +42,8 @@ class Installed:
 
 
 def installed() -> list[Installed]:
-    """The runtimes the platform installs, in job-type order, each without a priority and then
-    at every priority."""
-    return [Installed(r, p) for r in RUNTIMES.values() if r.shipped for p in (None, *PRIORITIES)]
+    """The runtimes the platform installs (trainstack.trainer.runtimes.installed)."""
+    return [Installed(r, p) for r, p in runtimes.installed()]
 
 
 def runtime_spec(runtime: Runtime, priority: int | None = None) -> dict[str, Any]:
