@@ -120,7 +120,7 @@ def test_dead_runner_is_detected_and_its_run_marked_interrupted(tmp_path: Path) 
         live = reg.create(_new("alive"), current_runner())
         assert reg.get(run_id).status is RunStatus.RUNNING
         reaped = reg.mark_interrupted()
-        assert [r.id for r in reaped] == [run_id]
+        assert reaped == [run_id]
         assert reg.get(run_id).status is RunStatus.INTERRUPTED
         assert reg.get(live.id).status is RunStatus.PENDING  # our own runner is alive
 

@@ -11,12 +11,12 @@ interrupted and touch no process.
 from __future__ import annotations
 
 from trainstack.local.proctags import kill_tagged, tags_in_use
-from trainstack.registry import Registry, RunRecord
+from trainstack.registry import Registry
 
 
-def reap(reg: Registry) -> list[RunRecord]:
+def reap(reg: Registry) -> list[str]:
     """Record the runs whose runner is gone as interrupted and end every process still tagged
-    with one of them; returns the runs newly marked."""
+    with one of them; returns the ids of the runs newly marked."""
     marked = reg.mark_interrupted()
     for run_id in reg.orphaned_tags(tags_in_use()):
         kill_tagged(run_id)

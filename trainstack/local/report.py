@@ -186,14 +186,7 @@ def render(d: RunDetails) -> str:
     rows.extend(("restart", recovery.describe(h)) for h in d.history)
     if d.cost:
         rows.append(("cost", d.cost))
-    for e in r.exits:
-        if e.stopped:
-            state = "stopped when the job ended"
-        elif e.exit_code is not None:
-            state = f"exit {e.exit_code}"
-        else:
-            state = "not recorded" if r.status.finished else "running"
-        rows.append(("replica", f"{e.key}: {state}"))
+    rows.extend(("replica", f"{e.key}: {e.state(r.status.finished)}") for e in r.exits)
     if r.run_dir is not None:
         missing = r.status.finished and not r.run_dir.is_dir()
         gone = "  (no longer exists: deleted or moved)" if missing else ""

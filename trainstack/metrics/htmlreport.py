@@ -108,10 +108,7 @@ def outcome_rows(r: RunRecord, cost: str | None = None) -> tuple[tuple[str, str]
         outcome.append(("cost", cost))
     if r.experiment:
         outcome.append(("experiment", r.experiment))
-    outcome.extend(
-        ("replica " + e.key, "running" if e.exit_code is None else f"exit {e.exit_code}")
-        for e in r.exits
-    )
+    outcome.extend(("replica " + e.key, e.state(r.status.finished)) for e in r.exits)
     return tuple(outcome)
 
 

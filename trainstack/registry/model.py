@@ -42,6 +42,16 @@ class ReplicaExit:
     def key(self) -> str:
         return f"{self.role}-{self.index}"
 
+    def state(self, finished: bool) -> str:
+        """How the replica ended, in the words every view uses (`runs show`, the report, the
+        console): a replica the runner stopped after the job had ended is not a failure of its
+        own, whatever its code."""
+        if self.stopped:
+            return "stopped when the job ended"
+        if self.exit_code is not None:
+            return f"exit {self.exit_code}"
+        return "not recorded" if finished else "running"
+
 
 @dataclass(frozen=True, order=True)
 class Restart:

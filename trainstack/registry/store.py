@@ -383,6 +383,18 @@ class Registry:
         reason: str | None = None,
     ) -> RunRecord:
         """Record the end of a run; a run that already ended keeps its first recorded end."""
+        self._end(run_id, status, exits=exits, restarts=restarts, reason=reason)
+        return self.get(run_id)
+
+    def _end(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        exits: Iterable[ReplicaExit] | None = None,
+        restarts: int | None = None,
+        reason: str | None = None,
+    ) -> None:
         if not status.finished:
             raise ValueError(f"{status} is not a final status")
         with self._write() as conn:
@@ -400,27 +412,33 @@ class Registry:
                     *_ACTIVE,
                 ),
             )
-        return self.get(run_id)
 
     @_guarded
-    def mark_interrupted(self) -> list[RunRecord]:
-        """Mark local runs whose runner process is gone as interrupted; returns them. Only the
-        record: what such a run left running is trainstack.local.leftovers' to end, not a
-        reader's."""
+    def mark_interrupted(self) -> list[str]:
+        """Mark local runs whose runner process is gone as interrupted; returns their ids. Only
+        the record (and no row is parsed: one damaged row stops no other run's reader): what such
+        a run left running is trainstack.local.leftovers' to end, not a reader's."""
         rows = self._conn.execute(
             "SELECT id, runner_pid, runner_started_at FROM runs"
             " WHERE kind = 'local' AND status IN (?, ?)",
             _ACTIVE,
         ).fetchall()
-        return [
-            self.finish(
-                run_id,
-                RunStatus.INTERRUPTED,
-                reason="the runner stopped without recording how the run ended",
-            )
-            for run_id, pid, started in rows
-            if pid is None or not runner_alive(RunnerIdentity(int(pid), float(started or 0)))
-        ]
+        gone = []
+        for run_id, pid, started in rows:
+            try:
+                alive = pid is not None and runner_alive(
+                    RunnerIdentity(int(pid), float(started or 0))
+                )
+            except (TypeError, ValueError):  # a damaged pid: left for the row's own reader
+                continue
+            if not alive:
+                self._end(
+                    str(run_id),
+                    RunStatus.INTERRUPTED,
+                    reason="the runner stopped without recording how the run ended",
+                )
+                gone.append(str(run_id))
+        return gone
 
     @_guarded
     def orphaned_tags(self, tags: set[str]) -> list[str]:

@@ -69,6 +69,8 @@ class RunPage:
     runs: tuple[RunRecord, ...]
     total: int  # runs matching the filters, on every page
     query: RunQuery
+    # rows of this page that could not be read, each said (the others are still listed)
+    damaged: tuple[str, ...] = ()
 
     @property
     def pages(self) -> int:
@@ -87,9 +89,47 @@ class Experiment:
 _HAS_TAG = "EXISTS (SELECT 1 FROM json_each(runs.tags) AS t WHERE t.key = ? AND t.value = ?)"
 
 
-def _where(q: RunQuery) -> tuple[str, list[object]]:
+def runners_gone(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """The local runs still recorded pending or running whose runner process is gone: they read
+    `interrupted` everywhere (trainstack.ui.views.status_of), so the filters and counts treat
+    them so too. Only a few runs are ever running, so each is looked at."""
+    from trainstack.registry.liveness import RunnerIdentity, runner_alive
+
+    rows = conn.execute(
+        "SELECT id, runner_pid, runner_started_at FROM runs"
+        " WHERE kind = 'local' AND status IN ('pending', 'running')"
+    ).fetchall()
+    gone = []
+    for run_id, pid, started in rows:
+        try:
+            alive = pid is not None and runner_alive(
+                RunnerIdentity(int(pid), float(started or 0.0))
+            )
+        except (TypeError, ValueError):  # a damaged pid: the row's own page says so
+            alive = True
+        if not alive:
+            gone.append(str(run_id))
+    return tuple(gone)
+
+
+def _status(status: RunStatus, gone: tuple[str, ...]) -> tuple[str, list[object]]:
+    """The filter for a status as the runs read now: a run whose runner is gone is interrupted,
+    not pending or running."""
+    marks = ", ".join("?" * len(gone))
+    if status is RunStatus.INTERRUPTED and gone:
+        return f"(status = ? OR id IN ({marks}))", [status.value, *gone]
+    if status in (RunStatus.PENDING, RunStatus.RUNNING) and gone:
+        return f"(status = ? AND id NOT IN ({marks}))", [status.value, *gone]
+    return "status = ?", [status.value]
+
+
+def _where(q: RunQuery, gone: tuple[str, ...] = ()) -> tuple[str, list[object]]:
     where: list[str] = []
     args: list[object] = []
+    if q.status is not None:
+        clause, values = _status(q.status, gone)
+        where.append(clause)
+        args += values
     if q.text:
         where.append("(instr(lower(name), lower(?)) > 0 OR instr(id, ?) > 0)")
         args += [q.text, q.text]
@@ -98,7 +138,6 @@ def _where(q: RunQuery) -> tuple[str, list[object]]:
         ("component", q.component),
         ("experiment", q.experiment),
         ("created_by", q.created_by),
-        ("status", q.status.value if q.status else ""),
         ("kind", q.kind.value if q.kind else ""),
     ):
         if value:
@@ -160,7 +199,7 @@ def _record(row: tuple[object, ...]) -> RunRecord:
 
 
 def page(conn: sqlite3.Connection, q: RunQuery) -> RunPage:
-    where, args = _where(q)
+    where, args = _where(q, runners_gone(conn) if q.status is not None else ())
     total = int(conn.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0])
     direction = "DESC" if q.descending else "ASC"
     nulls = f"{_ORDER[q.sort]} IS NULL, " if q.sort is Sort.DURATION else ""
@@ -169,7 +208,14 @@ def page(conn: sqlite3.Connection, q: RunQuery) -> RunPage:
         f" created_at DESC, id LIMIT ? OFFSET ?",
         [*args, q.per_page, (max(1, q.page) - 1) * q.per_page],
     ).fetchall()
-    return RunPage(tuple(_record(r) for r in rows), total, q)
+    runs: list[RunRecord] = []
+    damaged: list[str] = []
+    for row in rows:
+        try:
+            runs.append(_record(row))
+        except RegistryError as err:
+            damaged.append(err.message)
+    return RunPage(tuple(runs), total, q, tuple(damaged))
 
 
 def get(conn: sqlite3.Connection, run_id: str) -> RunRecord:
@@ -198,10 +244,14 @@ def choices(conn: sqlite3.Connection, column: str) -> tuple[str, ...]:
 
 
 def experiments(conn: sqlite3.Connection) -> list[Experiment]:
+    gone = runners_gone(conn)
+    marks = ", ".join("?" * len(gone))
+    not_gone = f" AND id NOT IN ({marks})" if gone else ""
     rows = conn.execute(
-        "SELECT experiment, COUNT(*), SUM(status IN ('pending', 'running')),"
+        f"SELECT experiment, COUNT(*), SUM(status IN ('pending', 'running'){not_gone}),"
         " SUM(status = 'failed'), MAX(created_at) FROM runs WHERE experiment IS NOT NULL"
-        " GROUP BY experiment ORDER BY MAX(created_at) DESC"
+        " GROUP BY experiment ORDER BY MAX(created_at) DESC",
+        list(gone),
     )
     return [
         Experiment(str(name), int(n), int(running or 0), int(failed or 0), float(last))

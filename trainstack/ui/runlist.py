@@ -213,7 +213,7 @@ def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> Runs
         rows=tuple(_row(r, metric) for r in got.runs),
         summary=summary,
         pages=_pages(kept, q.page, got.pages),
-        problems=tuple(problems),
+        problems=(*problems, *got.damaged),
     )
 
 
