@@ -55,3 +55,28 @@ def test_a_damaged_registry_is_refused_at_start(tmp_path: Path) -> None:
     got = Cli(home, forbid_traceback=True)("ui", "--port", "0")
     assert got.code == 3 and got.err.startswith(f"error: the run registry {home}/registry.db")
     assert got.err.count("error:") == 1
+
+
+def test_a_console_on_an_empty_home_creates_no_registry(tmp_path: Path) -> None:
+    """The console only reads: started on a home with no run, it serves an empty list and leaves
+    the home as it found it (it used to create registry.db there, and its -wal and -shm)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = Cli(home).start("ui", "--port", "0")
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()
+        assert first == f"trainstack ui: no run recorded in {home} yet"
+        found = re.match(
+            r"trainstack ui: serving (http://127\.0\.0\.1:\d+/)$", proc.stdout.readline().strip()
+        )
+        assert found
+        for page in ("", "experiments", "sweeps", "compare"):
+            with urllib.request.urlopen(found.group(1) + page, timeout=30) as got:
+                assert got.status == 200
+        with urllib.request.urlopen(found.group(1), timeout=30) as got:
+            assert "no runs match" in got.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert sorted(p.name for p in home.iterdir()) == []

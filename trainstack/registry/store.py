@@ -557,6 +557,20 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def check_existing(home: Path) -> bool:
+    """Check the registry under `home` without writing anything (a reader's start: the
+    console); False when there is none yet, which is left uncreated."""
+    path = registry_path(home)
+    refuse_not_a_file(path)
+    if not path.exists():
+        return False
+    try:
+        _check_read_only_when_free(path)
+    except sqlite3.Error as err:
+        raise _damaged(path, f"cannot be read ({err})") from None
+    return True
+
+
 def _check_read_only_when_free(path: Path) -> None:
     """`_check_read_only`, waited for: a read-only connection to a WAL database may be told
     "locked" at once, without SQLite's busy handler, while another process opens the file for

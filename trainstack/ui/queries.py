@@ -17,6 +17,7 @@ from pathlib import Path
 from trainstack.errors import NotFoundError
 from trainstack.registry import RegistryError, Restart, RunKind, RunRecord, RunStatus
 from trainstack.registry.home import registry_path
+from trainstack.registry.migrations import migrate
 from trainstack.registry.rows import COLUMNS, RESTART_COLUMNS, parse_record, parse_restart
 from trainstack.registry.store import refuse_not_a_file
 
@@ -165,7 +166,13 @@ def reading(home: Path) -> Iterator[sqlite3.Connection]:
     path = registry_path(home)
     refuse_not_a_file(path)
     try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_S)
+        if path.exists():
+            conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_S)
+        else:
+            # No run recorded here yet: an empty registry of the same schema, in memory, so the
+            # console (which only reads) creates no file in the home.
+            conn = sqlite3.connect(":memory:")
+            migrate(conn)
     except sqlite3.Error as err:
         raise _unreadable(path, err) from None
     try:
