@@ -196,6 +196,14 @@ def parse(file: str, text: str, what: str = "specs") -> SourceDoc:
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         hint = f"line {line}: {shown!r}" if shown else None
         problem = err.problem or "invalid YAML"
+        # Where the construct that failed began (an unclosed `{` or `[`, a quoted string): the
+        # problem's own line is only where the parser noticed.
+        opened = err.context_mark
+        if opened is not None and err.context and (opened.line + 1) != line:
+            began = (
+                f"{err.context} that began at line {opened.line + 1}, column {opened.column + 1}"
+            )
+            hint = f"{hint}; {began}" if hint else began
         raise _file_error(file, f"YAML syntax error: {problem}", line, col, hint) from None
     except yaml.YAMLError as err:
         raise _file_error(file, f"YAML error: {err}") from None

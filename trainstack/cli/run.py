@@ -116,7 +116,8 @@ def run(
     if not local:
         raise UserError(
             "`trainstack run` runs on this machine only with --local",
-            hint=f"trainstack run {spec} --local",
+            hint=f"on this machine: trainstack run {spec} --local; on a cluster: "
+            f"trainstack deploy {spec} --env ENV",
         )
     from trainstack.local import drills
     from trainstack.local.bindings import parse_overrides

@@ -32,13 +32,14 @@ from trainstack.deploy.settings import (
     is_passphrase_error,
     legacy_run_stack_name,
     load_settings,
+    nothing_deployed,
     passphrase_mismatch,
     platform_stack_name,
     run_stack_name,
 )
 from trainstack.deploy.stacktags import config_file, deploy_config, name_tags, settle_tags
 from trainstack.deploy.upgrades import held_back
-from trainstack.errors import NotFoundError, UserError
+from trainstack.errors import NotFoundError, ToolMissingError, UserError
 from trainstack.registry.home import state_home
 
 if TYPE_CHECKING:
@@ -381,11 +382,16 @@ def locate(
     index = RunIndex(root)
     try:
         entry = index.find(run, env, team)
-    except NotFoundError:
+    except NotFoundError as missing:
         chosen = backend or os.environ.get(BACKEND_ENV)
         if not (chosen or root.exists()):
             raise
-        cli = command or find_pulumi()
+        try:
+            cli = command or find_pulumi()
+        except ToolMissingError:
+            if nothing_deployed(root, chosen):  # no stack to ask the CLI about: say so
+                raise missing from None
+            raise
         settings = load_settings(root, chosen)
         with _cli_errors("listing the run stacks", settings, ""):
             shared = backend_entries(settings, cli)
@@ -419,7 +425,12 @@ def deployed(
     from trainstack.deploy.index import backend_entries
     from trainstack.deploy.workspace import find_pulumi
 
-    cli = command or find_pulumi()
+    try:
+        cli = command or find_pulumi()
+    except ToolMissingError:
+        if nothing_deployed(home or state_home(), backend):  # no CLI needed to say "none"
+            return []
+        raise
     settings = load_settings(home, backend)
     mine = {e.stack: e for e in RunIndex(settings.home).entries()}
     with _cli_errors("listing the run stacks", settings, ""):

@@ -49,9 +49,23 @@ class DeploySettings:
         }
 
 
+def default_backend(root: Path) -> Path:
+    """The folder of the file backend a home uses when no backend is named."""
+    return root / "pulumi"
+
+
+def nothing_deployed(root: Path, backend: str | None) -> bool:
+    """True when no backend is named and the home's own file backend holds no stack, so no run
+    can be deployed: read verbs then need no Pulumi CLI to say so. (A file backend keeps its
+    stacks under `<folder>/.pulumi`.)"""
+    if backend or os.environ.get(BACKEND_ENV):
+        return False
+    return not (default_backend(root) / ".pulumi").exists()
+
+
 def load_settings(home: Path | None = None, backend: str | None = None) -> DeploySettings:
     root = home or state_home()
-    url = backend or os.environ.get(BACKEND_ENV) or f"file://{root / 'pulumi'}"
+    url = backend or os.environ.get(BACKEND_ENV) or f"file://{default_backend(root)}"
     if not re.match(r"^[a-z0-9]+://", url):
         raise ConfigError(
             f"backend URL {url!r}: expected a Pulumi backend URL such as "

@@ -122,10 +122,11 @@ def print_plan(plan: Plan, console: Console, *, kind: str, env: str) -> None:
         )
         for line in wrapped or [f"{key} ="]:
             console.print("  " + line, markup=False, highlight=False, soft_wrap=True)
+    # Never wrapped: a pending step ends in a command to paste, whole, from a pipe too.
     for step in plan.pending:
-        console.print(f"pending: {step}", markup=False)
+        console.print(f"pending: {step}", markup=False, highlight=False, soft_wrap=True)
     for note in plan.notes:
-        console.print(f"note: {note}", markup=False)
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     if plan.templates is not None:
         console.print(plan.templates.summary(), markup=False, highlight=False, soft_wrap=True)
     creates = sum(1 for r in plan.resources if r.op == "create")

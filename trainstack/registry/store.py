@@ -51,6 +51,8 @@ from trainstack.registry.rows import (
 
 BUSY_TIMEOUT_MS = 30_000
 _ACTIVE = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
+# An ambiguous id prefix names this many of the runs it matches.
+_CANDIDATES = 10
 
 
 class RegistryError(UserError):
@@ -483,12 +485,17 @@ class Registry:
             ).fetchone()
         if row is None:
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM runs WHERE substr(id, 1, ?) = ? LIMIT 2",
-                (len(ref), ref),
+                f"SELECT {_COLUMNS} FROM runs WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+                (len(ref), ref, _CANDIDATES + 1),
             ).fetchall()
             if len(rows) > 1:
+                # rows[i][0] is the id, [1] the name (rows.COLUMNS): no row is parsed, so a
+                # damaged one cannot hide the others.
+                shown = [f"{r[0]} ({r[1]})" for r in rows[:_CANDIDATES]]
+                more = ", ..." if len(rows) > _CANDIDATES else ""
                 raise NotFoundError(
-                    f"{ref!r} matches more than one run", hint="give more of the run id"
+                    f"{ref!r} matches more than one run: {', '.join(shown)}{more}",
+                    hint="give more of the run id",
                 )
             row = rows[0] if rows else None
         if row is None:

@@ -224,8 +224,9 @@ class Storage:
                 raise RenderError(
                     f"run {self.run.name!r}: {b.uri} is a file:// binding, which only a local "
                     "cluster can mount (as a hostPath)",
-                    hint="render with --local-cluster for kind/minikube, or upload the data and "
-                    "bind oss://, nas:// or pvc://",
+                    hint="upload the data and bind oss://, nas:// or pvc://; file:// is for one "
+                    "user's kind or minikube (an environment with trainstack:hostPathVolumes: "
+                    "true, or `trainstack render --local-cluster`)",
                 )
             # One leading slash: POSIX keeps `//etc` as is, and it must not slip past the check.
             host = (

@@ -98,6 +98,19 @@ def _schema_at(kind: str, schema_path: tuple[Any, ...]) -> Any:
     return node
 
 
+def _elsewhere(kind: str, path: tuple[Any, ...]) -> str | None:
+    """For a field unknown at the top of one section that is a field of another (`spec.tags`:
+    tags are metadata), where it belongs."""
+    if len(path) != 2:
+        return None
+    here, field = path
+    for section, rule in (SCHEMAS[kind] or {}).items():
+        fields = rule.get("schema") if isinstance(rule, dict) else None
+        if section != here and isinstance(fields, dict) and field in fields:
+            return f"{field} belongs under {section}: {section}.{field}"
+    return None
+
+
 def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
@@ -145,7 +158,9 @@ def _diagnostic(doc: SourceDoc, kind: str, e: Any) -> Diagnostic:
     if e.code == cerr.UNKNOWN_FIELD.code:
         allowed = _schema_at(kind, tuple(e.schema_path)) or {}
         hint = (
-            suggest.hint(field, allowed) or "allowed here: " + ", ".join(sorted(allowed))
+            _elsewhere(kind, path)
+            or suggest.hint(field, allowed)
+            or "allowed here: " + ", ".join(sorted(allowed))
             if isinstance(allowed, dict)
             else None
         )
