@@ -131,3 +131,38 @@ def test_trials_left_running_by_a_killed_sweep_run_again_on_resume(tmp_path: Pat
     st.tell(again, 0.25)
     assert studies.prepare_resume(st) == 0  # run again once, not enqueued twice
     assert studies.progress(st).counted == 2
+
+
+def test_a_resumed_seeded_random_sweep_draws_new_points_not_its_first_ones_again(
+    tmp_path: Path,
+) -> None:
+    """A seeded random sweep stopped after three trials and resumed: its fourth trial is a point
+    of its own (before, the sampler was rebuilt from the seed on every open and trial 3 repeated
+    trial 0 exactly), and the same interruption resumes the same way."""
+    import yaml
+
+    from trainstack.sweep import study as studies
+
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["spec"]["run"] = str(EXAMPLE.parent / doc["spec"]["run"])
+    doc["spec"]["algorithm"] = "random"
+    doc["spec"]["seed"] = 7
+    doc["spec"]["parameters"] = {"lr": {"min": 0.0001, "max": 0.1, "log": True}}
+    spec = tmp_path / "random.yaml"
+    spec.write_text(yaml.safe_dump(doc))
+    s = load_sweep(spec)
+    draws = []
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        st = studies.open_study(s, tmp_path / folder)
+        dists = studies.distributions(s)
+        first = []
+        for _ in range(3):
+            t = st.ask(dists)
+            st.tell(t, 0.5)
+            first.append(t.params["lr"])
+        st = studies.open_study(s, tmp_path / folder)  # Ctrl-C, then the same command
+        fourth = st.ask(dists).params["lr"]
+        assert fourth not in first, (fourth, first)
+        draws.append((first, fourth))
+    assert draws[0] == draws[1]  # seeded: the same sweep, interrupted alike, draws alike

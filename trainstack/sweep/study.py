@@ -175,10 +175,18 @@ def distributions(sweep: Sweep) -> dict[str, Any]:
     return out
 
 
-def sampler_for(sweep: Sweep) -> optuna.samplers.BaseSampler:
+def sampler_for(sweep: Sweep, resumed_at: int = 0) -> optuna.samplers.BaseSampler:
+    """The sweep's sampler; `resumed_at`: the trials its study already holds. A sampler rebuilt
+    from the same seed would draw its first points again (a resumed random sweep repeated trial
+    0 as trial 3): a resumed one is seeded from the seed and that count, so it goes on with
+    points of its own, the same ones for the same interruption. (optuna keeps no sampler state
+    in its storage; its tutorial "Saving/Resuming Study with RDB Backend" pickles the sampler,
+    and unpickling a file in the state home is not something trainstack does.)"""
     import optuna
 
     seed = sweep.seed
+    if seed is not None and resumed_at:
+        seed = (seed * 1_000_003 + resumed_at) % 2**32
     if sweep.algorithm is Algorithm.GRID:
         grid = {n: list(s.values) for n, s in sweep.space.items() if isinstance(s, Choice)}
         sampler: optuna.samplers.BaseSampler = _grid_sampler(grid, seed=seed)
@@ -218,6 +226,9 @@ def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
         direction=direction,
         load_if_exists=True,
     )
+    held = len(study.get_trials(deepcopy=False))
+    if held:
+        study.sampler = sampler_for(sweep, resumed_at=held)
     stored = study.user_attrs.get(FINGERPRINT)
     if stored is None:
         study.set_user_attr(FINGERPRINT, sweep.fingerprint())
