@@ -160,6 +160,28 @@ def test_resume_seeds_preloaded_outputs_from_an_earlier_run(tmp_path: Path, cli:
     assert (b.run_dir / "output" / "result" / "started-from").read_text() == "3"
     assert (b.run_dir / "output" / "state" / "count").read_text() == "6"
     assert "counted from 3 to 6" in done.stdout
+    # the lineage is recorded and shown: the run it resumed from
+    with Registry.open(cli.home) as reg:
+        a = reg.resolve("count-a")
+    assert b.resumed_from == a.id
+    shown = cli("runs", "show", "count-b")
+    (line,) = [x for x in shown.stdout.splitlines() if x.startswith("resumed from")]
+    assert line.split() == ["resumed", "from", a.id]
+    assert (
+        json.loads(cli("runs", "show", "count-b", "--json").stdout)["run"]["resumed_from"] == a.id
+    )
+
+
+def test_resume_from_a_run_of_another_component_is_refused(tmp_path: Path, cli: Cli) -> None:
+    """Its checkpoints are another model's: before, they were copied in without a word."""
+    first = write_run(tmp_path, "probe", "other-model", parameters={"mode": "count", "steps": 1})
+    assert cli("run", first, "--local").returncode == 0
+    second = write_run(tmp_path, "tracker", "mine")
+    done = cli("run", second, "--local", "--resume", "other-model")
+    assert done.returncode == 2, done.stderr
+    assert "is of component 'probe'" in done.stderr and "another model's" in done.stderr
+    with Registry.open(cli.home) as reg:
+        assert [r.name for r in reg.list(RunFilter())] == ["other-model"]  # nothing started
 
 
 def test_preloaded_output_bound_to_a_directory_is_read_back_and_committed(

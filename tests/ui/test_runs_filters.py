@@ -42,6 +42,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
             )
             reg.mark_running(rec.id, [])
             reg.finish(rec.id, (RunStatus.SUCCEEDED, RunStatus.FAILED)[i % 2])
+    # job-007 was deployed to this home's own file backend, which therefore holds stacks
+    (home / "pulumi" / ".pulumi").mkdir(parents=True)
     conn = sqlite3.connect(registry_path(home))
     with conn:  # one run made by someone else, one long ago
         conn.execute("UPDATE runs SET created_by = 'someone-else' WHERE name = 'job-000'")

@@ -103,15 +103,20 @@ def logs(
                     download,
                     store,
                 )
-            except ToolMissingError:
+            except (ToolMissingError, NotFoundError) as err:
                 if unknown is None or _in_index(run_ref, env, team, reg.home):
                     raise  # a deployed run: its logs are on the cluster, through the CLI
                 # Most likely a typo, not a teammate's run: say so before asking for a CLI.
+                teammates = (
+                    "runs a teammate deployed are looked up through the Pulumi CLI, which is "
+                    "not installed"
+                    if isinstance(err, ToolMissingError)
+                    else "no run has been deployed from this home"
+                )
                 raise NotFoundError(
                     unknown.message,
                     hint=f"{unknown.hint}; the stack index ({reg.home / INDEX_FILE}) has no "
-                    "such run either, and runs a teammate deployed are looked up through the "
-                    "Pulumi CLI, which is not installed",
+                    f"such run either, and {teammates}",
                 ) from None
             return
 

@@ -38,13 +38,17 @@ DEFAULT_PORT = 8765
 def ui(host: str, port: int, token: str | None, project: Path | None, home: Path | None) -> None:
     """Serve the runs, run pages (charts, logs, restarts), experiments, compare and sweeps of
     this state home as a local web console; it only reads."""
-    from trainstack.registry import state_home
+    from trainstack.registry import Registry, state_home
     from trainstack.registry.store import check_existing
     from trainstack.ui.server import listen, serve
 
     root = state_home(home)
-    # Checked now, read-only: a damaged one is one error; none is left uncreated (it only reads).
-    if not check_existing(root):
+    # Checked now, read-only: a damaged one is one error; none is left uncreated (the console
+    # only reads). An existing one is brought to this trainstack's schema, as any verb would.
+    if check_existing(root):
+        with Registry.open(root):
+            pass
+    else:
         click.echo(f"trainstack ui: no run recorded in {root} yet")
     listening = listen(root, project, host, port, token)
 

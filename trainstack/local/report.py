@@ -186,6 +186,8 @@ def render(d: RunDetails) -> str:
     rows.extend(("restart", recovery.describe(h)) for h in d.history)
     if d.cost:
         rows.append(("cost", d.cost))
+    if r.resumed_from:
+        rows.append(("resumed from", r.resumed_from))
     rows.extend(("replica", f"{e.key}: {e.state(r.status.finished)}") for e in r.exits)
     if r.run_dir is not None:
         missing = r.status.finished and not r.run_dir.is_dir()
@@ -257,6 +259,7 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "spec_path": r.spec_path,
         "output_uris": dict(r.outputs),
         "parameters": dict(r.parameters),
+        "resumed_from": r.resumed_from,
     }
     return {
         "run": rec,

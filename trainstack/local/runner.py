@@ -13,7 +13,7 @@ import shutil
 import signal
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import TextIO
@@ -114,8 +114,10 @@ def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
     choice = choose(req.sandbox)
     with Registry.open(req.home) as reg:
         leftovers.reap(reg)
-        resume = _resume_layout(reg, req.resume)
-        record = reg.create(_new_run(run, req.spec), current_runner())
+        resume, resumed_from = _resume_layout(reg, req.resume, run)
+        record = reg.create(
+            replace(_new_run(run, req.spec), resumed_from=resumed_from), current_runner()
+        )
         assert record.run_dir is not None
         layout = Layout(record.run_dir)
         run = bind_unbound_outputs(run, layout.output_dir)
@@ -546,10 +548,20 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _resume_layout(reg: Registry, ref: str | None) -> Layout | None:
+def _resume_layout(reg: Registry, ref: str | None, run: Run) -> tuple[Layout | None, str | None]:
+    """The run directory `--resume` takes checkpoints from, and that run's id (the lineage the
+    new run records); a run of another component is refused: its checkpoints are another
+    model's."""
     if ref is None:
-        return None
+        return None, None
     earlier = reg.resolve(ref)
+    if earlier.component != run.component.name:
+        raise UserError(
+            f"--resume {ref}: run {earlier.id} is of component {earlier.component!r}, this run of "
+            f"{run.component.name!r}: its checkpoints are another model's",
+            hint=f"resume from a run of {run.component.name} (`trainstack runs list` shows "
+            "each run's component)",
+        )
     if earlier.run_dir is None:
         raise UserError(
             f"run {earlier.id} ran on a cluster; --resume takes a local run",
@@ -562,7 +574,7 @@ def _resume_layout(reg: Registry, ref: str | None) -> Layout | None:
             "longer exists, so there is nothing to resume from",
             hint="run without --resume to start over",
         )
-    return Layout(earlier.run_dir)
+    return Layout(earlier.run_dir), earlier.id
 
 
 def _new_run(run: Run, spec: Path) -> NewRun:

@@ -108,6 +108,8 @@ def outcome_rows(r: RunRecord, cost: str | None = None) -> tuple[tuple[str, str]
         outcome.append(("cost", cost))
     if r.experiment:
         outcome.append(("experiment", r.experiment))
+    if r.resumed_from:
+        outcome.append(("resumed from", r.resumed_from))
     outcome.extend(("replica " + e.key, e.state(r.status.finished)) for e in r.exits)
     return tuple(outcome)
 

@@ -86,6 +86,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE runs ADD COLUMN log_region TEXT;
         """,
     ),
+    (
+        "resumed_from: the run whose checkpoints a run started from (--resume)",
+        """
+        ALTER TABLE runs ADD COLUMN resumed_from TEXT;
+        """,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

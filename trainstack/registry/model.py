@@ -102,6 +102,7 @@ class NewRun:
     stack_name: str | None = None
     outputs: Mapping[str, str] = field(default_factory=_empty_tags)  # output name -> URI
     parameters: Mapping[str, ParamValue] = field(default_factory=_empty_params)
+    resumed_from: str | None = None  # the run whose checkpoints it starts from (--resume)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class RunRecord:
     # here once the run's stack is destroyed.
     log_place: str | None = None
     log_region: str | None = None
+    resumed_from: str | None = None  # the id of the run whose checkpoints it started from
 
     @property
     def duration(self) -> float | None:

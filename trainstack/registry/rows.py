@@ -24,7 +24,7 @@ COLUMNS = (
     "id, name, component, component_version, kind, job_type, experiment, tags, status,"
     " created_at, started_at, finished_at, exits, restarts, run_dir, runner_pid,"
     " runner_started_at, stack_name, spec_path, reason, outputs, parameters, created_by,"
-    " log_place, log_region"
+    " log_place, log_region, resumed_from"
 )
 
 
@@ -104,6 +104,7 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         created_by,
         log_place,
         log_region,
+        resumed_from,
     ) = row
     return RunRecord(
         id=str(run_id),
@@ -141,4 +142,5 @@ def parse_record(row: tuple[object, ...]) -> RunRecord:
         created_by=None if created_by is None else str(created_by),
         log_place=None if log_place is None else str(log_place),
         log_region=None if log_region is None else str(log_region),
+        resumed_from=None if resumed_from is None else str(resumed_from),
     )

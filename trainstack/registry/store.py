@@ -286,8 +286,8 @@ class Registry:
                         "INSERT INTO runs (id, name, component, component_version, kind, job_type,"
                         " experiment, tags, status, created_at, run_dir, runner_pid,"
                         " runner_started_at, stack_name, spec_path, outputs, parameters,"
-                        " created_by)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " created_by, resumed_from)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             run_id,
                             new.name,
@@ -307,6 +307,7 @@ class Registry:
                             json.dumps(dict(new.outputs), sort_keys=True),
                             json.dumps(dict(new.parameters)),
                             current_user(),
+                            new.resumed_from,
                         ),
                     )
             except sqlite3.IntegrityError:
