@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import backend_option, environment, home_option, project_option
+from trainstack.cli.options import (
+    backend_option,
+    environment,
+    home_option,
+    param_option,
+    project_option,
+)
 
 
 @click.command()
@@ -24,6 +30,7 @@ from trainstack.cli.options import backend_option, environment, home_option, pro
     "(its metadata, or trainstack's rendering, changed): restarts its job",
 )
 @click.option("--quiet", is_flag=True, help="do not stream the Pulumi CLI's progress")
+@param_option
 @home_option
 @backend_option
 @project_option
@@ -33,12 +40,14 @@ def deploy(
     rerun: bool,
     upgrade: bool,
     quiet: bool,
+    params: tuple[str, ...],
     home: Path | None,
     backend: str | None,
     project: Path | None,
 ) -> None:
     """Deploy RUN_FILE to ENV as one stack (create it, or update it: refresh, then up)."""
     from trainstack.deploy.service import deploy as deploy_run
+    from trainstack.spec import overrides
 
     def progress(line: str) -> None:
         click.echo(line, err=True)
@@ -53,6 +62,7 @@ def deploy(
         on_output=None if quiet else progress,
         on_notice=progress,  # --quiet too: CI's summary is where a run's deploy is read
         project=project,
+        params=overrides.parse(params),
     )
     click.echo(f"deployed {entry.run} to {entry.env}: stack {entry.stack} in {entry.backend}")
     for key in ("kind", "jobName", "namespace", "specHash"):

@@ -122,6 +122,17 @@ components_option = click.option(
 )
 
 
+param_option = click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set the run's parameter NAME for this run (repeatable), checked against the "
+    "component's types and ranges as the run file's own value is.",
+)
+
+
 def environment(
     help: str, *, required: bool = False, dest: str = "env"
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

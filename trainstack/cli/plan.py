@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from trainstack.cli.options import environment, output_format, project_option
+from trainstack.cli.options import environment, output_format, param_option, project_option
 from trainstack.errors import UserError
+from trainstack.spec.overrides import Overrides
 
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
@@ -28,15 +29,26 @@ if TYPE_CHECKING:
     "for a workflow's step summary, a section per file",
     json_alias=True,
 )
+@param_option
 @project_option
-def plan(run_files: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> None:
+def plan(
+    run_files: tuple[Path, ...], env: str, fmt: str, params: tuple[str, ...], project: Path | None
+) -> None:
     """Plan the platform (no RUN_FILE) or each RUN_FILE's stack, offline under mocks. A Sweep
     file plans the run stacks of the sweep's first batch of trials.
 
     Several files are planned in one process (the platform once, not once per file), each
     whatever the one before it did; the exit status is 2 when one could not be planned."""
+    from trainstack.spec import overrides
+
+    values = overrides.parse(params)
+    if values and (len(run_files) != 1 or _is_sweep(run_files[0])):
+        raise UserError(
+            "-p sets a parameter of one run: give one run file",
+            hint="plan each run file with its own -p",
+        )
     if len(run_files) <= 1 and fmt != "github":
-        _plan_one(run_files[0] if run_files else None, env, fmt, project, sys.stdout)
+        _plan_one(run_files[0] if run_files else None, env, fmt, project, sys.stdout, values)
         return
     code = 0
     documents: list[dict[str, object]] = []
@@ -75,7 +87,14 @@ def _report(
         click.echo(f"error: {error}", err=True)
 
 
-def _plan_one(path: Path | None, env: str, fmt: str, project: Path | None, out: TextIO) -> None:
+def _plan_one(
+    path: Path | None,
+    env: str,
+    fmt: str,
+    project: Path | None,
+    out: TextIO,
+    params: Overrides | None = None,
+) -> None:
     from rich.console import Console
 
     from trainstack.envfile import find_project
@@ -91,7 +110,7 @@ def _plan_one(path: Path | None, env: str, fmt: str, project: Path | None, out: 
         result, kind = service.plan_platform(env, project), "platform"
         outputs = result.outputs
     else:
-        result, kind = service.plan_run(path, env, project), "run"
+        result, kind = service.plan_run(path, env, project, params=params), "run"
         outputs = service.platform_outputs(find_project(project), env)[0]
     if fmt == "json":
         # one document for machines; `trainstack policy check --format json` has the violations

@@ -8,8 +8,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trainstack.cli.options import Seconds, environment, home_option, project_option
+from trainstack.cli.options import (
+    Seconds,
+    environment,
+    home_option,
+    param_option,
+    project_option,
+)
 from trainstack.errors import RunFailedError, UserError
+from trainstack.spec.overrides import Overrides
 
 if TYPE_CHECKING:
     from trainstack.trainer import Operator
@@ -86,6 +93,7 @@ if TYPE_CHECKING:
     "trainer, the replicas are the TrainJob's nodes and a failure restarts them all, as JobSet "
     "does. Default: KubeDL's semantics."
 )
+@param_option
 @project_option
 @home_option
 @click.option(
@@ -108,6 +116,7 @@ def run(
     no_install: bool,
     sandbox: str | None,
     env: str | None,
+    params: tuple[str, ...],
     project: Path | None,
     home: Path | None,
     grace: float,
@@ -126,8 +135,10 @@ def run(
     from trainstack.local.runner import LocalRunRequest, run_local
     from trainstack.local.sandboxmode import SandboxMode
     from trainstack.registry import RunStatus, state_home
+    from trainstack.spec import overrides
 
-    operator = _operator(spec, env, project)
+    values = overrides.parse(params)
+    operator = _operator(spec, env, project, values)
     # This process's children are all the run's: strays that leave a replica's group and clear
     # its tag re-parent here, and the final sweep finds them (docs/local.md).
     become_subreaper()
@@ -145,6 +156,7 @@ def run(
             pass_env=pass_env,
             sandbox=None if sandbox is None else SandboxMode(sandbox),
             operator=operator,
+            params=values,
         )
     )
     with contextlib.suppress(BrokenPipeError):  # `… | head` left early; the run is recorded
@@ -159,7 +171,7 @@ def run(
         )
 
 
-def _operator(spec: Path, env: str | None, project: Path | None) -> Operator:
+def _operator(spec: Path, env: str | None, project: Path | None, params: Overrides) -> Operator:
     """Whose semantics the run follows: KubeDL's without --env; else the environment's
     operator, read as plan reads it. A run the operator cannot run, or whose TrainJob cannot be
     rendered, is refused as plan and `render --env` refuse it; a `custom` run is the same batch
@@ -177,7 +189,7 @@ def _operator(spec: Path, env: str | None, project: Path | None) -> Operator:
     operator = environment_operator(where, env)
     if operator is Operator.KUBEDL:
         return operator
-    run = load_run(spec)
+    run = load_run(spec, params=params)
     if not runs(operator, run.job_type):
         check_runs(operator, run.job_type, env, environments_of(where, Operator.KUBEDL))
     if run.job_type not in RUNTIMES:

@@ -41,6 +41,7 @@ from trainstack.deploy.stacktags import config_file, deploy_config, name_tags, s
 from trainstack.deploy.upgrades import held_back
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
 from trainstack.registry.home import state_home
+from trainstack.spec.overrides import Overrides
 
 if TYPE_CHECKING:
     from pulumi import automation as auto
@@ -79,6 +80,7 @@ def deploy(
     upgrade: bool = False,
     on_notice: OnOutput | None = None,
     look_for_moved: bool = True,
+    params: Overrides | None = None,
 ) -> StackEntry:
     """Render ``run_file`` for the platform of ``env`` and bring its stack up to date.
     ``project``: where the platform project is looked for (envfile.find_project); deploy reads
@@ -94,7 +96,7 @@ def deploy(
     from trainstack.spec import load_run
 
     cli = command or find_pulumi()  # before anything else: without the CLI nothing can happen
-    run = load_run(run_file)
+    run = load_run(run_file, params=params or {})
     settings = load_settings(home, backend)
     # The team's secrets scope when published (deploy/scope.py), else the platform stack.
     platform, source = read_source_outputs(settings, env, run.tags.get(names.TEAM_TAG), cli)

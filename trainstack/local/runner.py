@@ -55,6 +55,7 @@ from trainstack.registry import (
 from trainstack.registry.home import venvs_root
 from trainstack.spec import load_run
 from trainstack.spec.model import Run
+from trainstack.spec.overrides import Overrides
 from trainstack.stopsignals import stop_on_signals
 from trainstack.trainer import Operator
 
@@ -81,6 +82,8 @@ class LocalRunRequest:
     sandbox: SandboxMode | None = None
     # --env: whose semantics the run follows (trainstack.local.trainerjob for Trainer's)
     operator: Operator = Operator.KUBEDL
+    # -p NAME=VALUE: parameters set over the run file's (trainstack.spec.overrides)
+    params: Overrides = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def run_local(req: LocalRunRequest) -> LocalRunResult:
 
 
 def _run_local(req: LocalRunRequest, deadman: DeadmanSwitch) -> LocalRunResult:
-    run = localize(load_run(req.spec), req.inputs, req.outputs, req.models)
+    run = localize(load_run(req.spec, params=req.params), req.inputs, req.outputs, req.models)
     drills.check(req.preempt, trainerjob.replica_keys(run, req.operator))
     # Before anything is recorded or started; the values only ever reach the replicas' env.
     secrets = jobplan.secret_env_values(run)

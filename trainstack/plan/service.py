@@ -13,6 +13,7 @@ from trainstack.envfile import SECRET_PLACEHOLDER, Project, find_project, read_e
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
     from trainstack.spec.model import Run
+    from trainstack.spec.overrides import Overrides
     from trainstack.trainer.backend import Operator
 
 
@@ -44,7 +45,9 @@ def plan_platform(env: str, start: Path | None = None) -> Plan:
     return plan
 
 
-def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
+def plan_run(
+    run_file: Path, env: str, start: Path | None = None, *, params: Overrides | None = None
+) -> Plan:
     """What ``trainstack deploy RUN_FILE --env ENV`` would create: the run's own stack.
 
     The platform stack is answered by the platform's own offline plan for ENV, so the run is
@@ -60,7 +63,7 @@ def plan_run(run_file: Path, env: str, start: Path | None = None) -> Plan:
     from trainstack.spec import load_run
 
     project = find_project(start)
-    run = load_run(run_file)
+    run = load_run(run_file, params=params or {})
     ref = platform_stack_name(env)
     outputs, secret = platform_outputs(project, env)
     notes = check_operator(project, env, run, outputs)

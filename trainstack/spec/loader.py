@@ -16,7 +16,7 @@ from typing import Any
 from trainstack import suggest
 from trainstack.envnames import COMPONENTS_ENV as COMPONENTS_ENV
 from trainstack.errors import Diagnostic, SpecError, UserError
-from trainstack.spec import normalize, structure
+from trainstack.spec import normalize, overrides, structure
 from trainstack.spec.model import Component, Run
 from trainstack.spec.pathlimits import too_long
 from trainstack.spec.rules import component as component_rules
@@ -97,7 +97,8 @@ class Loader:
             raise cached.result
         return cached.result
 
-    def run(self, path: Path) -> Run:
+    def run(self, path: Path, params: overrides.Overrides = overrides.NONE) -> Run:
+        """The Run of a file; `params`: `-p NAME=VALUE` parameters set over the file's."""
         doc = load(shown(path))
         if _kind(doc) != "Run":
             raise SpecError(
@@ -107,7 +108,10 @@ class Loader:
                     )
                 ]
             )
-        return self._run_from(doc)
+        try:
+            return self._run_from(overrides.apply(doc, params))
+        except SpecError as err:
+            raise overrides.relocate(err, params) from None
 
     def run_from(self, doc: SourceDoc) -> Run:
         """A Run from a parsed document (a sweep's inline base run)."""
@@ -371,8 +375,13 @@ def load_component(path: Path | str) -> Component:
     return Loader().component(Path(path))
 
 
-def load_run(path: Path | str, *, components_dir: Path | None = None) -> Run:
-    return Loader(components_dir).run(Path(path))
+def load_run(
+    path: Path | str,
+    *,
+    components_dir: Path | None = None,
+    params: overrides.Overrides = overrides.NONE,
+) -> Run:
+    return Loader(components_dir).run(Path(path), params)
 
 
 def load_sweep(path: Path | str, *, components_dir: Path | None = None) -> Sweep:
