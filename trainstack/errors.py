@@ -99,6 +99,10 @@ class ToolMissingError(UserError):
     exit_code = 3
 
 
+class MissingExtraError(ToolMissingError):
+    """A Python package of an optional extra (trainstack.extras) is needed and not installed."""
+
+
 class PolicyError(UserError):
     """A mandatory policy rule fired: ``deploy`` stops before anything is created."""
 

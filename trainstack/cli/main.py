@@ -115,7 +115,15 @@ def main(argv: list[str] | None = None) -> Any:
 
 def _main(argv: list[str] | None) -> Any:
     try:
-        return cli.main(args=argv, prog_name="trainstack", standalone_mode=False)
+        try:
+            return cli.main(args=argv, prog_name="trainstack", standalone_mode=False)
+        except ModuleNotFoundError as err:
+            from trainstack.extras import missing_extra
+
+            missing = missing_extra(err)
+            if missing is None:
+                raise
+            raise missing from None
     except UserError as err:
         click.echo(f"error: {err.render()}", err=True)
         sys.exit(err.exit_code)

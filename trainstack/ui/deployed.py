@@ -13,6 +13,7 @@ from pathlib import Path
 
 from trainstack.deploy.statusview import replica_rows
 from trainstack.errors import UserError
+from trainstack.extras import cluster_needed
 from trainstack.registry.model import RunRecord
 
 LIVE_TTL_S = 10.0  # a page reloaded within this long reuses what the cluster said
@@ -85,8 +86,9 @@ def _read(home: Path, record: RunRecord) -> Live:
 
     where = _where(home, record)
     try:
-        found = service.locate(record.name, _env(record), team=_team(record), home=home)
-        stack = service.stack_status(found)
+        with cluster_needed():
+            found = service.locate(record.name, _env(record), team=_team(record), home=home)
+            stack = service.stack_status(found)
     except UserError as err:
         return Live(where, (), (), (), _note(err))
     last = f"{stack.last_kind} {stack.last_result}" if stack.last_kind else "none"
@@ -97,7 +99,8 @@ def _read(home: Path, record: RunRecord) -> Live:
         sorted((k, v if isinstance(v, str) else repr(v)) for k, v in stack.outputs.items())
     )
     try:
-        state = service.live(found, record=False)
+        with cluster_needed():
+            state = service.live(found, record=False)
     except UserError as err:
         return Live(where, tuple(job), (), outputs, _note(err))
     job.append(("job", f"{state.kind} {state.namespace}/{state.name}: {state.outcome}"))
@@ -133,8 +136,9 @@ def pod_log(home: Path, record: RunRecord, replica: str) -> PodLog:
     out = bytearray()
     write: Callable[[bytes], None] = out.extend
     try:
-        found = service.locate(record.name, _env(record), team=_team(record), home=home)
-        logs.show(found, role=role, index=index, follow=False, tail=LOG_TAIL, write=write)
+        with cluster_needed():
+            found = service.locate(record.name, _env(record), team=_team(record), home=home)
+            logs.show(found, role=role, index=index, follow=False, tail=LOG_TAIL, write=write)
     except UserError as err:
         return PodLog((), "pod logs unavailable: " + err.render())
     text = out.decode("utf-8", errors="replace")
