@@ -11,7 +11,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +25,8 @@ from trainstack.infra.platform.config_ack import (
     check_team_registry_namespaces,
     load_ack,
 )
+from trainstack.infra.platform.config_kueue import KueueConfig, load_kueue
+from trainstack.infra.platform.config_kueue import enabled as kueue_enabled
 from trainstack.infra.platform.config_oss import ACK_REFUSALS as OSS_ACK_REFUSALS
 from trainstack.infra.platform.config_oss import KUBECONFIG_ONLY as OSS_KUBECONFIG_ONLY
 from trainstack.infra.platform.config_oss import OSS_ACCESS_KEY_KEYS as OSS_ACCESS_KEY_KEYS
@@ -90,6 +92,8 @@ class KubeDLConfig:
     gang_scheduler: str | None
     namespace: str
     replicas: int
+    # False on a Kueue environment: a pod group needs all its pods at once (kueue/podgroup.py).
+    dag_scheduling: bool = True
 
 
 REGISTRY_KINDS = ("acr-enterprise", "external")
@@ -159,6 +163,8 @@ class PlatformConfig:
     operator: Operator = DEFAULT_OPERATOR
     # operator trainer only: what the platform installs for it (Trainer, JobSet, the runtimes).
     trainer: TrainerConfig | None = None
+    # Job-level queues (any kueue:* key set): Kueue and the teams' queues (config_kueue.py).
+    kueue: KueueConfig | None = None
 
 
 # The spec reader's size rule (trainstack.yamlsource.MAX_BYTES): a kubeconfig with a few
@@ -291,6 +297,18 @@ def load(
         trainer = load_trainer(values, source, ack=ack is not None, root=base, pending=pending)
     else:
         refuse_unused(values, source)
+    kueue: KueueConfig | None = None
+    if kueue_enabled(values):
+        base = root if root is not None else _project_root()
+        kueue = load_kueue(
+            values,
+            source,
+            tuple(t.name for t in teams),
+            ack=ack is not None,
+            root=base,
+            pending=pending,
+        )
+        kubedl = replace(kubedl, dag_scheduling=False)
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -309,6 +327,7 @@ def load(
         gc_after_days=gc_after_days,
         operator=Operator(operator),
         trainer=trainer,
+        kueue=kueue,
     )
 
 
