@@ -75,8 +75,9 @@ def configuration(frameworks: tuple[str, ...]) -> str:
     1-24, apis/config/v1beta2/configuration_types.go): the release's health, metrics, webhook and
     leader election; the internal certificate manager's names; the integrations trainstack uses;
     fair sharing on (its presence enables it: cmd/kueue/main.go:346-348) with the release's
-    example strategies (controller_manager_config.yaml:67-68); and the gate that makes a pending
-    Workload's QuotaReserved reason say why (trainstack.kueue.api.UNADMITTED_GATE)."""
+    example strategies (controller_manager_config.yaml:67-68); the gate that makes a pending
+    Workload's QuotaReserved reason say why (trainstack.kueue.api.UNADMITTED_GATE); and
+    ephemeral storage left to the ResourceQuota."""
     lines = [
         "apiVersion: config.kueue.x-k8s.io/v1beta2",
         "kind: Configuration",
@@ -101,6 +102,13 @@ def configuration(frameworks: tuple[str, ...]) -> str:
         "  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]",
         "featureGates:",
         f"  {api.UNADMITTED_GATE}: true",
+        # Every container gets an ephemeral-storage request from its team's LimitRange, which
+        # the ResourceQuota counts; Kueue checks every resource of a Workload against the
+        # ClusterQueue unless told otherwise (BlockUndeclared, the default:
+        # apis/config/v1beta2/configuration_types.go:574-595;
+        # pkg/scheduler/flavorassigner/flavorassigner.go:294-296), so it is left out.
+        "resources:",
+        "  excludeResourcePrefixes: [ephemeral-storage]",
     ]
     return "\n".join(lines) + "\n"
 
