@@ -84,7 +84,7 @@ def test_the_platform_installs_kueue_and_a_queue_per_team(mocks: RecordingMocks,
     model = queues.QueueModel.from_output(outputs["kueueQueues"])
     assert model is not None and sorted(flavors) == sorted(f.name for f in model.flavors)
     if env == "local":
-        assert flavors == {"default": {**flavors["default"], "spec": {}}}
+        assert flavors == {"cluster": {**flavors["cluster"], "spec": {}}}
         (controller,) = [
             d for d in mocks.of_type(DEPLOYMENT) if d.inputs["metadata"]["name"] == KUEUE_DEPLOY
         ]
@@ -153,7 +153,7 @@ def test_a_change_of_a_teams_quota_changes_its_cluster_queue(mocks: RecordingMoc
     mocks.use_env("local", **{"trainstack:teams": teams, "kueue:teams": "{}"})
     mocks.build()
     (cq,) = mocks.of_type(CQ)
-    assert _nominal(cq.inputs)["default"]["cpu"] == {"nominalQuota": "24"}
+    assert _nominal(cq.inputs)["cluster"]["cpu"] == {"nominalQuota": "24"}
 
 
 def test_kubedl_runs_without_dag_scheduling_only_where_kueue_queues(

@@ -53,7 +53,7 @@ def test_a_job_that_fits_only_by_borrowing_is_admitted_with_a_note(
     )
     (v,) = _queue_findings(run, "local", outputs)
     assert (v.rule, v.level) == ("queue-borrowing", Level.ADVISORY)
-    assert "team 'nlp''s queue, flavor 'default' only by borrowing" in v.found
+    assert "team 'nlp''s queue, flavor 'cluster' only by borrowing" in v.found
     assert "cpu 20 > 16 (at most 32 with what the cohort lends)" in v.found
     done = Cli().invoke("policy", "check", str(run), "--env", "local")
     assert done.code == 0, done.output
@@ -71,7 +71,7 @@ def test_a_job_larger_than_quota_plus_what_the_cohort_lends_is_refused_with_the_
     )
     (v,) = _queue_findings(run, "local", outputs)
     assert (v.rule, v.level) == ("team-quota", Level.MANDATORY)
-    assert "needs more than team 'nlp''s queue, flavor 'default' can ever admit" in v.found
+    assert "needs more than team 'nlp''s queue, flavor 'cluster' can ever admit" in v.found
     assert "cpu 40 > 16 (at most 32 with what the cohort lends)" in v.found
     assert "ExceedsMaxQuota" in v.found
     done = Cli().invoke("policy", "check", str(run), "--env", "local")

@@ -62,12 +62,11 @@ FRAMEWORK_JOBSET = "jobset.x-k8s.io/jobset"
 FRAMEWORK_POD = "pod"
 FRAMEWORK_TRAINJOB = "trainer.kubeflow.org/trainjob"
 
-# Workload condition types (apis/kueue/v1beta2/workload_types.go:931, 939, 990, 1005, 1012,
-# 1023).
+# Workload condition types (apis/kueue/v1beta2/workload_types.go:931, 939, 990, 1012, 1023).
 ADMITTED = "Admitted"
 QUOTA_RESERVED = "QuotaReserved"
 FINISHED = "Finished"
-EVICTED = "Evicted"
+# Evicted (line 1005) is spelled as a pod's eviction reason is: trainstack.recovery.EVICTED.
 PREEMPTED = "Preempted"
 WAITING_FOR_REPLACEMENT_PODS = "WaitingForReplacementPods"
 

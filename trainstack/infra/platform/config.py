@@ -297,18 +297,7 @@ def load(
         trainer = load_trainer(values, source, ack=ack is not None, root=base, pending=pending)
     else:
         refuse_unused(values, source)
-    kueue: KueueConfig | None = None
-    if kueue_enabled(values):
-        base = root if root is not None else _project_root()
-        kueue = load_kueue(
-            values,
-            source,
-            tuple(t.name for t in teams),
-            ack=ack is not None,
-            root=base,
-            pending=pending,
-        )
-        kubedl = replace(kubedl, dag_scheduling=False)
+    kueue, kubedl = _queues(values, source, teams, kubedl, ack is not None, root, pending)
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -329,6 +318,25 @@ def load(
         trainer=trainer,
         kueue=kueue,
     )
+
+
+def _queues(
+    values: Mapping[str, Any],
+    source: str,
+    teams: tuple[Team, ...],
+    kubedl: KubeDLConfig,
+    ack: bool,
+    root: Path | None,
+    pending: Pending,
+) -> tuple[KueueConfig | None, KubeDLConfig]:
+    """Kueue, when any kueue:* key is set; KubeDL then runs without DAG scheduling (a pod group
+    needs all its pods at once: trainstack.kueue.podgroup)."""
+    if not kueue_enabled(values):
+        return None, kubedl
+    base = root if root is not None else _project_root()
+    names_ = tuple(t.name for t in teams)
+    kueue = load_kueue(values, source, names_, ack=ack, root=base, pending=pending)
+    return kueue, replace(kubedl, dag_scheduling=False)
 
 
 def _check_costs(main: Section, values: Mapping[str, Any], stack: str, source: str) -> None:

@@ -9,7 +9,7 @@ Kueue v0.19.2): the team's GPUs fill its GPU pools in pool order, each pool up t
 hold at `maxSize`; each GPU pool also gets the CPU and memory its GPUs come with on one node; the
 rest of the team's CPU and memory fills the CPU pools the same way, the last taking what is left.
 So the flavors add up to exactly the team's quota. A kubeconfig cluster has no pools: one flavor,
-`default`, without node labels, holds the whole quota.
+`cluster`, without node labels, holds the whole quota.
 
 What a team may hold at most of a flavor's resource (Kueue v0.19.2
 pkg/cache/scheduler/resource_node.go:129-140, potentialAvailable): its nominal quota plus what
@@ -30,7 +30,7 @@ from trainstack.spec.values import quantity
 
 CPU, MEMORY, GPU = "cpu", "memory", GPU_RESOURCE
 RESOURCES = (CPU, MEMORY, GPU)
-DEFAULT_FLAVOR = "default"
+DEFAULT_FLAVOR = "cluster"  # kubeconfig mode: the whole cluster, one flavor
 # Every team namespace's LocalQueue has this name; the ClusterQueue is named after the team.
 LOCAL_QUEUE = "trainstack"
 _SYSTEM_TAINT_KEY = "CriticalAddonsOnly"
