@@ -111,15 +111,26 @@ def test_pods_no_flavor_admits_are_refused(
     assert v.rule == "team-quota" and "NoMatchingFlavor" in v.found
 
 
-def test_every_shipped_run_fits_its_queue_without_borrowing() -> None:
+def test_every_shipped_run_is_queued_and_fits_its_queue_without_borrowing() -> None:
     from tests.plan.test_examples_plan import TARGETED
+    from trainstack.kueue.api import POD_GROUP_NAME_LABEL, QUEUE_LABEL
     from trainstack.plan.service import plan_run
     from trainstack.policy.check import check_plan
 
     project = find_project(REPO)
     for run_file, env in TARGETED:
         outs, _ = platform_outputs(project, env)
-        report = check_plan(plan_run(run_file, env, REPO), env, str(run_file), outs, REPO)
+        plan = plan_run(run_file, env, REPO)
+        report = check_plan(plan, env, str(run_file), outs, REPO)
         assert not [v for v in report.violations if "Kueue" in v.found or "queue" in v.rule], (
             run_file
         )
+        # every shipped run's job carries its team's queue, its replicas one pod group, and the
+        # platform's pod guard admits them (pod-shape)
+        (job,) = [r for r in plan.resources if "kubedl.io" in r.type]
+        assert job.inputs["metadata"]["labels"][QUEUE_LABEL] == "trainstack", run_file
+        replicas = next(v for k, v in job.inputs["spec"].items() if k.endswith("ReplicaSpecs"))
+        for spec in replicas.values():
+            labels = spec["template"]["metadata"]["labels"]
+            assert labels[POD_GROUP_NAME_LABEL] == job.inputs["metadata"]["name"], run_file
+        assert not [v for v in report.violations if v.rule == "pod-shape"], run_file
