@@ -51,7 +51,9 @@ def queue_rows(
             hint="set kueue:version in its Pulumi.<env>.yaml and `pulumi up` the platform "
             "(docs/queues.md)",
         )
-    namespaces = {str(t): str(ns) for t, ns in (outputs.get(names.OUT_NAMESPACES) or {}).items()}
+    from trainstack.infra.run.options import PlatformOutputs
+
+    namespaces = dict(PlatformOutputs.read(outputs, env).namespaces)
     if team is not None and team not in namespaces:
         raise UserError(
             f"environment {env!r} has no team {team!r}",
