@@ -76,7 +76,7 @@ def test_a_pending_queued_run_says_kueues_reason_and_its_place_in_line(
 
 
 def test_a_preempted_run_says_whom_for(home: Path, api: RecordedAPI, cli: PlatformCLI) -> None:
-    deployed(home)
+    entry = deployed(home)
     api.serve(JOB_PATH, "pytorchjob-created.json")
     api.serve(PODS_PATH, "pods-gated.json")
     api.serve(WORKLOADS_PATH, "workloads-preempted.json")
@@ -87,6 +87,18 @@ def test_a_preempted_run_says_whom_for(home: Path, api: RecordedAPI, cli: Platfo
         "(queue /trainstack/vision); it waits in its queue again"
     ) in why
     assert not any("WaitingForReplacementPods" in w for w in why)
+    # its recovery history says Kueue preempted it: the whole job, not counted as a restart
+    from trainstack.registry import Registry
+
+    with Registry.open(home) as registry:
+        (restart,) = registry.restarts(entry.registry_id)  # type: ignore[arg-type]
+    assert (restart.role, restart.reason, restart.counted) == ("job", "preempted", False)
+    assert restart.detail.startswith(
+        "preempted by Kueue for a higher-priority job of the same team (queue /trainstack/vision)"
+    )
+    _live(home)  # read again: recorded once
+    with Registry.open(home) as registry:
+        assert len(registry.restarts(entry.registry_id)) == 1  # type: ignore[arg-type]
 
 
 def test_without_kueue_nothing_is_asked_of_it(

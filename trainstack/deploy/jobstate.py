@@ -84,6 +84,9 @@ class JobState:
     # Why it waits, in the cluster's words (trainstack.deploy.waiting): the scheduler, the
     # kubelet, the job controller's refusals, the gang scheduler. Empty when nothing waits.
     waiting: tuple[str, ...] = ()
+    # Kueue preempted the whole job (trainstack.deploy.queueing): its recovery history's entry,
+    # a trainstack.registry.model.Restart; None when it did not.
+    preempted: Any = None
 
     @property
     def restarts(self) -> int:

@@ -18,7 +18,11 @@ from typing import Any
 
 from trainstack.deploy.apijson import Reader
 from trainstack.kueue import api
-from trainstack.recovery import EVICTED  # also the name of Kueue's Workload condition
+from trainstack.recovery import (
+    EVICTED,  # also the name of Kueue's Workload condition
+    PREEMPTED,
+)
+from trainstack.registry.model import Restart
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class QueueState:
     reasons: tuple[str, ...]
     position: tuple[int, int] | None = None  # (in the team's queue, in the ClusterQueue), from 1
     preempted: str | None = None  # by whom, when Kueue preempted it
+    preempted_at: str | None = None  # the Preempted condition's lastTransitionTime
+    preempted_message: str | None = None
 
     def lines(self) -> tuple[str, ...]:
         out = list(self.reasons)
@@ -89,7 +95,7 @@ def workload_state(wl: Mapping[str, Any], read: Reader) -> QueueState:
     conds = _conditions(wl, read)
     admitted = _true(conds.get(api.ADMITTED))
     reasons: list[str] = []
-    preempted = None
+    preempted = preempted_at = preempted_message = None
     if _true(conds.get(api.PREEMPTED)) or (
         _true(conds.get(EVICTED)) and conds[EVICTED].get("reason") == api.PREEMPTED
     ):
@@ -99,6 +105,8 @@ def workload_state(wl: Mapping[str, Any], read: Reader) -> QueueState:
         words = api.PREEMPTION_REASONS.get(why, why or "Kueue")
         by = _preemptor(message)
         preempted = words + (f" (queue {by})" if by else "")
+        preempted_at = read.text(cond.get("lastTransitionTime"), "status.conditions[Preempted].at")
+        preempted_message = message
         reasons.append(f"Kueue preempted it for {preempted}; it waits in its queue again")
     reserved = conds.get(api.QUOTA_RESERVED)
     if not admitted and reserved is not None and reserved.get("status") == "False":
@@ -116,7 +124,38 @@ def workload_state(wl: Mapping[str, Any], read: Reader) -> QueueState:
             "Kueue waits for replacement pods" + _with(message) + " (a KubeDL replica that "
             "fails is never replaced under Kueue: docs/queues.md)"
         )
-    return QueueState(name, queue, admitted, tuple(reasons), preempted=preempted)
+    return QueueState(
+        name,
+        queue,
+        admitted,
+        tuple(reasons),
+        preempted=preempted,
+        preempted_at=preempted_at,
+        preempted_message=preempted_message,
+    )
+
+
+def preemption(state: QueueState) -> Restart | None:
+    """Kueue's preemption as the job's recovery history has it: the whole job, when Kueue
+    evicted it, `preempted` (trainstack.recovery's word), not counted against
+    `faultTolerance.maxRestarts` (KubeDL recreates deleted pods uncounted)."""
+    from datetime import datetime
+
+    if state.preempted is None or not state.preempted_at:
+        return None
+    try:
+        at = datetime.fromisoformat(state.preempted_at.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+    return Restart(
+        at=at,
+        role="job",
+        index=0,
+        exit_code=None,
+        reason=PREEMPTED,
+        detail=f"preempted by Kueue for {state.preempted}: {state.preempted_message or ''}"[:500],
+        counted=False,
+    )
 
 
 def _with(message: str | None) -> str:

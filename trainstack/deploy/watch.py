@@ -113,13 +113,14 @@ def with_waiting(cluster: Cluster, job: JobRef, state: JobState, pods: list[Any]
         (api, name) = gang
         group = cluster.custom_object(*api, job.namespace, name)
         reasons += waiting.podgroup_reasons(group, name, Reader(f"PodGroup {job.namespace}/{name}"))
-    reasons += queue_reasons(cluster, job, pods)
+    queued, preempted = queue_reasons(cluster, job)
+    reasons += queued
     why = tuple(dict.fromkeys(reasons))
     message = "; ".join(why) if why and state.outcome is Outcome.PENDING else state.message
-    return replace(state, waiting=why, message=message)
+    return replace(state, waiting=why, message=message, preempted=preempted)
 
 
-def queue_reasons(cluster: Cluster, job: JobRef, pods: list[Any]) -> list[str]:
+def queue_reasons(cluster: Cluster, job: JobRef) -> tuple[list[str], Any]:
     """Kueue's word on the job (trainstack.deploy.queueing), where its Workloads are served:
     why it is not admitted, whom it was preempted for, and its place in line."""
     from trainstack.deploy import queueing
@@ -127,11 +128,11 @@ def queue_reasons(cluster: Cluster, job: JobRef, pods: list[Any]) -> list[str]:
 
     workloads = cluster.custom_objects(api.GROUP, "v1beta2", api.WORKLOADS, job.namespace)
     if not workloads:
-        return []
+        return [], None
     read = Reader(f"Workloads of {job.namespace}")
     wl = queueing.find_workload(workloads, job.name, job.kind, read)
     if wl is None:
-        return []
+        return [], None
     state = queueing.workload_state(wl, Reader(f"Workload of {job.namespace}/{job.name}"))
     if not state.admitted and state.queue:
         summary = cluster.pending_workloads(job.namespace, state.queue)
@@ -139,7 +140,7 @@ def queue_reasons(cluster: Cluster, job: JobRef, pods: list[Any]) -> list[str]:
             summary, state.workload, Reader(f"pending workloads of {job.namespace}")
         )
         state = replace(state, position=where)
-    return list(state.lines())
+    return list(state.lines()), queueing.preemption(state)
 
 
 def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None:
@@ -156,6 +157,8 @@ def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None
         registry.get(entry.registry_id)  # NotFoundError: not in this registry
         for restart in restarts(state):  # kept once however often status reads it
             registry.record_restart(entry.registry_id, restart)
+        if state.preempted is not None:  # Kueue preempted the whole job
+            registry.record_restart(entry.registry_id, state.preempted)
         if state.outcome.finished:
             status = RunStatus.SUCCEEDED if state.outcome is Outcome.SUCCEEDED else RunStatus.FAILED
             registry.finish(
