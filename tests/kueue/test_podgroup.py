@@ -175,3 +175,24 @@ def test_the_role_shape_ignores_what_kueue_ignores() -> None:
 def test_plain_render_and_local_runs_are_not_queued() -> None:
     manifests = render_run(KIND_CASES[1].run(), options=RenderOptions())
     assert api.QUEUE_LABEL not in str(manifests)
+
+
+def test_a_group_whose_job_succeeds_with_pods_left_running_is_not_finished() -> None:
+    """KubeDL ends a TFJob when its chief (or worker 0) succeeds and deletes the pods still
+    running (cleanPodPolicy Running: the parameter servers). Kueue counts a group finished only
+    when all its pods succeeded (pod_controller.go:372-414): the group keeps its quota until the
+    run is destroyed (docs/queues.md)."""
+    case = next(c for c in KIND_CASES if c.name == "kind-tensorflow")
+    _, pods = _queued(case)
+    group = _running(_group(pods))
+    workload = compose(group)
+    assert isinstance(workload, Workload)
+    roles = {p.name: s.role for p, s in zip(group, pods, strict=True)}
+    assert "ps" in roles.values()
+    ended = [
+        copy_with(p, phase="Failed", deleting=True)
+        if roles[p.name] == "ps"
+        else copy_with(p, phase="Succeeded")
+        for p in group
+    ]
+    assert not finished(workload, ended)
