@@ -134,7 +134,7 @@ class GroupPod:
 
     @property
     def runnable_or_succeeded(self) -> bool:
-        """isPodRunnableOrSucceeded (pod_controller.go:911-918): not Failed, and not deleted
+        """isPodRunnableOrSucceeded (pod_controller.go:899-904): not Failed, and not deleted
         before it reached a node."""
         if self.deleting and not self.on_node:
             return False
@@ -153,7 +153,7 @@ class Workload:
 
 def compose(pods: Sequence[GroupPod]) -> Workload | str:
     """The Workload Kueue builds for a group, or why it builds none yet
-    (validatePodGroupMetadata and constructGroupPodSets, pod_controller.go:801-886)."""
+    (validatePodGroupMetadata and constructGroupPodSets, pod_controller.go:795-886)."""
     if not pods:
         return "no pods"
     first = pods[0]
@@ -200,7 +200,7 @@ def match(workload: Workload, pods: Sequence[GroupPod]) -> Match:
         role_active = [p for p in active if p.role == role]
         role_inactive = [p for p in inactive if p.role == role]
         absent += max(0, count - len(role_active))
-        # sortActivePods keeps ungated pods first (pod_controller.go:960-985)
+        # sortActivePods keeps ungated pods first (pod_controller.go:954-977)
         role_active.sort(key=lambda p: p.gated)
         kept += role_active[:count]
         excess += [p.name for p in role_active[count:]]
