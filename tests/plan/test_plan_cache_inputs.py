@@ -58,6 +58,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("Pulumi.yaml", "Pulumi.local.yaml", "Pulumi.ack-dev.yaml"):
         shutil.copy(REPO / name, root / name)
     mirror(str(fake_release(base / "release")), root / CRD_FOLDER, write_lock_version="v0.5.0")
+    # Kueue's lock as the repository has it (its CRD files unmirrored: an offline plan)
+    shutil.copytree(REPO / "platform/kueue", root / "platform/kueue")
     (base / "kubeconfig").write_text(FAKE_KUBECONFIG)
     return root
 
@@ -97,6 +99,7 @@ def test_every_file_and_variable_the_platform_plan_reads_is_keyed(project: Path,
     assert opened <= keyed, sorted(opened - keyed)
     assert str(project / "Pulumi.yaml") in opened  # the trace saw the program's reads
     assert str(project / CRD_FOLDER / "kubedl.lock.json") in opened
+    assert str(project / "platform/kueue/v0.19.2/kueue.lock.json") in opened
     assert any(p.endswith("_tfjobs.yaml") for p in opened)
     if env == "local":
         assert str(kubeconfig) in opened

@@ -144,12 +144,13 @@ def _input_paths(project: Project, env: str, *, read: bool = True) -> tuple[Path
         values = read_env(project, env).values
     except UserError:  # the plan itself reports a bad environment file; its bytes key it here
         return fixed
-    folder = inputs.crd_folder(values, root)
-    try:
-        names = sorted(os.listdir(folder))
-    except (OSError, ValueError):  # ValueError: a NUL in the name, which the program refuses
-        names = []
-    paths = [*fixed, folder, *(folder / name for name in names)]
+    paths = [*fixed]
+    for folder in (inputs.crd_folder(values, root), *inputs.queue_crd_folders(values, root)):
+        try:
+            names = sorted(os.listdir(folder))
+        except (OSError, ValueError):  # ValueError: a NUL in the name, which the program refuses
+            names = []
+        paths += [folder, *(folder / name for name in names)]
     try:
         kubeconfig = inputs.admin_kubeconfig_path(values.get(inputs.KUBECONFIG_KEY))
     except RuntimeError:  # ~user that does not exist: the program fails on it the same way

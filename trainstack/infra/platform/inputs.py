@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from trainstack import platformnames as names
+from trainstack.kueue.api import VERSION as KUEUE_VERSION
 from trainstack.secretnames import looks_secret
 
 KUBEDL_VERSION = "v0.5.0"
@@ -43,6 +44,18 @@ def crd_folder(values: Mapping[str, str], root: Path) -> Path:
     """The folder ``kubedl:crdSource`` names (its lock and CRD files), as ``config`` reads it."""
     version = values.get(KUBEDL_VERSION_KEY, KUBEDL_VERSION)
     return root / values.get(CRD_SOURCE_KEY, default_crd_source(version))
+
+
+# Kueue's folder (config_kueue.py), read on an environment that sets any kueue:* key.
+KUEUE_NS = "kueue"
+
+
+def queue_crd_folders(values: Mapping[str, str], root: Path) -> list[Path]:
+    """The folder ``kueue:crdSource`` names, when the environment queues; else none."""
+    if not any(k.startswith(KUEUE_NS + ":") for k in values):
+        return []
+    version = values.get(f"{KUEUE_NS}:version", KUEUE_VERSION)
+    return [root / values.get(f"{KUEUE_NS}:crdSource", f"platform/kueue/{version}")]
 
 
 def is_kubeconfig_contents(value: str) -> bool:

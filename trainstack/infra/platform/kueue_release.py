@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
 
+from trainstack.infra.platform import inputs
 from trainstack.infra.platform.kubedl_source import CrdRelease
 from trainstack.infra.platform.trainer_release import Controller, Webhook
 from trainstack.kueue import api
 
-KUEUE_CONFIG_NS = "kueue"
+KUEUE_CONFIG_NS = inputs.KUEUE_NS
 KUEUE_VERSION = api.VERSION
 # Released images live under registry.k8s.io/kueue (hack/releasing/wait_for_images.sh:44,
 # hack/helm-chart-package.sh:32); an environment on ack pins a digest in its own registry.
