@@ -127,6 +127,10 @@ OUT_OPERATOR = "operator"
 """The operator that runs the environment's jobs, ``kubedl`` or ``trainer``: both the platform's
 config key (``trainstack:operator``) and its output, which a run's render, plan and deploy read
 (a platform that does not export it runs KubeDL)."""
+OUT_KUEUE_QUEUES = "kueueQueues"
+"""A Kueue environment's queues (trainstack.infra.platform.queues.QueueModel.to_output): the
+cohort, the LocalQueue name every team namespace has, the flavors, and per team its ClusterQueue,
+weight and per-flavor nominal quota and limits. Absent: jobs are not queued."""
 OUT_GANG_SCHEDULER = "kubedlGangScheduler"
 """The gang scheduler KubeDL hands its jobs to (``kubedl:gangScheduler``), "" when none: with one,
 a job none of whose pods start until all fit."""

@@ -34,6 +34,7 @@ FORMATS = {
     "runs show": ("text", "json"),
     "status": ("text", "json"),
     "gc": ("text", "json"),
+    "queue": ("text", "json"),
     "sweeps list": ("text", "json"),
     "sweeps show": ("text", "json"),
 }

@@ -112,6 +112,20 @@ def kubedl_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
             write_lock_version=version,
             release=other,
         )
+    # Kueue's, for the shipped environments that queue (fake files, under its real lock's names)
+    from trainstack.infra.platform.kueue_release import KUEUE_RELEASE, KUEUE_VERSION
+
+    kueue = base / "kueue-release"
+    for kind, file in KUEUE_RELEASE.crds.items():
+        path = kueue / KUEUE_RELEASE.release_path / file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(fake_crd(kind, file))
+    mirror(
+        str(kueue),
+        root / KUEUE_RELEASE.folder(KUEUE_VERSION),
+        write_lock_version=KUEUE_VERSION,
+        release=KUEUE_RELEASE,
+    )
     return root
 
 

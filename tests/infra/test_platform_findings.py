@@ -232,7 +232,11 @@ def test_kubedl_crds_come_from_the_locked_folder_each_its_own_resource(in_repo: 
     text = json.dumps(doc)
     assert "githubusercontent" not in text and "kubernetes:yaml/v2:ConfigGroup" not in text
     lock = json.loads((REPO / "platform/kubedl/v0.5.0/kubedl.lock.json").read_text())
-    crds = {r["inputs"]["metadata"]["name"]: r for r in of_type(doc, CRD)}
+    crds = {
+        r["inputs"]["metadata"]["name"]: r
+        for r in of_type(doc, CRD)
+        if r["parent"].startswith("trainstack:platform:KubeDL")
+    }
     workloads = ["TFJob", "PyTorchJob", "XGBoostJob", "MPIJob", "ElasticBatchJob"]
     assert sorted(crds) == sorted(lock["crds"][w]["name"] for w in workloads)
     for kind in workloads:
@@ -371,7 +375,8 @@ def test_a_first_run_without_the_image_installs_kubedl_but_not_its_controller(
     )
     doc = plan("--env", "ack-dev")
     assert not of_type(doc, "kubernetes:apps/v1:Deployment")
-    assert len(of_type(doc, CRD)) == 5 and named(doc, "kubedl-role")
+    kubedl = [c for c in of_type(doc, CRD) if c["parent"].startswith("trainstack:platform:KubeDL")]
+    assert len(kubedl) == 5 and named(doc, "kubedl-role")
     assert any("KubeDL's controller is not deployed" in step for step in doc["pending"])
 
 
@@ -642,6 +647,7 @@ COMPONENTS = {
     "Storage",
     "Registry",
     "KubeDL",
+    "Kueue",
     "Tenancy",
     "TeamAccess",
     "PodGuards",

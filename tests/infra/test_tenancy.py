@@ -18,7 +18,13 @@ ENFORCE = "pod-security.kubernetes.io/enforce"
 def test_every_namespace_the_platform_creates_enforces_pod_security(mocks: Any, env: str) -> None:
     build(mocks, env, **{"trainstack:hostPathVolumes": "false"} if env == "local" else {})
     namespaces = {r.name: r.inputs["metadata"]["labels"] for r in mocks.of_type(NS)}
-    assert set(namespaces) == {"ns-vision", "ns-nlp", "kubedl-namespace", "admission-namespace"}
+    assert set(namespaces) == {
+        "ns-vision",
+        "ns-nlp",
+        "kubedl-namespace",
+        "kueue-namespace",
+        "admission-namespace",
+    }
     for name, labels in namespaces.items():
         # nothing runs where the admission policies' parameters are kept
         assert labels[ENFORCE] == ("restricted" if name == "admission-namespace" else "baseline")
@@ -161,7 +167,8 @@ def test_no_team_may_schedule_pods_at_kubernetes_system_priorities(mocks: Any, e
         **{
             "trainstack:teams": '[{"name": "top", "quota": {"cpu": "4", '
             '"memory": "8Gi"}, "maxPriority": 9}, {"name": "low", "quota": '
-            '{"cpu": "4", "memory": "8Gi"}, "maxPriority": 1}]'
+            '{"cpu": "4", "memory": "8Gi"}, "maxPriority": 1}]',
+            "kueue:teams": "{}",
         },
     )
     caps = {

@@ -95,7 +95,12 @@ def test_plan_masks_secrets(in_repo: None) -> None:
         assert "plan-secret-placeholder" not in text
         assert "cGxhY2Vob2xkZXI" not in text  # nor the ciphertext from the file
         secrets = [r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:Secret"]
-        filled = [r for r in secrets if r["inputs"].get("type") != TOKEN_TYPE]
+        # (Kueue's webhook certificate Secret is created empty: its controller fills it)
+        filled = [
+            r
+            for r in secrets
+            if r["inputs"].get("type") != TOKEN_TYPE and r["name"] != "kueue-webhook-cert"
+        ]
         # ack-dev's pods pull the platform's ACR without a Secret; local's registry needs one
         assert bool(filled) is (env == "local")
         assert all(r["inputs"]["stringData"] == "[secret]" for r in filled)
@@ -118,8 +123,8 @@ def test_plan_table_for_people(in_repo: None) -> None:
     # (teamaccess.py: account, role, two bindings, token; volumepolicy.py: the PV guard's
     # policy, binding and parameters); the pod guards: a component, 2 per team (podguard.py:
     # policy and binding); a NetworkPolicy per team and the Service guard's policy and
-    # binding (tenancy.py)
-    assert "64 to create" in result.output
+    # binding (tenancy.py); Kueue: a component and its 29 resources (kueue.py)
+    assert "94 to create" in result.output
     assert "plan-secret-placeholder" not in result.output
 
 
@@ -185,6 +190,7 @@ def test_plan_run_lists_exactly_the_rendered_objects(local_with_oss: Path) -> No
             oss_endpoint="oss-cn-beijing.aliyuncs.com",
             metrics=place(store, "vision", "mnist-baseline-01", "_metrics"),
             logs=log_place(store, "vision", "mnist-baseline-01", keep=False),
+            queue="trainstack",  # the platform queues (kueueQueues)
         ),
     )
     created = [r for r in doc["resources"] if r["type"].startswith("kubernetes:")]
@@ -230,7 +236,7 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
     platform = plan_json("--env", "local")
     again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 64 + 2}, "plus the OSS Secret of both teams"
+    assert platform["summary"] == {"create": 94 + 2}, "plus the OSS Secret of both teams"
 
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:

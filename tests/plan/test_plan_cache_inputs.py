@@ -70,6 +70,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         version = TRAINER_VERSION if release is TRAINER_RELEASE else JOBSET_VERSION
         folder = root / release.folder(version)
         mirror(str(base / release.name), folder, write_lock_version=version, release=release)
+    # Kueue's lock as the repository has it (its CRD files unmirrored: an offline plan)
+    shutil.copytree(REPO / "platform/kueue", root / "platform/kueue")
     (base / "kubeconfig").write_text(FAKE_KUBECONFIG)
     return root
 
@@ -109,6 +111,7 @@ def test_every_file_and_variable_the_platform_plan_reads_is_keyed(project: Path,
     assert opened <= keyed, sorted(opened - keyed)
     assert str(project / "Pulumi.yaml") in opened  # the trace saw the program's reads
     assert str(project / CRD_FOLDER / "kubedl.lock.json") in opened
+    assert str(project / "platform/kueue/v0.19.2/kueue.lock.json") in opened
     assert any(p.endswith("_tfjobs.yaml") for p in opened)
     if env != "ack-dev":
         assert str(kubeconfig) in opened

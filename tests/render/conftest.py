@@ -13,6 +13,7 @@ from trainstack.spec.model import Run
 from trainstack.trainer import Operator
 
 ON_TRAINER = RenderOptions(operator=Operator.TRAINER)
+ON_KUEUE = RenderOptions(queue="trainstack")
 
 HERE = Path(__file__).parent
 SPECS = HERE / "specs"
@@ -61,6 +62,10 @@ CASES = [
     # a Trainer environment's TrainJobs: local code folded into the node's command, spot GPUs
     Case("trainer-pytorch", "pytorch.run.yaml", ON_TRAINER),
     Case("trainer-xgboost", "trainer-xgboost.run.yaml", ON_TRAINER),  # a deadline, oss:// input
+    # a Kueue environment: the job in its team's queue, a KubeDL job's replicas one pod group
+    Case("queued-tensorflow", "tf.run.yaml", ON_KUEUE),
+    Case("queued-mpi", "mpi.run.yaml", ON_KUEUE),
+    Case("queued-custom", "custom.run.yaml", ON_KUEUE),
 ]
 
 

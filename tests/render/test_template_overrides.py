@@ -267,7 +267,7 @@ BAD: dict[str, tuple[dict[str, str], str]] = {
                 "  tolerations:", "  runtimeClassName: {{ pod.runtime | tojson }}\n  tolerations:"
             )
         },
-        r"_pod\.yaml\.j2:11: .*has no attribute 'runtime'",
+        r"_pod\.yaml\.j2:12: .*has no attribute 'runtime'",
     ),
     "undefined name": (
         {"_metadata.yaml.j2": "metadata: {{ platform_labels | tojson }}\n"},

@@ -19,11 +19,11 @@ def kubedl() -> None:
 @click.option(
     "--release",
     "release_name",
-    type=click.Choice(["kubedl", "trainer", "jobset"]),
+    type=click.Choice(["kubedl", "trainer", "jobset", "kueue"]),
     default="kubedl",
     show_default=True,
     help="whose CRDs: KubeDL's, or on a trainstack:operator trainer environment Kubeflow "
-    "Trainer's (trainer:crdSource) and JobSet's (jobset:crdSource)",
+    "Trainer's (trainer:crdSource) and JobSet's (jobset:crdSource), or Kueue's (kueue:crdSource)",
 )
 @click.option(
     "--from",
@@ -50,9 +50,11 @@ def mirror(source: str, folder: Path, lock_version: str | None, release_name: st
     """Copy the locked CRD files into FOLDER, each verified against its sha256."""
     from trainstack.infra.platform.kubedl_source import KUBEDL_RELEASE
     from trainstack.infra.platform.kubedl_source import mirror as do_mirror
+    from trainstack.infra.platform.kueue_release import KUEUE_RELEASE
     from trainstack.infra.platform.trainer_release import JOBSET_RELEASE, TRAINER_RELEASE
 
-    release = {r.name: r for r in (KUBEDL_RELEASE, TRAINER_RELEASE, JOBSET_RELEASE)}[release_name]
+    releases = (KUEUE_RELEASE, KUBEDL_RELEASE, TRAINER_RELEASE, JOBSET_RELEASE)
+    release = {r.name: r for r in releases}[release_name]
     try:
         written = do_mirror(source, folder, write_lock_version=lock_version, release=release)
     except OSError as err:  # a file where a folder belongs, a read-only place, a full disk

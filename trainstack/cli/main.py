@@ -23,6 +23,7 @@ VERBS: dict[str, str] = {
     "kubedl": "trainstack.cli.kubedl:kubedl",
     "deploy": "trainstack.cli.deploy:deploy",
     "status": "trainstack.cli.status:status",
+    "queue": "trainstack.cli.queue:queue",
     "wait": "trainstack.cli.wait:wait",
     "destroy": "trainstack.cli.destroy:destroy",
     "gc": "trainstack.cli.gc:gc",

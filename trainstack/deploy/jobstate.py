@@ -101,6 +101,9 @@ class JobState:
     waiting: tuple[str, ...] = ()
     # A TrainJob's whole-set restarts (its JobSet's status.restarts): every pod was recreated.
     set_restarts: int = 0
+    # Kueue preempted the whole job (trainstack.deploy.queueing): its recovery history's entry,
+    # a trainstack.registry.model.Restart; None when it did not.
+    preempted: Any = None
 
     @property
     def restarts(self) -> int:

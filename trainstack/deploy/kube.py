@@ -164,6 +164,63 @@ class Cluster:
             forbidden_ok=True,
         )
 
+    def custom_objects(
+        self, group: str, version: str, plural: str, namespace: str
+    ) -> list[dict[str, Any]]:
+        """A namespace's custom objects of a kind (Kueue's Workloads); empty when the kind is
+        not installed or the credentials may not list it."""
+        from kubernetes import client
+
+        from trainstack.deploy.apijson import Reader
+
+        what = f"{plural} of {namespace}"
+        doc = self._json(
+            what,
+            lambda: client.CustomObjectsApi(self._api).list_namespaced_custom_object(
+                group,
+                version,
+                namespace,
+                plural,
+                _preload_content=False,
+                _request_timeout=self._timeouts,
+            ),
+            missing_ok=True,
+            forbidden_ok=True,
+        )
+        return list(Reader(what).items((doc or {}).get("items"), "items"))
+
+    def pending_workloads(self, namespace: str, local_queue: str) -> dict[str, Any] | None:
+        """Kueue's pending-workloads summary of a LocalQueue (its visibility API); None when it
+        is not served or the credentials may not read it."""
+        from trainstack.kueue import api
+
+        path = (
+            f"/apis/{api.VISIBILITY_GROUP}/{api.VISIBILITY_VERSION}/namespaces/{namespace}/"
+            f"localqueues/{local_queue}/{api.PENDING_WORKLOADS}"
+        )
+
+        def call() -> Any:
+            from kubernetes.client.exceptions import ApiException
+
+            request = self._api.param_serialize(
+                method="GET",
+                resource_path=path,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+            response = self._api.call_api(*request, _request_timeout=self._timeouts)
+            if not 200 <= response.status <= 299:
+                response.read()  # type: ignore[no-untyped-call]
+                raise ApiException.from_response(http_resp=response, body=None, data=None)
+            return response.response
+
+        return self._json(
+            f"pending workloads of {namespace}/{local_queue}",
+            call,
+            missing_ok=True,
+            forbidden_ok=True,
+        )
+
     def log(
         self,
         namespace: str,

@@ -127,9 +127,34 @@ def with_waiting(cluster: Cluster, job: JobRef, state: JobState, pods: list[Any]
         (api, name) = gang
         group = cluster.custom_object(*api, job.namespace, name)
         reasons += waiting.podgroup_reasons(group, name, Reader(f"PodGroup {job.namespace}/{name}"))
+    queued, preempted = queue_reasons(cluster, job)
+    reasons += queued
     why = tuple(dict.fromkeys(reasons))
     message = "; ".join(why) if why and state.outcome is Outcome.PENDING else state.message
-    return replace(state, waiting=why, message=message)
+    return replace(state, waiting=why, message=message, preempted=preempted)
+
+
+def queue_reasons(cluster: Cluster, job: JobRef) -> tuple[list[str], Any]:
+    """Kueue's word on the job (trainstack.deploy.queueing), where its Workloads are served:
+    why it is not admitted, whom it was preempted for, and its place in line."""
+    from trainstack.deploy import queueing
+    from trainstack.kueue import api
+
+    workloads = cluster.custom_objects(api.GROUP, "v1beta2", api.WORKLOADS, job.namespace)
+    if not workloads:
+        return [], None
+    read = Reader(f"Workloads of {job.namespace}")
+    wl = queueing.find_workload(workloads, job.name, job.kind, read)
+    if wl is None:
+        return [], None
+    state = queueing.workload_state(wl, Reader(f"Workload of {job.namespace}/{job.name}"))
+    if not state.admitted and state.queue:
+        summary = cluster.pending_workloads(job.namespace, state.queue)
+        where = queueing.position(
+            summary, state.workload, Reader(f"pending workloads of {job.namespace}")
+        )
+        state = replace(state, position=where)
+    return list(state.lines()), queueing.preemption(state)
 
 
 def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None:
@@ -146,6 +171,8 @@ def record(settings: DeploySettings, entry: StackEntry, state: JobState) -> None
         registry.get(entry.registry_id)  # NotFoundError: not in this registry
         for restart in restarts(state):  # kept once however often status reads it
             registry.record_restart(entry.registry_id, restart)
+        if state.preempted is not None:  # Kueue preempted the whole job
+            registry.record_restart(entry.registry_id, state.preempted)
         if state.outcome.finished:
             status = RunStatus.SUCCEEDED if state.outcome is Outcome.SUCCEEDED else RunStatus.FAILED
             registry.finish(

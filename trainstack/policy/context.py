@@ -42,6 +42,23 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
                 q.get("limitEphemeralStorage", cfg.DEFAULT_LIMIT_EPHEMERAL_STORAGE)
             ),
         )
+    queues = _queues(outputs.get(names.OUT_KUEUE_QUEUES))
+    if queues is not None:
+        # Kueue's ceiling is the team's ResourceQuota (infra/platform/queues.py): the most it
+        # may hold, its own quota plus what it may borrow.
+        from dataclasses import replace
+
+        from trainstack.infra.platform.queues import CPU, GPU, MEMORY, QueueModel
+
+        model = QueueModel.from_output(queues)
+        for name in list(quotas) if model is not None else ():
+            if model is not None and name in model.teams:
+                quotas[name] = replace(
+                    quotas[name],
+                    cpu=model.ceiling(name, CPU),
+                    memory=model.ceiling(name, MEMORY),
+                    gpus=int(model.ceiling(name, GPU)),
+                )
     from trainstack.infra.run.options import PlatformOutputs, oss_endpoint_of
 
     platform = PlatformOutputs.read(outputs, env)
@@ -85,7 +102,15 @@ def build_context(env: str, values: Mapping[str, Any], outputs: Mapping[str, Any
         oss_secret_teams=platform.oss_auth.secret_teams,
         team_defaults=_team_defaults(outputs.get(names.OUT_TEAM_DEFAULTS)),
         gang_scheduler=_known(outputs.get(names.OUT_GANG_SCHEDULER)),
+        queues=_queues(outputs.get(names.OUT_KUEUE_QUEUES)),
     )
+
+
+def _queues(raw: Any) -> Mapping[str, Any] | None:
+    """``kueueQueues`` when it holds a usable model (an odd one: no queue checks)."""
+    from trainstack.infra.platform.queues import QueueModel
+
+    return raw if QueueModel.from_output(raw) is not None else None
 
 
 def _team_defaults(raw: Any) -> dict[str, ContainerDefaults]:

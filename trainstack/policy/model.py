@@ -108,6 +108,8 @@ class Context:
     # team -> its LimitRange's container defaults (teamDefaults); absent: counted as none
     team_defaults: Mapping[str, ContainerDefaults] = field(default_factory=dict)
     gang_scheduler: str | None = None  # KubeDL's gang scheduler, None when none (or unknown)
+    # A Kueue environment's queues, as the platform exports them (kueueQueues); None: no queues.
+    queues: Mapping[str, Any] | None = None
 
     @property
     def local(self) -> bool:
@@ -196,6 +198,7 @@ class Context:
                 for k, d in raw.get("team_defaults", {}).items()
             },
             gang_scheduler=raw.get("gang_scheduler") or None,
+            queues=raw.get("queues") or None,
         )
 
 

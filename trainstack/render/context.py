@@ -34,6 +34,7 @@ from trainstack.render.parts import (
 )
 from trainstack.render.placement import priority_class
 from trainstack.render.pod import replica
+from trainstack.render.queue import grouped, queued_labels
 from trainstack.render.storage import Storage, check_unique_names
 from trainstack.render.trainjob import TrainJob, train_job, trainer_topology
 from trainstack.spec.model import JobType, Run
@@ -183,6 +184,9 @@ def build(run: Run, options: RenderOptions) -> Resources:
     )
     if kind.replicas_key is None:
         replicas = replicas[:1]  # one role: an Indexed Job of all replicas
+    # A TrainJob is queued as itself (Kueue's trainjob integration), its pods never as a group.
+    replicas = grouped(run, kind, job, replicas, None if trainer else options.queue)
+    job_labels = queued_labels(labels, options.queue)
     job_annotations = {**annotations, **parts.annotations}
     if kind.readiness_annotation is not None:
         # trainstack's AIMaster is the user's command, which knows nothing of KubeDL's
@@ -191,13 +195,13 @@ def build(run: Run, options: RenderOptions) -> Resources:
         key, value = kind.readiness_annotation
         job_annotations[key] = value
     built: Job | TrainJob = (
-        train_job(run, job, ns, labels, job_annotations, _largest_shm(run, replicas).pod)
+        train_job(run, job, ns, job_labels, job_annotations, _largest_shm(run, replicas).pod)
         if trainer
         else Job(
             kind,
             job,
             ns,
-            labels,
+            job_labels,
             job_annotations,
             _run_policy(run, kind, options),
             replicas,

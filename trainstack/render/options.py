@@ -53,3 +53,7 @@ class RenderOptions:
     # The operator that runs the environment's jobs: KubeDL's kinds, or a TrainJob for a job
     # type Kubeflow Trainer has a runtime for (render/trainjob.py). Plain `render`: KubeDL.
     operator: Operator = DEFAULT_OPERATOR
+    # The LocalQueue every team namespace has on a Kueue environment (the platform's
+    # `kueueQueues`): the job carries it as its queue, a KubeDL job's replicas as one pod group
+    # (render/queue.py). None: jobs are not queued (plain `render`, `run --local`).
+    queue: str | None = None

@@ -71,6 +71,8 @@ class Pod:
     init_containers: tuple[Container, ...]
     containers: tuple[Container, ...]
     volumes: list[dict[str, Any]]
+    # A KubeDL job's replicas on a Kueue environment: its plain-pod group (trainstack.kueue).
+    annotations: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +25,8 @@ from trainstack.infra.platform.config_ack import (
     check_team_registry_namespaces,
     load_ack,
 )
+from trainstack.infra.platform.config_kueue import KueueConfig, load_kueue
+from trainstack.infra.platform.config_kueue import enabled as kueue_enabled
 from trainstack.infra.platform.config_oss import ACK_REFUSALS as OSS_ACK_REFUSALS
 from trainstack.infra.platform.config_oss import KUBECONFIG_ONLY as OSS_KUBECONFIG_ONLY
 from trainstack.infra.platform.config_oss import OSS_ACCESS_KEY_KEYS as OSS_ACCESS_KEY_KEYS
@@ -90,6 +92,8 @@ class KubeDLConfig:
     gang_scheduler: str | None
     namespace: str
     replicas: int
+    # False on a Kueue environment: a pod group needs all its pods at once (kueue/podgroup.py).
+    dag_scheduling: bool = True
 
 
 REGISTRY_KINDS = ("acr-enterprise", "external")
@@ -159,6 +163,8 @@ class PlatformConfig:
     operator: Operator = DEFAULT_OPERATOR
     # operator trainer only: what the platform installs for it (Trainer, JobSet, the runtimes).
     trainer: TrainerConfig | None = None
+    # Job-level queues (any kueue:* key set): Kueue and the teams' queues (config_kueue.py).
+    kueue: KueueConfig | None = None
 
 
 # The spec reader's size rule (trainstack.yamlsource.MAX_BYTES): a kubeconfig with a few
@@ -291,6 +297,7 @@ def load(
         trainer = load_trainer(values, source, ack=ack is not None, root=base, pending=pending)
     else:
         refuse_unused(values, source)
+    kueue, kubedl = _queues(values, source, teams, kubedl, ack is not None, root, pending)
     main.finish(other)
     return PlatformConfig(
         stack=stack,
@@ -309,7 +316,27 @@ def load(
         gc_after_days=gc_after_days,
         operator=Operator(operator),
         trainer=trainer,
+        kueue=kueue,
     )
+
+
+def _queues(
+    values: Mapping[str, Any],
+    source: str,
+    teams: tuple[Team, ...],
+    kubedl: KubeDLConfig,
+    ack: bool,
+    root: Path | None,
+    pending: Pending,
+) -> tuple[KueueConfig | None, KubeDLConfig]:
+    """Kueue, when any kueue:* key is set; KubeDL then runs without DAG scheduling (a pod group
+    needs all its pods at once: trainstack.kueue.podgroup)."""
+    if not kueue_enabled(values):
+        return None, kubedl
+    base = root if root is not None else _project_root()
+    names_ = tuple(t.name for t in teams)
+    kueue = load_kueue(values, source, names_, ack=ack, root=base, pending=pending)
+    return kueue, replace(kubedl, dag_scheduling=False)
 
 
 def _check_costs(main: Section, values: Mapping[str, Any], stack: str, source: str) -> None:

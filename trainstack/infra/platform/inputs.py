@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from trainstack import platformnames as names
+from trainstack.kueue.api import VERSION as KUEUE_VERSION
 from trainstack.secretnames import looks_secret
 from trainstack.trainer.backend import OPERATOR_KEY, Operator
 from trainstack.trainer.versions import JOBSET_VERSION, TRAINER_VERSION
@@ -47,18 +48,27 @@ def crd_folder(values: Mapping[str, str], root: Path) -> Path:
     return root / values.get(CRD_SOURCE_KEY, default_crd_source(version))
 
 
+# Kueue's folder (config_kueue.py), read on an environment that sets any kueue:* key.
+KUEUE_NS = "kueue"
+
+
 def crd_folders(values: Mapping[str, str], root: Path) -> tuple[Path, ...]:
-    """Every CRD folder the program reads for an environment: KubeDL's, and on a Trainer
-    environment (``trainstack:operator: trainer``) Trainer's and JobSet's, each where its
-    ``<ns>:crdSource`` puts it or at ``platform/<ns>/<version>`` (CrdRelease.folder)."""
+    """Every CRD folder the program reads for an environment: KubeDL's; on a Trainer
+    environment (``trainstack:operator: trainer``) Trainer's and JobSet's; on one that queues
+    (any ``kueue:*`` key) Kueue's; each where its ``<ns>:crdSource`` puts it or at
+    ``platform/<ns>/<version>`` (CrdRelease.folder)."""
     folders = [crd_folder(values, root)]
+    others: list[tuple[str, str]] = []
     if values.get(f"{names.PLATFORM_PROJECT}:{OPERATOR_KEY}") == Operator.TRAINER.value:
-        for ns, default in (
+        others += [
             (Operator.TRAINER.value, TRAINER_VERSION),
             (names.JOBSET_CONFIG_NS, JOBSET_VERSION),
-        ):
-            version = values.get(f"{ns}:version", default)
-            folders.append(root / values.get(f"{ns}:crdSource", f"platform/{ns}/{version}"))
+        ]
+    if any(k.startswith(KUEUE_NS + ":") for k in values):
+        others.append((KUEUE_NS, KUEUE_VERSION))
+    for ns, default in others:
+        version = values.get(f"{ns}:version", default)
+        folders.append(root / values.get(f"{ns}:crdSource", f"platform/{ns}/{version}"))
     return tuple(folders)
 
 

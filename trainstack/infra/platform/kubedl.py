@@ -21,6 +21,7 @@ from trainstack.infra.platform.config import KUBEDL_IMAGE_HOW, KubeDLConfig, Reg
 from trainstack.infra.platform.config_ack import SYSTEM_TAINT
 from trainstack.infra.platform.kubedl_source import KUBEDL_RELEASE, CrdFile, CrdRelease
 from trainstack.infra.platform.pullsecret import pull_secret, pull_secret_payload
+from trainstack.kueue.podgroup import KUBEDL_DAG_GATE_OFF
 from trainstack.platformnames import KUBEDL_SCHEMA_ANNOTATION, KUBEDL_SOURCE_ANNOTATION
 
 COMPONENT = "trainstack:platform:KubeDL"
@@ -116,6 +117,8 @@ def controller_args(cfg: KubeDLConfig) -> list[str]:
     args = ["--enable-leader-election=true"]
     if cfg.gang_scheduler:
         args.append(f"--gang-scheduler-name={cfg.gang_scheduler}")
+    if not cfg.dag_scheduling:
+        args.append(KUBEDL_DAG_GATE_OFF)
     return args
 
 
@@ -147,7 +150,9 @@ def crd_resource(
         spec = {
             "group": group,
             "names": {"kind": crd.kind, "plural": plural},
-            "scope": "Cluster" if crd.kind.startswith("Cluster") else "Namespaced",
+            "scope": "Cluster"
+            if crd.kind.startswith("Cluster") or crd.kind in release.cluster_kinds
+            else "Namespaced",
             "versions": [],
         }
         verb = "trainstack kubedl mirror"

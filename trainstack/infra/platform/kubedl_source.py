@@ -80,6 +80,8 @@ class CrdRelease:
     release_path: str
     crds: Mapping[str, str]  # kind -> file
     repository: str  # what `--from` is a checkout of
+    # Kinds that are cluster-scoped besides the `Cluster*` ones (an unmirrored CRD's placeholder)
+    cluster_kinds: tuple[str, ...] = ()
 
     def folder(self, version: str) -> str:
         return f"platform/{self.name}/{version}"

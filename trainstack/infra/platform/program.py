@@ -23,6 +23,7 @@ from trainstack.infra.configread import raw_stack_config
 from trainstack.infra.platform.config import ACR_ENTERPRISE, PlatformConfig, load
 from trainstack.infra.platform.config_ack import BUCKET_PURPOSES, team_registry_namespace
 from trainstack.infra.platform.kubedl import KubeDL
+from trainstack.infra.platform.kueue import queue_model as kueue_queue_model
 from trainstack.infra.platform.osspolicy import policy_json, team_policy
 from trainstack.infra.platform.podpolicy import PodGuards
 from trainstack.infra.platform.protection import component_opts
@@ -275,6 +276,21 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         from trainstack.infra.platform.trainer import Trainer
 
         Trainer("trainer", cfg.trainer, provider, component_opts(), image_pull=base.image_pull)
+    queue_model = kueue_queue_model(cfg)
+    if queue_model is not None:
+        # Job-level queues: Kueue, a flavor per pool, a ClusterQueue and LocalQueue per team.
+        from trainstack.infra.platform.kueue import Kueue
+
+        Kueue(
+            "kueue",
+            cfg,
+            queue_model,
+            tenancy.namespaces,
+            provider,
+            component_opts(),
+            image_pull=base.image_pull,
+        )
+        outputs[names.OUT_KUEUE_QUEUES] = queue_model.to_output()
     # Run stacks get a team's own credentials instead of the admin kubeconfig (teamaccess.py).
     team_access = TeamAccess(
         "team-access",
@@ -283,6 +299,7 @@ def build(cfg: PlatformConfig) -> dict[str, Any]:
         provider,
         component_opts(),
         trainjobs=cfg.trainer is not None,
+        queues=queue_model is not None,
         team_volumes=team_volumes(cfg, storage, tenancy.oss_secrets, oss_endpoint),
         legacy_tokens=cfg.legacy_team_tokens,
     )

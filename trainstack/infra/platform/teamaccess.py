@@ -62,7 +62,7 @@ def kubedl_resources(workloads: Sequence[str]) -> dict[str, list[str]]:
 
 
 def runner_rules(
-    workloads: Sequence[str], *, trainjobs: bool = False
+    workloads: Sequence[str], *, trainjobs: bool = False, queues: bool = False
 ) -> list[k8s.rbac.v1.PolicyRuleArgsDict]:
     """What a run stack creates in its namespace (trainstack.infra.run.program's kinds) and what
     status/logs/wait read. ``pods/exec`` is here because the MPI launcher's Role grants it
@@ -80,6 +80,12 @@ def runner_rules(
             {"api_groups": [TRAINJOB_GROUP], "resources": ["trainjobs"], "verbs": _CRUD},
             {"api_groups": [JOBSET_GROUP], "resources": ["jobsets"], "verbs": _READ},
         ]
+    if queues:
+        # Kueue: the team's LocalQueue and Workloads, and where its pending ones stand
+        # (`status`, `trainstack queue`), read only.
+        from trainstack.infra.platform.kueue_release import TEAM_QUEUE_RULES
+
+        rules += list(TEAM_QUEUE_RULES)
     rules += [
         {
             "api_groups": [""],
@@ -136,6 +142,7 @@ class TeamAccess(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         trainjobs: bool = False,
+        queues: bool = False,
         team_volumes: Mapping[str, tuple[GuardShape, pulumi.Output[TeamVolumes]]],
         legacy_tokens: bool = True,
     ) -> None:
@@ -147,7 +154,7 @@ class TeamAccess(pulumi.ComponentResource):
             rules=VOLUME_RULES,
             opts=child,
         )
-        rules = runner_rules(workloads, trainjobs=trainjobs)
+        rules = runner_rules(workloads, trainjobs=trainjobs, queues=queues)
         params_home = admission_namespace(child)
         self.tokens = {}
         for team, ns in namespaces.items():

@@ -22,13 +22,13 @@ the team's own OSS Secret — and the run PriorityClasses.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack import platformnames as names
-from trainstack.infra.platform import podsecurity
+from trainstack.infra.platform import podsecurity, queues
 from trainstack.infra.platform.config import PlatformConfig
 from trainstack.infra.platform.config_teams import (
     DEFAULT_KUBEDL_JOBS,
@@ -39,6 +39,7 @@ from trainstack.infra.platform.config_teams import (
 from trainstack.infra.platform.netpolicy import build_isolation
 from trainstack.infra.platform.osssecret import build_oss_secrets
 from trainstack.infra.platform.pullsecret import build_pull_secrets
+from trainstack.infra.platform.queues import QueueModel
 from trainstack.infra.platform.serviceguard import build_service_guard
 from trainstack.platformnames import TEAM_NAMESPACE_LABEL
 
@@ -60,8 +61,12 @@ def container_defaults(team: Team) -> dict[str, str]:
     }
 
 
-def quota_hard(team: Team, workloads: Sequence[str]) -> dict[str, str]:
-    """The team's ``trainstack-quota``: compute, storage, Service types and object counts."""
+def quota_hard(
+    team: Team, workloads: Sequence[str], ceiling: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The team's ``trainstack-quota``: compute, storage, Service types and object counts.
+    ``ceiling`` (a Kueue environment): CPU, memory and GPUs at the most Kueue may admit to the
+    team, its own quota plus what it may borrow (queues.py)."""
     q = team.quota
     hard = {
         "requests.cpu": q.cpu,
@@ -74,6 +79,8 @@ def quota_hard(team: Team, workloads: Sequence[str]) -> dict[str, str]:
         "requests.ephemeral-storage": q.ephemeral_storage,
         "limits.ephemeral-storage": q.limit_ephemeral_storage,
     }
+    if ceiling is not None:
+        hard |= {f"requests.{r}": v for r, v in ceiling.items()}
     if q.pods is not None:
         hard["pods"] = str(q.pods)
     counts = {
@@ -109,8 +116,12 @@ class Tenancy(pulumi.ComponentResource):
         super().__init__(COMPONENT, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         level = podsecurity.team_level(cfg.cluster is not None and cfg.cluster.host_path_volumes)
+        from trainstack.infra.platform.kueue import queue_model
+
+        model = queue_model(cfg)
         self.namespaces = {
-            team.name: _team(team, level, cfg.kubedl.workloads, child) for team in cfg.teams
+            team.name: _team(team, level, cfg.kubedl.workloads, child, _ceiling(model, team.name))
+            for team in cfg.teams
         }
         # ack: Terway's pod vSwitches; kubeconfig mode: the cluster's pod CIDR is not ours to know
         pod_network = cfg.ack.pod_vswitch_cidrs if cfg.ack is not None else ()
@@ -133,8 +144,18 @@ class Tenancy(pulumi.ComponentResource):
         self.register_outputs({})
 
 
+def _ceiling(model: QueueModel | None, team: str) -> dict[str, str] | None:
+    if model is None:
+        return None
+    return {r: queues.show(r, model.ceiling(team, r)) for r in queues.RESOURCES}
+
+
 def _team(
-    team: Team, level: podsecurity.Level, workloads: Sequence[str], opts: pulumi.ResourceOptions
+    team: Team,
+    level: podsecurity.Level,
+    workloads: Sequence[str],
+    opts: pulumi.ResourceOptions,
+    ceiling: Mapping[str, str] | None = None,
 ) -> k8s.core.v1.Namespace:
     ns = k8s.core.v1.Namespace(
         f"ns-{team.name}",
@@ -152,7 +173,7 @@ def _team(
     k8s.core.v1.ResourceQuota(
         f"quota-{team.name}",
         metadata={"name": "trainstack-quota", "namespace": ns.metadata.name, "labels": labels},
-        spec={"hard": quota_hard(team, workloads)},
+        spec={"hard": quota_hard(team, workloads, ceiling)},
         opts=opts,
     )
     k8s.core.v1.LimitRange(

@@ -76,6 +76,8 @@ class PlatformOutputs:
     host_path_volumes: bool = False
     # The operator that runs its jobs; a platform that does not export one runs KubeDL.
     operator: Operator = DEFAULT_OPERATOR
+    # The LocalQueue of every team namespace where Kueue queues jobs (kueueQueues); None: none.
+    queue: str | None = None
 
     @property
     def cloud(self) -> bool:
@@ -113,7 +115,18 @@ class PlatformOutputs:
                 source=f"the platform of {env!r}",
                 key=f"output {names.OUT_OPERATOR}",
             ),
+            queue=_local_queue(outputs, env),
         )
+
+
+def _local_queue(outputs: Mapping[str, Any], env: str) -> str | None:
+    raw = outputs.get(names.OUT_KUEUE_QUEUES)
+    if raw is None:
+        return None
+    name = raw.get("localQueue") if isinstance(raw, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise _odd_output(names.OUT_KUEUE_QUEUES, env, "an object without its localQueue")
+    return name
 
 
 def _odd_output(key: str, env: str, what: str) -> UserError:
@@ -229,6 +242,7 @@ def render_options(
         oss_credentials_hint=oss_hint,
         pull_secret=platform.pull_secret,
         operator=platform.operator,
+        queue=platform.queue,
     )
 
 

@@ -19,20 +19,23 @@ from trainstack.policy.rules import (
     trust,
 )
 
-RULES: tuple[Rule, ...] = tuple(
-    m.RULE
-    for m in (
-        images,
-        placement,
-        poolsize,
-        storage,
-        hostaccess,
-        podshape,
-        quota,
-        priority,
-        secrets,
-        protection,
-        trust,
-        regions,
-    )
+RULES: tuple[Rule, ...] = (
+    *(
+        m.RULE
+        for m in (
+            images,
+            placement,
+            poolsize,
+            storage,
+            hostaccess,
+            podshape,
+            quota,
+            priority,
+            secrets,
+            protection,
+            trust,
+            regions,
+        )
+    ),
+    quota.BORROWING,
 )
