@@ -26,6 +26,9 @@ from trainstack.contract import layout as tree
 from trainstack.contract.files import TRAINING_JOB
 
 USAGE = "usage.jsonl"
+# Each metric series' last and best value, kept beside the run so a listing reads a few bytes, not
+# every point (trainstack.metrics.summary).
+METRICS_SUMMARY = "metrics-summary.json"
 COMMIT_FILE = "outputs.json"
 # The namespaces sandbox's (trainstack.local.podns): every pod's /etc/hosts and
 # /etc/resolv.conf, and where the pods' root file system is put together.
@@ -68,6 +71,10 @@ class RunDir:
     @property
     def usage(self) -> Path:
         return self.root / USAGE
+
+    @property
+    def metrics_summary(self) -> Path:
+        return self.root / METRICS_SUMMARY
 
     @property
     def hosts(self) -> Path:

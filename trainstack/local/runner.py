@@ -249,6 +249,7 @@ def _supervise_in(
     if status is RunStatus.FAILED and (observer.disk_full or _nearly_full(layout.root)):
         reason = "; ".join(x for x in (reason, _disk_full_reason(layout.root, None)) if x)
     reserve.release()
+    _summarize(layout.root)
     final = _record_end(
         reg,
         record.id,
@@ -346,6 +347,16 @@ def _watch(
         sampler.stop()
         rotator.stop()
         view.stop()
+
+
+def _summarize(root: Path) -> None:
+    """Keep the ended run's metric summary (trainstack.metrics.summary) beside it: listings
+    read it instead of every point. A run whose metrics cannot be read simply has none; the
+    readers compute it then, and say what is wrong with the files."""
+    from trainstack.metrics import summary
+
+    with contextlib.suppress(OSError, ValueError, UserError):
+        summary.write(root)
 
 
 def _commit(
