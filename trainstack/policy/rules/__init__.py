@@ -12,6 +12,7 @@ from trainstack.policy.rules import (
     poolsize,
     priority,
     protection,
+    queued,
     quota,
     regions,
     secrets,
@@ -38,4 +39,5 @@ RULES: tuple[Rule, ...] = (
         )
     ),
     quota.BORROWING,
+    queued.RULE,
 )
