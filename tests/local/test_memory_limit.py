@@ -21,6 +21,9 @@ from trainstack.registry import Registry
 from trainstack.registry.model import ReplicaExit, RunStatus
 from trainstack.spec import load_run
 
+# A Supervisor driven here runs in a subreaper, as the runner's does (tests/local/conftest.py).
+pytestmark = pytest.mark.usefixtures("as_runner")
+
 MiB = 2**20
 
 
