@@ -297,6 +297,15 @@ def _no_stack_traces() -> Iterator[None]:
         sdk_resource._get_stack_trace = before
 
 
+@contextmanager
+def mock_registrations() -> Iterator[None]:
+    """While a program runs under Pulumi's mocks: each registration answered on the calling
+    thread, without the SDK's stack trace (`_inline_executor`, `_no_stack_traces`). What the
+    program registers, and in what order, is the same; it costs half the time."""
+    with _inline_executor(), _no_stack_traces():
+        yield
+
+
 async def _resolve(outputs: Mapping[str, Any]) -> dict[str, Any]:
     resolved: dict[str, Any] = {}
     for key, value in outputs.items():
@@ -338,7 +347,7 @@ def run_program(
     async def body() -> None:
         plan.outputs = await _resolve(program())
 
-    with _inline_executor(), _no_stack_traces():
+    with mock_registrations():
         _sync_await(run_pulumi_func(body))
     plan.resources = sorted(monitor.records, key=lambda r: (r.type, r.name))
     return plan
