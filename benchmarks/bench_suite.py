@@ -101,6 +101,19 @@ class Measured:
     failures: list[str]  # the FAILED/ERROR lines of pytest's short summary
 
 
+def suite_env(keep_no_bytecode: bool) -> dict[str, str]:
+    """This shell's environment without PYTHONDONTWRITEBYTECODE, which a user's shell does not
+    set (bench_local.py and bench_plan.py measure the same way); `--no-bytecode` keeps it. With
+    it every process the suite starts (the workers, `python -m trainstack`, each replica)
+    compiles what it imports from source every time."""
+    if keep_no_bytecode:
+        return dict(os.environ)
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+ENV: dict[str, str] = {}
+
+
 def measure(root: Path, pytest_args: list[str], cold: bool) -> Measured:
     if cold:
         shutil.rmtree(root / ".mypy_cache", ignore_errors=True)
@@ -109,6 +122,7 @@ def measure(root: Path, pytest_args: list[str], cold: bool) -> Measured:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_args],
         cwd=root,
+        env=ENV or None,
         capture_output=True,
         text=True,
         check=False,
@@ -151,10 +165,18 @@ def main() -> int:
     )
     parser.add_argument("--cold", action="store_true", help="remove the mypy cache first")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure")
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE if this shell sets it (by default it is removed)",
+    )
     parser.add_argument("pytest_args", nargs="*", help="run pytest with these instead")
     args = parser.parse_args()
     root = args.root.resolve()
+    ENV.update(suite_env(args.no_bytecode))
     print(f"checkout:        {root}")
+    no_bytecode = "PYTHONDONTWRITEBYTECODE" in ENV
+    print(f"bytecode cache:  {'not written (PYTHONDONTWRITEBYTECODE)' if no_bytecode else 'on'}")
     load_before = os.getloadavg()
     ok = True
     if args.pytest_args:
