@@ -94,7 +94,7 @@ def test_pages_forked_workers_share_are_counted_once(tmp_path: Path) -> None:
             for _ in range(3):
                 pid = os.fork()
                 if pid == 0:
-                    time.sleep(3)
+                    time.sleep(1)  # some twenty of the watch's looks
                     os._exit(0)
                 children.append(pid)
             open("forked", "w").close()
