@@ -122,7 +122,8 @@ def measure(root: Path, pytest_args: list[str], cold: bool) -> Measured:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_args],
         cwd=root,
-        env=ENV or None,
+        # this checkout's trainstack first, whatever an editable install points at
+        env={**ENV, "PYTHONPATH": str(root)},
         capture_output=True,
         text=True,
         check=False,
