@@ -123,7 +123,10 @@ def measure(root: Path, pytest_args: list[str], cold: bool) -> Measured:
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *pytest_args],
         cwd=root,
         # this checkout's trainstack first, whatever an editable install points at
-        env={**ENV, "PYTHONPATH": str(root)},
+        env={
+            **ENV,
+            "PYTHONPATH": os.pathsep.join(filter(None, (str(root), ENV.get("PYTHONPATH")))),
+        },
         capture_output=True,
         text=True,
         check=False,
