@@ -118,12 +118,16 @@ def test_pages_forked_workers_share_are_counted_once(tmp_path: Path) -> None:
 def test_the_tree_is_measured_while_it_runs(tmp_path: Path) -> None:
     """The measure itself, against a process holding a known amount."""
     script = tmp_path / "hold.py"
+    # Held until the watch kills it (the run's timeout only bounds a broken watch): it used to
+    # hold for 3 s and exit 0 if the watch had not looked by then, as on a loaded machine.
     script.write_text(
-        'import time\ndata = b"\\1" * (120 * 2**20)\nopen("held", "w").close()\ntime.sleep(3)\n'
+        'import time\ndata = b"\\1" * (120 * 2**20)\nopen("held", "w").close()\ntime.sleep(300)\n'
     )
     watch = MemoryWatch({"worker-0": limits(100)}, interval=0.05)
     sup = Supervisor(
-        [launch(tmp_path, "worker", 0, f'exec "$PYTHON" {script}')], Policy(), memory=watch
+        [launch(tmp_path, "worker", 0, f'exec "$PYTHON" {script}')],
+        Policy(timeout_seconds=120, grace_seconds=1),
+        memory=watch,
     )
     out = sup.run()
     assert out.status is RunStatus.FAILED
