@@ -262,3 +262,36 @@ def test_pss_is_read_from_smaps_where_there_is_no_rollup(monkeypatch: pytest.Mon
     per_mapping = pss_bytes(os.getpid())
     assert rolled and per_mapping
     assert abs(per_mapping - rolled) < rolled * 0.2  # the process moved on a little meanwhile
+
+
+def test_a_process_that_exits_between_two_looks_is_not_charged_its_shared_pages() -> None:
+    """The tree's resident sizes are read first, its PSS after; a forked worker that exits in
+    between has no PSS to read, and its resident size (which counts the pages it shared with
+    its parent in full) was charged in its place: a replica within its limit was killed as its
+    data-loader workers ended. One that is still running and has no PSS is charged its
+    resident size, as before."""
+    import psutil
+
+    class Stand:  # a process of the tree, as psutil shows it; its pid has no /proc entry
+        pid = 2**22 + 17
+
+        def __init__(self, running: bool) -> None:
+            self.running = running
+
+        def memory_info(self) -> object:
+            return type("Mem", (), {"rss": 200 * MiB})()
+
+        def is_running(self) -> bool:
+            return self.running
+
+        def status(self) -> str:
+            return psutil.STATUS_SLEEPING
+
+    watch = MemoryWatch({"worker-0": limits(1)})
+    me = psutil.Process()
+    own = pss_bytes(me.pid)
+    assert own is not None
+    gone = watch._memory([me, Stand(running=False)], limit=1)
+    assert gone < own + 50 * MiB  # this process's PSS, nothing for the one that is gone
+    alive = watch._memory([me, Stand(running=True)], limit=1)
+    assert alive >= 200 * MiB  # no PSS to read: its resident size stands in
