@@ -231,13 +231,15 @@ def test_shared_memory_sets_the_size_of_dev_shm(tmp_path: Path, cli: Cli, sandbo
     done = cli("run", roomy, "--local", "--sandbox", sandbox)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (out / "worker-0.txt").read_text() == "shared 80 MiB"
+    # Held until the limit ends it: with half a second, a watch that had not looked by then on
+    # a loaded machine let the replica finish (the run exited 0)
     tight = write_run(
         tmp_path / "tight",
         "probe",
         "tight",
         outputs={"result": f"file://{tmp_path / 'tight-result'}/"},
         resources={"worker": {"replicas": 1, "memory": "1Gi", "sharedMemory": "16Mi"}},
-        **run,
+        parameters={"mode": "shm", "steps": 80, "seconds": 30},
     )
     done = cli("run", tight, "--local", "--sandbox", sandbox)
     _own_block_left(tmp_path / "tight-result")
