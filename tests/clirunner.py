@@ -303,9 +303,9 @@ def _clear_caches() -> None:
             getattr(module, attr).clear()
 
 
-def _reset_process_state() -> None:
-    """What a verb sets for the rest of its process: `run` makes the process a subreaper, the
-    stdout guard remembers a failed write."""
+def leave_subreaper() -> None:
+    """This process no longer a child subreaper, if `procgroup.become_subreaper` made it one
+    (the `run` verb in this process, or a test that drives a Supervisor as the runner would)."""
     procgroup = sys.modules.get("trainstack.local.procgroup")
     if procgroup is not None and procgroup._subreaper:
         import ctypes
@@ -313,6 +313,12 @@ def _reset_process_state() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(procgroup._PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
         procgroup._subreaper = False
+
+
+def _reset_process_state() -> None:
+    """What a verb sets for the rest of its process: `run` makes the process a subreaper, the
+    stdout guard remembers a failed write."""
+    leave_subreaper()
     stdout = sys.modules.get("trainstack.cli.stdout")
     if stdout is not None:
         stdout._failure = None

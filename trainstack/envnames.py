@@ -26,6 +26,8 @@ IDLE_SECONDS_ENV = "TRAINSTACK_IDLE_SECONDS"
 # A local run's log rotation (local/logcap.py)
 LOG_MAX_BYTES_ENV = "TRAINSTACK_LOG_MAX_BYTES"
 LOG_KEEP_ENV = "TRAINSTACK_LOG_KEEP"
+# Seconds between a local run's usage samples (local/usage.py)
+USAGE_SECONDS_ENV = "TRAINSTACK_USAGE_SECONDS"
 
 # Set by trainstack for the programs it starts:
 POLICY_CONTEXT_ENV = "TRAINSTACK_POLICY_CONTEXT"  # the policy pack's platform context

@@ -11,7 +11,6 @@ nothing shown, instead of the reader's environment.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -23,18 +22,14 @@ CHUNK = 1 << 20
 
 
 class Tail:
-    def __init__(
-        self, path: Path, *, root: Path, from_end: bool = False, redraws: bool = True
-    ) -> None:
+    def __init__(self, path: Path, *, root: Path, start: int = 0, redraws: bool = True) -> None:
+        """Lines from byte `start` on (where what was already shown of the file ends)."""
         self.path = path
         self.root = root
-        self.offset = 0
+        self.offset = start
         self.redraws = redraws  # whether a lone `\r` ends a line (trainstack.logfiles.Lines)
         self._lines = Lines(redraws=redraws)
         self._fh: BinaryIO | None = None
-        if from_end:
-            with contextlib.suppress(FileNotFoundError):
-                self.offset = path.stat().st_size
 
     def poll(self, budget: int = CHUNK, skip_beyond: int | None = None) -> tuple[list[bytes], int]:
         """Complete new lines (without newline), reading at most `budget` bytes; and how many
@@ -81,15 +76,16 @@ class Tail:
         return self._fh
 
 
-def last_lines(path: Path, count: int, *, root: Path) -> list[bytes]:
-    """The last `count` lines of a file below run directory `root`, reading backwards from its
-    end (big logs stay cheap)."""
+def last_lines(path: Path, count: int, *, root: Path, end: int | None = None) -> list[bytes]:
+    """The last `count` lines of a file below run directory `root` (of its first `end` bytes,
+    if given), reading backwards from its end (big logs stay cheap)."""
     if count <= 0:
         return []
     chunks: list[bytes] = []
     ends = 0  # line ends read so far; a `\r\n` split between two chunks counts twice
     with open_within(root, path) as fh:
         pos = fh.seek(0, os.SEEK_END)
+        pos = pos if end is None else min(pos, end)
         # Past `count` pieces of the longest line, what lies before cannot be among the last.
         window = pos - count * MAX_LINE - CHUNK
         while pos > max(0, window) and ends <= count + len(chunks):

@@ -150,16 +150,20 @@ def show(
     redraws = keep is not None
     tails = []
     for f in files:
+        # Following, what is shown first ends where the log ended when looked at, and the tail
+        # goes on from there: a line the replica wrote in between is shown once, not lost.
+        upto = _size(f.path) if follow is not None else None
         # Kept rotations first (docs/local.md, "Logs and usage"), oldest to newest.
         try:
             if tail is not None:
-                emit(f.key, _last_lines_of_chain(f.path, tail, f.run_dir))
+                emit(f.key, _last_lines_of_chain(f.path, tail, f.run_dir, upto))
             elif not prefixed and keep is None:
-                for data in _raw_chunks(f):
+                for data in _raw_chunks(f, upto):
                     write(data)
             else:
                 for part in chain(f.path):
-                    for chunk in _line_chunks(part, f.run_dir, redraws):
+                    limit = upto if part == f.path else None
+                    for chunk in _line_chunks(part, f.run_dir, redraws, limit):
                         emit(f.key, chunk)
         except OSError as err:  # a link out of the run directory, a FIFO, unreadable
             raise UserError(
@@ -168,7 +172,7 @@ def show(
                 "this one was replaced",
             ) from None
         if follow is not None:
-            tails.append(Tail(f.path, root=f.run_dir, from_end=True, redraws=redraws))
+            tails.append(Tail(f.path, root=f.run_dir, start=upto or 0, redraws=redraws))
     if follow is None:
         return
     while True:
@@ -195,35 +199,54 @@ def download(files: list[LogFile], dest: Path) -> list[Path]:
     return [write_chunks(dest / f"{f.key}.log", _raw_chunks(f)) for f in files]
 
 
-def _raw_chunks(f: LogFile) -> Iterator[bytes]:
-    """The log's bytes; a read that fails is a UserError (not an OSError, which the writer
-    would report as its own)."""
+def _raw_chunks(f: LogFile, upto: int | None = None) -> Iterator[bytes]:
+    """The log's bytes (of its current file, the first `upto`); a read that fails is a
+    UserError (not an OSError, which the writer would report as its own)."""
     try:
         for part in chain(f.path):
             fh: BinaryIO
             with open_within(f.run_dir, part) as fh:
-                while data := fh.read(CHUNK):
-                    yield data
+                yield from _chunks(fh, upto if part == f.path else None)
     except OSError as err:
         raise UserError(
             f"cannot read the log of {f.key} ({err.filename or f.path}): {describe(err)}"
         ) from None
 
 
-def _last_lines_of_chain(path: Path, count: int, root: Path) -> list[bytes]:
+def _chunks(fh: BinaryIO, upto: int | None) -> Iterator[bytes]:
+    """`fh`'s bytes to its end, or to byte `upto`."""
+    left = upto
+    while data := fh.read(CHUNK if left is None else min(CHUNK, left)):
+        yield data
+        if left is not None:
+            left -= len(data)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # gone: nothing of it is shown, so its tail starts at its beginning
+        return 0
+
+
+def _last_lines_of_chain(path: Path, count: int, root: Path, upto: int | None) -> list[bytes]:
     lines: list[bytes] = []
     for part in reversed(chain(path)):
-        lines = last_lines(part, count - len(lines), root=root) + lines
+        end = upto if part == path else None
+        lines = last_lines(part, count - len(lines), root=root, end=end) + lines
         if len(lines) >= count:
             break
     return lines
 
 
-def _line_chunks(path: Path, root: Path, redraws: bool) -> Iterator[list[bytes]]:
-    """A file's lines in batches, without holding a large log in memory."""
+def _line_chunks(
+    path: Path, root: Path, redraws: bool, upto: int | None = None
+) -> Iterator[list[bytes]]:
+    """A file's lines (of its first `upto` bytes) in batches, without holding a large log in
+    memory."""
     fh: BinaryIO
     with open_within(root, path) as fh:
         lines = Lines(redraws=redraws)
-        while data := fh.read(CHUNK):
+        for data in _chunks(fh, upto):
             yield lines.feed(data)
         yield lines.rest()

@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,9 @@ def _run(run, tmp: Path) -> list[str]:
     argv = launch_command(run, "worker", install_requirements=False)
     proc = subprocess.run(
         argv,
-        env={"PATH": os.environ["PATH"], **env},
+        # `python3` as the local runner finds it: the interpreter's own folder first (the
+        # machine's PATH may lead to a version manager's shim, ~0.1 s a start)
+        env={"PATH": os.pathsep.join((os.path.dirname(sys.executable), os.environ["PATH"])), **env},
         cwd=tmp,
         capture_output=True,
         text=True,

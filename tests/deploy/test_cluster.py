@@ -7,6 +7,7 @@ client uses is the platform's (or its team-scoped one), which points at the loca
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -517,8 +518,17 @@ def test_logs_of_a_missing_replica_name_those_there_are(
 
 
 def test_following_a_starting_job_waits_for_its_pods_then_merges_their_streams(
-    home: Path, api: RecordedAPI, cli: PlatformCLI, capsysbinary: pytest.CaptureFixture[bytes]
+    home: Path,
+    api: RecordedAPI,
+    cli: PlatformCLI,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from trainstack.deploy import watch
+
+    # the next look for pods after a twentieth of a second, not the 2 s a user's `logs -f` waits
+    wait = functools.partial(watch.wait_for_pods, interval=0.05)
+    monkeypatch.setattr(watch, "wait_for_pods", wait)
     deployed(home)
     api.serve(JOB_PATH, "pytorchjob-running.json")
     api.serve(PODS_PATH, "pods-none.json", "pods-running.json")  # no pods on the first look

@@ -22,6 +22,8 @@ from pulumi.runtime import settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from trainstack.plan.engine import mock_registrations
+
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 CRD_FOLDER = "platform/kubedl/v0.5.0"
@@ -231,7 +233,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
             box["value"] = program()
 
         settings.SETTINGS.rpc_manager.clear()
-        _sync_await(run_pulumi_func(body))
+        with mock_registrations():  # as `trainstack plan` runs a program under mocks
+            _sync_await(run_pulumi_func(body))
         return box["value"]
 
     @staticmethod

@@ -18,9 +18,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.local.helpers import launch, wait_for
 from trainstack.local.supervisor import Outcome, Policy, Supervisor
 from trainstack.registry.model import RunStatus
+
+# A Supervisor driven here runs in a subreaper, as the runner's does (tests/local/conftest.py).
+pytestmark = pytest.mark.usefixtures("as_runner")
 
 # First attempt: mark that it started and wait; later attempts: succeed.
 ONCE = 'n=$(cat tries 2>/dev/null || echo 0); echo $((n+1)) > tries; [ "$n" -ge 1 ] || sleep 60'

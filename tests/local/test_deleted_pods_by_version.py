@@ -21,6 +21,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.local.helpers import launch, wait_for
 from trainstack.kubedl import DeletedPod, JobType, job_kind
 from trainstack.kubedl.restart import (
@@ -32,6 +34,9 @@ from trainstack.kubedl.restart import (
 from trainstack.local.supervisor import Outcome, Policy, Supervisor
 from trainstack.platformnames import MIN_KUBERNETES_MINOR
 from trainstack.registry.model import RunStatus
+
+# A Supervisor driven here runs in a subreaper, as the runner's does (tests/local/conftest.py).
+pytestmark = pytest.mark.usefixtures("as_runner")
 
 # First attempt: mark that it started and wait (SIGTERM ends it: 143); later attempts: succeed.
 ONCE = 'n=$(cat tries 2>/dev/null || echo 0); echo $((n+1)) > tries; [ "$n" -ge 1 ] || sleep 60'

@@ -151,6 +151,46 @@ def test_logs_follow_streams_until_the_run_ends(tmp_path: Path, cli: Cli) -> Non
     assert out.splitlines() == [f"step {n}" for n in range(1, 13)] + ["counted from 0 to 12"]
 
 
+@pytest.mark.parametrize(
+    ("tail", "keep", "shown"),
+    [
+        (None, None, b"one\ntwo\nthree\n"),  # the log as written
+        (None, lambda line: True, b"one\ntwo\nthree\n"),  # line by line
+        (1, None, b"two\nthree\n"),  # its last line, then what follows
+    ],
+    ids=["whole", "line-by-line", "tail"],
+)
+def test_following_shows_a_line_written_while_the_log_is_first_shown_once(
+    tmp_path: Path, tail: int | None, keep: object, shown: bytes
+) -> None:
+    """The log shown first and the tail that follows it meet where the log ended when it was
+    looked at: a line the replica wrote in between is shown once. The tail began at the log's
+    end as of its own start, and lost such a line (`logs --follow` missed a step under load)."""
+    from trainstack import logview
+
+    logs = tmp_path / "run" / "logs"
+    logs.mkdir(parents=True)
+    log = logs / "worker-0.log"
+    log.write_bytes(b"one\ntwo\n")
+    out: list[bytes] = []
+
+    def write(data: bytes) -> None:
+        if not out:  # the replica writes while the log is being shown
+            with log.open("ab") as fh:
+                fh.write(b"three\n")
+        out.append(data)
+
+    running = iter([True, False])
+    logview.show(
+        logview.select(logs, None, None),
+        write,
+        tail=tail,
+        keep=keep,  # type: ignore[arg-type]
+        follow=lambda: next(running),
+    )
+    assert b"".join(out) == shown
+
+
 def test_tail_skips_ahead_when_far_behind_and_keeps_lines_whole(tmp_path: Path) -> None:
     log = tmp_path / "big.log"
     with open(log, "wb") as fh:

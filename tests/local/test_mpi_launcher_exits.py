@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from tests.local.helpers import launch
 from tests.render.conftest import SPECS
 from trainstack.kubedl import JobType, job_kind
@@ -26,6 +28,9 @@ from trainstack.registry.model import RunStatus
 from trainstack.render import render_run
 from trainstack.spec import load_run
 from trainstack.spec.model import FaultTolerance, Run
+
+# A Supervisor driven here runs in a subreaper, as the runner's does (tests/local/conftest.py).
+pytestmark = pytest.mark.usefixtures("as_runner")
 
 
 def _run(**ft: object) -> Run:

@@ -21,7 +21,8 @@ def test_a_preempted_master_resumes_from_its_checkpoint(tmp_path: Path, cli: Cli
         tmp_path,
         "checkpointer",
         "drill",
-        parameters={"steps": 10},
+        # 2.5 s of steps: the drill at 2 s always finds the first attempt part-way
+        parameters={"steps": 25, "pause": 0.1},
         outputs={"checkpoints": f"file://{ckpt}/"},
         resources={"master": {"replicas": 1}},
         faultTolerance={"maxRestarts": 1},
@@ -30,7 +31,7 @@ def test_a_preempted_master_resumes_from_its_checkpoint(tmp_path: Path, cli: Cli
     assert done.returncode == 0, done.output
     starts = [int(x) for x in (ckpt / "starts").read_text().split()]
     assert len(starts) == 2 and starts[0] == 0 and starts[1] > 0, starts
-    assert (ckpt / "step").read_text() == "10"
+    assert (ckpt / "step").read_text() == "25"
     with Registry.open(cli.home) as reg:
         (record,) = reg.list()
         history = reg.restarts(record.id)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
+import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,36 @@ def _run(cli: Cli, *args: str | Path, huge: bool = False) -> subprocess.Complete
     out = done.out + done.err
     assert "Traceback" not in out, out
     return subprocess.CompletedProcess(args, done.code, done.out, done.err)
+
+
+def _tmpfs() -> Path | None:
+    """/dev/shm where it is a tmpfs (none elsewhere)."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    found = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in mounts)
+    return Path("/dev/shm") if found and os.access("/dev/shm", os.W_OK) else None
+
+
+@pytest.fixture
+def cli(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Cli]:
+    """The shared `cli` (tests/conftest.py), whose home holds the run directory; for a file of
+    gigabytes, on a tmpfs where there is one. The verbs read the same 3 GiB of zeros either
+    way, but a disk file system's page cache allocates and zeroes a page for each 4 KiB of a
+    hole the first time it is read (~7 s of the kernel's time here, and 3 GiB of cache per
+    case), where a tmpfs hands out its one zero page."""
+    damage = getattr(request.node, "callspec", None)
+    huge = damage is not None and DAMAGE[damage.params["damage"]][1] is _huge
+    shm = _tmpfs() if huge else None
+    if shm is None:
+        yield Cli(tmp_path / "home")
+        return
+    home = Path(tempfile.mkdtemp(prefix="ts-damage-", dir=shm))
+    try:
+        yield Cli(home / "home")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture

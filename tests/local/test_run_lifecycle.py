@@ -245,7 +245,10 @@ def test_several_runs_at_once_keep_the_registry_consistent(tmp_path: Path, cli: 
     ]
     runners = [cli.start("run", spec, "--local") for spec in specs]
     results = [r.communicate(timeout=120) for r in runners]
-    assert [r.returncode for r in runners] == [0, 0, 0, 0], results
+    failed = [
+        (r.returncode, err) for r, (_, err) in zip(runners, results, strict=True) if r.returncode
+    ]
+    assert not failed, failed  # each failed run's code and stderr
     with Registry.open(cli.home) as reg:
         records = reg.list(RunFilter(tags={"batch": "b1"}))
     assert len(records) == 4 and len({r.id for r in records}) == 4

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import psutil
+import pytest
 from rich.console import Console
 from rich.text import Text
 
@@ -63,9 +64,12 @@ def test_a_short_run_with_usage_samples_ends_without_numpy(tmp_path: Path) -> No
     run that lived long enough to be sampled, although no stretch shorter than the threshold
     (300 s by default) can be idle. Its samples are read; the series are not built."""
     run = _noop_run(tmp_path)
-    (tmp_path / "noop" / "src" / "main.py").write_text("import time\ntime.sleep(2.5)\n")
+    (tmp_path / "noop" / "src" / "main.py").write_text("import time\ntime.sleep(1)\n")
     imported, out = imported_by(
-        ["run", str(run), "--local"], {"numpy"}, TRAINSTACK_HOME=str(tmp_path / "h")
+        ["run", str(run), "--local"],
+        {"numpy"},
+        TRAINSTACK_HOME=str(tmp_path / "h"),
+        TRAINSTACK_USAGE_SECONDS="0.2",  # a sample every 0.2 s: several in the 1 s
     )
     assert imported == set(), out
     (usage,) = (tmp_path / "h" / "runs").glob("*/usage.jsonl")
@@ -105,3 +109,19 @@ def test_a_process_start_time_is_psutils() -> None:
         child.kill()
         child.wait()
     assert process_start_time(child.pid) is None  # gone: no start time
+
+
+def test_the_usage_interval_is_one_second_or_what_the_environment_says(tmp_path: Path) -> None:
+    from tests.clirunner import Cli
+    from trainstack.errors import ConfigError
+    from trainstack.local.usage import interval_from_env
+
+    assert interval_from_env({}) == 1.0
+    assert interval_from_env({"TRAINSTACK_USAGE_SECONDS": " 0.2 "}) == 0.2
+    for bad in ("soon", "0", "-1", "nan", "1e9"):
+        with pytest.raises(ConfigError, match="TRAINSTACK_USAGE_SECONDS"):
+            interval_from_env({"TRAINSTACK_USAGE_SECONDS": bad})
+    run = _noop_run(tmp_path)
+    done = Cli(tmp_path / "h")("run", run, "--local", env={"TRAINSTACK_USAGE_SECONDS": "soon"})
+    assert done.code == 2 and "TRAINSTACK_USAGE_SECONDS='soon'" in done.err, done.err
+    assert "Traceback" not in done.err

@@ -10,11 +10,16 @@ import textwrap
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.local.helpers import FIXTURES, REPO, launch, pid_alive, wait_for
 from trainstack.local.exitcodes import is_retryable, normalize
 from trainstack.local.procgroup import Replica, tagged_pids
 from trainstack.local.supervisor import Outcome, Policy, Supervisor
 from trainstack.registry.model import ReplicaExit, RunStatus
+
+# A Supervisor driven here runs in a subreaper, as the runner's does (tests/local/conftest.py).
+pytestmark = pytest.mark.usefixtures("as_runner")
 
 STEPPER = f'"$PYTHON" {FIXTURES / "stepper.py"}'
 

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.local.helpers import launch
 from trainstack.local.supervisor import Policy, Supervisor
 from trainstack.registry.model import RunStatus
+
+# A Supervisor driven here runs in a subreaper, as the runner's does (tests/local/conftest.py).
+pytestmark = pytest.mark.usefixtures("as_runner")
 
 # Exits 1 on its first attempt, then 0 on its second.
 _A = "if [ ! -f a1 ]; then touch a1; exit 1; fi; echo $$ > a.pid"

@@ -15,6 +15,8 @@ from matplotlib import image
 from tests.clirunner import Cli
 from tests.metrics.conftest import charts_run
 
+USAGE_SECONDS = "TRAINSTACK_USAGE_SECONDS"  # seconds between usage samples (default 1)
+
 
 def run_ok(cli: Cli, spec: Path) -> str:
     done = cli("run", spec, "--local")
@@ -47,8 +49,9 @@ def good_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     (each run takes seconds). Its home's files, to check that no test changed them."""
     folder = tmp_path_factory.mktemp("good")
     cli = Cli(folder / "home")
-    # Long enough (2 s) for a few of the usage sampler's looks.
-    run_ok(cli, charts_run(folder, "good", layout="good", seconds=2.0))
+    # A sample every 0.2 s and 1 s of run: a few of the usage sampler's looks.
+    cli.env[USAGE_SECONDS] = "0.2"
+    run_ok(cli, charts_run(folder, "good", layout="good", seconds=1.0))
     assert cli.home is not None
     return cli.home, _contents(cli.home)
 
@@ -214,7 +217,8 @@ def test_runs_compare_side_by_side_with_an_overlay(
 def test_idle_replicas_are_warned_about(tmp_path: Path, cli: Cli) -> None:
     cli.env["TRAINSTACK_IDLE_SECONDS"] = "0.5"
     cli.env["TRAINSTACK_IDLE_CPU_PERCENT"] = "50"
-    out = run_ok(cli, charts_run(tmp_path, "idle", layout="good", seconds=2.0))
+    cli.env[USAGE_SECONDS] = "0.2"  # samples spanning more than the 0.5 s
+    out = run_ok(cli, charts_run(tmp_path, "idle", layout="good", seconds=1.0))
     assert "idle:     worker-0: CPU below 50% for" in out
     shown = [" ".join(line.split()) for line in cli("runs", "show", "idle").stdout.splitlines()]
     assert any(line.startswith("idle worker-0: CPU below 50% for") for line in shown)

@@ -264,8 +264,9 @@ def test_a_database_that_is_not_trainstacks_is_refused_unwritten(
 
 
 def test_registry_deleted_during_a_run_gets_the_run_back(tmp_path: Path, cli: Cli) -> None:
+    gate = tmp_path / "gate"  # the run goes on until the test has done its damage
     spec = write_run(
-        tmp_path, "probe", "slowcount", parameters={"mode": "count", "steps": 15, "seconds": 0.2}
+        tmp_path, "probe", "slowcount", parameters={"mode": "gate", "message": str(gate)}
     )
     proc = cli.start("run", spec, "--local", "--no-install")
     try:
@@ -280,6 +281,7 @@ def test_registry_deleted_during_a_run_gets_the_run_back(tmp_path: Path, cli: Cl
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 Path(str(registry_path(cli.home)) + suffix).unlink()
+        gate.touch()
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -329,8 +331,9 @@ def test_registry_replaced_by_a_directory_mid_run_keeps_the_outcome(
     """The registry moved aside and a directory put in its place lost the
     run's outcome ("Cannot operate on a closed database"). The run ends as its replicas say,
     the damage is reported, and the end is recorded in the file the run had opened."""
+    gate = tmp_path / "gate"  # the run goes on until the test has done its damage
     spec = write_run(
-        tmp_path, "probe", "slowcount", parameters={"mode": "count", "steps": 15, "seconds": 0.2}
+        tmp_path, "probe", "slowcount", parameters={"mode": "gate", "message": str(gate)}
     )
     proc = cli.start("run", spec, "--local", "--no-install")
     path = registry_path(cli.home)
@@ -346,6 +349,7 @@ def test_registry_replaced_by_a_directory_mid_run_keeps_the_outcome(
         )
         os.rename(path, aside)
         path.mkdir()
+        gate.touch()
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -79,7 +80,10 @@ def start_container(
                 (root / "ml" / "launcher" / name).write_text(text)
     probe = tmp / "probe"
     probe.mkdir()
-    full = {"PATH": os.environ["PATH"], "PROBE_DIR": str(probe), **(env or {})}
+    # The image's python3: this interpreter, found first (the machine's PATH may lead to a
+    # version manager's shim, which costs ~0.1 s a start)
+    path = os.pathsep.join((os.path.dirname(sys.executable), os.environ["PATH"]))
+    full = {"PATH": path, "PROBE_DIR": str(probe), **(env or {})}
     for e in container.get("env") or ():
         if "value" in e and e["value"] is not None:
             full[e["name"]] = _unescape(e["value"], root)

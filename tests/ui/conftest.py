@@ -50,8 +50,9 @@ def real_run(cli: Cli, tmp: Path, name: str, scale: float, seconds: float = 1.0)
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     tmp = tmp_path_factory.mktemp("ui")
     cli = Cli(tmp / "home")
-    a = real_run(cli, tmp, "demo-a", 1.0)
-    b = real_run(cli, tmp, "demo-b", 2.0)
+    cli.env["TRAINSTACK_USAGE_SECONDS"] = "0.2"  # usage samples in half a second of run
+    a = real_run(cli, tmp, "demo-a", 1.0, seconds=0.5)
+    b = real_run(cli, tmp, "demo-b", 2.0, seconds=0.5)
     run_dir = tmp / "home" / "runs" / a
     with (run_dir / "logs" / "worker-0.log").open("a") as fh:
         fh.write(f"a hostile line {HOSTILE}\n")

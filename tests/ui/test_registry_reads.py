@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from flask.testing import FlaskClient
 
 from tests.ui.conftest import LOOPBACK
@@ -45,7 +46,13 @@ def test_a_registry_replaced_by_a_fifo_is_a_page_not_a_hung_thread(tmp_path: Pat
     assert status == 503 and "is not a file" in page
 
 
-def test_a_locked_registry_is_a_page_in_seconds(tmp_path: Path) -> None:
+def test_a_locked_registry_is_a_page_in_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trainstack.ui import queries
+
+    assert queries.BUSY_S <= 5  # what a page waits for a writer: seconds, not SQLite's 30
+    monkeypatch.setattr(queries, "BUSY_S", 0.2)  # and this test waits a fifth of one
     home = tmp_path / "home"
     home_with_a_log(home, b"a line\n")
     writer = sqlite3.connect(registry_path(home), isolation_level=None)

@@ -222,5 +222,20 @@ class MemoryWatch:
         total = 0
         for proc in tree:
             pss = pss_bytes(proc.pid)
-            total += pss if pss is not None else rss.get(proc.pid, 0)
+            if pss is not None:
+                total += pss
+            elif _alive(proc, psutil):
+                total += rss.get(proc.pid, 0)
+            # else: it exited since its resident size was read (a data-loader worker ending),
+            # and holds nothing. Its resident size counts in full the pages it shared with its
+            # parent, whose PSS now has them: adding it charged them twice, and killed a replica
+            # within its limit as its forked workers exited (532 MiB seen against 400 MiB).
         return total
+
+
+def _alive(proc: Any, psutil: Any) -> bool:
+    """Still running and not a zombie (an exited process's smaps read empty)."""
+    try:
+        return bool(proc.is_running()) and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

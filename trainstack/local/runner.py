@@ -42,6 +42,7 @@ from trainstack.local.sandboxmode import DEFAULT as DEFAULT_SANDBOX
 from trainstack.local.sandboxmode import Choice, SandboxMode, choose
 from trainstack.local.supervisor import Outcome, Supervisor
 from trainstack.local.usage import Sampler
+from trainstack.local.usage import interval_from_env as usage_interval_from_env
 from trainstack.registry import (
     NewRun,
     Registry,
@@ -74,7 +75,7 @@ class LocalRunRequest:
     resume: str | None = None
     install: bool = True
     grace_seconds: float = 10.0
-    usage_interval: float = 1.0
+    usage_interval: float | None = None  # None: $TRAINSTACK_USAGE_SECONDS, else 1 s
     stream: TextIO | None = None  # where the live view writes; stdout by default
     preempt: tuple[drills.Preemption, ...] = ()  # --preempt: pods deleted during the run
     pass_env: tuple[str, ...] = ()  # --pass-env: the shell's variables the replicas also get
@@ -210,9 +211,10 @@ def _supervise_in(
     pods: podns.JobNamespaces | None,
 ) -> LocalRunResult:
     limits = logcap.LogLimits.from_env()
+    interval = req.usage_interval or usage_interval_from_env()
     reserve = _Reserve(layout.root)
     plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve, pods)
-    sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=req.usage_interval)
+    sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=interval)
     view = LiveView(
         {launch.key: launch.log_path for launch in plan.launches},
         stream=req.stream,

@@ -3,7 +3,8 @@
 Each line: {"t": epoch, "replica": "worker-0", "cpu_percent": …, "rss_bytes": …, "gpus": [{"index",
 "util_percent", "mem_used_bytes"}]}. CPU and memory cover the replica's whole process tree
 (psutil); GPU figures come from NVIDIA's management library when a GPU and driver are present,
-for the devices given to that replica.
+for the devices given to that replica. A sample about once a second, or every
+$TRAINSTACK_USAGE_SECONDS.
 """
 
 from __future__ import annotations
@@ -19,10 +20,34 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack import boundedjson
+from trainstack.envnames import USAGE_SECONDS_ENV
+from trainstack.errors import ConfigError
 from trainstack.regularfile import bounded_lines, open_for_writing, open_within
 
 if TYPE_CHECKING:
     import psutil
+
+
+DEFAULT_INTERVAL_S = 1.0
+_SHORTEST_S, _LONGEST_S = 0.05, 3600.0
+
+
+def interval_from_env(env: Mapping[str, str] | None = None) -> float:
+    """Seconds between two samples: $TRAINSTACK_USAGE_SECONDS (0.05 to 3600), else 1."""
+    raw = (os.environ if env is None else env).get(USAGE_SECONDS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_INTERVAL_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not _SHORTEST_S <= value <= _LONGEST_S:  # NaN is not within either
+        raise ConfigError(
+            f"{USAGE_SECONDS_ENV}={raw!r}: expected seconds from {_SHORTEST_S:g} to "
+            f"{_LONGEST_S:g} between two usage samples",
+            hint=f"for example {USAGE_SECONDS_ENV}=1",
+        )
+    return value
 
 
 class Sampler:

@@ -281,6 +281,33 @@ def _inline_executor() -> Iterator[None]:
         loop._default_executor = before  # set_default_executor refuses None
 
 
+@contextmanager
+def _no_stack_traces() -> Iterator[None]:
+    """Registrations without the SDK's stack trace while a program runs here. At every resource
+    it walks the whole Python stack (traceback.extract_stack, then a file: URI per frame) to
+    tell a real engine where in the program the resource was declared: a quarter of a plan's
+    time. The mock monitor never reads it, nor does a plan record it; each registration gets
+    the empty trace the SDK itself sends when it finds no constructor on the stack."""
+    from pulumi.runtime import resource as sdk_resource
+    from pulumi.runtime.proto import source_pb2
+
+    before = sdk_resource._get_stack_trace
+    sdk_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        sdk_resource._get_stack_trace = before
+
+
+@contextmanager
+def mock_registrations() -> Iterator[None]:
+    """While a program runs under Pulumi's mocks: each registration answered on the calling
+    thread, without the SDK's stack trace (`_inline_executor`, `_no_stack_traces`). What the
+    program registers, and in what order, is the same; it costs half the time."""
+    with _inline_executor(), _no_stack_traces():
+        yield
+
+
 async def _resolve(outputs: Mapping[str, Any]) -> dict[str, Any]:
     resolved: dict[str, Any] = {}
     for key, value in outputs.items():
@@ -322,7 +349,7 @@ def run_program(
     async def body() -> None:
         plan.outputs = await _resolve(program())
 
-    with _inline_executor():
+    with mock_registrations():
         _sync_await(run_pulumi_func(body))
     plan.resources = sorted(monitor.records, key=lambda r: (r.type, r.name))
     return plan

@@ -66,6 +66,30 @@ class Request:
         }
 
 
+class _Erased:
+    """Subscripts to `object`: what `typing.cast` is given, and ignores."""
+
+    def __getitem__(self, item: object) -> type:
+        return object
+
+
+@functools.cache
+def _free_casts() -> None:
+    """cel-python's interpreter (0.5) calls `cast(Union[...], value)` or `cast(Tuple[...], ...)`
+    at nearly every node it visits, and typing hashes every member of the subscripted union or
+    tuple each time: a sixth of an evaluation. In its module those names serve only such casts
+    (its classes and signatures were built when it was imported), so they are given a stand-in
+    whose subscription costs nothing; `cast` returns its value whatever type it is handed. A
+    name that is no longer typing's own (another version) is left alone."""
+    import typing
+
+    import celpy.evaluation as interpreter
+
+    for name in ("Union", "Tuple", "Dict", "Iterable", "List"):
+        if getattr(interpreter, name, None) is getattr(typing, name):
+            setattr(interpreter, name, _Erased())
+
+
 @functools.lru_cache(maxsize=4096)
 def _program(expression: str) -> Any:
     """The compiled program of a CEL expression, kept for the process: a policy's expressions
@@ -74,6 +98,7 @@ def _program(expression: str) -> Any:
     program holds no state of an evaluation (each ``evaluate`` gets its own activation)."""
     import celpy
 
+    _free_casts()
     env = celpy.Environment()
     return env.program(env.compile(expression))
 
