@@ -210,3 +210,28 @@ def test_a_run_without_its_records_shows_no_ledger(cli: Cli) -> None:
     # no run directory any more: the whole wall time is start-up, unpriced
     assert ledger["currency"] is None
     assert sum(p["seconds"] for p in ledger["parts"]) == pytest.approx(ledger["wall_seconds"])
+
+
+def test_the_progress_clock_never_hangs_on_or_follows_what_a_run_put_there(
+    tmp_path: Path,
+) -> None:
+    # A replica may leave anything in $METRICS: a FIFO for its series (opened, it would wait
+    # for a writer), a link out of the run directory. The clock reads neither and goes on.
+    import os
+
+    run = RunDir(tmp_path / "run")
+    _metrics(run, 3)
+    (run.metrics / "steps.csv").unlink()
+    os.mkfifo(run.metrics / "steps.csv")
+    outside = tmp_path / "secret.csv"
+    outside.write_text("step,loss\n99,1\n")
+    clock = ProgressLog(run, [])
+    clock.tick()
+    assert progress.read(run.progress, root=run.root) == ()
+    (run.metrics / "steps.csv").unlink()
+    (run.metrics / "steps.csv").symlink_to(outside)
+    clock.tick()
+    assert progress.read(run.progress, root=run.root) == ()
+    # nor does the ledger's reader hang on a progress.jsonl that is a FIFO
+    os.mkfifo(tmp_path / "run" / "fifo")
+    assert progress.read(tmp_path / "run" / "fifo", root=run.root) == ()
