@@ -235,3 +235,16 @@ def test_the_progress_clock_never_hangs_on_or_follows_what_a_run_put_there(
     # nor does the ledger's reader hang on a progress.jsonl that is a FIFO
     os.mkfifo(tmp_path / "run" / "fifo")
     assert progress.read(tmp_path / "run" / "fifo", root=run.root) == ()
+
+
+def test_the_console_shows_the_ledger_as_the_report_does(tmp_path: Path, cli: Cli) -> None:
+    from tests.ui.conftest import LOOPBACK
+    from trainstack.ui.app import UiConfig, create_app
+
+    run_id = _recorded_run(cli.home)
+    with create_app(UiConfig(home=cli.home)).test_client() as client:
+        client.environ_base["HTTP_HOST"] = LOOPBACK["Host"]
+        page = client.get(f"/runs/{run_id}")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200, html[:2000]
+    assert "<th>goodput</th><td>[" in html and "<th>goodput</th><td>hang: " in html
