@@ -248,3 +248,13 @@ def test_the_console_shows_the_ledger_as_the_report_does(tmp_path: Path, cli: Cl
     html = page.get_data(as_text=True)
     assert page.status_code == 200, html[:2000]
     assert "<th>goodput</th><td>[" in html and "<th>goodput</th><td>hang: " in html
+
+
+def test_a_progress_file_replaced_by_a_link_is_never_written_through(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "run")
+    _metrics(run, 2)
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    run.progress.symlink_to(target)
+    ProgressLog(run, []).tick()
+    assert target.read_text() == "" and run.progress.is_symlink()
