@@ -111,7 +111,7 @@ def budget_lines(
     plan: Plan, env: str, outputs: Mapping[str, Any], project_start: Path | None = None
 ) -> list[str]:
     """`plan`'s words on each job of a budgeted team: its projected cost and what remains."""
-    from trainstack.policy.budgets import projection
+    from trainstack.policy.rules.budget import projection
 
     ctx, _ = context_for(env, outputs, project_start, component=plan.component)
     found = (projection(r, ctx) for r in from_plan(plan))
