@@ -163,3 +163,10 @@ def test_the_crossguard_packs_context_carries_the_budgets(tmp_path: Path, cli: C
         50.0,
     )
     assert Context.from_json(ctx.to_json()) == ctx
+
+
+def test_a_money_budget_without_rates_is_one_clear_error(tmp_path: Path, cli: Cli) -> None:
+    project = _project(tmp_path, {"amount": 500})
+    done = _check(cli, project)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "budget.amount: a budget in money needs trainstack:costs" in done.stderr

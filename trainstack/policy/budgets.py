@@ -1,8 +1,6 @@
 """Team budgets as the rules see them: each team's budget with what this machine's registry says
-it spent in the window, and a run's projected cost — its job's requests × its timeout
-(`activeDeadlineSeconds`), or × the median duration of its component's recent runs in this
-registry when it has none. `plan` prints the projection; the team-budget rule refuses a run
-whose projection exceeds what remains."""
+it spent in the window, and the run's component's typical duration there. The team-budget rule
+(trainstack.policy.rules.budget) projects a run against them; `plan` prints the projection."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from trainstack import platformnames as names
+from trainstack.errors import ConfigError
 from trainstack.policy.model import Context, TeamBudget
 
 
@@ -24,6 +23,7 @@ def with_budgets(
     budgets = _configured(values, source)
     if not budgets:
         return ctx
+    from trainstack.infra.platform.config_budget import AMOUNT
     from trainstack.metrics.cost import parse_rates
     from trainstack.metrics.spending import team_spent, typical_seconds
 
@@ -32,7 +32,13 @@ def with_budgets(
     records = _records()
     out: dict[str, TeamBudget] = {}
     for team, b in budgets.items():
-        money = b.unit == "amount"
+        money = b.unit == AMOUNT
+        if money and rates is None:  # as the platform's config check says it
+            raise ConfigError(
+                f"{source}: {names.PLATFORM_PROJECT}:teams: team {team}'s budget.amount: a budget "
+                f"in money needs {names.PLATFORM_PROJECT}:costs (the rates that price a run)",
+                hint="set trainstack:costs, or give the budget in gpuHours",
+            )
         spent = team_spent(
             records,
             env=ctx.env,
