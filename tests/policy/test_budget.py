@@ -170,3 +170,41 @@ def test_a_money_budget_without_rates_is_one_clear_error(tmp_path: Path, cli: Cl
     done = _check(cli, project)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "budget.amount: a budget in money needs trainstack:costs" in done.stderr
+
+
+def test_the_projection_reads_either_deadline_and_else_the_typical_duration() -> None:
+    from dataclasses import replace
+
+    from tests.policy.test_rules import ACK, job
+    from trainstack.policy.model import TeamBudget
+    from trainstack.policy.rules.budget import check, projection
+
+    budget = TeamBudget(10.0, "gpuHours", "30d", spent=4.0, runs=2, unpriced=0)
+    ctx = replace(ACK, budgets={"vision": budget})
+    gpus = projection(job(), ctx)
+    assert gpus is not None and gpus.requests.gpus > 0
+    n = gpus.requests.gpus
+    assert gpus.amount is None and "no timeout" in gpus.basis  # neither: not projected
+    assert list(check(job(), ctx, {})) == []
+
+    def mpi(p: dict[str, Any]) -> None:  # an MPIJob keeps its deadline under runPolicy
+        p["spec"]["runPolicy"] = {"activeDeadlineSeconds": 3 * 3600}
+
+    inline = projection(job(lambda p: p["spec"].update(activeDeadlineSeconds=7200)), ctx)
+    under = projection(job(mpi), ctx)
+    assert inline is not None and inline.amount == pytest.approx(2.0 * n)
+    assert under is not None and under.amount == pytest.approx(3.0 * n)
+    typical = projection(job(), replace(ctx, typical_seconds=(1800.0, 4)))
+    assert typical is not None and typical.amount == pytest.approx(0.5 * n)
+    assert "the median of its component's 4 run(s) here" in typical.basis
+    # refused once the projection is over the limit less the 4 GPU-h spent, not at it
+    over = list(
+        check(job(mpi), replace(ctx, budgets={"vision": replace(budget, limit=4 + 3 * n - 1)}), {})
+    )
+    assert len(over) == 1 and f"projected {3 * n:.2f} GPU-h" in over[0].found
+    assert (
+        list(
+            check(job(mpi), replace(ctx, budgets={"vision": replace(budget, limit=4 + 3 * n)}), {})
+        )
+        == []
+    )
