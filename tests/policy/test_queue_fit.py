@@ -122,9 +122,10 @@ def test_every_shipped_run_is_queued_and_fits_its_queue_without_borrowing() -> N
         outs, _ = platform_outputs(project, env)
         plan = plan_run(run_file, env, REPO)
         report = check_plan(plan, env, str(run_file), outs, REPO)
-        assert not [v for v in report.violations if "Kueue" in v.found or "queue" in v.rule], (
-            run_file
-        )
+        # (queue-recreate, advisory, notes fault-tolerant KubeDL runs: tests/policy/
+        # test_queue_recreate.py; it is no question of fit)
+        fit = [v for v in report.violations if v.rule != "queue-recreate"]
+        assert not [v for v in fit if "Kueue" in v.found or "queue" in v.rule], run_file
         # every shipped run's job carries its team's queue, its replicas one pod group, and the
         # platform's pod guard admits them (pod-shape)
         (job,) = [r for r in plan.resources if "kubedl.io" in r.type]

@@ -23,20 +23,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tests.trainer.test_trainjob_shape import POD_SPEC_PATCH
 from trainstack.infra.platform.trainer_runtimes import installed, runtime_spec
 from trainstack.trainer import TRAINJOB_KIND, pod_address, pod_hostname
 from trainstack.trainer.plugin import Node, injected_env
 from trainstack.trainer.record import Runtime
 
-_POD_FIELDS = (
-    "serviceAccountName",
-    "securityContext",
-    "imagePullSecrets",
-    "nodeSelector",
-    "affinity",
-    "tolerations",
-    "schedulingGates",
-    "terminationGracePeriodSeconds",
+# What a PodSpecPatch may set that lands on the pod as it is: the CRD's fields as the shape test
+# records them from the Go types, less the lists merged by name.
+_POD_FIELDS = tuple(
+    k for k in POD_SPEC_PATCH if k not in ("volumes", "containers", "initContainers")
 )
 
 

@@ -80,3 +80,18 @@ def test_a_console_on_an_empty_home_creates_no_registry(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=30)
     assert sorted(p.name for p in home.iterdir()) == []
+
+
+def test_off_loopback_it_warns_that_it_serves_plain_http(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = Cli(home).start("ui", "--port", "0", "--host", "0.0.0.0")
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().strip() for _ in range(4)]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert any(line.startswith("trainstack ui: serving http://0.0.0.0:") for line in lines), lines
+    (warning,) = [line for line in lines if line.startswith("WARNING")]
+    assert "plain HTTP" in warning and "ssh -L" in warning

@@ -28,6 +28,9 @@ from trainstack.contract.files import TRAINING_JOB
 
 USAGE = "usage.jsonl"
 PROGRESS = "progress.jsonl"
+# Each metric series' last and best value, kept beside the run so a listing reads a few bytes, not
+# every point (trainstack.metrics.summary).
+METRICS_SUMMARY = "metrics-summary.json"
 COMMIT_FILE = "outputs.json"
 # The namespaces sandbox's (trainstack.local.podns): every pod's /etc/hosts and
 # /etc/resolv.conf, and where the pods' root file system is put together.
@@ -76,6 +79,10 @@ class RunDir:
         """When the replicas first wrote output, and each step their metrics reached (the
         goodput ledger's clock: the series files keep steps but no times)."""
         return self.root / PROGRESS
+
+    @property
+    def metrics_summary(self) -> Path:
+        return self.root / METRICS_SUMMARY
 
     @property
     def hosts(self) -> Path:

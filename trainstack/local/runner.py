@@ -253,6 +253,7 @@ def _supervise_in(
     if status is RunStatus.FAILED and (observer.disk_full or _nearly_full(layout.root)):
         reason = "; ".join(x for x in (reason, _disk_full_reason(layout.root, None)) if x)
     reserve.release()
+    _summarize(layout.root)
     final = _record_end(
         reg,
         record.id,
@@ -350,6 +351,25 @@ def _watch(
         sampler.stop()
         rotator.stop()
         view.stop()
+
+
+def _summarize(root: Path) -> None:
+    """Keep the ended run's metric summary (trainstack.metrics.summary) beside it: listings
+    read it instead of every point. A run whose metrics cannot be read simply has none; the
+    readers compute it then, and say what is wrong with the files."""
+    from trainstack.contract.rundir import RunDir
+
+    metrics = RunDir(root).metrics
+    try:
+        wrote = any(p.is_file() for p in metrics.rglob("*"))
+    except OSError:
+        return
+    if not wrote:  # nothing to summarize: and a run without metrics never imports numpy
+        return
+    from trainstack.metrics import summary
+
+    with contextlib.suppress(OSError, ValueError, UserError):
+        summary.write(root)
 
 
 def _commit(

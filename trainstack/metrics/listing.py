@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trainstack.contract.rundir import RunDir
-from trainstack.metrics import series
-from trainstack.metrics.values import Goal, MetricValue, find, values
+from trainstack.metrics import summary
+from trainstack.metrics.values import Goal, MetricValue, find
 from trainstack.registry.model import RunRecord
 
 
@@ -22,7 +21,8 @@ def rank(records: Sequence[RunRecord], metric: str) -> list[Ranked]:
     for r in records:
         hit = None
         if r.run_dir is not None:
-            hit = find(values(series.read(RunDir(r.run_dir).metrics, root=r.run_dir)), metric)
+            # A finished run's summary is kept for the next listing (an older run's: once).
+            hit = find(list(summary.of(r.run_dir, keep=r.status.finished)), metric)
         found.append(Ranked(r, hit))
     # A run keeps the listing's order among equals (sorted() is stable).
     return sorted(found, key=_key)

@@ -27,6 +27,15 @@ CSP = (
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 TOKEN_COOKIE = "trainstack_ui_token"
+
+
+def token_cookie() -> str:
+    """The token cookie's name for the port this request reached: a browser sends a host's
+    cookies to every port of it, so two consoles on one machine would otherwise each receive the
+    other's token (and overwrite it)."""
+    return f"{TOKEN_COOKIE}_{request.environ.get('SERVER_PORT', '0')}"
+
+
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _log = logging.getLogger("trainstack.ui")
 
@@ -81,9 +90,9 @@ def create_app(config: UiConfig) -> Flask:
             rest = [(k, v) for k, v in request.args.items(multi=True) if k != "token"]
             target = request.path + ("?" + urlencode(rest) if rest else "")
             done = redirect(target, code=303)
-            done.set_cookie(TOKEN_COOKIE, config.token, httponly=True, samesite="Strict")
+            done.set_cookie(token_cookie(), config.token, httponly=True, samesite="Strict")
             return done
-        held = request.cookies.get(TOKEN_COOKIE, "")
+        held = request.cookies.get(token_cookie(), "")
         if hmac.compare_digest(held.encode(), config.token.encode()):
             return None
         return _error(

@@ -128,9 +128,13 @@ def _warning(r: RunRecord) -> str:
 def _metric(r: RunRecord, metric: str) -> str:
     if not metric or r.run_dir is None:
         return ""
+    from trainstack.metrics import summary
     from trainstack.ui.charts import run_view
 
-    hit = find(list(run_view(r).values), metric)
+    # The run's kept summary (a few hundred bytes) when current; else every point, read once
+    # per change of its files (the console writes nothing).
+    kept = summary.read(r.run_dir)
+    hit = find(list(kept if kept is not None else run_view(r).values), metric)
     if hit is None:
         return "-"
     return (

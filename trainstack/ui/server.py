@@ -37,6 +37,7 @@ def is_loopback(host: str) -> bool:
 class Listening:
     url: str  # what to open, the token included
     server: BaseWSGIServer | MultiSocketServer
+    loopback: bool = True
 
 
 def listen(
@@ -73,7 +74,7 @@ def listen(
     bound = int(getattr(server, "effective_port", port))
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/" + (f"?token={quote(token, safe='')}" if token else "")
-    return Listening(url, server)
+    return Listening(url, server, loopback)
 
 
 def _bind_error(host: str, port: int, err: OSError) -> UserError:
@@ -100,6 +101,13 @@ def serve(listening: Listening, echo: Callable[[str], None]) -> None:
     echo(f"trainstack ui: serving {listening.url}")
     if "token=" in listening.url:
         echo("  (the token in this link is printed once: whoever has it can read your runs)")
+    if not listening.loopback:
+        # waitress serves no TLS: said loudly rather than left for the user to discover.
+        echo(
+            "  WARNING: plain HTTP off this machine: the token and every page cross the network "
+            "unencrypted. Serve on 127.0.0.1 and reach it through `ssh -L PORT:127.0.0.1:PORT`, "
+            "or put a TLS-terminating proxy in front (docs/ui.md)"
+        )
     echo("  Ctrl-C stops it")
     try:
         listening.server.run()

@@ -13,6 +13,7 @@ from trainstack.policy.rules import (
     poolsize,
     priority,
     protection,
+    queued,
     quota,
     regions,
     secrets,
@@ -40,4 +41,5 @@ RULES: tuple[Rule, ...] = (
         )
     ),
     quota.BORROWING,
+    queued.RULE,
 )
