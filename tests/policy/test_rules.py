@@ -151,7 +151,7 @@ def one(found: list[Violation], field_end: str, words: str) -> Violation:
 
 
 def test_every_rule_has_an_id_description_level_and_passes_the_good_job() -> None:
-    assert len({r.id for r in RULES}) == len(RULES) == 14
+    assert len({r.id for r in RULES}) == len(RULES) == 15
     for rule in RULES:
         assert rule.description and rule.level in (Level.ADVISORY, Level.MANDATORY)
     assert evaluate([job()], ACK, settings({}, "x")) == ()

@@ -122,6 +122,10 @@ def _plan_one(
     report = check_plan(result, env, str(path or "platform"), outputs, project)
     click.echo("policy: " + text([report]), file=out)
     if kind == "run":
+        from trainstack.policy.check import budget_lines
+
+        for line in budget_lines(result, env, outputs, project):
+            click.echo(line, file=out)
         _deployed_line(result, env, out)
 
 

@@ -36,6 +36,16 @@ def report(
         reg.mark_interrupted()
         record = reg.resolve(run_ref)
         history = reg.restarts(record.id)
-    html = render(build(view(record), history, cost=cost.summary(record, env, project)))
+    from trainstack.metrics.goodput import ledger
+
+    found = ledger(record, history, env, project)
+    html = render(
+        build(
+            view(record),
+            history,
+            cost=cost.summary(record, env, project),
+            goodput=found.lines() if found else (),
+        )
+    )
     write_file(output, html)
     click.echo(f"wrote {output}")

@@ -107,9 +107,12 @@ def show(run_ref: str, fmt: str, env: str | None, project: Path | None, home: Pa
     from dataclasses import replace
 
     from trainstack.metrics import cost
+    from trainstack.metrics.goodput import ledger
 
     details = replace(
-        report.details(record, history=history), cost=cost.summary(record, env, project)
+        report.details(record, history=history),
+        cost=cost.summary(record, env, project),
+        goodput=ledger(record, history, env, project),
     )
     if fmt == "json":
         click.echo(json.dumps(report.to_json(details), indent=2))

@@ -13,6 +13,7 @@ the console, `logs`, sweeps.
     <run dir>/launcher/launcher.py the in-container launcher (/ml/launcher/ in a pod)
     <run dir>/logs/<role>-<i>.restarts.jsonl  the launcher's restarts in place (hangs)
     <run dir>/usage.jsonl          the replicas' sampled resource use
+    <run dir>/progress.jsonl       when the first output came and each step the metrics reached
     <run dir>/outputs.json         where each output was committed
 """
 
@@ -26,6 +27,7 @@ from trainstack.contract import layout as tree
 from trainstack.contract.files import TRAINING_JOB
 
 USAGE = "usage.jsonl"
+PROGRESS = "progress.jsonl"
 # Each metric series' last and best value, kept beside the run so a listing reads a few bytes, not
 # every point (trainstack.metrics.summary).
 METRICS_SUMMARY = "metrics-summary.json"
@@ -71,6 +73,12 @@ class RunDir:
     @property
     def usage(self) -> Path:
         return self.root / USAGE
+
+    @property
+    def progress(self) -> Path:
+        """When the replicas first wrote output, and each step their metrics reached (the
+        goodput ledger's clock: the series files keep steps but no times)."""
+        return self.root / PROGRESS
 
     @property
     def metrics_summary(self) -> Path:

@@ -119,6 +119,10 @@ class Section:
                 return value
         return value
 
+    def raw(self, key: str) -> Any:
+        """A required value as given, for a getter of its own kind (a number, say)."""
+        return self._get(key, REQUIRED, "a value")
+
     # --- typed getters ----------------------------------------------------------------------
 
     def string(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     # Imported where used: `runs list` and `logs` need this module but not numpy.
     from trainstack.errors import Diagnostic
     from trainstack.local.runner import LocalRunResult
+    from trainstack.metrics.goodput import Ledger
     from trainstack.metrics.idle import IdleThresholds, IdleWarning
     from trainstack.metrics.values import MetricValue
 
@@ -57,6 +58,7 @@ class RunDetails:
     idle: tuple[IdleWarning, ...] = ()
     history: tuple[Restart, ...] = ()  # the recovery history (registry), oldest first
     cost: str | None = None  # resource-time, cost and idle share (trainstack.metrics.cost)
+    goodput: Ledger | None = None  # where the wall time went (trainstack.metrics.goodput)
 
 
 def details(
@@ -186,6 +188,8 @@ def render(d: RunDetails) -> str:
     rows.extend(("restart", recovery.describe(h)) for h in d.history)
     if d.cost:
         rows.append(("cost", d.cost))
+    if d.goodput:
+        rows.extend(("goodput", line) for line in d.goodput.lines())
     if r.resumed_from:
         rows.append(("resumed from", r.resumed_from))
     rows.extend(("replica", f"{e.key}: {e.state(r.status.finished)}") for e in r.exits)
@@ -272,6 +276,7 @@ def to_json(d: RunDetails) -> dict[str, Any]:
         "idle": [asdict(w) for w in d.idle],
         "restarts": [{**asdict(h), "replica": h.key} for h in d.history],
         "cost": d.cost,
+        "goodput": d.goodput.to_json() if d.goodput else None,
     }
 
 

@@ -37,6 +37,7 @@ from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.gpus import machine_gpus
 from trainstack.local.memlimit import MemoryWatch, OverLimit
 from trainstack.local.procgroup import Replica
+from trainstack.local.progress import ProgressLog
 from trainstack.local.sandbox import Committed, Layout
 from trainstack.local.sandboxmode import DEFAULT as DEFAULT_SANDBOX
 from trainstack.local.sandboxmode import Choice, SandboxMode, choose
@@ -214,7 +215,8 @@ def _supervise_in(
     interval = req.usage_interval or usage_interval_from_env()
     reserve = _Reserve(layout.root)
     plan = _prepare(req, record.id, run, layout, resume, deadman, secrets, reserve, pods)
-    sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=interval)
+    clock = ProgressLog(layout, [launch.log_path for launch in plan.launches])
+    sampler = Sampler(layout.usage, plan.gpus.by_replica, interval=interval, tick=clock.tick)
     view = LiveView(
         {launch.key: launch.log_path for launch in plan.launches},
         stream=req.stream,

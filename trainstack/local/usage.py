@@ -14,7 +14,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +51,15 @@ def interval_from_env(env: Mapping[str, str] | None = None) -> float:
 
 
 class Sampler:
-    def __init__(self, path: Path, gpus: Mapping[str, tuple[str, ...]], interval: float = 1.0):
+    def __init__(
+        self,
+        path: Path,
+        gpus: Mapping[str, tuple[str, ...]],
+        interval: float = 1.0,
+        tick: Callable[[], None] | None = None,
+    ):
+        # `tick`: called once a sample, on this thread (the progress clock, local.progress).
+        self._tick = tick
         # psutil is imported by the sampling thread, off the runner's way to its first replica
         # (and `runs show`, which only reads usage files, never loads it).
         self._psutil: Any = None
@@ -81,6 +89,8 @@ class Sampler:
         self._stopped.set()
         if self._thread.is_alive():
             self._thread.join()
+        if self._tick is not None:
+            self._tick()  # the last step, reached after the last sample
         if self._nvml is not None:
             self._nvml.close()
 
@@ -98,6 +108,8 @@ class Sampler:
             delay = self._interval
             with self._lock:
                 pids = dict(self._pids)
+            if self._tick is not None:
+                self._tick()
             lines = []
             for key, pid in pids.items():
                 sample = self._sample(key, pid)

@@ -70,12 +70,19 @@ class Page:
     recovery_marks: tuple[Mark, ...] = ()
 
 
-def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = None) -> Page:
-    """`cost`: resource-time, cost and idle share (trainstack.metrics.cost.summary)."""
+def build(
+    v: RunView,
+    history: Sequence[Restart] = (),
+    *,
+    cost: str | None = None,
+    goodput: Sequence[str] = (),
+) -> Page:
+    """`cost`: resource-time, cost and idle share (trainstack.metrics.cost.summary); `goodput`:
+    the ledger's lines (trainstack.metrics.goodput.Ledger.lines)."""
     r = v.record
     return Page(
         title=f"trainstack run {r.id}",
-        outcome=outcome_rows(r, cost),
+        outcome=outcome_rows(r, cost, goodput),
         parameters=parameter_rows(v.parameters),
         resources=tuple(sorted(v.resources.items())),
         metric_rows=metric_rows(v.values),
@@ -94,7 +101,9 @@ def build(v: RunView, history: Sequence[Restart] = (), *, cost: str | None = Non
 # The tables below are the report's and the console's (trainstack.ui) alike.
 
 
-def outcome_rows(r: RunRecord, cost: str | None = None) -> tuple[tuple[str, str], ...]:
+def outcome_rows(
+    r: RunRecord, cost: str | None = None, goodput: Sequence[str] = ()
+) -> tuple[tuple[str, str], ...]:
     outcome = [
         ("run", f"{r.id} ({r.name})"),
         ("status", str(r.status)),
@@ -106,6 +115,7 @@ def outcome_rows(r: RunRecord, cost: str | None = None) -> tuple[tuple[str, str]
         outcome.insert(2, ("reason", r.reason))
     if cost:
         outcome.append(("cost", cost))
+    outcome.extend(("goodput", line) for line in goodput)
     if r.experiment:
         outcome.append(("experiment", r.experiment))
     if r.resumed_from:

@@ -91,6 +91,8 @@ class Plan:
     identity: str | None = None
     # A run's plan: what the environment's operator does otherwise than the run asks.
     notes: list[str] = field(default_factory=list)
+    # A run's plan: its component's name (the budget check's typical duration).
+    component: str | None = None
 
 
 # Outputs the cloud computes that the program builds documents from: given their shape, with every

@@ -88,6 +88,7 @@ def plan_run(
     plan.templates = templates
     plan.identity = run_identity(completed, namespace)
     plan.notes = notes
+    plan.component = run.component.name
     return plan
 
 

@@ -90,16 +90,32 @@ def context_for(
     project_start: Path | None = None,
     *,
     required: bool = True,
+    component: str | None = None,
 ) -> tuple[Context, tuple[RuleSetting, ...]]:
+    """`component`: the run's, whose typical duration projects a job without a timeout."""
+    from trainstack.policy.budgets import with_budgets
+
     values, rule_settings = env_settings(env, project_start, required=required)
-    return build_context(env, values, outputs), rule_settings
+    ctx = with_budgets(build_context(env, values, outputs), values, component, f"Pulumi.{env}.yaml")
+    return ctx, rule_settings
 
 
 def check_plan(
     plan: Plan, env: str, target: str, outputs: Mapping[str, Any], project_start: Path | None = None
 ) -> Report:
-    ctx, rule_settings = context_for(env, outputs, project_start)
+    ctx, rule_settings = context_for(env, outputs, project_start, component=plan.component)
     return Report(target, env, evaluate(from_plan(plan), ctx, rule_settings))
+
+
+def budget_lines(
+    plan: Plan, env: str, outputs: Mapping[str, Any], project_start: Path | None = None
+) -> list[str]:
+    """`plan`'s words on each job of a budgeted team: its projected cost and what remains."""
+    from trainstack.policy.rules.budget import projection
+
+    ctx, _ = context_for(env, outputs, project_start, component=plan.component)
+    found = (projection(r, ctx) for r in from_plan(plan))
+    return [p.line() for p in found if p is not None]
 
 
 def check_run(run_file: Path, env: str, project_start: Path | None = None) -> Report:

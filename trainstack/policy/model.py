@@ -85,6 +85,27 @@ NODE_HEADROOM = _HEADROOM
 
 
 @dataclass(frozen=True)
+class TeamBudget:
+    """A team's budget (trainstack:teams[].budget) with what this machine's registry says it
+    spent in the window (trainstack.metrics.spending), and the rates a money budget prices at."""
+
+    limit: float
+    unit: str  # gpuHours, or amount (in `currency`)
+    per: str  # the window: 30d, 4w, 24h
+    spent: float
+    runs: int  # the team's runs in the window in this machine's registry
+    unpriced: int  # of them, those with no record of their cost
+    currency: str | None = None
+    vcpu_hour: float = 0.0
+    memory_gib_hour: float = 0.0
+    gpu_hour: float = 0.0
+
+    @property
+    def remaining(self) -> float:
+        return max(0.0, self.limit - self.spent)
+
+
+@dataclass(frozen=True)
 class Context:
     """The stack's environment: its config and the platform's outputs, as rules need them."""
 
@@ -110,6 +131,10 @@ class Context:
     gang_scheduler: str | None = None  # KubeDL's gang scheduler, None when none (or unknown)
     # A Kueue environment's queues, as the platform exports them (kueueQueues); None: no queues.
     queues: Mapping[str, Any] | None = None
+    budgets: Mapping[str, TeamBudget] = field(default_factory=dict)  # team -> its budget
+    # The run's component's median duration in this machine's registry and how many runs that
+    # is of: what a job without a timeout is projected at (None: no such runs, or no run).
+    typical_seconds: tuple[float, int] | None = None
 
     @property
     def local(self) -> bool:
@@ -199,6 +224,10 @@ class Context:
             },
             gang_scheduler=raw.get("gang_scheduler") or None,
             queues=raw.get("queues") or None,
+            budgets={k: TeamBudget(**b) for k, b in raw.get("budgets", {}).items()},
+            typical_seconds=None
+            if raw.get("typical_seconds") is None
+            else (float(raw["typical_seconds"][0]), int(raw["typical_seconds"][1])),
         )
 
 

@@ -152,6 +152,7 @@ def build(
     usage_charts: tuple[Chart, ...] = ()
     idle: tuple[str, ...] = ()
     cost_text = None
+    goodput_lines: list[str] = []
     live_status = None
     if r.kind is RunKind.LOCAL and r.run_dir is not None:
         from trainstack.metrics.runview import training_job
@@ -175,15 +176,17 @@ def build(
             for u in v.usage
         )
         idle = tuple(w.render() for w in v.idle)
-        from trainstack.metrics import cost
+        from trainstack.metrics import cost, goodput
 
         try:
             cost_text = cost.summary(r, None, project)
+            ledger = goodput.ledger(r, history, None, project)
+            goodput_lines = ledger.lines() if ledger else []
         except UserError as err:
             notes.append("cost: " + err.render())
     else:
         live_status = live(home, r)
-    outcome = list(htmlreport.outcome_rows(r, cost_text))
+    outcome = list(htmlreport.outcome_rows(r, cost_text, goodput_lines))
     outcome[1] = ("status", str(status))
     outcome.extend(
         [

@@ -284,7 +284,7 @@ def load(
         check_team_registry_namespaces(main, ack, [t.name for t in teams])
     if ack is not None and registry.kind == "acr-enterprise" and kubedl.image is not None:
         _check_platform_registry_image(kubedl_sec, kubedl.image, registry.server, ack)
-    _check_costs(main, values, stack, source)
+    _check_costs(main, values, stack, source, teams)
     token_hours = main.integer(
         "teamTokenHours", DEFAULT_TEAM_TOKEN_HOURS, minimum=1, maximum=MAX_TEAM_TOKEN_HOURS
     )
@@ -339,13 +339,32 @@ def _queues(
     return kueue, replace(kubedl, dag_scheduling=False)
 
 
-def _check_costs(main: Section, values: Mapping[str, Any], stack: str, source: str) -> None:
+def _check_costs(
+    main: Section, values: Mapping[str, Any], stack: str, source: str, teams: tuple[Team, ...]
+) -> None:
     """trainstack:costs: the rates `runs list --cost` prices runs at (trainstack.metrics.cost);
-    the platform itself does not use them, but checks them where the environment is checked."""
+    the platform itself does not use them, but checks them where the environment is checked,
+    with the team budgets that need them."""
+    _check_budgets(main, teams, source)
     if main.has("costs"):
         from trainstack.metrics.cost import parse_rates
 
         parse_rates(split_namespace(values, names.PLATFORM_PROJECT)["costs"], stack, source)
+
+
+def _check_budgets(main: Section, teams: tuple[Team, ...], source: str) -> None:
+    """A budget in money needs the rates that turn a run's requests into money."""
+    from trainstack.infra.platform.config_budget import AMOUNT
+
+    if main.has("costs"):
+        return
+    for i, team in enumerate(teams):
+        if team.budget is not None and team.budget.unit == AMOUNT:
+            raise ConfigError(
+                f"{source}: trainstack:teams[{i}].budget.amount: a budget in money needs "
+                "trainstack:costs (the rates that price a run)",
+                hint="set trainstack:costs, or give the budget in gpuHours",
+            )
 
 
 def _check_ack_gang_scheduler(sec: Section, gang: str, ack: AckConfig) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from trainstack import k8snames
 from trainstack import platformnames as names
 from trainstack.infra.configread import Section
+from trainstack.infra.platform.config_budget import Budget, load_budget
 from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS, crd_resource
 from trainstack.spec.values import quantity
 
@@ -70,6 +71,7 @@ class Team:
     # namespace, so one team cannot preempt every other team with priority 9.
     max_priority: int = DEFAULT_MAX_PRIORITY
     defaults: ContainerDefaults = ContainerDefaults(cpu="500m", memory="1Gi")
+    budget: Budget | None = None  # what it may spend per window (config_budget.py)
 
 
 def load_teams(main: Section) -> tuple[Team, ...]:
@@ -114,6 +116,7 @@ def load_teams(main: Section) -> tuple[Team, ...]:
             if quantity(limit).value < quantity(request).value:
                 raise d.error(key, f"a limit at least the default request ({request})", limit)
         d.finish()
+        budget = load_budget(item)
         item.finish()
         if any(t.namespace == namespace for t in teams):
             raise item.error("namespace", "a namespace no other team uses", namespace)
@@ -124,6 +127,7 @@ def load_teams(main: Section) -> tuple[Team, ...]:
                 quota=quota,
                 max_priority=max_priority,
                 defaults=defaults,
+                budget=budget,
             )
         )
     return tuple(teams)

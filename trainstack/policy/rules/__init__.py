@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from trainstack.policy.model import Rule
 from trainstack.policy.rules import (
+    budget,
     hostaccess,
     images,
     placement,
@@ -36,6 +37,7 @@ RULES: tuple[Rule, ...] = (
             protection,
             trust,
             regions,
+            budget,
         )
     ),
     quota.BORROWING,

@@ -238,7 +238,16 @@ def _ephemeral(resource: Resource, ctx: Context) -> Iterator[Finding]:
             )
 
 
-def _compute(resource: Resource, ctx: Context) -> Iterator[Finding]:
+@dataclass(frozen=True)
+class JobRequests:
+    requests: Requests  # every replica's together
+    pods: int
+    namespace: str | None
+
+
+def job_requests(resource: Resource, ctx: Context) -> JobRequests:
+    """What a job asks for, every replica together, as its quota counts it (the team-budget rule
+    prices the same)."""
     total = Requests(0.0, 0.0, 0)
     namespace: str | None = None
     count = 0
@@ -247,6 +256,12 @@ def _compute(resource: Resource, ctx: Context) -> Iterator[Finding]:
         total = total + pod_requests(pod.spec, ctx.defaults_of(pod.namespace)).times(pod.replicas)
         count += pod.replicas
         namespace = pod.namespace
+    return JobRequests(total, count, namespace)
+
+
+def _compute(resource: Resource, ctx: Context) -> Iterator[Finding]:
+    job = job_requests(resource, ctx)
+    total, count, namespace = job.requests, job.pods, job.namespace
     team = ctx.team_of(namespace)
     quota = ctx.quotas.get(team) if team else None
     if quota is None or (total == Requests(0.0, 0.0, 0) and quota.pods is None):
