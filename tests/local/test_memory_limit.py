@@ -134,7 +134,10 @@ def test_the_tree_is_measured_while_it_runs(tmp_path: Path) -> None:
     assert out.exits == (ReplicaExit("worker", 0, 137),)
     assert "OOMKilled: " in out.reason and "over its memory limit of 100Mi" in out.reason
     used = int(out.reason.split("OOMKilled: ")[1].split(" MiB")[0])
-    assert 100 < used < 200  # 120 MiB held, plus the interpreter
+    # over the limit when the watch looked (it may look while the 120 MiB are still being
+    # written, just past 100 Mi, which the message shows rounded down), and no more than
+    # what is held plus the interpreter
+    assert 100 <= used < 200
 
 
 def test_limits_follow_the_spec_except_for_mpi(tmp_path: Path) -> None:
