@@ -39,7 +39,7 @@ def ui(host: str, port: int, token: str | None, project: Path | None, home: Path
     """Serve the runs, run pages (charts, logs, restarts), experiments, compare and sweeps of
     this state home as a local web console; it only reads."""
     from trainstack.registry import Registry, state_home
-    from trainstack.registry.store import check_existing
+    from trainstack.registry.dbfile import check_existing
     from trainstack.ui.server import listen, serve
 
     root = state_home(home)

@@ -118,7 +118,7 @@ def _shift(folder: int, name: str, keep: int) -> None:
 
 def disk_full(err: BaseException) -> bool:
     """Whether an error says the disk (or the process's file size limit) is full."""
-    from trainstack.registry.store import RegistryFullError
+    from trainstack.registry.dbfile import RegistryFullError
 
     if isinstance(err, RegistryFullError):
         return True

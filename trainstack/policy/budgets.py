@@ -80,7 +80,7 @@ def _configured(values: Mapping[str, Any], source: str) -> dict[str, Any]:
 
 def _records() -> list[Any]:
     from trainstack.registry import Registry, state_home
-    from trainstack.registry.store import check_existing
+    from trainstack.registry.dbfile import check_existing
 
     home = state_home()
     if not check_existing(home):

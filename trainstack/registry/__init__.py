@@ -1,5 +1,6 @@
 """The run registry: a SQLite index of runs (local and deployed) under the state home."""
 
+from trainstack.registry.dbfile import RegistryError, RegistryFullError
 from trainstack.registry.home import state_home
 from trainstack.registry.liveness import RunnerIdentity, current_runner
 from trainstack.registry.model import (
@@ -10,7 +11,7 @@ from trainstack.registry.model import (
     RunRecord,
     RunStatus,
 )
-from trainstack.registry.store import Registry, RegistryError, RegistryFullError, RunFilter
+from trainstack.registry.store import Registry, RunFilter
 
 __all__ = [
     "NewRun",

@@ -11,7 +11,6 @@ import functools
 import json
 import os
 import secrets
-import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -21,15 +20,12 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import TypeVar
 
-from trainstack.errors import NotFoundError, UserError
+from trainstack.errors import NotFoundError
+from trainstack.registry.dbfile import RegistryError, RegistryFullError, connect, damaged, identity
 from trainstack.registry.home import registry_path, runs_root
 from trainstack.registry.liveness import RunnerIdentity, runner_alive
 from trainstack.registry.migrations import (
-    ForeignSchemaError,
     SchemaTooNewError,
-    check_ours,
-    migrate,
-    refuse_newer,
 )
 from trainstack.registry.model import (
     NewRun,
@@ -49,31 +45,9 @@ from trainstack.registry.rows import (
     parse_restart,
 )
 
-BUSY_TIMEOUT_MS = 30_000
 _ACTIVE = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
 # An ambiguous id prefix names this many of the runs it matches.
 _CANDIDATES = 10
-
-
-class RegistryError(UserError):
-    """The registry file cannot be used as it is (damaged, unreadable, from a newer trainstack).
-
-    trainstack never repairs or replaces it: the file is the user's record of every run."""
-
-    exit_code = 3
-
-
-class RegistryFullError(RegistryError):
-    """The disk holding the registry is full: nothing is wrong with the file itself."""
-
-
-def _damaged(path: Path, what: str) -> RegistryError:
-    here, aside = shlex.quote(str(path)), shlex.quote(f"{path}.bad")
-    return RegistryError(
-        f"the run registry {path} {what}",
-        hint=f"trainstack leaves it as it is; move it aside (mv {here} {aside}) to start a new "
-        "registry, or restore it from a backup",
-    )
 
 
 def _why_not_a_folder(home: Path, err: OSError) -> str:
@@ -121,7 +95,7 @@ def _sqlite_errors(path: Path) -> Iterator[None]:
                 f"the run registry {path} stayed locked by another process ({text})",
                 hint="try again once other trainstack commands have finished",
             ) from None
-        raise _damaged(path, f"is damaged ({text})") from None
+        raise damaged(path, f"is damaged ({text})") from None
 
 
 @dataclass(frozen=True)
@@ -155,7 +129,7 @@ class Registry:
     def __init__(self, home: Path, conn: sqlite3.Connection) -> None:
         self.home = home
         self._conn = conn
-        self._identity = _identity(registry_path(home))
+        self._identity = identity(registry_path(home))
         self._created: list[str] = []  # runs this process recorded (recorded again if needed)
         self.recreated = False  # whether the registry file vanished and was made again
         # Why what replaced the registry file cannot be used (then writes go on into the file
@@ -172,7 +146,7 @@ class Registry:
                 raise RegistryError(
                     f"cannot create the state folder {home}: {_why_not_a_folder(home, err)}"
                 ) from None
-            return cls(home, _connect(path))
+            return cls(home, connect(path))
 
     def _check_file(self) -> None:
         """A registry deleted (or replaced) while this connection is open would swallow every
@@ -190,7 +164,7 @@ class Registry:
         mine = [self.get(run_id) for run_id in self._created]
         try:
             self.home.mkdir(parents=True, exist_ok=True)
-            fresh = _connect(path)
+            fresh = connect(path)
         except (RegistryError, OSError) as err:
             # Something that is not a registry took its place (a directory, another file):
             # trainstack never writes into it. This connection still reaches the file this
@@ -200,7 +174,7 @@ class Registry:
             return
         self._conn.close()
         self._conn = fresh
-        self._identity = _identity(path)
+        self._identity = identity(path)
         for rec in mine:
             self._insert(rec)
         self.recreated = True
@@ -535,95 +509,6 @@ class Registry:
         # than through JSON paths in SQL.
         records = [r for r in records if all(r.tags.get(k) == v for k, v in flt.tags.items())]
         return records[: flt.limit] if flt.limit is not None else records
-
-
-def refuse_not_a_file(path: Path) -> None:
-    """A FIFO, a directory or a device at the registry's path is one RegistryError: SQLite
-    opens its file without O_NONBLOCK, so a FIFO there would block the opener for good."""
-    if path.exists() and not path.is_file():
-        raise _damaged(path, "is not a file")
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """A connection to the registry at `path`, checked before anything is written to it."""
-    refuse_not_a_file(path)
-    if path.exists() and path.stat().st_size > 0:
-        _check_read_only_when_free(path)
-    # isolation_level=None: we issue BEGIN/COMMIT ourselves, so each write is one transaction.
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        # NORMAL is durable across application crashes in WAL mode; only power loss can lose
-        # the last commits, which for a run index is an acceptable trade for speed.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        migrate(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def check_existing(home: Path) -> bool:
-    """Check the registry under `home` without writing anything (a reader's start: the
-    console); False when there is none yet, which is left uncreated."""
-    path = registry_path(home)
-    refuse_not_a_file(path)
-    if not path.exists():
-        return False
-    try:
-        _check_read_only_when_free(path)
-    except sqlite3.Error as err:
-        raise _damaged(path, f"cannot be read ({err})") from None
-    return True
-
-
-def _check_read_only_when_free(path: Path) -> None:
-    """`_check_read_only`, waited for: a read-only connection to a WAL database may be told
-    "locked" at once, without SQLite's busy handler, while another process opens the file for
-    the first time or ends the last connection (its WAL index being rebuilt or removed). Such a
-    moment is short; a lock held longer than the busy timeout is still the user's error."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    delay = 0.01
-    while True:
-        try:
-            _check_read_only(path)
-            return
-        except sqlite3.OperationalError as err:
-            text = str(err)
-            if not ("locked" in text or "busy" in text) or time.monotonic() > deadline:
-                raise
-        time.sleep(delay)
-        delay = min(delay * 2, 0.2)
-
-
-def _check_read_only(path: Path) -> None:
-    """Check an existing file through a read-only connection (SQLite's `mode=ro` URI), so a
-    damaged file or another program's database is refused before anything (the WAL switch, a
-    migration) writes to it: cheap at a registry's size."""
-    conn = sqlite3.connect(
-        f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
-    )
-    try:
-        verdict = conn.execute("PRAGMA quick_check(1)").fetchone()
-        if verdict is None or verdict[0] != "ok":
-            raise _damaged(path, f"is damaged ({verdict[0] if verdict else 'no answer'})")
-        refuse_newer(conn)
-        try:
-            check_ours(conn)
-        except ForeignSchemaError as err:
-            raise _damaged(path, f"is not a trainstack run registry ({err})") from None
-    finally:
-        conn.close()
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def _record(row: tuple[object, ...]) -> RunRecord:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from trainstack.errors import NotFoundError
 from trainstack.registry import RegistryError, Restart, RunKind, RunRecord, RunStatus
+from trainstack.registry.dbfile import refuse_not_a_file
 from trainstack.registry.home import registry_path
 from trainstack.registry.migrations import migrate
 from trainstack.registry.rows import COLUMNS, RESTART_COLUMNS, parse_record, parse_restart
-from trainstack.registry.store import refuse_not_a_file
 
 PER_PAGE = 50
 BUSY_S = 2.0
