@@ -33,9 +33,9 @@ def show(
     """Print the selected replicas' logs (or, with `download`, write each whole into that
     folder and return the files written)."""
     from trainstack.deploy import watch
-    from trainstack.deploy.service import _cli_errors
+    from trainstack.deploy.clierrors import cli_errors
 
-    with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
+    with cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
         cluster = watch.connect(found.entry, found.settings, found.command)
     job = watch.JobRef.of(found.entry)
     state = watch.wait_for_pods(cluster, job) if follow else watch.read_state(cluster, job)

@@ -10,17 +10,24 @@ remove it, drop it from the index. Pulumi is imported only in here and in the mo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
 from trainstack.deploy import backendindex
+from trainstack.deploy.clierrors import DeployFailedError as DeployFailedError
+from trainstack.deploy.clierrors import cli_errors
 from trainstack.deploy.earlier import finished_and_gone, previous_entry, refuse_other_team
 from trainstack.deploy.index import RUN_FILE_KEY, TAG, RunIndex, StackEntry, run_tags
 from trainstack.deploy.jobstate import JobState
+
+# Re-exported: the verbs reach a deployed run through this service.
+from trainstack.deploy.lookup import Located as Located
+from trainstack.deploy.lookup import deployed as deployed
+from trainstack.deploy.lookup import locate as locate
 from trainstack.deploy.records import (
     record_end,
     record_log_place,
@@ -29,18 +36,14 @@ from trainstack.deploy.records import (
 )
 from trainstack.deploy.settings import (
     DeploySettings,
-    is_passphrase_error,
     legacy_run_stack_name,
     load_settings,
-    nothing_deployed,
-    passphrase_mismatch,
     platform_stack_name,
     run_stack_name,
 )
 from trainstack.deploy.stacktags import config_file, deploy_config, name_tags, settle_tags
 from trainstack.deploy.upgrades import held_back
-from trainstack.errors import NotFoundError, ToolMissingError, UserError
-from trainstack.registry.home import state_home
+from trainstack.errors import NotFoundError
 from trainstack.spec.overrides import Overrides
 
 if TYPE_CHECKING:
@@ -49,13 +52,6 @@ if TYPE_CHECKING:
     from trainstack.spec.model import Run
 
 OnOutput = Callable[[str], None]
-_TAIL_LINES = 15
-
-
-class DeployFailedError(UserError):
-    """The Pulumi CLI ran and reported a failure; the message carries the end of its output."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -206,7 +202,7 @@ def deploy_run(
     namespace = str(coordinates["namespace"])
     identity = run_identity(run, namespace, token)
     stack_name = run_stack_name(env, namespace, run.name)
-    with _cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
+    with cli_errors(f"deploying {run.name} ({stack_name})", settings, stack_name):
         stack = _team_stack(settings, env, namespace, run.name, program, command, on_output)
         stack_name = stack.name
         previous = previous_entry(settings, stack)
@@ -355,93 +351,6 @@ def _no_output(line: str) -> None:
     """Where a deploy's notices go when no one listens (``--quiet``)."""
 
 
-@dataclass(frozen=True)
-class Located:
-    entry: StackEntry
-    settings: DeploySettings
-    command: auto.PulumiCommand
-
-
-def locate(
-    run: str,
-    env: str | None = None,
-    *,
-    team: str | None = None,
-    command: auto.PulumiCommand | None = None,
-    home: Path | None = None,
-    backend: str | None = None,
-) -> Located:
-    """The stack of deployed ``run``: this user's index, else the backend's stack tags (a run a
-    teammate deployed). A typo creates nothing: the backend is asked only when this home exists
-    or a backend is named (the default file backend lives inside the home)."""
-    import os
-
-    from trainstack.deploy.index import backend_entries
-    from trainstack.deploy.settings import BACKEND_ENV
-    from trainstack.deploy.workspace import find_pulumi
-
-    root = home or state_home()
-    index = RunIndex(root)
-    try:
-        entry = index.find(run, env, team)
-    except NotFoundError as missing:
-        chosen = backend or os.environ.get(BACKEND_ENV)
-        if not (chosen or root.exists()):
-            raise
-        try:
-            cli = command or find_pulumi()
-        except ToolMissingError:
-            if nothing_deployed(root, chosen):  # no stack to ask the CLI about: say so
-                raise missing from None
-            raise
-        settings = load_settings(root, chosen)
-        with _cli_errors("listing the run stacks", settings, ""):
-            shared = backend_entries(settings, cli)
-        known = shared + [e for e in index.entries() if e.stack not in {s.stack for s in shared}]
-        found = RunIndex.pick(known, run, env, team, where=settings.backend_url)
-        if found in shared:  # the backend's copy of its tags may lag a concurrent deploy
-            found = _from_own_tags(found, settings, cli)
-        return Located(found, settings, cli)
-    cli = command or find_pulumi()
-    return Located(entry, load_settings(root, entry.backend), cli)
-
-
-def _from_own_tags(
-    entry: StackEntry, settings: DeploySettings, command: auto.PulumiCommand
-) -> StackEntry:
-    from trainstack.deploy.index import entry_from_tags
-    from trainstack.deploy.workspace import runs_workspace
-
-    with _cli_errors(f"reading the tags of {entry.stack}", settings, entry.stack):
-        tags = runs_workspace(settings, command).list_tags(entry.stack)
-    return entry_from_tags(entry.stack, tags, settings.backend_url) or entry
-
-
-def deployed(
-    *,
-    command: auto.PulumiCommand | None = None,
-    home: Path | None = None,
-    backend: str | None = None,
-) -> list[StackEntry]:
-    """Every run deployed in the backend (from its stack tags), with this user's registry ids."""
-    from trainstack.deploy.index import backend_entries
-    from trainstack.deploy.workspace import find_pulumi
-
-    try:
-        cli = command or find_pulumi()
-    except ToolMissingError:
-        if nothing_deployed(home or state_home(), backend):  # no CLI needed to say "none"
-            return []
-        raise
-    settings = load_settings(home, backend)
-    mine = {e.stack: e for e in RunIndex(settings.home).entries()}
-    with _cli_errors("listing the run stacks", settings, ""):
-        shared = backend_entries(settings, cli)
-    return [
-        replace(e, registry_id=mine[e.stack].registry_id) if e.stack in mine else e for e in shared
-    ]
-
-
 def status(
     run: str,
     env: str | None = None,
@@ -457,7 +366,7 @@ def status(
 def stack_status(found: Located) -> StackStatus:
     """The run stack's last update and outputs (secret outputs masked)."""
     entry, settings = found.entry, found.settings
-    with _cli_errors(f"reading the stack of {entry.run} ({entry.stack})", settings, entry.stack):
+    with cli_errors(f"reading the stack of {entry.run} ({entry.stack})", settings, entry.stack):
         stack = _open(settings, entry.stack, _no_program, found.command, create=False)
         info = stack.info(show_secrets=False)
         outputs = {k: "[secret]" if v.secret else v.value for k, v in stack.outputs().items()}
@@ -475,7 +384,7 @@ def live(found: Located, *, record: bool = True) -> JobState:
     console only reads)."""
     from trainstack.deploy import watch
 
-    with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
+    with cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
         cluster = watch.connect(found.entry, found.settings, found.command)
     state = watch.read_state(cluster, watch.JobRef.of(found.entry))
     if record:
@@ -493,7 +402,7 @@ def wait(
     """Block until the job ends; the registry gets its outcome."""
     from trainstack.deploy import watch
 
-    with _cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
+    with cli_errors(f"reading the platform of {found.entry.env}", found.settings, ""):
         cluster = watch.connect(found.entry, found.settings, found.command)
     state = watch.wait(
         cluster,
@@ -534,7 +443,7 @@ def destroy(
 
         cluster_provider(platform, namespace)
 
-    with _cli_errors(f"destroying {run} ({entry.stack})", settings, entry.stack):
+    with cli_errors(f"destroying {run} ({entry.stack})", settings, entry.stack):
         try:
             stack = _open(settings, entry.stack, provider_only, found.command, create=False)
         except NotFoundError as gone:  # e.g. a teammate destroyed it: forget it here too
@@ -581,27 +490,3 @@ def _open(
 def _tag(stack: auto.Stack, tags: Mapping[str, str]) -> None:
     for key, value in tags.items():
         stack.workspace.set_tag(stack.name, key, value)
-
-
-@contextmanager
-def _cli_errors(doing: str, settings: DeploySettings, stack: str) -> Iterator[None]:
-    """Turn the Automation API's CommandError into a DeployFailedError with the CLI's words
-    (a wrong passphrase: into the one ConfigError that says what to set)."""
-    from pulumi.automation.errors import CommandError, ConcurrentUpdateError
-
-    try:
-        yield
-    except ConcurrentUpdateError:
-        raise DeployFailedError(
-            f"{doing}: another update of this stack is running",
-            hint="one update per stack at a time; wait and retry",
-        ) from None
-    except CommandError as err:
-        if is_passphrase_error(str(err)):
-            raise passphrase_mismatch(settings, stack) from None
-        # The CLI masks secrets in what it prints; keep the end, where the reason is.
-        lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
-        raise DeployFailedError(f"{doing} failed:\n" + "\n".join(lines[-_TAIL_LINES:])) from None
-
-
-# --- the run registry ------------------------------------------------------------------------
