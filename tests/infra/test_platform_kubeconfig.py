@@ -40,8 +40,9 @@ def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> N
     # parameters) + per team the pod guard's policy and binding + the Service guard and its
     # binding + Kueue (namespace, 11 CRDs, account, role, binding, 2 webhook configurations,
     # config, certificate Secret, webhook Service, controller, the visibility API's Service,
-    # binding and APIService, 1 flavor, per team a ClusterQueue and a LocalQueue).
-    assert len(k8s_resources) == 14 + 9 + 10 + 1 + 2 + 2 * 8 + 2 * 2 + 2 + 24 + 1 + 2 * 2
+    # binding and APIService, 1 flavor, per team a ClusterQueue and a LocalQueue) + the
+    # finalizer releaser (account, role, binding, guard policy and binding, source, deployment).
+    assert len(k8s_resources) == 14 + 9 + 10 + 1 + 2 + 2 * 8 + 2 * 2 + 2 + 24 + 1 + 2 * 2 + 7
     assert all(r.provider and "::k8s::" in r.provider for r in k8s_resources)
 
 

@@ -5,6 +5,7 @@ in trainstack/kueue/ and trainstack/infra/platform/kueue_release.py."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,10 @@ from typing import Any
 import pytest
 
 from tests.clirunner import Cli
+from tests.infra.admission import policies_named
 from tests.infra.conftest import RecordingMocks, fake_crd
 from tests.trainer.environments import TRAINER_ENV, trainer_project
-from trainstack.infra.platform import queues
+from trainstack.infra.platform import kueue_releaser, queues
 from trainstack.infra.platform.kubedl_source import mirror
 from trainstack.infra.platform.kueue_release import KUEUE_RELEASE
 from trainstack.kueue import api
@@ -29,6 +31,8 @@ QUOTA = "kubernetes:core/v1:ResourceQuota"
 MUTATING = "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration"
 VALIDATING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration"
 CONFIGMAP = "kubernetes:core/v1:ConfigMap"
+POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+POLICY_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 
 # The v1beta2 fields trainstack writes, and no others (Kueue v0.19.2
 # apis/kueue/v1beta2/clusterqueue_types.go:67-150, 255-345, 495-560; resourceflavor_types.go:
@@ -274,3 +278,87 @@ def test_mirror_release_kueue_writes_and_checks_the_lock(tmp_path: Path) -> None
     )
     assert done.code == 0, done.output  # the file is written again from the release
     assert (folder / "kueue.x-k8s.io_workloads.yaml").read_text() != "tampered: true\n"
+
+
+RELEASER_DIGEST_IMAGE = (
+    "trainstack-ack-dev-registry-vpc.cn-hangzhou.cr.aliyuncs.com/acme/python@sha256:" + "3" * 64
+)
+
+
+def _releaser(mocks: RecordingMocks) -> dict[str, Any] | None:
+    found = [
+        d.inputs
+        for d in mocks.of_type(DEPLOYMENT)
+        if d.inputs["metadata"]["name"] == kueue_releaser.NAME
+    ]
+    return found[0] if found else None
+
+
+def test_a_kueue_environment_runs_the_finalizer_releaser_under_its_guard(
+    mocks: RecordingMocks,
+) -> None:
+    mocks.use_env("local")
+    outputs = mocks.build()
+    releaser = _releaser(mocks)
+    assert releaser is not None and releaser["metadata"]["namespace"] == "kueue-system"
+    pod = releaser["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == "docker.io/library/python:3.13-alpine"
+    script = f"{kueue_releaser.MOUNT}/{kueue_releaser.SCRIPT}"
+    assert container["command"] == ["python3", "-u", script, *kueue_releaser.arguments()]
+    assert "--owner-group=training.kubedl.io" in container["command"]
+    assert "--owner-group=inference.kubedl.io" in container["command"]  # ElasticBatchJob's
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    # the ConfigMap carries the source as it is in the package, and its hash rolls the pod
+    (source,) = [
+        c.inputs
+        for c in mocks.of_type(CONFIGMAP)
+        if c.inputs["metadata"]["name"] == "trainstack-kueue-releaser"
+    ]
+    text = kueue_releaser.SOURCE.read_text()
+    assert source["data"] == {kueue_releaser.SCRIPT: text}
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    assert releaser["spec"]["template"]["metadata"]["annotations"] == {
+        "trainstack.io/source-sha256": digest
+    }
+    # its account reads and patches pods, nothing else; the guard binds every update it makes
+    (role,) = [
+        r.inputs
+        for r in mocks.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
+        if r.inputs["metadata"]["name"] == kueue_releaser.NAME
+    ]
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]}
+    ]
+    (policy,) = policies_named(mocks.of_type(POLICY), kueue_releaser.POLICY_NAME).values()
+    assert policy == kueue_releaser.policy_spec("kueue-system")
+    (binding,) = policies_named(mocks.of_type(POLICY_BINDING), kueue_releaser.POLICY_NAME).values()
+    assert binding == {"policyName": kueue_releaser.POLICY_NAME, "validationActions": ["Deny"]}
+    assert queues.QueueModel.from_output(outputs["kueueQueues"]).releaser is True  # type: ignore[union-attr]
+
+
+def test_on_ack_the_releaser_waits_for_a_pinned_image(mocks: RecordingMocks) -> None:
+    mocks.use_env("ack-dev")
+    outputs = mocks.build()
+    assert _releaser(mocks) is None
+    assert queues.QueueModel.from_output(outputs["kueueQueues"]).releaser is False  # type: ignore[union-attr]
+
+
+def test_on_ack_a_pinned_image_runs_the_releaser(mocks: RecordingMocks) -> None:
+    mocks.use_env("ack-dev", **{"kueue:releaserImage": RELEASER_DIGEST_IMAGE})
+    mocks.build()
+    releaser = _releaser(mocks)
+    assert releaser is not None
+    (container,) = releaser["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == RELEASER_DIGEST_IMAGE
+
+
+def test_an_offline_ack_plan_says_how_to_set_the_releasers_image(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).parents[2])
+    done = Cli().invoke("plan", "--env", "ack-dev")
+    assert done.code == 0, done.output
+    assert "kueue:releaserImage is not set" in done.output
+    assert "pulumi config set kueue:releaserImage" in done.output

@@ -1,8 +1,9 @@
 """A queued KubeDL job as Kueue v0.19.2 sees it (trainstack/kueue/podgroup.py): every replica's
 pod template of every kind carries the group's labels and annotation, the pods KubeDL creates
 form one Workload of exactly the group's count, and a replica KubeDL recreates belongs to its
-group and role; but Kueue keeps the failed pod's name taken by its finalizer until a
-replacement exists, and KubeDL's replacement needs that name, so it never comes. The pods are
+group and role; Kueue keeps the failed pod's name taken by its finalizer until a replacement
+exists, and KubeDL's replacement needs that name: without the platform's finalizer releaser it
+never comes, with it the recreated replica takes its role's place in the group. The pods are
 what KubeDL would make of the rendered manifests (tests/kubedl/expand.py)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 from tests.kubedl.expand import PodSketch, expand
 from tests.render.conftest import KUBEDL_CASES, Case
+from trainstack.infra.platform import kueue_releaser
 from trainstack.kubedl.kinds import job_kind
 from trainstack.kueue import api
 from trainstack.kueue.podgroup import (
@@ -28,6 +30,7 @@ from trainstack.kueue.podgroup import (
     role_shape,
     ungated,
 )
+from trainstack.kueue.releaser import releasable
 from trainstack.render import RenderOptions, render_run
 
 QUEUE = "trainstack"
@@ -86,8 +89,37 @@ def test_the_pods_form_one_workload_of_exactly_the_groups_count(case: Case) -> N
     assert compose(group[:-1]) == f"'{workload.name}' group has fewer runnable pods than expected"
 
 
+def _deleted(job: dict[str, Any], pod: PodSketch) -> dict[str, Any]:
+    """`pod` as the API server holds it once it failed and KubeDL deleted it: KubeDL's
+    controller reference (KubeDL v0.5.0 pkg/job_controller/job_controller.go:132-144), Kueue's
+    finalizer (its webhook's), a deletion timestamp, on its node, Failed."""
+    meta = job["metadata"]
+    return {
+        "metadata": {
+            "name": pod.name,
+            "namespace": meta.get("namespace", "vision"),
+            "labels": dict(pod.labels),
+            "annotations": dict(pod.annotations),
+            "finalizers": [api.POD_FINALIZER],
+            "deletionTimestamp": "2026-12-03T06:00:00Z",
+            "ownerReferences": [
+                {
+                    "apiVersion": job["apiVersion"],
+                    "kind": job["kind"],
+                    "name": meta["name"],
+                    "uid": "0f0e",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {**pod.spec, "nodeName": "node-a"},
+        "status": {"phase": "Failed"},
+    }
+
+
 @pytest.mark.parametrize("case", KIND_CASES, ids=[c.name for c in KIND_CASES])
-def test_a_recreated_replica_belongs_to_its_group_but_kubedl_cannot_create_it(
+def test_a_recreated_replica_belongs_to_its_group_and_rejoins_it_once_released(
     case: Case,
 ) -> None:
     job, pods = _queued(case)
@@ -122,6 +154,24 @@ def test_a_recreated_replica_belongs_to_its_group_but_kubedl_cannot_create_it(
     assert stuck.blocked is not None and "same name" in stuck.blocked
     assert stuck.match.equivalent and stuck.match.absent == 1 and not stuck.match.replaced
     assert not stuck.finished
+
+    # The platform's releaser frees the deleted pod (it decides on the pod as the API server
+    # holds it): the Workload waits for one pod, then the one KubeDL creates under the freed
+    # name takes the role's place, ungated, the Workload kept, the group not finished.
+    rules = kueue_releaser.rules()
+    freed = replace(
+        workload,
+        group,
+        failed.name,
+        new,
+        release=lambda n: releasable(_deleted(job, failed), rules),
+    )
+    assert freed.blocked is None and freed.absent_meanwhile == 1
+    assert freed.match.equivalent and freed.match.absent == 0 and not freed.match.excess
+    assert [p.name for p in freed.pods].count(failed.name) == 1
+    again_in = next(p for p in freed.pods if p.name == failed.name)
+    assert not again_in.gated and again_in.phase == "Pending" and not again_in.deleting
+    assert not freed.finished
 
 
 def test_a_group_finishes_when_all_its_pods_succeed_not_before() -> None:

@@ -123,8 +123,10 @@ def test_plan_table_for_people(in_repo: None) -> None:
     # (teamaccess.py: account, role, two bindings, token; volumepolicy.py: the PV guard's
     # policy, binding and parameters); the pod guards: a component, 2 per team (podguard.py:
     # policy and binding); a NetworkPolicy per team and the Service guard's policy and
-    # binding (tenancy.py); Kueue: a component and its 29 resources (kueue.py)
-    assert "94 to create" in result.output
+    # binding (tenancy.py); Kueue: a component and its 29 resources (kueue.py), and the
+    # finalizer releaser's 7: account, role, binding, guard policy and binding, source,
+    # deployment (kueue_releaser.py)
+    assert "101 to create" in result.output
     assert "plan-secret-placeholder" not in result.output
 
 
@@ -236,7 +238,7 @@ def test_plan_run_then_platform_in_one_process(local_with_oss: Path) -> None:
     platform = plan_json("--env", "local")
     again = plan_json(run_file, "--env", "local")
     assert first == again
-    assert platform["summary"] == {"create": 94 + 2}, "plus the OSS Secret of both teams"
+    assert platform["summary"] == {"create": 101 + 2}, "plus the OSS Secret of both teams"
 
 
 def test_plan_with_an_oss_access_key_shows_only_secret_markers(local_with_oss: Path) -> None:

@@ -1,6 +1,7 @@
-"""queue-recreate (advisory): on a queued environment, a KubeDL job whose replicas KubeDL
-recreates after a failure is noted before deploy, since the recreated replica never rejoins its
-Kueue pod group (docs/queues.md); on an environment without queues nothing is said."""
+"""queue-recreate (advisory): on a queued environment that runs no finalizer releaser yet, a
+KubeDL job whose replicas KubeDL recreates after a failure is noted before deploy, since the
+recreated replica never rejoins its Kueue pod group (docs/queues.md); where the releaser runs,
+or on an environment without queues, nothing is said."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ REPO = Path(__file__).resolve().parents[2]
 BASELINE = REPO / "components/mnist-ddp/runs/baseline.yaml"  # faultTolerance: ExitCode replicas
 
 
-def _project(folder: Path, *, queues: bool) -> Path:
+RELEASER_IMAGE = (
+    "trainstack-ack-dev-registry-vpc.cn-hangzhou.cr.aliyuncs.com/acme/python@sha256:" + "3" * 64
+)
+
+
+def _project(folder: Path, *, queues: bool, releaser: bool = False) -> Path:
     folder.mkdir()
     shutil.copy(REPO / "Pulumi.yaml", folder / "Pulumi.yaml")
     shutil.copytree(REPO / "platform", folder / "platform", ignore=shutil.ignore_patterns("*.yaml"))
@@ -26,6 +32,8 @@ def _project(folder: Path, *, queues: bool) -> Path:
             if not skipping:
                 kept.append(line)
         text = "".join(kept)
+    if releaser:
+        text += f"  kueue:releaserImage: {RELEASER_IMAGE}\n"
     (folder / "Pulumi.ack-dev.yaml").write_text(text)
     return folder
 
@@ -43,5 +51,12 @@ def test_a_recreating_kubedl_job_on_a_queued_environment_is_noted(tmp_path: Path
 def test_without_queues_nothing_is_said(tmp_path: Path, cli: Cli) -> None:
     plain = _project(tmp_path / "plain", queues=False)
     done = cli("policy", "check", str(BASELINE), "--env", "ack-dev", "--project", str(plain))
+    assert done.code == 0, done.err
+    assert "queue-recreate" not in done.out + done.err
+
+
+def test_where_the_releaser_runs_nothing_is_said(tmp_path: Path, cli: Cli) -> None:
+    released = _project(tmp_path / "released", queues=True, releaser=True)
+    done = cli("policy", "check", str(BASELINE), "--env", "ack-dev", "--project", str(released))
     assert done.code == 0, done.err
     assert "queue-recreate" not in done.out + done.err

@@ -49,6 +49,10 @@ RETRIABLE_IN_GROUP_ANNOTATION = "kueue.x-k8s.io/retriable-in-group"
 # What the pod webhook writes on every pod it manages (constants.go:34; pod_webhook.go:89-101,
 # 187): the hash of the pod's admission-relevant shape, which names the pod's PodSet.
 ROLE_HASH_ANNOTATION = "kueue.x-k8s.io/role-hash"
+# The finalizer the webhook puts on every pod it manages, and Kueue's pod controller removes
+# (pkg/constants/constants.go:52; pkg/controller/jobs/pod/constants/constants.go:22;
+# pod_webhook.go:170-172; pod_controller.go:979-995).
+POD_FINALIZER = "kueue.x-k8s.io/managed"
 # The scheduling gate the webhook puts on every managed pod until its Workload is admitted
 # (constants.go:24; pod_webhook.go:171-176).
 ADMISSION_GATE = "kueue.x-k8s.io/admission"

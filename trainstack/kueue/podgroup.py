@@ -24,8 +24,9 @@ ungates them all. What Kueue's source says, and trainstack relies on:
   (1248-1367) would count a new pod as the role's, keep the Workload (equivalentToWorkload,
   1373-1405) and finalize the failed one it replaces; Run (279-343) ungates it at once. But
   KubeDL reuses the failed pod's name, which Kueue's finalizer keeps taken until a replacement
-  exists: the replacement never comes (`replace` replays both; docs/queues.md, "A replica that
-  fails").
+  exists: without the platform's finalizer releaser (trainstack.kueue.releaser), which frees
+  the name, the replacement never comes (`replace` replays both; docs/queues.md, "A replica
+  that fails").
 - Kueue never recreates pods itself; when it preempts a group it deletes every pod of it and
   leaves the recreating to their maker (site/content/en/docs/tasks/run/plain_pods.md:121-133).
 """
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import replace as _replace
 from typing import Any
@@ -254,13 +255,21 @@ class Replacement:
     # Why the new pod cannot exist (yet): its maker reuses the failed pod's name, which Kueue's
     # finalizer keeps taken. None: it joined.
     blocked: str | None = None
+    # While the freed name waited for its new pod: how many pods the Workload waited for
+    # (WaitingForReplacementPods while > 0); None when the name was never freed.
+    absent_meanwhile: int | None = None
 
 
 def replace(
-    workload: Workload, pods: Sequence[GroupPod], failed: str, new: GroupPod
+    workload: Workload,
+    pods: Sequence[GroupPod],
+    failed: str,
+    new: GroupPod,
+    release: Callable[[str], bool] | None = None,
 ) -> Replacement:
     """One pod of an admitted, running group failed; its maker deleted it and creates `new` in
-    its place: what Kueue's next reconcile makes of it.
+    its place: what Kueue's next reconcile makes of it. `release(name)`: whether the finalizer
+    releaser (trainstack.kueue.releaser) frees the deleted pod `name`; None: no releaser runs.
 
     The deleted pod stays while it holds Kueue's finalizer (`kueue.x-k8s.io/managed`,
     pod_webhook.go:171-174), and Kueue removes that finalizer from a failed pod only once a newer
@@ -269,22 +278,29 @@ def replace(
     generated names) gets the new pod in, counted as the role's, the old one finalized. KubeDL
     recreates a replica under the same name `<job>-<role>-<i>`, and while the deleted pod still
     fills that index it creates nothing (KubeDL v0.5.0 pkg/job_controller/pod.go:264-312; a
-    create would be AlreadyExists): the group waits for its replacement for good
-    (WaitingForReplacementPods, pod_controller.go:1459-1516)."""
+    create would be AlreadyExists): without the releaser the group waits for its replacement
+    for good (WaitingForReplacementPods, pod_controller.go:1459-1516). With it, the deleted pod
+    goes, the Workload waits for one pod of the role (countAbsentPods, 1363-1371), and the pod
+    KubeDL then creates under the freed name joins in its place."""
     group = [_replace(p, phase="Failed", deleting=True) if p.name == failed else p for p in pods]
+    absent_meanwhile = None
     if new.name == failed:
-        m = match(workload, group)
-        return Replacement(
-            m,
-            finished(workload, group),
-            tuple(group),
-            blocked=(
-                f"pod {failed} is deleted but kept by Kueue's finalizer until a replacement "
-                f"joins, and its replacement must take the same name: {m.absent} pod(s) absent"
-            ),
-        )
+        if release is None or not release(failed):
+            m = match(workload, group)
+            return Replacement(
+                m,
+                finished(workload, group),
+                tuple(group),
+                blocked=(
+                    f"pod {failed} is deleted but kept by Kueue's finalizer until a "
+                    f"replacement joins, and its replacement must take the same name: "
+                    f"{m.absent} pod(s) absent"
+                ),
+            )
+        group = [p for p in group if p.name != failed]
+        absent_meanwhile = match(workload, group).absent
     group.append(new)
     m = match(workload, group)
     done = finished(workload, group)
     after = ungated(workload, [p for p in group if p.name in m.kept])
-    return Replacement(m, done, after)
+    return Replacement(m, done, after, absent_meanwhile=absent_meanwhile)

@@ -1,7 +1,9 @@
 """An environment's Kueue: the ``kueue:*`` keys, read when any is set (docs/queues.md).
 
 The install keys are Trainer's (config_trainer.py): ``kueue:version``, ``kueue:crdSource``,
-``kueue:image`` (pinned by digest on ack) and ``kueue:namespace``. The sharing keys:
+``kueue:image`` (pinned by digest on ack) and ``kueue:namespace``. ``kueue:releaserImage`` is the
+Python image the finalizer releaser runs in (trainstack.kueue.releaser; pinned by digest on ack,
+where until it is set the releaser is not deployed). The sharing keys:
 
 - ``kueue:cohort``: the cohort every team's ClusterQueue joins (default ``trainstack``);
 - ``kueue:borrowingLimit``: how much more than its own quota a team may borrow from the cohort
@@ -25,7 +27,7 @@ from typing import Any
 
 from trainstack import k8snames
 from trainstack.infra.configread import Pending, Section, split_namespace
-from trainstack.infra.platform.config_trainer import ControllerConfig, _load
+from trainstack.infra.platform.config_trainer import ControllerConfig, _load, image_setting
 from trainstack.infra.platform.kueue_release import (
     KUEUE,
     KUEUE_CONFIG_NS,
@@ -35,6 +37,14 @@ from trainstack.infra.platform.kueue_release import (
 )
 
 INSTALL_KEYS = ("version", "crdSource", "image", "namespace")
+# Any image with a `python3` (3.10 or later) on its PATH runs the releaser: it uses only the
+# standard library.
+RELEASER_UPSTREAM_IMAGE = "docker.io/library/python:3.13-alpine"
+RELEASER_HOW = (
+    "mirror a Python image into the platform's registry and pin its digest: pulumi config set "
+    f"{KUEUE_CONFIG_NS}:releaserImage <registry>/<namespace>/python@sha256:<digest> "
+    "(docs/queues.md)"
+)
 DEFAULT_COHORT = "trainstack"
 _PERCENT = re.compile(r"(\d{1,4})%")
 
@@ -54,6 +64,8 @@ class KueueConfig:
     cohort: str = DEFAULT_COHORT
     default: Sharing = Sharing()
     teams: Mapping[str, Sharing] = field(default_factory=dict)
+    # The finalizer releaser's image; None: not deployed (ack, until it is set).
+    releaser_image: str | None = None
 
     def sharing(self, team: str) -> Sharing:
         return self.teams.get(team, self.default)
@@ -113,6 +125,15 @@ def load_kueue(
     )
     for key in INSTALL_KEYS:
         sec.has(key)  # known, for suggestions
+    releaser_image = image_setting(
+        sec,
+        "releaserImage",
+        RELEASER_UPSTREAM_IMAGE,
+        RELEASER_HOW,
+        "KubeDL jobs Kueue queues cannot recreate a failed replica (docs/queues.md)",
+        ack=ack,
+        pending=pending,
+    )
     cohort = sec.string("cohort", DEFAULT_COHORT, pattern=k8snames.LABEL_63, what="a DNS label")
     default = Sharing(
         1.0,
@@ -146,4 +167,4 @@ def load_kueue(
         )
         t.finish()
     sec.finish()
-    return KueueConfig(install, cohort, default, teams)
+    return KueueConfig(install, cohort, default, teams, releaser_image)

@@ -146,25 +146,45 @@ def _image(
 ) -> str | None:
     """The controller's image: the release's own tag off ack; on ack a digest in a registry the
     nodes reach (left unset for the first `pulumi up`, which creates that registry)."""
-    how = image_how(release)
-    if ack and not sec.has("image"):
-        pending.add(
-            f"{release.config_ns}:image is not set, so {release.title}'s controller is not "
-            f"deployed (its CRDs and RBAC are): {how}"
-        )
+    return image_setting(
+        sec,
+        "image",
+        upstream,
+        image_how(release),
+        f"{release.title}'s controller is not deployed (its CRDs and RBAC are)",
+        ack=ack,
+        pending=pending,
+    )
+
+
+def image_setting(
+    sec: Section,
+    key: str,
+    upstream: str,
+    how: str,
+    unset: str,
+    *,
+    ack: bool,
+    pending: Pending,
+) -> str | None:
+    """An image key of `sec`: `upstream` off ack; on ack a digest in a registry the nodes
+    reach, and while it is unset None, with a pending step saying what is not deployed (`unset`)
+    and `how` to set it."""
+    if ack and not sec.has(key):
+        pending.add(f"{sec.key(key)} is not set, so {unset}: {how}")
         return None
     image = sec.string(
-        "image", upstream, pattern=r"[^\s@]+(:[\w.-]+)?(@sha256:\S+)?", what="an image reference"
+        key, upstream, pattern=r"[^\s@]+(:[\w.-]+)?(@sha256:\S+)?", what="an image reference"
     )
     if image.endswith(":latest"):
-        raise sec.error("image", "a pinned tag or digest, not :latest", image, hint=how)
+        raise sec.error(key, "a pinned tag or digest, not :latest", image, hint=how)
     first = image.split("/", 1)[0]
     # No registry host (`kubeflow/x`) is Docker Hub too, which nodes in China regions generally
     # cannot reach.
     hub = "/" not in image or not ("." in first or ":" in first) or first in DOCKER_HUB_HOSTS
     if ack and (not _DIGEST.fullmatch(image) or hub):
         raise sec.error(
-            "image",
+            key,
             "an image pinned by digest in a registry the nodes reach on ack",
             image,
             hint=how,

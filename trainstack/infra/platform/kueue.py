@@ -34,6 +34,7 @@ from trainstack.infra.platform.kueue_release import (
     VISIBILITY,
     configuration,
 )
+from trainstack.infra.platform.kueue_releaser import build_releaser
 from trainstack.infra.platform.trainer import _install
 from trainstack.kueue import api
 
@@ -65,7 +66,7 @@ def queue_model(cfg: PlatformConfig) -> q.QueueModel | None:
         )
         for t in cfg.teams
     ]
-    return q.build(k.cohort, shares, pools)
+    return replace(q.build(k.cohort, shares, pools), releaser=k.releaser_image is not None)
 
 
 def flavor_spec(f: q.Flavor) -> dict[str, Any]:
@@ -105,6 +106,7 @@ def cluster_queue_spec(model: q.QueueModel, team: str) -> dict[str, Any]:
 class Kueue(pulumi.ComponentResource):
     crds: list[k8s.apiextensions.v1.CustomResourceDefinition]
     controller: k8s.apps.v1.Deployment | None
+    releaser: k8s.apps.v1.Deployment | None
     cluster_queues: dict[str, k8s.apiextensions.CustomResource]
 
     def __init__(
@@ -133,11 +135,20 @@ class Kueue(pulumi.ComponentResource):
             mutating=mutating,
             validating=validating,
         )
-        self.crds, self.controller, hooks = _install(
+        self.crds, self.controller, hooks, namespace = _install(
             ctl, KUEUE_RELEASE, cfg.kueue.install, child, image_pull, ()
         )
         if self.controller is not None:
             _visibility(cfg.kueue.install.namespace, child, self.controller)
+        self.releaser = None
+        if cfg.kueue.releaser_image is not None:
+            self.releaser = build_releaser(
+                cfg.kueue.install.namespace,
+                cfg.kueue.releaser_image,
+                pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(depends_on=[namespace, *image_pull])
+                ),
+            )
         after = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[*self.crds, *hooks])
         )

@@ -73,6 +73,9 @@ class QueueModel:
     flavors: tuple[Flavor, ...]
     teams: Mapping[str, TeamQueue]
     local_queue: str = LOCAL_QUEUE
+    # The finalizer releaser runs (trainstack.kueue.releaser): KubeDL can recreate a replica of
+    # a queued job.
+    releaser: bool = False
 
     def nominal(self, team: str, flavor: str, resource: str) -> float:
         return self.teams[team].quotas[flavor][resource].nominal
@@ -101,6 +104,7 @@ class QueueModel:
         return {
             "cohort": self.cohort,
             "localQueue": self.local_queue,
+            "releaser": self.releaser,
             "flavors": [
                 {
                     "name": f.name,
@@ -161,7 +165,11 @@ class QueueModel:
                 for t, q in raw["teams"].items()
             }
             return QueueModel(
-                str(raw["cohort"]), flavors, teams, str(raw.get("localQueue", LOCAL_QUEUE))
+                str(raw["cohort"]),
+                flavors,
+                teams,
+                str(raw.get("localQueue", LOCAL_QUEUE)),
+                raw.get("releaser") is True,
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None

@@ -92,9 +92,10 @@ def _install(
     list[k8s.apiextensions.v1.CustomResourceDefinition],
     k8s.apps.v1.Deployment | None,
     list[pulumi.Resource],
+    k8s.core.v1.Namespace,
 ]:
-    """One controller: its CRDs, its deployment (None until its image is set on ack) and its
-    webhook configurations."""
+    """One controller: its CRDs, its deployment (None until its image is set on ack), its
+    webhook configurations and its namespace."""
     prefix = release.name
     labels = {
         "app.kubernetes.io/name": prefix,
@@ -122,7 +123,7 @@ def _install(
             f"{release.config_ns}:image is not set: {release.title}'s controller is not "
             f"deployed. {image_how(release)}"
         )
-        return crds, None, hooks
+        return crds, None, hooks, namespace
     config = k8s.core.v1.ConfigMap(
         f"{prefix}-config",
         metadata={"name": ctl.config_map, "namespace": ns, "labels": labels},
@@ -161,7 +162,7 @@ def _install(
             pulumi.ResourceOptions(depends_on=[*crds, binding, config, *hooks, *image_pull]),
         ),
     )
-    return crds, deployment, hooks
+    return crds, deployment, hooks, namespace
 
 
 def _pod(ctl: Controller, image: str) -> k8s.core.v1.PodSpecArgsDict:

@@ -27,6 +27,15 @@ def _tag(image: str) -> str | None:
     return last.partition(":")[2] or "latest"
 
 
+def _within(image: str, allowed: str) -> bool:
+    """`allowed` names a registry or a path in one (everything under it), or, with a path, one
+    repository (its tags and digests): `docker.io/library/python` admits `python:3.13` and
+    nothing else of Docker Hub's."""
+    if image == allowed or image.startswith(allowed + "/"):
+        return True
+    return "/" in allowed and image.startswith((allowed + ":", allowed + "@"))
+
+
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
     """One finding per distinct image and problem: a job's master, workers and init containers
     often share one image, and four copies of one violation read as four problems."""
@@ -52,7 +61,7 @@ def _problems(
             image = str(c.get("image", ""))
             path = f"{pod.path}.{where}.image"
             host = image_host(image)
-            listed = any(image == a or image.startswith(a + "/") for a in allowed)
+            listed = any(_within(image, a) for a in allowed)
             if host in DOCKER_HUB and not listed:
                 yield (
                     path,
