@@ -192,6 +192,36 @@ def test_allowed_registries_flags_latest_and_accepts_digests_and_listed_registri
     assert run_rule("allowed-registries", job(listed)) != []
 
 
+@pytest.mark.parametrize(
+    ("image", "admitted"),
+    [
+        ("docker.io/library/python:3.13-alpine", True),
+        ("docker.io/library/python@sha256:" + "3" * 64, True),
+        ("docker.io/library/python-evil:1", False),
+        ("docker.io/library/ubuntu:24.04", False),
+        ("docker.io/library/python/sub:1", True),  # a path under it, as for any entry
+    ],
+)
+def test_a_listed_repository_admits_its_tags_and_digests_and_nothing_beside_it(
+    image: str, admitted: bool
+) -> None:
+    def with_image(p: dict[str, Any]) -> None:
+        for role in ("Master", "Worker"):
+            pod_of(p, role)["containers"] = [{**CONTAINER, "image": image}]
+
+    found = run_rule("allowed-registries", job(with_image), registries=["docker.io/library/python"])
+    assert (found == []) is admitted, found
+
+    # a bare registry host stays a host: another port is another registry
+    def other_port(p: dict[str, Any]) -> None:
+        for role in ("Master", "Worker"):
+            pod_of(p, role)["containers"] = [{**CONTAINER, "image": f"{REGISTRY}:5000/a/t:1"}]
+
+    assert run_rule(
+        "allowed-registries", job(other_port), registries=[REGISTRY], platformRegistry=False
+    )
+
+
 # --- pod-fits-node-pool -------------------------------------------------------------------------
 
 
