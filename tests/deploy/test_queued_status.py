@@ -101,6 +101,42 @@ def test_a_preempted_run_says_whom_for(home: Path, api: RecordedAPI, cli: Platfo
         assert len(registry.restarts(entry.registry_id)) == 1  # type: ignore[arg-type]
 
 
+def test_the_console_tells_a_queued_run_as_status_does(
+    home: Path, api: RecordedAPI, cli: PlatformCLI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console's page of a pending deployed run: Kueue's reason and its place in line, and
+    the preemption in its recovery history, from the same recorded responses `status` reads."""
+    import html as htmlmod
+
+    from trainstack.deploy import service
+    from trainstack.deploy.service import StackStatus
+    from trainstack.ui import deployed as console_live
+    from trainstack.ui.app import UiConfig, create_app
+
+    entry = deployed(home)
+    monkeypatch.setattr(
+        service,
+        "stack_status",
+        lambda *a, **k: StackStatus(
+            entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}
+        ),
+    )
+    api.serve(JOB_PATH, "pytorchjob-created.json")
+    api.serve(PODS_PATH, "pods-gated.json")
+    api.serve(WORKLOADS_PATH, "workloads-pending.json")
+    api.serve(PENDING_PATH, "pendingworkloads-localqueue.json")
+    console_live._CACHE.clear()
+    with create_app(UiConfig(home=home)).test_client() as client:
+        client.environ_base["HTTP_HOST"] = "127.0.0.1:8765"
+        page = htmlmod.unescape(client.get(f"/runs/{entry.registry_id}").get_data(as_text=True))
+    why = _live(home).waiting  # type: ignore[attr-defined]
+    kueue = [w for w in why if w.startswith("Kueue")]
+    assert len(kueue) == 2
+    for line in kueue:  # the reason, and the place in line
+        assert line in page, line
+    assert "live status unavailable" not in page
+
+
 def test_without_kueue_nothing_is_asked_of_it(
     home: Path, api: RecordedAPI, cli: PlatformCLI
 ) -> None:
