@@ -1,0 +1,175 @@
+"""What a deployed run cost, from its pods' lifetimes: `status` (and `wait`) record each pod's
+scheduled → ended time and requests in the artifact store beside the run's logs (`pods.json`),
+and `runs show` and `runs list --cost` price them as they price a local run — on the
+machine that deployed it and on a teammate's, whose registry never held the run. On main a
+deployed run had no resource-time at all.
+
+Against the recorded Kubernetes API of test_cluster (tests/infra/kubeapi/pods-priced-*.json: a
+worker restarted in place, then preempted and recreated) and a claim store on disk."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+import tests.deploy.test_cluster as recorded
+from tests.deploy.test_cluster import JOB_PATH, PODS_PATH, PlatformCLI, RecordedAPI, deployed
+from tests.deploy.test_teammates_at_scale import tags as stack_tags
+from trainstack.deploy.index import RunIndex
+from trainstack.metrics import podtimes
+
+api, cli, home = recorded.api, recorded.cli, recorded.home
+
+STORE_URI = "pvc://trainstack-artifacts/runs/vision/mnist-baseline-01/logs/"
+RECORD = Path("runs/vision/mnist-baseline-01/logs") / podtimes.FILE
+# 4 vCPU, 16 GiB and 1 GPU per pod; master 20 min, the preempted worker 10, its successor 10
+POD_MINUTES = 40
+RATES = {"currency": "CNY", "vcpuHour": 0.5, "memoryGiBHour": 0.01, "gpuHour": 6.0}
+PRICE = (4 * 0.5 + 16 * 0.01 + 6.0) * POD_MINUTES / 60  # 5.44
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "platform"
+    root.mkdir()
+    (root / "Pulumi.yaml").write_text(yaml.safe_dump({"name": "trainstack", "runtime": "python"}))
+    config = {"trainstack:mode": "kubeconfig", "trainstack:costs": RATES}
+    (root / "Pulumi.local.yaml").write_text(yaml.safe_dump({"config": config}))
+    return root
+
+
+@pytest.fixture
+def run_id(home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The run as deploy leaves it, its stack's logs output on a claim; its registry id. The
+    stack half of `status` (Pulumi's history) is test_deploy's: here only the live half."""
+    from trainstack.deploy import service
+    from trainstack.deploy.service import StackStatus
+    from trainstack.registry import Registry
+
+    entry = deployed(home)
+    entry = dataclasses.replace(entry, outputs={**entry.outputs, "logs": STORE_URI})
+    RunIndex(home).put(entry)
+    assert entry.registry_id is not None
+    with Registry.open(home) as registry:
+        registry.record_log_place(entry.registry_id, STORE_URI, None)
+    monkeypatch.setattr(
+        service,
+        "stack_status",
+        lambda *a, **k: StackStatus(
+            entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}
+        ),
+    )
+    return entry.registry_id
+
+
+def _watched(api: RecordedAPI, store: Path) -> None:
+    """`status` three times over the run's life: running (the worker restarted in place), the
+    worker preempted and recreated, then the job done."""
+    for job, pods in (
+        ("pytorchjob-running.json", "pods-priced-running.json"),
+        ("pytorchjob-running.json", "pods-priced-replaced.json"),
+        ("pytorchjob-succeeded.json", "pods-priced-succeeded.json"),
+    ):
+        api.serve(JOB_PATH, job)
+        api.serve(PODS_PATH, pods)
+        done = recorded.cli_exit(["status", "mnist-baseline-01", "--store", str(store)])
+        assert done.code == 0, done.err
+        assert "warning" not in done.err
+
+
+def test_status_keeps_each_pods_lifetime_beside_the_logs(
+    run_id: str, api: RecordedAPI, cli: PlatformCLI, tmp_path: Path
+) -> None:
+    store = tmp_path / "claim"
+    _watched(api, store)
+    kept = podtimes.parse((store / RECORD).read_text(), "pods.json")
+    lives = {(p.uid, p.end): (p.scheduled, p.ended) for p in kept.pods}
+    at = lambda hhmm: podtimes_time(f"2026-11-30T{hhmm}:00Z")  # noqa: E731
+    assert lives == {
+        ("pod-master-0", podtimes.TERMINATED): (at("09:00"), at("09:20")),
+        # gone between two readings: it ended when its successor was scheduled
+        ("pod-worker-0", podtimes.REPLACED): (at("09:00"), at("09:10")),
+        ("pod-worker-0-again", podtimes.TERMINATED): (at("09:10"), at("09:20")),
+    }
+    assert {(p.cpu, p.memory_gib, p.gpu) for p in kept.pods} == {(4.0, 16.0, 1.0)}
+    assert (kept.run, kept.stack, kept.outcome) == (
+        "mnist-baseline-01",
+        "local.mnist-baseline-01",
+        "succeeded",
+    )
+    # the same sightings again write the same bytes (determinism): nothing new to merge
+    before = (store / RECORD).read_bytes()
+    recorded.cli_exit(["status", "mnist-baseline-01", "--store", str(store)])
+    assert (store / RECORD).read_bytes() == before
+
+
+def podtimes_time(text: str) -> float:
+    from trainstack.deploy.recovery import parse_time
+
+    value = parse_time(text)
+    assert value is not None
+    return value
+
+
+def test_runs_show_and_list_price_a_deployed_run(
+    run_id: str, api: RecordedAPI, cli: PlatformCLI, tmp_path: Path
+) -> None:
+    store = tmp_path / "claim"
+    _watched(api, store)
+    project = _project(tmp_path)
+    shown = recorded.cli_exit(
+        ["runs", "show", run_id, "--store", str(store), "--project", str(project)]
+    )
+    assert shown.code == 0, shown.err
+    line = next(ln for ln in shown.out.splitlines() if ln.startswith("cost"))
+    assert "2.67 vCPU-h, 0.67 GPU-h, 10.7 GiB-h" in line
+    assert f"CNY {PRICE:.2f} at local's rates" in line
+    listed = recorded.cli_exit(
+        ["runs", "list", "--cost", "--json", "--store", str(store), "--project", str(project)]
+    )
+    assert listed.code == 0, listed.err
+    (row,) = json.loads(listed.out)
+    assert row["cost"]["cost"] == f"CNY {PRICE:.2f}"
+
+
+def test_a_teammate_sees_the_cost_from_the_store_alone(
+    run_id: str,
+    api: RecordedAPI,
+    cli: PlatformCLI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bob never deployed or watched the run: his registry and stack index are empty; the
+    backend's stack tags say where its store is, the store what it cost."""
+    import trainstack.deploy.workspace as workspace
+    from tests.deploy.test_deploy import RecordingPulumi
+
+    store = tmp_path / "claim"
+    _watched(api, store)
+    backend = RecordingPulumi()
+    stack = "local.vision.mnist-baseline-01"
+    backend.stacks.add(stack)
+    backend.tags[stack] = {
+        **stack_tags(0),
+        "trainstack:run": "mnist-baseline-01",
+        "trainstack:job": "mnist-baseline-01",
+        "trainstack:logs": STORE_URI,
+    }
+    monkeypatch.setattr(workspace, "find_pulumi", lambda: backend)
+    bob = tmp_path / "bob"
+    bob.mkdir()
+    project = _project(tmp_path)
+    argv = ["runs", "show", "mnist-baseline-01", "--home", str(bob), "--project", str(project)]
+    shown = recorded.cli_exit([*argv, "--store", str(store)])
+    assert shown.code == 0, shown.err
+    assert f"CNY {PRICE:.2f} at local's rates" in shown.out
+    assert "succeeded" in shown.out
+    as_json = json.loads(recorded.cli_exit([*argv, "--store", str(store), "--json"]).out)
+    assert as_json["cost"].startswith("2.67 vCPU-h")
+    # without the claim mounted here, one clear error saying how to reach it
+    unmounted = recorded.cli_exit(argv)
+    assert unmounted.code != 0 and "Traceback" not in unmounted.err
+    assert "no pods.json" in unmounted.err or "--store" in unmounted.err
