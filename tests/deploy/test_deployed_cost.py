@@ -50,7 +50,8 @@ def run_id(home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     from trainstack.registry import Registry
 
     entry = deployed(home)
-    entry = dataclasses.replace(entry, outputs={**entry.outputs, "logs": STORE_URI})
+    outputs = {**entry.outputs, "logs": STORE_URI}
+    entry = dataclasses.replace(entry, outputs=outputs)
     RunIndex(home).put(entry)
     assert entry.registry_id is not None
     with Registry.open(home) as registry:
@@ -128,7 +129,17 @@ def test_runs_show_and_list_price_a_deployed_run(
     assert "2.67 vCPU-h, 0.67 GPU-h, 10.7 GiB-h" in line
     assert f"CNY {PRICE:.2f} at local's rates" in line
     listed = recorded.cli_exit(
-        ["runs", "list", "--cost", "--json", "--store", str(store), "--project", str(project)]
+        [
+            "runs",
+            "list",
+            "--cost",
+            "--format",
+            "json",
+            "--store",
+            str(store),
+            "--project",
+            str(project),
+        ]
     )
     assert listed.code == 0, listed.err
     (row,) = json.loads(listed.out)
@@ -167,9 +178,96 @@ def test_a_teammate_sees_the_cost_from_the_store_alone(
     assert shown.code == 0, shown.err
     assert f"CNY {PRICE:.2f} at local's rates" in shown.out
     assert "succeeded" in shown.out
-    as_json = json.loads(recorded.cli_exit([*argv, "--store", str(store), "--json"]).out)
+    as_json = json.loads(recorded.cli_exit([*argv, "--store", str(store), "--format", "json"]).out)
     assert as_json["cost"].startswith("2.67 vCPU-h")
     # without the claim mounted here, one clear error saying how to reach it
     unmounted = recorded.cli_exit(argv)
     assert unmounted.code != 0 and "Traceback" not in unmounted.err
     assert "no pods.json" in unmounted.err or "--store" in unmounted.err
+
+
+# --- trainstack cost ----------------------------------------------------------------------------
+
+
+def _bobs_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend as every teammate sees it: the run's stack and its tags."""
+    import trainstack.deploy.workspace as workspace
+    from tests.deploy.test_deploy import RecordingPulumi
+
+    backend = RecordingPulumi()
+    stack = "local.vision.mnist-baseline-01"
+    backend.stacks.add(stack)
+    backend.tags[stack] = {
+        **stack_tags(0),
+        "trainstack:run": "mnist-baseline-01",
+        "trainstack:job": "mnist-baseline-01",
+        "trainstack:logs": STORE_URI,
+    }
+    monkeypatch.setattr(workspace, "find_pulumi", lambda: backend)
+
+
+def test_cost_rolls_up_the_shared_records_and_this_registrys_runs(
+    run_id: str,
+    api: RecordedAPI,
+    cli: PlatformCLI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bob's registry holds one local run of his (a preemption and a hang restart); the
+    deployed run is a teammate's, known to him only through the backend and the store."""
+    from tests.metrics.test_goodput import _recorded_run
+
+    store = tmp_path / "claim"
+    _watched(api, store)
+    _bobs_backend(monkeypatch)
+    bob = tmp_path / "bob"
+    bob.mkdir()
+    _recorded_run(bob)  # tagged env=priced: 1 vCPU at 36/h, 1 GPU at 72/h
+    project = _project(tmp_path)
+    (project / "Pulumi.priced.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "trainstack:mode": "kubeconfig",
+                    "trainstack:costs": {"currency": "CNY", "vcpuHour": 36.0, "gpuHour": 72.0},
+                }
+            }
+        )
+    )
+    base = ["cost", "--home", str(bob), "--store", str(store), "--project", str(project)]
+    done = recorded.cli_exit([*base, "--format", "json"])
+    assert done.code == 0, done.err
+    groups = {g["group"]: g for g in json.loads(done.out)["groups"]}
+    assert set(groups) == {"vision", "-"}
+    assert groups["vision"]["runs"] == 1
+    assert groups["vision"]["gpu_hours"] == pytest.approx(POD_MINUTES / 60)
+    assert groups["vision"]["cost"]["CNY"] == pytest.approx(PRICE)
+    assert groups["-"]["runs"] == groups["-"]["priced"] == 1
+    text = recorded.cli_exit([*base, "--by", "component"])
+    assert text.code == 0, text.err
+    heading, *rows = text.out.splitlines()
+    assert heading.split()[:3] == ["COMPONENT", "RUNS", "VCPU-H"]
+    assert rows[0].split()[0] == "mnist-ddp" and f"CNY {PRICE:.2f}" in rows[0]
+    only = json.loads(recorded.cli_exit([*base, "--team", "vision", "--format", "json"]).out)
+    assert [g["group"] for g in only["groups"]] == ["vision"]
+    local = json.loads(recorded.cli_exit([*base, "--env", "priced", "--format", "json"]).out)
+    assert [g["group"] for g in local["groups"]] == ["-"]
+    # --goodput: the local run's ledger, its parts adding up to its wall time
+    ledger = json.loads(
+        recorded.cli_exit([*base, "--goodput", "--by", "run", "--format", "json"]).out
+    )
+    (mine,) = [g for g in ledger["groups"] if g["goodput"]["runs"] == 1]
+    parts = mine["goodput"]["parts"]
+    assert [p["part"] for p in parts] == ["queue", "start-up", "productive", "restarts", "hang"]
+    assert sum(p["seconds"] for p in parts) > 0
+
+
+def test_cost_refuses_a_bad_since_or_grouping_with_one_clear_error(
+    home: Path, tmp_path: Path
+) -> None:
+    since = recorded.cli_exit(["cost", "--since", "last tuesday"])
+    assert since.code != 0 and "Traceback" not in since.err
+    assert "--since 'last tuesday': expected a duration such as 30m, 2h or 7d" in since.err
+    by = recorded.cli_exit(["cost", "--by", "person"])
+    assert by.code != 0 and "Traceback" not in by.err
+    assert "'person' is not one of 'team', 'experiment', 'component', 'run'" in by.err
