@@ -125,7 +125,7 @@ def roll_up(
 def table(groups: Sequence[Group], by: str, goodput: bool) -> str:
     columns = [by.upper(), "RUNS", "VCPU-H", "GPU-H", "GIB-H", "COST"]
     if goodput:
-        columns += [p.upper() for p in PARTS] + ["IDLE GPU-H"]
+        columns += ["LEDGERS", *(p.upper() for p in PARTS), "IDLE GPU-H"]
     rows = []
     for g in groups:
         row = [
@@ -138,6 +138,7 @@ def table(groups: Sequence[Group], by: str, goodput: bool) -> str:
         ]
         if goodput:
             total = sum(g.parts.values())
+            row.append(str(g.ledgers))
             row += [_share(g.parts[p], total) if g.ledgers else NONE for p in PARTS]
             row.append(f"{g.idle_gpu_seconds / 3600:.2f}" if g.ledgers else NONE)
         rows.append(row)
@@ -145,4 +146,6 @@ def table(groups: Sequence[Group], by: str, goodput: bool) -> str:
 
 
 def _share(seconds: float, total: float) -> str:
-    return f"{seconds / 3600:.2f}h ({seconds / total:.0%})" if total > 0 else "0.00h"
+    from trainstack.humanize import human_seconds
+
+    return f"{human_seconds(seconds)} ({seconds / total:.0%})" if total > 0 else "0s"
