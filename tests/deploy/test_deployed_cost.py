@@ -1,6 +1,6 @@
 """What a deployed run cost, from its pods' lifetimes: `status` (and `wait`) record each pod's
 scheduled → ended time and requests in the artifact store beside the run's logs (`pods.json`),
-and `runs show` and `runs list --cost` price them as they price a local run — on the
+and `runs show`, `runs list --cost` and the report price them as they price a local run — on the
 machine that deployed it and on a teammate's, whose registry never held the run. On main a
 deployed run had no resource-time at all.
 
@@ -115,7 +115,7 @@ def podtimes_time(text: str) -> float:
     return value
 
 
-def test_runs_show_and_list_price_a_deployed_run(
+def test_runs_show_list_and_report_price_a_deployed_run(
     run_id: str, api: RecordedAPI, cli: PlatformCLI, tmp_path: Path
 ) -> None:
     store = tmp_path / "claim"
@@ -144,6 +144,13 @@ def test_runs_show_and_list_price_a_deployed_run(
     assert listed.code == 0, listed.err
     (row,) = json.loads(listed.out)
     assert row["cost"]["cost"] == f"CNY {PRICE:.2f}"
+    page = tmp_path / "report.html"
+    argv = ["report", run_id, "-o", str(page), "--store", str(store), "--project", str(project)]
+    made = recorded.cli_exit(argv)
+    assert made.code == 0, made.err
+    html = page.read_text()
+    assert f"CNY {PRICE:.2f} at local&#39;s rates" in html or f"CNY {PRICE:.2f} at local's" in html
+    assert "OOMKilled" in html  # the restart in place status recorded, in its recovery table
 
 
 def test_a_teammate_sees_the_cost_from_the_store_alone(
