@@ -33,10 +33,10 @@ def report(
     """Write one HTML file with a run's charts, parameters, resources, usage, outcome and the
     tail of each replica's log, to attach to a ticket (a deployed run: its outcome, cost and
     recovery history)."""
-    from trainstack.metrics import cost
-    from trainstack.metrics.htmlreport import build, render
     from trainstack.deploy.podrecords import find
+    from trainstack.metrics import cost
     from trainstack.metrics.goodput import ledger
+    from trainstack.metrics.htmlreport import build, render
     from trainstack.metrics.runview import deployed_view, view
     from trainstack.outfile import write_file
 

@@ -68,7 +68,7 @@ def deployed_view(record: RunRecord) -> RunView:
 
     nowhere = Path()
     spec = MetricsSpec(nowhere, nowhere, record.id, (), ())
-    empty = MappingProxyType({})
+    empty: Mapping[str, str] = MappingProxyType({})
     return RunView(record, None, series.Metrics(spec, (), ()), (), (), (), empty, empty)
 
 
