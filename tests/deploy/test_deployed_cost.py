@@ -278,3 +278,107 @@ def test_cost_refuses_a_bad_since_or_grouping_with_one_clear_error(
     by = recorded.cli_exit(["cost", "--by", "person"])
     assert by.code != 0 and "Traceback" not in by.err
     assert "'person' is not one of 'team', 'experiment', 'component', 'run'" in by.err
+
+
+def test_wait_keeps_the_lifetimes_at_each_change(
+    run_id: str, api: RecordedAPI, cli: PlatformCLI, tmp_path: Path
+) -> None:
+    """`wait` reads the pods at each poll and keeps them at each change, so the preempted
+    worker, gone by the end, is in the record as `status` would have left it."""
+    api.serve(
+        JOB_PATH, "pytorchjob-running.json", "pytorchjob-running.json", "pytorchjob-succeeded.json"
+    )
+    api.serve(
+        PODS_PATH,
+        "pods-priced-running.json",
+        "pods-priced-replaced.json",
+        "pods-priced-succeeded.json",
+    )
+    store = tmp_path / "claim"
+    argv = ["wait", "mnist-baseline-01", "--interval", "0.1", "--store", str(store)]
+    done = recorded.cli_exit(argv)
+    assert done.code == 0, done.err
+    kept = podtimes.parse((store / RECORD).read_text(), "pods.json")
+    assert sorted(p.end or "" for p in kept.pods) == [
+        podtimes.REPLACED,
+        podtimes.TERMINATED,
+        podtimes.TERMINATED,
+    ]
+    assert sum(p.seconds for p in kept.pods) == POD_MINUTES * 60
+
+
+def test_a_damaged_record_is_one_clear_error(
+    run_id: str, api: RecordedAPI, cli: PlatformCLI, tmp_path: Path
+) -> None:
+    store = tmp_path / "claim"
+    (store / RECORD).parent.mkdir(parents=True)
+    (store / RECORD).write_text('{"version": 1, "run": "x", "pods": [{"index": -1}]}')
+    done = recorded.cli_exit(["runs", "show", run_id, "--store", str(store)])
+    assert done.code != 0 and "Traceback" not in done.err
+    assert f"{STORE_URI}{podtimes.FILE}: outcome: expected one of pending" in done.err.replace(
+        ".outcome", ": outcome"
+    )
+    # the listing goes on, the run unpriced, the problem said
+    listed = recorded.cli_exit(["runs", "list", "--cost", "--store", str(store)])
+    assert listed.code == 0, listed.err
+    assert "warning: mnist-baseline-01: " in listed.err
+
+
+class _WritableBucket:
+    """oss2.Bucket's listing, download and upload over a folder (the cloud cannot exist here)."""
+
+    def __init__(self, root: Path) -> None:
+        from tests.deploy.test_logs_after_pods import DiskBucket
+
+        self.disk = DiskBucket(root)
+        self.root = root
+
+    def list_objects_v2(self, prefix: str = "", continuation_token: str = "") -> object:
+        return self.disk.list_objects_v2(prefix, continuation_token)
+
+    def get_object_to_file(self, key: str, filename: str) -> None:
+        self.disk.get_object_to_file(key, filename)
+
+    def put_object(self, key: str, data: bytes) -> None:
+        (self.root / key).parent.mkdir(parents=True, exist_ok=True)
+        (self.root / key).write_bytes(data)
+
+
+def test_an_oss_store_is_written_and_read_through_the_sdk(
+    home: Path,
+    api: RecordedAPI,
+    cli: PlatformCLI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from trainstack.deploy import logstore, service
+    from trainstack.deploy.service import StackStatus
+    from trainstack.registry import Registry
+
+    uri = "oss://team-bucket/vision/_logs/mnist-baseline-01/"
+    entry = deployed(home)
+    entry = dataclasses.replace(entry, outputs={**entry.outputs, "logs": uri, "region": "cn-x"})
+    RunIndex(home).put(entry)
+    assert entry.registry_id is not None
+    with Registry.open(home) as registry:
+        registry.record_log_place(entry.registry_id, uri, "cn-x")
+    monkeypatch.setattr(
+        service,
+        "stack_status",
+        lambda *a, **k: StackStatus(entry, "update", "succeeded", None, {}),
+    )
+    bucket = _WritableBucket(tmp_path / "bucket")
+    monkeypatch.setattr(logstore, "_oss_bucket", lambda name, endpoint: bucket)
+    api.serve(JOB_PATH, "pytorchjob-succeeded.json")
+    api.serve(PODS_PATH, "pods-priced-succeeded.json")
+    # without credentials in the environment nothing is written, and status still works
+    assert recorded.cli_exit(["status", "mnist-baseline-01"]).code == 0
+    assert not (tmp_path / "bucket").exists()
+    monkeypatch.setenv(logstore.ACCESS_KEY_ENV, "id")
+    monkeypatch.setenv(logstore.SECRET_ENV, "secret")
+    assert recorded.cli_exit(["status", "mnist-baseline-01"]).code == 0
+    key = tmp_path / "bucket" / "vision" / "_logs" / "mnist-baseline-01" / podtimes.FILE
+    assert podtimes.parse(key.read_text(), "pods.json").outcome == "succeeded"
+    shown = recorded.cli_exit(["runs", "show", entry.registry_id])
+    assert shown.code == 0, shown.err
+    assert "2.00 vCPU-h, 0.50 GPU-h" in shown.out  # two pods of 4 vCPU and 1 GPU: 20 + 10 min
