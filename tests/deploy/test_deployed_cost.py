@@ -315,9 +315,7 @@ def test_a_damaged_record_is_one_clear_error(
     (store / RECORD).write_text('{"version": 1, "run": "x", "pods": [{"index": -1}]}')
     done = recorded.cli_exit(["runs", "show", run_id, "--store", str(store)])
     assert done.code != 0 and "Traceback" not in done.err
-    assert f"{STORE_URI}{podtimes.FILE}: outcome: expected one of pending" in done.err.replace(
-        ".outcome", ": outcome"
-    )
+    assert f"{STORE_URI}{podtimes.FILE}: outcome: expected one of pending" in done.err
     # the listing goes on, the run unpriced, the problem said
     listed = recorded.cli_exit(["runs", "list", "--cost", "--store", str(store)])
     assert listed.code == 0, listed.err

@@ -98,34 +98,34 @@ def parse(text: str, where: str) -> PodTimes:
             f"{where}: not a pod lifetimes record of version {VERSION}",
             hint="written by `trainstack status` or `wait`; a newer trainstack may read it",
         )
+    at = f"{where}: "  # a top-level field is named `<file>: <field>`
     pods = doc.get("pods")
     if doc.get("outcome") not in OUTCOMES:
         raise UserError(
-            f"{where}.outcome: expected one of {', '.join(OUTCOMES)}, got {doc.get('outcome')!r}"[
-                :300
-            ]
+            f"{at}outcome: expected one of {', '.join(OUTCOMES)}, got {_shown(doc.get('outcome'))}"
         )
     if not isinstance(pods, list):
-        raise UserError(f"{where}: pods: expected a list")
+        raise UserError(f"{at}pods: expected a list")
     return PodTimes(
-        run=_text(doc, "run", where),
-        env=_text(doc, "env", where),
-        stack=_text(doc, "stack", where),
-        team=_text(doc, "team", where, optional=True),
-        component=_text(doc, "component", where),
-        experiment=_text(doc, "experiment", where, optional=True),
-        outcome=_text(doc, "outcome", where),
-        ended=_time(doc, "ended", where, optional=True),
-        pods=tuple(_pod(p, f"{where}: pods[{i}]") for i, p in enumerate(pods)),
+        run=_text(doc, "run", at),
+        env=_text(doc, "env", at),
+        stack=_text(doc, "stack", at),
+        team=_text(doc, "team", at, optional=True),
+        component=_text(doc, "component", at),
+        experiment=_text(doc, "experiment", at, optional=True),
+        outcome=_text(doc, "outcome", at),
+        ended=_time(doc, "ended", at, optional=True),
+        pods=tuple(_pod(p, f"{at}pods[{i}]") for i, p in enumerate(pods)),
     )
 
 
-def _pod(raw: object, where: str) -> PodLife:
+def _pod(raw: object, pod: str) -> PodLife:
     if not isinstance(raw, dict):
-        raise UserError(f"{where}: expected an object")
+        raise UserError(f"{pod}: expected an object")
+    where = pod + "."
     index = raw.get("index")
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-        raise UserError(f"{where}.index: expected a replica index (0 or more), got {index!r}")
+        raise UserError(f"{where}index: expected a replica index (0 or more), got {_shown(index)}")
     return PodLife(
         role=_text(raw, "role", where),
         index=index,
@@ -146,7 +146,7 @@ def _text(doc: Mapping[str, Any], key: str, where: str, *, optional: bool = Fals
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        raise UserError(f"{where}.{key}: expected text, got {value!r}"[:300])
+        raise UserError(f"{where}{key}: expected text, got {_shown(value)}")
     return value
 
 
@@ -155,7 +155,14 @@ def _time(doc: Mapping[str, Any], key: str, where: str, *, optional: bool = Fals
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise UserError(f"{where}.{key}: expected a number, got {value!r}"[:300])
+        raise UserError(f"{where}{key}: expected a number, got {_shown(value)}")
     if value < 0:
-        raise UserError(f"{where}.{key}: cannot be negative ({value!r})")
+        raise UserError(f"{where}{key}: cannot be negative ({value!r})")
     return float(value)
+
+
+def _shown(value: object) -> str:
+    """What a damaged file holds, quoted short with its control characters escaped."""
+    from trainstack.excerpt import excerpt
+
+    return excerpt(value) if isinstance(value, str) else excerpt(repr(value)).strip("'\"")
