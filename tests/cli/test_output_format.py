@@ -35,6 +35,7 @@ FORMATS = {
     "status": ("text", "json"),
     "gc": ("text", "json"),
     "queue": ("text", "json"),
+    "cost": ("text", "json"),
     "sweeps list": ("text", "json"),
     "sweeps show": ("text", "json"),
 }
@@ -47,6 +48,7 @@ ARGV = {
     "plan": ["plan", "--env", "local"],
     "runs list": ["runs", "list"],
     "runs show": ["runs", "show", "shown"],
+    "cost": ["cost"],
     "sweeps list": ["sweeps", "list"],
     "sweeps show": ["sweeps", "show", "mnist-lr-optimizer"],
 }

@@ -33,6 +33,7 @@ VERBS: dict[str, str] = {
     "runs": "trainstack.cli.runs:runs",
     "metrics": "trainstack.cli.metrics:metrics",
     "report": "trainstack.cli.report:report",
+    "cost": "trainstack.cli.cost:cost",
     "sweep": "trainstack.cli.sweep:sweep",
     "sweeps": "trainstack.cli.sweeps:sweeps",
     "ui": "trainstack.cli.ui:ui",

@@ -152,14 +152,15 @@ team_option = click.option(
     help="the team (or its namespace), when teams deployed runs of one name",
 )
 # A deployed run's logs folder on a claim or NAS artifact store, read where it is mounted here
-# (deploy/logstore.py): `logs` once the pods are gone, `status` for the hang restarts.
+# (deploy/logstore.py): `logs` once the pods are gone, `status` for the hang restarts, `status`
+# and `wait` to keep the pods' lifetimes there, `runs` and `cost` to read them.
 store_option = click.option(
     "--store",
     "store",
     type=click.Path(file_okay=False, path_type=Path),
     metavar="DIR",
     help="where a claim or NAS artifact store is mounted on this machine (its root): a deployed "
-    "run's shipped logs and restart records are read there",
+    "run's shipped logs, restart records and pod lifetimes are read (and kept) there",
 )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import environment, home_option, project_option
+from trainstack.cli.options import environment, home_option, project_option, store_option
 
 
 @click.command()
@@ -20,30 +20,35 @@ from trainstack.cli.options import environment, home_option, project_option
 )
 @environment("Price the run at this environment's rates (default: its env tag or stack's).")
 @project_option
+@store_option
 @home_option
 def report(
-    run_ref: str, output: Path, env: str | None, project: Path | None, home: Path | None
+    run_ref: str,
+    output: Path,
+    env: str | None,
+    project: Path | None,
+    store: Path | None,
+    home: Path | None,
 ) -> None:
     """Write one HTML file with a run's charts, parameters, resources, usage, outcome and the
-    tail of each replica's log, to attach to a ticket."""
+    tail of each replica's log, to attach to a ticket (a deployed run: its outcome, cost and
+    recovery history)."""
+    from trainstack.deploy.podrecords import find
     from trainstack.metrics import cost
-    from trainstack.metrics.htmlreport import build, render
-    from trainstack.metrics.runview import view
-    from trainstack.outfile import write_file
-    from trainstack.registry import Registry, state_home
-
-    with Registry.open(state_home(home)) as reg:
-        reg.mark_interrupted()
-        record = reg.resolve(run_ref)
-        history = reg.restarts(record.id)
     from trainstack.metrics.goodput import ledger
+    from trainstack.metrics.htmlreport import build, render
+    from trainstack.metrics.runview import deployed_view, view
+    from trainstack.outfile import write_file
 
+    run = find(run_ref, home=home, mount=store)
+    record, history = run.record, run.history
+    shown = deployed_view(record) if run.pods is not None and record.run_dir is None else None
     found = ledger(record, history, env, project)
     html = render(
         build(
-            view(record),
+            shown or view(record),
             history,
-            cost=cost.summary(record, env, project),
+            cost=cost.summary(record, env, project, run.pods),
             goodput=found.lines() if found else (),
         )
     )

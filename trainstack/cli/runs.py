@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import environment, home_option, output_format, project_option
+from trainstack.cli.options import (
+    environment,
+    home_option,
+    output_format,
+    project_option,
+    store_option,
+)
 from trainstack.errors import UserError
 from trainstack.humanize import parse_since
 
@@ -47,6 +53,7 @@ def runs() -> None:
     "env tag, or its stack's environment)."
 )
 @project_option
+@store_option
 @output_format("text", "json", help="json: the runs as data", json_alias=True)
 @home_option
 def list_runs(
@@ -60,6 +67,7 @@ def list_runs(
     cost: bool,
     env: str | None,
     project: Path | None,
+    store: Path | None,
     fmt: str,
     home: Path | None,
 ) -> None:
@@ -80,7 +88,12 @@ def list_runs(
         records = reg.list(flt)
     found = runlist.listing(records, metric)
     if cost:
-        found = runlist.with_costs(found, env, project)
+        from trainstack.deploy.podrecords import lifetimes
+
+        pods, problems = lifetimes(found.records, store)
+        for problem in problems:
+            click.echo(f"warning: {problem}", err=True)
+        found = runlist.with_costs(found, env, project, pods)
     if fmt == "json":
         click.echo(json.dumps(runlist.to_json(found), indent=2))
     elif not found.records:
@@ -94,24 +107,30 @@ def list_runs(
 @output_format("text", "json", help="json: the run as data", json_alias=True)
 @environment("Price the run at this environment's rates (default: its env tag or stack's).")
 @project_option
+@store_option
 @home_option
-def show(run_ref: str, fmt: str, env: str | None, project: Path | None, home: Path | None) -> None:
-    """Show one run: status, replicas, restarts, outputs, logs, metrics, resource usage."""
-    from trainstack.local import report
-    from trainstack.registry import Registry, state_home
-
-    with Registry.open(state_home(home)) as reg:
-        reg.mark_interrupted()
-        record = reg.resolve(run_ref)
-        history = reg.restarts(record.id)
+def show(
+    run_ref: str,
+    fmt: str,
+    env: str | None,
+    project: Path | None,
+    store: Path | None,
+    home: Path | None,
+) -> None:
+    """Show one run: status, replicas, restarts, outputs, logs, metrics, resource usage, cost
+    (a deployed run's, a teammate's too, from its pods' lifetimes in the artifact store)."""
     from dataclasses import replace
 
+    from trainstack.deploy.podrecords import find
+    from trainstack.local import report
     from trainstack.metrics import cost
     from trainstack.metrics.goodput import ledger
 
+    found = find(run_ref, home=home, mount=store)
+    record, history = found.record, found.history
     details = replace(
         report.details(record, history=history),
-        cost=cost.summary(record, env, project),
+        cost=cost.summary(record, env, project, found.pods),
         goodput=ledger(record, history, env, project),
     )
     if fmt == "json":

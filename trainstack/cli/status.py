@@ -62,6 +62,12 @@ def status(
         except ClusterError as err:  # the stack part is still worth showing, then the error
             problem, failure = err.render(), err
     entry = result.entry
+    if state is not None:
+        from trainstack.deploy.podrecords import keep
+
+        kept = keep(entry, state, store)
+        if kept is not None:
+            click.echo(f"warning: {kept}", err=True)
     stored = None if no_live else from_store(entry, store)
     restarts = history(found.settings.home, entry.registry_id, state, stored or [])
     if fmt == "json":

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import Seconds, backend_option, env_option, home_option, team_option
+from trainstack.cli.options import (
+    Seconds,
+    backend_option,
+    env_option,
+    home_option,
+    store_option,
+    team_option,
+)
 
 
 @click.command()
@@ -28,6 +35,7 @@ from trainstack.cli.options import Seconds, backend_option, env_option, home_opt
     metavar="SECONDS",
     help="how often to ask the cluster",
 )
+@store_option
 @home_option
 @backend_option
 def wait(
@@ -36,15 +44,23 @@ def wait(
     team: str | None,
     timeout: float | None,
     interval: float,
+    store: Path | None,
     home: Path | None,
     backend: str | None,
 ) -> None:
     """Wait for a deployed RUN: exit 0 if its job succeeded, 1 if it failed, 124 on timeout."""
-    from trainstack.deploy import service
+    from trainstack.deploy import podrecords, service
     from trainstack.deploy.jobstate import JobState, Outcome
     from trainstack.deploy.watch import JobFailedError
 
+    def keep(state: JobState) -> None:
+        # at each change: a pod replaced between two changes is still seen once
+        problem = podrecords.keep(found.entry, state, store)
+        if problem is not None:
+            click.echo(f"warning: {problem}", err=True)
+
     def show(state: JobState) -> None:
+        keep(state)
         replicas = ", ".join(f"{r.role}-{r.index} {r.phase}" for r in state.replicas)
         click.echo(
             f"{state.name}: {state.outcome}"
@@ -55,6 +71,7 @@ def wait(
 
     found = service.locate(run, env, team=team, home=home, backend=backend)
     state = service.wait(found, timeout=timeout, interval=interval, on_change=show)
+    keep(state)
     if state.outcome is Outcome.FAILED:
         exits = ", ".join(
             f"{r.role}-{r.index} exit {r.exit_code}"

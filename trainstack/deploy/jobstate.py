@@ -104,6 +104,9 @@ class JobState:
     # Kueue preempted the whole job (trainstack.deploy.queueing): its recovery history's entry,
     # a trainstack.registry.model.Restart; None when it did not.
     preempted: Any = None
+    # Every scheduled pod's lifetime as listed now, all restart attempts' (a
+    # trainstack.metrics.podtimes.PodLife each): what a deployed run's cost is computed from.
+    lifetimes: tuple[Any, ...] = ()
 
     @property
     def restarts(self) -> int:

@@ -48,6 +48,8 @@ class Bucket(Protocol):
 
     def get_object_to_file(self, key: str, filename: str) -> Any: ...
 
+    def put_object(self, key: str, data: bytes) -> Any: ...
+
 
 def locate(
     uri: str,
@@ -91,6 +93,110 @@ def locate(
             "ended before its first line)",
         )
     return StoredLogs(folder, mount, uri)
+
+
+# A run's own record beside its logs (trainstack.metrics.podtimes' pods.json) is small; a larger
+# object there is not one trainstack wrote.
+RECORD_LIMIT = 4 << 20
+
+
+def read_record(
+    uri: str,
+    leaf: str,
+    *,
+    mount: Path | None,
+    endpoint: str | None = None,
+    bucket: Bucket | None = None,
+) -> str | None:
+    """The text of the run's record `leaf` in its logs folder at `uri`; None where there is
+    none yet. A store not readable from here is the UserError `locate` gives."""
+    import tempfile
+
+    scheme, _, rest = uri.partition("://")
+    host, _, path = rest.partition("/")
+    if scheme == "oss":
+        bucket = bucket or _oss_bucket(host, endpoint)
+        key = path + leaf
+        if key not in _Listing(bucket, key, uri).listed():
+            return None
+        with tempfile.TemporaryDirectory(prefix="trainstack-record-") as tmp:
+            into = Path(tmp) / leaf
+            _call(lambda: bucket.get_object_to_file(key, str(into)), uri)
+            return _text_of(into.read_bytes(), uri, leaf)
+    stored = locate_mounted(uri, mount, create=False)
+    if stored is None or not os.path.lexists(stored / leaf):
+        return None
+    from trainstack.regularfile import read_within
+
+    try:
+        data = read_within(mount or stored, stored / leaf, RECORD_LIMIT)
+    except OSError as err:
+        raise UserError(f"cannot read {stored / leaf}: {describe(err)}") from None
+    return _text_of(data, uri, leaf)
+
+
+def write_record(
+    uri: str,
+    leaf: str,
+    text: str,
+    *,
+    mount: Path | None,
+    endpoint: str | None = None,
+    bucket: Bucket | None = None,
+) -> None:
+    """Write the run's record `leaf` into its logs folder at `uri` (whole: a reader never sees
+    half of it)."""
+    scheme, _, rest = uri.partition("://")
+    host, _, path = rest.partition("/")
+    if scheme == "oss":
+        bucket = bucket or _oss_bucket(host, endpoint)
+        _call(lambda: bucket.put_object(path + leaf, text.encode("utf-8")), uri)
+        return
+    folder = locate_mounted(uri, mount, create=True)
+    assert folder is not None
+    from trainstack.outfile import write_file
+
+    write_file(folder / leaf, text)
+
+
+def locate_mounted(uri: str, mount: Path | None, *, create: bool) -> Path | None:
+    """The run's logs folder under a claim or NAS mounted at `mount`; None where it does not
+    exist (and not `create`). No folder is reached through a link out of `mount`."""
+    scheme, _, rest = uri.partition("://")
+    host, _, path = rest.partition("/")
+    if scheme not in ("pvc", "nas"):
+        raise ConfigError(f"the run's logs are at {uri!r}, which trainstack cannot read back")
+    if mount is None:
+        raise UserError(
+            f"the run's records are in the artifact store at {uri}",
+            hint=f"mount the {'claim' if scheme == 'pvc' else 'NAS export'} {host!r} on this "
+            "machine and pass its root as --store DIR (docs/deploy.md, 'Logs after the pods')",
+        )
+    relative = PurePosixPath(path)
+    if ".." in relative.parts or relative.is_absolute():
+        raise ConfigError(f"the run's logs place {uri!r} leaves the store")
+    folder = mount.joinpath(*relative.parts)
+    if create:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserError(f"cannot write into {folder}: {describe(err)}") from None
+    elif not folder.is_dir():
+        return None
+    if not folder.resolve().is_relative_to(mount.resolve()):
+        raise UserError(f"{folder}: a link to a place outside {mount}: not followed")
+    return folder
+
+
+def _text_of(data: bytes, uri: str, leaf: str) -> str:
+    if len(data) > RECORD_LIMIT:
+        raise UserError(
+            f"{uri}{leaf}: over {RECORD_LIMIT >> 20} MiB, not a record trainstack wrote"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{uri}{leaf}: not UTF-8 text, not a record trainstack wrote") from None
 
 
 def _from_oss(

@@ -40,7 +40,7 @@ def _set_restart(state: JobState) -> Restart | None:
         (c for c in state.conditions if c.type == RESTARTING_CONDITION and c.status == "True"),
         None,
     )  # once the new Jobs are ready it turns False, its message "all jobs are ready"
-    at = _time(cond.since) if cond is not None else None
+    at = parse_time(cond.since) if cond is not None else None
     if state.set_restarts < 1 or cond is None or at is None:
         return None
     return Restart(
@@ -57,7 +57,7 @@ def _restart(replica: ReplicaState) -> Restart | None:
     last = replica.last
     if last is None or replica.restarts < 1:
         return None
-    finished, started = _time(last.finished_at), _time(last.started_at)
+    finished, started = parse_time(last.finished_at), parse_time(last.started_at)
     if finished is None:
         return None
     message = (last.message or "").strip()
@@ -79,7 +79,7 @@ def _restart(replica: ReplicaState) -> Restart | None:
     )
 
 
-def _time(text: str | None) -> float | None:
+def parse_time(text: str | None) -> float | None:
     """An RFC 3339 time as the API writes it (`2026-11-30T09:00:39Z`)."""
     if not text:
         return None

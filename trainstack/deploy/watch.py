@@ -98,11 +98,23 @@ def read_state(cluster: Cluster, job: JobRef) -> JobState:
     listed = cluster.pods(job.namespace, job.name, pod_selector(job.kind, job.name))
     pods = current_attempt(job.kind, listed)
     state = job_state(job.kind, job.name, job.namespace, obj, pods, job.container)
+    state = _with_lifetimes(state, job, listed)
     if job.kind == TRAINJOB_KIND:  # the JobSet, named after the TrainJob, knows its restarts
         group, _, version = JOBSET.api_version.partition("/")
         jobset = cluster.custom_object(group, version, JOBSET_PLURAL, job.namespace, job.name)
         state = with_jobset(state, jobset)
     return with_waiting(cluster, job, state, pods)
+
+
+def _with_lifetimes(state: JobState, job: JobRef, listed: list[Any]) -> JobState:
+    """Every listed pod's lifetime: an earlier attempt's pods still being deleted hold their
+    nodes too."""
+    from trainstack.deploy.podrecords import observe
+
+    every = state
+    if len(listed) != len(state.replicas):
+        every = job_state(job.kind, job.name, job.namespace, None, listed, job.container)
+    return replace(state, lifetimes=observe(listed, every.replicas, time.time()))
 
 
 def with_waiting(cluster: Cluster, job: JobRef, state: JobState, pods: list[Any]) -> JobState:

@@ -8,11 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainstack import texttable
 from trainstack.humanize import human_seconds
 from trainstack.registry.model import RunRecord
+
+if TYPE_CHECKING:
+    from trainstack.metrics.podtimes import PodTimes
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,18 @@ class Listing:
     costs: Mapping[str, tuple[str, str, str]] | None = None
 
 
-def with_costs(found: Listing, env: str | None, project: Path | None) -> Listing:
-    """The listing with each run's resource-time and cost (trainstack.metrics.cost)."""
+def with_costs(
+    found: Listing,
+    env: str | None,
+    project: Path | None,
+    pods: Mapping[str, PodTimes] | None = None,
+) -> Listing:
+    """The listing with each run's resource-time and cost (trainstack.metrics.cost); `pods`:
+    deployed runs' pod lifetimes, by run id."""
     from trainstack.metrics import cost
 
-    shown = {k: p.cells() for k, p in cost.priced(found.records, env, project).items()}
+    priced = cost.priced(found.records, env, project, pods)
+    shown = {k: p.cells() for k, p in priced.items()}
     return replace(found, costs=MappingProxyType(shown))
 
 

@@ -9,8 +9,10 @@ environment sets rates, money. Rates are the environment's `trainstack:costs` (P
 
 A run's environment is `--env`, else its `env` tag (the shipped examples tag their runs so),
 else the environment of its stack (`<env>.<namespace>.<run>`); without one, resource-time is
-shown without a price. The idle share is the part of the replicas' time inside the stretches
-the idle warnings found (trainstack.metrics.idle), so it is a lower bound.
+shown without a price. A deployed run's resource-time is its pods' lifetimes × their requests
+(trainstack.metrics.podtimes), read from the artifact store by the caller. The idle share is
+the part of the replicas' time inside the stretches the idle warnings found
+(trainstack.metrics.idle), so it is a lower bound; a deployed run has none (nothing samples it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from trainstack import boundedjson
 from trainstack.contract.rundir import RunDir
 from trainstack.errors import UserError
+from trainstack.metrics.podtimes import PodTimes
 from trainstack.registry.model import RunRecord
 from trainstack.regularfile import read_within
 
@@ -55,7 +58,7 @@ class ResourceTime:
     memory_gib_seconds: float
     gpu_seconds: float  # requested
     gpu_used_seconds: float | None  # NVML's utilisation integrated over time, where sampled
-    idle_share: float  # 0..1
+    idle_share: float | None  # 0..1; None where nothing sampled usage (a deployed run)
 
     def text(self) -> str:
         parts = [f"{self.vcpu_seconds / 3600:.2f} vCPU-h"]
@@ -156,9 +159,12 @@ def run_env(record: RunRecord, given: str | None) -> str | None:
     return None
 
 
-def resource_time(record: RunRecord) -> ResourceTime | None:
+def resource_time(record: RunRecord, pods: PodTimes | None = None) -> ResourceTime | None:
     """Requested resources × the run's wall time, per replica (a local run: from its
-    training_job.json and usage.jsonl); None when unknown (no run directory, never started)."""
+    training_job.json and usage.jsonl; a deployed run: from its pods' lifetimes, `pods`); None
+    when unknown (no run directory, never started, no pod lifetimes recorded)."""
+    if pods is not None:
+        return pods_resource_time(pods)
     if record.run_dir is None or record.duration is None:
         return None
     root = record.run_dir
@@ -190,6 +196,23 @@ def resource_time(record: RunRecord) -> ResourceTime | None:
     return ResourceTime(wall, vcpu * wall, mem * wall, gpu * wall, used if gpu else None, idle)
 
 
+def pods_resource_time(pods: PodTimes) -> ResourceTime | None:
+    """A deployed run's: each pod's requests × its lifetime (trainstack.metrics.podtimes); its
+    wall time from the first pod scheduled to the last one's end (or last sight)."""
+    if not pods.pods:
+        return None
+    start = min(p.scheduled for p in pods.pods)
+    wall = max(p.until for p in pods.pods) - start
+    return ResourceTime(
+        seconds=max(0.0, wall),
+        vcpu_seconds=sum(p.cpu * p.seconds for p in pods.pods),
+        memory_gib_seconds=sum(p.memory_gib * p.seconds for p in pods.pods),
+        gpu_seconds=sum(p.gpu * p.seconds for p in pods.pods),
+        gpu_used_seconds=None,
+        idle_share=None,
+    )
+
+
 def _usage(root: Path, record: RunRecord, replica_seconds: float) -> tuple[float | None, float]:
     """(GPU-seconds used per NVML, idle share) from usage.jsonl; (None, 0) without samples."""
     from trainstack.metrics import usage
@@ -210,15 +233,30 @@ def _usage(root: Path, record: RunRecord, replica_seconds: float) -> tuple[float
     return used, share
 
 
-def summary(record: RunRecord, env: str | None = None, project: Path | None = None) -> str | None:
-    """One line for `runs show`, the report and compare: resource-time, cost, idle share."""
-    rt = resource_time(record)
+def summary(
+    record: RunRecord,
+    env: str | None = None,
+    project: Path | None = None,
+    pods: PodTimes | None = None,
+) -> str | None:
+    """One line for `runs show`, the report and compare: resource-time, cost, idle share (a
+    deployed run: the pods' lifetimes instead, since nothing samples its usage)."""
+    rt = resource_time(record, pods)
     if rt is None:
         return None
     name = run_env(record, env)
     rates = rates_for(project, name, strict=env is not None) if name else None
     where = f" at {rates.env}'s rates" if rates else " (no rates: set trainstack:costs)"
-    return f"{rt.text()}; {cost_text(rt, rates)}{where}; idle {rt.idle_share:.0%}"
+    return f"{rt.text()}; {cost_text(rt, rates)}{where}; {_idle_or_pods(rt, pods)}"
+
+
+def _idle_or_pods(rt: ResourceTime, pods: PodTimes | None) -> str:
+    if rt.idle_share is not None:
+        return f"idle {rt.idle_share:.0%}"
+    lives = pods.pods if pods is not None else ()
+    running = sum(1 for p in lives if p.ended is None)
+    tail = f", {running} still running (counted until last seen)" if running else ""
+    return f"from {len(lives)} pod lifetime(s){tail}"
 
 
 @dataclass(frozen=True)
@@ -239,23 +277,28 @@ class Priced:
         return (
             rt.text() if rt else "-",
             cost_text(rt, self.rates),
-            f"{rt.idle_share:.0%}" if rt else "-",
+            f"{rt.idle_share:.0%}" if rt and rt.idle_share is not None else "-",
         )
 
 
 def priced(
-    records: Sequence[RunRecord], env: str | None, project: Path | None
+    records: Sequence[RunRecord],
+    env: str | None,
+    project: Path | None,
+    pods: Mapping[str, PodTimes] | None = None,
 ) -> dict[str, Priced]:
     """Each run (by id) with its resource-time, at `env`'s rates or else its own environment's
     (run_env); each environment's rates are read once. An explicit `env` must exist; one read
-    off a run's tag or stack may not be in this project."""
+    off a run's tag or stack may not be in this project. `pods`: deployed runs' pod lifetimes,
+    by run id."""
+    lives = pods or {}
     rates: dict[str, Rates | None] = {}
     out: dict[str, Priced] = {}
     for r in records:
         name = run_env(r, env)
         if name is not None and name not in rates:
             rates[name] = rates_for(project, name, strict=name == env)
-        out[r.id] = Priced(resource_time(r), rates.get(name) if name else None)
+        out[r.id] = Priced(resource_time(r, lives.get(r.id)), rates.get(name) if name else None)
     return out
 
 

@@ -91,11 +91,18 @@ def build(
         usage_rows=usage_rows(v.usage),
         usage_charts=tuple(Image(f"usage {u.replica}", _uri(usage_png(u))) for u in v.usage),
         idle=tuple(w.render() for w in v.idle),
-        logs=tuple(_tail(p, v.run_dir) for p in sorted(RunDir(v.run_dir).logs.glob("*.log"))),
+        logs=_tails(v.run_dir),
         generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         recovery_rows=tuple(recovery_row(h) for h in history),
         recovery_marks=marks(r, history),
     )
+
+
+def _tails(root: Path | None) -> tuple[LogTail, ...]:
+    """Each replica log's last lines; none for a deployed run (`trainstack logs` reads them)."""
+    if root is None:
+        return ()
+    return tuple(_tail(p, root) for p in sorted(RunDir(root).logs.glob("*.log")))
 
 
 # The tables below are the report's and the console's (trainstack.ui) alike.

@@ -22,7 +22,7 @@ from trainstack.regularfile import read_within
 @dataclass(frozen=True)
 class RunView:
     record: RunRecord
-    run_dir: Path
+    run_dir: Path | None  # None: a deployed run, whose files are not on this machine
     metrics: series.Metrics
     values: tuple[MetricValue, ...]
     usage: tuple[ReplicaUsage, ...]
@@ -59,6 +59,17 @@ def view(record: RunRecord, thresholds: IdleThresholds | None = None) -> RunView
         MappingProxyType(dict(params) if isinstance(params, dict) else {}),
         MappingProxyType(_resources(job.get("resources"))),
     )
+
+
+def deployed_view(record: RunRecord) -> RunView:
+    """A deployed run as the report sees it: its record (and, beside it, its cost and recovery
+    history); its metrics, usage and logs are in its pods and the artifact store, not here."""
+    from trainstack.metrics.spec import MetricsSpec
+
+    nowhere = Path()
+    spec = MetricsSpec(nowhere, nowhere, record.id, (), ())
+    empty: Mapping[str, str] = MappingProxyType({})
+    return RunView(record, None, series.Metrics(spec, (), ()), (), (), (), empty, empty)
 
 
 def training_job(root: Path) -> dict[str, object]:

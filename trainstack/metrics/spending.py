@@ -2,9 +2,10 @@
 run registry: the figures a team budget is checked against (trainstack.policy.budgets).
 
 A team's runs are the deployed runs whose stack is `<env>.<team's namespace>.<run>`. Their cost
-is their recorded resource-time (trainstack.metrics.cost); a run without one — today every
-deployed run, whose requests and pod lifetimes stay in the cluster — is counted as unpriced, so
-the figure is a lower bound and says so."""
+is their recorded resource-time (trainstack.metrics.cost); a run without one is counted as
+unpriced, so the figure is a lower bound and says so. A deployed run is one: its pod lifetimes
+are in the artifact store (trainstack.metrics.podtimes), which a policy check, run offline, does
+not read (`trainstack cost` does)."""
 
 from __future__ import annotations
 
