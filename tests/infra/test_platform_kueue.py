@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -362,3 +363,25 @@ def test_an_offline_ack_plan_says_how_to_set_the_releasers_image(
     assert done.code == 0, done.output
     assert "kueue:releaserImage is not set" in done.output
     assert "pulumi config set kueue:releaserImage" in done.output
+
+
+def test_a_pool_promised_beyond_what_it_holds_is_warned_about(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """ack-dev's teams are each poured into the a10 pool first: 4 + 4 GPUs promised where the
+    pool holds 4 at its maxSize; the kubeconfig cluster's one flavor has no known size. (The
+    program's warnings reach the root logger, which `plan` prints.)"""
+    monkeypatch.chdir(Path(__file__).parents[2])
+    monkeypatch.setenv("TRAINSTACK_PLAN_CACHE", "off")
+    with caplog.at_level(logging.WARNING):
+        done = Cli().invoke("plan", "--env", "ack-dev")
+    assert done.code == 0, done.output
+    warned = [r.getMessage() for r in caplog.records]
+    (a10,) = [w for w in warned if "node pool a10 at its maxSize" in w]
+    assert "nvidia.com/gpu 4 held, 8 promised" in a10
+    assert "raise the pool's maxSize or lower the quotas" in a10
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        local = Cli().invoke("plan", "--env", "local")
+    assert local.code == 0
+    assert not [r for r in caplog.records if "promised" in r.getMessage()]

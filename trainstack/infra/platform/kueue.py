@@ -152,6 +152,8 @@ class Kueue(pulumi.ComponentResource):
         after = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[*self.crds, *hooks])
         )
+        for warning in q.oversubscribed(model):
+            pulumi.log.warn(warning)
         labels = {"app.kubernetes.io/managed-by": "trainstack"}
         for f in model.flavors:
             k8s.apiextensions.CustomResource(

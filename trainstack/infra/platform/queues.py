@@ -8,8 +8,13 @@ a ClusterQueue has no total across flavors: apis/kueue/v1beta2/clusterqueue_type
 Kueue v0.19.2): the team's GPUs fill its GPU pools in pool order, each pool up to what its nodes
 hold at `maxSize`; each GPU pool also gets the CPU and memory its GPUs come with on one node; the
 rest of the team's CPU and memory fills the CPU pools the same way, the last taking what is left.
-So the flavors add up to exactly the team's quota. A kubeconfig cluster has no pools: one flavor,
-`cluster`, without node labels, holds the whole quota.
+So the flavors add up to exactly the team's quota. Each team is poured alone, so together the
+teams may be promised more of a pool than it holds, and Kueue admits a job against the nominal
+quotas alone: a job admitted beyond what the pool holds keeps its quota with pods that cannot be
+scheduled until others end. `oversubscribed` says where, and the platform warns; how much to
+promise is the environment's choice (a quota is often sold twice on the bet that teams are not
+all busy at once). A kubeconfig cluster has no pools: one flavor, `all-nodes`, without node
+labels, holds the whole quota.
 
 What a team may hold at most of a flavor's resource (Kueue v0.19.2
 pkg/cache/scheduler/resource_node.go:129-140, potentialAvailable): its nominal quota plus what
@@ -284,6 +289,27 @@ def _percent_of(value: float, percent: int | None, resource: str) -> float | Non
     if resource == MEMORY:
         return float(math.floor(amount / (1024**2)) * 1024**2)
     return math.floor(amount * 1000) / 1000
+
+
+def oversubscribed(model: QueueModel) -> list[str]:
+    """Per pool the teams' nominal quotas promise more of than it holds at its maxSize, one line
+    naming each such resource: held, promised."""
+    out = []
+    for f in model.flavors:
+        over = []
+        for r in RESOURCES:
+            cap = f.capacity.get(r)
+            promised = sum(q.quotas[f.name][r].nominal for q in model.teams.values())
+            if cap is not None and promised > cap:
+                over.append(f"{r} {show(r, cap)} held, {show(r, promised)} promised")
+        if over:
+            out.append(
+                f"node pool {f.name} at its maxSize holds less than the teams' Kueue quotas "
+                f"promise there ({'; '.join(over)}): a job admitted beyond it waits with "
+                "unschedulable pods, holding its quota (raise the pool's maxSize or lower the "
+                "quotas in trainstack:teams, unless selling it twice is intended: docs/queues.md)"
+            )
+    return out
 
 
 def build(
