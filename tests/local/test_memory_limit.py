@@ -300,3 +300,33 @@ def test_a_process_that_exits_between_two_looks_is_not_charged_its_shared_pages(
     assert gone < own + 50 * MiB  # this process's PSS, nothing for the one that is gone
     alive = watch._memory([me, Stand(running=True)], limit=1)
     assert alive >= 200 * MiB  # no PSS to read: its resident size stands in
+
+
+def test_one_look_over_the_limit_is_not_a_kill_two_in_a_row_are() -> None:
+    """The tree's PSS is read process by process, so a look taken while workers fork can count
+    shared pages more than once; memory a replica really holds is still held at the next look.
+    Scripted looks stand in for the tree's reads (the real reads are the test above)."""
+
+    class Scripted(MemoryWatch):
+        def __init__(self, looks: list[int]) -> None:
+            super().__init__({"worker-0": limits(400)}, interval=0)
+            self.looks = looks
+
+        def _tree(self, pid: int) -> list[Any]:
+            import psutil
+
+            return [psutil.Process()]
+
+        def _memory(self, tree: list[Any], limit: int) -> int:
+            return self.looks.pop(0) * MiB
+
+        def look(self) -> list[Any]:
+            self._next = 0.0  # each call a look: the interval is the supervisor's business
+            return self.check({"worker-0": 1})
+
+    blip = Scripted([569, 250, 250])
+    assert [blip.look() for _ in range(3)] == [[], [], []]
+    held = Scripted([569, 450, 450])
+    first, second, third = (held.look() for _ in range(3))
+    assert first == [] and [o.used for o in second] == [450 * MiB]
+    assert [o.used for o in third] == [450 * MiB]
