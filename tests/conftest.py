@@ -21,10 +21,11 @@ MARKERS = {
     "(signals, a closed stdout, orphan and process checks, import-time behaviour); without "
     "it the CLI runs in this process (tests/clirunner.py)",
     "slow": "a check that takes tens of seconds on its own (static checks, the wheel, the "
-    "browser, the workflow replay), or one that runs replicas doing real work: the local "
-    "runner's `run --local`/`sweep --local` with real training or torch processes, README's "
-    "main job, the scaffolds' runs, third-party scripts. Scheduled first so they overlap the "
-    "rest; `-m 'not slow'` leaves them out of the quick loop (the README command runs them)",
+    "browser, the workflow replay), or one that starts replicas: the local runner's "
+    "supervisor, `run --local`, `sweep --local`, README's main job, the scaffolds' runs, "
+    "third-party scripts (an unmarked test that starts one in this process fails: "
+    "`_quick_loop_starts_no_replica`). Scheduled first so they overlap the rest; "
+    "`-m 'not slow'` leaves them out of the quick loop (the README command runs them)",
 }
 
 
@@ -48,6 +49,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # The slow checks first: with workers (pytest-xdist) they run beside the rest instead of
     # alone at the end. A stable sort: the order is otherwise the collection's.
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(autouse=True)
+def _quick_loop_starts_no_replica(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick loop (`-m 'not slow'`) runs no replica process: a test that starts one
+    through the supervisor in this process is marked slow, or fails here saying so. (A replica
+    started by a `python -m trainstack` child is not seen here.)"""
+    if request.node.get_closest_marker("slow") is not None:
+        return
+    from trainstack.local import procgroup
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(
+            f"{request.node.nodeid} starts a replica process: mark it @pytest.mark.slow "
+            "(the quick loop runs none)"
+        )
+
+    monkeypatch.setattr(procgroup, "start", refuse)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

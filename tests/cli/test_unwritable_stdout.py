@@ -46,6 +46,7 @@ def test_every_verb_says_it_once(cli: Cli, redirect: str, argv: list[str | Path]
     assert f"error: cannot write to standard output: {why}" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("redirect", sorted(REDIRECTS))
 def test_a_run_is_recorded_although_its_summary_cannot_be_printed(
     cli: Cli, tmp_path: Path, redirect: str

@@ -82,6 +82,7 @@ def test_a_local_plan_gives_the_aimaster_no_restarts(tmp_path: Path) -> None:
     assert not unconditional.policy.final_roles
 
 
+@pytest.mark.slow
 def test_a_sigkilled_aimaster_fails_the_job_while_a_worker_is_recreated(tmp_path: Path) -> None:
     worker = launch(
         tmp_path, "worker", 0, 'if [ ! -f w ]; then touch w; kill -9 $$; fi; echo "$$" > w2'

@@ -101,6 +101,7 @@ def test_code_a_local_run_cannot_fetch_is_a_user_error(tmp_path: Path) -> None:
         prepare(Layout(tmp_path / "run"), run)
 
 
+@pytest.mark.slow
 def test_output_override_and_run_without_local(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(tmp_path, "probe", "o", parameters={"mode": "quick", "seconds": 0.0})
     done = cli("run", spec, "--local", "--output", f"result={tmp_path / 'res'}")

@@ -442,6 +442,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", CASES, ids=[c.__name__ for c in CASES])
 def test_hostile_input_is_one_clear_error_or_works(
     make: Callable[[Path], Case], tmp_path: Path
@@ -470,6 +471,7 @@ def test_hostile_input_is_one_clear_error_or_works(
         case.check()
 
 
+@pytest.mark.slow
 def test_a_run_whose_directory_is_gone_says_so(tmp_path: Path) -> None:
     """Not 'no log for this run (replicas: none yet)' for a run that finished long ago."""
     cli = Cli(tmp_path / "home")

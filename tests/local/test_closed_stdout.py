@@ -29,6 +29,7 @@ def test_a_setup_failure_is_one_error_without_a_sidecar_traceback(tmp_path: Path
         assert result.stderr.count("error:") == 1, result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", ["head -1", "true"])
 def test_a_closed_stdout_only_stops_the_printing(reader: str, tmp_path: Path, cli: Cli) -> None:
     spec = write_run(

@@ -48,6 +48,7 @@ def _drive(tmp_path: Path, policy: Policy, *, evicted: bool) -> Outcome:
     return out[0]
 
 
+@pytest.mark.slow
 def test_before_kubernetes_1_27_a_deleted_pod_is_recreated_uncounted(tmp_path: Path) -> None:
     out = _drive(tmp_path, Policy(max_restarts=0, grace_seconds=1), evicted=False)
     assert out.status is RunStatus.SUCCEEDED
@@ -55,12 +56,14 @@ def test_before_kubernetes_1_27_a_deleted_pod_is_recreated_uncounted(tmp_path: P
     assert (tmp_path / "tries").read_text() == "2\n"
 
 
+@pytest.mark.slow
 def test_an_evicted_pod_is_retried_under_exit_code_and_counted(tmp_path: Path) -> None:
     out = _drive(tmp_path, Policy(max_restarts=2, grace_seconds=1), evicted=True)
     assert out.status is RunStatus.SUCCEEDED
     assert out.restarts == 1
 
 
+@pytest.mark.slow
 def test_an_evicted_pod_fails_the_job_without_exit_code(tmp_path: Path) -> None:
     # no faultTolerance (Never)
     out = _drive(tmp_path, Policy(max_restarts=0, grace_seconds=1), evicted=True)

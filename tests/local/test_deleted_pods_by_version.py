@@ -102,6 +102,7 @@ def test_a_local_plan_follows_the_platforms_kubernetes(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_a_deleted_pod_fails_a_kubedl_job_without_fault_tolerance(tmp_path: Path) -> None:
     out = _drive(tmp_path, _policy(DeletedPod.EXIT_THEN_RECREATED))
     assert out.status is RunStatus.FAILED
@@ -110,6 +111,7 @@ def test_a_deleted_pod_fails_a_kubedl_job_without_fault_tolerance(tmp_path: Path
     assert (tmp_path / "tries").read_text() == "1\n"
 
 
+@pytest.mark.slow
 def test_a_deleted_pod_fails_a_kubedl_job_under_unconditional(tmp_path: Path) -> None:
     policy = _policy(DeletedPod.EXIT_THEN_RECREATED, max_restarts=2, unconditional=True)
     out = _drive(tmp_path, policy)
@@ -117,6 +119,7 @@ def test_a_deleted_pod_fails_a_kubedl_job_under_unconditional(tmp_path: Path) ->
     assert "only restartPolicy ExitCode fails it over" in out.reason
 
 
+@pytest.mark.slow
 def test_a_deleted_pod_is_failed_over_and_counted_under_exit_code(tmp_path: Path) -> None:
     out = _drive(tmp_path, _policy(DeletedPod.EXIT_THEN_RECREATED, max_restarts=2))
     assert out.status is RunStatus.SUCCEEDED, out.reason
@@ -124,6 +127,7 @@ def test_a_deleted_pod_is_failed_over_and_counted_under_exit_code(tmp_path: Path
     assert (tmp_path / "tries").read_text() == "2\n"
 
 
+@pytest.mark.slow
 def test_a_deleted_pod_that_exits_0_is_recreated_uncounted_while_the_job_goes_on(
     tmp_path: Path,
 ) -> None:
@@ -134,6 +138,7 @@ def test_a_deleted_pod_that_exits_0_is_recreated_uncounted_while_the_job_goes_on
     assert (tmp_path / "tries").read_text() == "2\n"
 
 
+@pytest.mark.slow
 def test_a_custom_runs_deleted_pod_is_a_failed_pod(tmp_path: Path) -> None:
     # no faultTolerance: backoffLimit 0, and the deleted pod is failed whatever it exits with
     out = _drive(tmp_path, _policy(DeletedPod.FAILED), ONCE_CLEAN)
@@ -145,6 +150,7 @@ def test_a_custom_runs_deleted_pod_is_a_failed_pod(tmp_path: Path) -> None:
     assert out.restarts == 1
 
 
+@pytest.mark.slow
 def test_the_old_rule_still_recreates_uncounted(tmp_path: Path) -> None:
     out = _drive(tmp_path, _policy(DeletedPod.RECREATED))
     assert out.status is RunStatus.SUCCEEDED

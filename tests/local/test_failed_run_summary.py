@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 
 # the replicas print their own tracebacks: that is what the summary condenses
@@ -54,6 +56,7 @@ def component(tmp_path: Path) -> Path:
     return root / "runs" / "run.yaml"
 
 
+@pytest.mark.slow
 def test_a_missing_module_is_named_once_with_the_components_install_hint(tmp_path: Path) -> None:
     done = trainstack("run", "--local", "--home", tmp_path / "home", component(tmp_path))
     assert done.code == 1, done.out + done.err
@@ -65,6 +68,7 @@ def test_a_missing_module_is_named_once_with_the_components_install_hint(tmp_pat
     ]
 
 
+@pytest.mark.slow
 def test_a_failed_runs_unwritten_output_is_not_shown_as_committed(tmp_path: Path) -> None:
     done = trainstack("run", "--local", "--home", tmp_path / "home", component(tmp_path))
     assert done.code == 1

@@ -63,6 +63,7 @@ def _numbers(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"^(?:\S+ \| )?line (\d{9}) ", text, re.M)]
 
 
+@pytest.mark.slow
 def test_logs_rotate_at_the_limit_and_read_back_in_order(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "spewing", parameters={"mb": 12})
     cli.env.update({"TRAINSTACK_LOG_MAX_BYTES": str(MiB), "TRAINSTACK_LOG_KEEP": "2"})
@@ -138,6 +139,7 @@ def _small_disk(where: Path, size: int) -> Iterator[dict[str, object]]:
         yield {"preexec_fn": limit}
 
 
+@pytest.mark.slow
 def test_a_full_disk_fails_the_run_with_a_message(tmp_path: Path) -> None:
     spec = write_run(tmp_path, _spew_component(tmp_path / "spew"), "filler", parameters={"mb": 64})
     with _small_disk(tmp_path / "disk", 8 * MiB) as extra:

@@ -37,6 +37,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     return cli
 
 
+@pytest.mark.slow
 def test_runs_list_filters(two_runs: Cli) -> None:
     def names(*args: str) -> list[str]:
         done = two_runs("runs", "list", "--json", *args)
@@ -65,6 +66,7 @@ def test_runs_list_filters(two_runs: Cli) -> None:
     assert bad.returncode == 2 and "expected a duration" in bad.stderr
 
 
+@pytest.mark.slow
 def test_runs_show_says_where_everything_is(two_runs: Cli) -> None:
     text = two_runs("runs", "show", "counts").stdout
     assert "status      succeeded" in text
@@ -133,6 +135,7 @@ def test_system_lines_are_filtered_in_a_runs_log_folder(tmp_path: Path) -> None:
     assert merged == [b"master-0 | loss 1\n"]
 
 
+@pytest.mark.slow
 def test_logs_follow_streams_until_the_run_ends(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(
         tmp_path, "probe", "slow", parameters={"mode": "count", "steps": 12, "seconds": 0.1}
@@ -217,6 +220,7 @@ def test_since_accepts_durations_and_dates() -> None:
         parse_since("soon")
 
 
+@pytest.mark.slow
 def test_logs_of_an_unknown_run_says_so_before_asking_for_the_pulumi_cli(
     tmp_path: Path, cli: Cli
 ) -> None:

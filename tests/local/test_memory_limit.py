@@ -33,6 +33,7 @@ def limits(memory_mib: int) -> ReplicaLimits:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_replica_over_its_limit_is_oom_killed_and_retried_as_on_a_cluster(
     tmp_path: Path, cli: Cli, sandbox: str
@@ -64,6 +65,7 @@ def test_a_replica_over_its_limit_is_oom_killed_and_retried_as_on_a_cluster(
     assert not (out / "worker-0.txt").exists()
 
 
+@pytest.mark.slow
 def test_a_replica_within_its_limit_runs_to_the_end(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "result"
     spec = write_run(
@@ -80,6 +82,7 @@ def test_a_replica_within_its_limit_runs_to_the_end(tmp_path: Path, cli: Cli) ->
     assert "OOMKilled" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_pages_forked_workers_share_are_counted_once(tmp_path: Path) -> None:
     """Data-loader workers forked after the data is loaded share its pages with their parent;
     a memory cgroup charges them once. Summing resident sizes would count 200 MiB four times
@@ -115,6 +118,7 @@ def test_pages_forked_workers_share_are_counted_once(tmp_path: Path) -> None:
     assert (tmp_path / "forked").exists()
 
 
+@pytest.mark.slow
 def test_the_tree_is_measured_while_it_runs(tmp_path: Path) -> None:
     """The measure itself, against a process holding a known amount."""
     script = tmp_path / "hold.py"
@@ -157,6 +161,7 @@ def test_limits_follow_the_spec_except_for_mpi(tmp_path: Path) -> None:
     assert replica_limits(mpi) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_more_dev_shm_than_a_pod_has_ends_the_replica_with_sigbus(
     tmp_path: Path, cli: Cli, sandbox: str
@@ -219,6 +224,7 @@ def _own_block_left(result: Path) -> list[int]:
     return [size]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_shared_memory_sets_the_size_of_dev_shm(tmp_path: Path, cli: Cli, sandbox: str) -> None:
     out = tmp_path / "result"

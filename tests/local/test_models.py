@@ -38,6 +38,7 @@ def _report(result: Path) -> dict[str, Any]:
 BASE_FILES = {"saved_model.pb": "graph v1", "variables/variables.index": "index v1"}
 
 
+@pytest.mark.slow
 def test_two_models_arrive_at_model_and_model_name(tmp_path: Path, cli: Cli) -> None:
     base = _model_dir(tmp_path, "base", BASE_FILES)
     head = tmp_path / "weights" / "head.pt"
@@ -83,6 +84,7 @@ def test_two_models_arrive_at_model_and_model_name(tmp_path: Path, cli: Cli) -> 
     ).stat().st_ino
 
 
+@pytest.mark.slow
 def test_model_flag_rebinds_a_model_to_a_local_path(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(
         tmp_path,

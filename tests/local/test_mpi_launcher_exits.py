@@ -60,6 +60,7 @@ def test_the_launcher_is_rendered_never_under_exit_code() -> None:
     assert _policies(_run()) == {"Launcher": "Never", "Worker": "Never"}
 
 
+@pytest.mark.slow
 def test_a_retryable_launcher_exit_fails_a_local_run(tmp_path: Path) -> None:
     plan = plan_job(
         _run(max_restarts=3),

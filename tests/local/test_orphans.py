@@ -69,6 +69,7 @@ def _environ_has_tag(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_stray_without_session_or_tag_is_swept_when_the_run_ends(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -95,6 +96,7 @@ def _sidecar_of(runner: int) -> int:
     raise AssertionError("no sidecar")
 
 
+@pytest.mark.slow
 def test_runner_and_sidecar_killed_together_leave_no_replica(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(tmp_path, "probe", "orphaned", parameters={"mode": "hang"})
     proc = cli.start("run", spec, "--local", "--no-install", "--sandbox", "processes")
@@ -153,6 +155,7 @@ def test_kill_adopted_leaves_a_process_that_is_no_subreaper_alone(tmp_path: Path
         child.wait()
 
 
+@pytest.mark.slow
 def test_a_leftover_of_a_run_already_recorded_interrupted_is_reaped(
     tmp_path: Path, cli: Cli
 ) -> None:

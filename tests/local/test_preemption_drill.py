@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from trainstack.registry import Registry, RunStatus
 
 
+@pytest.mark.slow
 def test_a_preempted_master_resumes_from_its_checkpoint(tmp_path: Path, cli: Cli) -> None:
     ckpt = tmp_path / "ckpt"
     spec = write_run(
@@ -39,6 +42,7 @@ def test_a_preempted_master_resumes_from_its_checkpoint(tmp_path: Path, cli: Cli
     assert [(h.key, h.reason, h.counted) for h in history] == [("master-0", "preempted", True)]
 
 
+@pytest.mark.slow
 def test_a_drill_without_fault_tolerance_fails_the_run(tmp_path: Path, cli: Cli) -> None:
     ckpt = tmp_path / "ckpt"
     spec = write_run(

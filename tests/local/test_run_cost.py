@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.clirunner import Cli
@@ -25,6 +26,7 @@ def _project(tmp_path: Path, costs: object) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_runs_list_cost_prices_a_run_at_its_environments_rates(tmp_path: Path, cli: Cli) -> None:
     project = _project(tmp_path, {"currency": "CNY", "vcpuHour": 3600.0, "memoryGiBHour": 0})
     spec = write_run(
@@ -53,6 +55,7 @@ def test_runs_list_cost_prices_a_run_at_its_environments_rates(tmp_path: Path, c
     assert "no rate" in done.out and "vCPU-h" in done.out
 
 
+@pytest.mark.slow
 def test_bad_rates_are_one_clear_error(tmp_path: Path, cli: Cli) -> None:
     project = _project(tmp_path, {"currency": "CNY", "vcpuHour": -1})
     spec = write_run(
@@ -81,6 +84,7 @@ def _priced_run(tmp_path: Path, cli: Cli, name: str) -> None:
     assert cli("run", spec, "--local").returncode == 0
 
 
+@pytest.mark.slow
 def test_runs_compare_shows_each_runs_cost_and_idle_share(tmp_path: Path, cli: Cli) -> None:
     """`runs compare` shows cost where `runs show` does (it showed none)."""
     project = _project(tmp_path, {"currency": "CNY", "vcpuHour": 3600.0})
@@ -105,6 +109,7 @@ def test_runs_compare_shows_each_runs_cost_and_idle_share(tmp_path: Path, cli: C
     ]
 
 
+@pytest.mark.slow
 def test_the_html_report_shows_the_cost(tmp_path: Path, cli: Cli) -> None:
     project = _project(tmp_path, {"currency": "CNY", "vcpuHour": 3600.0})
     (tmp_path / "one").mkdir()
@@ -117,6 +122,7 @@ def test_the_html_report_shows_the_cost(tmp_path: Path, cli: Cli) -> None:
     assert "CNY " in html and "at priced&#39;s rates" in html and "idle 0%" in html
 
 
+@pytest.mark.slow
 def test_sweeps_show_shows_each_trials_cost_and_the_total(tmp_path: Path, cli: Cli) -> None:
     from tests.sweep.helpers import hold_project
 

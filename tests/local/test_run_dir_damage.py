@@ -151,6 +151,7 @@ DAMAGE: dict[str, tuple[str, Callable[[Path], None]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_every_reading_verb_reports_and_goes_on(
     damage: str, fifo_run: tuple[str, Path], cli: Cli, tmp_path: Path

@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from tests.local.helpers import host_pids, launch, pid_alive, wait_for, write_run
 from trainstack.local import logcap, procgroup
@@ -78,6 +80,7 @@ def test_the_usage_sampler_never_appends_through_a_link(tmp_path: Path) -> None:
     assert (tmp_path / "outside" / "victim").read_bytes() == SECRET
 
 
+@pytest.mark.slow
 def test_a_replica_restarted_over_a_linked_log_writes_a_new_log(tmp_path: Path) -> None:
     victim = _victim(tmp_path)
     spec = launch(tmp_path, "worker", 0, "echo started")
@@ -90,6 +93,7 @@ def test_a_replica_restarted_over_a_linked_log_writes_a_new_log(tmp_path: Path) 
     assert b"started" in spec.log_path.read_bytes()
 
 
+@pytest.mark.slow
 def test_the_sidecar_commits_to_the_runners_bindings_not_a_rewritten_outputs_json(
     tmp_path: Path, cli: Cli
 ) -> None:

@@ -57,6 +57,7 @@ def test_three_pytorch_replicas_all_reduce_and_agree(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_tensorflow_replicas_get_a_consistent_tf_config(
     tmp_path: Path, cli: Cli, sandbox: str

@@ -22,6 +22,7 @@ def _records(home: Path) -> list[RunRecord]:
         return reg.list()
 
 
+@pytest.mark.slow
 def test_exit_code_1_fails_the_run_without_a_retry(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "result"
     spec = write_run(
@@ -43,6 +44,7 @@ def test_exit_code_1_fails_the_run_without_a_retry(tmp_path: Path, cli: Cli) -> 
     assert [e.exit_code for e in record.exits] == [1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(
     tmp_path: Path, cli: Cli, sandbox: str
@@ -84,6 +86,7 @@ def test_ctrl_c_stops_every_replica_and_records_the_run_cancelled(
     assert (out / "partial-0.txt").read_text() == "written before the stop"
 
 
+@pytest.mark.slow
 def test_ctrl_c_does_not_wait_out_the_grace_period_for_exited_replicas(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -113,6 +116,7 @@ def test_ctrl_c_does_not_wait_out_the_grace_period_for_exited_replicas(
     assert took < 20, f"Ctrl-C took {took:.1f} s: the grace period was waited out"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
     tmp_path: Path, cli: Cli, sandbox: str
@@ -144,6 +148,7 @@ def test_a_killed_runner_leaves_no_replicas_and_its_run_reads_interrupted(
     assert json.loads(shown.stdout)["run"]["status"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_resume_seeds_preloaded_outputs_from_an_earlier_run(tmp_path: Path, cli: Cli) -> None:
     first = write_run(
         tmp_path, "probe", "count-a", parameters={"mode": "count", "steps": 3, "seconds": 0.01}
@@ -172,6 +177,7 @@ def test_resume_seeds_preloaded_outputs_from_an_earlier_run(tmp_path: Path, cli:
     )
 
 
+@pytest.mark.slow
 def test_resume_from_a_run_of_another_component_is_refused(tmp_path: Path, cli: Cli) -> None:
     """Its checkpoints are another model's: before, they were copied in without a word."""
     first = write_run(tmp_path, "probe", "other-model", parameters={"mode": "count", "steps": 1})
@@ -184,6 +190,7 @@ def test_resume_from_a_run_of_another_component_is_refused(tmp_path: Path, cli: 
         assert [r.name for r in reg.list(RunFilter())] == ["other-model"]  # nothing started
 
 
+@pytest.mark.slow
 def test_preloaded_output_bound_to_a_directory_is_read_back_and_committed(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -203,6 +210,7 @@ def test_preloaded_output_bound_to_a_directory_is_read_back_and_committed(
     assert (state / "count").read_text() == "4"
 
 
+@pytest.mark.slow
 def test_parameter_values_and_paths_arrive_intact_and_unevaluated(tmp_path: Path, cli: Cli) -> None:
     message = "two  words; touch pwned $(touch pwned2) `touch pwned3` \"q\" 'x' * $HOME"
     data = tmp_path / "my data dir"
@@ -231,6 +239,7 @@ def test_parameter_values_and_paths_arrive_intact_and_unevaluated(tmp_path: Path
     assert leaked == []
 
 
+@pytest.mark.slow
 def test_several_runs_at_once_keep_the_registry_consistent(tmp_path: Path, cli: Cli) -> None:
     specs = [
         write_run(

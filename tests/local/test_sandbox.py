@@ -32,6 +32,7 @@ def _only_run(home: Path) -> RunRecord:
     return record
 
 
+@pytest.mark.slow
 @needs_namespaces
 def test_each_replica_is_its_own_host_reached_by_name_on_the_kinds_port(
     tmp_path: Path, cli: Cli
@@ -67,6 +68,7 @@ def test_each_replica_is_its_own_host_reached_by_name_on_the_kinds_port(
     assert {k: v["peer"] for k, v in heard.items()} == addresses
 
 
+@pytest.mark.slow
 def test_in_processes_mode_the_second_tracker_cannot_bind(tmp_path: Path, cli: Cli) -> None:
     out = tmp_path / "result"
     spec = write_run(
@@ -105,6 +107,7 @@ def test_auto_takes_processes_when_namespaces_are_refused_and_says_why() -> None
     assert choose(SandboxMode.AUTO, probe=lambda: None).mode is SandboxMode.NAMESPACES
 
 
+@pytest.mark.slow
 @needs_namespaces
 def test_auto_falls_back_when_the_jobs_namespaces_cannot_be_made(
     tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
@@ -142,6 +145,7 @@ def _bin_without_namespace_tools(tmp_path: Path) -> str:
     return str(bin_dir)
 
 
+@pytest.mark.slow
 def test_a_run_on_a_machine_without_the_tools_falls_back_and_says_so(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -158,6 +162,7 @@ def test_a_run_on_a_machine_without_the_tools_falls_back_and_says_so(
     assert "--sandbox processes" in asked.stderr
 
 
+@pytest.mark.slow
 @needs_namespaces
 @pytest.mark.subprocess
 def test_nothing_a_replica_started_outlives_its_pod(tmp_path: Path, cli: Cli) -> None:
@@ -195,6 +200,7 @@ def _pids_with(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @needs_namespaces
 def test_runner_and_sidecar_killed_together_leave_no_pod_process(tmp_path: Path, cli: Cli) -> None:
     """With the runner gone, the kernel kills each pod's unshare (PR_SET_PDEATHSIG), which

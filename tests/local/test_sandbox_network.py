@@ -86,6 +86,7 @@ def _caller(tmp_path: Path) -> Path:
     return component / "component.yaml"
 
 
+@pytest.mark.slow
 @needs_namespaces
 @pytest.mark.skipif(ADDRESS is None, reason="this machine has no IPv4 address but loopback")
 def test_a_pod_reaches_this_machine_by_its_address_but_not_its_loopback(

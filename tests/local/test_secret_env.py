@@ -34,6 +34,7 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+@pytest.mark.slow
 def test_every_replica_gets_the_value_and_trainstack_writes_it_nowhere(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -58,6 +59,7 @@ def test_every_replica_gets_the_value_and_trainstack_writes_it_nowhere(
     assert '"HF_TOKEN": {\n      "secret": "hf-token",\n      "key": "token"\n    }' in job
 
 
+@pytest.mark.slow
 def test_the_check_notices_a_wrong_value(tmp_path: Path, cli: Cli) -> None:
     # The probe really compares: the same run with another value fails.
     out = tmp_path / "result"

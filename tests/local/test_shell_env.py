@@ -34,6 +34,7 @@ def _environ(tmp_path: Path, cli: Cli, name: str, *options: str) -> dict[str, st
     return dict(json.loads((out / "environ-0.json").read_text()))
 
 
+@pytest.mark.slow
 def test_the_shells_variables_stay_in_the_shell(tmp_path: Path, cli: Cli) -> None:
     cli.env["WORKER_ADDRS"] = "10.0.0.1:12400,10.0.0.2:12400"
     cli.env["OMP_NUM_THREADS"] = "3"
@@ -48,6 +49,7 @@ def test_the_shells_variables_stay_in_the_shell(tmp_path: Path, cli: Cli) -> Non
     assert seen["HOSTNAME"] == "leak-0"
 
 
+@pytest.mark.slow
 def test_pass_env_names_what_a_replica_also_gets(tmp_path: Path, cli: Cli) -> None:
     cli.env["WORKER_ADDRS"] = "10.0.0.1:12400"
     seen = _environ(tmp_path, cli, "passed", "--pass-env", "WORKER_ADDRS")

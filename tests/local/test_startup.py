@@ -46,6 +46,7 @@ def _noop_run(tmp_path: Path) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_a_run_off_a_terminal_imports_neither_rich_nor_numpy_nor_plotting(tmp_path: Path) -> None:
     heavy = {"rich", "numpy", "matplotlib", "pulumi", "torch", "pulumi_alicloud"}
     imported, out = imported_by(
@@ -59,6 +60,7 @@ def test_a_run_off_a_terminal_imports_neither_rich_nor_numpy_nor_plotting(tmp_pa
     assert any(line.strip().startswith("metrics:") for line in lines)
 
 
+@pytest.mark.slow
 def test_a_short_run_with_usage_samples_ends_without_numpy(tmp_path: Path) -> None:
     """The idle check at a run's end built numpy series of its usage samples: ~0.3 s of every
     run that lived long enough to be sampled, although no stretch shorter than the threshold

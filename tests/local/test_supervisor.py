@@ -38,6 +38,7 @@ def test_exit_codes_follow_kubedl() -> None:
     assert is_retryable(1, unconditional=True) and not is_retryable(0, unconditional=True)
 
 
+@pytest.mark.slow
 def test_exit_code_1_fails_the_job_without_retry(tmp_path: Path) -> None:
     sup = Supervisor(
         [launch(tmp_path, "worker", 0, "echo try >> tries; echo boom; exit 1")],
@@ -52,6 +53,7 @@ def test_exit_code_1_fails_the_job_without_retry(tmp_path: Path) -> None:
     assert (tmp_path / "logs" / "worker-0.log").read_text() == "boom\n"
 
 
+@pytest.mark.slow
 def test_all_replicas_exit_zero_is_success(tmp_path: Path) -> None:
     launches = [launch(tmp_path, "master", 0, "exit 0")] + [
         launch(tmp_path, "worker", i, "echo hello from $ROLE_INDEX", ROLE_INDEX=str(i))
@@ -63,6 +65,7 @@ def test_all_replicas_exit_zero_is_success(tmp_path: Path) -> None:
     assert (tmp_path / "logs" / "worker-1.log").read_text() == "hello from 1\n"
 
 
+@pytest.mark.slow
 def test_sigkilled_replica_is_restarted_and_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     state = tmp_path / "state"
     sup = Supervisor(
@@ -87,6 +90,7 @@ def test_sigkilled_replica_is_restarted_and_resumes_from_its_checkpoint(tmp_path
     assert f"resumed from step {starts[1]}" in log
 
 
+@pytest.mark.slow
 def test_only_the_failed_replica_is_recreated(tmp_path: Path) -> None:
     # KubeDL's failover deletes the failed pod alone; its peers keep running (and are not
     # started again).
@@ -110,6 +114,7 @@ def test_only_the_failed_replica_is_recreated(tmp_path: Path) -> None:
     assert (tmp_path / "worker.starts").read_text() == "x\nx\n"
 
 
+@pytest.mark.slow
 def test_a_peer_that_then_fails_permanently_fails_the_job(tmp_path: Path) -> None:
     # worker-0 is SIGKILLed and recreated; the master, whose collective lost a rank, exits 1:
     # on a cluster that fails the job, so it does here, though restarts remain.
@@ -126,6 +131,7 @@ def test_a_peer_that_then_fails_permanently_fails_the_job(tmp_path: Path) -> Non
     assert (tmp_path / "logs" / "master-0.log").read_text().count("lost a peer") == 1
 
 
+@pytest.mark.slow
 def test_independent_workers_restart_alone(tmp_path: Path) -> None:
     cmd = 'echo x >> "$ROLE.starts"; if [ ! -e killed ]; then touch killed; exit 143; fi'
     w0 = (
@@ -142,6 +148,7 @@ def test_independent_workers_restart_alone(tmp_path: Path) -> None:
     assert (tmp_path / "w1.starts").read_text() == "x\nx\n"
 
 
+@pytest.mark.slow
 def test_recreating_a_replica_kills_what_left_its_process_group(tmp_path: Path) -> None:
     # A replica whose child runs in a session of its own (as torchrun's workers do): when the
     # replica is recreated, that child is gone before the new attempt starts, as everything in
@@ -160,6 +167,7 @@ def test_recreating_a_replica_kills_what_left_its_process_group(tmp_path: Path) 
     assert out.restarts == 1
 
 
+@pytest.mark.slow
 def test_retryable_exit_without_restarts_left_fails(tmp_path: Path) -> None:
     out = Supervisor(
         [launch(tmp_path, "worker", 0, "echo x >> tries; exit 138")], Policy(max_restarts=2)
@@ -170,6 +178,7 @@ def test_retryable_exit_without_restarts_left_fails(tmp_path: Path) -> None:
     assert (tmp_path / "tries").read_text() == "x\nx\nx\n"
 
 
+@pytest.mark.slow
 def test_unconditional_restarts_retry_any_failure(tmp_path: Path) -> None:
     cmd = "echo x >> tries; [ $(wc -l < tries) -ge 2 ]"
     out = Supervisor(
@@ -179,6 +188,7 @@ def test_unconditional_restarts_retry_any_failure(tmp_path: Path) -> None:
     assert out.restarts == 1
 
 
+@pytest.mark.slow
 def test_timeout_stops_the_job_and_fails_it(tmp_path: Path) -> None:
     out = Supervisor(
         [launch(tmp_path, "worker", 0, "sleep 300")], Policy(timeout_seconds=0.5, grace_seconds=5)
@@ -188,6 +198,7 @@ def test_timeout_stops_the_job_and_fails_it(tmp_path: Path) -> None:
     assert out.exits == (ReplicaExit("worker", 0, 143, stopped=True),)
 
 
+@pytest.mark.slow
 def test_the_success_rule_decides_and_the_rest_are_stopped_not_failed(tmp_path: Path) -> None:
     # XGBoost's rule: the master alone. A worker still running is stopped, recorded as stopped.
     launches = [launch(tmp_path, "master", 0, "true"), launch(tmp_path, "worker", 0, "sleep 300")]
@@ -196,6 +207,7 @@ def test_the_success_rule_decides_and_the_rest_are_stopped_not_failed(tmp_path: 
     assert out.exits == (ReplicaExit("master", 0, 0), ReplicaExit("worker", 0, 143, stopped=True))
 
 
+@pytest.mark.slow
 def test_any_one_success_set_is_enough(tmp_path: Path) -> None:
     # ElasticBatch: the AIMaster, or every worker. Here the workers finish first.
     launches = [
@@ -213,6 +225,7 @@ def test_any_one_success_set_is_enough(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_without_its_success_set_a_job_waits_for_it(tmp_path: Path) -> None:
     # TF without a chief: worker-0 decides. worker-1 exiting 0 first does not end the job.
     # worker-0 finishes only once worker-1 has exited 0 and been reaped (an event, not a
@@ -251,6 +264,7 @@ class _Starts:
         pass
 
 
+@pytest.mark.slow
 def test_a_role_starts_after_its_upstream_role(tmp_path: Path) -> None:
     # PyTorch workers start once the master runs, though listed first here.
     launches = [
@@ -264,6 +278,7 @@ def test_a_role_starts_after_its_upstream_role(tmp_path: Path) -> None:
     assert starts.order == ["master-0", "worker-0", "worker-1"]
 
 
+@pytest.mark.slow
 def test_stop_request_leaves_no_process_behind(tmp_path: Path) -> None:
     # Each replica starts a background child, a child that ignores SIGTERM, and one that leaves
     # the process group with setsid.
@@ -291,6 +306,7 @@ def test_stop_request_leaves_no_process_behind(tmp_path: Path) -> None:
     assert tagged_pids(sup.tag) == []
 
 
+@pytest.mark.slow
 def test_replicas_die_with_a_killed_runner(tmp_path: Path) -> None:
     driver = textwrap.dedent(f"""
         import sys

@@ -54,6 +54,7 @@ def _starts(out: Path) -> dict[int, list[str]]:
     }
 
 
+@pytest.mark.slow
 def test_a_failing_node_restarts_every_node_up_to_the_runtimes_max_then_fails(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -73,6 +74,7 @@ def test_a_failing_node_restarts_every_node_up_to_the_runtimes_max_then_fails(
     assert [e.key for e in record.exits] == ["node-0", "node-1", "node-2"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "failing", "code"),
     [
@@ -97,6 +99,7 @@ def test_a_node_that_fails_once_restarts_the_set_even_nodes_that_succeeded(
     assert f"restart 1 of 3: node-{failing} exited with" in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_every_node_gets_the_torch_plugins_env_with_its_rank(
     tmp_path: Path, cli: Cli, sandbox: str
@@ -130,6 +133,7 @@ def test_every_node_gets_the_torch_plugins_env_with_its_rank(
     ]
 
 
+@pytest.mark.slow
 def test_without_env_the_same_run_keeps_kubedls_semantics(tmp_path: Path, cli: Cli) -> None:
     """No faultTolerance on KubeDL: restartPolicy Never, the first failure fails the run."""
     out = tmp_path / "result"

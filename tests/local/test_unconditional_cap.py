@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.clirunner import Cli
@@ -37,6 +38,7 @@ def test_unconditional_with_five_restarts_renders_backoff_limit_three(tmp_path: 
         assert policy["backoffLimit"] == 5, job_type
 
 
+@pytest.mark.slow
 def test_unconditional_with_five_restarts_stops_locally_at_the_third(
     tmp_path: Path, cli: Cli
 ) -> None:

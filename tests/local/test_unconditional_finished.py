@@ -33,6 +33,7 @@ _B = (
 )
 
 
+@pytest.mark.slow
 def test_a_finished_replica_takes_its_restarts_out_of_the_count(tmp_path: Path) -> None:
     # backoffLimit 2 under OnFailure: one restart at a time may run (jobplan.restart_budget)
     policy = Policy(max_restarts=1, unconditional=True, grace_seconds=1)
@@ -43,6 +44,7 @@ def test_a_finished_replica_takes_its_restarts_out_of_the_count(tmp_path: Path) 
     assert out.restarts == 2
 
 
+@pytest.mark.slow
 def test_restarts_of_running_replicas_still_add_up(tmp_path: Path) -> None:
     policy = Policy(max_restarts=1, unconditional=True, grace_seconds=1)
     # b fails twice while running: the second restart reaches backoffLimit and fails the run.

@@ -65,6 +65,7 @@ def good(good_home: tuple[Path, dict[str, bytes]]) -> Iterator[Cli]:
     assert _contents(home) == before, "a test changed the shared run's files"
 
 
+@pytest.mark.slow
 def test_metrics_prints_last_and_best_of_each_series(good: Cli) -> None:
     out = good("metrics", "good")
     assert out.returncode == 0, out.stderr
@@ -77,6 +78,7 @@ def test_metrics_prints_last_and_best_of_each_series(good: Cli) -> None:
     assert out.stderr == ""
 
 
+@pytest.mark.slow
 def test_png_writes_each_chart_and_the_usage_charts(good: Cli, tmp_path: Path) -> None:
     out = good("metrics", "good", "--png", tmp_path / "png")
     assert out.returncode == 0, out.stderr
@@ -131,6 +133,7 @@ def test_runs_show_lists_final_and_best_values(good: Cli) -> None:
     assert {v["id"]: v["best"] for v in shown["metric_values"]}["epoch/accuracy"] == 0.9
 
 
+@pytest.mark.slow
 def test_summary_says_how_to_open_the_charts(tmp_path: Path, cli: Cli) -> None:
     out = run_ok(cli, charts_run(tmp_path, "sum", layout="good"))
     run_id = out.rsplit("trainstack runs show ", 1)[1].strip()
@@ -139,6 +142,7 @@ def test_summary_says_how_to_open_the_charts(tmp_path: Path, cli: Cli) -> None:
     assert f"trainstack report {run_id} -o {run_id}.html" in out
 
 
+@pytest.mark.slow
 def test_an_over_limit_spec_is_reported_and_the_run_still_succeeds(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -151,6 +155,7 @@ def test_an_over_limit_spec_is_reported_and_the_run_still_succeeds(
     assert "c5/y5" in shown.stdout and "c6/y6" not in shown.stdout
 
 
+@pytest.mark.slow
 def test_series_without_metrics_json_are_not_none_written(tmp_path: Path, cli: Cli) -> None:
     run_ok(cli, charts_run(tmp_path, "csvonly", layout="csvonly"))
     show = cli("runs", "show", "csvonly").stdout
@@ -158,6 +163,7 @@ def test_series_without_metrics_json_are_not_none_written(tmp_path: Path, cli: C
     assert "metrics.json: missing, so 1 series file(s) (loss.csv) describe no chart" in show
 
 
+@pytest.mark.slow
 def test_runs_list_sorts_by_a_metric(tmp_path: Path, cli: Cli) -> None:
     run_ok(cli, charts_run(tmp_path, "half", layout="good", scale=0.5))
     run_ok(cli, charts_run(tmp_path, "full", layout="good", scale=1.0))
@@ -175,6 +181,7 @@ def test_runs_list_sorts_by_a_metric(tmp_path: Path, cli: Cli) -> None:
     assert [r.split()[-1] for r in acc[1:]] == ["0.9", "0.9", "-"]
 
 
+@pytest.mark.slow
 def test_runs_compare_side_by_side_with_an_overlay(
     tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,6 +221,7 @@ def test_runs_compare_side_by_side_with_an_overlay(
     ]
 
 
+@pytest.mark.slow
 def test_idle_replicas_are_warned_about(tmp_path: Path, cli: Cli) -> None:
     cli.env["TRAINSTACK_IDLE_SECONDS"] = "0.5"
     cli.env["TRAINSTACK_IDLE_CPU_PERCENT"] = "50"

@@ -30,6 +30,7 @@ def secret_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", SECRET)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["/proc/self/environ", "secret-file"])
 def test_links_out_of_the_run_directory_are_not_followed(
     tmp_path: Path, cli: Cli, secret_env: None, target: str
@@ -54,6 +55,7 @@ def test_links_out_of_the_run_directory_are_not_followed(
     assert "a link to a place outside" in html
 
 
+@pytest.mark.slow
 def test_a_linked_metrics_json_is_not_read(tmp_path: Path, cli: Cli) -> None:
     outside = tmp_path / "passwd"
     outside.write_text(f"root:x:0:0:{SECRET}:/root:/bin/bash\n")
@@ -99,6 +101,7 @@ def test_a_diagnostic_quotes_a_short_escaped_excerpt_only(tmp_path: Path) -> Non
     assert "A" * 41 not in text
 
 
+@pytest.mark.slow
 def test_inf_nan_and_huge_values_are_shown_not_crashed_on(tmp_path: Path, cli: Cli) -> None:
     """A diverged loss prints inf; metrics, runs show, report and --png read it."""
     code, summary = hostile_run(tmp_path, cli, "inf")
@@ -118,6 +121,7 @@ def test_inf_nan_and_huge_values_are_shown_not_crashed_on(tmp_path: Path, cli: C
     assert (tmp_path / "png" / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("attack", "problem"),
     [("deep", "nested deeper than 64 levels"), ("digits", "a number of more than 100 digits")],
@@ -135,6 +139,7 @@ def test_hostile_metrics_json_never_changes_the_runs_outcome(
         assert "Traceback" not in done.output and problem in done.output, argv
 
 
+@pytest.mark.slow
 def test_chart_text_is_plain_text_and_wide_axes_are_drawn(tmp_path: Path, cli: Cli) -> None:
     """`$\\frac{$` in a description, `$^$` as a unit, x from -1e308 to 1e308."""
     from trainstack.metrics import series

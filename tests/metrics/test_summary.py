@@ -27,6 +27,7 @@ def _run(cli: Cli, tmp_path: Path, name: str) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_an_ended_run_keeps_its_summary_and_it_is_what_the_series_say(
     tmp_path: Path, cli: Cli
 ) -> None:
@@ -37,6 +38,7 @@ def test_an_ended_run_keeps_its_summary_and_it_is_what_the_series_say(
     assert {v.id for v in summary.compute(root)} >= {"epoch/loss", "epoch/accuracy"}
 
 
+@pytest.mark.slow
 def test_a_summary_of_changed_metrics_is_not_used(tmp_path: Path, cli: Cli) -> None:
     root = _run(cli, tmp_path, "changed")
     assert summary.read(root) is not None
@@ -46,6 +48,7 @@ def test_a_summary_of_changed_metrics_is_not_used(tmp_path: Path, cli: Cli) -> N
     assert summary.read(root) is None
 
 
+@pytest.mark.slow
 def test_listings_read_the_summary_not_the_points(
     tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:

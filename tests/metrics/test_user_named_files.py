@@ -62,6 +62,7 @@ VERBS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hazard", sorted(HAZARDS))
 @pytest.mark.parametrize("verb", sorted(VERBS))
 def test_only_a_regular_file_is_replaced(
@@ -81,6 +82,7 @@ def test_only_a_regular_file_is_replaced(
     assert not any(p.name.endswith("trainstack-partial") for p in target.parent.iterdir())
 
 
+@pytest.mark.slow
 def test_a_regular_file_is_still_replaced(home: Path, tmp_path: Path) -> None:
     (tmp_path / "r.html").write_text("old")
     done = Cli(home).invoke("report", "good", "-o", tmp_path / "r.html")

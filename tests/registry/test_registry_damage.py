@@ -263,6 +263,7 @@ def test_a_database_that_is_not_trainstacks_is_refused_unwritten(
     conn.close()
 
 
+@pytest.mark.slow
 def test_registry_deleted_during_a_run_gets_the_run_back(tmp_path: Path, cli: Cli) -> None:
     gate = tmp_path / "gate"  # the run goes on until the test has done its damage
     spec = write_run(
@@ -325,6 +326,7 @@ def test_a_home_that_is_a_broken_symlink_says_so(target: str, tmp_path: Path) ->
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.slow
 def test_registry_replaced_by_a_directory_mid_run_keeps_the_outcome(
     tmp_path: Path, cli: Cli
 ) -> None:

@@ -32,6 +32,7 @@ def test_every_job_type_but_custom_has_an_example_with_runs() -> None:
             assert comp.code.path is not None and any(comp.code.path.glob("*.py"))
 
 
+@pytest.mark.slow
 def test_batch_scoring_sample_runs_locally(tmp_path: Path) -> None:
     run_file = COMPONENTS / "batch-scoring" / "runs" / "local-sample.yaml"
     scores = tmp_path / "scores"

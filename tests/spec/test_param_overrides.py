@@ -65,6 +65,7 @@ def test_plan_renders_the_overridden_value(cli: Cli) -> None:
     assert bad.code == 2 and bad.err.startswith("error: -p epochs=0: spec.parameters.epochs")
 
 
+@pytest.mark.slow
 def test_a_local_run_runs_with_and_records_the_overridden_value(tmp_path: Path, cli: Cli) -> None:
     spec = write_run(
         tmp_path, "probe", "counted", parameters={"mode": "count", "steps": 2, "seconds": 0.01}

@@ -103,6 +103,7 @@ def _processes_under(home: Path) -> list[psutil.Process]:
     return out
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_every_trial_and_the_same_command_resumes(tmp_path: Path) -> None:
     spec = hold_project(
         tmp_path,
@@ -226,6 +227,7 @@ def test_a_trial_without_the_objective_fails_naming_the_metrics_it_has(tmp_path:
     assert res.code == 2 and "already exists with another search space" in res.err
 
 
+@pytest.mark.slow
 def test_a_second_sweep_of_the_same_sweep_is_refused_while_one_runs(tmp_path: Path) -> None:
     spec = hold_project(
         tmp_path,
@@ -264,6 +266,7 @@ def test_no_trial_starts_after_the_time_limit(tmp_path: Path) -> None:
     assert "sweep hold-sweep: 1 complete" in res.out
 
 
+@pytest.mark.slow
 def test_trials_stop_when_the_sweep_process_is_killed(tmp_path: Path) -> None:
     """SIGKILL leaves the sweep no chance to stop its trials: each trial's runner gets SIGINT
     from the kernel (parent-death signal), stops its replicas and records the run cancelled."""

@@ -8,10 +8,13 @@ import socket
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tests.clirunner import Cli
 from tests.ui.conftest import Runs
 
 
+@pytest.mark.slow
 def test_trainstack_ui_serves_the_runs_page_and_a_run_page(runs: Runs) -> None:
     cli = Cli(runs.home)
     proc = cli.start("ui", "--port", "0")

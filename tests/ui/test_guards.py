@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from flask.testing import FlaskClient
 
 from tests.ui.conftest import LOOPBACK, Runs
@@ -13,6 +14,7 @@ from trainstack.registry.home import registry_path
 from trainstack.ui.app import TOKEN_COOKIE, UiConfig, create_app
 
 
+@pytest.mark.slow
 def test_no_route_takes_anything_but_get(client: FlaskClient, runs: Runs) -> None:
     for path in ("/", f"/runs/{runs.a}", f"/runs/{runs.a}/logs/worker-0.log", "/compare"):
         for method in ("POST", "PUT", "DELETE", "PATCH"):
@@ -21,6 +23,7 @@ def test_no_route_takes_anything_but_get(client: FlaskClient, runs: Runs) -> Non
             assert "is not served here" in got.get_data(as_text=True)
 
 
+@pytest.mark.slow
 def test_a_foreign_host_is_refused_on_loopback(client: FlaskClient) -> None:
     got = client.get("/", headers={"Host": "attacker.example:8765"})
     assert got.status_code == 403 and "answers to localhost only" in got.get_data(as_text=True)
@@ -71,6 +74,7 @@ def test_a_log_replaced_by_a_link_out_of_the_run_is_not_followed(
         log.write_bytes(kept)
 
 
+@pytest.mark.slow
 def test_serving_pages_writes_nothing_to_the_registry(client: FlaskClient, runs: Runs) -> None:
     # The database and its write-ahead log; readers do touch the -shm index (its read locks).
     db = registry_path(runs.home)
