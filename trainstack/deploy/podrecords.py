@@ -21,6 +21,7 @@ from trainstack.deploy.apijson import Reader
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
 from trainstack.metrics import podtimes
 from trainstack.metrics.podtimes import PodLife, PodTimes
+from trainstack.metrics.progress import Mark
 from trainstack.registry.model import Restart, RunKind, RunRecord, RunStatus
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ def observe(
         scheduled = _scheduled(read, status, at)
         if name not in where or scheduled is None:
             continue
-        cpu, memory, gpu = _requests(read, read.obj(pod.get("spec"), f"{at}.spec"), at)
+        spec = read.obj(pod.get("spec"), f"{at}.spec")
+        cpu, memory, gpu = _requests(read, spec, at)
         ended = _ended(read, status, at)
         role, index = where[name]
         out.append(
@@ -64,9 +66,54 @@ def observe(
                 cpu=cpu,
                 memory_gib=memory,
                 gpu=gpu,
+                running=_running(read, status, at),
+                hang_timeout=_hang_timeout(read, spec, at),
             )
         )
     return tuple(sorted(out))
+
+
+def _running(read: Reader, status: Mapping[str, Any], at: str) -> float | None:
+    """When every container of the pod had started: per container its earliest start the API
+    still shows (the current run's, or the previous run's where it restarted in place; the
+    kubelet keeps only the last), the latest of those. None while one has not started."""
+    from trainstack.deploy.recovery import parse_time
+
+    firsts = []
+    listed = read.items(status.get("containerStatuses"), f"{at}.status.containerStatuses")
+    for j, raw in enumerate(listed):
+        here = f"{at}.status.containerStatuses[{j}]"
+        container = read.obj(raw, here)
+        starts = []
+        for key, states in (("state", ("running", "terminated")), ("lastState", ("terminated",))):
+            held = read.obj(container.get(key), f"{here}.{key}")
+            for name in states:
+                one = read.obj(held.get(name), f"{here}.{key}.{name}")
+                since = parse_time(read.text(one.get("startedAt"), f"{here}.{key}.{name}"))
+                if since is not None:
+                    starts.append(since)
+        if not starts:
+            return None
+        firsts.append(min(starts))
+    return max(firsts, default=None)
+
+
+def _hang_timeout(read: Reader, spec: Mapping[str, Any], at: str) -> float:
+    """The hang timeout the pod's launcher was given (trainstack.contract.shell writes it into
+    the container's command), 0 where it has none."""
+    from trainstack.contract.shell import HANG_TIMEOUT_OPTION
+
+    prefix = HANG_TIMEOUT_OPTION + "="
+    for j, c in enumerate(read.items(spec.get("containers"), f"{at}.spec.containers")):
+        container = read.obj(c, f"{at}.spec.containers[{j}]")
+        for key in ("command", "args"):
+            for arg in read.items(container.get(key), f"{at}.spec.containers[{j}].{key}"):
+                if isinstance(arg, str) and arg.startswith(prefix):
+                    try:
+                        return max(0.0, float(arg[len(prefix) :]))
+                    except ValueError:
+                        continue
+    return 0.0
 
 
 def _scheduled(read: Reader, status: Mapping[str, Any], at: str) -> float | None:
@@ -129,7 +176,7 @@ def merge(before: PodTimes | None, now: PodTimes) -> PodTimes:
     known = {p.uid: p for p in (before.pods if before else ())}
     for p in now.pods:
         old = known.get(p.uid)
-        known[p.uid] = p if old is None else replace(p, scheduled=min(old.scheduled, p.scheduled))
+        known[p.uid] = p if old is None else _again(old, p)
     listed = {p.uid for p in now.pods}
     for uid, p in list(known.items()):
         if uid in listed or p.ended is not None:
@@ -143,12 +190,46 @@ def merge(before: PodTimes | None, now: PodTimes) -> PodTimes:
             known[uid] = replace(p, ended=min(later), end=podtimes.REPLACED)
         elif now.ended is not None:
             known[uid] = replace(p, ended=max(now.ended, p.scheduled), end=podtimes.JOB_ENDED)
-    return replace(now, pods=tuple(sorted(known.values())))
+    created = [t for t in (before.created if before else None, now.created) if t is not None]
+    marks = _progressed(before.marks if before else (), now.marks)
+    restarts = podtimes.once([*(before.restarts if before else ()), *now.restarts])
+    return replace(
+        now,
+        pods=tuple(sorted(known.values())),
+        created=min(created, default=None),
+        marks=marks,
+        restarts=restarts,
+    )
+
+
+def _again(old: PodLife, new: PodLife) -> PodLife:
+    """A pod seen again: its earliest scheduling and start kept (a restart in place hides the
+    first start once the kubelet has restarted it twice)."""
+    starts = [t for t in (old.running, new.running) if t is not None]
+    return replace(
+        new, scheduled=min(old.scheduled, new.scheduled), running=min(starts, default=None)
+    )
+
+
+def _progressed(before: Sequence[Mark], seen: Sequence[Mark]) -> tuple[Mark, ...]:
+    """The marks kept, with what a reading saw added: the first output once, and a step when
+    it differs from the last step kept (as the progress clock writes a line at each change)."""
+    kept = list(before)
+    for mark in sorted(seen, key=lambda m: m.t):
+        if mark.step is None:
+            if not any(m.step is None for m in kept):
+                kept.append(mark)
+            continue
+        steps = [m for m in kept if m.step is not None]
+        last = max(steps, key=lambda m: m.t) if steps else None
+        if last is None or (mark.t > last.t and mark.step != last.step):
+            kept.append(mark)
+    return tuple(sorted(kept, key=lambda m: (m.t, m.step is not None, m.step or 0.0)))
 
 
 def sighting(entry: StackEntry, state: JobState) -> PodTimes:
     """The run as `state` shows it now."""
-    from trainstack.deploy.recovery import parse_time
+    from trainstack.deploy.recovery import parse_time, restarts
 
     ended = None
     if state.outcome.finished:
@@ -164,6 +245,8 @@ def sighting(entry: StackEntry, state: JobState) -> PodTimes:
         outcome=str(state.outcome.value),
         ended=ended,
         pods=state.lifetimes,
+        created=state.created,
+        restarts=tuple([*restarts(state), *([state.preempted] if state.preempted else [])]),
     )
 
 
@@ -206,6 +289,40 @@ class Place:
         text = logstore.read_record(self.uri, podtimes.FILE, mount=self.mount, endpoint=endpoint)
         return None if text is None else podtimes.parse(text, self.uri + podtimes.FILE)
 
+    def progress(self, now: float) -> tuple[Mark, ...]:
+        """What the store shows of the run's progress: its replicas' first output (the
+        earliest time a shipped log was last written: at or after its first line) and the step
+        its metrics reached (when the step chart was last written: when that row was), timed
+        by the files' modification times, so by when a pod wrote them, not when they were read.
+        Only a claim or NAS mounted here: OSS would mean fetching the metrics (docs/metrics.md)."""
+        from trainstack.deploy import logstore
+        from trainstack.infra.logplace import run_folder
+        from trainstack.infra.run.artifacts import METRICS_DIR
+        from trainstack.metrics import progress
+
+        if self.mount is None or self.uri.startswith("oss://"):
+            return ()
+        marks = []
+        logs = logstore.locate_mounted(self.uri, self.mount, create=False)
+        written = [
+            t
+            for f in (sorted(logs.iterdir()) if logs is not None else ())
+            if logstore.is_log_name(f.name) and (t := _written(f, nonempty=True)) is not None
+        ]
+        if written:
+            marks.append(Mark(min(min(written), now), None))
+        folder = run_folder(self.uri)
+        metrics = folder and logstore.locate_mounted(
+            folder + METRICS_DIR + "/", self.mount, create=False
+        )
+        if metrics:
+            chart = progress.step_chart(metrics, root=self.mount)
+            step = progress.latest_step(metrics, root=self.mount) if chart else None
+            at = _written(chart, nonempty=True) if chart and step is not None else None
+            if step is not None and at is not None:
+                marks.append(Mark(min(at, now), step))
+        return tuple(marks)
+
     def write(self, times: PodTimes) -> None:
         from trainstack.deploy import logstore
 
@@ -223,7 +340,8 @@ def keep(entry: StackEntry, state: JobState, mount: Path | None) -> str | None:
         return None
     try:
         before = place.read()
-        merged = merge(before, sighting(entry, state))
+        seen = sighting(entry, state)
+        merged = merge(before, replace(seen, marks=place.progress(time.time())))
         if merged != before:
             place.write(merged)
     except UserError as err:
@@ -250,6 +368,20 @@ def lifetimes(
         if pods is not None:
             found[r.id] = pods
     return found, problems
+
+
+def _written(path: Path, *, nonempty: bool) -> float | None:
+    """A regular file's modification time (not followed through a link); None for anything
+    else, or an empty file when `nonempty`."""
+    import stat
+
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or (nonempty and st.st_size == 0):
+        return None
+    return st.st_mtime
 
 
 @dataclass(frozen=True)
@@ -299,7 +431,8 @@ def _deployed(ref: str, home: Path | None, mount: Path | None, unknown: NotFound
             "(with --store DIR for a claim or NAS store); `trainstack status` shows it now",
         )
     record = record_of(pods, found.entry.version, place)
-    return Found(record, from_store(found.entry, mount) or [], pods)
+    history = podtimes.once([*(from_store(found.entry, mount) or []), *pods.restarts])
+    return Found(record, list(history), pods)
 
 
 def record_of(pods: PodTimes, version: str, place: Place) -> RunRecord:

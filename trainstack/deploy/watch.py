@@ -98,7 +98,7 @@ def read_state(cluster: Cluster, job: JobRef) -> JobState:
     listed = cluster.pods(job.namespace, job.name, pod_selector(job.kind, job.name))
     pods = current_attempt(job.kind, listed)
     state = job_state(job.kind, job.name, job.namespace, obj, pods, job.container)
-    state = _with_lifetimes(state, job, listed)
+    state = replace(_with_lifetimes(state, job, listed), created=_created(obj, job))
     if job.kind == TRAINJOB_KIND:  # the JobSet, named after the TrainJob, knows its restarts
         group, _, version = JOBSET.api_version.partition("/")
         jobset = cluster.custom_object(group, version, JOBSET_PLURAL, job.namespace, job.name)
@@ -115,6 +115,17 @@ def _with_lifetimes(state: JobState, job: JobRef, listed: list[Any]) -> JobState
     if len(listed) != len(state.replicas):
         every = job_state(job.kind, job.name, job.namespace, None, listed, job.container)
     return replace(state, lifetimes=observe(listed, every.replicas, time.time()))
+
+
+def _created(obj: Any, job: JobRef) -> float | None:
+    """The job object's creationTimestamp: where a deployed run's queue wait begins."""
+    from trainstack.deploy.recovery import parse_time
+
+    if obj is None:
+        return None
+    read = Reader(f"{job.kind} {job.namespace}/{job.name}")
+    meta = read.obj(read.obj(obj, "").get("metadata"), "metadata")
+    return parse_time(read.text(meta.get("creationTimestamp"), "metadata.creationTimestamp"))
 
 
 def with_waiting(cluster: Cluster, job: JobRef, state: JobState, pods: list[Any]) -> JobState:
