@@ -109,7 +109,7 @@ def read_state(cluster: Cluster, job: JobRef) -> JobState:
 def _with_lifetimes(state: JobState, job: JobRef, listed: list[Any]) -> JobState:
     """Every listed pod's lifetime: an earlier attempt's pods still being deleted hold their
     nodes too."""
-    from trainstack.deploy.podrecords import observe
+    from trainstack.deploy.podlives import observe
 
     every = state
     if len(listed) != len(state.replicas):

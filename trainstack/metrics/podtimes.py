@@ -106,6 +106,17 @@ class PodTimes:
         return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
+@dataclass(frozen=True)
+class Stored:
+    """Deployed runs' pod lifetimes as read from their stores (trainstack.deploy.podrecords):
+    found by run id, why each other deployed run's were not (in words that group: out of
+    reach from here, none recorded, damaged), and each damaged record as one line."""
+
+    found: Mapping[str, PodTimes] = field(default_factory=dict)
+    unread: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+
 def parse(text: str, where: str) -> PodTimes:
     """`pods.json` as written by to_json; anything else one UserError naming the field."""
     from trainstack import boundedjson
