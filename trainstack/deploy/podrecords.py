@@ -23,6 +23,9 @@ from trainstack.metrics.podtimes import PodLife, PodTimes, Stored
 from trainstack.metrics.progress import Mark
 from trainstack.registry.model import Restart, RunKind, RunRecord, RunStatus
 
+# Why a deployed run's store has nothing to price it by.
+NOT_KEPT = f"no {podtimes.FILE} in its store (no `status` or `wait` kept one)"
+
 if TYPE_CHECKING:
     from trainstack.deploy.index import StackEntry
     from trainstack.deploy.jobstate import JobState
@@ -250,7 +253,7 @@ def stored(records: Sequence[RunRecord], mount: Path | None) -> Stored:
             unread[r.id] = f"its {podtimes.FILE} is damaged"
             continue
         if pods is None:
-            unread[r.id] = f"no {podtimes.FILE} in its store (no `status` or `wait` kept one)"
+            unread[r.id] = NOT_KEPT
         else:
             found[r.id] = pods
     return Stored(found, unread, tuple(problems))
