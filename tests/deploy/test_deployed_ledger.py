@@ -22,7 +22,9 @@ from tests.deploy.test_cluster import JOB_PATH, PODS_PATH, PlatformCLI, Recorded
 from tests.deploy.test_deployed_cost import PRICE, RATES, RECORD, STORE_URI, _project, run_id
 from tests.deploy.test_teammates_at_scale import tags as stack_tags
 from trainstack.deploy.recovery import parse_time
+from trainstack.errors import UserError
 from trainstack.metrics import podtimes
+from trainstack.metrics.progress import Mark
 
 api, cli, home = recorded.api, recorded.cli, recorded.home
 __all__ = ["run_id"]  # the fixture, used by name
@@ -188,3 +190,31 @@ def test_a_teammate_sees_the_same_ledger_from_the_store_alone(
     theirs = json.loads(shown.out)
     assert theirs["goodput"] == mine["goodput"]
     assert {p["part"]: p["seconds"] for p in theirs["goodput"]["parts"]} == pytest.approx(EXPECTED)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("created", "yesterday", "pods.json: created: expected a number, got 'yesterday'"),
+        ("marks", {"t": 1}, "pods.json: marks: expected a list"),
+        ("marks", [{"t": 1.0, "step": "x"}], "pods.json: marks[0].step: expected a number"),
+        ("restarts", [{"at": 1.0}], "pods.json: restarts[0].role: expected text"),
+    ],
+)
+def test_a_damaged_ledger_field_is_one_clear_error_naming_it(
+    field: str, value: object, said: str
+) -> None:
+    kept = podtimes.PodTimes("r", "local", "local.r", None, "c", None, "succeeded", 10.0)
+    doc = {**json.loads(kept.to_json()), field: value}
+    with pytest.raises(UserError) as err:
+        podtimes.parse(json.dumps(doc), "pods.json")
+    assert said in err.value.message
+
+
+def test_a_step_below_zero_is_kept() -> None:
+    """A chart's x may be negative (a warm-up counted down): a step, not damage."""
+    mark = Mark(5.0, -3.0)
+    kept = podtimes.PodTimes(
+        "r", "local", "local.r", None, "c", None, "running", None, marks=(mark,)
+    )
+    assert podtimes.parse(kept.to_json(), "pods.json").marks == (mark,)

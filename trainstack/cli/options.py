@@ -9,15 +9,12 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from trainstack import k8snames
 from trainstack.envnames import BACKEND_ENV, COMPONENTS_ENV, HOME_ENV, PROJECT_ENV
-
-if TYPE_CHECKING:
-    from trainstack.policy.budgets import StoreReader
 
 
 class Shared(click.Option):
@@ -165,14 +162,6 @@ store_option = click.option(
     help="where a claim or NAS artifact store is mounted on this machine (its root): a deployed "
     "run's shipped logs, restart records and pod lifetimes are read (and kept) there",
 )
-
-
-def stores_at(store: Path | None) -> StoreReader:
-    """How the team-budget rule reads deployed runs' costs: from their stores, as far as this
-    machine reaches them (`--store DIR` for a claim or NAS, OSS with credentials)."""
-    from trainstack.deploy.podrecords import stored
-
-    return functools.partial(stored, mount=store)
 
 
 # What a verb's output can be: `text` for people, `json` for programs, `github` for workflow

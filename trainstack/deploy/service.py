@@ -106,16 +106,12 @@ def deploy(
 
     for note in not_carried(PlatformOutputs.read(platform, env).operator, completed):
         (on_notice or on_output or _no_output)(f"note: {note}")
-    from functools import partial
-
-    from trainstack.deploy.podrecords import stored
+    from trainstack.deploy.podrecords import stores_at
     from trainstack.policy.check import check_manifests, enforce
     from trainstack.policy.report import text
 
-    # the team's spending: its deployed runs priced from the stores OSS credentials reach
-    report = check_manifests(
-        manifests, env, str(run_file), platform, project, partial(stored, mount=None)
-    )
+    # the team's spending counts its deployed runs priced from the stores OSS credentials reach
+    report = check_manifests(manifests, env, str(run_file), platform, project, stores_at(None))
     enforce(report)  # a mandatory violation: stop before any stack or resource exists
     if report.violations and on_output is not None:
         on_output("policy: " + text([report]))

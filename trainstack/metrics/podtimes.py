@@ -213,7 +213,7 @@ def _marks(raw: object, at: str) -> tuple[Mark, ...]:
         if item.get("output") is True:
             out.append(Mark(t, None))
         else:
-            out.append(Mark(t, _time(item, "step", where)))
+            out.append(Mark(t, _time(item, "step", where, signed=True)))
     return tuple(sorted(out, key=lambda m: (m.t, m.step is not None, m.step or 0.0)))
 
 
@@ -253,13 +253,16 @@ def _text(doc: Mapping[str, Any], key: str, where: str, *, optional: bool = Fals
     return value
 
 
-def _time(doc: Mapping[str, Any], key: str, where: str, *, optional: bool = False) -> Any:
+def _time(
+    doc: Mapping[str, Any], key: str, where: str, *, optional: bool = False, signed: bool = False
+) -> Any:
+    """A non-negative number (`signed`: any finite one, as a chart's step may be)."""
     value = doc.get(key)
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise UserError(f"{where}{key}: expected a number, got {_shown(value)}")
-    if value < 0:
+    if value < 0 and not signed:
         raise UserError(f"{where}{key}: cannot be negative ({value!r})")
     return float(value)
 
