@@ -218,3 +218,49 @@ def test_a_step_below_zero_is_kept() -> None:
         "r", "local", "local.r", None, "c", None, "running", None, marks=(mark,)
     )
     assert podtimes.parse(kept.to_json(), "pods.json").marks == (mark,)
+
+
+def test_wait_keeps_a_mark_at_each_poll_so_a_run_it_watched_splits_alike(
+    run_id: str,
+    api: RecordedAPI,
+    cli: PlatformCLI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`wait` alone, the pods the same between most polls: each poll keeps the step the store
+    shows (and the launcher's hang restart), so the ledger is the one six `status` readings
+    give, not restarts counted until the job's end. The store advances as the API answers each
+    poll's read of the job: no timing involved."""
+    store = tmp_path / "claim"
+    metrics = {"id": "mnist-baseline-01", "metas": [STEPS]}
+    _written(store / RUN / "_metrics" / "metrics.json", json.dumps(metrics), "09:00:12")
+    _written(store / RUN / "logs" / "master-0.log", "epoch 1\n", "09:00:40")
+    hang = {"event": "restart", "reason": "hung", "time": at("09:15:00"), "exitCode": 137}
+    polls = iter(READINGS)
+    answer = api.answer
+
+    def advancing(path: str) -> tuple[int, bytes]:
+        reading = next(polls, None) if path == JOB_PATH else None
+        if reading is not None:  # each poll reads the job first: the pods wrote before it
+            _, step, when = reading
+            if step == 350:
+                events = store / RUN / "logs" / "worker-0.restarts.jsonl"
+                _written(events, json.dumps(hang) + "\n", "09:15:00")
+            _step(store, step, when)
+        return answer(path)
+
+    monkeypatch.setattr(api, "answer", advancing)
+    jobs = [
+        f"pytorchjob-ledger-{'running' if s != 'succeeded' else s}.json" for s, _, _ in READINGS
+    ]
+    api.serve(JOB_PATH, *jobs)
+    api.serve(PODS_PATH, *(f"pods-ledger-{s}.json" for s, _, _ in READINGS))
+    argv = ["wait", "mnist-baseline-01", "--interval", "0.1", "--store", str(store)]
+    done = recorded.cli_exit(argv)
+    assert done.code == 0, done.err
+    kept = podtimes.parse((store / RECORD).read_text(), "pods.json")
+    assert [m.step for m in kept.marks] == [None, *(float(s) for _, s, _ in READINGS)]
+    project = _project(tmp_path)
+    where = ["--store", str(store), "--project", str(project), "--format", "json"]
+    shown = json.loads(recorded.cli_exit(["runs", "show", run_id, *where]).out)
+    assert {p["part"]: p["seconds"] for p in shown["goodput"]["parts"]} == pytest.approx(EXPECTED)

@@ -209,16 +209,30 @@ class Place:
         )
 
 
-def keep(entry: StackEntry, state: JobState, mount: Path | None) -> str | None:
+def keep(
+    entry: StackEntry, state: JobState, mount: Path | None, *, progress_only: bool = False
+) -> str | None:
     """Merge what `state` shows of the run's pods into its `pods.json` in the store, when this
-    machine can reach it; a problem is returned as a warning (status and wait go on)."""
+    machine can reach it; a problem is returned as a warning (status and wait go on).
+    `progress_only`: written only when the store shows progress not kept yet (`wait` between
+    changes: a mark at each poll, not a write of every pod's last sighting)."""
     place = Place.of_entry(entry, mount)
     if place is None or not place.reachable or not state.lifetimes:
         return None
     try:
+        marks = place.progress(time.time())
+        if progress_only and not marks:
+            return None
         before = place.read()
-        seen = sighting(entry, state)
-        merged = merge(before, replace(seen, marks=place.progress(time.time())))
+        seen = replace(sighting(entry, state), marks=marks)
+        if not progress_only:  # the launchers' hang restarts in place, which the API never shows
+            from trainstack.deploy.recovery import from_store
+
+            launched = from_store(entry, mount) or []
+            seen = replace(seen, restarts=podtimes.once([*seen.restarts, *launched]))
+        merged = merge(before, seen)
+        if progress_only and before is not None and merged.marks == before.marks:
+            return None
         if merged != before:
             place.write(merged)
     except UserError as err:

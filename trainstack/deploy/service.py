@@ -400,6 +400,7 @@ def wait(
     timeout: float | None,
     interval: float = 10.0,
     on_change: Callable[[JobState], None] | None = None,
+    on_poll: Callable[[JobState], None] | None = None,
 ) -> JobState:
     """Block until the job ends; the registry gets its outcome."""
     from trainstack.deploy import watch
@@ -412,6 +413,7 @@ def wait(
         timeout=timeout,
         interval=interval,
         on_change=on_change,
+        on_poll=on_poll,
     )
     watch.record(found.settings, found.entry, state)
     return state

@@ -222,10 +222,12 @@ def wait(
     timeout: float | None,
     interval: float = 10.0,
     on_change: Callable[[JobState], None] | None = None,
+    on_poll: Callable[[JobState], None] | None = None,
     clock: Clock = time.monotonic,
     sleep: Sleep = time.sleep,
 ) -> JobState:
-    """Poll until the job succeeds or fails; ``WaitTimeoutError`` after ``timeout`` seconds."""
+    """Poll until the job succeeds or fails; ``WaitTimeoutError`` after ``timeout`` seconds.
+    `on_change`: each reading that differs from the last; `on_poll`: each other one."""
     deadline = None if timeout is None else clock() + timeout
     last: tuple[object, ...] | None = None
     while True:
@@ -237,6 +239,8 @@ def wait(
         )
         if on_change is not None and summary != last:
             on_change(state)
+        elif on_poll is not None:
+            on_poll(state)
         last = summary
         if state.outcome.finished:
             return state

@@ -79,8 +79,9 @@ class PodTimes:
     created: float | None = None  # the job object's creationTimestamp; None: not recorded
     # The progress readers saw in the store, in time order (trainstack.metrics.progress' marks).
     marks: tuple[Mark, ...] = ()
-    # The restarts the API showed its readers (in place, a JobSet's, Kueue's preemption), so a
-    # teammate's machine knows them too: the deployer's registry is the only other place.
+    # The restarts the API showed its readers (in place, a JobSet's, Kueue's preemption) and the
+    # launchers' hang restarts they read beside the logs, so a teammate's machine, and a run
+    # only `wait` watched, know them too: the deployer's registry is the only other place.
     restarts: tuple[Restart, ...] = ()
 
     @property
