@@ -16,6 +16,7 @@ from trainstack.cli.options import (
     param_option,
     project_option,
     store_option,
+    stores_at,
 )
 from trainstack.errors import UserError
 from trainstack.spec.overrides import Overrides
@@ -110,7 +111,6 @@ def _plan_one(
 ) -> None:
     from rich.console import Console
 
-    from trainstack.deploy.podrecords import stores_at
     from trainstack.envfile import find_project
     from trainstack.plan import service
     from trainstack.plan.report import console_width, plan_json, print_plan

@@ -11,6 +11,7 @@ from trainstack.cli.options import (
     output_format,
     project_option,
     store_option,
+    stores_at,
 )
 from trainstack.errors import UserError
 
@@ -34,7 +35,6 @@ def check(
     Exit 0 when no mandatory rule fires (advisory ones are printed), 1 when one does, 2 when a
     RUN file could not be checked; each file is checked whatever the one before it did.
     """
-    from trainstack.deploy.podrecords import stores_at
     from trainstack.policy.check import check_platform, check_run
     from trainstack.policy.report import as_json, github, github_error, text
 
@@ -71,7 +71,6 @@ def check(
 def context(env: str, project: Path | None, store: Path | None) -> None:
     """Print ENV's policy context as JSON: what the CrossGuard pack reads from
     $TRAINSTACK_POLICY_CONTEXT (the platform's outputs, planned offline, and the teams)."""
-    from trainstack.deploy.podrecords import stores_at
     from trainstack.envfile import find_project
     from trainstack.plan.service import platform_outputs
     from trainstack.policy.check import context_for

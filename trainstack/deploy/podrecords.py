@@ -11,9 +11,8 @@ of the pod that replaced it. Two readers writing at once can lose the other's ne
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -247,12 +246,6 @@ def lifetimes(
     (by run id), and a problem per record that could not be read (the listing goes on)."""
     found = stored(records, mount)
     return dict(found.found), list(found.problems)
-
-
-def stores_at(mount: Path | None) -> Callable[[Sequence[RunRecord]], Stored]:
-    """How the team-budget rule reads deployed runs' costs: from their stores, as far as this
-    machine reaches them (`mount`: a claim or NAS mounted here; OSS with credentials)."""
-    return functools.partial(stored, mount=mount)
 
 
 def stored(records: Sequence[RunRecord], mount: Path | None) -> Stored:

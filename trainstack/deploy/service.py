@@ -106,12 +106,15 @@ def deploy(
 
     for note in not_carried(PlatformOutputs.read(platform, env).operator, completed):
         (on_notice or on_output or _no_output)(f"note: {note}")
-    from trainstack.deploy.podrecords import stores_at
+    from functools import partial
+
+    from trainstack.deploy.podrecords import stored
     from trainstack.policy.check import check_manifests, enforce
     from trainstack.policy.report import text
 
     # the team's spending counts its deployed runs priced from the stores OSS credentials reach
-    report = check_manifests(manifests, env, str(run_file), platform, project, stores_at(None))
+    stores = partial(stored, mount=None)
+    report = check_manifests(manifests, env, str(run_file), platform, project, stores)
     enforce(report)  # a mandatory violation: stop before any stack or resource exists
     if report.violations and on_output is not None:
         on_output("policy: " + text([report]))

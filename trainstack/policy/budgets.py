@@ -9,16 +9,18 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainstack import platformnames as names
 from trainstack.errors import ConfigError
-from trainstack.metrics.podtimes import Stored
 from trainstack.policy.model import Context, TeamBudget
-from trainstack.registry.model import RunRecord
 
-# Reads deployed runs' pod lifetimes from their artifact stores, as this machine can.
-StoreReader = Callable[[Sequence[RunRecord]], Stored]
+if TYPE_CHECKING:  # plan imports this module; what it reads is imported only with a budget
+    from trainstack.metrics.podtimes import Stored
+    from trainstack.registry.model import RunRecord
+
+    # Reads deployed runs' pod lifetimes from their artifact stores, as this machine can.
+    StoreReader = Callable[[Sequence[RunRecord]], Stored]
 
 
 def with_budgets(
