@@ -17,6 +17,7 @@ ledger, priced at the GPU rate, as a share of what the parts hold, never subtrac
 Times come from the run's own records: the registry (start, end, the recovery history), the
 progress clock (trainstack.metrics.progress, one look a usage sample), the hang timeout in its
 training_job.json, and usage.jsonl. So each boundary is known to within a sample (a second).
+A deployed run's ledger is trainstack.metrics.podledger's, from the records its readers kept.
 """
 
 from __future__ import annotations
