@@ -259,14 +259,19 @@ def test_cost_rolls_up_the_shared_records_and_this_registrys_runs(
     assert [g["group"] for g in only["groups"]] == ["vision"]
     local = json.loads(recorded.cli_exit([*base, "--env", "priced", "--format", "json"]).out)
     assert [g["group"] for g in local["groups"]] == ["-"]
-    # --goodput: the local run's ledger, its parts adding up to its wall time
+    # --goodput: each run's ledger, the local one's and the teammate's deployed one's, its
+    # parts adding up to its wall time (the job's creation -> its last pod's end: 20 minutes)
     ledger = json.loads(
         recorded.cli_exit([*base, "--goodput", "--by", "run", "--format", "json"]).out
     )
-    (mine,) = [g for g in ledger["groups"] if g["goodput"]["runs"] == 1]
-    parts = mine["goodput"]["parts"]
-    assert [p["part"] for p in parts] == ["queue", "start-up", "productive", "restarts", "hang"]
-    assert sum(p["seconds"] for p in parts) > 0
+    assert [g["goodput"]["runs"] for g in ledger["groups"]] == [1, 1]
+    for group in ledger["groups"]:
+        parts = group["goodput"]["parts"]
+        assert [p["part"] for p in parts] == ["queue", "start-up", "productive", "restarts", "hang"]
+        assert sum(p["seconds"] for p in parts) > 0
+    deployed = next(g for g in ledger["groups"] if "mnist-baseline-01" in g["group"])
+    assert sum(p["seconds"] for p in deployed["goodput"]["parts"]) == pytest.approx(20 * 60)
+    assert sum(p["cost"] for p in deployed["goodput"]["parts"]) == pytest.approx(PRICE)
 
 
 def test_cost_refuses_a_bad_since_or_grouping_with_one_clear_error(

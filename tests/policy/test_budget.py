@@ -208,3 +208,87 @@ def test_the_projection_reads_either_deadline_and_else_the_typical_duration() ->
         )
         == []
     )
+
+
+# --- a team's deployed runs, priced from their stores ----------------------------------------
+
+STORE_URI = "pvc://trainstack-artifacts/vision/prev/logs/"
+
+
+def _deployed_run(cli: Cli, tmp_path: Path, gpu_hours: float) -> Path:
+    """A deployed run of team vision in this registry, its pods' lifetimes kept in its store (a
+    claim, mounted at the returned folder) as `status` leaves them: one pod of 1 GPU."""
+    import time
+
+    from trainstack.metrics import podtimes
+
+    with Registry.open(cli.home) as reg:
+        rec = reg.create(
+            NewRun("prev", "mnist-ddp", "1", kind=RunKind.CLUSTER, stack_name="ack-dev.vision.prev")
+        )
+        reg.record_log_place(rec.id, STORE_URI, None)
+    end = time.time()
+    start = end - gpu_hours * 3600
+    pod = podtimes.PodLife(
+        "worker", 0, start, "prev-worker-0", "uid-0", end, end, podtimes.TERMINATED, gpu=1.0
+    )
+    kept = podtimes.PodTimes(
+        "prev", "ack-dev", "ack-dev.vision.prev", "vision", "mnist-ddp", None, "succeeded", end,
+        (pod,),
+    )  # fmt: skip
+    store = tmp_path / "claim"
+    (store / "vision" / "prev" / "logs").mkdir(parents=True)
+    (store / "vision" / "prev" / "logs" / podtimes.FILE).write_text(kept.to_json())
+    return store
+
+
+def test_a_teams_deployed_runs_count_against_its_budget_priced_from_their_stores(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """10 GPU-h spent by a deployed run of the team, 96 projected, 100 allowed: refused with
+    the store read, and said plainly (never guessed, never refused for that alone) without."""
+    store = _deployed_run(cli, tmp_path, gpu_hours=10)
+    project = _project(tmp_path, {"gpuHours": 100, "per": "30d"})
+    done = cli("policy", "check", BASELINE, "--env", "ack-dev", "--project", project,
+               "--store", store, cwd=project)  # fmt: skip
+    assert done.returncode == 1, done.output
+    assert "remains of team vision's budget: 90.00 GPU-h of 100.00 GPU-h per 30d" in done.stdout
+    assert "spent 10.00 GPU-h by 1 run(s) in this machine's registry" in done.stdout
+    plan = cli("plan", BASELINE, "--env", "ack-dev", "--project", project, "--store", store,
+               cwd=project)  # fmt: skip
+    assert plan.returncode == 0, plan.output
+    assert "90.00 GPU-h of 100.00 GPU-h per 30d remain (spent 10.00 GPU-h by 1 run(s)" in (
+        plan.stdout
+    )
+    unmounted = cli("plan", BASELINE, "--env", "ack-dev", "--project", project, cwd=project)
+    assert unmounted.returncode == 0, unmounted.output
+    assert (
+        "spent 0.00 GPU-h by 1 run(s) in this machine's registry, 1 of them with no record of "
+        "their cost (1 deployed run(s) not priced: its claim or NAS store is not mounted here "
+        "(--store DIR))"
+    ) in unmounted.stdout
+    assert _check(cli, project).returncode == 0  # within what it can count: not refused
+
+
+def test_spent_says_why_each_deployed_run_is_unpriced(tmp_path: Path) -> None:
+    from trainstack.metrics.podtimes import Stored
+
+    records = [
+        replace_kind(_record(tmp_path, name, f"ack-dev.vision.{name}", 1000.0, 3600))
+        for name in ("a", "b", "c")
+    ]
+    stored = Stored(unread={"a": "out of reach", "b": "out of reach", "c": "damaged"})
+    spent = team_spent(
+        records, env="ack-dev", namespace="vision", since=500.0, rates=None, stored=stored
+    )
+    assert (spent.runs, spent.unpriced) == (3, 3)
+    assert spent.why_unpriced == "2 deployed run(s) not priced: out of reach; 1: damaged"
+    unread = team_spent(records, env="ack-dev", namespace="vision", since=500.0, rates=None)
+    assert unread.why_unpriced == "3 deployed run(s) not priced: this check read no artifact store"
+
+
+def replace_kind(record: RunRecord) -> RunRecord:
+    """A deployed run's record: no run directory here."""
+    from dataclasses import replace
+
+    return replace(record, kind=RunKind.CLUSTER, run_dir=None)

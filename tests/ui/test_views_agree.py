@@ -7,7 +7,9 @@ that used to disagree:
   show`, "exit 143" in the report and the console;
 - a local run whose runner died: "interrupted" on its page, yet listed by the `running` filter,
   missed by `interrupted`, counted running by its experiment;
-- a damaged registry row: the whole runs page a 503.
+- a damaged registry row: the whole runs page a 503;
+- a deployed run with its pods' lifetimes in its store: priced, and its time split, by `runs
+  show` and the report, not by the console.
 """
 
 from __future__ import annotations
@@ -115,3 +117,86 @@ def test_a_damaged_row_is_named_and_the_other_runs_still_listed(client: FlaskCli
     assert code == 200, html[:2000]
     assert sorted(listed) == ["ended", "orphan"]
     assert "damaged field" in html and "damaged" in html
+
+
+RATES = {"currency": "CNY", "vcpuHour": 0.5, "memoryGiBHour": 0.01, "gpuHour": 6.0}
+LOGS = "pvc://trainstack-artifacts/vision/trained/logs/"
+
+
+def _deployed(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A deployed run as `status` leaves it: its registry record (an OOM kill in its recovery
+    history), its `pods.json` on a claim store mounted here, its environment's rates.
+    (home, store, project)."""
+    import yaml
+
+    from trainstack.metrics.podtimes import TERMINATED, PodLife, PodTimes
+    from trainstack.metrics.progress import Mark
+    from trainstack.registry.model import Restart
+
+    home, store, project = tmp_path / "home", tmp_path / "claim", tmp_path / "platform"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text(
+        yaml.safe_dump({"name": "trainstack", "runtime": "python"})
+    )
+    config = {"trainstack:mode": "kubeconfig", "trainstack:costs": RATES}
+    (project / "Pulumi.local.yaml").write_text(yaml.safe_dump({"config": config}))
+    t0 = 1_764_000_000.0
+    with Registry.open(home) as reg:
+        rec = reg.create(
+            NewRun(name="trained", component="c", component_version="1", kind=RunKind.CLUSTER,
+                   stack_name="local.vision.trained")
+        )  # fmt: skip
+        reg.mark_running(rec.id, [])
+        reg.record_log_place(rec.id, LOGS, None)
+        reg.record_restart(rec.id, Restart(t0 + 600, "worker", 0, 137, "OOMKilled"))
+        reg.finish(rec.id, RunStatus.SUCCEEDED, exits=[ReplicaExit("worker", 0, 0)], restarts=1)
+    pods = tuple(
+        PodLife(
+            role,
+            0,
+            t0 + 60,
+            f"trained-{role}-0",
+            f"uid-{role}",
+            t0 + 1800,
+            t0 + 1800,
+            TERMINATED,
+            cpu=4,
+            memory_gib=16,
+            gpu=1,
+            running=t0 + 70,
+        )
+        for role in ("master", "worker")
+    )
+    marks = (Mark(t0 + 100, None), Mark(t0 + 500, 10.0), Mark(t0 + 700, 12.0))
+    kept = PodTimes("trained", "local", "local.vision.trained", "vision", "c", None, "succeeded",
+                    t0 + 1800, pods, created=t0, marks=marks)  # fmt: skip
+    (store / "vision" / "trained" / "logs").mkdir(parents=True)
+    (store / "vision" / "trained" / "logs" / "pods.json").write_text(kept.to_json())
+    return home, store, project
+
+
+def test_a_deployed_runs_cost_and_ledger_read_the_same_in_every_view(tmp_path: Path) -> None:
+    """`runs show`, the report and the console's run page price a deployed run from its pods'
+    lifetimes in the store and split its time alike; the console showed no cost for one."""
+    from html import unescape
+
+    home, store, project = _deployed(tmp_path)
+    where = ("--store", store, "--project", project)
+    shown = Cli(home)("runs", "show", "trained", *where)
+    assert shown.returncode == 0, shown.stderr
+    rows = [line.split(None, 1) for line in shown.stdout.splitlines() if line.strip()]
+    cost = next(value for key, value in rows if key == "cost")
+    ledger = [value for key, value in rows if key == "goodput"]
+    assert "CNY" in cost and len(ledger) == 7, shown.stdout
+    report = tmp_path / "report.html"
+    made = Cli(home)("report", "trained", "-o", report, *where)
+    assert made.returncode == 0, made.stderr
+    with Registry.open(home) as reg:
+        record = reg.resolve("trained")
+    config = UiConfig(home=home, project=project, store=store)
+    with create_app(config).test_client() as client:
+        client.environ_base["HTTP_HOST"] = LOOPBACK["Host"]
+        page = unescape(client.get(f"/runs/{record.id}").get_data(as_text=True))
+    for view in (unescape(report.read_text()), page):
+        assert cost in view
+        assert all(line in view for line in ledger), ledger

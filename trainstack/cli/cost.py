@@ -30,7 +30,7 @@ from trainstack.metrics.rollup import BY
     help="Only runs created since: a duration ago (30m, 2h, 7d) or a date/time.",
 )
 @click.option("--by", type=click.Choice(BY), default="team", show_default=True)
-@click.option("--goodput", is_flag=True, help="Add the goodput ledger's parts (local runs).")
+@click.option("--goodput", is_flag=True, help="Add the goodput ledger's parts.")
 @output_format("text", "json", help="json: the groups as data")
 @project_option
 @store_option

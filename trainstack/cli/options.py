@@ -7,14 +7,19 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from trainstack import k8snames
 from trainstack.envnames import BACKEND_ENV, COMPONENTS_ENV, HOME_ENV, PROJECT_ENV
+
+if TYPE_CHECKING:
+    from trainstack.metrics.podtimes import Stored
+    from trainstack.policy.budgets import StoreReader
+    from trainstack.registry.model import RunRecord
 
 
 class Shared(click.Option):
@@ -162,6 +167,19 @@ store_option = click.option(
     help="where a claim or NAS artifact store is mounted on this machine (its root): a deployed "
     "run's shipped logs, restart records and pod lifetimes are read (and kept) there",
 )
+
+
+def stores_at(store: Path | None) -> StoreReader:
+    """How the team-budget rule reads deployed runs' costs: from their stores, as far as this
+    machine reaches them (`--store DIR` for a claim or NAS, OSS with credentials). The store
+    readers are imported only when a team has a budget to read them for: `plan` stays light."""
+
+    def read(records: Sequence[RunRecord]) -> Stored:
+        from trainstack.deploy.podrecords import stored
+
+        return stored(records, store)
+
+    return read
 
 
 # What a verb's output can be: `text` for people, `json` for programs, `github` for workflow

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from trainstack.cli.options import environment, output_format, param_option, project_option
+from trainstack.cli.options import (
+    environment,
+    output_format,
+    param_option,
+    project_option,
+    store_option,
+    stores_at,
+)
 from trainstack.errors import UserError
 from trainstack.spec.overrides import Overrides
 
@@ -31,8 +38,14 @@ if TYPE_CHECKING:
 )
 @param_option
 @project_option
+@store_option
 def plan(
-    run_files: tuple[Path, ...], env: str, fmt: str, params: tuple[str, ...], project: Path | None
+    run_files: tuple[Path, ...],
+    env: str,
+    fmt: str,
+    params: tuple[str, ...],
+    project: Path | None,
+    store: Path | None,
 ) -> None:
     """Plan the platform (no RUN_FILE) or each RUN_FILE's stack, offline under mocks. A Sweep
     file plans the run stacks of the sweep's first batch of trials.
@@ -48,7 +61,7 @@ def plan(
             hint="plan each run file with its own -p",
         )
     if len(run_files) <= 1 and fmt != "github":
-        _plan_one(run_files[0] if run_files else None, env, fmt, project, sys.stdout, values)
+        _plan_one(run_files[0] if run_files else None, env, fmt, project, sys.stdout, store, values)
         return
     code = 0
     documents: list[dict[str, object]] = []
@@ -56,7 +69,7 @@ def plan(
         target = str(path or "platform")
         out = io.StringIO()
         try:
-            _plan_one(path, env, fmt if fmt == "json" else "text", project, out)
+            _plan_one(path, env, fmt if fmt == "json" else "text", project, out, store)
         except UserError as err:
             code = max(code, err.exit_code)  # the worst, as a lone file would exit with it
             _report(target, fmt, documents, error=err.render())
@@ -93,6 +106,7 @@ def _plan_one(
     fmt: str,
     project: Path | None,
     out: TextIO,
+    store: Path | None,
     params: Overrides | None = None,
 ) -> None:
     from rich.console import Console
@@ -119,12 +133,13 @@ def _plan_one(
     # Piped or captured output gets a wide table rather than rich's 80-column default.
     width = console_width(out.isatty())
     print_plan(result, Console(file=out, width=width), kind=kind, env=env)
-    report = check_plan(result, env, str(path or "platform"), outputs, project)
+    stores = stores_at(store)
+    report = check_plan(result, env, str(path or "platform"), outputs, project, stores)
     click.echo("policy: " + text([report]), file=out)
     if kind == "run":
         from trainstack.policy.check import budget_lines
 
-        for line in budget_lines(result, env, outputs, project):
+        for line in budget_lines(result, env, outputs, project, stores):
             click.echo(line, file=out)
         _deployed_line(result, env, out)
 

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import environment, output_format, project_option
+from trainstack.cli.options import (
+    environment,
+    output_format,
+    project_option,
+    store_option,
+    stores_at,
+)
 from trainstack.errors import UserError
 
 
@@ -20,7 +26,10 @@ def policy() -> None:
 @environment("environment: Pulumi.<ENV>.yaml", required=True)
 @output_format("text", "json", "github", help="github prints workflow commands (annotations).")
 @project_option
-def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> None:
+@store_option
+def check(
+    runs: tuple[Path, ...], env: str, fmt: str, project: Path | None, store: Path | None
+) -> None:
     """Check RUN files (or, with none, the platform) against ENV's rules.
 
     Exit 0 when no mandatory rule fires (advisory ones are printed), 1 when one does, 2 when a
@@ -29,16 +38,17 @@ def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> N
     from trainstack.policy.check import check_platform, check_run
     from trainstack.policy.report import as_json, github, github_error, text
 
+    stores = stores_at(store)
     if not runs:
         reports = [check_platform(env, project)]
         failed: list[tuple[Path, UserError]] = []
     elif len(runs) == 1:
-        reports, failed = [check_run(runs[0], env, project)], []  # an error: as any verb's
+        reports, failed = [check_run(runs[0], env, project, stores)], []  # as any verb's error
     else:
         reports, failed = [], []
         for run in runs:
             try:
-                reports.append(check_run(run, env, project))
+                reports.append(check_run(run, env, project, stores))
             except UserError as err:
                 failed.append((run, err))
     out = {"text": text, "json": as_json, "github": github}[fmt](reports)
@@ -57,7 +67,8 @@ def check(runs: tuple[Path, ...], env: str, fmt: str, project: Path | None) -> N
 @policy.command()
 @environment("environment: Pulumi.<ENV>.yaml", required=True)
 @project_option
-def context(env: str, project: Path | None) -> None:
+@store_option
+def context(env: str, project: Path | None, store: Path | None) -> None:
     """Print ENV's policy context as JSON: what the CrossGuard pack reads from
     $TRAINSTACK_POLICY_CONTEXT (the platform's outputs, planned offline, and the teams)."""
     from trainstack.envfile import find_project
@@ -65,5 +76,5 @@ def context(env: str, project: Path | None) -> None:
     from trainstack.policy.check import context_for
 
     outputs, _ = platform_outputs(find_project(project), env)
-    ctx, _ = context_for(env, outputs, project)
+    ctx, _ = context_for(env, outputs, project, stores=stores_at(store))
     click.echo(ctx.to_json())

@@ -35,15 +35,15 @@ def report(
     recovery history)."""
     from trainstack.deploy.podrecords import find
     from trainstack.metrics import cost
-    from trainstack.metrics.goodput import ledger
     from trainstack.metrics.htmlreport import build, render
+    from trainstack.metrics.podledger import ledger
     from trainstack.metrics.runview import deployed_view, view
     from trainstack.outfile import write_file
 
     run = find(run_ref, home=home, mount=store)
     record, history = run.record, run.history
     shown = deployed_view(record) if run.pods is not None and record.run_dir is None else None
-    found = ledger(record, history, env, project)
+    found = ledger(record, history, env, project, run.pods)
     html = render(
         build(
             shown or view(record),

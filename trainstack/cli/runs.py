@@ -124,14 +124,14 @@ def show(
     from trainstack.deploy.podrecords import find
     from trainstack.local import report
     from trainstack.metrics import cost
-    from trainstack.metrics.goodput import ledger
+    from trainstack.metrics.podledger import ledger
 
     found = find(run_ref, home=home, mount=store)
     record, history = found.record, found.history
     details = replace(
         report.details(record, history=history),
         cost=cost.summary(record, env, project, found.pods),
-        goodput=ledger(record, history, env, project),
+        goodput=ledger(record, history, env, project, found.pods),
     )
     if fmt == "json":
         click.echo(json.dumps(report.to_json(details), indent=2))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import home_option, project_option
+from trainstack.cli.options import home_option, project_option, store_option
 from trainstack.envnames import UI_TOKEN_ENV
 
 DEFAULT_PORT = 8765
@@ -34,8 +34,16 @@ DEFAULT_PORT = 8765
     help="Require this token on every request ($TRAINSTACK_UI_TOKEN).",
 )
 @project_option
+@store_option
 @home_option
-def ui(host: str, port: int, token: str | None, project: Path | None, home: Path | None) -> None:
+def ui(
+    host: str,
+    port: int,
+    token: str | None,
+    project: Path | None,
+    store: Path | None,
+    home: Path | None,
+) -> None:
     """Serve the runs, run pages (charts, logs, restarts), experiments, compare and sweeps of
     this state home as a local web console; it only reads."""
     from trainstack.registry import Registry, state_home
@@ -50,7 +58,7 @@ def ui(host: str, port: int, token: str | None, project: Path | None, home: Path
             pass
     else:
         click.echo(f"trainstack ui: no run recorded in {root} yet")
-    listening = listen(root, project, host, port, token)
+    listening = listen(root, project, host, port, token, store=store)
 
     def echo(line: str) -> None:
         click.echo(line)

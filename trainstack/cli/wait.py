@@ -53,9 +53,10 @@ def wait(
     from trainstack.deploy.jobstate import JobState, Outcome
     from trainstack.deploy.watch import JobFailedError
 
-    def keep(state: JobState) -> None:
-        # at each change: a pod replaced between two changes is still seen once
-        problem = podrecords.keep(found.entry, state, store)
+    def keep(state: JobState, *, progress_only: bool = False) -> None:
+        # at each change: a pod replaced between two changes is still seen once; between them,
+        # each step the store shows, so the goodput ledger's marks are as dense as the polls
+        problem = podrecords.keep(found.entry, state, store, progress_only=progress_only)
         if problem is not None:
             click.echo(f"warning: {problem}", err=True)
 
@@ -70,7 +71,13 @@ def wait(
         )
 
     found = service.locate(run, env, team=team, home=home, backend=backend)
-    state = service.wait(found, timeout=timeout, interval=interval, on_change=show)
+    state = service.wait(
+        found,
+        timeout=timeout,
+        interval=interval,
+        on_change=show,
+        on_poll=lambda s: keep(s, progress_only=True),
+    )
     keep(state)
     if state.outcome is Outcome.FAILED:
         exits = ", ".join(

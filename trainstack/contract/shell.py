@@ -79,6 +79,8 @@ MPI_WORKER_WAIT = "exec sleep 2147483647"
 # the standard library, and an image's site-packages .pth files can cost tens of milliseconds
 # at every start (benchmarks/bench_launcher.py).
 LAUNCHER_PYTHON = ("python3", "-S")
+# The launcher's option for the hang timeout; a deployed run's ledger reads it off its pods.
+HANG_TIMEOUT_OPTION = "--hang-timeout"
 # How long a hung command gets between SIGTERM and SIGKILL in a pod; a local run uses --grace.
 DEFAULT_LAUNCHER_GRACE_SECONDS = 10.0
 # What coreutils' `timeout` exits with when the deadline passed (deadline_launch); not one of
@@ -202,7 +204,7 @@ def launch_command(
     ft = run.fault_tolerance
     options = []
     if ft is not None and ft.hang_timeout_seconds is not None:
-        options.append(f"--hang-timeout={ft.hang_timeout_seconds}")
+        options.append(f"{HANG_TIMEOUT_OPTION}={ft.hang_timeout_seconds}")
     options.append(f"--grace={grace_seconds:g}")
     if events_dir is not None:
         options.append(f"--events-dir={events_dir}")

@@ -17,7 +17,8 @@ from pathlib import Path
 from trainstack.deploy.podrecords import Place, lifetimes, record_of
 from trainstack.errors import ToolMissingError, UserError
 from trainstack.metrics import cost
-from trainstack.metrics.goodput import Ledger, ledger
+from trainstack.metrics.goodput import Ledger
+from trainstack.metrics.podledger import ledger
 from trainstack.metrics.rollup import Group, Item, roll_up
 from trainstack.registry.model import RunKind, RunRecord
 
@@ -41,7 +42,7 @@ def report(
     backend: str | None = None,
     project: Path | None = None,
 ) -> CostReport:
-    items, unread, problems = _gather(since, home, mount, backend)
+    items, unread, problems = _gather(since, home, mount, backend, goodput)
     chosen = [
         i
         for i in items
@@ -56,7 +57,7 @@ def report(
 
 
 def _gather(
-    since: float, home: Path | None, mount: Path | None, backend: str | None
+    since: float, home: Path | None, mount: Path | None, backend: str | None, goodput: bool
 ) -> tuple[list[Item], int, list[str]]:
     from trainstack.registry import Registry, RunFilter, state_home
 
@@ -67,16 +68,23 @@ def _gather(
     items = [Item(r, _team(r, pods.get(r.id)), pods.get(r.id)) for r in records]
     known = {r.stack_name for r in records if r.stack_name}
     unread = sum(1 for r in records if r.kind is RunKind.CLUSTER and r.id not in pods)
-    shared, missing, more = _shared(known, since, home, mount, backend)
+    shared, missing, more = _shared(known, since, home, mount, backend, goodput)
     return items + shared, unread + missing, problems + more
 
 
 def _shared(
-    known: set[str], since: float, home: Path | None, mount: Path | None, backend: str | None
+    known: set[str],
+    since: float,
+    home: Path | None,
+    mount: Path | None,
+    backend: str | None,
+    goodput: bool,
 ) -> tuple[list[Item], int, list[str]]:
     """The backend's deployed runs this registry does not hold (a teammate's) with their pod
-    lifetimes, how many could not be priced from here, and what could not be read."""
+    lifetimes (with `goodput`, the hang restarts their launchers kept in the store too), how
+    many could not be priced from here, and what could not be read."""
     from trainstack.deploy.lookup import deployed
+    from trainstack.deploy.recovery import from_store
 
     try:
         entries = deployed(home=home, backend=backend)
@@ -99,7 +107,8 @@ def _shared(
             continue
         record = record_of(pods, entry.version, place)
         if record.created_at >= since:
-            out.append(Item(record, entry.team or pods.team, pods))
+            history = tuple(from_store(entry, mount) or ()) if goodput else None
+            out.append(Item(record, entry.team or pods.team, pods, history))
     return out, missing, problems
 
 
@@ -117,15 +126,18 @@ def _namespace(record: RunRecord) -> str | None:
     return parts[1] if len(parts) == 3 else None
 
 
-def _ledgers(home: Path | None, project: Path | None) -> Callable[[RunRecord], Ledger | None]:
-    """A local run's goodput ledger (a deployed run has none yet)."""
+def _ledgers(home: Path | None, project: Path | None) -> Callable[[Item], Ledger | None]:
+    """A run's goodput ledger: a local run's from its run directory, a deployed run's from its
+    pods' records; its recovery history from this registry, or the store for a teammate's."""
     from trainstack.registry import Registry, state_home
 
-    def of(record: RunRecord) -> Ledger | None:
-        if record.run_dir is None:
+    def of(item: Item) -> Ledger | None:
+        if item.record.run_dir is None and item.pods is None:
             return None
-        with Registry.open(state_home(home)) as reg:
-            history = reg.restarts(record.id)
-        return ledger(record, history, None, project)
+        history = item.history
+        if history is None:
+            with Registry.open(state_home(home)) as reg:
+                history = tuple(reg.restarts(item.record.id))
+        return ledger(item.record, history, None, project, item.pods)
 
     return of

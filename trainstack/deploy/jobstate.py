@@ -107,6 +107,9 @@ class JobState:
     # Every scheduled pod's lifetime as listed now, all restart attempts' (a
     # trainstack.metrics.podtimes.PodLife each): what a deployed run's cost is computed from.
     lifetimes: tuple[Any, ...] = ()
+    # When the job object was created (its metadata.creationTimestamp): where its queue wait
+    # begins. None where the job object is not there.
+    created: float | None = None
 
     @property
     def restarts(self) -> int:

@@ -12,114 +12,23 @@ of the pod that replaced it. Two readers writing at once can lose the other's ne
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from trainstack.deploy.apijson import Reader
 from trainstack.errors import NotFoundError, ToolMissingError, UserError
 from trainstack.metrics import podtimes
-from trainstack.metrics.podtimes import PodLife, PodTimes
+from trainstack.metrics.podtimes import PodLife, PodTimes, Stored
+from trainstack.metrics.progress import Mark
 from trainstack.registry.model import Restart, RunKind, RunRecord, RunStatus
+
+# Why a deployed run's store has nothing to price it by.
+NOT_KEPT = f"no {podtimes.FILE} in its store (no `status` or `wait` kept one)"
 
 if TYPE_CHECKING:
     from trainstack.deploy.index import StackEntry
-    from trainstack.deploy.jobstate import JobState, ReplicaState
-
-_GIB = float(1 << 30)
-_ENDED = ("Succeeded", "Failed")  # pod phases after which it holds nothing
-
-
-def observe(
-    pods: Sequence[Any], replicas: Sequence[ReplicaState], now: float
-) -> tuple[PodLife, ...]:
-    """Each scheduled pod's lifetime as the API shows it now (a pod not yet bound to a node
-    holds nothing and costs nothing). `replicas`: the same pods' roles and indexes."""
-    where = {r.pod: (r.role, r.index) for r in replicas}
-    read = Reader("pods")
-    out = []
-    for i, raw in enumerate(pods):
-        at = f"items[{i}]"
-        pod = read.obj(raw, at)
-        meta = read.obj(pod.get("metadata"), f"{at}.metadata")
-        name = str(read.text(meta.get("name"), f"{at}.metadata.name") or "")
-        status = read.obj(pod.get("status"), f"{at}.status")
-        scheduled = _scheduled(read, status, at)
-        if name not in where or scheduled is None:
-            continue
-        cpu, memory, gpu = _requests(read, read.obj(pod.get("spec"), f"{at}.spec"), at)
-        ended = _ended(read, status, at)
-        role, index = where[name]
-        out.append(
-            PodLife(
-                role=role,
-                index=index,
-                scheduled=scheduled,
-                pod=name,
-                uid=str(read.text(meta.get("uid"), f"{at}.metadata.uid") or name),
-                seen=now if ended is None else ended,  # an ended pod reads the same each time
-                ended=ended,
-                end=podtimes.TERMINATED if ended is not None else None,
-                cpu=cpu,
-                memory_gib=memory,
-                gpu=gpu,
-            )
-        )
-    return tuple(sorted(out))
-
-
-def _scheduled(read: Reader, status: Mapping[str, Any], at: str) -> float | None:
-    """When the scheduler bound the pod (its PodScheduled condition turning True)."""
-    from trainstack.deploy.recovery import parse_time
-
-    for j, c in enumerate(read.items(status.get("conditions"), f"{at}.status.conditions")):
-        cond = read.obj(c, f"{at}.status.conditions[{j}]")
-        if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
-            since = read.text(
-                cond.get("lastTransitionTime"), f"{at}.status.conditions[{j}].lastTransitionTime"
-            )
-            return parse_time(since)
-    return None
-
-
-def _ended(read: Reader, status: Mapping[str, Any], at: str) -> float | None:
-    """A finished pod's end: the last of its containers' `finishedAt`."""
-    from trainstack.deploy.recovery import parse_time
-
-    if status.get("phase") not in _ENDED:
-        return None
-    ends = []
-    listed = read.items(status.get("containerStatuses"), f"{at}.status.containerStatuses")
-    for j, s in enumerate(listed):
-        here = f"{at}.status.containerStatuses[{j}].state"
-        state = read.obj(read.obj(s, here).get("state"), here)
-        done = read.obj(state.get("terminated"), f"{here}.terminated")
-        end = parse_time(read.text(done.get("finishedAt"), f"{here}.terminated.finishedAt"))
-        if end is not None:
-            ends.append(end)
-    return max(ends, default=None)
-
-
-def _requests(read: Reader, spec: Mapping[str, Any], at: str) -> tuple[float, float, float]:
-    """(vCPUs, GiB, GPUs) its containers request, summed (as the scheduler sums them)."""
-    from trainstack.platformnames import GPU_RESOURCE
-    from trainstack.spec.values import quantity
-
-    total = [0.0, 0.0, 0.0]
-    for j, c in enumerate(read.items(spec.get("containers"), f"{at}.spec.containers")):
-        here = f"{at}.spec.containers[{j}].resources"
-        res = read.obj(read.obj(c, f"{at}.spec.containers[{j}]").get("resources"), here)
-        asked = read.obj(res.get("requests"), f"{here}.requests")
-        for slot, (key, scale) in enumerate((("cpu", 1.0), ("memory", _GIB), (GPU_RESOURCE, 1.0))):
-            value = asked.get(key)
-            if value is None:
-                continue
-            try:
-                total[slot] += quantity(value).value / scale
-            except ValueError as err:
-                raise read.error(f"{here}.requests.{key}", str(err)) from None
-    return total[0], total[1], total[2]
+    from trainstack.deploy.jobstate import JobState
 
 
 def merge(before: PodTimes | None, now: PodTimes) -> PodTimes:
@@ -129,7 +38,7 @@ def merge(before: PodTimes | None, now: PodTimes) -> PodTimes:
     known = {p.uid: p for p in (before.pods if before else ())}
     for p in now.pods:
         old = known.get(p.uid)
-        known[p.uid] = p if old is None else replace(p, scheduled=min(old.scheduled, p.scheduled))
+        known[p.uid] = p if old is None else _again(old, p)
     listed = {p.uid for p in now.pods}
     for uid, p in list(known.items()):
         if uid in listed or p.ended is not None:
@@ -143,12 +52,46 @@ def merge(before: PodTimes | None, now: PodTimes) -> PodTimes:
             known[uid] = replace(p, ended=min(later), end=podtimes.REPLACED)
         elif now.ended is not None:
             known[uid] = replace(p, ended=max(now.ended, p.scheduled), end=podtimes.JOB_ENDED)
-    return replace(now, pods=tuple(sorted(known.values())))
+    created = [t for t in (before.created if before else None, now.created) if t is not None]
+    marks = _progressed(before.marks if before else (), now.marks)
+    restarts = podtimes.once([*(before.restarts if before else ()), *now.restarts])
+    return replace(
+        now,
+        pods=tuple(sorted(known.values())),
+        created=min(created, default=None),
+        marks=marks,
+        restarts=restarts,
+    )
+
+
+def _again(old: PodLife, new: PodLife) -> PodLife:
+    """A pod seen again: its earliest scheduling and start kept (a restart in place hides the
+    first start once the kubelet has restarted it twice)."""
+    starts = [t for t in (old.running, new.running) if t is not None]
+    return replace(
+        new, scheduled=min(old.scheduled, new.scheduled), running=min(starts, default=None)
+    )
+
+
+def _progressed(before: Sequence[Mark], seen: Sequence[Mark]) -> tuple[Mark, ...]:
+    """The marks kept, with what a reading saw added: the first output once, and a step when
+    it differs from the last step kept (as the progress clock writes a line at each change)."""
+    kept = list(before)
+    for mark in sorted(seen, key=lambda m: m.t):
+        if mark.step is None:
+            if not any(m.step is None for m in kept):
+                kept.append(mark)
+            continue
+        steps = [m for m in kept if m.step is not None]
+        last = max(steps, key=lambda m: m.t) if steps else None
+        if last is None or (mark.t > last.t and mark.step != last.step):
+            kept.append(mark)
+    return tuple(sorted(kept, key=lambda m: (m.t, m.step is not None, m.step or 0.0)))
 
 
 def sighting(entry: StackEntry, state: JobState) -> PodTimes:
     """The run as `state` shows it now."""
-    from trainstack.deploy.recovery import parse_time
+    from trainstack.deploy.recovery import parse_time, restarts
 
     ended = None
     if state.outcome.finished:
@@ -164,6 +107,8 @@ def sighting(entry: StackEntry, state: JobState) -> PodTimes:
         outcome=str(state.outcome.value),
         ended=ended,
         pods=state.lifetimes,
+        created=state.created,
+        restarts=tuple([*restarts(state), *([state.preempted] if state.preempted else [])]),
     )
 
 
@@ -196,6 +141,16 @@ class Place:
             return logstore.has_credentials()
         return self.mount is not None
 
+    @property
+    def out_of_reach(self) -> str:
+        """Why the store cannot be read from here, and how to reach it."""
+        from trainstack.deploy import logstore
+
+        if self.uri.startswith("oss://"):
+            keys = f"${logstore.ACCESS_KEY_ENV}, ${logstore.SECRET_ENV}"
+            return f"its OSS store needs credentials here ({keys})"
+        return "its claim or NAS store is not mounted here (--store DIR)"
+
     def read(self) -> PodTimes | None:
         """The run's `pods.json`; None where none was written or the store is out of reach."""
         from trainstack.deploy import logstore
@@ -206,6 +161,44 @@ class Place:
         text = logstore.read_record(self.uri, podtimes.FILE, mount=self.mount, endpoint=endpoint)
         return None if text is None else podtimes.parse(text, self.uri + podtimes.FILE)
 
+    def progress(self, now: float) -> tuple[Mark, ...]:
+        """What the store shows of the run's progress: its replicas' first output (the
+        earliest time a shipped log was last written: at or after its first line) and the step
+        its metrics reached (when the step chart was last written: when that row was), timed
+        by the files' modification times, so by when a pod wrote them, not when they were read.
+        Only a claim or NAS mounted here: OSS would mean fetching the metrics (docs/metrics.md)."""
+        from trainstack.deploy import logstore
+        from trainstack.infra.logplace import run_folder
+        from trainstack.infra.run.artifacts import METRICS_DIR
+        from trainstack.metrics import progress
+
+        if self.mount is None or self.uri.startswith("oss://"):
+            return ()
+        marks = []
+        logs = logstore.locate_mounted(self.uri, self.mount, create=False)
+        try:
+            listed = sorted(logs.iterdir()) if logs is not None else []
+        except OSError:  # not readable here: no output seen, the reading goes on
+            listed = []
+        written = [
+            t
+            for f in listed
+            if logstore.is_log_name(f.name) and (t := _written(f, nonempty=True)) is not None
+        ]
+        if written:
+            marks.append(Mark(min(min(written), now), None))
+        folder = run_folder(self.uri)
+        metrics = folder and logstore.locate_mounted(
+            folder + METRICS_DIR + "/", self.mount, create=False
+        )
+        if metrics:
+            chart = progress.step_chart(metrics, root=self.mount)
+            step = progress.latest_step(metrics, root=self.mount) if chart else None
+            at = _written(chart, nonempty=True) if chart and step is not None else None
+            if step is not None and at is not None:
+                marks.append(Mark(min(at, now), step))
+        return tuple(marks)
+
     def write(self, times: PodTimes) -> None:
         from trainstack.deploy import logstore
 
@@ -215,15 +208,30 @@ class Place:
         )
 
 
-def keep(entry: StackEntry, state: JobState, mount: Path | None) -> str | None:
+def keep(
+    entry: StackEntry, state: JobState, mount: Path | None, *, progress_only: bool = False
+) -> str | None:
     """Merge what `state` shows of the run's pods into its `pods.json` in the store, when this
-    machine can reach it; a problem is returned as a warning (status and wait go on)."""
+    machine can reach it; a problem is returned as a warning (status and wait go on).
+    `progress_only`: written only when the store shows progress not kept yet (`wait` between
+    changes: a mark at each poll, not a write of every pod's last sighting)."""
     place = Place.of_entry(entry, mount)
     if place is None or not place.reachable or not state.lifetimes:
         return None
     try:
+        marks = place.progress(time.time())
+        if progress_only and not marks:
+            return None
         before = place.read()
-        merged = merge(before, sighting(entry, state))
+        seen = replace(sighting(entry, state), marks=marks)
+        if not progress_only:  # the launchers' hang restarts in place, which the API never shows
+            from trainstack.deploy.recovery import from_store
+
+            launched = from_store(entry, mount) or []
+            seen = replace(seen, restarts=podtimes.once([*seen.restarts, *launched]))
+        merged = merge(before, seen)
+        if progress_only and before is not None and merged.marks == before.marks:
+            return None
         if merged != before:
             place.write(merged)
     except UserError as err:
@@ -236,20 +244,51 @@ def lifetimes(
 ) -> tuple[dict[str, PodTimes], list[str]]:
     """The pod lifetimes of the deployed runs among `records` whose store this machine reaches
     (by run id), and a problem per record that could not be read (the listing goes on)."""
+    found = stored(records, mount)
+    return dict(found.found), list(found.problems)
+
+
+def stored(records: Sequence[RunRecord], mount: Path | None) -> Stored:
+    """The deployed runs among `records` with their pod lifetimes read from their stores, and
+    why each of the others' could not be."""
     found: dict[str, PodTimes] = {}
+    unread: dict[str, str] = {}
     problems: list[str] = []
     for r in records:
-        place = Place.of_record(r, mount) if r.kind is RunKind.CLUSTER else None
+        if r.kind is not RunKind.CLUSTER:
+            continue
+        place = Place.of_record(r, mount)
         if place is None:
+            unread[r.id] = "its record names no artifact store"
+            continue
+        if not place.reachable:
+            unread[r.id] = place.out_of_reach
             continue
         try:
             pods = place.read()
         except UserError as err:
             problems.append(f"{r.name}: {err.message}")
+            unread[r.id] = f"its {podtimes.FILE} is damaged"
             continue
-        if pods is not None:
+        if pods is None:
+            unread[r.id] = NOT_KEPT
+        else:
             found[r.id] = pods
-    return found, problems
+    return Stored(found, unread, tuple(problems))
+
+
+def _written(path: Path, *, nonempty: bool) -> float | None:
+    """A regular file's modification time (not followed through a link); None for anything
+    else, or an empty file when `nonempty`."""
+    import stat
+
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or (nonempty and st.st_size == 0):
+        return None
+    return st.st_mtime
 
 
 @dataclass(frozen=True)
@@ -299,7 +338,8 @@ def _deployed(ref: str, home: Path | None, mount: Path | None, unknown: NotFound
             "(with --store DIR for a claim or NAS store); `trainstack status` shows it now",
         )
     record = record_of(pods, found.entry.version, place)
-    return Found(record, from_store(found.entry, mount) or [], pods)
+    history = podtimes.once([*(from_store(found.entry, mount) or []), *pods.restarts])
+    return Found(record, list(history), pods)
 
 
 def record_of(pods: PodTimes, version: str, place: Place) -> RunRecord:

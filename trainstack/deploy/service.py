@@ -106,10 +106,15 @@ def deploy(
 
     for note in not_carried(PlatformOutputs.read(platform, env).operator, completed):
         (on_notice or on_output or _no_output)(f"note: {note}")
+    from functools import partial
+
+    from trainstack.deploy.podrecords import stored
     from trainstack.policy.check import check_manifests, enforce
     from trainstack.policy.report import text
 
-    report = check_manifests(manifests, env, str(run_file), platform, project)
+    # the team's spending counts its deployed runs priced from the stores OSS credentials reach
+    stores = partial(stored, mount=None)
+    report = check_manifests(manifests, env, str(run_file), platform, project, stores)
     enforce(report)  # a mandatory violation: stop before any stack or resource exists
     if report.violations and on_output is not None:
         on_output("policy: " + text([report]))
@@ -398,6 +403,7 @@ def wait(
     timeout: float | None,
     interval: float = 10.0,
     on_change: Callable[[JobState], None] | None = None,
+    on_poll: Callable[[JobState], None] | None = None,
 ) -> JobState:
     """Block until the job ends; the registry gets its outcome."""
     from trainstack.deploy import watch
@@ -410,6 +416,7 @@ def wait(
         timeout=timeout,
         interval=interval,
         on_change=on_change,
+        on_poll=on_poll,
     )
     watch.record(found.settings, found.entry, state)
     return state

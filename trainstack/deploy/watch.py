@@ -98,7 +98,7 @@ def read_state(cluster: Cluster, job: JobRef) -> JobState:
     listed = cluster.pods(job.namespace, job.name, pod_selector(job.kind, job.name))
     pods = current_attempt(job.kind, listed)
     state = job_state(job.kind, job.name, job.namespace, obj, pods, job.container)
-    state = _with_lifetimes(state, job, listed)
+    state = replace(_with_lifetimes(state, job, listed), created=_created(obj, job))
     if job.kind == TRAINJOB_KIND:  # the JobSet, named after the TrainJob, knows its restarts
         group, _, version = JOBSET.api_version.partition("/")
         jobset = cluster.custom_object(group, version, JOBSET_PLURAL, job.namespace, job.name)
@@ -109,12 +109,23 @@ def read_state(cluster: Cluster, job: JobRef) -> JobState:
 def _with_lifetimes(state: JobState, job: JobRef, listed: list[Any]) -> JobState:
     """Every listed pod's lifetime: an earlier attempt's pods still being deleted hold their
     nodes too."""
-    from trainstack.deploy.podrecords import observe
+    from trainstack.deploy.podlives import observe
 
     every = state
     if len(listed) != len(state.replicas):
         every = job_state(job.kind, job.name, job.namespace, None, listed, job.container)
     return replace(state, lifetimes=observe(listed, every.replicas, time.time()))
+
+
+def _created(obj: Any, job: JobRef) -> float | None:
+    """The job object's creationTimestamp: where a deployed run's queue wait begins."""
+    from trainstack.deploy.recovery import parse_time
+
+    if obj is None:
+        return None
+    read = Reader(f"{job.kind} {job.namespace}/{job.name}")
+    meta = read.obj(read.obj(obj, "").get("metadata"), "metadata")
+    return parse_time(read.text(meta.get("creationTimestamp"), "metadata.creationTimestamp"))
 
 
 def with_waiting(cluster: Cluster, job: JobRef, state: JobState, pods: list[Any]) -> JobState:
@@ -211,10 +222,12 @@ def wait(
     timeout: float | None,
     interval: float = 10.0,
     on_change: Callable[[JobState], None] | None = None,
+    on_poll: Callable[[JobState], None] | None = None,
     clock: Clock = time.monotonic,
     sleep: Sleep = time.sleep,
 ) -> JobState:
-    """Poll until the job succeeds or fails; ``WaitTimeoutError`` after ``timeout`` seconds."""
+    """Poll until the job succeeds or fails; ``WaitTimeoutError`` after ``timeout`` seconds.
+    `on_change`: each reading that differs from the last; `on_poll`: each other one."""
     deadline = None if timeout is None else clock() + timeout
     last: tuple[object, ...] | None = None
     while True:
@@ -226,6 +239,8 @@ def wait(
         )
         if on_change is not None and summary != last:
             on_change(state)
+        elif on_poll is not None:
+            on_poll(state)
         last = summary
         if state.outcome.finished:
             return state

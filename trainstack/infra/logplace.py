@@ -48,3 +48,14 @@ def expiring_prefix(team: str, store_path: str = "") -> str:
     (`store_path`: the store's folder in the bucket, '' for the bucket's root)."""
     folder = store_path.strip("/")
     return f"{folder + '/' if folder else ''}{team}/{EXPIRING_DIR}/"
+
+
+def run_folder(logs: str) -> str | None:
+    """The run's folder in the store (`<store><team>/<run>/`, where its metrics and outputs
+    are) from its logs place as `log_place` made it, kept or expiring; None for another."""
+    if logs.endswith(f"/{KEPT_DIR}/"):
+        return logs[: -len(KEPT_DIR) - 1]
+    head, sep, run = logs.rstrip("/").rpartition(f"/{EXPIRING_DIR}/")
+    if sep and run and "/" not in run:
+        return f"{head}/{run}/"
+    return None

@@ -17,6 +17,7 @@ ledger, priced at the GPU rate, as a share of what the parts hold, never subtrac
 Times come from the run's own records: the registry (start, end, the recovery history), the
 progress clock (trainstack.metrics.progress, one look a usage sample), the hang timeout in its
 training_job.json, and usage.jsonl. So each boundary is known to within a sample (a second).
+A deployed run's ledger is trainstack.metrics.podledger's, from the records its readers kept.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Ledger:
     idle_gpu_seconds: float
     idle_cost: float | None
     currency: str | None
+    sampled: bool = True  # False: nothing sampled usage (a deployed run), so no idle figure
 
     def seconds(self, name: str) -> float:
         return next(p.seconds for p in self.parts if p.name == name)
@@ -81,6 +83,9 @@ class Ledger:
         for p in self.parts:
             share = p.seconds / self.wall if self.wall > 0 else 0.0
             out.append(f"{p.name}: {p.seconds:.1f}s ({share:.0%}){self._money(p.cost)}")
+        if not self.sampled:
+            out.append("idle accelerators: not known (nothing samples a deployed run's usage)")
+            return out
         out.append(
             f"idle accelerators: {self.idle_gpu_seconds:.1f} GPU-s{self._money(self.idle_cost)}"
             " (within the parts above, not added to them)"
@@ -95,7 +100,11 @@ class Ledger:
             "wall_seconds": self.wall,
             "currency": self.currency,
             "parts": [{"part": p.name, "seconds": p.seconds, "cost": p.cost} for p in self.parts],
-            "idle_accelerators": {"gpu_seconds": self.idle_gpu_seconds, "cost": self.idle_cost},
+            "idle_accelerators": (
+                {"gpu_seconds": self.idle_gpu_seconds, "cost": self.idle_cost}
+                if self.sampled
+                else None
+            ),
         }
 
 
@@ -107,8 +116,26 @@ def split(
     hang_window: float,
     queued: float = 0.0,
 ) -> dict[str, float]:
-    """Seconds of [start, end] per part; `queued`: how long before `start` replicas were all
+    """Seconds of [start, end] per part; `queued`: how long after `start` replicas were all
     running (counted from `start`: the wall time begins when the run was created)."""
+    out = dict.fromkeys(PARTS, 0.0)
+    for a, b, label in segments(start, end, marks, history, hang_window, queued):
+        out[label] += b - a
+    return out
+
+
+def segments(
+    start: float,
+    end: float,
+    marks: Sequence[Mark],
+    history: Sequence[Restart],
+    hang_window: float,
+    queued: float = 0.0,
+    lost: Sequence[tuple[float, float]] = (),
+) -> list[tuple[float, float, str]]:
+    """[start, end] cut into consecutive (from, to, part) stretches. `lost`: more (failure,
+    back) spans counted as restarts until `back` or the step reached again, whichever is later
+    (a deployed replica's pod recreated: back when its successor ran)."""
     spans: list[tuple[float, float, str]] = [(start, start + queued, QUEUE)]
     first = marks[0].t if marks else end
     spans.append((start + queued, first, STARTUP))
@@ -118,13 +145,14 @@ def split(
             spans.append((r.at - hang_window, again, HANG))
         else:
             spans.append((r.at, again, RESTARTS))
+    for failed, back in lost:
+        spans.append((failed, max(back, _reached_again(marks, failed)), RESTARTS))
     cuts = sorted({start, end, *(min(max(t, start), end) for s in spans for t in s[:2])})
-    out = dict.fromkeys(PARTS, 0.0)
+    out = []
     for a, b in itertools.pairwise(cuts):
         mid = (a + b) / 2
         inside = {name for s, e, name in spans if s <= mid < e}
-        label = next((name for name in _PRECEDENCE if name in inside), PRODUCTIVE)
-        out[label] += b - a
+        out.append((a, b, next((name for name in _PRECEDENCE if name in inside), PRODUCTIVE)))
     return out
 
 

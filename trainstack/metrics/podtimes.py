@@ -8,17 +8,24 @@ that vanished (deleted, preempted, evicted) the scheduling of the pod that repla
 same replica, else the job's end; for one still running, the last time it was seen. A restart
 in place keeps its pod, so its time is inside the pod's; a recreated pod is a pod of its own.
 What it costs is its requests (every container's `resources.requests`) × that time.
+
+For the goodput ledger (trainstack.metrics.podledger) it also keeps when the job was created,
+when each pod's containers had all started, the hang timeout its launcher was given, and the
+progress its readers saw in the store: the first output in a replica's log and each step of the
+metrics, each with the time the store says the file was written.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from trainstack.errors import UserError
+from trainstack.metrics.progress import Mark
+from trainstack.registry.model import Restart
 
 FILE = "pods.json"
 VERSION = 1
@@ -42,6 +49,8 @@ class PodLife:
     cpu: float = 0.0  # vCPUs requested
     memory_gib: float = 0.0
     gpu: float = 0.0
+    running: float | None = None  # when all its containers had first started; None: not yet
+    hang_timeout: float = 0.0  # its launcher's --hang-timeout (0: no hang detection)
 
     @property
     def until(self) -> float:
@@ -67,6 +76,13 @@ class PodTimes:
     outcome: str  # pending | running | succeeded | failed
     ended: float | None  # the job's end (its deciding condition), None while it runs
     pods: tuple[PodLife, ...] = field(default_factory=tuple)
+    created: float | None = None  # the job object's creationTimestamp; None: not recorded
+    # The progress readers saw in the store, in time order (trainstack.metrics.progress' marks).
+    marks: tuple[Mark, ...] = ()
+    # The restarts the API showed its readers (in place, a JobSet's, Kueue's preemption) and the
+    # launchers' hang restarts they read beside the logs, so a teammate's machine, and a run
+    # only `wait` watched, know them too: the deployer's registry is the only other place.
+    restarts: tuple[Restart, ...] = ()
 
     @property
     def started(self) -> float | None:
@@ -81,8 +97,25 @@ class PodTimes:
 
     def to_json(self) -> str:
         """Byte-identical for the same content: pods in order, keys sorted."""
-        doc = {**asdict(self), "version": VERSION, "pods": [asdict(p) for p in sorted(self.pods)]}
+        doc = {
+            **asdict(self),
+            "version": VERSION,
+            "pods": [asdict(p) for p in sorted(self.pods)],
+            "marks": [_mark_json(m) for m in self.marks],
+            "restarts": [asdict(r) for r in once(self.restarts)],
+        }
         return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+
+
+@dataclass(frozen=True)
+class Stored:
+    """Deployed runs' pod lifetimes as read from their stores (trainstack.deploy.podrecords):
+    found by run id, why each other deployed run's were not (in words that group: out of
+    reach from here, none recorded, damaged), and each damaged record as one line."""
+
+    found: Mapping[str, PodTimes] = field(default_factory=dict)
+    unread: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
 
 
 def parse(text: str, where: str) -> PodTimes:
@@ -116,19 +149,82 @@ def parse(text: str, where: str) -> PodTimes:
         outcome=_text(doc, "outcome", at),
         ended=_time(doc, "ended", at, optional=True),
         pods=tuple(_pod(p, f"{at}pods[{i}]") for i, p in enumerate(pods)),
+        created=_time(doc, "created", at, optional=True),
+        marks=_marks(doc.get("marks"), at),
+        restarts=_restarts(doc.get("restarts"), at),
     )
+
+
+def _restarts(raw: object, at: str) -> tuple[Restart, ...]:
+    """The restarts kept; absent in a record written before they were."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise UserError(f"{at}restarts: expected a list")
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise UserError(f"{at}restarts[{i}]: expected an object")
+        where = f"{at}restarts[{i}]."
+        code = item.get("exit_code")
+        if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+            raise UserError(f"{where}exit_code: expected a whole number, got {_shown(code)}")
+        counted = item.get("counted", True)
+        if not isinstance(counted, bool):
+            raise UserError(f"{where}counted: expected true or false, got {_shown(counted)}")
+        out.append(
+            Restart(
+                at=_time(item, "at", where),
+                role=_text(item, "role", where),
+                index=_index(item.get("index"), where),
+                exit_code=code,
+                reason=_text(item, "reason", where),
+                detail=_text(item, "detail", where, optional=True) or "",
+                ran_seconds=_time(item, "ran_seconds", where, optional=True),
+                counted=counted,
+            )
+        )
+    return once(out)
+
+
+def once(restarts: Iterable[Restart]) -> tuple[Restart, ...]:
+    """Each restart once (a replica restarts once at an instant, as the registry keeps them),
+    oldest first: several readers and records see the same ones."""
+    found = {(r.at, r.role, r.index): r for r in restarts}
+    return tuple(found[k] for k in sorted(found))
+
+
+def _mark_json(mark: Mark) -> dict[str, object]:
+    """A mark as progress.jsonl writes it: the first output, or a step reached."""
+    return {"t": mark.t, "output": True} if mark.step is None else {"t": mark.t, "step": mark.step}
+
+
+def _marks(raw: object, at: str) -> tuple[Mark, ...]:
+    """The readers' marks; absent in a record written before they were kept."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise UserError(f"{at}marks: expected a list")
+    out = []
+    for i, item in enumerate(raw):
+        where = f"{at}marks[{i}]."
+        if not isinstance(item, dict):
+            raise UserError(f"{at}marks[{i}]: expected an object")
+        t = _time(item, "t", where)
+        if item.get("output") is True:
+            out.append(Mark(t, None))
+        else:
+            out.append(Mark(t, _time(item, "step", where, signed=True)))
+    return tuple(sorted(out, key=lambda m: (m.t, m.step is not None, m.step or 0.0)))
 
 
 def _pod(raw: object, pod: str) -> PodLife:
     if not isinstance(raw, dict):
         raise UserError(f"{pod}: expected an object")
     where = pod + "."
-    index = raw.get("index")
-    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-        raise UserError(f"{where}index: expected a replica index (0 or more), got {_shown(index)}")
     return PodLife(
         role=_text(raw, "role", where),
-        index=index,
+        index=_index(raw.get("index"), where),
         scheduled=_time(raw, "scheduled", where),
         pod=_text(raw, "pod", where),
         uid=_text(raw, "uid", where),
@@ -138,7 +234,15 @@ def _pod(raw: object, pod: str) -> PodLife:
         cpu=_time(raw, "cpu", where),
         memory_gib=_time(raw, "memory_gib", where),
         gpu=_time(raw, "gpu", where),
+        running=_time(raw, "running", where, optional=True),
+        hang_timeout=_time(raw, "hang_timeout", where, optional=True) or 0.0,
     )
+
+
+def _index(index: object, where: str) -> int:
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise UserError(f"{where}index: expected a replica index (0 or more), got {_shown(index)}")
+    return index
 
 
 def _text(doc: Mapping[str, Any], key: str, where: str, *, optional: bool = False) -> Any:
@@ -150,13 +254,16 @@ def _text(doc: Mapping[str, Any], key: str, where: str, *, optional: bool = Fals
     return value
 
 
-def _time(doc: Mapping[str, Any], key: str, where: str, *, optional: bool = False) -> Any:
+def _time(
+    doc: Mapping[str, Any], key: str, where: str, *, optional: bool = False, signed: bool = False
+) -> Any:
+    """A non-negative number (`signed`: any finite one, as a chart's step may be)."""
     value = doc.get(key)
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise UserError(f"{where}{key}: expected a number, got {_shown(value)}")
-    if value < 0:
+    if value < 0 and not signed:
         raise UserError(f"{where}{key}: cannot be negative ({value!r})")
     return float(value)
 

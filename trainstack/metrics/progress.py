@@ -35,11 +35,17 @@ class Mark:
 
 def latest_step(directory: Path, *, root: Path) -> float | None:
     """The step the metrics in `directory` have reached; None before the step chart has a row."""
+    found = step_chart(directory, root=root)
+    return None if found is None else _last_x(found, root)
+
+
+def step_chart(directory: Path, *, root: Path) -> Path | None:
+    """The step chart's series file in `directory`; None without a chart."""
     spec = load(directory, root=root)
     if not spec.charts:
         return None
     chart = next((c for c in spec.charts if c.x.lower() in STEP_AXES), spec.charts[0])
-    return _last_x(directory / chart.file_name, root)
+    return directory / chart.file_name
 
 
 def _last_x(path: Path, root: Path) -> float | None:

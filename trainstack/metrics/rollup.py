@@ -14,7 +14,7 @@ from trainstack import texttable
 from trainstack.metrics import cost
 from trainstack.metrics.goodput import PARTS, Ledger
 from trainstack.metrics.podtimes import PodTimes
-from trainstack.registry.model import RunRecord
+from trainstack.registry.model import Restart, RunRecord
 
 BY = ("team", "experiment", "component", "run")
 NONE = "-"  # the group of runs without a team (or experiment)
@@ -27,6 +27,7 @@ class Item:
     record: RunRecord
     team: str | None
     pods: PodTimes | None = None
+    history: tuple[Restart, ...] | None = None  # None: its registry's
 
     def key(self, by: str) -> str:
         if by == "team":
@@ -106,7 +107,7 @@ def roll_up(
     by: str,
     *,
     project: Path | None,
-    ledger_of: Callable[[RunRecord], Ledger | None] | None = None,
+    ledger_of: Callable[[Item], Ledger | None] | None = None,
 ) -> list[Group]:
     """The groups, largest resource-time first (then by name: the same runs, the same order).
     `ledger_of`: with --goodput, a run's ledger (None for one without)."""
@@ -118,7 +119,7 @@ def roll_up(
     for item in items:
         key = item.key(by)
         group = groups.setdefault(key, Group(key))
-        group.add(priced[item.record.id], ledger_of(item.record) if ledger_of else None)
+        group.add(priced[item.record.id], ledger_of(item) if ledger_of else None)
     return sorted(groups.values(), key=lambda g: (-g.gpu_seconds, -g.vcpu_seconds, g.key))
 
 

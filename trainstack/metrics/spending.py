@@ -2,19 +2,25 @@
 run registry: the figures a team budget is checked against (trainstack.policy.budgets).
 
 A team's runs are the deployed runs whose stack is `<env>.<team's namespace>.<run>`. Their cost
-is their recorded resource-time (trainstack.metrics.cost); a run without one is counted as
-unpriced, so the figure is a lower bound and says so. A deployed run is one: its pod lifetimes
-are in the artifact store (trainstack.metrics.podtimes), which a policy check, run offline, does
-not read (`trainstack cost` does)."""
+is their recorded resource-time (trainstack.metrics.cost): a deployed run's from its pod
+lifetimes in the artifact store (trainstack.metrics.podtimes), where the caller could read them
+from this machine. A run without one is counted as unpriced, with why, so the figure is a lower
+bound and says so; nothing is guessed."""
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trainstack.metrics.cost import Rates, price, resource_time
-from trainstack.registry.model import RunRecord
+from trainstack.metrics.podtimes import Stored
+from trainstack.registry.model import RunKind, RunRecord
+
+# Why a deployed run is unpriced where its store was not read, or had nothing for it.
+NOT_READ = "this check read no artifact store"
+NOT_RECORDED = "its pod lifetimes were not read"
 
 # How many of a component's latest runs its typical duration is the median of.
 RECENT_RUNS = 20
@@ -25,6 +31,7 @@ class Spent:
     amount: float  # GPU-hours, or money at `rates`
     runs: int  # the team's runs in the window on this machine
     unpriced: int  # of them, those with no record of what they cost
+    why_unpriced: str = ""  # why, in words, for the deployed ones ("" when none)
 
 
 def team_spent(
@@ -34,23 +41,37 @@ def team_spent(
     namespace: str,
     since: float,
     rates: Rates | None,
+    stored: Stored | None = None,
 ) -> Spent:
     """Spent by the team's runs created at or after `since`: money when `rates` is given,
-    else GPU-hours."""
+    else GPU-hours. `stored`: deployed runs' pod lifetimes as read from their stores (None:
+    no store was read)."""
     prefix = f"{env}.{namespace}."
     amount, runs, unpriced = 0.0, 0, 0
+    why: Counter[str] = Counter()
     for r in records:
         if not (r.stack_name or "").startswith(prefix) or r.created_at < since:
             continue
         runs += 1
-        rt = resource_time(r)
+        rt = resource_time(r, stored.found.get(r.id) if stored else None)
         if rt is None:
             unpriced += 1
+            if r.kind is RunKind.CLUSTER:
+                why[stored.unread.get(r.id, NOT_RECORDED) if stored else NOT_READ] += 1
         elif rates is not None:
             amount += price(rt, rates)
         else:
             amount += rt.gpu_seconds / 3600
-    return Spent(amount, runs, unpriced)
+    return Spent(amount, runs, unpriced, _said(why))
+
+
+def _said(why: Counter[str]) -> str:
+    """Why deployed runs were not priced: "2 deployed run(s) not priced: <why>; 1: <why>"."""
+    parts = [f"{n}: {reason}" for reason, n in sorted(why.items(), key=lambda i: (-i[1], i[0]))]
+    if not parts:
+        return ""
+    first = parts[0].partition(": ")
+    return "; ".join([f"{first[0]} deployed run(s) not priced: {first[2]}", *parts[1:]])
 
 
 def typical_seconds(records: Sequence[RunRecord], component: str) -> tuple[float, int] | None:

@@ -17,6 +17,7 @@ from trainstack.policy.settings import RuleSetting, settings
 
 if TYPE_CHECKING:
     from trainstack.plan.engine import Plan
+    from trainstack.policy.budgets import StoreReader
 
 
 def evaluate(
@@ -91,41 +92,58 @@ def context_for(
     *,
     required: bool = True,
     component: str | None = None,
+    stores: StoreReader | None = None,
 ) -> tuple[Context, tuple[RuleSetting, ...]]:
-    """`component`: the run's, whose typical duration projects a job without a timeout."""
+    """`component`: the run's, whose typical duration projects a job without a timeout;
+    `stores`: what reads deployed runs' pod lifetimes from their stores, to price their team's
+    spending (trainstack.policy.budgets)."""
     from trainstack.policy.budgets import with_budgets
 
     values, rule_settings = env_settings(env, project_start, required=required)
-    ctx = with_budgets(build_context(env, values, outputs), values, component, f"Pulumi.{env}.yaml")
+    base = build_context(env, values, outputs)
+    ctx = with_budgets(base, values, component, f"Pulumi.{env}.yaml", stores)
     return ctx, rule_settings
 
 
 def check_plan(
-    plan: Plan, env: str, target: str, outputs: Mapping[str, Any], project_start: Path | None = None
+    plan: Plan,
+    env: str,
+    target: str,
+    outputs: Mapping[str, Any],
+    project_start: Path | None = None,
+    stores: StoreReader | None = None,
 ) -> Report:
-    ctx, rule_settings = context_for(env, outputs, project_start, component=plan.component)
+    ctx, rule_settings = context_for(
+        env, outputs, project_start, component=plan.component, stores=stores
+    )
     return Report(target, env, evaluate(from_plan(plan), ctx, rule_settings))
 
 
 def budget_lines(
-    plan: Plan, env: str, outputs: Mapping[str, Any], project_start: Path | None = None
+    plan: Plan,
+    env: str,
+    outputs: Mapping[str, Any],
+    project_start: Path | None = None,
+    stores: StoreReader | None = None,
 ) -> list[str]:
     """`plan`'s words on each job of a budgeted team: its projected cost and what remains."""
     from trainstack.policy.rules.budget import projection
 
-    ctx, _ = context_for(env, outputs, project_start, component=plan.component)
+    ctx, _ = context_for(env, outputs, project_start, component=plan.component, stores=stores)
     found = (projection(r, ctx) for r in from_plan(plan))
     return [p.line() for p in found if p is not None]
 
 
-def check_run(run_file: Path, env: str, project_start: Path | None = None) -> Report:
+def check_run(
+    run_file: Path, env: str, project_start: Path | None = None, stores: StoreReader | None = None
+) -> Report:
     """``trainstack plan RUN --env ENV``, then the rules over what it registers."""
     from trainstack.envfile import find_project
     from trainstack.plan import service
 
     plan = service.plan_run(run_file, env, project_start)
     outputs, _ = service.platform_outputs(find_project(project_start), env)
-    return check_plan(plan, env, str(run_file), outputs, project_start)
+    return check_plan(plan, env, str(run_file), outputs, project_start, stores)
 
 
 def check_platform(env: str, project_start: Path | None = None) -> Report:
@@ -141,9 +159,10 @@ def check_manifests(
     target: str,
     outputs: Mapping[str, Any],
     project_start: Path | None = None,
+    stores: StoreReader | None = None,
 ) -> Report:
     """``deploy``: the rules over the objects about to be registered, with the live outputs."""
-    ctx, rule_settings = context_for(env, outputs, project_start, required=False)
+    ctx, rule_settings = context_for(env, outputs, project_start, required=False, stores=stores)
     return Report(target, env, evaluate(from_manifests(manifests), ctx, rule_settings))
 
 

@@ -95,6 +95,7 @@ class TeamBudget:
     spent: float
     runs: int  # the team's runs in the window in this machine's registry
     unpriced: int  # of them, those with no record of their cost
+    why_unpriced: str = ""  # why, for the deployed ones (their stores not readable here, ...)
     currency: str | None = None
     vcpu_hour: float = 0.0
     memory_gib_hour: float = 0.0

@@ -13,3 +13,4 @@ class UiConfig:
     project: Path | None = None
     token: str | None = None  # every request must carry it when set
     loopback: bool = True  # bound to a loopback address: only a loopback Host is answered
+    store: Path | None = None  # where a claim or NAS artifact store is mounted (`--store`)

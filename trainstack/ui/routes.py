@@ -67,7 +67,8 @@ def _run_pages(app: Flask, config: UiConfig) -> None:
             r = queries.get(conn, run_id)
             history = queries.restarts(conn, run_id)
         return render_template(
-            "run.html.j2", page=build(home, config.project, r, history, request.args)
+            "run.html.j2",
+            page=build(home, config.project, r, history, request.args, config.store),
         )
 
     @app.get("/experiments")

@@ -14,6 +14,7 @@ from trainstack.errors import UserError
 from trainstack.humanize import human_bytes
 from trainstack.metrics import htmlreport
 from trainstack.metrics.htmlreport import Mark
+from trainstack.metrics.podtimes import PodTimes
 from trainstack.registry.model import Restart, RunKind, RunRecord
 from trainstack.ui import logs
 from trainstack.ui.deployed import Live, live, pod_log
@@ -130,12 +131,56 @@ def _log_panel(
     )
 
 
+def _cost(
+    r: RunRecord,
+    history: list[Restart],
+    project: Path | None,
+    pods: PodTimes | None,
+    notes: list[str],
+) -> tuple[str | None, list[str]]:
+    """The cost line and goodput ledger `runs show` gives the run (`pods`: a deployed run's)."""
+    from trainstack.metrics import cost
+    from trainstack.metrics.podledger import ledger
+
+    try:
+        found = ledger(r, history, None, project, pods)
+        return cost.summary(r, None, project, pods), found.lines() if found else []
+    except UserError as err:
+        notes.append("cost: " + err.render())
+        return None, []
+
+
+def _deployed_cost(
+    r: RunRecord, history: list[Restart], project: Path | None, store: Path | None, notes: list[str]
+) -> tuple[str | None, list[str]]:
+    """A deployed run's, from its pods' lifetimes in its artifact store (trainstack.deploy
+    .podrecords), where the console's machine reaches it; the page says why not otherwise."""
+    from trainstack.deploy.podrecords import NOT_KEPT, Place
+
+    place = Place.of_record(r, store)
+    if place is None:
+        return None, []
+    if not place.reachable:
+        notes.append(f"cost: not known here: {place.out_of_reach}")
+        return None, []
+    try:
+        pods = place.read()
+    except UserError as err:
+        notes.append("cost: " + err.render())
+        return None, []
+    if pods is None:
+        notes.append(f"cost: not known: {NOT_KEPT}")
+        return None, []
+    return _cost(r, history, project, pods, notes)
+
+
 def build(
     home: Path,
     project: Path | None,
     r: RunRecord,
     history: list[Restart],
     args: Mapping[str, str],
+    store: Path | None = None,
 ) -> RunPage:
     status = status_of(r)
     running = not status.finished
@@ -176,16 +221,10 @@ def build(
             for u in v.usage
         )
         idle = tuple(w.render() for w in v.idle)
-        from trainstack.metrics import cost, goodput
-
-        try:
-            cost_text = cost.summary(r, None, project)
-            ledger = goodput.ledger(r, history, None, project)
-            goodput_lines = ledger.lines() if ledger else []
-        except UserError as err:
-            notes.append("cost: " + err.render())
+        cost_text, goodput_lines = _cost(r, history, project, None, notes)
     else:
         live_status = live(home, r)
+        cost_text, goodput_lines = _deployed_cost(r, history, project, store, notes)
     outcome = list(htmlreport.outcome_rows(r, cost_text, goodput_lines))
     outcome[1] = ("status", str(status))
     outcome.extend(

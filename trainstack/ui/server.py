@@ -47,6 +47,7 @@ def listen(
     port: int,
     token: str | None,
     limits: Limits | None = None,
+    store: Path | None = None,
 ) -> Listening:
     """The console bound to `host`:`port` (0: any free port), not yet serving."""
     from waitress.server import BaseWSGIServer, create_server
@@ -59,7 +60,8 @@ def listen(
         raise UserError("--token: use at least 16 characters", hint="or leave it out: one is made")
     if not loopback and token is None:
         token = secrets.token_urlsafe(24)
-    app = create_app(UiConfig(home=home, project=project, token=token, loopback=loopback))
+    config = UiConfig(home=home, project=project, token=token, loopback=loopback, store=store)
+    app = create_app(config)
     try:
         server = create_server(
             app, host=host, port=port, threads=THREADS, ident="trainstack", **limits.adjustments()

@@ -39,13 +39,22 @@ class Projection:
         c = self.budget.currency
         return f"{value:.2f} GPU-h" if c is None else f"{c} {value:.2f}"
 
+    @property
+    def spent(self) -> str:
+        """What the team spent, where that comes from, and what it could not price and why."""
+        b = self.budget
+        return (
+            f"spent {self.unit(b.spent)} by {b.runs} run(s) in this machine's registry"
+            + (f", {b.unpriced} of them with no record of their cost" if b.unpriced else "")
+            + (f" ({b.why_unpriced})" if b.why_unpriced else "")
+        )
+
     def line(self) -> str:
         """`plan`'s words: the projection against what remains, with where each comes from."""
         b = self.budget
-        here = f"spent {self.unit(b.spent)} by {b.runs} run(s) in this machine's registry" + (
-            f", {b.unpriced} of them with no record of their cost" if b.unpriced else ""
+        remaining = (
+            f"{self.unit(b.remaining)} of {self.unit(b.limit)} per {b.per} remain ({self.spent})"
         )
-        remaining = f"{self.unit(b.remaining)} of {self.unit(b.limit)} per {b.per} remain ({here})"
         amount = self.amount
         if amount is None:
             return f"budget: team {self.team}: not projected ({self.basis}); {remaining}"
@@ -92,7 +101,7 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
         "spec",
         f"projected {p.unit(amount)} ({p.basis}) exceeds what remains of team {p.team}'s "
         f"budget: {p.unit(p.budget.remaining)} of {p.unit(p.budget.limit)} per {p.budget.per} "
-        f"(spent {p.unit(p.budget.spent)} by {p.budget.runs} run(s) in this machine's registry)",
+        f"({p.spent})",
         f"shorten spec.timeout or use fewer GPUs, or raise the team's budget "
         f"(trainstack:teams[].budget in Pulumi.{ctx.env}.yaml)",
     )
