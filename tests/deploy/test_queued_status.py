@@ -7,6 +7,7 @@ of test_cluster (Kueue v0.19.2's responses, tests/infra/kubeapi/README.md), thro
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,14 +40,13 @@ def _live(home: Path) -> object:
     return service.live(service.locate("mnist-baseline-01", home=home))
 
 
-def test_a_pending_queued_run_says_kueues_reason_and_its_place_in_line(
-    home: Path, api: RecordedAPI, cli: PlatformCLI, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _pending(home: Path, api: RecordedAPI, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A deployed run whose job waits in its team's queue, as the recorded responses say. The
+    stack half (Pulumi history) is covered in test_deploy; here only the live half."""
     from trainstack.deploy import service
     from trainstack.deploy.service import StackStatus
 
     entry = deployed(home)
-    # the stack half (Pulumi history) is covered in test_deploy; here only the live half
     monkeypatch.setattr(
         service,
         "stack_status",
@@ -58,6 +58,14 @@ def test_a_pending_queued_run_says_kueues_reason_and_its_place_in_line(
     api.serve(PODS_PATH, "pods-gated.json")
     api.serve(WORKLOADS_PATH, "workloads-pending.json")
     api.serve(PENDING_PATH, "pendingworkloads-localqueue.json")
+    return entry
+
+
+def test_a_pending_queued_run_says_kueues_reason_and_its_place_in_line(
+    home: Path, api: RecordedAPI, cli: PlatformCLI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    entry = _pending(home, api, monkeypatch)
     state = _live(home)
     assert str(state.outcome) == "pending"  # type: ignore[attr-defined]
     why = state.waiting  # type: ignore[attr-defined]
@@ -108,23 +116,10 @@ def test_the_console_tells_a_queued_run_as_status_does(
     the preemption in its recovery history, from the same recorded responses `status` reads."""
     import html as htmlmod
 
-    from trainstack.deploy import service
-    from trainstack.deploy.service import StackStatus
     from trainstack.ui import deployed as console_live
     from trainstack.ui.app import UiConfig, create_app
 
-    entry = deployed(home)
-    monkeypatch.setattr(
-        service,
-        "stack_status",
-        lambda *a, **k: StackStatus(
-            entry=entry, last_kind="update", last_result="succeeded", last_end=None, outputs={}
-        ),
-    )
-    api.serve(JOB_PATH, "pytorchjob-created.json")
-    api.serve(PODS_PATH, "pods-gated.json")
-    api.serve(WORKLOADS_PATH, "workloads-pending.json")
-    api.serve(PENDING_PATH, "pendingworkloads-localqueue.json")
+    entry = _pending(home, api, monkeypatch)
     console_live._CACHE.clear()
     with create_app(UiConfig(home=home)).test_client() as client:
         client.environ_base["HTTP_HOST"] = "127.0.0.1:8765"

@@ -74,18 +74,7 @@ def locate(
             return kind(leaf) and (replica is None or replica(leaf.partition(".")[0]))
 
         return _from_oss(uri, host, path, into, endpoint, bucket, wanted, records=records)
-    if scheme not in ("pvc", "nas"):
-        raise ConfigError(f"the run's logs are at {uri!r}, which trainstack cannot read back")
-    if mount is None:
-        raise UserError(
-            f"the run's pods are gone; its logs are in the artifact store at {uri}",
-            hint=f"mount the {'claim' if scheme == 'pvc' else 'NAS export'} {host!r} on this "
-            "machine and pass its root as --store DIR (docs/deploy.md, 'Logs after the pods')",
-        )
-    relative = PurePosixPath(path)
-    if ".." in relative.parts or relative.is_absolute():
-        raise ConfigError(f"the run's logs place {uri!r} leaves the store")
-    folder = mount.joinpath(*relative.parts)
+    folder, mount = _mounted(uri, mount, "the run's pods are gone; its logs are")
     if not folder.is_dir():
         raise NotFoundError(
             f"no logs at {uri}: {folder} is not a folder",
@@ -159,23 +148,30 @@ def write_record(
     write_file(folder / leaf, text)
 
 
-def locate_mounted(uri: str, mount: Path | None, *, create: bool) -> Path | None:
-    """The run's logs folder under a claim or NAS mounted at `mount`; None where it does not
-    exist (and not `create`). No folder is reached through a link out of `mount`."""
+def _mounted(uri: str, mount: Path | None, what: str) -> tuple[Path, Path]:
+    """(the folder `uri` names under `mount`, the mount) for a claim or NAS export; one error
+    for another scheme, no mount, or a path that leaves the store. `what`: the start of the
+    sentence that asks for the mount."""
     scheme, _, rest = uri.partition("://")
     host, _, path = rest.partition("/")
     if scheme not in ("pvc", "nas"):
         raise ConfigError(f"the run's logs are at {uri!r}, which trainstack cannot read back")
     if mount is None:
         raise UserError(
-            f"the run's records are in the artifact store at {uri}",
+            f"{what} in the artifact store at {uri}",
             hint=f"mount the {'claim' if scheme == 'pvc' else 'NAS export'} {host!r} on this "
             "machine and pass its root as --store DIR (docs/deploy.md, 'Logs after the pods')",
         )
     relative = PurePosixPath(path)
     if ".." in relative.parts or relative.is_absolute():
         raise ConfigError(f"the run's logs place {uri!r} leaves the store")
-    folder = mount.joinpath(*relative.parts)
+    return mount.joinpath(*relative.parts), mount
+
+
+def locate_mounted(uri: str, mount: Path | None, *, create: bool) -> Path | None:
+    """The run's logs folder under a claim or NAS mounted at `mount`; None where it does not
+    exist (and not `create`). No folder is reached through a link out of `mount`."""
+    folder, mount = _mounted(uri, mount, "the run's records are")
     if create:
         try:
             folder.mkdir(parents=True, exist_ok=True)
