@@ -206,3 +206,35 @@ def test_a_process_tagged_by_a_live_runners_run_is_left_alone(tmp_path: Path, cl
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_tagged_process_missed_by_one_scan_is_killed_by_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process caught mid-exec shows no environment for an instant, so one scan can miss its
+    tag (how a replica's `setsid ... exec sleep` outlived its recreation). The sweep ends only
+    after two empty scans in a row; the first scan's miss is replayed here."""
+    from trainstack.local import proctags
+
+    tag = f"missed-{os.getpid()}"
+    child = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, proctags.PROCESS_TAG_ENV: tag}, start_new_session=True
+    )
+    real = proctags.tagged_pids
+    scans: list[list[int]] = []
+
+    def one_miss(t: str, name: str = proctags.PROCESS_TAG_ENV) -> list[int]:
+        found = [] if not scans else real(t, name)
+        scans.append(found)
+        return found
+
+    monkeypatch.setattr(proctags, "tagged_pids", one_miss)
+    try:
+        wait_for("its environment readable", lambda: child.pid in real(tag))
+        killed = proctags.kill_tagged(tag)
+        assert killed >= 1 and child.wait(timeout=30) == -signal.SIGKILL
+        assert scans[0] == [] and scans[1] == [child.pid] and scans[-2:] == [[], []]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            child.kill()
+        child.wait()

@@ -48,17 +48,28 @@ def tags_in_use(name: str = PROCESS_TAG_ENV) -> set[str]:
 def kill_tagged(tag: str, settle_seconds: float = 5.0, name: str = PROCESS_TAG_ENV) -> int:
     """SIGKILL every process that still carries `tag`, until none is left; returns how many
     were signalled. Rescanning catches a process forked while the sweep ran, and waiting lets
-    the kills land: SIGKILL is delivered asynchronously."""
+    the kills land: SIGKILL is delivered asynchronously. "None left" takes two scans in a row
+    a moment apart: a process in the middle of an exec shows no environment for that instant
+    (a replica's `setsid sh -c '...; exec sleep 60'` was missed that way and outlived its pod),
+    and what is found is killed at least once, however long a scan took."""
     count = 0
     deadline = time.monotonic() + settle_seconds
+    quiet = 0
     while True:
         found = tagged_pids(tag, name)
-        if not found or time.monotonic() > deadline:
-            return count
+        if not found:
+            quiet += 1
+            if quiet >= 2 or time.monotonic() > deadline:
+                return count
+            time.sleep(0.02)
+            continue
+        quiet = 0
         for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 count += 1
+        if time.monotonic() > deadline:
+            return count
         time.sleep(0.01)
 
 
