@@ -36,6 +36,7 @@ from trainstack import recovery
 from trainstack.kubedl import DeletedPod
 from trainstack.local import procgroup
 from trainstack.local.deadman import DeadmanSwitch
+from trainstack.local.elastic import ElasticWatch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import MemoryWatch, OverLimit, full_pod_shm
@@ -97,6 +98,11 @@ class Supervisor:
         self._launcher_read: dict[str, int] = {}
         # replicas whose launcher gave up on a hung command: what it said
         self._hung: dict[str, str] = {}
+        self._elastic = (
+            None
+            if policy.elastic_restarts is None
+            else ElasticWatch(launches, self.tag, policy.elastic_restarts)
+        )
 
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
@@ -375,7 +381,11 @@ class Supervisor:
 
     def _read_launcher_records(self) -> None:
         """What each replica's launcher recorded since the last look: its hang restarts in place
-        (recorded, not counted: KubeDL never sees them) and a final hang."""
+        (recorded, not counted: KubeDL never sees them) and a final hang; and torchElastic's
+        restarts in place, recorded the same way."""
+        for restart in self._elastic.check() if self._elastic is not None else ():
+            self.history.append(restart)
+            self._observer.restarted(restart)
         for key, launch in self._launches.items():
             path = launch.restarts_path
             if path is None:
@@ -464,6 +474,8 @@ class Supervisor:
         self._oom.pop(key, None)
         self._hung.pop(key, None)
         self._began[key] = time.time()
+        if self._elastic is not None:
+            self._elastic.forget(key)
         if self._deadman is not None:
             self._deadman.watch(replica.pid)
         self._observer.started(replica)
