@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 from trainstack import recovery
 from trainstack.kubedl import DeletedPod
-from trainstack.local import procgroup
+from trainstack.local import causes, procgroup
 from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.elastic import ElasticWatch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
@@ -98,6 +98,8 @@ class Supervisor:
         self._launcher_read: dict[str, int] = {}
         # replicas whose launcher gave up on a hung command: what it said
         self._hung: dict[str, str] = {}
+        # the recreations so far, for a failure reason that names its first cause
+        self._causes = causes.Causes()
         self._elastic = (
             None
             if policy.elastic_restarts is None
@@ -184,6 +186,7 @@ class Supervisor:
         """`deleted`: these are the exits of pods deleted through the API (the reason), which the
         kubelet marked Failed (DeletedPod.EXIT_THEN_RECREATED, DeletedPod.EXIT)."""
         policy = self._policy
+        failures = causes.ordered(failures, self._from_outside)
         told = "; ".join(self._exit_text(k, c) for k, c in failures)
         if deleted is not None:
             told = f"{'; '.join(k for k, _ in failures)}'s pod was deleted ({deleted}): {told}"
@@ -205,10 +208,14 @@ class Supervisor:
             why = "".join(f": {policy.final_roles[role]}" for role in sorted(final))
             if deleted is not None and policy.unconditional:
                 why += ": a deleted pod ends Failed, and only restartPolicy ExitCode fails it over"
-            return self._outcome(RunStatus.FAILED, f"{told} (not retried{why})")
+            first = self._first_cause(failures)
+            return self._outcome(RunStatus.FAILED, f"{first}{told} (not retried{why})")
         if self._counted_restarts() + len(retryable) > policy.max_restarts:
             self._stop(list(self._replicas), ended=True)
-            return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
+            first = self._first_cause(failures)
+            return self._outcome(
+                RunStatus.FAILED, f"{first}{told}; no restarts left ({policy.limit})"
+            )
         self._restarts += len(retryable)
         for key in retryable:
             self._counted[key] += 1
@@ -220,6 +227,7 @@ class Supervisor:
                 deleted or self._reason(key, codes[key]),
                 self._exit_text(key, codes[key]),
             )
+            self._causes.recreated(key, told if deleted else self._exit_text(key, codes[key]))
         self._observer.restarting(self._restarts, told)
         marker = f"restart {self._counted_restarts()} of {policy.max_restarts} after: {told}"
         # Only the failed replicas are recreated (KubeDL v0.5.0 pkg/job_controller/pod.go
@@ -295,6 +303,7 @@ class Supervisor:
         gone = code == 0 and rule is DeletedPod.EXIT_THEN_RECREATED and not self._succeeded()
         if rule is DeletedPod.RECREATED or gone:
             self._record(key, code, reason, f"{key}'s pod was deleted ({reason})", counted=False)
+            self._causes.recreated(key, f"{key}'s pod was deleted ({reason})")
             self._start(key, f"recreated after its pod was deleted: {reason} (not counted)")
             return None
         if code == 0:
@@ -312,6 +321,7 @@ class Supervisor:
         self._restarts += 1
         self._failed_pods += 1
         self._record(key, code, reason, told)
+        self._causes.recreated(key, told)
         self._observer.restarting(self._restarts, told)
         self._start(
             key, f"restart {self._counted_restarts()} of {policy.max_restarts} after: {told}"
@@ -336,6 +346,7 @@ class Supervisor:
             )
         self._restarts += 1
         self._counted[key] += 1
+        self._causes.recreated(key, f"{key} was evicted")
         self._observer.restarting(self._restarts, f"{key} was evicted")
         self._start(key, f"restart {self._restarts} of {policy.max_restarts} after eviction")
         return None
@@ -372,6 +383,16 @@ class Supervisor:
         )
         self.history.append(restart)
         self._observer.restarted(restart)
+
+    def _from_outside(self, key: str, code: int) -> bool:
+        """Ended from outside the job: SIGKILLed, over its memory limit, or hung."""
+        return causes.killed(code) or key in self._oom or key in self._hung
+
+    def _first_cause(self, failures: list[tuple[str, int]]) -> str:
+        """An earlier recreation that these failures followed (their replicas running when it
+        happened), said first; "" for none."""
+        began = [self._began[key] for key, _ in failures if key in self._began]
+        return self._causes.first(began) or ""
 
     def _reason(self, key: str, code: int) -> str:
         if key in self._hung:
