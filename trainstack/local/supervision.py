@@ -80,6 +80,8 @@ class Observer(Protocol):
 
     def restarted(self, restart: Restart) -> None: ...
 
+    def missed(self, text: str) -> None: ...
+
 
 class _NullObserver:
     def started(self, replica: Replica) -> None:
@@ -98,4 +100,7 @@ class _NullObserver:
         pass
 
     def restarted(self, restart: Restart) -> None:
+        pass
+
+    def missed(self, text: str) -> None:
         pass

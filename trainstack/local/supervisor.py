@@ -98,6 +98,10 @@ class Supervisor:
         self._launcher_read: dict[str, int] = {}
         # replicas whose launcher gave up on a hung command: what it said
         self._hung: dict[str, str] = {}
+        # replicas whose work was done when a deleted pod stopped them: done, whatever their exit
+        self._finished: set[str] = set()
+        # exits found while the loop was elsewhere (a deletion's settle), for it to judge
+        self._carried: list[tuple[str, int]] = []
         # the recreations so far, for a failure reason that names its first cause
         self._causes = causes.Causes()
         self._elastic = (
@@ -165,7 +169,8 @@ class Supervisor:
                 ended = self._apply_deletions()
                 if ended is not None:
                     return ended
-            failures = [(k, c) for k, c in self._poll() if c != 0]
+            failures = [(k, c) for k, c in self._carried + self._poll() if c != 0]
+            self._carried = []
             if failures:
                 failures += [(k, c) for k, c in self._settle() if c != 0]
                 ended = self._handle_failures(failures)
@@ -273,8 +278,10 @@ class Supervisor:
     def _apply_deletions(self) -> Outcome | None:
         while self._deletions:
             key, evicted, reason = self._deletions.pop(0)
-            if key not in self._replicas or self._codes[key] is not None:
-                continue  # not started, or already exited: no pod to delete
+            gone = self._gone(key)
+            if gone is not None:
+                self._missed(key, reason, gone)
+                continue
             self._stop([key], ended=True)  # its exit is the deletion's, judged below
             self._stopped.discard(key)
             code = normalize(self._replicas[key].popen.wait())
@@ -287,11 +294,54 @@ class Supervisor:
                 ended = self._handle_failures([(key, code)], deleted=reason)
             elif evicted:
                 ended = self._evicted(key, code)
+            elif code != 0 and self._finished_with_peers(key):
+                self._stopped.add(key)  # its exit is the deletion's as the job ended
+                self._finished.add(key)
+                self._missed(
+                    key,
+                    reason,
+                    f"every other replica exited 0 after {key} was stopped: its training had "
+                    "ended with theirs, so it is not recreated",
+                )
+                ended = None
             else:
                 ended = self._deleted(key, code, reason)
             if ended is not None:
                 return ended
         return None
+
+    def _gone(self, key: str) -> str | None:
+        """Why a pod deleted now has nothing to stop: not started yet, or already exited (its
+        exit looked at here, so that one not yet seen by the loop is not taken for the
+        deletion's); None when it runs."""
+        replica = self._replicas.get(key)
+        if replica is None:
+            return f"{key} had not started yet"
+        code = self._codes[key]
+        if code is None and replica.popen.poll() is not None:
+            code = normalize(replica.popen.returncode)
+        return None if code is None else f"{key} had already exited ({describe(code)})"
+
+    def _finished_with_peers(self, key: str) -> bool:
+        """Whether a replica just stopped for a deleted pod had finished its work: every other
+        replica of the job exits 0 within the settle window (a collective job's ranks end
+        together, so their success means it was past its last collective: a DDP master in its
+        last moments, its model written). Not for a Job controller's indexes, which are
+        independent of each other."""
+        rule = self._policy.deleted_pods.get(self._launches[key].role, DeletedPod.RECREATED)
+        others = [k for k in self._launches if k != key]
+        if not others or rule in (DeletedPod.FAILED, DeletedPod.EXIT):
+            return False
+        # Exits found meanwhile are the loop's to judge.
+        self._carried += self._settle()
+        return all(self._codes[k] == 0 for k in others)
+
+    def _missed(self, key: str, reason: str, why: str) -> None:
+        text = f"{key}'s pod deletion ({reason}) missed: {why}"
+        if reason == recovery.PREEMPTED:
+            text = f"preemption drill missed: {why}"
+        procgroup.note(self._launches[key], text)
+        self._observer.missed(text)
 
     def _deleted(self, key: str, code: int, reason: str) -> Outcome | None:
         """A pod deleted through the API, as the controller judges it (DeletedPod, from the
@@ -456,9 +506,10 @@ class Supervisor:
 
     def _succeeded(self) -> bool:
         rules = self._policy.success or (frozenset(self._launches),)
-        if all(code == 0 for code in self._codes.values()):
+        done = {k for k, code in self._codes.items() if code == 0} | self._finished
+        if done >= set(self._codes):
             return True
-        return any(all(self._codes.get(k) == 0 for k in rule) for rule in rules)
+        return any(rule <= done for rule in rules)
 
     def _start_ready(self) -> None:
         """Start every replica not yet started whose upstream roles have all started, role
