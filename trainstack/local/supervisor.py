@@ -36,8 +36,8 @@ from trainstack import recovery
 from trainstack.kubedl import DeletedPod
 from trainstack.local import causes, procgroup
 from trainstack.local.deadman import DeadmanSwitch
-from trainstack.local.elastic import ElasticWatch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
+from trainstack.local.inplace import InPlace
 from trainstack.local.launch import ReplicaLaunch
 from trainstack.local.memlimit import MemoryWatch, OverLimit, full_pod_shm
 from trainstack.local.procgroup import Replica
@@ -94,21 +94,14 @@ class Supervisor:
         self._began: dict[str, float] = {}
         # the recovery history, in order
         self.history: list[Restart] = []
-        # how far each replica's launcher record (hang restarts in place) has been read
-        self._launcher_read: dict[str, int] = {}
-        # replicas whose launcher gave up on a hung command: what it said
-        self._hung: dict[str, str] = {}
+        # the launcher's hang restarts and torchElastic's: restarts the process outlives
+        self._inplace = InPlace(launches, self.tag, policy.elastic_restarts)
         # replicas whose work was done when a deleted pod stopped them: done, whatever their exit
         self._finished: set[str] = set()
         # exits found while the loop was elsewhere (a deletion's settle), for it to judge
         self._carried: list[tuple[str, int]] = []
         # the recreations so far, for a failure reason that names its first cause
         self._causes = causes.Causes()
-        self._elastic = (
-            None
-            if policy.elastic_restarts is None
-            else ElasticWatch(launches, self.tag, policy.elastic_restarts)
-        )
 
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
@@ -436,7 +429,7 @@ class Supervisor:
 
     def _from_outside(self, key: str, code: int) -> bool:
         """Ended from outside the job: SIGKILLed, over its memory limit, or hung."""
-        return causes.killed(code) or key in self._oom or key in self._hung
+        return causes.killed(code) or key in self._oom or key in self._inplace.hung
 
     def _first_cause(self, failures: list[tuple[str, int]]) -> str:
         """An earlier recreation that these failures followed (their replicas running when it
@@ -445,46 +438,18 @@ class Supervisor:
         return self._causes.first(began) or ""
 
     def _reason(self, key: str, code: int) -> str:
-        if key in self._hung:
+        if key in self._inplace.hung:
             return recovery.HUNG
         over = self._oom.get(key)
         return recovery.exit_reason(code, oom=over is not None and code == 128 + over.signal)
 
-    def _read_launcher_records(self) -> None:
-        """What each replica's launcher recorded since the last look: its hang restarts in place
-        (recorded, not counted: KubeDL never sees them) and a final hang; and torchElastic's
-        restarts in place, recorded the same way."""
-        for restart in self._elastic.check() if self._elastic is not None else ():
+    def _read_in_place(self) -> None:
+        for restart in self._inplace.read():
             self.history.append(restart)
             self._observer.restarted(restart)
-        for key, launch in self._launches.items():
-            path = launch.restarts_path
-            if path is None:
-                continue
-            try:
-                with open(path, "rb") as f:
-                    f.seek(self._launcher_read.get(key, 0))
-                    data = f.read(1 << 20)
-            except OSError:
-                continue
-            end = data.rfind(b"\n") + 1
-            self._launcher_read[key] = self._launcher_read.get(key, 0) + end
-            for line in data[:end].splitlines():
-                self._launcher_event(key, line)
-
-    def _launcher_event(self, key: str, line: bytes) -> None:
-        launch = self._launches[key]
-        record = recovery.launcher_record(line, launch.role, launch.index)
-        if record is None:
-            return
-        if record.final is not None:
-            self._hung[key] = record.final
-        if record.restart is not None:
-            self.history.append(record.restart)
-            self._observer.restarted(record.restart)
 
     def _exit_text(self, key: str, code: int) -> str:
-        hung = self._hung.get(key)
+        hung = self._inplace.hung.get(key)
         if hung is not None:
             return f"{key} exited with {describe(code)}, {hung}"
         over = self._oom.get(key)
@@ -544,10 +509,8 @@ class Supervisor:
         self._replicas[key] = replica
         self._codes[key] = None
         self._oom.pop(key, None)
-        self._hung.pop(key, None)
+        self._inplace.started(key)
         self._began[key] = time.time()
-        if self._elastic is not None:
-            self._elastic.forget(key)
         if self._deadman is not None:
             self._deadman.watch(replica.pid)
         self._observer.started(replica)
@@ -568,7 +531,7 @@ class Supervisor:
 
     def _poll(self) -> list[tuple[str, int]]:
         procgroup.reap_adopted(self._own_children())
-        self._read_launcher_records()
+        self._read_in_place()
         exited = []
         for key, replica in self._replicas.items():
             if self._codes[key] is not None:
