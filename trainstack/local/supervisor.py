@@ -14,7 +14,9 @@
   more /dev/shm than its pod's gets SIGBUS (exit 135, not retried), as on a cluster (memlimit).
 - A pod deleted through the API (`request_delete`) is judged by the policy's DeletedPod rule
   (on the platform's Kubernetes the kubelet marks it Failed first); an evicted one stays Failed
-  and only ExitCode fails it over.
+  and only ExitCode fails it over. A deletion that finds its replica gone, or after which every
+  other replica exits 0 (the job was finishing), misses and says so.
+- A failed job's reason names its first cause (trainstack.local.causes).
 - On a Kubeflow Trainer environment (`Policy.scope` SET) a failure of any exit code, a deleted
   or an evicted pod restarts the whole set instead, as JobSet's RestartJobSet recreates every
   Job: every replica stopped, then all started again, one restart counted
@@ -510,6 +512,7 @@ class Supervisor:
         self._codes[key] = None
         self._oom.pop(key, None)
         self._inplace.started(key)
+        self._finished.discard(key)
         self._began[key] = time.time()
         if self._deadman is not None:
             self._deadman.watch(replica.pid)
