@@ -3,7 +3,8 @@ replica's attempt ended and it was started again.
 
 `OOMKilled` and `Evicted` are Kubernetes' own reasons (a container's `lastState.terminated.reason`,
 a pod's `status.reason`); `hung` is the in-container launcher's (trainstack.launcher);
-`preempted` a pod deleted through the API (a preemption drill, a drain); otherwise the signal
+`preempted` a pod deleted through the API (a preemption drill, a drain); `elastic: ...` a worker
+restarted in place by torchrun's elastic agent; otherwise the signal
 that ended the process (`SIGKILL`) or what the exit code means.
 """
 
@@ -22,6 +23,10 @@ EVICTED = "Evicted"
 HUNG = HANG_REASON
 PREEMPTED = "preempted"
 DELETED = "deleted"
+# torchrun's elastic agent restarted a replica's worker in place (spec.torchElastic): because the
+# worker failed, or because a peer left or joined the rendezvous (trainstack.local.elastic).
+ELASTIC_FAILED = "elastic: worker failed"
+ELASTIC_REJOINED = "elastic: rendezvous changed"
 # A JobSet's failure policy recreated every Job (Kubeflow Trainer's runtimes): the whole set.
 SET_RESTART = "whole set restarted"
 

@@ -114,7 +114,13 @@ def test_with_torch_elastic_the_job_resumes_from_its_checkpoint_and_succeeds(
     assert runner.returncode == 0, stdout + stderr
     record = _only_run(cli.home)
     assert record.status is RunStatus.SUCCEEDED, record.reason
-    assert record.restarts == 1  # the killed replica, recreated once, as KubeDL would
+    with Registry.open(cli.home) as reg:
+        history = reg.restarts(record.id)
+    # The killed replica, recreated once, as KubeDL would: the one restart counted.
+    assert [h.key for h in history if h.counted] == ["worker-1"], history
+    # The others' agents restarted their workers in place to take it back in: recorded too.
+    assert {h.key for h in history if not h.counted} >= {"master-0", "worker-0"}, history
+    assert record.restarts == len(history)
     logs = {p.stem: p.read_text() for p in (run_dir / "logs").glob("*-*.log")}
     # Every replica's worker resumed from a checkpoint, none started over from epoch 1.
     for key in ("master-0", "worker-0", "worker-1"):

@@ -55,9 +55,9 @@ def plan(
     from trainstack.spec import overrides
 
     values = overrides.parse(params)
-    if values and (len(run_files) != 1 or _is_sweep(run_files[0])):
+    if values and len(run_files) != 1:
         raise UserError(
-            "-p sets a parameter of one run: give one run file",
+            "-p sets a parameter of one run (or of every trial of one sweep): give one file",
             hint="plan each run file with its own -p",
         )
     if len(run_files) <= 1 and fmt != "github":
@@ -118,7 +118,7 @@ def _plan_one(
     from trainstack.policy.report import text
 
     if path is not None and _is_sweep(path):
-        _plan_sweep(path, env, fmt == "json", project, out)
+        _plan_sweep(path, env, fmt == "json", project, out, params)
         return
     if path is None:
         result, kind = service.plan_platform(env, project), "platform"
@@ -165,14 +165,21 @@ def _is_sweep(path: Path) -> bool:
     return isinstance(data, dict) and data.get("kind") == "Sweep"
 
 
-def _plan_sweep(path: Path, env: str, as_json: bool, project: Path | None, out: TextIO) -> None:
+def _plan_sweep(
+    path: Path,
+    env: str,
+    as_json: bool,
+    project: Path | None,
+    out: TextIO,
+    params: Overrides | None,
+) -> None:
     from rich.console import Console
 
     from trainstack.plan.report import console_width, plan_json, print_plan
     from trainstack.sweep.planning import plan_sweep
     from trainstack.sweep.view import params_text
 
-    plans = plan_sweep(path, env, project)
+    plans = plan_sweep(path, env, project, params or {})
     if as_json:
         click.echo(
             json.dumps(

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from trainstack.cli.options import Seconds, backend_option, environment, home_option
+from trainstack.cli.options import (
+    Seconds,
+    backend_option,
+    environment,
+    home_option,
+    param_option,
+)
 from trainstack.errors import RunFailedError, UserError
 
 
@@ -38,6 +44,7 @@ from trainstack.errors import RunFailedError, UserError
     show_default=True,
     help="Seconds a replica gets between SIGTERM and SIGKILL when a trial stops.",
 )
+@param_option
 @home_option
 @backend_option
 def sweep(
@@ -48,6 +55,7 @@ def sweep(
     artifacts: Path | None,
     no_install: bool,
     grace: float,
+    params: tuple[str, ...],
     home: Path | None,
     backend: str | None,
 ) -> None:
@@ -56,8 +64,10 @@ def sweep(
     if local == (env is not None):
         raise UserError("give either --local or --env ENV", hint=f"trainstack sweep {spec} --local")
     from trainstack.registry import state_home
+    from trainstack.spec import overrides
     from trainstack.sweep import service
 
+    values = overrides.parse(params)
     result = service.run(
         spec,
         state_home(home),
@@ -68,6 +78,7 @@ def sweep(
         install=not no_install,
         grace=grace,
         backend=backend,
+        params=values,
     )
     with contextlib.suppress(BrokenPipeError):
         click.echo(result.text)

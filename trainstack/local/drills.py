@@ -7,6 +7,10 @@ judged as the platform's Kubernetes (1.27 or later) and its controller judge a d
 under ExitCode it is recreated, counted, and otherwise the run fails. Its preloaded outputs
 (checkpoints) are what a new pod would see: the run directory's. The restart is recorded with
 reason `preempted`. The drill proves that a component resumes from its checkpoint.
+
+A drill that finds its replica not started or already exited, or that lands as the job finishes
+(the others all exit 0 after it), misses and says so (the supervisor's `_gone` and
+`_finished_with_peers`).
 """
 
 from __future__ import annotations

@@ -100,6 +100,7 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
         unconditional=run.fault_tolerance.unconditional if run.fault_tolerance else False,
         timeout_seconds=run.timeout_seconds,
         grace_seconds=grace_seconds,
+        elastic_restarts=run.torch_elastic.max_restarts if run.torch_elastic else None,
         success=success_sets(run),
         start_after=start_order(run),
         final_roles=final_roles(run),

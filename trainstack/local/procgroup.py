@@ -73,6 +73,12 @@ def start(launch: ReplicaLaunch, attempt: int, tag: str, marker: str | None = No
     return Replica(launch, popen, attempt)
 
 
+def note(launch: ReplicaLaunch, text: str) -> None:
+    """A `[trainstack]` line in the replica's log, as a restart's marker is."""
+    with os.fdopen(_open_log(launch.log_path), "ab", buffering=0) as log:
+        log.write(f"[trainstack] {text}\n".encode())
+
+
 def _open_log(path: Path) -> int:
     """The replica's log (logs/<role>-<i>.log of the run directory), opened for appending
     without following a link: user code may have replaced it with one before a restart, and

@@ -100,6 +100,10 @@ class Observer:
     def restarting(self, restarts: int, reason: str) -> None:
         self._view.event(f"restart {restarts} of {self._max_restarts}: {reason}")
 
+    def missed(self, text: str) -> None:
+        """A pod deletion (a preemption drill) that found nothing left to stop."""
+        self._view.event(text)
+
     def restarted(self, restart: Restart) -> None:
         """One restart for the recovery history, whether or not it counts against maxRestarts."""
         self._restarts += 1

@@ -50,6 +50,9 @@ class Policy:
     # SET: every failure, whatever its code, and every deleted or evicted pod restarts all the
     # replicas, one restart each time; `max_restarts` counts those.
     scope: RestartScope = RestartScope.REPLICA
+    # spec.torchElastic's maxRestarts: every replica runs torchrun's agent, whose restarts of
+    # its worker in place are watched for (trainstack.local.elastic); None without it.
+    elastic_restarts: int | None = None
 
     @property
     def limit(self) -> str:
@@ -77,6 +80,8 @@ class Observer(Protocol):
 
     def restarted(self, restart: Restart) -> None: ...
 
+    def missed(self, text: str) -> None: ...
+
 
 class _NullObserver:
     def started(self, replica: Replica) -> None:
@@ -95,4 +100,7 @@ class _NullObserver:
         pass
 
     def restarted(self, restart: Restart) -> None:
+        pass
+
+    def missed(self, text: str) -> None:
         pass

@@ -14,7 +14,9 @@
   more /dev/shm than its pod's gets SIGBUS (exit 135, not retried), as on a cluster (memlimit).
 - A pod deleted through the API (`request_delete`) is judged by the policy's DeletedPod rule
   (on the platform's Kubernetes the kubelet marks it Failed first); an evicted one stays Failed
-  and only ExitCode fails it over.
+  and only ExitCode fails it over. A deletion that finds its replica gone, or after which every
+  other replica exits 0 (the job was finishing), misses and says so.
+- A failed job's reason names its first cause (trainstack.local.causes).
 - On a Kubeflow Trainer environment (`Policy.scope` SET) a failure of any exit code, a deleted
   or an evicted pod restarts the whole set instead, as JobSet's RestartJobSet recreates every
   Job: every replica stopped, then all started again, one restart counted
@@ -26,37 +28,26 @@
 
 from __future__ import annotations
 
-import secrets
 import signal
-import subprocess
 import time
 from collections.abc import Sequence
 
 from trainstack import recovery
 from trainstack.kubedl import DeletedPod
-from trainstack.local import procgroup
+from trainstack.local import causes, procgroup
 from trainstack.local.deadman import DeadmanSwitch
 from trainstack.local.exitcodes import describe, is_retryable, normalize
 from trainstack.local.launch import ReplicaLaunch
-from trainstack.local.memlimit import MemoryWatch, OverLimit, full_pod_shm
-from trainstack.local.procgroup import Replica
+from trainstack.local.memlimit import MemoryWatch, full_pod_shm
+from trainstack.local.replicaset import EARLY_S, TICK_S, ReplicaSet
 from trainstack.local.supervision import Observer as Observer
 from trainstack.local.supervision import Outcome as Outcome
 from trainstack.local.supervision import Policy as Policy
 from trainstack.local.supervision import RestartScope as RestartScope
-from trainstack.local.supervision import _NullObserver
-from trainstack.registry.model import ReplicaExit, Restart, RunStatus
-
-# Between two looks at everything that is not a replica's exit (a stop request, a deletion, the
-# timeout, memory, the launcher's records): an exit wakes the loop at once (procgroup.
-# wait_for_exit), so a short job is not held up by the tick.
-_TICK_S = 0.05
-# Where exits cannot wake the loop (no pidfd): polled more often in the first half second.
-_EARLY_TICK_S = 0.005
-_EARLY_S = 0.5
+from trainstack.registry.model import Restart, RunStatus
 
 
-class Supervisor:
+class Supervisor(ReplicaSet):
     def __init__(
         self,
         launches: Sequence[ReplicaLaunch],
@@ -66,37 +57,17 @@ class Supervisor:
         tag: str | None = None,
         memory: MemoryWatch | None = None,
     ) -> None:
-        if not launches:
-            raise ValueError("a job needs at least one replica")
-        self._launches = {launch.key: launch for launch in launches}
-        self._policy = policy
-        self._observer = observer or _NullObserver()
-        self._deadman = deadman
-        self.tag = tag or secrets.token_hex(8)
-        self._replicas: dict[str, Replica] = {}
-        self._codes: dict[str, int | None] = dict.fromkeys(self._launches)
-        # Replicas the runner stopped because the job had already ended (a succeeded job's
-        # remaining replicas): their 143 is the runner's doing, not a failure.
-        self._stopped: set[str] = set()
-        self._restarts = 0
+        super().__init__(launches, policy, observer, deadman, tag, memory)
         # counted recreations per replica, for what the operator counts against backoffLimit
         self._counted: dict[str, int] = dict.fromkeys(self._launches, 0)
         # deleted pods a custom run's Job controller counted as failed (DeletedPod.FAILED)
         self._failed_pods = 0
-        self._stop_requests = 0
-        self._memory = memory
-        # replicas this attempt killed for going over their memory limit
-        self._oom: dict[str, OverLimit] = {}
         # (replica key, evicted, reason) requests from outside: a pod deleted or evicted
         self._deletions: list[tuple[str, bool, str]] = []
-        # when each replica's current attempt started (time.time(), for the recovery history)
-        self._began: dict[str, float] = {}
-        # the recovery history, in order
-        self.history: list[Restart] = []
-        # how far each replica's launcher record (hang restarts in place) has been read
-        self._launcher_read: dict[str, int] = {}
-        # replicas whose launcher gave up on a hung command: what it said
-        self._hung: dict[str, str] = {}
+        # exits found while the loop was elsewhere (a deletion's settle), for it to judge
+        self._carried: list[tuple[str, int]] = []
+        # the recreations so far, for a failure reason that names its first cause
+        self._causes = causes.Causes()
 
     def request_stop(self) -> None:
         """Safe to call from a signal handler: it only counts; the loop acts within a tick."""
@@ -118,10 +89,6 @@ class Supervisor:
         then SIGKILL after the grace period. `reason` names a deletion in the recovery history
         (`preempted` for a preemption drill)."""
         self._deletions.append((key, evicted, recovery.EVICTED if evicted else reason))
-
-    @property
-    def live_pids(self) -> dict[str, int]:
-        return {k: r.pid for k, r in self._replicas.items() if self._codes[k] is None}
 
     def run(self) -> Outcome:
         if self._deadman is not None:
@@ -157,7 +124,8 @@ class Supervisor:
                 ended = self._apply_deletions()
                 if ended is not None:
                     return ended
-            failures = [(k, c) for k, c in self._poll() if c != 0]
+            failures = [(k, c) for k, c in self._carried + self._poll() if c != 0]
+            self._carried = []
             if failures:
                 failures += [(k, c) for k, c in self._settle() if c != 0]
                 ended = self._handle_failures(failures)
@@ -169,8 +137,8 @@ class Supervisor:
                 return self._outcome(RunStatus.SUCCEEDED, "")
             self._start_ready()
             self._enforce_memory()
-            early = time.monotonic() - started < _EARLY_S
-            self._wait(self._live_popens(), _TICK_S, early=early)
+            early = time.monotonic() - started < EARLY_S
+            self._wait(self._live_popens(), TICK_S, early=early)
 
     def _handle_failures(
         self, failures: list[tuple[str, int]], *, deleted: str | None = None
@@ -178,6 +146,7 @@ class Supervisor:
         """`deleted`: these are the exits of pods deleted through the API (the reason), which the
         kubelet marked Failed (DeletedPod.EXIT_THEN_RECREATED, DeletedPod.EXIT)."""
         policy = self._policy
+        failures = causes.ordered(failures, self._from_outside)
         told = "; ".join(self._exit_text(k, c) for k, c in failures)
         if deleted is not None:
             told = f"{'; '.join(k for k, _ in failures)}'s pod was deleted ({deleted}): {told}"
@@ -199,10 +168,14 @@ class Supervisor:
             why = "".join(f": {policy.final_roles[role]}" for role in sorted(final))
             if deleted is not None and policy.unconditional:
                 why += ": a deleted pod ends Failed, and only restartPolicy ExitCode fails it over"
-            return self._outcome(RunStatus.FAILED, f"{told} (not retried{why})")
+            first = self._first_cause(failures)
+            return self._outcome(RunStatus.FAILED, f"{first}{told} (not retried{why})")
         if self._counted_restarts() + len(retryable) > policy.max_restarts:
             self._stop(list(self._replicas), ended=True)
-            return self._outcome(RunStatus.FAILED, f"{told}; no restarts left ({policy.limit})")
+            first = self._first_cause(failures)
+            return self._outcome(
+                RunStatus.FAILED, f"{first}{told}; no restarts left ({policy.limit})"
+            )
         self._restarts += len(retryable)
         for key in retryable:
             self._counted[key] += 1
@@ -214,6 +187,7 @@ class Supervisor:
                 deleted or self._reason(key, codes[key]),
                 self._exit_text(key, codes[key]),
             )
+            self._causes.recreated(key, told if deleted else self._exit_text(key, codes[key]))
         self._observer.restarting(self._restarts, told)
         marker = f"restart {self._counted_restarts()} of {policy.max_restarts} after: {told}"
         # Only the failed replicas are recreated (KubeDL v0.5.0 pkg/job_controller/pod.go
@@ -259,8 +233,10 @@ class Supervisor:
     def _apply_deletions(self) -> Outcome | None:
         while self._deletions:
             key, evicted, reason = self._deletions.pop(0)
-            if key not in self._replicas or self._codes[key] is not None:
-                continue  # not started, or already exited: no pod to delete
+            gone = self._gone(key)
+            if gone is not None:
+                self._missed(key, reason, gone)
+                continue
             self._stop([key], ended=True)  # its exit is the deletion's, judged below
             self._stopped.discard(key)
             code = normalize(self._replicas[key].popen.wait())
@@ -273,11 +249,54 @@ class Supervisor:
                 ended = self._handle_failures([(key, code)], deleted=reason)
             elif evicted:
                 ended = self._evicted(key, code)
+            elif code != 0 and self._finished_with_peers(key):
+                self._stopped.add(key)  # its exit is the deletion's as the job ended
+                self._finished.add(key)
+                self._missed(
+                    key,
+                    reason,
+                    f"every other replica exited 0 after {key} was stopped: its training had "
+                    "ended with theirs, so it is not recreated",
+                )
+                ended = None
             else:
                 ended = self._deleted(key, code, reason)
             if ended is not None:
                 return ended
         return None
+
+    def _gone(self, key: str) -> str | None:
+        """Why a pod deleted now has nothing to stop: not started yet, or already exited (its
+        exit looked at here, so that one not yet seen by the loop is not taken for the
+        deletion's); None when it runs."""
+        replica = self._replicas.get(key)
+        if replica is None:
+            return f"{key} had not started yet"
+        code = self._codes[key]
+        if code is None and replica.popen.poll() is not None:
+            code = normalize(replica.popen.returncode)
+        return None if code is None else f"{key} had already exited ({describe(code)})"
+
+    def _finished_with_peers(self, key: str) -> bool:
+        """Whether a replica just stopped for a deleted pod had finished its work: every other
+        replica of the job exits 0 within the settle window (a collective job's ranks end
+        together, so their success means it was past its last collective: a DDP master in its
+        last moments, its model written). Not for a Job controller's indexes, which are
+        independent of each other."""
+        rule = self._policy.deleted_pods.get(self._launches[key].role, DeletedPod.RECREATED)
+        others = [k for k in self._launches if k != key]
+        if not others or rule in (DeletedPod.FAILED, DeletedPod.EXIT):
+            return False
+        # Exits found meanwhile are the loop's to judge.
+        self._carried += self._settle()
+        return all(self._codes[k] == 0 for k in others)
+
+    def _missed(self, key: str, reason: str, why: str) -> None:
+        text = f"{key}'s pod deletion ({reason}) missed: {why}"
+        if reason == recovery.PREEMPTED:
+            text = f"preemption drill missed: {why}"
+        procgroup.note(self._launches[key], text)
+        self._observer.missed(text)
 
     def _deleted(self, key: str, code: int, reason: str) -> Outcome | None:
         """A pod deleted through the API, as the controller judges it (DeletedPod, from the
@@ -289,6 +308,7 @@ class Supervisor:
         gone = code == 0 and rule is DeletedPod.EXIT_THEN_RECREATED and not self._succeeded()
         if rule is DeletedPod.RECREATED or gone:
             self._record(key, code, reason, f"{key}'s pod was deleted ({reason})", counted=False)
+            self._causes.recreated(key, f"{key}'s pod was deleted ({reason})")
             self._start(key, f"recreated after its pod was deleted: {reason} (not counted)")
             return None
         if code == 0:
@@ -306,6 +326,7 @@ class Supervisor:
         self._restarts += 1
         self._failed_pods += 1
         self._record(key, code, reason, told)
+        self._causes.recreated(key, told)
         self._observer.restarting(self._restarts, told)
         self._start(
             key, f"restart {self._counted_restarts()} of {policy.max_restarts} after: {told}"
@@ -330,6 +351,7 @@ class Supervisor:
             )
         self._restarts += 1
         self._counted[key] += 1
+        self._causes.recreated(key, f"{key} was evicted")
         self._observer.restarting(self._restarts, f"{key} was evicted")
         self._start(key, f"restart {self._restarts} of {policy.max_restarts} after eviction")
         return None
@@ -367,43 +389,24 @@ class Supervisor:
         self.history.append(restart)
         self._observer.restarted(restart)
 
+    def _from_outside(self, key: str, code: int) -> bool:
+        """Ended from outside the job: SIGKILLed, over its memory limit, or hung."""
+        return causes.killed(code) or key in self._oom or key in self._inplace.hung
+
+    def _first_cause(self, failures: list[tuple[str, int]]) -> str:
+        """An earlier recreation that these failures followed (their replicas running when it
+        happened), said first; "" for none."""
+        began = [self._began[key] for key, _ in failures if key in self._began]
+        return self._causes.first(began) or ""
+
     def _reason(self, key: str, code: int) -> str:
-        if key in self._hung:
+        if key in self._inplace.hung:
             return recovery.HUNG
         over = self._oom.get(key)
         return recovery.exit_reason(code, oom=over is not None and code == 128 + over.signal)
 
-    def _read_launcher_records(self) -> None:
-        """What each replica's launcher recorded since the last look: its hang restarts in place
-        (recorded, not counted: KubeDL never sees them) and a final hang."""
-        for key, launch in self._launches.items():
-            path = launch.restarts_path
-            if path is None:
-                continue
-            try:
-                with open(path, "rb") as f:
-                    f.seek(self._launcher_read.get(key, 0))
-                    data = f.read(1 << 20)
-            except OSError:
-                continue
-            end = data.rfind(b"\n") + 1
-            self._launcher_read[key] = self._launcher_read.get(key, 0) + end
-            for line in data[:end].splitlines():
-                self._launcher_event(key, line)
-
-    def _launcher_event(self, key: str, line: bytes) -> None:
-        launch = self._launches[key]
-        record = recovery.launcher_record(line, launch.role, launch.index)
-        if record is None:
-            return
-        if record.final is not None:
-            self._hung[key] = record.final
-        if record.restart is not None:
-            self.history.append(record.restart)
-            self._observer.restarted(record.restart)
-
     def _exit_text(self, key: str, code: int) -> str:
-        hung = self._hung.get(key)
+        hung = self._inplace.hung.get(key)
         if hung is not None:
             return f"{key} exited with {describe(code)}, {hung}"
         over = self._oom.get(key)
@@ -413,137 +416,3 @@ class Supervisor:
         if shm is not None and code == 128 + signal.SIGBUS:
             return f"{key} exited with {describe(code)}, {full_pod_shm(shm)}"
         return f"{key} exited with {describe(code)}"
-
-    def _enforce_memory(self) -> None:
-        if self._memory is None:
-            return
-        for over in self._memory.check(self.live_pids):
-            replica = self._replicas[over.key]
-            self._oom[over.key] = over
-            procgroup.signal_group(replica.pid, over.signal)
-            self._observer.out_of_memory(replica, over)
-
-    def _succeeded(self) -> bool:
-        rules = self._policy.success or (frozenset(self._launches),)
-        if all(code == 0 for code in self._codes.values()):
-            return True
-        return any(all(self._codes.get(k) == 0 for k in rule) for rule in rules)
-
-    def _start_ready(self) -> None:
-        """Start every replica not yet started whose upstream roles have all started, role
-        after role in the operator's order: a downstream role starts as soon as the last
-        replica of its upstream roles has (a local process is running once it is started; the
-        order is kept, no tick is waited)."""
-        while True:
-            started_roles: dict[str, bool] = {}
-            for key, launch in self._launches.items():
-                started_roles[launch.role] = started_roles.get(launch.role, True) and (
-                    key in self._replicas
-                )
-            ready = [
-                key
-                for key, launch in self._launches.items()
-                if key not in self._replicas
-                and all(
-                    started_roles.get(role, True)
-                    for role in self._policy.start_after.get(launch.role, ())
-                )
-            ]
-            if not ready:
-                return
-            for key in ready:
-                self._start(key, None)
-
-    # --- processes ---------------------------------------------------------------------------
-
-    def _start(self, key: str, marker: str | None) -> None:
-        attempt = self._replicas[key].attempt + 1 if key in self._replicas else 1
-        replica = procgroup.start(self._launches[key], attempt, self.tag, marker)
-        self._replicas[key] = replica
-        self._codes[key] = None
-        self._oom.pop(key, None)
-        self._hung.pop(key, None)
-        self._began[key] = time.time()
-        if self._deadman is not None:
-            self._deadman.watch(replica.pid)
-        self._observer.started(replica)
-
-    def _live_popens(self) -> list[subprocess.Popen[bytes]]:
-        return [r.popen for k, r in self._replicas.items() if self._codes[k] is None]
-
-    @staticmethod
-    def _wait(popens: list[subprocess.Popen[bytes]], timeout: float, *, early: bool) -> None:
-        """Up to `timeout`, or until one of `popens` exits."""
-        procgroup.wait_for_exit(popens, timeout, poll_every=_EARLY_TICK_S if early else None)
-
-    def _own_children(self) -> set[int]:
-        own = {r.pid for r in self._replicas.values()}
-        if self._deadman is not None:
-            own.add(self._deadman.pid)
-        return own
-
-    def _poll(self) -> list[tuple[str, int]]:
-        procgroup.reap_adopted(self._own_children())
-        self._read_launcher_records()
-        exited = []
-        for key, replica in self._replicas.items():
-            if self._codes[key] is not None:
-                continue
-            returncode = replica.popen.poll()
-            if returncode is None:
-                continue
-            code = normalize(returncode)
-            self._codes[key] = code
-            if key in self._stopped:
-                self._observer.stopped(replica, code)
-                continue
-            exited.append((key, code))
-            self._observer.exited(replica, code)
-        return exited
-
-    def _settle(self) -> list[tuple[str, int]]:
-        exited: list[tuple[str, int]] = []
-        deadline = time.monotonic() + self._policy.settle_seconds
-        while time.monotonic() < deadline and not self._stop_requests:
-            exited += self._poll()
-            if all(code is not None for code in self._codes.values()):
-                break
-            left = max(0.0, deadline - time.monotonic())
-            self._wait(self._live_popens(), min(_TICK_S, left), early=False)
-        return exited
-
-    def _stop(self, keys: list[str], *, ended: bool = False) -> None:
-        """Stop these replicas' process groups: SIGTERM, grace period, SIGKILL; reap.
-        `ended`: the job has ended; what these replicas exit with is the runner's doing."""
-        replicas = [self._replicas[k] for k in keys if k in self._replicas]
-        if ended:
-            self._stopped.update(
-                r.launch.key for r in replicas if self._codes[r.launch.key] is None
-            )
-        targets = [r for r in replicas if procgroup.group_alive(r.pid)]
-        for replica in targets:
-            procgroup.signal_group(replica.pid, signal.SIGTERM)
-        requests_before = self._stop_requests
-        deadline = time.monotonic() + self._policy.grace_seconds
-        while targets and time.monotonic() < deadline:
-            for replica in targets:
-                replica.popen.poll()  # reap the leader so an emptied group reads as gone
-            procgroup.reap_adopted(self._own_children())  # and what re-parented to us
-            targets = [r for r in targets if procgroup.group_alive(r.pid)]
-            if self._stop_requests > max(requests_before, 1):
-                break  # asked again: do not wait out the grace period
-            # Woken when a leader exits; members of a group whose leader is gone are looked
-            # for once a tick.
-            self._wait([r.popen for r in targets], _TICK_S, early=False)
-        for replica in targets:
-            procgroup.signal_group(replica.pid, signal.SIGKILL)
-        for replica in replicas:
-            replica.popen.wait()
-        self._poll()
-
-    def _outcome(self, status: RunStatus, reason: str) -> Outcome:
-        exits = tuple(
-            ReplicaExit(launch.role, launch.index, self._codes[key], stopped=key in self._stopped)
-            for key, launch in self._launches.items()
-        )
-        return Outcome(status, reason, tuple(sorted(exits)), self._restarts)

@@ -142,6 +142,7 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
         limit_text=failure.describe() + ignored,
         timeout_seconds=run.timeout_seconds,
         grace_seconds=grace_seconds,
+        elastic_restarts=run.torch_elastic.max_restarts if run.torch_elastic else None,
         scope=RestartScope.SET if failure.whole_set else RestartScope.REPLICA,
     )
 

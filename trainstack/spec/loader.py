@@ -384,10 +384,16 @@ def load_run(
     return Loader(components_dir).run(Path(path), params)
 
 
-def load_sweep(path: Path | str, *, components_dir: Path | None = None) -> Sweep:
-    """A `kind: Sweep` file (spec/sweeploader.py), its base run loaded through a Loader."""
+def load_sweep(
+    path: Path | str,
+    *,
+    components_dir: Path | None = None,
+    params: overrides.Overrides = overrides.NONE,
+) -> Sweep:
+    """A `kind: Sweep` file (spec/sweeploader.py), its base run loaded through a Loader;
+    `params`: `-p NAME=VALUE` parameters fixed for every trial."""
     doc = load(shown(Path(path)))
     kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
     if kind != "Sweep":
         raise SpecError([doc.diag(("kind",), f"expected a Sweep, found {kind!r}", code="kind")])
-    return sweep_from(Loader(components_dir), doc)
+    return sweep_from(Loader(components_dir), doc, params)

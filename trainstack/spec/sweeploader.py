@@ -1,6 +1,10 @@
 """Load a `kind: Sweep` file: the spec loader's reader, schema (spec/schema.py SWEEP), fastcheck
 and diagnostics, then the base run (a Run file or inline) and the search space against its
-component. Every problem is reported together as one SpecError (exit 2)."""
+component. Every problem is reported together as one SpecError (exit 2).
+
+`-p NAME=VALUE` (trainstack.spec.overrides) sets a parameter of the base run for every trial,
+checked as the run's own value is; one naming a parameter the sweep varies is refused, since
+every trial would overwrite it."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from trainstack.errors import Diagnostic, SpecError
-from trainstack.spec import structure, values
+from trainstack.spec import overrides, structure, values
 from trainstack.spec.model import Component, FrozenMap, Run
 from trainstack.spec.rules import sweep as rules
 from trainstack.spec.rules.names import sweep_name
@@ -35,23 +39,28 @@ class Loader(Protocol):
     """What a sweep's base run is loaded through (trainstack.spec.loader.Loader, which imports
     this module to load the Sweep kind)."""
 
-    def run(self, path: Path) -> Run: ...
+    def run(self, path: Path, params: overrides.Overrides = ...) -> Run: ...
 
     def run_from(self, doc: SourceDoc) -> Run: ...
 
     def _raw_parameters(self, comp: Component) -> dict[str, Any]: ...
 
 
-def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
+def sweep_from(
+    loader: Loader, doc: SourceDoc, params: overrides.Overrides = overrides.NONE
+) -> Sweep:
     diags = structure.check(doc, "Sweep") + sweep_name(doc)
     spec = section(doc.data, "spec")
+    varied = _varied(doc, params)
+    if varied:
+        raise SpecError(varied)
     base: tuple[Run, dict[str, Any], Path] | None = None
     ref = spec.get("run")
     try:
         if isinstance(ref, str) and ref:
-            base = _base_from_file(loader, doc, ref)
+            base = _base_from_file(loader, doc, ref, params)
         elif isinstance(ref, dict) and ref:
-            base = _base_inline(loader, doc, ref)
+            base = _base_inline(loader, doc, ref, params)
     except SpecError as err:
         diags += err.diagnostics()
     if base is not None:
@@ -66,10 +75,45 @@ def sweep_from(loader: Loader, doc: SourceDoc) -> Sweep:
     if diags:
         raise SpecError(_unique(diags))
     assert base is not None
-    return _model(doc, *base)
+    return _model(doc, *base, params)
 
 
-def _base_from_file(loader: Loader, doc: SourceDoc, ref: str) -> tuple[Run, dict[str, Any], Path]:
+def _varied(doc: SourceDoc, params: overrides.Overrides) -> list[Diagnostic]:
+    """A -p for a parameter the sweep varies: every trial sets its own value over it, so the
+    -p would be silently ignored."""
+    space = section(doc.data, "spec").get("parameters")
+    if not isinstance(space, dict):
+        return []
+    return [
+        Diagnostic(
+            file=f"-p {name}={value}",
+            line=None,
+            column=None,
+            path=f"spec.parameters.{name}",
+            message=f"the sweep varies {name} (spec.parameters.{name} of {doc.file}): each "
+            "trial sets its own value, so a -p for it would be ignored",
+            hint=f"drop -p {name}, or take {name} out of the sweep's spec.parameters to fix it "
+            "for every trial",
+            code="sweep-param",
+        )
+        for name, value in params.items()
+        if name in space
+    ]
+
+
+def _with_params(data: dict[str, Any], params: overrides.Overrides) -> dict[str, Any]:
+    """The base run's document with the -p values in its spec.parameters: what each trial's
+    Run file is written from, so every trial records them."""
+    if not params:
+        return data
+    spec = dict(data.get("spec") or {})
+    spec["parameters"] = {**(spec.get("parameters") or {}), **params}
+    return {**data, "spec": spec}
+
+
+def _base_from_file(
+    loader: Loader, doc: SourceDoc, ref: str, params: overrides.Overrides
+) -> tuple[Run, dict[str, Any], Path]:
     target = Path(doc.file).parent / ref
     if not os.path.lexists(target):  # a FIFO, a folder or a link loop is read and reported as such
         raise SpecError(
@@ -82,7 +126,7 @@ def _base_from_file(loader: Loader, doc: SourceDoc, ref: str) -> tuple[Run, dict
             ]
         )
     try:
-        run = loader.run(target)
+        run = loader.run(target, params)
     except SpecError as err:
         note = doc.diag(
             ("spec", "run"),
@@ -92,11 +136,11 @@ def _base_from_file(loader: Loader, doc: SourceDoc, ref: str) -> tuple[Run, dict
         )
         raise SpecError([note, *err.diagnostics()]) from None
     data = load(shown(target)).data
-    return run, data, target.resolve().parent
+    return run, _with_params(data, params), target.resolve().parent
 
 
 def _base_inline(
-    loader: Loader, doc: SourceDoc, inline: dict[str, Any]
+    loader: Loader, doc: SourceDoc, inline: dict[str, Any], params: overrides.Overrides
 ) -> tuple[Run, dict[str, Any], Path]:
     """The inline `spec.run` checked as a Run document whose positions are the sweep file's."""
     meta = section(doc.data, "metadata")
@@ -113,10 +157,11 @@ def _base_inline(
     top = doc.mark(prefix)
     run_doc = SourceDoc(doc.file, data, {**({(): top} if top else {}), **marks}, keys)
     try:
-        run = loader.run_from(run_doc)
+        run = loader.run_from(overrides.apply(run_doc, params))
     except SpecError as err:
+        err = overrides.relocate(err, params)
         raise SpecError([_under_run(d) for d in err.diagnostics()]) from None
-    return run, data, Path(doc.file).resolve().parent
+    return run, _with_params(data, params), Path(doc.file).resolve().parent
 
 
 def _under_run(d: Diagnostic) -> Diagnostic:
@@ -136,7 +181,13 @@ def _unique(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _model(doc: SourceDoc, run: Run, base_doc: dict[str, Any], base_dir: Path) -> Sweep:
+def _model(
+    doc: SourceDoc,
+    run: Run,
+    base_doc: dict[str, Any],
+    base_dir: Path,
+    params: overrides.Overrides,
+) -> Sweep:
     meta, spec = doc.data["metadata"], doc.data["spec"]
     space: dict[str, Space] = {}
     for name, raw in spec["parameters"].items():
@@ -162,6 +213,7 @@ def _model(doc: SourceDoc, run: Run, base_doc: dict[str, Any], base_dir: Path) -
         base=run,
         base_doc=FrozenMap(base_doc),
         base_dir=base_dir,
+        fixed=FrozenMap({name: run.parameters[name] for name in params}),
         space=FrozenMap(space),
         objective=Objective(obj["metric"], Goal(obj["goal"]), Pick(obj.get("value", "last"))),
         algorithm=Algorithm(spec.get("algorithm", "grid")),

@@ -70,6 +70,9 @@ class Sweep:
     # paths resolve against: each trial's Run file is this with the trial's parameters.
     base_doc: FrozenMap[str, Any]
     base_dir: Path
+    # `-p NAME=VALUE` given to `sweep`: parameters fixed for every trial over the base run's
+    # (already in `base` and `base_doc`; kept apart to say and fingerprint them).
+    fixed: FrozenMap[str, ParamValue]
     space: FrozenMap[str, Space]
     objective: Objective
     algorithm: Algorithm
@@ -93,8 +96,8 @@ class Sweep:
         return self.budget.trials
 
     def fingerprint(self) -> str:
-        """What a resumed sweep must share with the stored study: same space, objective and
-        algorithm (trials of another search are not comparable)."""
+        """What a resumed sweep must share with the stored study: same space, objective,
+        algorithm and -p values (trials of another search are not comparable)."""
 
         def space(s: Space) -> Any:
             return list(s.values) if isinstance(s, Choice) else [s.min, s.max, s.log, s.integer]
@@ -109,4 +112,7 @@ class Sweep:
             "algorithm": self.algorithm.value,
             "component": self.base.component.ref,
         }
+        if self.fixed:
+            # Only when given: a sweep started without -p keeps its stored fingerprint.
+            blob["fixed"] = dict(sorted(self.fixed.items()))
         return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from trainstack.spec.loader import load_sweep
 from trainstack.spec.model import ParamValue
+from trainstack.spec.overrides import NONE, Overrides
 from trainstack.spec.sweepmodel import Sweep
 from trainstack.sweep import study as studies
 from trainstack.sweep.trialspec import trial_name, write_trial
@@ -44,10 +45,13 @@ def first_batch(sweep: Sweep) -> list[tuple[int, dict[str, ParamValue]]]:
     return out
 
 
-def plan_sweep(path: Path, env: str, project: Path | None) -> list[TrialPlan]:
+def plan_sweep(
+    path: Path, env: str, project: Path | None, params: Overrides = NONE
+) -> list[TrialPlan]:
+    """`params`: `-p NAME=VALUE`, fixed for every trial (in each trial's Run file)."""
     from trainstack.plan.service import plan_run
 
-    sweep = load_sweep(path)
+    sweep = load_sweep(path, params=params)
     out = []
     with tempfile.TemporaryDirectory(prefix="trainstack-sweep-plan-") as tmp:
         for number, params in first_batch(sweep):

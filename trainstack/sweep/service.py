@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from trainstack.errors import UserError
 from trainstack.spec.loader import load_sweep
+from trainstack.spec.overrides import NONE, Overrides
 from trainstack.spec.sweepmodel import Sweep
 from trainstack.sweep.engine import Launcher, run_sweep
 from trainstack.sweep.summary import HISTORY_PNG, best, draw_history, summary
@@ -43,9 +44,11 @@ def run(
     watcher: JobWatcher | None = None,
     watch_interval: float = 10.0,
     view: View | None = None,
+    params: Overrides = NONE,
 ) -> Finished:
-    """`command` and `watcher` stand in for the Pulumi CLI and the cluster in tests."""
-    sweep = load_sweep(spec)
+    """`params`: `-p NAME=VALUE`, fixed for every trial. `command` and `watcher` stand in for
+    the Pulumi CLI and the cluster in tests."""
+    sweep = load_sweep(spec, params=params)
     launcher = (
         _local(sweep, home, install, grace)
         if local

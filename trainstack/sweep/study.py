@@ -237,10 +237,10 @@ def open_study(sweep: Sweep, directory: Path) -> optuna.Study:
         study.set_user_attr("experiment", sweep.experiment)
     elif stored != sweep.fingerprint():
         raise UserError(
-            f"sweep {sweep.name} already exists with another search space, objective "
-            f"or algorithm ({directory})",
-            hint="give the changed sweep a new metadata.name; trials of a different "
-            "search are not comparable",
+            f"sweep {sweep.name} already exists with another search space, objective, "
+            f"algorithm or -p values ({directory})",
+            hint="give the changed sweep a new metadata.name (or resume it with the -p values "
+            "it started with); trials of a different search are not comparable",
         )
     return study
 
