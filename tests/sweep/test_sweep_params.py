@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.spec.clirun import trainstack
 from tests.sweep.helpers import hold_project
 from trainstack.registry import Registry, RunFilter, RunStatus
@@ -16,6 +18,7 @@ SEARCH = {
 }
 
 
+@pytest.mark.slow
 def test_a_fixed_parameter_is_recorded_with_every_trial(tmp_path: Path) -> None:
     spec = hold_project(tmp_path, SEARCH, base_params={"steps": 1})
     home = tmp_path / "home"
