@@ -141,3 +141,22 @@ def test_a_bad_certificate_or_key_is_one_error_before_serving(
     expected = "error: " + message.format(cert=cert, key=key)
     assert got.err.startswith(expected), got.err
     assert got.err.count("error:") == 1 and "serving" not in got.out
+
+
+def test_a_large_log_arrives_whole_over_tls(tmp_path: Path) -> None:
+    """Past what the socket takes at once, a TLS write is retried with the same bytes."""
+    import hashlib
+    import http.client
+
+    log = b"".join(b"%08d " % i + b"x" * 90 + b"\n" for i in range(80_000))  # ~7.9 MB
+    run_id = home_with_a_log(tmp_path / "home", log)
+    files = make_cert(tmp_path / "tls")
+    with serving(tmp_path / "home", tls=files) as addr:
+        conn = http.client.HTTPSConnection(addr[0], addr[1], context=client_tls(files), timeout=60)
+        try:
+            conn.request("GET", f"/runs/{run_id}/logs/worker-0.log")
+            got = conn.getresponse()
+            body = got.read()
+        finally:
+            conn.close()
+    assert got.status == 200 and hashlib.sha256(body).digest() == hashlib.sha256(log).digest()
