@@ -14,7 +14,7 @@ from urllib.parse import quote
 from trainstack.errors import UserError
 from trainstack.metrics.values import number
 from trainstack.sweep.view import params_text
-from trainstack.ui.cache import StampCache, sqlite_stamp
+from trainstack.ui.cache import Stamp, StampCache, sqlite_stamp
 from trainstack.ui.views import run_href
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # The storage's owner and mode are checked when it is read (trainstack.sweep.study); a change
 # of either changes its stamp (its change time), so it is checked again.
-_INFOS: StampCache[SweepInfo] = StampCache(512)
+_INFOS: StampCache[tuple[Stamp, SweepInfo]] = StampCache(512)
 
 
 @dataclass(frozen=True)
@@ -60,18 +60,21 @@ def sweep_href(name: str) -> str:
     return "/sweeps/" + quote(name, safe="")
 
 
-def _storage(home: Path, name: str) -> Path:
+def _kept(home: Path, name: str) -> tuple[Stamp, SweepInfo]:
+    """The sweep as trainstack.sweep.listing.info reads it, and the stamp of its storage taken
+    before that read: kept while the storage is unchanged."""
+    from trainstack.sweep import listing as sweeps
     from trainstack.sweep import study as studies
 
-    return studies.sweep_dir(home, name) / studies.STORAGE_FILE
+    if name in ("", ".", "..") or "/" in name:  # no sweep's: its error, and no file stamped
+        return (), sweeps.info(home, name)
+    current = sqlite_stamp(studies.sweep_dir(home, name) / studies.STORAGE_FILE)
+    return _INFOS.get((str(home), name), current, lambda: (current, sweeps.info(home, name)))
 
 
 def info(home: Path, name: str) -> SweepInfo:
     """trainstack.sweep.listing.info, kept while the sweep's storage is unchanged."""
-    from trainstack.sweep import listing as sweeps
-
-    current = sqlite_stamp(_storage(home, name))
-    return _INFOS.get((str(home), name), current, lambda: sweeps.info(home, name))
+    return _kept(home, name)[1]
 
 
 def listing(home: Path) -> tuple[SweepLine, ...]:
@@ -143,8 +146,7 @@ def history_png(home: Path, name: str) -> bytes | None:
     from trainstack.sweep.summary import history_png as draw
     from trainstack.ui.charts import drawn
 
-    current = sqlite_stamp(_storage(home, name))
-    s = info(home, name)
+    current, s = _kept(home, name)
     # b"": nothing to draw, kept as such (a PNG is never empty)
     png = drawn(
         ("history", str(home), name),
