@@ -13,6 +13,7 @@ import pytest
 
 from tests.browser import DevTools, pixels_of
 from tests.ui.conftest import HOSTILE, Runs
+from tests.ui.fixtures import wide_run
 from trainstack.registry import NewRun, Registry, ReplicaExit, current_runner
 from trainstack.ui.server import listen
 
@@ -102,3 +103,37 @@ def test_compare_draws_one_metric_of_each_run(browser: DevTools, base: str, runs
     shot = browser.screenshot()
     assert pixels_of(shot, BLUE).sum() > 300 and pixels_of(shot, ORANGE).sum() > 300
     assert browser.errors == []
+
+
+def test_a_wide_run_shows_one_replica_at_a_time_the_failed_one_first(
+    browser: DevTools, tmp_path: Path
+) -> None:
+    """32 replicas: the page once stacked 32 usage charts (some 15,000 px); now the failed
+    replica's log and chart, and a picker for the others."""
+    run_id = wide_run(tmp_path / "home", replicas=32, failed=17)
+    listening = listen(tmp_path / "home", None, "127.0.0.1", 0, None)
+    threading.Thread(target=listening.server.run, daemon=True).start()
+    images = "[...document.images].map(i => [i.alt, i.naturalWidth])"
+    log = "document.getElementById('log').innerText"
+    try:
+        browser.errors.clear()
+        browser.open(f"{listening.url}runs/{run_id}")
+        assert browser.evaluate(images) == [["usage worker-17", 800]]
+        assert "worker-17 last words" in browser.evaluate(log)
+        picked = "document.querySelector('#replica-picker strong').innerText"
+        assert browser.evaluate(picked) == "worker-17 (exit 1)"
+        assert browser.evaluate("document.documentElement.scrollHeight") < 4000
+        browser.evaluate(
+            "document.querySelector('#replica-picker a[href$=\"replica=worker-3#logs\"]').click()"
+        )
+        browser.wait_for(
+            "location.search === '?replica=worker-3' && document.readyState === 'complete'"
+            " && [...document.images].every(i => i.complete)"
+        )
+        assert browser.evaluate(images) == [["usage worker-3", 800]]
+        assert "worker-3 last words" in browser.evaluate(log)
+        assert browser.evaluate(picked) == "worker-3"
+        assert browser.evaluate("document.documentElement.scrollHeight") < 4000
+        assert browser.errors == []
+    finally:
+        listening.server.close()

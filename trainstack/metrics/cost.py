@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainstack import boundedjson
 from trainstack.contract.rundir import RunDir
@@ -29,6 +30,9 @@ from trainstack.errors import UserError
 from trainstack.metrics.podtimes import PodTimes
 from trainstack.registry.model import RunRecord
 from trainstack.regularfile import read_within
+
+if TYPE_CHECKING:
+    from trainstack.metrics.usage import ReplicaUsage
 
 COSTS_KEY = "trainstack:costs"
 _GIB = float(1 << 30)
@@ -159,10 +163,16 @@ def run_env(record: RunRecord, given: str | None) -> str | None:
     return None
 
 
-def resource_time(record: RunRecord, pods: PodTimes | None = None) -> ResourceTime | None:
+def resource_time(
+    record: RunRecord,
+    pods: PodTimes | None = None,
+    *,
+    usage_series: tuple[ReplicaUsage, ...] | None = None,
+) -> ResourceTime | None:
     """Requested resources × the run's wall time, per replica (a local run: from its
-    training_job.json and usage.jsonl; a deployed run: from its pods' lifetimes, `pods`); None
-    when unknown (no run directory, never started, no pod lifetimes recorded)."""
+    training_job.json and usage.jsonl, or `usage_series` when the caller has read it already; a
+    deployed run: from its pods' lifetimes, `pods`); None when unknown (no run directory, never
+    started, no pod lifetimes recorded)."""
     if pods is not None:
         return pods_resource_time(pods)
     if record.run_dir is None or record.duration is None:
@@ -192,7 +202,7 @@ def resource_time(record: RunRecord, pods: PodTimes | None = None) -> ResourceTi
             continue
         g = r.get("gpu")
         gpu += n * (g if isinstance(g, int) and not isinstance(g, bool) else 0)
-    used, idle = _usage(root, record, wall * max(replicas, 1.0))
+    used, idle = _usage(root, wall * max(replicas, 1.0), usage_series)
     return ResourceTime(wall, vcpu * wall, mem * wall, gpu * wall, used if gpu else None, idle)
 
 
@@ -213,15 +223,18 @@ def pods_resource_time(pods: PodTimes) -> ResourceTime | None:
     )
 
 
-def _usage(root: Path, record: RunRecord, replica_seconds: float) -> tuple[float | None, float]:
+def _usage(
+    root: Path, replica_seconds: float, series: tuple[ReplicaUsage, ...] | None
+) -> tuple[float | None, float]:
     """(GPU-seconds used per NVML, idle share) from usage.jsonl; (None, 0) without samples."""
     from trainstack.metrics import usage
     from trainstack.metrics.idle import IdleThresholds, detect_in
 
-    try:
-        series = usage.read(RunDir(root).usage, root=root)
-    except UserError:
-        return None, 0.0
+    if series is None:
+        try:
+            series = usage.read(RunDir(root).usage, root=root)
+        except UserError:
+            return None, 0.0
     used: float | None = None
     for u in series:
         for g in u.gpus:
@@ -238,10 +251,12 @@ def summary(
     env: str | None = None,
     project: Path | None = None,
     pods: PodTimes | None = None,
+    *,
+    usage_series: tuple[ReplicaUsage, ...] | None = None,
 ) -> str | None:
     """One line for `runs show`, the report and compare: resource-time, cost, idle share (a
     deployed run: the pods' lifetimes instead, since nothing samples its usage)."""
-    rt = resource_time(record, pods)
+    rt = resource_time(record, pods, usage_series=usage_series)
     if rt is None:
         return None
     name = run_env(record, env)

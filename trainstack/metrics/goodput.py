@@ -26,6 +26,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainstack.contract.rundir import RunDir
 from trainstack.errors import UserError
@@ -33,6 +34,9 @@ from trainstack.metrics import cost, progress
 from trainstack.metrics.progress import Mark
 from trainstack.recovery import HUNG
 from trainstack.registry.model import Restart, RunRecord
+
+if TYPE_CHECKING:
+    from trainstack.metrics.usage import ReplicaUsage
 
 QUEUE = "queue"
 STARTUP = "start-up"
@@ -171,10 +175,15 @@ def _reached_again(marks: Sequence[Mark], failed: float) -> float:
 
 
 def ledger(
-    record: RunRecord, history: Sequence[Restart], env: str | None, project: Path | None
+    record: RunRecord,
+    history: Sequence[Restart],
+    env: str | None,
+    project: Path | None,
+    *,
+    usage_series: tuple[ReplicaUsage, ...] | None = None,
 ) -> Ledger | None:
     """The ledger of a finished local run; None for one that has not ended or has no run
-    directory on this machine."""
+    directory on this machine. `usage_series`: its usage.jsonl, when the caller has read it."""
     if record.run_dir is None or record.started_at is None or record.finished_at is None:
         return None
     root = record.run_dir
@@ -182,11 +191,11 @@ def ledger(
     seconds = split(
         record.started_at, record.finished_at, marks, history, _hang_window(root), queued=0.0
     )
-    rt = cost.resource_time(record)
+    rt = cost.resource_time(record, usage_series=usage_series)
     name = cost.run_env(record, env)
     rates = cost.rates_for(project, name, strict=env is not None) if name else None
     per_second = cost.price(rt, rates) / rt.seconds if rt and rates and rt.seconds > 0 else None
-    idle = _idle_gpu_seconds(root)
+    idle = _idle_gpu_seconds(root, usage_series)
     return Ledger(
         wall=record.finished_at - record.started_at,
         parts=tuple(
@@ -206,13 +215,14 @@ def _hang_window(root: Path) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def _idle_gpu_seconds(root: Path) -> float:
+def _idle_gpu_seconds(root: Path, found: tuple[ReplicaUsage, ...] | None) -> float:
     from trainstack.metrics import usage
     from trainstack.metrics.idle import IdleThresholds, detect_in
 
-    try:
-        found = usage.read(RunDir(root).usage, root=root)
-    except UserError:
-        return 0.0
+    if found is None:
+        try:
+            found = usage.read(RunDir(root).usage, root=root)
+        except UserError:
+            return 0.0
     warnings = detect_in(found, IdleThresholds.from_env())
     return sum(w.seconds for w in warnings if w.resource.startswith("GPU"))

@@ -23,12 +23,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainstack.metrics import cost, goodput, podtimes
 from trainstack.metrics.cost import Rates
 from trainstack.metrics.goodput import PARTS, Ledger, Part
 from trainstack.metrics.podtimes import PodLife, PodTimes
 from trainstack.registry.model import Restart, RunRecord
+
+if TYPE_CHECKING:
+    from trainstack.metrics.usage import ReplicaUsage
 
 
 def ledger(
@@ -37,11 +41,14 @@ def ledger(
     env: str | None,
     project: Path | None,
     pods: PodTimes | None,
+    *,
+    usage_series: tuple[ReplicaUsage, ...] | None = None,
 ) -> Ledger | None:
     """The run's ledger: a deployed run's from its pods' records (`pods`), else a local run's
-    (goodput.ledger); None for a run that has not ended or has no records here."""
+    (goodput.ledger, from `usage_series` when the caller has read the run's usage); None for a
+    run that has not ended or has no records here."""
     if pods is None:
-        return goodput.ledger(record, history, env, project)
+        return goodput.ledger(record, history, env, project, usage_series=usage_series)
     name = cost.run_env(record, env)
     return of_pods(pods, history, cost.rates_for(project, name, strict=env is not None))
 

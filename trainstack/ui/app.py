@@ -90,7 +90,9 @@ def create_app(config: UiConfig) -> Flask:
             rest = [(k, v) for k, v in request.args.items(multi=True) if k != "token"]
             target = request.path + ("?" + urlencode(rest) if rest else "")
             done = redirect(target, code=303)
-            done.set_cookie(token_cookie(), config.token, httponly=True, samesite="Strict")
+            done.set_cookie(
+                token_cookie(), config.token, httponly=True, samesite="Strict", secure=config.tls
+            )
             return done
         held = request.cookies.get(token_cookie(), "")
         if hmac.compare_digest(held.encode(), config.token.encode()):

@@ -72,7 +72,7 @@ class BoundedChannel(HTTPChannel):
             self.handle_close()
 
     def received(self, data: bytes) -> bool:
-        if self.request is None and data:
+        if self.request is None and data and self.began is None:  # (TLS: set at its handshake)
             self.began = time.monotonic()
         done: bool = super().received(data)
         if self.request is None:

@@ -1,9 +1,11 @@
 """The console's charts: the metrics spec's charts, each replica's usage, compare's overlay and
 a sweep's history, drawn server-side by trainstack.metrics.draw as PNG, long series thinned
-first (trainstack.metrics.downsample), and kept while the run's files stay the same.
+first (trainstack.metrics.downsample), and kept while what each is drawn from stays the same
+(the runs' files; a sweep's storage): a page's images are drawn once, not on every request.
 
 matplotlib's text settings (`plain_text`: no mathtext for user text) are process-wide while a
-figure is drawn, so figures are drawn one at a time under a lock."""
+figure is drawn, so figures are drawn one at a time under a lock; what is kept is served
+without it."""
 
 from __future__ import annotations
 
@@ -19,19 +21,32 @@ from trainstack.metrics.idle import IdleThresholds, IdleWarning, detect_in
 from trainstack.metrics.runview import RunView, view
 from trainstack.metrics.usage import ReplicaUsage
 from trainstack.registry.model import RunRecord
-from trainstack.ui.cache import StampCache, stamp
+from trainstack.ui.cache import Stamp, StampCache, forget_all, stamp
 
 _DRAW = threading.Lock()
 FAST = 1  # zlib level of the PNGs drawn on request (trainstack.metrics.draw)
-_VIEWS: StampCache[RunView] = StampCache(8)
-_PNGS: StampCache[bytes] = StampCache(256)
+
+
+def _weight(v: RunView) -> int:
+    """The bytes of a view's series, which is most of what it holds."""
+    arrays = [c.x for c in v.metrics.charts]
+    arrays += [col.values for c in v.metrics.charts for col in c.columns]
+    for u in v.usage:
+        arrays += [u.t, u.cpu_percent, u.rss_bytes]
+        arrays += [a for g in u.gpus for a in (g.t, g.util_percent, g.mem_used_bytes)]
+    return sum(int(a.nbytes) for a in arrays) + 4096
+
+
+# Compare reads up to 12 runs (trainstack.ui.comparepage.MAX_RUNS) at once: more are kept, so
+# that redrawing a comparison does not push its first runs out while reading its last.
+_VIEWS: StampCache[RunView] = StampCache(32, budget=512 << 20, weigh=_weight)
+_PNGS: StampCache[bytes] = StampCache(1024, budget=64 << 20, weigh=len)
 _IDLE: StampCache[tuple[IdleWarning, ...]] = StampCache(4096)
 
 
 def forget() -> None:
-    """Drop everything read and drawn (a benchmark's cold start)."""
-    for cache in (_VIEWS, _PNGS, _IDLE):
-        cache.clear()
+    """Drop everything read and drawn, here and by the pages (a benchmark's cold start)."""
+    forget_all()
 
 
 def _files(record: RunRecord) -> tuple[Path, ...]:
@@ -64,11 +79,17 @@ def idle_of(record: RunRecord) -> tuple[IdleWarning, ...]:
 
 
 def _drawn(key: tuple[object, ...], record: RunRecord, draw: Callable[[], bytes]) -> bytes:
+    return drawn(key, stamp(*_files(record)), draw)
+
+
+def drawn(key: tuple[object, ...], current: Stamp, draw: Callable[[], bytes]) -> bytes:
+    """The PNG `draw` makes, drawn under the lock once per change of `current`."""
+
     def locked() -> bytes:
         with _DRAW:
             return draw()
 
-    return _PNGS.get(key, stamp(*_files(record)), locked)
+    return _PNGS.get(key, current, locked)
 
 
 def chart_png(record: RunRecord, number: int) -> bytes:
@@ -100,11 +121,6 @@ def usage_png(record: RunRecord, replica: str) -> bytes:
 def overlay_png(views: Sequence[RunView], metric: str) -> bytes:
     from trainstack.metrics.compare import overlay
 
-    with _DRAW:
-        return overlay(views, metric, thin=True)
-
-
-def locked(draw: Callable[[], bytes | None]) -> bytes | None:
-    """Any other figure (a sweep's history), drawn under the same lock."""
-    with _DRAW:
-        return draw()
+    key = ("overlay", tuple(v.record.id for v in views), metric)
+    current = tuple(stamp(*_files(v.record)) for v in views)
+    return drawn(key, current, lambda: overlay(views, metric, thin=True))

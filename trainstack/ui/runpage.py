@@ -1,10 +1,13 @@
 """A run's page: outcome and reason, description, parameters, resources, bindings and outputs,
-the recovery history with its timeline, the metrics spec's charts and each replica's usage
-charts (images the chart routes draw), idle warnings, cost, and the log panel; a deployed run's
-live status (trainstack.ui.deployed). Everything is computed here; the template lays it out."""
+the recovery history with its timeline, the metrics spec's charts (images the chart routes
+draw), idle warnings and each replica's usage, cost, and one replica at a time: its log and its
+usage chart, picked from the run's replicas, the one that failed the run first; a deployed
+run's live status (trainstack.ui.deployed). Everything is computed here; the template lays it
+out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,6 +18,7 @@ from trainstack.humanize import human_bytes
 from trainstack.metrics import htmlreport
 from trainstack.metrics.htmlreport import Mark
 from trainstack.metrics.podtimes import PodTimes
+from trainstack.metrics.usage import ReplicaUsage
 from trainstack.registry.model import Restart, RunKind, RunRecord
 from trainstack.ui import logs
 from trainstack.ui.deployed import Live, live, pod_log
@@ -60,7 +64,7 @@ class RunPage:
     charts: tuple[Chart, ...]
     problems: tuple[str, ...]
     usage_rows: tuple[tuple[str, ...], ...]
-    usage_charts: tuple[Chart, ...]
+    usage_charts: tuple[Chart, ...]  # the picked replica's
     idle: tuple[str, ...]
     notes: tuple[str, ...]
     logs: LogPanel
@@ -86,6 +90,31 @@ def _job_fields(job: Mapping[str, object]) -> tuple[str, tuple[tuple[str, str], 
     return (description if isinstance(description, str) else ""), tuple(rows)
 
 
+def failed_first(r: RunRecord, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """`keys` with the replica the run's reason names first (the local runner's reason begins
+    with the replica whose exit failed the job), then those that exited with a failure of their
+    own (not stopped when the job ended), then the rest in their order."""
+    reason = r.reason or ""
+    failed = {e.key for e in r.exits if e.exit_code not in (None, 0) and not e.stopped}
+
+    def rank(item: tuple[int, str]) -> tuple[int, int, int]:
+        index, key = item
+        # worker-1 is not named by "worker-10": a name ends where a word does
+        named = re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", reason)
+        if named is not None:
+            return 0, named.start(), index
+        return (1 if key in failed else 2), 0, index
+
+    return tuple(key for _, key in sorted(enumerate(keys), key=rank))
+
+
+def _picker_text(r: RunRecord, key: str) -> str:
+    ended = next((e for e in r.exits if e.key == key), None)
+    if ended is None or ended.stopped or ended.exit_code in (None, 0):
+        return key
+    return f"{key} ({ended.state(True)})"
+
+
 def _log_panel(
     home: Path, r: RunRecord, replica: str, search: str, running: bool, on_cluster: Live | None
 ) -> LogPanel:
@@ -93,8 +122,11 @@ def _log_panel(
     keys = logs.replicas(r)
     if on_cluster is not None:  # the pods the cluster shows now, else those the registry saw
         keys = tuple(row[0] for row in on_cluster.replicas) or keys
+    keys = failed_first(r, keys)
     chosen = replica if replica in keys else (keys[0] if keys else "")
-    links = tuple(Link(k, url(base, {"replica": k}) + "#logs", k == chosen) for k in keys)
+    links = tuple(
+        Link(_picker_text(r, k), url(base, {"replica": k}) + "#logs", k == chosen) for k in keys
+    )
     empty = LogPanel(links, chosen, search, (), (), "", "", "", "", "", 0, "")
     if not chosen:
         why = on_cluster.note if on_cluster is not None and on_cluster.note else ""
@@ -137,14 +169,17 @@ def _cost(
     project: Path | None,
     pods: PodTimes | None,
     notes: list[str],
+    usage_series: tuple[ReplicaUsage, ...] | None = None,
 ) -> tuple[str | None, list[str]]:
-    """The cost line and goodput ledger `runs show` gives the run (`pods`: a deployed run's)."""
+    """The cost line and goodput ledger `runs show` gives the run (`pods`: a deployed run's;
+    `usage_series`: a local run's usage as the page read it, not read again for each)."""
     from trainstack.metrics import cost
     from trainstack.metrics.podledger import ledger
 
     try:
-        found = ledger(r, history, None, project, pods)
-        return cost.summary(r, None, project, pods), found.lines() if found else []
+        found = ledger(r, history, None, project, pods, usage_series=usage_series)
+        line = cost.summary(r, None, project, pods, usage_series=usage_series)
+        return line, found.lines() if found else []
     except UserError as err:
         notes.append("cost: " + err.render())
         return None, []
@@ -195,6 +230,7 @@ def build(
     problems: tuple[str, ...] = ()
     usage_rows: tuple[tuple[str, ...], ...] = ()
     usage_charts: tuple[Chart, ...] = ()
+    usage_of: set[str] = set()
     idle: tuple[str, ...] = ()
     cost_text = None
     goodput_lines: list[str] = []
@@ -216,12 +252,9 @@ def build(
         )
         problems = tuple(p.render() for p in v.metrics.problems)
         usage_rows = htmlreport.usage_rows(v.usage)
-        usage_charts = tuple(
-            Chart(f"usage {u.replica}", f"{base}/usage/{quote(u.replica, safe='')}.png")
-            for u in v.usage
-        )
+        usage_of = {u.replica for u in v.usage}
         idle = tuple(w.render() for w in v.idle)
-        cost_text, goodput_lines = _cost(r, history, project, None, notes)
+        cost_text, goodput_lines = _cost(r, history, project, None, notes, v.usage)
     else:
         live_status = live(home, r)
         cost_text, goodput_lines = _deployed_cost(r, history, project, store, notes)
@@ -239,6 +272,13 @@ def build(
     )
     if r.spec_path:
         outcome.append(("spec", r.spec_path))
+    panel = _log_panel(
+        home, r, args.get("replica", ""), args.get("search", "").strip(), running, live_status
+    )
+    # One replica's usage at a time: a run of 32 replicas drew 32 charts, one under another.
+    if panel.replica in usage_of:
+        src = f"{base}/usage/{quote(panel.replica, safe='')}.png"
+        usage_charts = (Chart(f"usage {panel.replica}", src),)
     return RunPage(
         title=f"run {r.id}",
         run_id=r.id,
@@ -258,9 +298,7 @@ def build(
         usage_charts=usage_charts,
         idle=idle,
         notes=tuple(notes),
-        logs=_log_panel(
-            home, r, args.get("replica", ""), args.get("search", "").strip(), running, live_status
-        ),
+        logs=panel,
         live=live_status,
         compare_href=url("/compare", {"run": [r.id]}),
     )

@@ -1,17 +1,28 @@
 """The sweeps pages: every sweep under the state home with its trial counts and best trial,
 and one sweep's trials table, best trial and optimization-history chart
-(trainstack.sweep.listing reads each sweep's optuna storage)."""
+(trainstack.sweep.listing reads each sweep's optuna storage). What a storage holds is read once
+per change of it (trainstack.ui.cache): loading a study through optuna costs tens of
+milliseconds, and the sweeps page reads every sweep."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from trainstack.errors import UserError
 from trainstack.metrics.values import number
 from trainstack.sweep.view import params_text
+from trainstack.ui.cache import Stamp, StampCache, sqlite_stamp
 from trainstack.ui.views import run_href
+
+if TYPE_CHECKING:
+    from trainstack.sweep.listing import SweepInfo
+
+# The storage's owner and mode are checked when it is read (trainstack.sweep.study); a change
+# of either changes its stamp (its change time), so it is checked again.
+_INFOS: StampCache[tuple[Stamp, SweepInfo]] = StampCache(512)
 
 
 @dataclass(frozen=True)
@@ -49,13 +60,30 @@ def sweep_href(name: str) -> str:
     return "/sweeps/" + quote(name, safe="")
 
 
+def _kept(home: Path, name: str) -> tuple[Stamp, SweepInfo]:
+    """The sweep as trainstack.sweep.listing.info reads it, and the stamp of its storage taken
+    before that read: kept while the storage is unchanged."""
+    from trainstack.sweep import listing as sweeps
+    from trainstack.sweep import study as studies
+
+    if name in ("", ".", "..") or "/" in name:  # no sweep's: its error, and no file stamped
+        return (), sweeps.info(home, name)
+    current = sqlite_stamp(studies.sweep_dir(home, name) / studies.STORAGE_FILE)
+    return _INFOS.get((str(home), name), current, lambda: (current, sweeps.info(home, name)))
+
+
+def info(home: Path, name: str) -> SweepInfo:
+    """trainstack.sweep.listing.info, kept while the sweep's storage is unchanged."""
+    return _kept(home, name)[1]
+
+
 def listing(home: Path) -> tuple[SweepLine, ...]:
     from trainstack.sweep import listing as sweeps
 
     lines = []
     for name in sweeps.names(home):
         try:
-            s = sweeps.info(home, name)
+            s = info(home, name)
         except UserError as err:
             lines.append(SweepLine(name, sweep_href(name), "", "", "", err.render()))
             continue
@@ -74,9 +102,7 @@ def listing(home: Path) -> tuple[SweepLine, ...]:
 
 
 def page(home: Path, name: str) -> SweepPage:
-    from trainstack.sweep import listing as sweeps
-
-    s = sweeps.info(home, name)
+    s = info(home, name)
     top = s.best
     counts: dict[str, int] = {}
     for t in s.trials:
@@ -116,9 +142,15 @@ def page(home: Path, name: str) -> SweepPage:
 
 
 def history_png(home: Path, name: str) -> bytes | None:
-    from trainstack.sweep import listing as sweeps
+    """The sweep's optimization history; None before a trial has a value to draw."""
     from trainstack.sweep.summary import history_png as draw
-    from trainstack.ui.charts import locked
+    from trainstack.ui.charts import drawn
 
-    s = sweeps.info(home, name)
-    return locked(lambda: draw(list(s.trials), s.goal, s.objective))
+    current, s = _kept(home, name)
+    # b"": nothing to draw, kept as such (a PNG is never empty)
+    png = drawn(
+        ("history", str(home), name),
+        current,
+        lambda: draw(list(s.trials), s.goal, s.objective) or b"",
+    )
+    return png or None
