@@ -16,16 +16,22 @@ class Ranked:
     value: MetricValue | None
 
 
-def rank(records: Sequence[RunRecord], metric: str) -> list[Ranked]:
+def rank(records: Sequence[RunRecord], metric: str, *, keep: bool = True) -> list[Ranked]:
+    """Best first. `keep`: a finished run's missing summary is written for the next listing
+    (an older run's: once); the console, which writes nothing, computes it in memory."""
     found = []
     for r in records:
         hit = None
         if r.run_dir is not None:
-            # A finished run's summary is kept for the next listing (an older run's: once).
-            hit = find(list(summary.of(r.run_dir, keep=r.status.finished)), metric)
+            hit = find(list(summary.of(r.run_dir, keep=keep and r.status.finished)), metric)
         found.append(Ranked(r, hit))
     # A run keeps the listing's order among equals (sorted() is stable).
     return sorted(found, key=_key)
+
+
+def has(item: Ranked) -> bool:
+    """The run has the metric with a value to rank it by."""
+    return item.value is not None and item.value.best is not None
 
 
 def _key(item: Ranked) -> tuple[int, float]:

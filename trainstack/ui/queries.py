@@ -32,6 +32,9 @@ class Sort(enum.StrEnum):
     COMPONENT = "component"
     DURATION = "duration"
     RESTARTS = "restarts"
+    # The chosen metric's best value, best first: not a column, ranked from each run's metric
+    # summary (trainstack.ui.runlist).
+    METRIC = "metric"
 
 
 _ORDER = {
@@ -205,14 +208,19 @@ def _record(row: tuple[object, ...]) -> RunRecord:
         ) from None
 
 
+def _order(q: RunQuery) -> str:
+    if q.sort not in _ORDER:  # ranked outside SQL
+        return "created_at DESC, id"
+    direction = "DESC" if q.descending else "ASC"
+    nulls = f"{_ORDER[q.sort]} IS NULL, " if q.sort is Sort.DURATION else ""
+    return f"{nulls}{_ORDER[q.sort]} {direction}, created_at DESC, id"
+
+
 def page(conn: sqlite3.Connection, q: RunQuery) -> RunPage:
     where, args = _where(q, runners_gone(conn) if q.status is not None else ())
     total = int(conn.execute(f"SELECT COUNT(*) FROM runs{where}", args).fetchone()[0])
-    direction = "DESC" if q.descending else "ASC"
-    nulls = f"{_ORDER[q.sort]} IS NULL, " if q.sort is Sort.DURATION else ""
     rows = conn.execute(
-        f"SELECT {COLUMNS} FROM runs{where} ORDER BY {nulls}{_ORDER[q.sort]} {direction},"
-        f" created_at DESC, id LIMIT ? OFFSET ?",
+        f"SELECT {COLUMNS} FROM runs{where} ORDER BY {_order(q)} LIMIT ? OFFSET ?",
         [*args, q.per_page, (max(1, q.page) - 1) * q.per_page],
     ).fetchall()
     runs: list[RunRecord] = []
@@ -223,6 +231,21 @@ def page(conn: sqlite3.Connection, q: RunQuery) -> RunPage:
         except RegistryError as err:
             damaged.append(err.message)
     return RunPage(tuple(runs), total, q, tuple(damaged))
+
+
+def matching(conn: sqlite3.Connection, q: RunQuery) -> RunPage:
+    """Every run under the filters in the query's order (newest first when it sorts by a
+    metric), unpaged: what a ranking or filter outside SQL (by a metric) orders and pages."""
+    where, args = _where(q, runners_gone(conn) if q.status is not None else ())
+    rows = conn.execute(f"SELECT {COLUMNS} FROM runs{where} ORDER BY {_order(q)}", args).fetchall()
+    runs: list[RunRecord] = []
+    damaged: list[str] = []
+    for row in rows:
+        try:
+            runs.append(_record(row))
+        except RegistryError as err:
+            damaged.append(err.message)
+    return RunPage(tuple(runs), len(runs), q, tuple(damaged))
 
 
 def get(conn: sqlite3.Connection, run_id: str) -> RunRecord:

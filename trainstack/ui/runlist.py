@@ -1,7 +1,10 @@
 """The runs page: the registry's runs, filtered as ModelArts' training-job list filters them
 (name or ID, job type, status, created since, component, environment, team, tag, only mine),
 sorted and paged in SQL (trainstack.ui.queries); the page's rows get their idle warning and,
-when one is chosen, a metric's last and best value, from their run directories."""
+when one is chosen, a metric's last and best value, from their run directories. Sorted by that
+metric (best first, as `runs list --metric`) or filtered to the runs that have it, the runs
+under the other filters are ranked from their metric summaries (trainstack.metrics.listing)
+and paged here."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from trainstack.ui.queries import RunQuery, Sort
 from trainstack.ui.views import Link, Option, options, run_href, status_of, url, when
 
 FIELDS = ("q", "status", "job_type", "kind", "since", "component", "experiment", "env", "team")
-FIELDS_MORE = ("tag", "mine", "metric", "sort", "order")
+FIELDS_MORE = ("tag", "mine", "metric", "has", "sort", "order")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class RunsPage:
     team: str
     tag: str
     metric: str
+    metric_header: Link | None  # the metric column's sort link, when a metric is chosen
+    has: bool  # only the runs that have the metric
     mine: bool
     user: str
     statuses: tuple[Option, ...]
@@ -169,14 +174,47 @@ def _row(r: RunRecord, metric: str) -> RunRow:
     )
 
 
+def _by_metric(
+    conn: sqlite3.Connection, q: RunQuery, metric: str, only_with: bool
+) -> queries.RunPage:
+    """The page of runs under the filters, sorted by `metric` (best first; `q.descending`
+    False: worst first; the runs without it last) or in the query's own order, and with
+    `only_with` only the runs that have it."""
+    from trainstack.metrics.listing import has, rank
+
+    every = queries.matching(conn, q)
+    ranked = rank(every.runs, metric, keep=False)
+    if q.sort is Sort.METRIC:
+        with_it = [r for r in ranked if has(r)]
+        rest = [] if only_with else [r for r in ranked if not has(r)]
+        ordered = [r.record for r in (*(with_it if q.descending else with_it[::-1]), *rest)]
+    else:
+        having = {r.record.id for r in ranked if has(r)}
+        ordered = [r for r in every.runs if r.id in having]
+    pages = max(1, -(-len(ordered) // q.per_page))
+    q = replace(q, page=min(q.page, pages))
+    first = (q.page - 1) * q.per_page
+    return queries.RunPage(
+        tuple(ordered[first : first + q.per_page]), len(ordered), q, every.damaged
+    )
+
+
 def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> RunsPage:
     q, problems = parse(args)
-    got = queries.page(conn, q)
-    if q.page > got.pages:
-        q = replace(q, page=got.pages)
-        got = queries.page(conn, q)
     kept = {k: args.get(k, "") for k in (*FIELDS, *FIELDS_MORE)}
     metric = kept["metric"].strip()
+    only_with = bool(kept["has"]) and bool(metric)
+    if q.sort is Sort.METRIC and not metric:
+        problems.append("sorting by a metric needs one: name it in the metric field")
+        q = replace(q, sort=Sort.CREATED)
+    if q.sort is Sort.METRIC or only_with:
+        got = _by_metric(conn, q, metric, only_with)
+        q = got.query
+    else:
+        got = queries.page(conn, q)
+        if q.page > got.pages:
+            q = replace(q, page=got.pages)
+            got = queries.page(conn, q)
     headers = []
     for sort, text in (
         (Sort.NAME, "run"),
@@ -193,6 +231,17 @@ def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> Runs
                 text + arrow, url("/", {**kept, "sort": sort.value, "order": order}), q.sort is sort
             )
         )
+    metric_header = None
+    if metric:
+        order = "asc" if q.sort is Sort.METRIC and q.descending else "desc"
+        arrow = (
+            (" ↓ best first" if q.descending else " ↑ worst first") if q.sort is Sort.METRIC else ""
+        )
+        metric_header = Link(
+            metric + arrow,
+            url("/", {**kept, "sort": Sort.METRIC.value, "order": order}),
+            q.sort is Sort.METRIC,
+        )
     first = (q.page - 1) * q.per_page
     summary = (
         f"runs {first + 1}–{first + len(got.runs)} of {got.total}" if got.runs else "no runs match"
@@ -206,6 +255,8 @@ def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> Runs
         team=kept["team"],
         tag=kept["tag"],
         metric=metric,
+        metric_header=metric_header,
+        has=only_with,
         mine=bool(kept["mine"]),
         user=current_user(),
         statuses=options(tuple(RunStatus), kept["status"]),
