@@ -9,7 +9,11 @@ that used to disagree:
   missed by `interrupted`, counted running by its experiment;
 - a damaged registry row: the whole runs page a 503;
 - a deployed run with its pods' lifetimes in its store: priced, and its time split, by `runs
-  show` and the report, not by the console.
+  show` and the report, not by the console;
+
+and, run by run, `runs show`, the report and the console's page give the same status, restarts
+and reason (`status` of a deployed run reads the cluster, tested against recorded responses in
+tests/deploy, and its console page shares those lines: tests/deploy/test_queued_status.py).
 """
 
 from __future__ import annotations
@@ -62,6 +66,17 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
             runner=_gone_runner(),
         )  # fmt: skip
         reg.mark_running(dead.id, [ReplicaExit("worker", 0, None)])
+        failed = reg.create(
+            NewRun(name="failed", component="c", component_version="1", kind=RunKind.LOCAL)
+        )
+        reg.mark_running(failed.id, [])
+        reg.finish(
+            failed.id,
+            RunStatus.FAILED,
+            exits=[ReplicaExit("master", 0, 1), ReplicaExit("worker", 0, 137)],
+            restarts=2,
+            reason="master-0 exited with exit code 1 (not retried)",
+        )
         reg.create(NewRun(name="damaged", component="c", component_version="1", kind=RunKind.LOCAL))
     conn = sqlite3.connect(registry_path(home))
     with conn:
@@ -115,8 +130,39 @@ def test_a_run_whose_runner_died_is_interrupted_in_the_filters_and_the_counts(
 def test_a_damaged_row_is_named_and_the_other_runs_still_listed(client: FlaskClient) -> None:
     code, listed, html = _listed(client)
     assert code == 200, html[:2000]
-    assert sorted(listed) == ["ended", "orphan"]
+    assert sorted(listed) == ["ended", "failed", "orphan"]
     assert "damaged field" in html and "damaged" in html
+
+
+@pytest.mark.parametrize("name", ["ended", "orphan", "failed"])
+def test_every_view_tells_a_runs_outcome_restarts_and_reason_alike(
+    name: str, home: Path, client: FlaskClient, tmp_path: Path
+) -> None:
+    """`runs show`, the report and the console's run page, of each run of the registry: the
+    same status, restarts, reason and replica outcomes."""
+    import html as htmlmod
+    import json
+
+    cli = Cli(home)
+    shown = cli("runs", "show", name, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    run = json.loads(shown.stdout)["run"]
+    report_file = tmp_path / "report.html"
+    made = cli("report", name, "-o", report_file)
+    assert made.returncode == 0, made.stderr
+    report = htmlmod.unescape(report_file.read_text())
+    page = htmlmod.unescape(client.get(f"/runs/{run['id']}").get_data(as_text=True))
+
+    def row(doc: str, label: str) -> str | None:
+        found = re.search(rf"<th>{re.escape(label)}</th>\s*<td>([^<]*)</td>", doc)
+        return found.group(1) if found else None
+
+    for doc in (report, page):
+        assert row(doc, "status") == run["status"], (name, run["status"])
+        assert row(doc, "restarts") == str(run["restarts"])
+        assert row(doc, "reason") == run["reason"]
+    status = re.search(r'id="status">([^<]+)<', page)
+    assert status is not None and status.group(1) == run["status"]
 
 
 RATES = {"currency": "CNY", "vcpuHour": 0.5, "memoryGiBHour": 0.01, "gpuHour": 6.0}
