@@ -272,6 +272,13 @@ def test_cost_rolls_up_the_shared_records_and_this_registrys_runs(
     deployed = next(g for g in ledger["groups"] if "mnist-baseline-01" in g["group"])
     assert sum(p["seconds"] for p in deployed["goodput"]["parts"]) == pytest.approx(20 * 60)
     assert sum(p["cost"] for p in deployed["goodput"]["parts"]) == pytest.approx(PRICE)
+    # nothing watched the deployed run's accelerators: its idle time is not known, not zero
+    assert deployed["goodput"]["idle_gpu_seconds"] is None
+    assert deployed["goodput"]["idle_sampled_runs"] == 0
+    local_run = next(g for g in ledger["groups"] if g is not deployed)
+    assert local_run["goodput"]["idle_gpu_seconds"] is not None
+    shown = recorded.cli_exit([*base, "--goodput", "--by", "run"]).out
+    assert "not known" in next(line for line in shown.splitlines() if "mnist-baseline-01" in line)
 
 
 def test_cost_refuses_a_bad_since_or_grouping_with_one_clear_error(

@@ -53,6 +53,7 @@ class Group:
     parts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
     part_costs: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
     idle_gpu_seconds: float = 0.0
+    sampled: int = 0  # ledgers of runs whose usage was sampled (local runs): the idle figure's
 
     def add(self, priced: cost.Priced, ledger: Ledger | None) -> None:
         self.runs += 1
@@ -68,7 +69,9 @@ class Group:
             self.amounts[currency] = self.amounts.get(currency, 0.0) + priced.amount
         if ledger is not None:
             self.ledgers += 1
-            self.idle_gpu_seconds += ledger.idle_gpu_seconds
+            if ledger.sampled:  # a deployed run's accelerators were not watched: not known
+                self.sampled += 1
+                self.idle_gpu_seconds += ledger.idle_gpu_seconds
             for part in ledger.parts:
                 self.parts[part.name] += part.seconds
                 self.part_costs[part.name] += part.cost or 0.0
@@ -97,7 +100,9 @@ class Group:
                     {"part": p, "seconds": round(self.parts[p], 3), "cost": self.part_costs[p]}
                     for p in PARTS
                 ],
-                "idle_gpu_seconds": round(self.idle_gpu_seconds, 3),
+                # of the `sampled` runs only; None when none was (deployed runs: not known)
+                "idle_gpu_seconds": round(self.idle_gpu_seconds, 3) if self.sampled else None,
+                "idle_sampled_runs": self.sampled,
             }
         return doc
 
@@ -141,9 +146,18 @@ def table(groups: Sequence[Group], by: str, goodput: bool) -> str:
             total = sum(g.parts.values())
             row.append(str(g.ledgers))
             row += [_share(g.parts[p], total) if g.ledgers else NONE for p in PARTS]
-            row.append(f"{g.idle_gpu_seconds / 3600:.2f}" if g.ledgers else NONE)
+            row.append(_idle(g))
         rows.append(row)
     return texttable.plain(texttable.table(columns, rows))
+
+
+def _idle(g: Group) -> str:
+    """Idle GPU-hours of the runs whose usage was sampled; "not known" where none was (a
+    deployed run's accelerators are not watched), with how many were where only some were."""
+    if not g.sampled:
+        return "not known" if g.ledgers else NONE
+    shown = f"{g.idle_gpu_seconds / 3600:.2f}"
+    return shown if g.sampled == g.ledgers else f"{shown} ({g.sampled} of {g.ledgers} runs)"
 
 
 def _share(seconds: float, total: float) -> str:
