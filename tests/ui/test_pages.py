@@ -67,7 +67,8 @@ def test_a_run_page_shows_outcome_parameters_charts_usage_and_log(
 
 def test_log_search_download_and_the_zip_of_all_replicas(client: FlaskClient, runs: Runs) -> None:
     html = text(client, f"/runs/{runs.a}?replica=worker-0&search=HOSTILE+line")
-    assert '<span class="lineno">2</span> a hostile line ' + ESCAPED in html
+    # The match is marked where it is in the line (its case as the log has it).
+    assert '<span class="lineno">2</span> a <mark>hostile line</mark> ' + ESCAPED in html
     assert "1 line(s) match" in html and "wrote good metrics" not in html
     whole = client.get(f"/runs/{runs.a}/logs/worker-0.log")
     assert whole.mimetype == "text/plain" and whole.headers["X-Content-Type-Options"] == "nosniff"
