@@ -87,7 +87,13 @@ def test_the_live_log_route_returns_what_was_appended_since_an_offset(
     client: FlaskClient, runs: Runs
 ) -> None:
     got = client.get(f"/runs/{runs.b}/logs/worker-0/since?offset=0").get_json()
-    assert got == {"lines": ["wrote good metrics"], "offset": 19, "running": False}
+    assert got == {
+        "lines": ["wrote good metrics"],
+        "offset": 19,
+        "running": False,
+        "status": "succeeded",
+        "reason": "",
+    }
     assert client.get(f"/runs/{runs.b}/logs/worker-0/since?offset=19").get_json()["lines"] == []
 
 
