@@ -133,7 +133,13 @@ def test_the_runs_page_shows_the_columns_chosen(client: FlaskClient, runs: Runs)
     assert "<th>job type</th>" in every and "<th>tags</th>" in every
     chosen = page(client, "/?cols=1&col=created&col=tags&sort=name&order=asc")
     head = chosen[chosen.index("<thead>") : chosen.index("</thead>")]
-    assert re.findall(r"<th>(?:<a [^>]*>)?([^<]*)", head) == ["compare", "run ↑", "status", "created", "tags"]
+    assert re.findall(r"<th>(?:<a [^>]*>)?([^<]*)", head) == [
+        "compare",
+        "run ↑",
+        "status",
+        "created",
+        "tags",
+    ]
     assert 'name="col" value="tags" checked' in chosen
     assert 'name="col" value="duration">' in chosen  # offered, not ticked
     # The sort and page links keep the choice.

@@ -50,8 +50,9 @@ def plain_text(draw: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(draw)
     def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        rc = {"text.parse_math": False, "text.usetex": False, "font.family": fonts.families()}
-        with matplotlib.rc_context(rc):
+        with matplotlib.rc_context(
+            {"text.parse_math": False, "text.usetex": False, "font.family": fonts.families()}
+        ):
             got = draw(*args, **kwargs)
             if isinstance(got, Figure):
                 fonts.note_missing(got)

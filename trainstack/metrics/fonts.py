@@ -11,6 +11,7 @@ characters no font here has."""
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -38,11 +39,12 @@ HINT = "install the noto-cjk-sans-otc package, or a CJK font (fonts-noto-cjk)"
 
 
 def _packaged() -> Path | None:
+    """The package's font file (the package is imported by name: it ships no type hints)."""
     try:
-        from noto_cjk_sans_otc import FONT_PATH
+        package = importlib.import_module("noto_cjk_sans_otc")
     except ImportError:
         return None
-    path = Path(str(FONT_PATH))
+    path = Path(str(getattr(package, "FONT_PATH", "")))
     return path if path.is_file() else None
 
 

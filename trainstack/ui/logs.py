@@ -148,10 +148,11 @@ def _lines(root: Path, parts: list[Path]) -> Iterator[str]:
 
 
 def search(
-    record: RunRecord, replica: str, text: str, keep: Callable[[str], bool] = keeps(None)
+    record: RunRecord, replica: str, text: str, keep: Callable[[str], bool] | None = None
 ) -> Matches:
     """The lines holding `text` (case-insensitive, plain text: no pattern to go wrong) that
-    `keep` keeps, the last MAX_MATCHES of them."""
+    `keep` keeps (None: all), the last MAX_MATCHES of them."""
+    keep = keep or keeps(None)
     root, path = log_path(record, replica)
     wanted = text.casefold()
     found: list[tuple[int, str]] = []
