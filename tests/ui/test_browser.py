@@ -90,7 +90,13 @@ def test_a_growing_log_appears_while_the_page_is_open(
     assert browser.evaluate("window.pwned === undefined")
     with Registry.open(runs.home) as reg:
         reg.finish(rec.id, reg.get(rec.id).status.SUCCEEDED)
-    browser.wait_for("document.getElementById('follow-state').textContent === 'the run has ended'")
+    # The page's status says how the run ended, not the "running" it was loaded with.
+    browser.wait_for("document.getElementById('status').textContent === 'succeeded'")
+    state = browser.evaluate("document.getElementById('follow-state').textContent")
+    assert state == "the run has ended: succeeded"
+    assert browser.evaluate("document.getElementById('status').className") == (
+        "status status-succeeded"
+    )
     assert browser.errors == []
 
 

@@ -67,7 +67,8 @@ def test_a_run_page_shows_outcome_parameters_charts_usage_and_log(
 
 def test_log_search_download_and_the_zip_of_all_replicas(client: FlaskClient, runs: Runs) -> None:
     html = text(client, f"/runs/{runs.a}?replica=worker-0&search=HOSTILE+line")
-    assert '<span class="lineno">2</span> a hostile line ' + ESCAPED in html
+    # The match is marked where it is in the line (its case as the log has it).
+    assert '<span class="lineno">2</span> a <mark>hostile line</mark> ' + ESCAPED in html
     assert "1 line(s) match" in html and "wrote good metrics" not in html
     whole = client.get(f"/runs/{runs.a}/logs/worker-0.log")
     assert whole.mimetype == "text/plain" and whole.headers["X-Content-Type-Options"] == "nosniff"
@@ -86,7 +87,13 @@ def test_the_live_log_route_returns_what_was_appended_since_an_offset(
     client: FlaskClient, runs: Runs
 ) -> None:
     got = client.get(f"/runs/{runs.b}/logs/worker-0/since?offset=0").get_json()
-    assert got == {"lines": ["wrote good metrics"], "offset": 19, "running": False}
+    assert got == {
+        "lines": ["wrote good metrics"],
+        "offset": 19,
+        "running": False,
+        "status": "succeeded",
+        "reason": "",
+    }
     assert client.get(f"/runs/{runs.b}/logs/worker-0/since?offset=19").get_json()["lines"] == []
 
 

@@ -27,6 +27,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from trainstack.metrics import fonts
 from trainstack.metrics.series import ChartData, Floats
 from trainstack.metrics.spec import Axis
 from trainstack.metrics.usage import ReplicaUsage
@@ -44,12 +45,18 @@ _R = TypeVar("_R")
 
 def plain_text(draw: Callable[_P, _R]) -> Callable[_P, _R]:
     """`draw` with mathtext and TeX off for every text it creates (text reads its rcParams when
-    it is made)."""
+    it is made), in fonts that cover CJK names where this machine has one (trainstack.metrics.
+    fonts); a figure it returns says which of its characters no font here has."""
 
     @functools.wraps(draw)
     def wrapped(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
-            return draw(*args, **kwargs)
+        with matplotlib.rc_context(
+            {"text.parse_math": False, "text.usetex": False, "font.family": fonts.families()}
+        ):
+            got = draw(*args, **kwargs)
+            if isinstance(got, Figure):
+                fonts.note_missing(got)
+            return got
 
     return wrapped
 
@@ -251,6 +258,7 @@ def _whole_ticks_for_counts(ax: Axes, xs: Sequence[Floats]) -> None:
 
 
 def _png(fig: Figure, compression: int = FILE_COMPRESSION) -> bytes:
+    fonts.note_missing(fig)
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", pil_kwargs={"compress_level": compression})

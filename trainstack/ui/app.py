@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 from dataclasses import dataclass
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import jinja2
 from flask import Flask, Response, redirect, render_template, request
@@ -114,6 +114,15 @@ def create_app(config: UiConfig) -> Flask:
         response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
         response.headers.setdefault("Cache-Control", "no-store")
         return response
+
+    @app.context_processor
+    def refresh() -> dict[str, str]:
+        # The page itself, asked again: a link, not a script or a timed reload, so it works
+        # without JavaScript and never takes a page away while it is being read.
+        # One leading slash, quoted again: `//host` or `/\host` would be another site's address.
+        path = quote("/" + request.path.lstrip("/\\"), safe="/:@!$&'()*+,;=-._~")
+        query = request.query_string.decode("latin-1")
+        return {"refresh_href": path + ("?" + query if query else "")}
 
     @app.errorhandler(NotFoundError)
     def not_found(err: NotFoundError) -> Response:

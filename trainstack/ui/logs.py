@@ -4,20 +4,26 @@ since an offset (live follow), and the whole log or every log for download.
 
 Only the replicas the registry records for the run are served (its `exits`), each from
 `<run dir>/logs/<role>-<index>.log` and its kept rotations (trainstack.local.logcap), opened with
-`open_within`: a log replaced by a link out of the run directory is refused, never followed."""
+`open_within`: a log replaced by a link out of the run directory is refused, never followed.
+
+Lines are shown as text: a program's terminal escape codes (colours, cursor moves) are taken
+out, and a search's matches are cut out of their line so the page can mark them; the whole log
+downloaded stays as written."""
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack.contract.rundir import RunDir
 from trainstack.errors import NotFoundError, UserError
 from trainstack.logfiles import Lines, chain
+from trainstack.logview import SYSTEM_LINE
 from trainstack.registry.model import RunRecord
 from trainstack.regularfile import describe, open_within
 
@@ -26,6 +32,15 @@ TAIL_BYTES = 256 << 10
 MAX_MATCHES = 1000
 FOLLOW_BYTES = 256 << 10  # at most this much per poll of a live log
 _CHUNK = 1 << 20
+# ECMA-48's escape sequences as terminals read them: CSI (`ESC [` or the 8-bit 0x9b, then
+# parameters, intermediates and a final byte: colours, cursor moves), OSC and the other strings
+# (`ESC ]`, `ESC P`, ... ended by BEL or `ESC \\`: titles, hyperlinks), and a lone ESC with one
+# byte after it. A page would show each as stray characters.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|\x1b[]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -~]?"
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,40 @@ class Matches:
     count: int  # matches in the whole log (more than are shown when over MAX_MATCHES)
 
 
+Segment = tuple[str, bool]  # a piece of a line, and whether it is what was searched for
+
+
+def plain(line: str) -> str:
+    """`line` without its terminal escape codes."""
+    return _ESCAPES.sub("", line)
+
+
+def is_system(line: str) -> bool:
+    """A line trainstack wrote itself (`[trainstack] ...`), as `trainstack logs --system` picks."""
+    return SYSTEM_LINE.match(line.encode("utf-8", errors="replace")) is not None
+
+
+def keeps(system: bool | None) -> Callable[[str], bool]:
+    """What `trainstack logs --system` (True), `--no-system` (False) or neither (None) keeps."""
+    return lambda line: system is None or is_system(line) == system
+
+
+def segments(line: str, text: str) -> tuple[Segment, ...]:
+    """`line` cut around each case-insensitive occurrence of `text`, each piece marked."""
+    if not text:
+        return ((line, False),)
+    out: list[Segment] = []
+    at = 0
+    for m in re.finditer(re.escape(text), line, flags=re.IGNORECASE):
+        if m.start() > at:
+            out.append((line[at : m.start()], False))
+        out.append((m.group(), True))
+        at = m.end()
+    if at < len(line) or not out:
+        out.append((line[at:], False))
+    return tuple(out)
+
+
 def replicas(record: RunRecord) -> tuple[str, ...]:
     return tuple(e.key for e in sorted(record.exits))
 
@@ -55,7 +104,7 @@ def log_path(record: RunRecord, replica: str) -> tuple[Path, Path]:
 
 
 def _text(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+    return plain(data.decode("utf-8", errors="replace"))
 
 
 def tail(record: RunRecord, replica: str) -> LogTail:
@@ -98,16 +147,19 @@ def _lines(root: Path, parts: list[Path]) -> Iterator[str]:
             yield from (_text(p) for p in lines.rest())
 
 
-def search(record: RunRecord, replica: str, text: str) -> Matches:
-    """The lines holding `text` (case-insensitive, plain text: no pattern to go wrong), the
-    last MAX_MATCHES of them."""
+def search(
+    record: RunRecord, replica: str, text: str, keep: Callable[[str], bool] | None = None
+) -> Matches:
+    """The lines holding `text` (case-insensitive, plain text: no pattern to go wrong) that
+    `keep` keeps (None: all), the last MAX_MATCHES of them."""
+    keep = keep or keeps(None)
     root, path = log_path(record, replica)
     wanted = text.casefold()
     found: list[tuple[int, str]] = []
     count = 0
     try:
         for number, line in enumerate(_lines(root, chain(path)), start=1):
-            if wanted in line.casefold():
+            if wanted in line.casefold() and keep(line):
                 count += 1
                 found.append((number, line))
                 if len(found) > MAX_MATCHES:

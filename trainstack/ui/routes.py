@@ -56,7 +56,7 @@ def _run_pages(app: Flask, config: UiConfig) -> None:
         from trainstack.ui.runlist import build
 
         with queries.reading(home) as conn:
-            page = build(home, conn, request.args)
+            page = build(home, conn, request.args, request.args.getlist("col"))
         return render_template("runs.html.j2", page=page)
 
     @app.get("/runs/<run_id>")
@@ -123,7 +123,15 @@ def _run_files(app: Flask, config: UiConfig) -> None:
         offset = request.args.get("offset", "0")
         start = int(offset) if offset.isdigit() and len(offset) < 19 else 0
         lines, end = logs.since(r, replica, start)
-        doc = {"lines": list(lines), "offset": end, "running": not status_of(r).finished}
+        status = status_of(r)
+        # When the run has ended, its outcome: the page's status then says so, not "running".
+        doc = {
+            "lines": list(lines),
+            "offset": end,
+            "running": not status.finished,
+            "status": str(status),
+            "reason": (r.reason or "") if status.finished else "",
+        }
         return Response(json.dumps(doc), mimetype="application/json")
 
     @app.get("/runs/<run_id>/logs.zip")

@@ -24,6 +24,21 @@ from trainstack.ui.views import Link, Option, options, run_href, status_of, url,
 
 FIELDS = ("q", "status", "job_type", "kind", "since", "component", "experiment", "env", "team")
 FIELDS_MORE = ("tag", "mine", "metric", "has", "sort", "order")
+# The columns a reader may hide (the run, its status and a chosen metric always show): all of
+# them make the table some 1,400 px wide. The choice is the URL's (`cols=1&col=...`), so it
+# needs no script and no stored state, and the sort and page links carry it.
+COLUMNS = (
+    ("component", "component"),
+    ("created", "created"),
+    ("duration", "duration"),
+    ("restarts", "restarts"),
+    ("kind", "where"),
+    ("job_type", "job type"),
+    ("experiment", "experiment"),
+    ("tags", "tags"),
+    ("by", "by"),
+    ("warning", "warning"),
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +80,9 @@ class RunsPage:
     kinds: tuple[Option, ...]
     components: tuple[Option, ...]
     experiments: tuple[Option, ...]
-    headers: tuple[Link, ...]  # each column's sort link
+    headers: tuple[Link, ...]  # each shown sortable column's sort link
+    columns: tuple[Option, ...]  # the column chooser: each optional column, ticked if shown
+    shown: frozenset[str]  # the optional columns shown
     rows: tuple[RunRow, ...]
     summary: str
     pages: tuple[Link, ...]
@@ -116,6 +133,15 @@ def parse(args: Mapping[str, str]) -> tuple[RunQuery, list[str]]:
     page = args.get("page", "1")
     q = replace(q, page=int(page) if page.isdigit() and 0 < len(page) < 7 else 1)
     return q, problems
+
+
+def chosen_columns(args: Mapping[str, str], chosen: list[str]) -> frozenset[str]:
+    """The optional columns the URL asks for: all of them unless its chooser was sent
+    (`cols=1`), then those ticked (`col=...`)."""
+    known = {key for key, _ in COLUMNS}
+    if not args.get("cols"):
+        return frozenset(known)
+    return frozenset(c for c in chosen if c in known)
 
 
 def _warning(r: RunRecord) -> str:
@@ -199,11 +225,18 @@ def _by_metric(
     )
 
 
-def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> RunsPage:
+def build(
+    home: Path, conn: sqlite3.Connection, args: Mapping[str, str], chosen: list[str] | None = None
+) -> RunsPage:
+    """The page `args` asks for; `chosen`: the URL's `col` values (the columns ticked)."""
     q, problems = parse(args)
-    kept = {k: args.get(k, "") for k in (*FIELDS, *FIELDS_MORE)}
-    metric = kept["metric"].strip()
-    only_with = bool(kept["has"]) and bool(metric)
+    kept: dict[str, str | list[str]] = {k: args.get(k, "") for k in (*FIELDS, *FIELDS_MORE)}
+    shown = chosen_columns(args, chosen or [])
+    if args.get("cols"):
+        kept.update(cols="1", col=[key for key, _ in COLUMNS if key in shown])
+    text_of = {k: v for k, v in kept.items() if isinstance(v, str)}
+    metric = text_of["metric"].strip()
+    only_with = bool(text_of["has"]) and bool(metric)
     if q.sort is Sort.METRIC and not metric:
         problems.append("sorting by a metric needs one: name it in the metric field")
         q = replace(q, sort=Sort.CREATED)
@@ -224,6 +257,8 @@ def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> Runs
         (Sort.DURATION, "duration"),
         (Sort.RESTARTS, "restarts"),
     ):
+        if sort.value in {"component", "created", "duration", "restarts"} - shown:
+            continue
         order = "asc" if q.sort is sort and q.descending else "desc"
         arrow = (" ↓" if q.descending else " ↑") if q.sort is sort else ""
         headers.append(
@@ -248,23 +283,25 @@ def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> Runs
     )
     return RunsPage(
         title="trainstack runs" + (f": experiment {q.experiment}" if q.experiment else ""),
-        args=tuple((k, v) for k, v in kept.items() if v),
-        text=kept["q"],
-        since=kept["since"],
-        env=kept["env"],
-        team=kept["team"],
-        tag=kept["tag"],
+        args=tuple((k, v) for k, v in text_of.items() if v),
+        text=text_of["q"],
+        since=text_of["since"],
+        env=text_of["env"],
+        team=text_of["team"],
+        tag=text_of["tag"],
         metric=metric,
         metric_header=metric_header,
         has=only_with,
-        mine=bool(kept["mine"]),
+        mine=bool(text_of["mine"]),
         user=current_user(),
-        statuses=options(tuple(RunStatus), kept["status"]),
-        job_types=options(queries.choices(conn, "job_type"), kept["job_type"]),
-        kinds=options(tuple(RunKind), kept["kind"]),
-        components=options(queries.choices(conn, "component"), kept["component"]),
-        experiments=options(queries.choices(conn, "experiment"), kept["experiment"]),
+        statuses=options(tuple(RunStatus), text_of["status"]),
+        job_types=options(queries.choices(conn, "job_type"), text_of["job_type"]),
+        kinds=options(tuple(RunKind), text_of["kind"]),
+        components=options(queries.choices(conn, "component"), text_of["component"]),
+        experiments=options(queries.choices(conn, "experiment"), text_of["experiment"]),
         headers=tuple(headers),
+        columns=tuple(Option(key, text, key in shown) for key, text in COLUMNS),
+        shown=shown,
         rows=tuple(_row(r, metric) for r in got.runs),
         summary=summary,
         pages=_pages(kept, q.page, got.pages),
@@ -272,7 +309,7 @@ def build(home: Path, conn: sqlite3.Connection, args: Mapping[str, str]) -> Runs
     )
 
 
-def _pages(kept: Mapping[str, str], current: int, last: int) -> tuple[Link, ...]:
+def _pages(kept: Mapping[str, str | list[str]], current: int, last: int) -> tuple[Link, ...]:
     shown = sorted({1, last, *range(max(1, current - 3), min(last, current + 3) + 1)})
     links = []
     if current > 1:

@@ -22,7 +22,11 @@ from trainstack.metrics.usage import ReplicaUsage
 from trainstack.registry.model import Restart, RunKind, RunRecord
 from trainstack.ui import logs
 from trainstack.ui.deployed import Live, live, pod_log
-from trainstack.ui.views import Link, run_href, status_of, url, when
+from trainstack.ui.views import Link, Option, run_href, status_of, url, when
+
+# The system-line filter's choices, as `trainstack logs` has them: --system, --no-system.
+SYSTEM_CHOICES = {"": None, "only": True, "hide": False}
+_SYSTEM_TEXT = {"": "all lines", "only": "only trainstack's", "hide": "without trainstack's"}
 
 
 @dataclass(frozen=True)
@@ -32,12 +36,48 @@ class Chart:
 
 
 @dataclass(frozen=True)
+class TimelineMark:
+    """A restart on the timeline, labelled beside its mark: when, which replica, why."""
+
+    left: float  # % of the run's duration
+    top: int  # where its line starts, px from the top
+    title: str  # its tooltip: when, which replica, why
+    y: int  # its label's baseline (its own row)
+    anchor: str  # "start" (the label right of the mark) or "end", so it stays inside the chart
+    dx: int
+    text: str  # the label ("": past TIMELINE_LABELS, a mark only)
+
+
+TIMELINE_LABELS = 20  # more restarts are marks only; the table under the timeline has them all
+_ROW = 16
+
+
+def timeline(marks: tuple[Mark, ...]) -> tuple[tuple[TimelineMark, ...], int]:
+    """The marks and the axis' y: each label on a row of its own, so that restarts close in
+    time do not write over each other."""
+    rows = min(len(marks), TIMELINE_LABELS)
+    out = []
+    for i, m in enumerate(marks):
+        right = m.left <= 50
+        y = _ROW * (i + 1) if i < rows else _ROW * rows
+        text = m.title if i < rows else ""
+        out.append(
+            TimelineMark(
+                m.left, y - 10, m.title, y, "start" if right else "end", 4 if right else -4, text
+            )
+        )
+    return tuple(out), _ROW * (rows + 1)
+
+
+@dataclass(frozen=True)
 class LogPanel:
     replicas: tuple[Link, ...]
     replica: str
     search: str
+    system: tuple[Option, ...]  # trainstack's own lines: shown, only, hidden (`logs --system`)
+    filtered: bool  # a search or the system-line filter: `matches` shown, not the tail
     lines: tuple[str, ...]  # the tail, or the pod log's
-    matches: tuple[tuple[int, str], ...]  # with a search: (line number, line)
+    matches: tuple[tuple[int, tuple[logs.Segment, ...]], ...]  # (line number, its pieces)
     shown: str  # what part of the log is shown
     whole_href: str
     download_href: str
@@ -59,7 +99,8 @@ class RunPage:
     resources: tuple[tuple[str, str], ...]
     bindings: tuple[tuple[str, str], ...]
     recovery: tuple[tuple[str, ...], ...]
-    marks: tuple[Mark, ...]
+    marks: tuple[TimelineMark, ...]
+    axis_y: int  # the timeline's axis; the chart is 8 px taller
     metric_rows: tuple[tuple[str, ...], ...]
     charts: tuple[Chart, ...]
     problems: tuple[str, ...]
@@ -116,7 +157,13 @@ def _picker_text(r: RunRecord, key: str) -> str:
 
 
 def _log_panel(
-    home: Path, r: RunRecord, replica: str, search: str, running: bool, on_cluster: Live | None
+    home: Path,
+    r: RunRecord,
+    replica: str,
+    search: str,
+    system: str,
+    running: bool,
+    on_cluster: Live | None,
 ) -> LogPanel:
     base = run_href(r.id)
     keys = logs.replicas(r)
@@ -127,22 +174,28 @@ def _log_panel(
     links = tuple(
         Link(_picker_text(r, k), url(base, {"replica": k}) + "#logs", k == chosen) for k in keys
     )
-    empty = LogPanel(links, chosen, search, (), (), "", "", "", "", "", 0, "")
+    if system not in SYSTEM_CHOICES:
+        system = ""
+    choices = tuple(Option(k, v, k == system) for k, v in _SYSTEM_TEXT.items())
+    filtered = bool(search or system)
+    empty = LogPanel(links, chosen, search, choices, False, (), (), "", "", "", "", "", 0, "")
     if not chosen:
         why = on_cluster.note if on_cluster is not None and on_cluster.note else ""
         return replace(empty, note=why.replace("live status", "pod logs") or "no replica yet")
     log_href = f"{base}/logs/{quote(chosen, safe='')}"
     if r.kind is RunKind.CLUSTER or r.run_dir is None:
         got = pod_log(home, r, chosen)
-        return replace(empty, lines=got.lines, note=got.note, shown="the pod log's last lines")
+        lines = tuple(logs.plain(line) for line in got.lines)
+        return replace(empty, lines=lines, note=got.note, shown="the pod log's last lines")
     tail = logs.tail(r, chosen)
-    matches: tuple[tuple[int, str], ...] = ()
+    matches: tuple[tuple[int, tuple[logs.Segment, ...]], ...] = ()
     shown = f"{human_bytes(tail.total_bytes)}"
-    if search:
-        found = logs.search(r, chosen, search)
-        matches = found.lines
+    if filtered:
+        found = logs.search(r, chosen, search, logs.keeps(SYSTEM_CHOICES[system]))
+        matches = tuple((n, logs.segments(line, search)) for n, line in found.lines)
         more = f", the last {len(found.lines)} shown" if found.count > len(found.lines) else ""
-        shown = f"{found.count} line(s) match{more}"
+        which = f" ({_SYSTEM_TEXT[system]})" if system else ""
+        shown = f"{found.count} line(s) match{which}{more}"
     elif tail.truncated:
         shown = f"the last {len(tail.lines)} lines of {shown}"
     else:
@@ -151,13 +204,15 @@ def _log_panel(
         replicas=links,
         replica=chosen,
         search=search,
-        lines=() if search else tail.lines,
+        system=choices,
+        filtered=filtered,
+        lines=() if filtered else tail.lines,
         matches=matches,
         shown=shown,
         whole_href=log_href + ".log",
         download_href=log_href + ".log?download=1",
         all_href=f"{base}/logs.zip",
-        follow_href=f"{log_href}/since" if running and not search else "",
+        follow_href=f"{log_href}/since" if running and not filtered else "",
         offset=tail.offset,
         note=tail.problem,
     )
@@ -273,12 +328,19 @@ def build(
     if r.spec_path:
         outcome.append(("spec", r.spec_path))
     panel = _log_panel(
-        home, r, args.get("replica", ""), args.get("search", "").strip(), running, live_status
+        home,
+        r,
+        args.get("replica", ""),
+        args.get("search", "").strip(),
+        args.get("system", ""),
+        running,
+        live_status,
     )
     # One replica's usage at a time: a run of 32 replicas drew 32 charts, one under another.
     if panel.replica in usage_of:
         src = f"{base}/usage/{quote(panel.replica, safe='')}.png"
         usage_charts = (Chart(f"usage {panel.replica}", src),)
+    marks, axis_y = timeline(htmlreport.marks(r, history))
     return RunPage(
         title=f"run {r.id}",
         run_id=r.id,
@@ -290,7 +352,8 @@ def build(
         resources=resources,
         bindings=bindings,
         recovery=tuple(htmlreport.recovery_row(h) for h in history),
-        marks=htmlreport.marks(r, history),
+        marks=marks,
+        axis_y=axis_y,
         metric_rows=metric_rows,
         charts=charts,
         problems=problems,

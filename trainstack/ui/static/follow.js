@@ -1,10 +1,11 @@
 // Follows a running replica's log on the run page: asks the server for what was appended since
 // the last offset and adds it as text (never as HTML). Without JavaScript the page still shows
-// the log as it was when loaded.
+// the log as it was when loaded. When the run ends, the page's status shows how it ended.
 "use strict";
 (function () {
   const log = document.getElementById("log");
   const state = document.getElementById("follow-state");
+  const status = document.getElementById("status");
   if (!log || !log.dataset.follow) {
     return;
   }
@@ -39,8 +40,15 @@
         state.textContent = "following";
       }
       setTimeout(poll, 1000);
-    } else if (state) {
-      state.textContent = "the run has ended";
+      return;
+    }
+    if (status && doc.status) {
+      status.textContent = doc.status;
+      status.className = "status status-" + doc.status.replace(/[^a-z-]/g, "");
+    }
+    if (state) {
+      state.textContent =
+        "the run has ended: " + (doc.status || "") + (doc.reason ? " (" + doc.reason + ")" : "");
     }
   }
   setTimeout(poll, 1000);
