@@ -178,3 +178,16 @@ def test_what_it_cannot_be_is_one_clear_error(change: dict[str, Any], message: s
     with pytest.raises(RenderError, match=message) as caught:
         render_run(dataclasses.replace(run, **change), options=ON_TRAINER)
     assert caught.value.hint
+
+
+def test_git_code_on_trainer_is_an_init_container_no_kubedl_reads_an_annotation_there() -> None:
+    """KubeDL's git-sync annotation does nothing on a Trainer environment: an MPI run's own
+    runtime carries trainstack's git-sync init container; a PyTorch run's TrainJob, which cannot
+    add one, is refused (docs/render.md), where before it rendered without its code."""
+    pytorch = load_run(SPECS / "pytorch.run.yaml")
+    git = _run().component.code
+    run = dataclasses.replace(pytorch, component=dataclasses.replace(pytorch.component, code=git))
+    with pytest.raises(RenderError, match="code from git"):
+        render_run(run, options=ON_TRAINER)
+    _, job = _rendered(_run())
+    assert "kubedl.io/git-sync-config" not in (job["metadata"].get("annotations") or {})

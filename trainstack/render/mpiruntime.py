@@ -40,6 +40,7 @@ from trainstack.trainer.mpi import (
     SSH_PORT,
     SSH_PRIVATE_KEY,
     TRAINING_RUNTIME_KIND,
+    set_max_restarts,
 )
 from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
 from trainstack.trainer.runtimes import ANCESTOR_LABEL, ANCESTOR_TRAINER
@@ -113,13 +114,6 @@ class MPITrainJob:
 
 def _refuse(run: Run, what: str, hint: str) -> RenderError:
     return RenderError(f"{run.source or run.name}: {what}", hint=hint)
-
-
-def max_restarts(run: Run) -> int:
-    """The JobSet's failurePolicy.maxRestarts: the run's faultTolerance.maxRestarts; none
-    without it, as a KubeDL MPIJob without fault tolerance fails at its first failure."""
-    ft = run.fault_tolerance
-    return ft.max_restarts if ft is not None else 0
 
 
 def rsh_agent() -> str:
@@ -269,7 +263,7 @@ def training_runtime(
         labels=labels,
         num_nodes=run.total_replicas,
         num_proc_per_node=slots,
-        max_restarts=max_restarts(run),
+        max_restarts=set_max_restarts(ft.max_restarts if (ft := run.fault_tolerance) else None),
         backoff_limit=policy.backoff_limit,
         success_operator=str(rt.success_operator),
         success_targets=rt.success_targets,

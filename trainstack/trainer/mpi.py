@@ -49,3 +49,10 @@ def node_count(num_nodes: int, run_launcher_as_node: bool) -> int:
     is a node too, at least one (mpi.go:116-125). The trainer (launcher) job runs one
     (pkg/runtime/framework/plugins/jobset/builder.go:120-123)."""
     return max(num_nodes - 1, 1) if run_launcher_as_node else num_nodes
+
+
+def set_max_restarts(asked: int | None) -> int:
+    """An MPI run's own runtime's JobSet failurePolicy.maxRestarts: the run's
+    faultTolerance.maxRestarts (`asked`), carried since the runtime is the run's; none without
+    it, as a KubeDL MPIJob without fault tolerance fails at its first failure."""
+    return 0 if asked is None else asked
