@@ -12,6 +12,7 @@ import pytest
 
 from tests.clirunner import Cli
 from tests.trainer.environments import REPO, trainer_project
+from trainstack.kueue.api import QUEUE_LABEL
 from trainstack.platformnames import ENV_TAG
 from trainstack.spec import load_run
 
@@ -44,6 +45,10 @@ def test_a_shipped_mpi_run_plans_and_passes_policy_on_trainer(
     planned = json.loads(done.out)
     kinds = [r["type"].rsplit(":", 1)[-1] for r in planned["resources"]]
     assert "TrainingRuntime" in kinds and "TrainJob" in kinds
+    # Kueue queues the TrainJob, as it queues the other kinds; the runtime is no workload
+    by_kind = {r["type"].rsplit(":", 1)[-1]: r["inputs"] for r in planned["resources"]}
+    assert QUEUE_LABEL in by_kind["TrainJob"]["metadata"]["labels"]
+    assert QUEUE_LABEL not in by_kind["TrainingRuntime"]["metadata"]["labels"]
     assert any("OpenSSH" in n for n in planned["notes"])
     done = cli("policy", "check", str(run), "--env", env, "--project", str(project))
     assert done.code == 0, (done.out, done.err)
