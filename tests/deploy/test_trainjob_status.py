@@ -99,3 +99,34 @@ def test_a_trainjob_past_its_restarts_reads_failed_with_jobsets_reason(
     assert state.message is not None
     assert "reaching max number of restarts" in state.message
     assert state.set_restarts == 0  # the JobSet is not served: nothing more is claimed
+
+
+def _mpi_pod(job: str, role: str, index: int) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": f"{JOB}-{job}-0-{index}",
+            "labels": {
+                "jobset.sigs.k8s.io/jobset-name": JOB,
+                "jobset.sigs.k8s.io/replicatedjob-name": job,
+                "trainstack.dev/role": role,
+            },
+            "annotations": {"batch.kubernetes.io/job-completion-index": str(index)},
+        },
+        "status": {"phase": "Running", "containerStatuses": [{"name": "node", "state": {}}]},
+    }
+
+
+def test_an_mpi_trainjobs_launcher_and_node_jobs_are_its_launcher_and_workers() -> None:
+    """An MPI run's TrainJob runs on its own runtime: the `launcher` job's pod is the launcher,
+    the `node` job's pods the workers, by the role trainstack renders on each (as `logs` and
+    `wait` name them). Before, both showed as their replicated jobs."""
+    from trainstack.deploy.jobstate import job_state
+
+    pods = [_mpi_pod("node", "worker", 1), _mpi_pod("launcher", "launcher", 0)]
+    pods.append(_mpi_pod("node", "worker", 0))
+    state = job_state("TrainJob", JOB, NS, {"status": {}}, pods, "node")
+    assert [(r.role, r.index) for r in state.replicas] == [
+        ("launcher", 0),
+        ("worker", 0),
+        ("worker", 1),
+    ]

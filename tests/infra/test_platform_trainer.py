@@ -104,7 +104,11 @@ def test_teams_may_run_trainjobs_and_read_jobsets_on_trainer(project: Path) -> N
         assert {"create", "get", "list", "watch", "delete"} <= set(trainjobs["verbs"])
         jobsets = next(x for x in rules if x["resources"] == ["jobsets"])
         assert set(jobsets["verbs"]) == {"get", "list", "watch"}
-        assert not any("trainingruntimes" in r for x in rules for r in x["resources"])
+        # an MPI run's own runtime, in the team's namespace (this Role's) only; never the
+        # platform's cluster-scoped ones. Before, none.
+        runtimes = next(x for x in rules if x["resources"] == ["trainingruntimes"])
+        assert {"create", "update", "patch", "delete"} <= set(runtimes["verbs"])
+        assert not any("clustertrainingruntimes" in r for x in rules for r in x["resources"])
 
 
 def test_a_kubedl_environment_naming_a_trainer_key_is_one_error(project: Path) -> None:

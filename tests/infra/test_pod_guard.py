@@ -16,6 +16,7 @@ DefaultTolerationSeconds' tolerations).
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -420,6 +421,9 @@ def test_on_trainer_every_shipped_run_it_runs_makes_pods_its_teams_guard_admits(
     (train_job,) = [m for m in manifests if m["kind"] == "TrainJob"]
     namespace = train_job["metadata"]["namespace"]
     assert refusals(policies, trainjob_request(train_job), evaluator=EVALUATOR) == []
+    # an MPI run's own runtime, submitted before its TrainJob, holds the pod templates
+    for runtime in [m for m in manifests if m["kind"] == "TrainingRuntime"]:
+        assert refusals(policies, runtime_request(runtime), evaluator=EVALUATOR) == []
     for made in pods:
         request = pod(namespace, admission_additions(made.spec))
         assert refusals(policies, request, evaluator=EVALUATOR) == [], made.name
@@ -431,6 +435,20 @@ def trainjob_request(train_job: dict[str, Any]) -> Request:
         operation="CREATE",
         object=train_job,
         resource=TRAINJOBS,
+        username=f"system:serviceaccount:{namespace}:trainstack-runner",
+    )
+
+
+def runtime_request(runtime: dict[str, Any]) -> Request:
+    namespace = runtime["metadata"]["namespace"]
+    return Request(
+        operation="CREATE",
+        object=runtime,
+        resource={
+            "group": "trainer.kubeflow.org",
+            "version": "v1alpha1",
+            "resource": "trainingruntimes",
+        },
         username=f"system:serviceaccount:{namespace}:trainstack-runner",
     )
 
@@ -500,6 +518,12 @@ def test_on_trainer_a_trainjob_names_only_the_platforms_runtimes(built_once: Any
             "operations": ["CREATE", "UPDATE"],
             "resources": ["trainjobs"],
         } in rules, name
+        assert {
+            "apiGroups": ["trainer.kubeflow.org"],
+            "apiVersions": ["v1alpha1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["trainingruntimes"],
+        } in rules, name
     for name in ("torch-distributed", "xgboost-distributed-priority-3"):
         assert (
             refusals(
@@ -510,9 +534,45 @@ def test_on_trainer_a_trainjob_names_only_the_platforms_runtimes(built_once: Any
     own = _train_job("vision", runtime="my-runtime")
     (message,) = refusals(policies, trainjob_request(own), evaluator=EVALUATOR)
     assert "spec.runtimeRef must name one of the platform's ClusterTrainingRuntimes" in message
-    namespaced = _train_job("vision")
+    # A TrainingRuntime is namespaced: the one it names is in its own namespace, its pod
+    # templates held to this guard when they were submitted (an MPI run's own). Before, refused.
+    namespaced = _train_job("vision", runtime="my-runtime")
     namespaced["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
-    assert refusals(policies, trainjob_request(namespaced), evaluator=EVALUATOR)
+    assert refusals(policies, trainjob_request(namespaced), evaluator=EVALUATOR) == []
+    elsewhere = _train_job("vision", runtime="my-runtime")
+    elsewhere["spec"]["runtimeRef"]["apiGroup"] = "example.com"
+    elsewhere["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
+    assert refusals(policies, trainjob_request(elsewhere), evaluator=EVALUATOR)
+
+
+def test_on_trainer_a_teams_own_runtime_is_held_to_the_pod_guard(built_once: Any) -> None:
+    """A team may create TrainingRuntimes (an MPI run renders its own): each replicated job's
+    pod template is checked as a pod's, so one mounting the NAS's root or running privileged is
+    refused when it is submitted."""
+    from tests.render.conftest import ON_TRAINER, SPECS
+    from trainstack.render import render_run
+    from trainstack.spec import load_run
+
+    policies, _ = built_once(BUILT_TRAINER["ack-dev"])
+    (runtime,) = [
+        d
+        for d in render_run(load_run(SPECS / "mpi.run.yaml"), options=ON_TRAINER)
+        if d["kind"] == "TrainingRuntime"
+    ]
+    runtime["metadata"]["namespace"] = "vision"
+    for rjob in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        rjob["template"]["spec"]["template"]["spec"].pop("priorityClassName", None)
+    assert refusals(policies, runtime_request(runtime), evaluator=EVALUATOR) == []
+    nas = {"name": "nas", "nfs": {"server": NAS, "path": "/"}}
+    for job in (0, 1):
+        hostile = json.loads(json.dumps(runtime))
+        pod = hostile["spec"]["template"]["spec"]["replicatedJobs"][job]["template"]["spec"]
+        pod["template"]["spec"]["volumes"].append(nas)
+        assert refusals(policies, runtime_request(hostile), evaluator=EVALUATOR), job
+        privileged = json.loads(json.dumps(runtime))
+        pod = privileged["spec"]["template"]["spec"]["replicatedJobs"][job]["template"]["spec"]
+        pod["template"]["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+        assert refusals(policies, runtime_request(privileged), evaluator=EVALUATOR), job
 
 
 def policies_named_pods(policies: dict[str, Any]) -> dict[str, Any]:

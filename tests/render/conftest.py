@@ -62,6 +62,8 @@ CASES = [
     # a Trainer environment's TrainJobs: local code folded into the node's command, spot GPUs
     Case("trainer-pytorch", "pytorch.run.yaml", ON_TRAINER),
     Case("trainer-xgboost", "trainer-xgboost.run.yaml", ON_TRAINER),  # a deadline, oss:// input
+    # an MPI run's own TrainingRuntime beside its TrainJob: git code through our git-sync
+    Case("trainer-mpi", "mpi.run.yaml", ON_TRAINER),
     # a Kueue environment: the job in its team's queue, a KubeDL job's replicas one pod group
     Case("queued-tensorflow", "tf.run.yaml", ON_KUEUE),
     Case("queued-mpi", "mpi.run.yaml", ON_KUEUE),

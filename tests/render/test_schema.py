@@ -91,6 +91,16 @@ def test_every_object_validates(case: Case) -> None:
             _validate(doc)
         elif doc["kind"] == TRAINJOB_KIND:
             continue  # no pod template of its own: tests/trainer/test_trainjob_shape.py
+        elif doc["kind"] == "TrainingRuntime":  # its shape: tests/trainer/test_mpi_runtime.py
+            for job in doc["spec"]["template"]["spec"]["replicatedJobs"]:
+                _validate(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "PodTemplate",
+                        "metadata": {"name": f"{doc['metadata']['name']}-{job['name']}"},
+                        "template": job["template"]["spec"]["template"],
+                    }
+                )
         else:
             _check_kubedl(doc)
 

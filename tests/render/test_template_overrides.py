@@ -22,6 +22,8 @@ from trainstack.kubedl import KINDS
 from trainstack.policy.pods import pod_templates
 from trainstack.render import dump_yaml, render_run
 from trainstack.render.engine import environment, tojson
+from trainstack.render.mpiruntime import RUNTIME_TEMPLATE
+from trainstack.render.mpiruntime import TRAINJOB_TEMPLATE as MPI_TEMPLATE
 from trainstack.render.overrides import (
     MAX_BYTES,
     TemplateError,
@@ -32,6 +34,7 @@ from trainstack.render.overrides import (
 )
 from trainstack.render.trainjob import TEMPLATE as TRAINJOB_TEMPLATE
 from trainstack.trainer import TRAINJOB_KIND
+from trainstack.trainer.mpi import TRAINING_RUNTIME_KIND
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = ("platform.example.com/owner", "ml-platform")
@@ -113,10 +116,11 @@ def full_project(where: Path, **templates: str) -> Path:
 
 def rendered_kinds() -> set[str]:
     """Every kind the renderer produces, from its own records: each job kind's (trainstack.kubedl),
-    the TrainJob (trainstack.trainer) and the literal kind of every other object template
-    trainstack ships."""
-    job_templates = {kind.template for kind in KINDS.values()} | {TRAINJOB_TEMPLATE}
-    kinds = {kind.kind for kind in KINDS.values()} | {TRAINJOB_KIND}
+    the TrainJob and an MPI run's own TrainingRuntime (trainstack.trainer) and the literal kind of
+    every other object template trainstack ships."""
+    job_templates = {kind.template for kind in KINDS.values()}
+    job_templates |= {TRAINJOB_TEMPLATE, MPI_TEMPLATE, RUNTIME_TEMPLATE}
+    kinds = {kind.kind for kind in KINDS.values()} | {TRAINJOB_KIND, TRAINING_RUNTIME_KIND}
     for name in packaged_names():
         if name.startswith("_") or name in job_templates:
             continue

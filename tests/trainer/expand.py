@@ -14,6 +14,12 @@ Only what decides a pod's shape is modelled:
 - the plugin's variables on the trainer container (trainstack.trainer.plugin);
 - one pod per node (completion index 0 .. numNodes-1), named as JobSet names them
   (trainstack.trainer.pod_hostname).
+
+A TrainJob on an MPI run's own TrainingRuntime (`runtimeRef.kind: TrainingRuntime`) takes every
+pod template from that runtime, found among the same manifests; the MPI plugin adds the SSH keys'
+Secret volume to each `node` container and, on the launcher's, the hostfile's ConfigMap and the
+OMPI_* variables (Trainer v2.3.0 pkg/runtime/framework/plugins/mpi/mpi.go:141-228); the `node`
+job runs numNodes - 1 pods with runLauncherAsNode, the launcher one (mpi.go:116-125).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any
 from tests.trainer.test_trainjob_shape import POD_SPEC_PATCH
 from trainstack.infra.platform.trainer_runtimes import installed, runtime_spec
 from trainstack.trainer import TRAINJOB_KIND, pod_address, pod_hostname
+from trainstack.trainer.mpi import TRAINING_RUNTIME_KIND, node_count
 from trainstack.trainer.plugin import Node, injected_env
 from trainstack.trainer.record import Runtime
 
@@ -86,11 +93,61 @@ def _apply_patch(pod: dict[str, Any], labels: dict[str, str], patch: Mapping[str
                 container["securityContext"] = copy.deepcopy(cpatch["securityContext"])
 
 
+def _own_runtime_pods(
+    train_job: Mapping[str, Any], manifests: Sequence[Mapping[str, Any]]
+) -> list[TrainPod]:
+    name = train_job["metadata"]["name"]
+    ref = train_job["spec"]["runtimeRef"]
+    (runtime,) = [
+        m
+        for m in manifests
+        if m.get("kind") == TRAINING_RUNTIME_KIND
+        and m["metadata"]["name"] == ref["name"]
+        and m["metadata"].get("namespace") == train_job["metadata"].get("namespace")
+    ]
+    policy = runtime["spec"]["mlPolicy"]
+    mpi = policy["mpi"]
+    num_nodes = train_job["spec"].get("trainer", {}).get("numNodes", policy.get("numNodes", 1))
+    pods: list[TrainPod] = []
+    for rjob in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        template = rjob["template"]
+        launcher = (template.get("metadata") or {}).get("labels", {}).get(
+            "trainer.kubeflow.org/trainjob-ancestor-step"
+        ) == "trainer"
+        base = copy.deepcopy(template["spec"]["template"]["spec"])
+        labels = {
+            **(train_job["metadata"].get("labels") or {}),
+            **(template["spec"]["template"].get("metadata", {}).get("labels") or {}),
+        }
+        volumes = base.setdefault("volumes", [])
+        volumes.append({"name": "mpi-ssh-auth", "secret": {"secretName": f"{name}-mpi-ssh-auth"}})
+        if launcher:
+            volumes.append({"name": "mpi-hostfile", "configMap": {"name": f"{name}-mpi-hostfile"}})
+        for c in base["containers"]:
+            if c["name"] != "node":
+                continue
+            mounts = c.setdefault("volumeMounts", [])
+            mounts.append({"name": "mpi-ssh-auth", "mountPath": mpi["sshAuthMountPath"]})
+            if launcher:
+                mounts.append({"name": "mpi-hostfile", "mountPath": "/etc/mpi"})
+                c.setdefault("env", []).append(
+                    {"name": "OMPI_MCA_orte_default_hostfile", "value": "/etc/mpi/hostfile"}
+                )
+        count = 1 if launcher else node_count(num_nodes, bool(mpi.get("runLauncherAsNode")))
+        pods += [
+            TrainPod(pod_hostname(name, rjob["name"], 0, i), rjob["name"], labels, base)
+            for i in range(count)
+        ]
+    return pods
+
+
 def expand(manifests: Sequence[Mapping[str, Any]]) -> list[TrainPod]:
     """Every pod of the JobSet a rendered TrainJob makes."""
     train_job = find_train_job(manifests)
     name = train_job["metadata"]["name"]
     spec = train_job["spec"]
+    if spec["runtimeRef"].get("kind") == TRAINING_RUNTIME_KIND:
+        return _own_runtime_pods(train_job, manifests)
     rt, runtime = _runtime(spec["runtimeRef"]["name"])
     trainer = spec["trainer"]
     num_nodes = trainer["numNodes"]

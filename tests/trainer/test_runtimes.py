@@ -92,13 +92,15 @@ def test_xgboost_facts() -> None:
 
 def test_mpi_facts() -> None:
     mpi = runtime(JobType.MPI)
-    # Trainer ships MPI only inside DeepSpeed and MLX runtimes: the platform installs its own
-    assert not mpi.shipped and mpi.ml_policy is MLPolicy.MPI
+    # Trainer ships MPI only inside DeepSpeed and MLX runtimes: each run renders its own
+    assert not mpi.shipped and mpi.per_run and mpi.ml_policy is MLPolicy.MPI
     assert mpi.job_of("launcher").name == "launcher" and mpi.trainer_job.name == "launcher"
     node = mpi.job_of("worker")
     assert node.name == "node" and not node.runs_command
     assert mpi.job("launcher").depends_on == (("node", "Ready"),)
-    assert mpi.success_targets == ("launcher",) and not mpi.launcher_is_node
+    # the launcher hosts ranks as KubeDL's does (runLauncherAsNode); JobSet needs the nodes first
+    assert mpi.success_targets == ("launcher",) and mpi.launcher_is_node
+    assert [j.name for j in mpi.replicated_jobs] == ["node", "launcher"]
     assert {i.roles for i in mpi.injected} == {("launcher",)}
     assert "OMPI_MCA_orte_default_hostfile" in mpi.reserved
 
@@ -130,7 +132,7 @@ def test_pod_names() -> None:
     assert pod_address("mnist", "node", 0) == "mnist-node-0-0.mnist"
 
 
-@pytest.mark.parametrize("run_file", ["tf.run.yaml", "elasticbatch.run.yaml", "mpi.run.yaml"])
+@pytest.mark.parametrize("run_file", ["tf.run.yaml", "elasticbatch.run.yaml"])
 def test_the_renderer_refuses_a_job_trainer_cannot_run_whoever_renders_it(run_file: str) -> None:
     """deploy (and a sweep's trials) render without plan's check: before, a TensorFlow run on a
     Trainer environment rendered as a TFJob and deployed to KubeDL beside Trainer."""

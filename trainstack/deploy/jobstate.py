@@ -13,7 +13,8 @@ recorded responses. What each kind reports:
   Completed / Failed with their reasons (ReachedMaxRestarts, FailedJobs, DeadlineExceeded; Trainer
   v2.3.0 pkg/runtime/framework/plugins/jobset/jobset.go:438-457); its pods carry the JobSet's
   ``jobset.sigs.k8s.io/jobset-name`` (not ``job-name``: each replicated job is a Job of its own),
-  the replicated job's name (the role, ``node``) and the completion index (the node rank). A
+  the replicated job's name (the role, ``node``; an MPI run's pods their trainstack role,
+  ``launcher`` or ``worker``) and the completion index (the node rank). A
   whole-set restart bumps the JobSet's ``status.restarts`` and labels the new pods with it
   (``jobset.sigs.k8s.io/restart-attempt``); the old attempt's pods are being deleted and are not
   the job's replicas any more (JobSet v0.12.0 pkg/controllers/jobset_controller.go:365-376).
@@ -32,6 +33,7 @@ from trainstack.kubedl.pods import (
     REPLICA_INDEX_LABEL,
     REPLICA_TYPE_LABEL,
 )
+from trainstack.platformnames import ROLE_LABEL
 from trainstack.trainer import TRAINJOB_KIND
 from trainstack.trainer.jobset import (
     JOBSET_NAME_LABEL,
@@ -216,9 +218,11 @@ def _replica(
         )
         index = read.index(annotations.get(key, "0"), where)
     elif kind == TRAINJOB_KIND:
-        role = read.text(
-            labels.get(REPLICATED_JOB_LABEL), f"{at}.metadata.labels.{REPLICATED_JOB_LABEL}"
-        )
+        # trainstack labels every pod template it renders with the role its replicas run as: an
+        # MPI run's own runtime's `launcher` job is the launcher, its `node` job the workers; on
+        # a shared runtime the role is the replicated job (`node`), whose name the pod carries.
+        label = ROLE_LABEL if labels.get(ROLE_LABEL) is not None else REPLICATED_JOB_LABEL
+        role = read.text(labels.get(label), f"{at}.metadata.labels.{label}")
         where = f"{at}.metadata.annotations.{COMPLETION_INDEX_ANNOTATION}"
         index = read.index(annotations.get(COMPLETION_INDEX_ANNOTATION, "0"), where)
     else:

@@ -258,7 +258,7 @@ def plan_job(
     every replica shares this machine's network namespace (trainstack.local.ports).
     `operator`: whose semantics it follows (Trainer's: trainstack.local.trainerjob)."""
     secrets = secret_env_values(run) if secret_env is None else secret_env_values(run, secret_env)
-    trainer = operator is Operator.TRAINER
+    trainer = trainerjob.follows_nodes(run, operator)
     runs_as = trainerjob.runs_as(run, operator)
     keys = list(runs_as)
     topology = (addresses or _address_plan(pods, trainer)).topology(run, keys)
@@ -325,7 +325,7 @@ def plan_job(
         )
     return JobPlan(
         launches=tuple(launches),
-        policy=(trainerjob.policy_for if trainer else policy_for)(run, grace_seconds=grace_seconds),
+        policy=_policy(run, operator, grace_seconds),
         topology=topology,
         gpus=gpus,
         # training_job.json names the paths this run's processes really use.
@@ -336,6 +336,11 @@ def plan_job(
         else (trainerjob.hosts_file if trainer else hosts_file)(run, topology, keys),
         resolv=None if pods is None else resolv_conf(topology.namespace),
     )
+
+
+def _policy(run: Run, operator: Operator, grace_seconds: float) -> Policy:
+    follow = trainerjob.policy_for if operator is Operator.TRAINER else policy_for
+    return follow(run, grace_seconds=grace_seconds)
 
 
 def _address_plan(pods: JobNamespaces | None, trainer: bool) -> AddressPlan:

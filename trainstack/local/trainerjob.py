@@ -10,6 +10,12 @@ plugin's variables (`plugin`), the pods' names (`jobset`), the failure policy (`
   (`PET_*`, `DMLC_*`) and the KubeDL names the rendered command exports from them.
 - In the namespaces sandbox its hostname is JobSet's `<job>-node-0-<rank>`, reached as
   `<job>-node-0-<rank>.<job>` (the JobSet's Service) at the plugin's port 29500.
+
+An MPI run (its own TrainingRuntime: `Runtime.per_run`) keeps the local runner's MPI mechanism,
+its replicas as themselves (`follows_nodes` False): the launcher's mpirun starts every rank on
+this machine from the local hostfile, so no sshd runs locally (docs/local.md). Its JobSet's rules
+still decide: any failure restarts every replica, up to the run's own maxRestarts, and the
+launcher's success ends the set (`mpi_policy`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from trainstack.local.supervisor import Policy, RestartScope
 from trainstack.spec.model import FrozenMap, Run
 from trainstack.trainer import Operator, Runtime, pod_hostname, runtime
 from trainstack.trainer import pod_address as jobset_address
+from trainstack.trainer.mpi import set_max_restarts
 from trainstack.trainer.plugin import Node, injected_env, kubedl_names, node_ranks
 from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
 
@@ -125,11 +132,52 @@ def hosts_file(run: Run, topology: Topology, keys: Sequence[tuple[str, int]]) ->
     return "\n".join(lines) + "\n"
 
 
+def follows_nodes(run: Run, operator: Operator) -> bool:
+    """Whether the run's replicas become the TrainJob's nodes (trainstack's shared runtimes),
+    or keep their roles (KubeDL, or an MPI run's own runtime)."""
+    return operator is Operator.TRAINER and not runtime(run.job_type).per_run
+
+
+def mpi_policy(run: Run, *, grace_seconds: float) -> Policy:
+    """An MPI run's own runtime's JobSet: every failure, of any replica and any exit code,
+    restarts every replica (failurePolicy without rules), up to the run's faultTolerance
+    .maxRestarts; the set succeeds when the launcher's job does (successPolicy targets it); the
+    launcher starts once the workers' pods have (dependsOn the node job Ready)."""
+    rt = runtime(run.job_type)
+    asked = run.fault_tolerance
+    restarts = set_max_restarts(asked.max_restarts if asked is not None else None)
+
+    def every(job: str) -> tuple[str, ...]:
+        return tuple(r for r in rt.job(job).roles if r in run.resources)
+
+    targets = [r for job in rt.success_targets for r in every(job)]
+    success = frozenset(f"{r}-{i}" for r in targets for i in range(run.resources[r].replicas))
+    start_after = {
+        role: tuple(r for name, _ in job.depends_on for r in every(name))
+        for job in rt.replicated_jobs
+        if job.depends_on
+        for role in every(job.name)
+    }
+    return Policy(
+        max_restarts=restarts,
+        limit_text=f"the run's own runtime's failurePolicy.maxRestarts {restarts}: every "
+        "failure restarts the whole JobSet",
+        timeout_seconds=run.timeout_seconds,
+        grace_seconds=grace_seconds,
+        success=(success,),
+        start_after=start_after,
+        scope=RestartScope.SET,
+    )
+
+
 def policy_for(run: Run, *, grace_seconds: float) -> Policy:
-    """The JobSet of trainstack's runtimes: whole-set restarts up to the runtime's
-    maxRestarts, whatever the run's faultTolerance says (a TrainJob cannot carry it), success
-    when every node has exited 0 (JobSet's default All, the trainer job's one Job), the
-    deadline from the first start, no start order (one replicated job, no dependsOn)."""
+    """The JobSet of trainstack's runtimes (an MPI run's own: `mpi_policy`): whole-set restarts
+    up to the runtime's maxRestarts, whatever the run's faultTolerance says (a TrainJob cannot
+    carry it), success when every node has exited 0 (JobSet's default All, the trainer job's one
+    Job), the deadline from the first start, no start order (one replicated job, no
+    dependsOn)."""
+    if runtime(run.job_type).per_run:
+        return mpi_policy(run, grace_seconds=grace_seconds)
     failure = RUNTIME_FAILURE_POLICY
     asked = run.fault_tolerance
     ignored = (
@@ -150,7 +198,7 @@ def policy_for(run: Run, *, grace_seconds: float) -> Policy:
 def runs_as(run: Run, operator: Operator) -> dict[tuple[str, int], tuple[str, int]]:
     """Each replica `(role, index)` of the run, in start order, and the role and index it runs
     as: itself, or on Trainer the TrainJob's node `(node, rank)`, in rank order."""
-    if operator is Operator.TRAINER:
+    if follows_nodes(run, operator):
         return {(role, i): node(run, rank) for role, i, rank in nodes(run)}
     return {
         (role, i): (role, i) for role, res in run.resources.items() for i in range(res.replicas)

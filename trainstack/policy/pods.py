@@ -3,7 +3,8 @@
 A KubeDL job keeps one pod template per replica type under ``spec.<kind>ReplicaSpecs`` (KubeDL
 v0.5.0 apis/training/v1alpha1/*_types.go); plain workloads keep one under ``spec.template``; a
 Kubeflow Trainer TrainJob keeps none, and its nodes' pod is the one Trainer builds from it and its
-runtime (trainstack.trainer.nodepod).
+runtime (trainstack.trainer.nodepod); an MPI run's own TrainingRuntime keeps them whole, counted
+there.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from trainstack.platformnames import GPU_RESOURCE
 from trainstack.policy.model import ContainerDefaults
 from trainstack.spec.values import quantity
-from trainstack.trainer.nodepod import is_train_job, node_pods
+from trainstack.trainer.nodepod import is_train_job, is_training_runtime, node_pods, runtime_pods
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,9 @@ def pod_templates(props: Mapping[str, Any]) -> Iterator[PodTemplate]:
     spec = props.get("spec")
     if not isinstance(spec, Mapping):
         return
-    if is_train_job(props):
-        for path, node, nodes in node_pods(props):
+    if is_train_job(props) or is_training_runtime(props):
+        made = node_pods(props) if is_train_job(props) else runtime_pods(props)
+        for path, node, nodes in made:
             yield PodTemplate(path, node, nodes, namespace)
         return
     for key, value in sorted(spec.items()):

@@ -35,6 +35,7 @@ from trainstack.render.pod import kubelet_escape
 from trainstack.render.storage import Storage
 from trainstack.spec import values
 from trainstack.spec.model import Code, CodeSource, GitCode, Run
+from trainstack.trainer.backend import Operator
 
 GIT_SYNC_IMAGE = "kubedl/git-sync:v1"  # KubeDL's default
 GIT_ROOT = "/code"
@@ -121,7 +122,9 @@ def _git(run: Run, git: GitCode, options: RenderOptions) -> PodParts:
         config["image"] = options.git_sync_image
     # KubeDL mounts the checkout at path.Join(workingDir, destPath).
     working_dir = ML.root
-    if job_kind(run.job_type).by_kubedl:  # KubeDL's git-sync; a plain Job gets an init container
+    # KubeDL's git-sync; a plain Job, and any pod on Kubeflow Trainer (where no KubeDL reads
+    # the annotation), gets an init container.
+    if job_kind(run.job_type).by_kubedl and options.operator is not Operator.TRAINER:
         return PodParts(
             annotations=MappingProxyType({GIT_SYNC_ANNOTATION: json.dumps(config, sort_keys=True)}),
             working_dir=working_dir,

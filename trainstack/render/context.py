@@ -19,6 +19,12 @@ from trainstack.kubedl import (
 from trainstack.kubedl.restart import backoff_limit
 from trainstack.render.code import plan_code
 from trainstack.render.meta import labels_and_annotations
+from trainstack.render.mpiruntime import (
+    MPITrainJob,
+    TrainingRuntime,
+    mpi_train_job,
+    training_runtime,
+)
 from trainstack.render.options import RenderError, RenderOptions
 from trainstack.render.parts import (
     ML,
@@ -38,7 +44,7 @@ from trainstack.render.queue import grouped, queued_labels
 from trainstack.render.storage import Storage, check_unique_names
 from trainstack.render.trainjob import TrainJob, train_job, trainer_topology
 from trainstack.spec.model import JobType, Run
-from trainstack.trainer import RUNTIMES, Operator
+from trainstack.trainer import RUNTIMES, Operator, runtime
 from trainstack.trainer.runtimes import why_not
 
 # trainstack's own ConfigMap (hyperparameters.json, training_job.json): a name no operator
@@ -112,7 +118,9 @@ class Resources:
     claims: tuple[Claim, ...]
     config_maps: tuple[ConfigMap, ...]
     access: tuple[Access, ...]
-    job: Job | TrainJob
+    job: Job | TrainJob | MPITrainJob
+    # An MPI run's own TrainingRuntime on Kubeflow Trainer, created before its TrainJob.
+    runtime: TrainingRuntime | None = None
 
 
 def build(run: Run, options: RenderOptions) -> Resources:
@@ -166,7 +174,8 @@ def build(run: Run, options: RenderOptions) -> Resources:
     )
     check_unique_names(run, parts)
     env = run_base_env(run, job_name=job)
-    access = _exec_access(run, kind, job, ns, labels)
+    # On Trainer the MPI launcher reaches its workers over SSH, never by kubectl exec.
+    access = None if trainer else _exec_access(run, kind, job, ns, labels)
     accounts = {kind.exec_role: access.service_account} if access and kind.exec_role else {}
     replicas = tuple(
         replica(
@@ -194,7 +203,37 @@ def build(run: Run, options: RenderOptions) -> Resources:
         # AIMaster is Running, by its DAG condition).
         key, value = kind.readiness_annotation
         job_annotations[key] = value
-    built: Job | TrainJob = (
+    own = None
+    built: Job | TrainJob | MPITrainJob
+    if trainer and runtime(run.job_type).per_run:
+        own = training_runtime(
+            run, runtime(run.job_type), job, ns, dict(labels), replicas, mpi_slots_per_worker(run)
+        )
+        built = mpi_train_job(run, own, job_labels, job_annotations)
+    else:
+        built = _job(run, kind, job, ns, job_labels, job_annotations, options, replicas, trainer)
+    return Resources(
+        volumes=tuple(parts.volumes_beside),
+        claims=tuple(parts.claims),
+        config_maps=(config, *parts.config_maps),
+        access=(access,) if access else (),
+        job=built,
+        runtime=own,
+    )
+
+
+def _job(
+    run: Run,
+    kind: JobKind,
+    job: str,
+    ns: str,
+    job_labels: dict[str, str],
+    job_annotations: dict[str, str],
+    options: RenderOptions,
+    replicas: tuple[Replica, ...],
+    trainer: bool,
+) -> Job | TrainJob:
+    return (
         train_job(run, job, ns, job_labels, job_annotations, _largest_shm(run, replicas).pod)
         if trainer
         else Job(
@@ -207,13 +246,6 @@ def build(run: Run, options: RenderOptions) -> Resources:
             replicas,
             **_extra(run, kind, replicas),
         )
-    )
-    return Resources(
-        volumes=tuple(parts.volumes_beside),
-        claims=tuple(parts.claims),
-        config_maps=(config, *parts.config_maps),
-        access=(access,) if access else (),
-        job=built,
     )
 
 

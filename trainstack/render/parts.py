@@ -54,6 +54,8 @@ class Container:
     ports: tuple[dict[str, Any], ...] | None
     resources: dict[str, Any] | None
     mounts: tuple[dict[str, Any], ...]
+    # An MPI node's sshd on Kubeflow Trainer: Ready once it listens (trainstack.render.mpiruntime).
+    readiness_probe: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

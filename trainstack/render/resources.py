@@ -22,6 +22,8 @@ def render_resources(res: Resources, templates: Overrides | None = None) -> list
         if access.account_meta is not None:
             docs.append(one("serviceaccount.yaml.j2", access=access))
         docs += [one("role.yaml.j2", access=access), one("rolebinding.yaml.j2", access=access)]
+    if res.runtime is not None:  # the TrainJob names it: created first
+        docs.append(one(res.runtime.template, rt=res.runtime))
     docs.append(one(res.job.template, job=res.job))
     return docs
 

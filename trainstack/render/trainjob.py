@@ -1,5 +1,6 @@
 """A PyTorch or XGBoost run for an environment whose operator is Kubeflow Trainer → the typed
-context of a `TrainJob` (templates/trainjob.yaml.j2) on the job type's ClusterTrainingRuntime.
+context of a `TrainJob` (templates/trainjob.yaml.j2) on the job type's ClusterTrainingRuntime
+(an MPI run's TrainJob names a runtime of its own: trainstack.render.mpiruntime).
 
 Built from the pod trainstack renders for KubeDL, so both backends get the same command, env,
 `/ml` tree, code and bindings. A TrainJob says less than a KubeDL job (trainstack.trainer.trainjob):
@@ -18,6 +19,7 @@ from trainstack.contractnames import INDEX_ENV, ROLE_ENV
 from trainstack.kubedl import COMPLETION_INDEX_ANNOTATION
 from trainstack.kubedl.jobtype import JobType
 from trainstack.platformnames import ROLE_LABEL
+from trainstack.render.mpiruntime import SSHD_NOTE
 from trainstack.render.options import RenderError
 from trainstack.render.parts import Container, Env, Pod
 from trainstack.render.pod import PREPARE_CONTAINER, kubelet_escape
@@ -89,8 +91,13 @@ def trainer_topology(run: Run, namespace: str, job: str) -> Topology:
     """Where each replica is reached (training_job.json's `cluster`): the trainer job's nodes in
     role order, the master node 0, at the port the plugin adds (trainstack.trainer.jobset)."""
     rt = check_renders(run)
-    ranks = node_ranks(rt, {role: res.replicas for role, res in run.resources.items()})
     addresses: dict[str, tuple[str, ...]] = {}
+    if rt.per_run:  # each role its own replicated job, its replicas that job's pods in order
+        for role, each in run.resources.items():
+            name = rt.job_of(role).name
+            addresses[role] = tuple(pod_address(job, name, i) for i in range(each.replicas))
+        return Topology(job_name=job, addresses=FrozenMap(addresses), namespace=namespace)
+    ranks = node_ranks(rt, {role: res.replicas for role, res in run.resources.items()})
     for role in rt.trainer_job.roles:
         res = run.resources.get(role)
         count = res.replicas if res is not None else 0
@@ -107,19 +114,9 @@ def _refuse(run: Run, what: str, hint: str) -> RenderError:
 def check_renders(run: Run) -> Runtime:
     """The runtime a run's TrainJob names, or one RenderError for what a TrainJob cannot say."""
     kind = JobType(run.job_type)
-    if kind is JobType.MPI:
-        # trainstack-mpi keeps runLauncherAsNode false (trainstack.trainer.runtimes): the
-        # TrainJob's env and command reach the launcher's `node` container only, and a patch may
-        # not set env on the workers' `node` containers (Trainer v2.3.0
-        # pkg/runtime/framework/plugins/jobset/jobset.go:203-205), so the ranks mpirun starts
-        # there would run without the contract's env.
-        raise _refuse(
-            run,
-            "an MPI run does not render as a TrainJob yet: the workers' pods would not get "
-            "trainstack's environment",
-            hint="run it on an environment whose operator is kubedl",
-        )
     rt = runtime(kind)
+    if rt.per_run:  # its jobs' pods are the run's own, each role's (render.mpiruntime)
+        return rt
     sizes = {(r.cpu, r.memory, r.gpu) for r in run.resources.values()}
     if len(sizes) > 1:
         # Trainer v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go:280-282: one
@@ -267,9 +264,20 @@ def _env(run: Run, rt: Runtime, env: tuple[Env, ...]) -> tuple[Env, ...]:
 def not_carried(operator: Operator, run: Run) -> list[str]:
     """What a run asks for that its environment's operator does not do as asked, one sentence
     each, for `plan` and `deploy` to say: nothing on KubeDL. On Trainer the runtime's JobSet
-    decides restarts (trainstack.trainer.restart), whatever the run's faultTolerance says."""
+    decides restarts (trainstack.trainer.restart), whatever the run's faultTolerance says; an
+    MPI run's own runtime carries its maxRestarts, but needs sshd in the image."""
     if operator is not Operator.TRAINER or JobType(run.component.job_type) not in RUNTIMES:
         return []
+    if RUNTIMES[JobType(run.component.job_type)].per_run:
+        notes = [SSHD_NOTE]
+        ft = run.fault_tolerance
+        if ft is not None and not ft.unconditional:
+            notes.append(
+                f"faultTolerance.maxRestarts {ft.max_restarts} restarts the whole set on any "
+                "failure on Kubeflow Trainer (JobSet's failurePolicy tells no exit codes apart), "
+                "where KubeDL restarts only on a retryable exit code (docs/trainer.md)"
+            )
+        return notes
     policy = RUNTIME_FAILURE_POLICY
     ft = run.fault_tolerance
     notes = []

@@ -17,9 +17,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from trainstack.platformnames import PRIORITIES, priority_class_name
+from trainstack.trainer.mpi import TRAINING_RUNTIME_KIND, node_count
 from trainstack.trainer.record import Runtime
 from trainstack.trainer.restart import RUNTIME_FAILURE_POLICY
-from trainstack.trainer.runtimes import RUNTIMES, TRAINJOB_API_VERSION, TRAINJOB_KIND
+from trainstack.trainer.runtimes import (
+    ANCESTOR_LABEL,
+    ANCESTOR_TRAINER,
+    NODE,
+    RUNTIMES,
+    TRAINJOB_API_VERSION,
+    TRAINJOB_KIND,
+)
 
 # The PodSpecPatch fields a runtime patch may set that land on the pod as they are.
 _PATCHED = (
@@ -37,6 +45,45 @@ _PATCHED = (
 
 def is_train_job(props: Mapping[str, Any]) -> bool:
     return props.get("apiVersion") == TRAINJOB_API_VERSION and props.get("kind") == TRAINJOB_KIND
+
+
+def is_training_runtime(props: Mapping[str, Any]) -> bool:
+    """A namespaced TrainingRuntime: an MPI run's own, which holds its pod templates whole."""
+    return (
+        props.get("apiVersion") == TRAINJOB_API_VERSION
+        and props.get("kind") == TRAINING_RUNTIME_KIND
+    )
+
+
+def runtime_pods(props: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any], int]]:
+    """(where the pod comes from, the pod spec, how many) for each replicated job of a run's own
+    MPI TrainingRuntime, as its TrainJob (which carries no pods) makes them: the trainer job one
+    pod, the `node` job `node_count` (trainstack.trainer.mpi). The pods are weighed here, at the
+    runtime, and not again at the TrainJob (`node_pods` yields nothing for it)."""
+    spec = props.get("spec")
+    if not isinstance(spec, Mapping):
+        return
+    policy = spec.get("mlPolicy") or {}
+    nodes = policy.get("numNodes", 1)
+    as_node = bool((policy.get("mpi") or {}).get("runLauncherAsNode"))
+    jobs = ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs") or ()
+    for i, rjob in enumerate(jobs):
+        template = rjob.get("template") or {}
+        pod = ((template.get("spec") or {}).get("template") or {}).get("spec")
+        if not isinstance(pod, Mapping):
+            continue
+        labels = (template.get("metadata") or {}).get("labels") or {}
+        if labels.get(ANCESTOR_LABEL) == ANCESTOR_TRAINER:
+            count = 1
+        elif rjob.get("name") == NODE and isinstance(nodes, int):
+            count = node_count(nodes, as_node)
+        else:
+            count = int(rjob.get("replicas", 1))
+        yield (
+            f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec",
+            dict(pod),
+            count,
+        )
 
 
 def runtime_named(name: str) -> tuple[Runtime, int | None] | None:

@@ -74,7 +74,9 @@ class Runtime:
     names, its replicated jobs, what the plugin injects and when the JobSet succeeds."""
 
     job_type: JobType
-    runtime_name: str  # the ClusterTrainingRuntime `spec.runtimeRef.name` names
+    # the ClusterTrainingRuntime `spec.runtimeRef.name` names; for a `per_run` record, what the
+    # messages call its shape (the run's own runtime is named after its TrainJob)
+    runtime_name: str
     # Whether Trainer v2.3.0's manifests ship a runtime of this name; False: the platform
     # installs trainstack's own of this shape.
     shipped: bool
@@ -90,6 +92,10 @@ class Runtime:
     success_targets: tuple[str, ...] = ()
     # True: the launcher's pod is also a node (in the hostfile, counted in numNodes).
     launcher_is_node: bool = False
+    # True: the platform installs no runtime of this shape; each run renders its own namespaced
+    # TrainingRuntime, named after its TrainJob, holding the run's pod templates whole
+    # (trainstack.trainer.mpi says why).
+    per_run: bool = False
     # (a variable KubeDL's kind of this type sets, the injected one holding the same value): a
     # rendered TrainJob's command exports each, so a script written for KubeDL runs unchanged.
     kubedl_env: tuple[tuple[str, str], ...] = ()

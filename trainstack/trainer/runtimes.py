@@ -127,15 +127,16 @@ RUNTIMES: Mapping[JobType, Runtime] = {
         job_type=JobType.MPI,
         # Trainer v2.3.0 ships no plain MPI runtime: its MPI-policy runtimes are
         # deepspeed-distributed and mlx-distributed (manifests/base/runtimes/kustomization.yaml:
-        # 17-23), each with a `node` job running sshd and a `launcher` job that waits for the
-        # nodes to be Ready, the JobSet succeeding when the launcher does
-        # (deepspeed_distributed.yaml:22-77). trainstack's runtime has that shape, with
-        # runLauncherAsNode false: the launcher only runs mpirun, the workers host the ranks, as
-        # on KubeDL, and numNodes counts the workers (pkg/runtime/framework/plugins/mpi/
-        # mpi.go:116-125).
+        # 17-23), each a `node` job running sshd and a `launcher` job that waits for the nodes to
+        # be Ready, the JobSet succeeding when the launcher does (deepspeed_distributed.yaml:
+        # 22-77). A run renders its own runtime of that shape (`per_run`; trainstack.trainer.mpi):
+        # the workers' image, resources and env are the run's.
         runtime_name="trainstack-mpi",
         shipped=False,
+        per_run=True,
         ml_policy=MLPolicy.MPI,
+        # JobSet refuses dependsOn on the first replicated job and on one not before it (JobSet
+        # v0.12.0 pkg/webhooks/jobset_webhook.go:177-179, 258-262): the nodes come first.
         replicated_jobs=(
             ReplicatedJob(NODE, ("worker",), trainer_ancestor=False, runs_command=False),
             ReplicatedJob(
@@ -146,21 +147,22 @@ RUNTIMES: Mapping[JobType, Runtime] = {
             ),
         ),
         # The plugin mounts the hostfile and sets the OMPI_* variables only on a container named
-        # `node`, in the launcher job too (mpi.go:189-207); the SSH keys (Secret
-        # <job>-mpi-ssh-auth) on every `node` container of both jobs (mpi.go:142-200).
+        # `node` in the launcher job (mpi.go:189-228); the SSH keys on every `node` container of
+        # both jobs (mpi.go:141-200).
         container=NODE,
         port=None,
         # On the launcher's `node` container; the hostfile (ConfigMap <job>-mpi-hostfile, key
-        # `hostfile`, at /etc/mpi) lists `<pod address> slots=<numProcPerNode>` per node pod
-        # (mpi.go:171-187, 316-346). Trainer v2.3.0 pkg/constants/constants.go:159-187
+        # `hostfile`, at /etc/mpi) lists `<pod address> slots=<numProcPerNode>` per node pod,
+        # the pod sets in the runtime's order (mpi.go:171-187, 316-346).
+        # Trainer v2.3.0 pkg/constants/constants.go:159-187
         injected=(
             Injected("OMPI_MCA_orte_default_hostfile", ("launcher",), "/etc/mpi/hostfile"),
             Injected("OMPI_MCA_orte_keep_fqdn_hostnames", ("launcher",), "true"),
             Injected(
                 "OMPI_MCA_orte_set_default_slots",
                 ("launcher",),
-                "mlPolicy.mpi.numProcPerNode (spec.trainer.numProcPerNode; at 1, the GPUs "
-                "resourcesPerNode asks for when more than one) (mpi.go:128-139)",
+                "mlPolicy.mpi.numProcPerNode (at 1, the GPUs a node asks for when more than "
+                "one) (mpi.go:128-139)",
             ),
             Injected("OMPI_MCA_plm_rsh_args", ("launcher",), "-o ConnectionAttempts=10"),
         ),
@@ -172,6 +174,14 @@ RUNTIMES: Mapping[JobType, Runtime] = {
         # The nodes' sshd never exits: only the launcher decides success.
         success_operator=Success.ALL,
         success_targets=("launcher",),
+        # runLauncherAsNode: the launcher's pod is a host of the hostfile with the workers', and
+        # numNodes counts it (mpi.go:116-125, 344-346), as KubeDL v0.5.0's MPIJob lists its
+        # launcher in the hostfile with slotsPerWorker slots (controllers/mpi/mpi_config.go:
+        # 86-88; the launcher-runs-workloads flag defaults to true, mpijob_controller.go:55):
+        # cifar-horovod's launcher is a GPU host like its workers. The order differs: Trainer
+        # lists the nodes' pods first, then the launcher's (the runtime's order), where KubeDL
+        # lists the launcher first, so rank 0 is on worker 0, not the launcher.
+        launcher_is_node=True,
     ),
 }
 
@@ -183,29 +193,28 @@ NO_RUNTIME: Mapping[JobType, str] = {
     JobType.ELASTICBATCH: "Kubeflow Trainer v2 has no ElasticBatch runtime (no AIMaster)",
 }
 BATCH_JOB_TYPES: frozenset[JobType] = frozenset({JobType.CUSTOM})
-# A record whose runtime the platform does not install (`Runtime.shipped` False), and why.
-NOT_INSTALLED: Mapping[JobType, str] = {
-    JobType.MPI: "trainstack installs no MPI runtime for Kubeflow Trainer v2.3.0: the workers of "
-    "an MPI runtime take their image and resources from the runtime, not the TrainJob "
-    "(pkg/runtime/framework/plugins/jobset/builder.go:112-141), so every MPI component would "
-    "need a runtime of its own",
-}
 
 
 def installed() -> list[tuple[Runtime, int | None]]:
     """The ClusterTrainingRuntimes a Trainer environment's platform installs, as (record,
     priority): each shipped record without a priority, then at every trainstack PriorityClass
-    (`Runtime.name_at`: a TrainJob cannot set a priority class itself)."""
-    return [(r, p) for r in RUNTIMES.values() if r.shipped for p in (None, *PRIORITIES)]
+    (`Runtime.name_at`: a TrainJob cannot set a priority class itself). A `per_run` record's
+    runtime comes with each run instead."""
+    return [
+        (r, p)
+        for r in RUNTIMES.values()
+        if r.shipped and not r.per_run
+        for p in (None, *PRIORITIES)
+    ]
 
 
 def why_not(job_type: JobType) -> str | None:
     """Why an environment on Trainer cannot run a job of this type; None when it can."""
     if job_type in BATCH_JOB_TYPES:
         return None
-    if job_type in RUNTIMES and RUNTIMES[job_type].shipped:
+    if job_type in RUNTIMES and (RUNTIMES[job_type].shipped or RUNTIMES[job_type].per_run):
         return None
-    return NO_RUNTIME.get(job_type) or NOT_INSTALLED[job_type]
+    return NO_RUNTIME[job_type]
 
 
 def runtime(job_type: JobType | str) -> Runtime:

@@ -26,8 +26,9 @@ known-bad ones: the API server's validation, which runs before validating admiss
 volume carry exactly one source, so a source added to Kubernetes later is refused until trainstack
 renders it. The same checks run on the pod templates of Jobs and of every KubeDL kind the platform
 enables, and on a Trainer environment on a TrainJob's runtime patches (which must name one of the
-platform's runtimes), so a bad job is refused when it is submitted, with the message, instead of
-pod by pod;
+platform's runtimes or a TrainingRuntime of its namespace) and on a TrainingRuntime's pod
+templates (a team makes one for an MPI run), so a bad job is refused when it is submitted, with
+the message, instead of pod by pod;
 a KubeDL job annotated for host networking (``kubedl.io/network-mode: host``) is refused there
 too. Every expression is known at plan time, so ``trainstack plan`` shows the whole policy, and
 ``trainstack policy check`` evaluates the same CEL on what a run renders (the ``pod-shape``
@@ -47,6 +48,7 @@ from trainstack.infra.platform.kubedl_source import KUBEDL_CRDS
 from trainstack.kubedl import KINDS, KUBEDL_NETWORK_MODE_ANNOTATION
 from trainstack.render.options import RenderOptions
 from trainstack.render.podshape import HOST_PATH_SOURCE, RENDERED_VOLUME_SOURCES, tolerations
+from trainstack.trainer.mpi import TRAINING_RUNTIME_KIND
 from trainstack.trainer.runtimes import RUNTIME_KIND, TRAINJOB_API_VERSION, installed
 
 # The runtimes the platform installs on a Trainer environment, by name.
@@ -105,10 +107,23 @@ TRAINJOB_SPECS = (
 )
 
 
+# A namespaced TrainingRuntime's pod specs: its JobSet template's replicated jobs' (Trainer v2.3.0
+# pkg/apis/trainer/v1alpha1/trainingruntime_types.go:106-133; JobSet v0.12.0
+# api/jobset/v1alpha2/jobset_types.go ReplicatedJob.template, a batch/v1 JobTemplateSpec).
+TRAINING_RUNTIME_SPECS = (
+    "(has(object.spec) && has(object.spec.template) && has(object.spec.template.spec) && "
+    "has(object.spec.template.spec.replicatedJobs) ? "
+    "object.spec.template.spec.replicatedJobs.filter(j, has(j.template) && "
+    "has(j.template.spec) && has(j.template.spec.template) && has(j.template.spec.template.spec))"
+    ".map(j, j.template.spec.template.spec) : [])"
+)
+
+
 def workloads(kubedl_kinds: Sequence[str], *, trainjobs: bool = False) -> list[Workload]:
     """Pods, batch Jobs, each KubeDL kind the platform installs that trainstack renders (its
     replica map), and on a Trainer environment TrainJobs (their runtime patches' pod specs: the
-    rest of a node's pod is the runtime's, which the platform installs)."""
+    rest of a node's pod is the runtime's) and the TrainingRuntimes a team makes of its own (an
+    MPI run's: every pod template whole)."""
     out = [
         Workload("", "v1", "pods", ("CREATE",), "[object.spec]"),
         Workload("batch", "v1", "jobs", ("CREATE", "UPDATE"), "[object.spec.template.spec]"),
@@ -116,6 +131,11 @@ def workloads(kubedl_kinds: Sequence[str], *, trainjobs: bool = False) -> list[W
     if trainjobs:
         group, _, version = TRAINJOB_API_VERSION.partition("/")
         out.append(Workload(group, version, "trainjobs", ("CREATE", "UPDATE"), TRAINJOB_SPECS))
+        out.append(
+            Workload(
+                group, version, "trainingruntimes", ("CREATE", "UPDATE"), TRAINING_RUNTIME_SPECS
+            )
+        )
     by_kind = {k.kind: k for k in KINDS.values() if k.replicas_key is not None}
     # A kind trainstack does not render has no replica map it knows: its pods are still
     # checked, as every pod in the namespace is.
@@ -206,6 +226,29 @@ def variables(loads: Sequence[Workload]) -> list[dict[str, str]]:
     ]
 
 
+def _runtime_ref(where: str) -> dict[str, str]:
+    """The check on a TrainJob's runtimeRef."""
+    return {
+        # A TrainJob names one of the platform's runtimes (whose pod templates it installs),
+        # or a TrainingRuntime: namespaced, so one in its own namespace, whose pod templates
+        # this guard checked when it was submitted (an MPI run's own). The kind and group
+        # default to the cluster-scoped ClusterTrainingRuntime (Trainer v2.3.0
+        # pkg/apis/trainer/v1alpha1/trainjob_types.go:162-177).
+        "expression": "request.resource.resource != 'trainjobs' || "
+        "(has(object.spec.runtimeRef) && "
+        "(!has(object.spec.runtimeRef.apiGroup) || "
+        f"object.spec.runtimeRef.apiGroup == {_cel(TRAINJOB_API_VERSION.partition('/')[0])}) "
+        "&& (has(object.spec.runtimeRef.kind) && "
+        f"object.spec.runtimeRef.kind == {_cel(TRAINING_RUNTIME_KIND)} || "
+        "(!has(object.spec.runtimeRef.kind) || "
+        f"object.spec.runtimeRef.kind == {_cel(RUNTIME_KIND)}) && "
+        f"object.spec.runtimeRef.name in {_cel(list(TRAINER_RUNTIMES))}))",
+        "message": f"{where}: a TrainJob's spec.runtimeRef must name one of the platform's "
+        f"ClusterTrainingRuntimes ({', '.join(TRAINER_RUNTIMES[:2])}, ...: "
+        "`kubectl get clustertrainingruntimes`) or a TrainingRuntime of its namespace",
+    }
+
+
 def validations(rules: PodRules) -> list[dict[str, str]]:
     """Each check a CEL expression over ``variables.specs`` and the message the API server
     returns, naming the field and what is allowed."""
@@ -282,22 +325,7 @@ def validations(rules: PodRules) -> list[dict[str, str]]:
             "message": f"{where}: containers[].ports[].hostPort and containers[].volumeDevices "
             "are refused",
         },
-        {
-            # A TrainJob names one of the platform's runtimes (whose pod templates it installs),
-            # never one of its own making. The kind and group default to the cluster-scoped
-            # ClusterTrainingRuntime (Trainer v2.3.0 pkg/apis/trainer/v1alpha1/
-            # trainjob_types.go:162-177).
-            "expression": "request.resource.resource != 'trainjobs' || "
-            "(has(object.spec.runtimeRef) && "
-            "(!has(object.spec.runtimeRef.kind) || "
-            f"object.spec.runtimeRef.kind == {_cel(RUNTIME_KIND)}) && "
-            "(!has(object.spec.runtimeRef.apiGroup) || "
-            f"object.spec.runtimeRef.apiGroup == {_cel(TRAINJOB_API_VERSION.partition('/')[0])}) "
-            f"&& object.spec.runtimeRef.name in {_cel(list(TRAINER_RUNTIMES))})",
-            "message": f"{where}: a TrainJob's spec.runtimeRef must name one of the platform's "
-            f"ClusterTrainingRuntimes ({', '.join(TRAINER_RUNTIMES[:2])}, ...: "
-            "`kubectl get clustertrainingruntimes`)",
-        },
+        _runtime_ref(where),
         {
             "expression": "!has(object.metadata.annotations) || "
             f"!({_cel(KUBEDL_NETWORK_MODE_ANNOTATION)} in object.metadata.annotations) || "

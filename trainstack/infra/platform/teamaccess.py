@@ -68,9 +68,11 @@ def runner_rules(
     status/logs/wait read. ``pods/exec`` is here because the MPI launcher's Role grants it
     (trainstack.render.context): Kubernetes lets a subject create a Role only with rights it
     holds itself. ``trainjobs`` (a Trainer environment): TrainJobs as the KubeDL kinds (Pulumi's
-    server-side apply creates and updates with PATCH), and the JobSets Trainer makes of them,
-    read only; never the runtimes (cluster-scoped, the platform's) nor namespaced
-    TrainingRuntimes, so a TrainJob can name only what the platform installed."""
+    server-side apply creates and updates with PATCH), the namespaced TrainingRuntimes an MPI run
+    renders of its own (trainstack.render.mpiruntime; this Role is the team namespace's, so only
+    there, and the pod guard checks their pod templates as a pod's), and the JobSets Trainer
+    makes of them, read only; never the ClusterTrainingRuntimes (cluster-scoped, the
+    platform's)."""
     rules: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
         {"api_groups": [group], "resources": plurals, "verbs": _CRUD}
         for group, plurals in kubedl_resources(workloads).items()
@@ -78,6 +80,7 @@ def runner_rules(
     if trainjobs:
         rules += [
             {"api_groups": [TRAINJOB_GROUP], "resources": ["trainjobs"], "verbs": _CRUD},
+            {"api_groups": [TRAINJOB_GROUP], "resources": ["trainingruntimes"], "verbs": _CRUD},
             {"api_groups": [JOBSET_GROUP], "resources": ["jobsets"], "verbs": _READ},
         ]
     if queues:

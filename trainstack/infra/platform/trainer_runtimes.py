@@ -5,11 +5,11 @@ objects here only arrange what those records say into Trainer v2.3.0's API.
 Which: the records Trainer's own manifests name a runtime for (`Runtime.shipped`: torch-distributed
 and xgboost-distributed), installed under those names with trainstack's failure policy in place of
 Trainer's, and once more per trainstack PriorityClass with its pods of that class
-(`Runtime.name_at`: a TrainJob cannot set a priority class itself). The MPI record's
-`trainstack-mpi` is not installed: its `node` job (sshd and the ranks) is not the trainer job, so a
-TrainJob cannot set that job's image or resources (Trainer v2.3.0
-pkg/runtime/framework/plugins/jobset/builder.go:112-141 sets them on the ancestor job only), and
-the runtime would pin one image for every MPI component.
+(`Runtime.name_at`: a TrainJob cannot set a priority class itself). The MPI record's runtime is
+not installed: its `node` job (sshd and the ranks) is not the trainer job, so a TrainJob could
+not set that job's image or resources (Trainer v2.3.0
+pkg/runtime/framework/plugins/jobset/builder.go:112-141); each MPI run renders a TrainingRuntime
+of its own instead (`Runtime.per_run`; trainstack.render.mpiruntime).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """pod-shape: a team's workload holds only what the platform's pod guard admits.
 
 The platform refuses, in every team namespace, a pod (or a Job's or KubeDL job's pod templates,
-or the pods Kubeflow Trainer makes of a TrainJob)
+or the pods Kubeflow Trainer makes of a TrainJob or an MPI run's own TrainingRuntime)
 with a volume source, toleration, priority class or host setting trainstack does not render
 (infra/platform/podguard.py). This rule evaluates that same CEL, with the same evaluator the
 tests hold the guard to (policy/admission.py), on each workload a plan registers: a platform
@@ -17,7 +17,7 @@ from typing import Any
 
 from trainstack import platformnames as names
 from trainstack.policy.model import Context, Finding, Level, Resource, Rule
-from trainstack.trainer.nodepod import is_train_job, node_pods
+from trainstack.trainer.nodepod import is_train_job, is_training_runtime, node_pods, runtime_pods
 
 
 def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterator[Finding]:
@@ -26,11 +26,12 @@ def check(resource: Resource, ctx: Context, config: Mapping[str, Any]) -> Iterat
     team = ctx.team_of(namespace)
     if team is None or not isinstance(namespace, str):
         return
-    if is_train_job(props):
+    if is_train_job(props) or is_training_runtime(props):
         # Trainer creates the pods: each is weighed as the pod it will be.
+        made = node_pods(props) if is_train_job(props) else runtime_pods(props)
         objects = [
             (path, {"apiVersion": "v1", "kind": "Pod", "metadata": props["metadata"], "spec": pod})
-            for path, pod, _ in node_pods(props)
+            for path, pod, _ in made
         ]
     else:
         objects = [("spec", dict(props))]
