@@ -264,6 +264,28 @@ def _deployed_cost(
     return _cost(r, history, project, pods, notes)
 
 
+def _outcome(
+    r: RunRecord, status: str, cost_text: str | None, goodput_lines: list[str]
+) -> list[tuple[str, str]]:
+    """The report's outcome rows (the status as the run reads now: a run whose runner is gone
+    is interrupted), and where, when and by whom."""
+    outcome = list(htmlreport.outcome_rows(r, cost_text, goodput_lines))
+    outcome[1] = ("status", status)
+    outcome.extend(
+        [
+            ("kind", str(r.kind)),
+            ("job type", r.job_type or "-"),
+            ("created", when(r.created_at)),
+            ("started", when(r.started_at)),
+            ("finished", when(r.finished_at)),
+            ("created by", r.created_by or "-"),
+        ]
+    )
+    if r.spec_path:
+        outcome.append(("spec", r.spec_path))
+    return outcome
+
+
 def build(
     home: Path,
     project: Path | None,
@@ -313,20 +335,7 @@ def build(
     else:
         live_status = live(home, r)
         cost_text, goodput_lines = _deployed_cost(r, history, project, store, notes)
-    outcome = list(htmlreport.outcome_rows(r, cost_text, goodput_lines))
-    outcome[1] = ("status", str(status))
-    outcome.extend(
-        [
-            ("kind", str(r.kind)),
-            ("job type", r.job_type or "-"),
-            ("created", when(r.created_at)),
-            ("started", when(r.started_at)),
-            ("finished", when(r.finished_at)),
-            ("created by", r.created_by or "-"),
-        ]
-    )
-    if r.spec_path:
-        outcome.append(("spec", r.spec_path))
+    outcome = _outcome(r, str(status), cost_text, goodput_lines)
     panel = _log_panel(
         home,
         r,
