@@ -64,7 +64,9 @@ def test_a_failed_worker_restarts_every_replica_and_the_launchers_success_ends_t
         tmp_path,
         "worker",
         0,
-        "echo x >> w0-starts; if [ ! -f failed ]; then touch failed; exit 3; fi; "
+        # fails only once the others have started, so each is seen starting twice
+        "echo x >> w0-starts; if [ ! -f failed ]; then touch failed; "
+        "until [ -s w1-starts ] && [ -s l-starts ]; do sleep 0.02; done; exit 3; fi; "
         "touch second; exec sleep 1000",
     )
     worker1 = launch(tmp_path, "worker", 1, "echo x >> w1-starts; exec sleep 1000")
