@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
 
+from tests.browser import DevTools
 from tests.clirunner import Cli
 from tests.local.helpers import write_run
 from tests.metrics.conftest import CHARTS
@@ -69,3 +71,19 @@ def client(runs: Runs) -> Iterator[FlaskClient]:
     with app.test_client() as c:
         c.environ_base["HTTP_HOST"] = LOOPBACK["Host"]
         yield c
+
+
+@contextmanager
+def console(home: Path) -> Iterator[str]:
+    """The console's URL, serving `home` on 127.0.0.1 until the block ends (tests/ui/serving.py)."""
+    from tests.ui.serving import serving
+
+    with serving(home) as (host, port):
+        yield f"http://{host}:{port}/"
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
+    """One headless Chromium tab per module (tests/browser.py)."""
+    with DevTools(tmp_path_factory.mktemp("chromium")) as tab:
+        yield tab

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.browser import DevTools, pixels_of
-from tests.ui.conftest import HOSTILE, Runs
+from tests.ui.conftest import HOSTILE, Runs, console
 from tests.ui.fixtures import wide_run
 from trainstack.registry import NewRun, Registry, ReplicaExit, current_runner
 from trainstack.ui.server import listen
@@ -24,17 +24,8 @@ BLUE, ORANGE = np.array([0x1F, 0x77, 0xB4]) / 255, np.array([0xFF, 0x7F, 0x0E]) 
 
 @pytest.fixture(scope="module")
 def base(runs: Runs) -> Iterator[str]:
-    listening = listen(runs.home, None, "127.0.0.1", 0, None)
-    thread = threading.Thread(target=listening.server.run, daemon=True)
-    thread.start()
-    yield listening.url
-    listening.server.close()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
-    with DevTools(tmp_path_factory.mktemp("chromium")) as tab:
-        yield tab
+    with console(runs.home) as url:
+        yield url
 
 
 def test_the_runs_page_shows_hostile_tags_as_text(browser: DevTools, base: str, runs: Runs) -> None:

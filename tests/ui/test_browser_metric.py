@@ -4,17 +4,16 @@ the filter to the runs that have it; no console errors (a CSP refusal is one).""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.browser import DevTools
+from tests.ui.conftest import console
 from tests.ui.fixtures import metric_run
 from trainstack.metrics import summary
 from trainstack.registry import Registry
-from trainstack.ui.server import listen
 
 pytestmark = pytest.mark.slow  # headless Chromium
 
@@ -28,17 +27,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             run_dir = reg.get(run_id).run_dir
         assert run_dir is not None
         summary.write(run_dir)  # as a run's end leaves it
-    listening = listen(home, None, "127.0.0.1", 0, None)
-    thread = threading.Thread(target=listening.server.run, daemon=True)
-    thread.start()
-    yield listening.url
-    listening.server.close()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
-    with DevTools(tmp_path_factory.mktemp("chromium")) as tab:
-        yield tab
+    with console(home) as url:
+        yield url
 
 
 ROWS = "[...document.querySelectorAll('a.run')].map(a => a.innerText)"

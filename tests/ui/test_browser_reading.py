@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser import DevTools
-from tests.ui.conftest import Runs
+from tests.ui.conftest import Runs, console
 from trainstack.ui.server import listen
 
 pytestmark = pytest.mark.slow  # headless Chromium
@@ -22,11 +22,8 @@ NARROW = 800
 
 @pytest.fixture(scope="module")
 def base(runs: Runs) -> Iterator[str]:
-    listening = listen(runs.home, None, "127.0.0.1", 0, None)
-    thread = threading.Thread(target=listening.server.run, daemon=True)
-    thread.start()
-    yield listening.url
-    listening.server.close()
+    with console(runs.home) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
