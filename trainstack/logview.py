@@ -22,6 +22,22 @@ _FOLLOW_TICK_S = 0.2
 SYSTEM_LINE = re.compile(rb"^(?:[a-z0-9][-a-z0-9]*-\d+ \| )?\[trainstack\] ")
 LineFilter = Callable[[bytes], bool]
 
+# ECMA-48's escape sequences as terminals read them: CSI (`ESC [` or the 8-bit 0x9b, then
+# parameters, intermediates and a final byte: colours, cursor moves), OSC and the other strings
+# (`ESC ]`, `ESC P`, ... ended by BEL or `ESC \\`: titles, hyperlinks), and a lone ESC with one
+# byte after it. A page (the console's, the report's) would show each as stray characters; a
+# terminal reads them, so `trainstack logs` leaves them in.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|\x1b[]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -~]?"
+)
+
+
+def plain(text: str) -> str:
+    """`text` without its terminal escape codes."""
+    return _ESCAPES.sub("", text)
+
 
 @dataclass(frozen=True)
 class LogFile:

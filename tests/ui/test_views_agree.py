@@ -246,3 +246,28 @@ def test_a_deployed_runs_cost_and_ledger_read_the_same_in_every_view(tmp_path: P
     for view in (unescape(report.read_text()), page):
         assert cost in view
         assert all(line in view for line in ledger), ledger
+
+
+def test_the_report_shows_a_log_as_the_console_does_without_escape_codes(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    with Registry.open(home) as reg:
+        rec = reg.create(NewRun(name="coloured", component="c", component_version="1"))
+        reg.mark_running(rec.id, [ReplicaExit("worker", 0, None)])
+        reg.finish(rec.id, RunStatus.SUCCEEDED, exits=[ReplicaExit("worker", 0, 0)])
+    assert rec.run_dir is not None
+    (rec.run_dir / "logs").mkdir(parents=True)
+    (rec.run_dir / "logs" / "worker-0.log").write_text(
+        "\x1b[31mloss 0.5\x1b[0m epoch 1\n\x1b]0;title\x07step 2\n"
+    )
+    out = tmp_path / "report.html"
+    made = Cli(home)("report", "coloured", "-o", out)
+    assert made.returncode == 0, made.stderr
+    report = out.read_text()
+    assert "loss 0.5 epoch 1\nstep 2" in report
+    assert "\x1b" not in report and "[31m" not in report and "0;title" not in report
+    with create_app(UiConfig(home=home)).test_client() as client:
+        client.environ_base["HTTP_HOST"] = LOOPBACK["Host"]
+        page = client.get(f"/runs/{rec.id}").get_data(as_text=True)
+    assert "loss 0.5 epoch 1" in page and "\x1b" not in page

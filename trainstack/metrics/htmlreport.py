@@ -222,6 +222,7 @@ def _uri(png: bytes) -> str:
 
 def _tail(path: Path, root: Path) -> LogTail:
     from trainstack.logfiles import chain
+    from trainstack.logview import plain
 
     lines: deque[str] = deque(maxlen=LOG_TAIL_LINES)
     for part in chain(path):  # kept rotations first, so a log just rotated still has its tail
@@ -234,7 +235,8 @@ def _tail(path: Path, root: Path) -> LogTail:
                 data = fh.read(LOG_TAIL_BYTES)
         except OSError:
             continue
-        text = data.decode("utf-8", errors="replace")
+        # As the console shows a log: as text, without a terminal's escape codes.
+        text = plain(data.decode("utf-8", errors="replace"))
         pieces = text.split("\n")
         if size > LOG_TAIL_BYTES and len(pieces) > 1:
             pieces = pieces[1:]  # the first is the end of a line that started before the window

@@ -23,7 +23,7 @@ from pathlib import Path
 from trainstack.contract.rundir import RunDir
 from trainstack.errors import NotFoundError, UserError
 from trainstack.logfiles import Lines, chain
-from trainstack.logview import SYSTEM_LINE
+from trainstack.logview import SYSTEM_LINE, plain
 from trainstack.registry.model import RunRecord
 from trainstack.regularfile import describe, open_within
 
@@ -32,15 +32,6 @@ TAIL_BYTES = 256 << 10
 MAX_MATCHES = 1000
 FOLLOW_BYTES = 256 << 10  # at most this much per poll of a live log
 _CHUNK = 1 << 20
-# ECMA-48's escape sequences as terminals read them: CSI (`ESC [` or the 8-bit 0x9b, then
-# parameters, intermediates and a final byte: colours, cursor moves), OSC and the other strings
-# (`ESC ]`, `ESC P`, ... ended by BEL or `ESC \\`: titles, hyperlinks), and a lone ESC with one
-# byte after it. A page would show each as stray characters.
-_ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-    r"|\x1b[]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[ -~]?"
-)
 
 
 @dataclass(frozen=True)
@@ -59,11 +50,6 @@ class Matches:
 
 
 Segment = tuple[str, bool]  # a piece of a line, and whether it is what was searched for
-
-
-def plain(line: str) -> str:
-    """`line` without its terminal escape codes."""
-    return _ESCAPES.sub("", line)
 
 
 def is_system(line: str) -> bool:

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from trainstack.errors import UserError
 from trainstack.humanize import human_bytes
+from trainstack.logview import plain
 from trainstack.metrics import htmlreport
 from trainstack.metrics.htmlreport import Mark
 from trainstack.metrics.podtimes import PodTimes
@@ -185,7 +186,7 @@ def _log_panel(
     log_href = f"{base}/logs/{quote(chosen, safe='')}"
     if r.kind is RunKind.CLUSTER or r.run_dir is None:
         got = pod_log(home, r, chosen)
-        lines = tuple(logs.plain(line) for line in got.lines)
+        lines = tuple(plain(line) for line in got.lines)
         return replace(empty, lines=lines, note=got.note, shown="the pod log's last lines")
     tail = logs.tail(r, chosen)
     matches: tuple[tuple[int, tuple[logs.Segment, ...]], ...] = ()
