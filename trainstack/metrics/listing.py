@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from trainstack.metrics import summary
@@ -16,17 +16,23 @@ class Ranked:
     value: MetricValue | None
 
 
-def rank(records: Sequence[RunRecord], metric: str, *, keep: bool = True) -> list[Ranked]:
-    """Best first. `keep`: a finished run's missing summary is written for the next listing
-    (an older run's: once); the console, which writes nothing, computes it in memory."""
-    found = []
-    for r in records:
-        hit = None
-        if r.run_dir is not None:
-            hit = find(list(summary.of(r.run_dir, keep=keep and r.status.finished)), metric)
-        found.append(Ranked(r, hit))
-    # A run keeps the listing's order among equals (sorted() is stable).
-    return sorted(found, key=_key)
+def rank(records: Sequence[RunRecord], metric: str) -> list[Ranked]:
+    """Best first; a finished run's summary is kept for the next listing (an older run's: once)."""
+
+    def value(r: RunRecord) -> MetricValue | None:
+        if r.run_dir is None:
+            return None
+        return find(list(summary.of(r.run_dir, keep=r.status.finished)), metric)
+
+    return rank_by(records, value)
+
+
+def rank_by(
+    records: Sequence[RunRecord], value: Callable[[RunRecord], MetricValue | None]
+) -> list[Ranked]:
+    """`records` by `value` of each, best first, those without one last; a run keeps the
+    listing's order among equals (sorted() is stable)."""
+    return sorted((Ranked(r, value(r)) for r in records), key=_key)
 
 
 def has(item: Ranked) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from trainstack.errors import UserError
 from trainstack.humanize import human_seconds
-from trainstack.metrics.values import find, number
+from trainstack.metrics.values import MetricValue, find, number
 from trainstack.registry.model import RunKind, RunRecord, RunStatus
 from trainstack.registry.owner import current_user
 from trainstack.ui import queries
@@ -156,16 +156,22 @@ def _warning(r: RunRecord) -> str:
     return f"idle: {idle[0].render()}{more}"
 
 
-def _metric(r: RunRecord, metric: str) -> str:
-    if not metric or r.run_dir is None:
-        return ""
+def _value(r: RunRecord, metric: str) -> MetricValue | None:
+    """The run's value of `metric`: from its kept summary (a few hundred bytes) when current;
+    else from every point, read once per change of its files (the console writes nothing)."""
+    if r.run_dir is None:
+        return None
     from trainstack.metrics import summary
     from trainstack.ui.charts import run_view
 
-    # The run's kept summary (a few hundred bytes) when current; else every point, read once
-    # per change of its files (the console writes nothing).
     kept = summary.read(r.run_dir)
-    hit = find(list(kept if kept is not None else run_view(r).values), metric)
+    return find(list(kept if kept is not None else run_view(r).values), metric)
+
+
+def _metric(r: RunRecord, metric: str) -> str:
+    if not metric or r.run_dir is None:
+        return ""
+    hit = _value(r, metric)
     if hit is None:
         return "-"
     return (
@@ -206,10 +212,10 @@ def _by_metric(
     """The page of runs under the filters, sorted by `metric` (best first; `q.descending`
     False: worst first; the runs without it last) or in the query's own order, and with
     `only_with` only the runs that have it."""
-    from trainstack.metrics.listing import has, rank
+    from trainstack.metrics.listing import has, rank_by
 
     every = queries.matching(conn, q)
-    ranked = rank(every.runs, metric, keep=False)
+    ranked = rank_by(every.runs, lambda r: _value(r, metric))
     if q.sort is Sort.METRIC:
         with_it = [r for r in ranked if has(r)]
         rest = [] if only_with else [r for r in ranked if not has(r)]
