@@ -332,7 +332,8 @@ def test_one_look_over_the_limit_is_not_a_kill_two_in_a_row_are() -> None:
 
     blip = Scripted([569, 250, 250])
     assert [blip.look() for _ in range(3)] == [[], [], []]
-    held = Scripted([569, 450, 450])
-    first, second, third = (held.look() for _ in range(3))
+    held = Scripted([569, 450, 450, 450])
+    first, second, third, fourth = (held.look() for _ in range(4))
     assert first == [] and [o.used for o in second] == [450 * MiB]
-    assert [o.used for o in third] == [450 * MiB]
+    # once reported, the next replica in its place (recreated) needs two looks of its own
+    assert third == [] and [o.used for o in fourth] == [450 * MiB]

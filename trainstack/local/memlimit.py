@@ -214,6 +214,8 @@ class MemoryWatch:
             self._suspect.discard(seen)
             return False
         if seen in self._suspect:
+            # Reported: the replica is ended, and a recreated one starts with no suspicion.
+            self._suspect.discard(seen)
             return True
         self._suspect.add(seen)
         return False
