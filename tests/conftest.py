@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirunner import Cli
+from tests.planmemo import memoized
 
 UPDATE_GOLDEN_ENV = "TRAINSTACK_UPDATE_GOLDEN"
 _HOME_ENV = "TRAINSTACK_HOME"
@@ -69,6 +70,18 @@ def _quick_loop_starts_no_replica(
         )
 
     monkeypatch.setattr(procgroup, "start", refuse)
+
+
+@pytest.fixture(autouse=True)
+def _platform_planned_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The platform's offline plan made once per worker for each set of its inputs
+    (tests/planmemo.py): most plan, policy and infra tests plan the same environments."""
+    from trainstack.plan import service
+
+    real = service.plan_platform
+    monkeypatch.setattr(service, "plan_platform", memoized(real, tmp_path_factory.getbasetemp()))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
