@@ -219,10 +219,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return values
 
     def build(self) -> Any:
-        """The platform program for the configured stack, as `pulumi up` runs it."""
+        """The platform program for the configured stack, as `pulumi up` runs it; built once
+        per worker for the same inputs (tests/infra/buildmemo.py)."""
+        from tests.infra.buildmemo import build_once
         from trainstack.infra.platform.program import build, load_stack_config
 
-        return self.run(lambda: build(load_stack_config(root=self.root)))
+        return build_once(self, lambda: self.run(lambda: build(load_stack_config(root=self.root))))
 
     @staticmethod
     def run(program: Callable[[], T]) -> T:

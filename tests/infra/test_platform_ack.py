@@ -16,9 +16,8 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"
 
 def build_ack(mocks: Any, **overrides: str) -> dict[str, Any]:
     mocks.use_env("ack-dev", **overrides)
-    from trainstack.infra.platform.program import build, load_stack_config
 
-    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
+    return mocks.build()  # type: ignore[no-any-return]
 
 
 def labels(pool: dict[str, Any]) -> dict[str, str]:
@@ -90,9 +89,8 @@ def test_no_spot_pool_unless_configured(mocks: Any) -> None:
     values = mocks.use_env("ack-dev")
     del values["trainstack:spotPool"]
     mocks.configure(values, ["trainstack:registryPassword"])
-    from trainstack.infra.platform.program import build, load_stack_config
 
-    mocks.run(lambda: build(load_stack_config(root=mocks.root)))
+    mocks.build()
     assert sorted(r.name for r in mocks.of_type(POOL)) == [
         "pool-a10",
         "pool-cpu",

@@ -21,9 +21,8 @@ SECRET = "kubernetes:core/v1:Secret"
 
 def build_local(mocks: Any, **overrides: str) -> dict[str, Any]:
     mocks.use_env("local", **overrides)
-    from trainstack.infra.platform.program import build, load_stack_config
 
-    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
+    return mocks.build()  # type: ignore[no-any-return]
 
 
 def test_creates_only_kubernetes_resources_through_one_provider(mocks: Any) -> None:
@@ -160,7 +159,7 @@ def test_outputs_for_run_stacks(mocks: Any) -> None:
         ).apply(verify)
 
     check()
-    outputs = mocks.run(lambda: build(load_stack_config(root=mocks.root)))
+    outputs = mocks.build()
     value, secret = mocks.resolve(outputs["kubeconfig"])
     assert (value, secret) == ("", True), "the kubeconfig output is a secret even when empty"
 
@@ -173,9 +172,8 @@ RUN_FILE = Path(__file__).resolve().parents[2] / "components/mnist-ddp/runs/base
 def build_local_with_oss(mocks: Any, *teams: str) -> dict[str, Any]:
     """Pulumi.local.yaml plus an AccessKey per team (default: both), set as secrets."""
     mocks.use_team_keys("local", *(teams or ("vision", "nlp")))
-    from trainstack.infra.platform.program import build, load_stack_config
 
-    return mocks.run(lambda: build(load_stack_config(root=mocks.root)))  # type: ignore[no-any-return]
+    return mocks.build()  # type: ignore[no-any-return]
 
 
 def settled(mocks: Any, outputs: dict[str, Any]) -> dict[str, Any]:
