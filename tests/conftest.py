@@ -46,6 +46,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(home, ignore_errors=True)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: a worker more than the cores for the quick loop, twice the cores when the slow
+    tests run too. A test that waits (a replica's hang timeout, a rendezvous, a child process, a
+    browser) leaves its core idle, and the slow tests wait most of their wall time; more workers
+    than that cost more than they give (each collects the suite, and they contend for the
+    cores: measured with benchmarks/bench_suite.py)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
+    quick = "not slow" in (config.getoption("markexpr") or "")
+    return cores + 1 if quick else 2 * cores
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The slow checks first: with workers (pytest-xdist) they run beside the rest instead of
     # alone at the end. A stable sort: the order is otherwise the collection's.
