@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.spec.clirun import trainstack
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,17 +61,20 @@ def _documented() -> set[str]:
     return set(re.findall(r"^\| `([a-z0-9-]+)` \|", DOC.read_text(encoding="utf-8"), re.M))
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_the_source_scan_finds_codes() -> None:
     codes = _source_codes()
     # The fallback, the YAML reader's default and codes given as keyword arguments.
     assert {"invalid", "yaml", "unknown-key", "metrics", "duplicate-key"} <= set(codes)
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_every_code_in_the_source_is_documented() -> None:
     missing = {c: at for c, at in _source_codes().items() if c not in _documented()}
     assert not missing, f"add these codes to docs/diagnostics.md: {missing}"
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_every_documented_code_is_used() -> None:
     stale = _documented() - set(_source_codes())
     assert not stale, f"docs/diagnostics.md lists codes nothing uses: {sorted(stale)}"

@@ -31,6 +31,7 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_every_module_trainstack_imports_is_a_runtime_dependency() -> None:
     """numpy reached users only through matplotlib; a module trainstack imports itself is
     declared, so that the plain set-up (README) has it whatever its other packages do."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import trainstack
 
 LIMIT = 100
@@ -24,6 +26,7 @@ def too_long(source: str) -> list[tuple[str, int]]:
     ]
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_no_function_is_over_100_lines() -> None:
     found = [
         f"{path.relative_to(PACKAGE)}: {name} ({lines} lines)"

@@ -88,6 +88,7 @@ def sdk_uses() -> dict[str, set[str]]:
 
 
 # importing an SDK's groups runs their deprecation notices
+@pytest.mark.slow  # a static check over the whole source tree
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_every_sdk_module_trainstack_names_is_followed_by_mypy() -> None:
     uses = sdk_uses()

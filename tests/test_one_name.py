@@ -15,6 +15,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import trainstack
 from trainstack.launcher import FILES as LAUNCHER_FILES
 
@@ -109,6 +111,7 @@ def _constants(body: list[ast.stmt], known: dict[str, str]) -> Iterator[tuple[st
                 yield target.id, text, node.lineno
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_no_string_constant_is_defined_in_two_modules() -> None:
     places: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for rel, tree in _modules():
@@ -146,6 +149,7 @@ def _guarded(tree: ast.Module) -> Iterator[tuple[str, str, int]]:
                     yield prefix, node.value, node.lineno
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_shared_names_are_spelled_only_in_their_home() -> None:
     strays = [
         f"{rel}:{line} {text!r} (its home: {', '.join(sorted(HOMES[prefix]))})"
@@ -157,6 +161,7 @@ def test_shared_names_are_spelled_only_in_their_home() -> None:
     assert not strays, f"{len(strays)} names spelled outside their home:\n" + "\n".join(strays)
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_standalone_copies_equal_their_homes() -> None:
     """What a standalone program spells must be a name its home defines, letter for letter."""
     defined: set[str] = set()

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "trainstack"
 
@@ -78,6 +80,7 @@ def test_the_citation_pattern_lets_public_references_through() -> None:
     assert _citations("the list's item 3; 2 rows; issued 5 tokens; the issue it raises") == []
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_no_tracked_file_cites_the_tracker() -> None:
     # A file's name is read as well as its text: `test_item9_escapes.py` says nothing either.
     found = [f"{p.relative_to(ROOT)}: its name" for p in _tracked() if _citations(p.name)]
@@ -263,6 +266,7 @@ def test_the_pointer_check_tells_real_from_gone() -> None:
     assert [m.group() for m in DOTTED.finditer("label trainstack.dev/run")] == []
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_every_cited_path_and_name_exists() -> None:
     found = _dangling()
     assert not found, "these pointers lead nowhere:\n" + "\n".join(found)

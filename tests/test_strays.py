@@ -10,6 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "trainstack"
 # Files outside the package that load it as a program: the Pulumi programs and the CrossGuard
@@ -57,6 +59,7 @@ def _imports(path: Path, name: str) -> set[str]:
     return found
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_every_shipped_module_is_used_by_trainstack() -> None:
     """Imported by another module of the package or an entry file, or named as a lazily loaded
     `module:attribute` (the CLI's verb table); a package counts when one of its modules does."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from trainstack.contract import files, rundir
 from trainstack.contract import layout as tree
 from trainstack.contract.layout import Layout
@@ -87,6 +89,7 @@ def _joins(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_nothing_spells_a_run_directorys_paths_but_its_definition() -> None:
     found = [
         f"{path.relative_to(PACKAGE)}:{line}: {text!r}"

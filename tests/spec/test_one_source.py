@@ -78,6 +78,7 @@ def test_kubernetes_name_rules_the_api_version_and_the_contract_pattern_are_spel
                 raise AssertionError(f"{path.relative_to(root)} spells out {spelled!r}")
 
 
+@pytest.mark.slow  # a static check over the whole source tree
 def test_the_contracts_prefixes_are_spelled_once() -> None:
     """`PAI_INPUT_`, `PAI_OUTPUT_`, `PAI_HPS_` and `PAI_` were spelled in contract/env.py, the
     spec's command-reference rule, the command's rewrite and the reserved-name check:
