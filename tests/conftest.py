@@ -48,6 +48,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a run with `-p no:xdist` has no such hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: a worker more than the cores for the quick loop, twice the cores when the slow
     tests run too. A test that waits (a replica's hang timeout, a rendezvous, a child process, a
