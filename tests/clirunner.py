@@ -290,12 +290,26 @@ def _trainstack_modules() -> list[Any]:
     return [m for n, m in list(sys.modules.items()) if n.split(".")[0] == "trainstack" and m]
 
 
+# functools caches whose value a fresh process would compute the same, whatever ran before: a
+# CEL expression's compiled program (a function of its text alone; compiling costs far more than
+# evaluating) and the digest of trainstack's own source (no test edits the package's files).
+_SAME_IN_ANY_PROCESS = frozenset(
+    {
+        ("trainstack.policy.admission", "_program"),
+        ("trainstack.policy.admission", "_free_casts"),
+        ("trainstack.plan.platformcache", "_source_digest"),
+    }
+)
+
+
 def _clear_caches() -> None:
-    """A fresh process starts with empty caches: every functools cache in trainstack's modules,
-    and the module-level memo dicts that hold what was read from files."""
+    """A fresh process starts with empty caches: every functools cache in trainstack's modules
+    (but those a fresh process would fill with the same values), and the module-level memo
+    dicts that hold what was read from files."""
     for module in _trainstack_modules():
-        for value in list(vars(module).values()):
-            if isinstance(value, functools._lru_cache_wrapper):
+        for name, value in list(vars(module).items()):
+            kept = (module.__name__, name) in _SAME_IN_ANY_PROCESS
+            if isinstance(value, functools._lru_cache_wrapper) and not kept:
                 value.cache_clear()
     for module_name, attr in _MEMOS:
         module = sys.modules.get(module_name)

@@ -14,6 +14,8 @@ import pytest
 
 from tests.clirunner import Cli
 
+REPO = Path(__file__).resolve().parents[1]
+
 TESTS = Path(__file__).resolve().parent
 RUNNER = TESTS / "clirunner.py"
 OWN_WAY = re.compile(r"""CliRunner|["']-m["'],\s*["']trainstack["']""")
@@ -133,3 +135,21 @@ def test_popen_keywords_and_the_marker_choose_a_process(cli: Cli) -> None:
 @pytest.mark.subprocess
 def test_the_subprocess_marker_gives_a_process_runner(cli: Cli) -> None:
     assert cli.subprocess
+
+
+def test_the_caches_kept_across_calls_exist_and_the_rest_are_emptied(tmp_path: Path) -> None:
+    import functools
+    import importlib
+
+    from tests import clirunner
+    from trainstack.policy import admission
+    from trainstack.render import engine
+
+    for module, name in clirunner._SAME_IN_ANY_PROCESS:
+        kept = getattr(importlib.import_module(module), name)
+        assert isinstance(kept, functools._lru_cache_wrapper), (module, name)
+    engine.environment()
+    admission._program("1 + 1 == 2")
+    Cli(tmp_path / "home")("validate", str(REPO / "components" / "mnist-ddp"))
+    assert engine.environment.cache_info().currsize == 0  # as in a fresh process
+    assert admission._program.cache_info().currsize >= 1  # the same in any process

@@ -162,6 +162,7 @@ def crossguard(resources: list[Any], ctx: Context, project: str) -> set[tuple[st
     from trainstack.policy.crossguard import policies
 
     reported: set[tuple[str, str, str]] = set()
+    context = ctx.to_json()  # the pack's config, as `policy check` hands it over: serialized once
     for policy in policies():
         for r in resources:
             opts = PolicyResourceOptions(
@@ -169,7 +170,7 @@ def crossguard(resources: list[Any], ctx: Context, project: str) -> set[tuple[st
             )
             urn = f"urn:pulumi:{ctx.env}::{project}::{r.type}::{r.name}"
             args = ResourceValidationArgs(
-                r.type, r.inputs, urn, r.name, opts, None, {"context": ctx.to_json()}
+                r.type, r.inputs, urn, r.name, opts, None, {"context": context}
             )
 
             def report(
