@@ -11,6 +11,7 @@ import pytest
 
 from tests.clirunner import Cli
 from tests.planmemo import memoized
+from tests.schedule import laid_out, use_work_stealing
 
 UPDATE_GOLDEN_ENV = "TRAINSTACK_UPDATE_GOLDEN"
 _HOME_ENV = "TRAINSTACK_HOME"
@@ -40,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # in the user's home, whatever TRAINSTACK_HOME the shell had. Set before collection, so
     # every module sees it; each xdist worker gets its own.
     os.environ[_HOME_ENV] = _SESSION_HOME.setdefault("home", tempfile.mkdtemp(prefix="ts-home-"))
+    use_work_stealing(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -62,9 +64,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The slow checks first: with workers (pytest-xdist) they run beside the rest instead of
-    # alone at the end. A stable sort: the order is otherwise the collection's.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # The slow checks first in each worker's block (tests/schedule.py): with workers they run
+    # beside the rest instead of alone at the end. Every worker lays out the same order.
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    items[:] = laid_out(items, workers)
 
 
 @pytest.fixture(autouse=True)

@@ -48,7 +48,10 @@ def test_the_reason_names_the_killed_replica_before_the_peer_that_failed_after_i
                 os.kill(pid, signal.SIGKILL)
         wait_for("worker-0's recreation", lambda: _starts(gate).count("worker-0") == 2, 300)
         # The master, having lost its peer, fails: exit 1, not retried, which ends the job.
-        (gate / "open-master-0").write_text("1")
+        # Whole or not at all: the gate opens when the file exists, and an instant between its
+        # creation and the write would read as empty, an exit 0 that leaves the job waiting.
+        (gate / ".open-master-0").write_text("1")
+        (gate / ".open-master-0").rename(gate / "open-master-0")
         stdout, stderr = runner.communicate(timeout=300)
     finally:
         if runner.poll() is None:
