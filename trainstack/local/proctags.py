@@ -51,15 +51,19 @@ def kill_tagged(tag: str, settle_seconds: float = 5.0, name: str = PROCESS_TAG_E
     the kills land: SIGKILL is delivered asynchronously. "None left" takes two scans in a row
     a moment apart: a process in the middle of an exec shows no environment for that instant
     (a replica's `setsid sh -c '...; exec sleep 60'` was missed that way and outlived its pod),
-    and what is found is killed at least once, however long a scan took."""
+    and what is found is killed at least once, however long a scan took. A killed process
+    stops showing its environment while it is still exiting: the sweep ends once every process
+    it signalled is gone or a zombie, as a deleted pod's processes are before its next one."""
     count = 0
     deadline = time.monotonic() + settle_seconds
     quiet = 0
+    signalled: set[int] = set()
     while True:
         found = tagged_pids(tag, name)
         if not found:
             quiet += 1
-            if quiet >= 2 or time.monotonic() > deadline:
+            exited = all(is_zombie(pid) for pid in signalled)
+            if (quiet >= 2 and exited) or time.monotonic() > deadline:
                 return count
             time.sleep(0.02)
             continue
@@ -68,6 +72,7 @@ def kill_tagged(tag: str, settle_seconds: float = 5.0, name: str = PROCESS_TAG_E
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 count += 1
+                signalled.add(pid)
         if time.monotonic() > deadline:
             return count
         time.sleep(0.01)
@@ -85,5 +90,6 @@ def is_zombie(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    # The state follows the parenthesised command name, which may itself contain ") ".
-    return stat[stat.rfind(")") + 2 :].startswith("Z")
+    # The state follows the parenthesised command name, which may itself contain ") ";
+    # Z: exited, not yet reaped; X: being torn down.
+    return stat[stat.rfind(")") + 2 :].startswith(("Z", "X"))
