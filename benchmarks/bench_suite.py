@@ -22,6 +22,29 @@ Run: .venv/bin/python benchmarks/bench_suite.py [--quick] [--full] [--five] [--c
 The figures below run pytest as a user's shell does, writing bytecode (PYTHONDONTWRITEBYTECODE,
 which this machine's sessions set, is removed; `--no-bytecode` keeps it).
 
+Main on 2026-12-03 (this 2-core machine, no other session's suite beside it), after: the platform's
+offline plan and the infra tests' platform builds made once per worker for each set of their
+inputs (tests/planmemo.py, tests/infra/buildmemo.py, keyed as the plan cache keys its entries);
+the in-process CLI keeping the caches a fresh process fills the same (compiled CEL, the source
+digest); the whole-tree guards marked slow as static checks; `-n auto` at cores + 1 workers for
+the quick loop and 2 x cores for the full suite; work stealing with each worker's block starting
+on its share of the slow tests (with `--dist load` one worker kept ~80 queued slow tests while
+the others sat idle: a timeline showed the last 190 s of a 600 s run on one worker):
+
+                                        wall    CPU (all)  tests   result
+  quick loop, before (a38ec46)          118 s   192 s      2,779   1.32x of 90 s
+  quick loop --quick                     83 s   157 s      2,776   0.92x: met
+  quick loop --five                   87-90 s   166-172 s  2,776   5 of 5 green: met
+  full suite --full --cold, before      316 s   466 s      3,037   1.05x of 300 s
+  full suite --full --cold              285 s   532 s      3,042   0.95x: met
+
+The five runs' load average was 2.6-3.0 (the checks of this change ran beside them); a full run
+before the work stealing (a timeline run) failed once on a race of its own test (the
+failure-cause test's gate read half-written: fixed) and once on
+test_recreating_a_replica_kills_what_left_its_process_group (a killed process hides its
+environment while still exiting; the sweep now waits for each process it killed: not
+reproduced in 80 runs under load, before or after).
+
 The issue-32-speed branch, measured on this 2-core machine shared with two other sessions'
 suites (load average 2.4-5.3 throughout, so the walls are long and noisy; CPU is the steadier
 figure), both checkouts with their bytecode compiled first, 2026-12-02 23:26 to 00:10 UTC:
