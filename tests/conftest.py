@@ -24,12 +24,12 @@ MARKERS = {
     "it the CLI runs in this process (tests/clirunner.py)",
     "slow": "a check that takes tens of seconds on its own (static checks, the wheel, the "
     "browser, the workflow replay), a static check that reads the whole source tree (the "
-    "guards of names, pointers, codes, layout and sizes), or one that starts replicas: the "
-    "local runner's "
-    "supervisor, `run --local`, `sweep --local`, README's main job, the scaffolds' runs, "
-    "third-party scripts (an unmarked test that starts one in this process fails: "
-    "`_quick_loop_starts_no_replica`). Scheduled first so they overlap the rest; "
-    "`-m 'not slow'` leaves them out of the quick loop (the README command runs them)",
+    "guards of names, pointers, codes, layout, sizes, mypy's scope, runtime dependencies), or "
+    "one that starts replicas: the local runner's supervisor, `run --local`, `sweep --local`, "
+    "README's main job, the scaffolds' runs, third-party scripts (an unmarked test that starts "
+    "one in this process fails: `_quick_loop_starts_no_replica`). First in each worker's share "
+    "(tests/schedule.py) so they overlap the rest; `-m 'not slow'` leaves them out of the quick "
+    "loop (the README command runs them)",
 }
 
 

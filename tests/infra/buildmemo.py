@@ -43,19 +43,7 @@ def _key(recorder: Any) -> str | None:
         return None
     root: Path = recorder.root
     values = {str(k): str(v) for k, v in sdk_config.CONFIG.get().items()}
-    paths: list[Path] = []
-    for folder in inputs.crd_folders(values, root):
-        try:
-            names = sorted(os.listdir(folder))
-        except (OSError, ValueError):
-            names = []
-        paths += [folder, *(folder / name for name in names)]
-    try:
-        kubeconfig = inputs.admin_kubeconfig_path(values.get(inputs.KUBECONFIG_KEY))
-    except RuntimeError:
-        kubeconfig = None
-    if kubeconfig is not None:
-        paths.append(kubeconfig.absolute())
+    paths = platformcache.files_read(values, root)
     states = [(str(path), platformcache._content_state(path)) for path in paths]
     if any(state is None for _, state in states):
         return None

@@ -30,7 +30,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -144,7 +144,13 @@ def _input_paths(project: Project, env: str, *, read: bool = True) -> tuple[Path
         values = read_env(project, env).values
     except UserError:  # the plan itself reports a bad environment file; its bytes key it here
         return fixed
-    paths = list(fixed)
+    return (*fixed, *files_read(values, root))
+
+
+def files_read(values: Mapping[str, str], root: Path) -> tuple[Path, ...]:
+    """What the program reads beside the project's two files, for stack config ``values``: each
+    CRD folder with every file in it, and the admin kubeconfig."""
+    paths: list[Path] = []
     for folder in inputs.crd_folders(values, root):
         try:
             names = sorted(os.listdir(folder))
